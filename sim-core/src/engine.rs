@@ -1,0 +1,736 @@
+//! The discrete-event engine.
+//!
+//! Time is integer nanoseconds; the event queue is ordered by `(time,
+//! insertion number)`, so simultaneous events run in the order they were
+//! scheduled and a run is a pure function of the model and the seed.
+//!
+//! With no network latency a reply travels up the chain at once, so replies
+//! are plain (recursive) calls, not events: that is what makes the two
+//! dispatch disciplines differ (who gets a freed slot first). Recursion is
+//! bounded by the chain's depth: a server that is already refilling its
+//! slots does not start a second refill from inside the first.
+//!
+//! Levels: a job at level 0 is a user request at the client; a job at level
+//! `s + 1` is a request being handled by server `s`. A job at level `l`
+//! calls server `l` through the call policy `callers[l]`.
+
+use crate::model::Model;
+use crate::random::Stream;
+use crate::result::{CallerStats, Phase, RunResult, Series, TierSeries, TierStats, nearest_rank};
+use crate::scenario::Dispatch;
+use crate::time::{NANOS_PER_SEC, NEVER, Nanos, nanos_to_secs};
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// Why a run produced no result.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RunError {
+    /// The scenario failed validation; every problem is listed.
+    Invalid(Vec<crate::ConfigError>),
+    /// The run needed more events than its budget (`max_events`).
+    EventBudget { max_events: u64, at_s: f64 },
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Invalid(errors) => {
+                let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+                write!(f, "invalid scenario: {}", lines.join("; "))
+            }
+            RunError::EventBudget { max_events, at_s } => write!(
+                f,
+                "event budget exceeded: more than {max_events} events by t = {at_s:.3} s (raise max_events if this load is intended)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct JobRef {
+    idx: u32,
+    generation: u32,
+}
+
+const NO_JOB: JobRef = JobRef {
+    idx: u32::MAX,
+    generation: 0,
+};
+
+#[derive(Clone, Copy)]
+struct Job {
+    generation: u32,
+    live: bool,
+    level: u8,
+    user: u32,
+    /// The job whose attempt created this one, and that attempt's number.
+    caller: JobRef,
+    caller_attempt: u32,
+    /// Propagated deadline; `NEVER` when none was received.
+    deadline: Nanos,
+    arrived: Nanos,
+    /// When it took a slot; `NEVER` while queued.
+    started: Nanos,
+    /// Attempts made so far as a caller.
+    attempts: u32,
+    /// The latest attempt has not ended yet.
+    waiting: bool,
+}
+
+/// Jobs in a slab whose slots are reused; a reference carries the slot's
+/// generation so that a stale one (a timer of a finished job) is detected.
+#[derive(Default)]
+struct Jobs {
+    slots: Vec<Job>,
+    free: Vec<u32>,
+}
+
+impl Jobs {
+    fn alloc(&mut self, mut job: Job) -> JobRef {
+        job.live = true;
+        if let Some(idx) = self.free.pop() {
+            job.generation = self.slots[idx as usize].generation.wrapping_add(1);
+            self.slots[idx as usize] = job;
+            JobRef {
+                idx,
+                generation: job.generation,
+            }
+        } else {
+            job.generation = 0;
+            self.slots.push(job);
+            JobRef {
+                idx: self.slots.len() as u32 - 1,
+                generation: 0,
+            }
+        }
+    }
+
+    fn get(&self, r: JobRef) -> Option<&Job> {
+        self.slots
+            .get(r.idx as usize)
+            .filter(|j| j.live && j.generation == r.generation)
+    }
+
+    fn get_mut(&mut self, r: JobRef) -> &mut Job {
+        let j = &mut self.slots[r.idx as usize];
+        debug_assert!(j.live && j.generation == r.generation);
+        j
+    }
+
+    fn release(&mut self, r: JobRef) {
+        self.slots[r.idx as usize].live = false;
+        self.free.push(r.idx);
+    }
+
+    fn live(&self) -> impl Iterator<Item = &Job> {
+        self.slots.iter().filter(|j| j.live)
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Action {
+    /// The next user request arrives at the client.
+    UserArrival,
+    /// Attempt `1` of job `0` reaches its end.
+    AttemptTimeout(JobRef, u32),
+    /// The backoff before a retry is over.
+    Retry(JobRef),
+    /// A server job's own work is done.
+    WorkDone(JobRef),
+    /// A fast rejection reaches the caller's attempt.
+    Rejected(JobRef, u32),
+}
+
+struct Event {
+    at: Nanos,
+    seq: u64,
+    action: Action,
+}
+
+impl PartialEq for Event {
+    fn eq(&self, other: &Self) -> bool {
+        (self.at, self.seq) == (other.at, other.seq)
+    }
+}
+impl Eq for Event {}
+impl PartialOrd for Event {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Event {
+    /// Reversed: the earliest (then first scheduled) event is the heap's top.
+    fn cmp(&self, other: &Self) -> Ordering {
+        (other.at, other.seq).cmp(&(self.at, self.seq))
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    Ok,
+    Timeout,
+    Rejected,
+    Expired,
+    Error,
+}
+
+struct Server {
+    busy: u32,
+    queue: VecDeque<JobRef>,
+    /// Set while `fill_slots` runs, so that a nested completion does not
+    /// start a second refill.
+    filling: bool,
+    rng: Stream,
+    stats: TierStats,
+    series: TierSeries,
+    busy_ns: u128,
+    /// Total time requests spent queued before they started.
+    wait_ns: u128,
+    /// Integral of the queue length over time, up to `queue_since`.
+    queue_area_ns: u128,
+    queue_since: Nanos,
+    /// Arrivals here per user request (R1).
+    per_user: Vec<u32>,
+}
+
+impl Server {
+    /// Adds the queue's length times the time since the last change.
+    fn account_queue(&mut self, now: Nanos) {
+        self.queue_area_ns += self.queue.len() as u128 * (now - self.queue_since) as u128;
+        self.queue_since = now;
+    }
+}
+
+struct Caller {
+    throttle: Option<crate::policy::RetryThrottle>,
+    rng: Stream,
+    stats: CallerStats,
+}
+
+struct Sim<'m> {
+    m: &'m Model,
+    now: Nanos,
+    seq: u64,
+    events: BinaryHeap<Event>,
+    processed: u64,
+    jobs: Jobs,
+    servers: Vec<Server>,
+    callers: Vec<Caller>,
+    arrivals: Stream,
+    users: u64,
+    users_ok: u64,
+    users_failed: u64,
+    phases: [Phase; 3],
+    ok_latencies: Vec<Nanos>,
+    failed_latencies: Vec<Nanos>,
+    series: Series,
+    next_sample: usize,
+}
+
+pub fn simulate(m: &Model, seed: u64) -> Result<RunResult, RunError> {
+    let secs = m.horizon_secs();
+    let servers = m
+        .servers
+        .iter()
+        .map(|s| Server {
+            busy: 0,
+            queue: VecDeque::new(),
+            filling: false,
+            rng: Stream::new(seed, &format!("service.{}", s.name)),
+            stats: TierStats {
+                name: s.name.clone(),
+                arrival_bound_per_user: s.arrival_bound_per_user,
+                ..TierStats::default()
+            },
+            series: TierSeries {
+                name: s.name.clone(),
+                arrivals: vec![0; secs],
+                admitted: vec![0; secs],
+                completed: vec![0; secs],
+                late: vec![0; secs],
+                queue_len: vec![0; secs],
+                busy: vec![0; secs],
+            },
+            busy_ns: 0,
+            wait_ns: 0,
+            queue_area_ns: 0,
+            queue_since: 0,
+            per_user: Vec::new(),
+        })
+        .collect();
+    let callers = m
+        .callers
+        .iter()
+        .map(|c| Caller {
+            throttle: c.throttle.clone(),
+            rng: Stream::new(seed, &format!("backoff.{}", c.name)),
+            stats: CallerStats {
+                name: c.name.clone(),
+                ..CallerStats::default()
+            },
+        })
+        .collect();
+    let mut sim = Sim {
+        m,
+        now: 0,
+        seq: 0,
+        events: BinaryHeap::new(),
+        processed: 0,
+        jobs: Jobs::default(),
+        servers,
+        callers,
+        arrivals: Stream::new(seed, "arrivals"),
+        users: 0,
+        users_ok: 0,
+        users_failed: 0,
+        phases: [Phase::default(); 3],
+        ok_latencies: Vec::new(),
+        failed_latencies: Vec::new(),
+        series: Series {
+            user_arrivals: vec![0; secs],
+            user_ok_by_arrival: vec![0; secs],
+            successes: vec![0; secs],
+            failures: vec![0; secs],
+            tiers: Vec::new(),
+        },
+        next_sample: 0,
+    };
+    sim.schedule_next_arrival(0);
+    sim.run_until_horizon()?;
+    Ok(sim.into_result())
+}
+
+impl Sim<'_> {
+    fn run_until_horizon(&mut self) -> Result<(), RunError> {
+        while let Some(event) = self.events.pop() {
+            if event.at >= self.m.horizon {
+                break;
+            }
+            self.sample_until(event.at);
+            self.now = event.at;
+            self.processed += 1;
+            if self.processed > self.m.max_events {
+                return Err(RunError::EventBudget {
+                    max_events: self.m.max_events,
+                    at_s: nanos_to_secs(self.now),
+                });
+            }
+            match event.action {
+                Action::UserArrival => self.user_arrives(),
+                Action::AttemptTimeout(job, attempt) => {
+                    if self.is_waiting(job, attempt) {
+                        self.attempt_ended(job, Outcome::Timeout);
+                    }
+                }
+                Action::Retry(job) => self.start_attempt(job),
+                Action::WorkDone(job) => self.work_done(job),
+                Action::Rejected(caller, attempt) => self.reply(caller, attempt, Outcome::Rejected),
+            }
+        }
+        self.now = self.m.horizon;
+        self.sample_until(self.m.horizon);
+        Ok(())
+    }
+
+    fn schedule(&mut self, at: Nanos, action: Action) {
+        self.seq += 1;
+        self.events.push(Event {
+            at,
+            seq: self.seq,
+            action,
+        });
+    }
+
+    fn schedule_next_arrival(&mut self, after: Nanos) {
+        let gap = self.arrivals.exponential(self.m.mean_gap).round() as Nanos;
+        let at = after.saturating_add(gap);
+        if at < self.m.arrivals_end {
+            self.schedule(at, Action::UserArrival);
+        }
+    }
+
+    fn second(&self) -> usize {
+        (self.now / NANOS_PER_SEC) as usize
+    }
+
+    fn phase_of(&self, t: Nanos) -> usize {
+        let (start, end) = self.m.window;
+        if t < start {
+            0
+        } else if t < end {
+            1
+        } else {
+            2
+        }
+    }
+
+    /// Records queue lengths and busy slots at every whole second up to `t`.
+    fn sample_until(&mut self, t: Nanos) {
+        let secs = self.series.user_arrivals.len();
+        while self.next_sample < secs && (self.next_sample as Nanos + 1) * NANOS_PER_SEC <= t {
+            for s in &mut self.servers {
+                s.series.queue_len[self.next_sample] = s.queue.len() as u64;
+                s.series.busy[self.next_sample] = s.busy as u64;
+            }
+            self.next_sample += 1;
+        }
+    }
+
+    fn user_arrives(&mut self) {
+        self.schedule_next_arrival(self.now);
+        let user = self.users as u32;
+        self.users += 1;
+        let sec = self.second();
+        self.series.user_arrivals[sec] += 1;
+        self.phases[self.phase_of(self.now)].users += 1;
+        for s in &mut self.servers {
+            s.per_user.push(0);
+        }
+        let job = self.jobs.alloc(Job {
+            generation: 0,
+            live: true,
+            level: 0,
+            user,
+            caller: NO_JOB,
+            caller_attempt: 0,
+            deadline: NEVER,
+            arrived: self.now,
+            started: self.now,
+            attempts: 0,
+            waiting: false,
+        });
+        self.start_attempt(job);
+    }
+
+    fn is_waiting(&self, job: JobRef, attempt: u32) -> bool {
+        self.jobs
+            .get(job)
+            .is_some_and(|j| j.waiting && j.attempts == attempt)
+    }
+
+    /// Sends the next attempt of `job` to the server below it.
+    fn start_attempt(&mut self, job: JobRef) {
+        let j = *self.jobs.get_mut(job);
+        let level = j.level as usize;
+        let m = self.m;
+        let call = &m.callers[level];
+        if self.now >= j.deadline {
+            self.callers[level].stats.no_time_left += 1;
+            self.finish(job, false);
+            return;
+        }
+        let end = self.now.saturating_add(call.timeout).min(j.deadline);
+        let child_deadline = if call.propagate { end } else { NEVER };
+        let attempt = j.attempts + 1;
+        {
+            let jm = self.jobs.get_mut(job);
+            jm.attempts = attempt;
+            jm.waiting = true;
+        }
+        let stats = &mut self.callers[level].stats;
+        stats.calls += 1;
+        if attempt > 1 {
+            stats.retries_sent += 1;
+        }
+        // Scheduled before the request is sent, so that a reply at exactly
+        // the attempt's end loses to the timeout: "ok" must come before it.
+        self.schedule(end, Action::AttemptTimeout(job, attempt));
+        self.arrive(level, job, attempt, child_deadline, j.user);
+    }
+
+    /// A request reaches server `s`: start, queue or reject it.
+    fn arrive(
+        &mut self,
+        s: usize,
+        caller: JobRef,
+        caller_attempt: u32,
+        deadline: Nanos,
+        user: u32,
+    ) {
+        let (sec, during) = (self.second(), self.phase_of(self.now) == 1);
+        let m = self.m;
+        let model = &m.servers[s];
+        let reply_first = self.m.dispatch == Dispatch::ReplyFirst;
+        let srv = &mut self.servers[s];
+        srv.stats.arrivals += 1;
+        srv.series.arrivals[sec] += 1;
+        srv.stats.arrivals_during += during as u64;
+        srv.per_user[user as usize] += 1;
+        let can_start = srv.busy < model.slots && (reply_first || srv.queue.is_empty());
+        if !can_start
+            && model
+                .queue_cap
+                .is_some_and(|cap| srv.queue.len() >= cap as usize)
+        {
+            srv.stats.rejected_full += 1;
+            let at = self.now + model.reject_latency;
+            self.schedule(at, Action::Rejected(caller, caller_attempt));
+            return;
+        }
+        srv.stats.admitted += 1;
+        srv.series.admitted[sec] += 1;
+        let job = self.jobs.alloc(Job {
+            generation: 0,
+            live: true,
+            level: s as u8 + 1,
+            user,
+            caller,
+            caller_attempt,
+            deadline,
+            arrived: self.now,
+            started: NEVER,
+            attempts: 0,
+            waiting: false,
+        });
+        if can_start {
+            self.start_job(s, job);
+        } else {
+            let srv = &mut self.servers[s];
+            srv.account_queue(self.now);
+            srv.queue.push_back(job);
+            srv.stats.max_queue = srv.stats.max_queue.max(srv.queue.len() as u64);
+        }
+    }
+
+    /// `job` takes a slot at server `s` and starts its own work.
+    fn start_job(&mut self, s: usize, job: JobRef) {
+        let m = self.m;
+        let model = &m.servers[s];
+        let srv = &mut self.servers[s];
+        srv.busy += 1;
+        srv.stats.started += 1;
+        let j = self.jobs.get_mut(job);
+        j.started = self.now;
+        srv.wait_ns += (self.now - j.arrived) as u128;
+        if model.service.is_none() {
+            self.work_done(job);
+        } else {
+            let work = model
+                .service
+                .draw(model.slow_factor(self.now), &mut srv.rng);
+            self.schedule(self.now + work, Action::WorkDone(job));
+        }
+    }
+
+    fn work_done(&mut self, job: JobRef) {
+        let s = self.jobs.get_mut(job).level as usize - 1;
+        if s == self.m.leaf() {
+            self.finish(job, true);
+        } else {
+            self.start_attempt(job);
+        }
+    }
+
+    /// The attempt of `caller` numbered `attempt` gets `outcome`, unless that
+    /// attempt has already ended (then the reply is ignored).
+    fn reply(&mut self, caller: JobRef, attempt: u32, outcome: Outcome) {
+        if self.is_waiting(caller, attempt) {
+            self.attempt_ended(caller, outcome);
+        }
+    }
+
+    fn attempt_ended(&mut self, job: JobRef, outcome: Outcome) {
+        let level = {
+            let j = self.jobs.get_mut(job);
+            j.waiting = false;
+            j.level as usize
+        };
+        let caller = &mut self.callers[level];
+        let stats = &mut caller.stats;
+        match outcome {
+            Outcome::Ok => stats.calls_ok += 1,
+            Outcome::Timeout => stats.calls_timeout += 1,
+            Outcome::Rejected => stats.calls_rejected += 1,
+            Outcome::Expired => stats.calls_expired += 1,
+            Outcome::Error => stats.calls_error += 1,
+        }
+        if let Some(t) = &mut caller.throttle {
+            if outcome == Outcome::Ok {
+                t.on_success();
+            } else {
+                t.on_failure();
+            }
+        }
+        if outcome == Outcome::Ok {
+            self.finish(job, true);
+        } else {
+            self.retry_or_give_up(job);
+        }
+    }
+
+    /// MODEL.md 2's retry decision, in its order (the throttle has already
+    /// recorded the failure).
+    fn retry_or_give_up(&mut self, job: JobRef) {
+        let j = *self.jobs.get_mut(job);
+        let level = j.level as usize;
+        let m = self.m;
+        let call = &m.callers[level];
+        let caller = &mut self.callers[level];
+        if j.attempts >= call.max_attempts {
+            caller.stats.giveup_limit += 1;
+        } else if self.now >= j.deadline {
+            caller.stats.giveup_deadline += 1;
+        } else if caller.throttle.as_ref().is_some_and(|t| !t.retry_allowed()) {
+            caller.stats.retries_throttled += 1;
+        } else {
+            let delay = call.backoff.delay(j.attempts, &mut caller.rng);
+            self.schedule(self.now + delay, Action::Retry(job));
+            return;
+        }
+        self.finish(job, false);
+    }
+
+    /// `job` has its final answer: a user is done, or a server replies.
+    fn finish(&mut self, job: JobRef, ok: bool) {
+        if self.jobs.get_mut(job).level == 0 {
+            self.user_done(job, ok);
+        } else {
+            self.server_replies(job, ok);
+        }
+    }
+
+    fn user_done(&mut self, job: JobRef, ok: bool) {
+        let j = *self.jobs.get_mut(job);
+        self.jobs.release(job);
+        let latency = self.now - j.arrived;
+        let (arrival_sec, sec) = ((j.arrived / NANOS_PER_SEC) as usize, self.second());
+        if ok {
+            self.users_ok += 1;
+            self.phases[self.phase_of(j.arrived)].ok += 1;
+            self.series.user_ok_by_arrival[arrival_sec] += 1;
+            self.series.successes[sec] += 1;
+            self.ok_latencies.push(latency);
+        } else {
+            self.users_failed += 1;
+            self.series.failures[sec] += 1;
+            self.failed_latencies.push(latency);
+        }
+    }
+
+    /// A server job releases its slot and replies to its caller. The order of
+    /// the two is the dispatch discipline; the leaf always refills first.
+    fn server_replies(&mut self, job: JobRef, ok: bool) {
+        let j = *self.jobs.get_mut(job);
+        self.jobs.release(job);
+        let s = j.level as usize - 1;
+        let sec = self.second();
+        let late = !self.is_waiting(j.caller, j.caller_attempt);
+        let srv = &mut self.servers[s];
+        srv.busy -= 1;
+        srv.busy_ns += (self.now - j.started) as u128;
+        srv.stats.completed += 1;
+        srv.stats.completed_ok += ok as u64;
+        srv.series.completed[sec] += 1;
+        if late {
+            srv.stats.late += 1;
+            srv.series.late[sec] += 1;
+        }
+        let outcome = if ok { Outcome::Ok } else { Outcome::Error };
+        if self.m.dispatch == Dispatch::Fifo || s == self.m.leaf() {
+            self.fill_slots(s);
+            self.reply(j.caller, j.caller_attempt, outcome);
+        } else {
+            self.reply(j.caller, j.caller_attempt, outcome);
+            self.fill_slots(s);
+        }
+    }
+
+    /// Pops the queue of server `s` while it has free slots; with
+    /// drop-expired on, answers expired requests with an error instead.
+    fn fill_slots(&mut self, s: usize) {
+        if self.servers[s].filling {
+            return;
+        }
+        self.servers[s].filling = true;
+        let m = self.m;
+        let model = &m.servers[s];
+        while self.servers[s].busy < model.slots {
+            self.servers[s].account_queue(self.now);
+            let Some(job) = self.servers[s].queue.pop_front() else {
+                break;
+            };
+            let j = *self.jobs.get_mut(job);
+            if model.drop_expired && self.now >= j.deadline {
+                self.jobs.release(job);
+                self.servers[s].stats.dropped_expired += 1;
+                self.reply(j.caller, j.caller_attempt, Outcome::Expired);
+            } else {
+                self.start_job(s, job);
+            }
+        }
+        self.servers[s].filling = false;
+    }
+
+    fn into_result(mut self) -> RunResult {
+        // Users still in flight failed; requests still in service held their
+        // slot until the horizon.
+        let mut unfinished = 0;
+        for j in self.jobs.live() {
+            if j.level == 0 {
+                unfinished += 1;
+            } else if j.started != NEVER {
+                self.servers[j.level as usize - 1].busy_ns += (self.now - j.started) as u128;
+            }
+            if j.waiting {
+                self.callers[j.level as usize].stats.calls_pending += 1;
+            }
+        }
+        let recovery_s = self.recovery_s();
+        let tiers = self
+            .servers
+            .iter_mut()
+            .map(|s| {
+                s.account_queue(self.now);
+                let mut t = std::mem::take(&mut s.stats);
+                t.wait_s = s.wait_ns as f64 / NANOS_PER_SEC as f64;
+                t.queue_s = s.queue_area_ns as f64 / NANOS_PER_SEC as f64;
+                t.queued_at_end = s.queue.len() as u64;
+                t.busy_at_end = s.busy as u64;
+                t.busy_s = s.busy_ns as f64 / NANOS_PER_SEC as f64;
+                t.max_arrivals_per_user = s.per_user.iter().copied().max().unwrap_or(0) as u64;
+                self.series.tiers.push(std::mem::take(&mut s.series));
+                t
+            })
+            .collect();
+        let secs = |n: Option<Nanos>| n.map(nanos_to_secs);
+        RunResult {
+            events: self.processed,
+            users: self.users,
+            users_ok: self.users_ok,
+            users_failed: self.users_failed + unfinished,
+            users_unfinished: unfinished,
+            phases: self.phases,
+            window_start_s: nanos_to_secs(self.m.window.0),
+            window_end_s: nanos_to_secs(self.m.window.1),
+            horizon_s: nanos_to_secs(self.m.horizon),
+            recovery_s,
+            success_latency_median_s: secs(nearest_rank(&mut self.ok_latencies, 0.5)),
+            success_latency_p99_s: secs(nearest_rank(&mut self.ok_latencies, 0.99)),
+            failed_latency_median_s: secs(nearest_rank(&mut self.failed_latencies, 0.5)),
+            tiers,
+            callers: self.callers.into_iter().map(|c| c.stats).collect(),
+            series: self.series,
+        }
+    }
+
+    /// R2: the first whole second `t >= window end` whose arrivals in
+    /// `[t, t + window)` succeed at the threshold, with `t + window` no later
+    /// than the end of arrivals.
+    fn recovery_s(&self) -> Option<f64> {
+        let end = self.m.window.1;
+        let first = end.div_ceil(NANOS_PER_SEC);
+        let width = self.m.recovery_window.div_ceil(NANOS_PER_SEC).max(1);
+        let s = &self.series;
+        (first..)
+            .take_while(|t| (t + width) * NANOS_PER_SEC <= self.m.arrivals_end)
+            .find(|&t| {
+                let range = t as usize..(t + width) as usize;
+                let users: u64 = s.user_arrivals[range.clone()].iter().sum();
+                let ok: u64 = s.user_ok_by_arrival[range].iter().sum();
+                users > 0 && ok as f64 >= self.m.recovery_threshold * users as f64
+            })
+            .map(|t| nanos_to_secs(t * NANOS_PER_SEC - end))
+    }
+}

@@ -1,0 +1,182 @@
+//! A validated scenario compiled for the engine: integer nanoseconds, indexes
+//! instead of names, policies as ready-made values.
+
+use crate::policy::{Backoff, RetryThrottle};
+use crate::random::Stream;
+use crate::scenario::{Dispatch, Dist, Scenario, Service};
+use crate::time::{Nanos, nanos_to_secs, secs_to_nanos};
+
+pub struct Model {
+    pub dispatch: Dispatch,
+    pub horizon: Nanos,
+    pub arrivals_end: Nanos,
+    /// Mean gap between user arrivals (ns, as a float for the draw).
+    pub mean_gap: f64,
+    pub max_events: u64,
+    /// The trigger span `[start, end)`: the "during" phase.
+    pub window: (Nanos, Nanos),
+    pub recovery_window: Nanos,
+    pub recovery_threshold: f64,
+    /// `callers[0]` is the client; `callers[i]` for i >= 1 is server i - 1.
+    pub callers: Vec<CallModel>,
+    pub servers: Vec<ServerModel>,
+}
+
+pub struct CallModel {
+    pub name: String,
+    pub timeout: Nanos,
+    pub max_attempts: u32,
+    pub backoff: Backoff,
+    pub propagate: bool,
+    pub throttle: Option<RetryThrottle>,
+}
+
+pub struct ServerModel {
+    pub name: String,
+    pub slots: u32,
+    pub queue_cap: Option<u32>,
+    pub drop_expired: bool,
+    pub reject_latency: Nanos,
+    pub service: ServiceModel,
+    pub slow: Vec<(Nanos, Nanos, f64)>,
+    /// Most arrivals one user request can cause here (requirement R1).
+    pub arrival_bound_per_user: u64,
+}
+
+pub struct ServiceModel {
+    dist: Dist,
+    /// Mean in nanoseconds.
+    mean: f64,
+    /// Lognormal location of the log, for the mean above.
+    mu: f64,
+    sigma: f64,
+    slow_p: f64,
+    slow: f64,
+}
+
+impl ServiceModel {
+    fn new(s: &Service) -> ServiceModel {
+        let mean = s.mean_s * 1e9;
+        ServiceModel {
+            dist: s.dist,
+            mean,
+            mu: if mean > 0.0 {
+                libm::log(mean) - s.sigma * s.sigma / 2.0
+            } else {
+                0.0
+            },
+            sigma: s.sigma,
+            slow_p: s.slow_p,
+            slow: s.slow_s * 1e9,
+        }
+    }
+
+    /// True when the tier does no work of its own (a pure forwarder).
+    pub fn is_none(&self) -> bool {
+        self.mean == 0.0 && self.slow_p == 0.0
+    }
+
+    /// One service time, multiplied by `factor` (slow windows).
+    pub fn draw(&self, factor: f64, rng: &mut Stream) -> Nanos {
+        if self.slow_p > 0.0 && rng.uniform() < self.slow_p {
+            return (self.slow * factor).round() as Nanos;
+        }
+        let x = match self.dist {
+            Dist::Constant => self.mean,
+            Dist::Exponential => rng.exponential(self.mean),
+            Dist::Lognormal => libm::exp(self.mu + self.sigma * rng.standard_normal()),
+        };
+        (x * factor).round() as Nanos
+    }
+}
+
+impl ServerModel {
+    pub fn slow_factor(&self, now: Nanos) -> f64 {
+        self.slow
+            .iter()
+            .filter(|(start, end, _)| *start <= now && now < *end)
+            .map(|(_, _, f)| *f)
+            .product()
+    }
+}
+
+impl Model {
+    /// Compiles a scenario that has passed [`crate::validate::validate`].
+    pub fn new(s: &Scenario) -> Model {
+        let call_model = |name: &str, c: &crate::scenario::Call| CallModel {
+            name: name.to_string(),
+            timeout: secs_to_nanos(c.attempt_timeout_s),
+            max_attempts: c.max_retries + 1,
+            backoff: Backoff::new(c.backoff, c.backoff_base_s, c.backoff_cap_s),
+            propagate: c.propagate_deadline,
+            throttle: c
+                .retry_throttle
+                .then(|| RetryThrottle::new(c.throttle_max_tokens, c.throttle_token_ratio)),
+        };
+        let mut callers = vec![call_model("client", &s.client.call)];
+        callers.extend(
+            s.tiers
+                .iter()
+                .filter_map(|t| t.call.as_ref().map(|c| call_model(&t.name, c))),
+        );
+        let mut bound = 1u64;
+        let servers: Vec<ServerModel> = s
+            .tiers
+            .iter()
+            .zip(&callers)
+            .map(|(t, caller)| {
+                bound = bound.saturating_mul(caller.max_attempts as u64);
+                ServerModel {
+                    name: t.name.clone(),
+                    slots: t.slots,
+                    queue_cap: t.queue_cap,
+                    drop_expired: t.drop_expired,
+                    reject_latency: secs_to_nanos(t.reject_latency_s),
+                    service: ServiceModel::new(&t.service),
+                    slow: t
+                        .slow
+                        .iter()
+                        .map(|w| {
+                            let start = secs_to_nanos(w.start_s);
+                            (start, start + secs_to_nanos(w.duration_s), w.factor)
+                        })
+                        .collect(),
+                    arrival_bound_per_user: bound,
+                }
+            })
+            .collect();
+        let (ws, we) = s.trigger_window_s();
+        let expected_users = s.client.rate_per_s * s.client.duration_s;
+        let bounds: u64 = servers.iter().map(|m| m.arrival_bound_per_user).sum();
+        Model {
+            dispatch: s.dispatch,
+            horizon: secs_to_nanos(s.horizon_s),
+            arrivals_end: secs_to_nanos(s.client.duration_s),
+            mean_gap: 1e9 / s.client.rate_per_s,
+            max_events: s
+                .max_events
+                .unwrap_or_else(|| default_event_budget(expected_users, bounds)),
+            window: (secs_to_nanos(ws), secs_to_nanos(we)),
+            recovery_window: secs_to_nanos(s.recovery.window_s),
+            recovery_threshold: s.recovery.threshold,
+            callers,
+            servers,
+        }
+    }
+
+    pub fn leaf(&self) -> usize {
+        self.servers.len() - 1
+    }
+
+    pub fn horizon_secs(&self) -> usize {
+        nanos_to_secs(self.horizon).ceil() as usize
+    }
+}
+
+/// A run does a handful of events per request it causes (arrival, start,
+/// completion, timer); 20 per possible request is far above any real run,
+/// yet stops a runaway within seconds.
+fn default_event_budget(expected_users: f64, arrival_bounds: u64) -> u64 {
+    let per_user = 20.0 * (1 + arrival_bounds) as f64;
+    (expected_users * 1.2 * per_user + 100_000.0).min(1e12) as u64
+}

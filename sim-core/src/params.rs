@@ -1,0 +1,602 @@
+//! Dotted parameter paths (`svc_b.queue_cap`, `client.rate_per_s`,
+//! `strategy`, ...): the one vocabulary shared by `--set`, grid files and the
+//! output columns.
+//!
+//! [`PARAMS`] is the catalogue (it generates `docs/params.md`); [`set`] applies
+//! one value. A test sets every catalogued path, so the two cannot drift.
+
+use crate::scenario::{BackoffKind, Call, Dispatch, Dist, Scenario, SlowWindow, Tier};
+use std::fmt;
+use toml::Value;
+
+/// The value type of a parameter, which is also its output column type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Float,
+    Int,
+    Bool,
+    /// One of a fixed set of names.
+    Choice(&'static [&'static str]),
+    /// Free text or a name defined by the scenario (preset names).
+    Text,
+    /// A non-negative integer or `"unbounded"` (a null in columns).
+    Cap,
+}
+
+impl Kind {
+    pub fn describe(self) -> String {
+        match self {
+            Kind::Float => "number".to_string(),
+            Kind::Int => "integer".to_string(),
+            Kind::Bool => "true / false".to_string(),
+            Kind::Choice(names) => names.join(" / "),
+            Kind::Text => "string".to_string(),
+            Kind::Cap => "integer or \"unbounded\"".to_string(),
+        }
+    }
+}
+
+/// Which part of the scenario a catalogued parameter belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// Top level: the path is the key.
+    Top,
+    /// Under `client.`.
+    Client,
+    /// Under `client.` and under every tier that calls another.
+    Call,
+    /// Under every tier.
+    Tier,
+    /// Under `<tier>.slow.` (first window) or `<tier>.slow.<n>.` (window n).
+    Slow,
+}
+
+pub struct Param {
+    pub scope: Scope,
+    pub key: &'static str,
+    pub kind: Kind,
+    pub doc: &'static str,
+}
+
+const fn p(scope: Scope, key: &'static str, kind: Kind, doc: &'static str) -> Param {
+    Param {
+        scope,
+        key,
+        kind,
+        doc,
+    }
+}
+
+/// Every settable parameter. Defaults are those of the built-in scenario
+/// (`sweep scenario show ch37`).
+pub const PARAMS: &[Param] = &[
+    p(
+        Scope::Top,
+        "strategy",
+        Kind::Text,
+        "Applies the scenario's preset of that name (ch37: naive, deadline, deadline_budget, protected) before every other override.",
+    ),
+    p(
+        Scope::Top,
+        "dispatch",
+        Kind::Choice(Dispatch::NAMES),
+        "fifo: strict first-come-first-served. reply_first: a finishing non-leaf server replies up the chain before it pops its queue, and an arrival takes any free slot (MODEL.md 2).",
+    ),
+    p(
+        Scope::Top,
+        "horizon_s",
+        Kind::Float,
+        "Simulated time at which the run stops; users unfinished by then count as failed. Must be >= client.duration_s.",
+    ),
+    p(
+        Scope::Top,
+        "max_events",
+        Kind::Int,
+        "Event budget of one run; a run that exceeds it fails with an error. Default: derived from the load and the retry bounds.",
+    ),
+    p(
+        Scope::Top,
+        "recovery.window_s",
+        Kind::Float,
+        "Recovery (R2): length of the window of arrivals that must succeed at >= recovery.threshold.",
+    ),
+    p(
+        Scope::Top,
+        "recovery.threshold",
+        Kind::Float,
+        "Recovery (R2): success rate that counts as recovered, in (0, 1].",
+    ),
+    p(Scope::Top, "name", Kind::Text, "Label of the scenario."),
+    p(
+        Scope::Client,
+        "rate_per_s",
+        Kind::Float,
+        "Mean rate of the Poisson arrivals of user requests (per second).",
+    ),
+    p(
+        Scope::Client,
+        "duration_s",
+        Kind::Float,
+        "Users arrive during [0, duration_s).",
+    ),
+    p(
+        Scope::Call,
+        "attempt_timeout_s",
+        Kind::Float,
+        "Timeout of one attempt to the next tier; capped at the caller's own deadline when it received one.",
+    ),
+    p(
+        Scope::Call,
+        "max_retries",
+        Kind::Int,
+        "Attempts after the first (the client's default 2 gives 3 attempts in all).",
+    ),
+    p(
+        Scope::Call,
+        "backoff",
+        Kind::Choice(BackoffKind::NAMES),
+        "fixed: wait backoff_base_s before each retry. full_jitter: before retry n wait uniform in [0, min(backoff_cap_s, backoff_base_s * 2^(n-1))].",
+    ),
+    p(
+        Scope::Call,
+        "backoff_base_s",
+        Kind::Float,
+        "The fixed wait, or the base of the full-jitter backoff.",
+    ),
+    p(
+        Scope::Call,
+        "backoff_cap_s",
+        Kind::Float,
+        "Upper bound of the full-jitter backoff's exponential term.",
+    ),
+    p(
+        Scope::Call,
+        "propagate_deadline",
+        Kind::Bool,
+        "Pass each attempt's end (now + timeout, capped at the caller's deadline) downstream as the callee's deadline.",
+    ),
+    p(
+        Scope::Call,
+        "retry_throttle",
+        Kind::Bool,
+        "gRFC A6 retry throttling: a token bucket per caller; failures take 1 token, successes add throttle_token_ratio; no retry while tokens <= max/2.",
+    ),
+    p(
+        Scope::Call,
+        "throttle_max_tokens",
+        Kind::Float,
+        "Retry throttle: bucket size (and start value).",
+    ),
+    p(
+        Scope::Call,
+        "throttle_token_ratio",
+        Kind::Float,
+        "Retry throttle: tokens added per success.",
+    ),
+    p(
+        Scope::Tier,
+        "slots",
+        Kind::Int,
+        "Concurrent requests in service. A tier that calls another holds its slot until its final reply.",
+    ),
+    p(
+        Scope::Tier,
+        "queue_cap",
+        Kind::Cap,
+        "Longest queue; an arrival that finds all slots busy and the queue full is rejected (reply after reject_latency_s).",
+    ),
+    p(
+        Scope::Tier,
+        "drop_expired",
+        Kind::Bool,
+        "Answer a dequeued request whose deadline has passed with an error instead of serving it.",
+    ),
+    p(
+        Scope::Tier,
+        "reject_latency_s",
+        Kind::Float,
+        "Delay of the reply to a request rejected for a full queue.",
+    ),
+    p(
+        Scope::Tier,
+        "service.dist",
+        Kind::Choice(Dist::NAMES),
+        "Distribution of the tier's own work per request.",
+    ),
+    p(
+        Scope::Tier,
+        "service.mean_s",
+        Kind::Float,
+        "Mean of the own work (0: none; the tier only forwards).",
+    ),
+    p(
+        Scope::Tier,
+        "service.sigma",
+        Kind::Float,
+        "Lognormal shape (standard deviation of the log of the service time).",
+    ),
+    p(
+        Scope::Tier,
+        "service.slow_p",
+        Kind::Float,
+        "Two-point mixture: probability that a request takes service.slow_s instead of a draw.",
+    ),
+    p(
+        Scope::Tier,
+        "service.slow_s",
+        Kind::Float,
+        "Two-point mixture: the slow service time.",
+    ),
+    p(
+        Scope::Slow,
+        "start_s",
+        Kind::Float,
+        "Start of a slow window (a request starting service inside it takes factor times longer). `<tier>.slow.<key>` is the first window; `<tier>.slow.<n>.<key>` window n (0-based), created when n is the next index.",
+    ),
+    p(
+        Scope::Slow,
+        "duration_s",
+        Kind::Float,
+        "Length of a slow window (0: no window, but its position still splits the phases).",
+    ),
+    p(
+        Scope::Slow,
+        "factor",
+        Kind::Float,
+        "Service-time multiplier inside the window (ch37: 10, i.e. 20 ms -> 200 ms).",
+    ),
+];
+
+/// A problem with a scenario, a path or a value, located by its path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    pub path: String,
+    pub message: String,
+}
+
+impl ConfigError {
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        ConfigError {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+/// Every concrete path of `scenario`, in catalogue order.
+pub fn paths(scenario: &Scenario) -> Vec<String> {
+    let mut out = Vec::new();
+    for param in PARAMS {
+        match param.scope {
+            Scope::Top => out.push(param.key.to_string()),
+            Scope::Client => out.push(format!("client.{}", param.key)),
+            Scope::Call => {
+                out.push(format!("client.{}", param.key));
+                for t in scenario.tiers.iter().filter(|t| t.call.is_some()) {
+                    out.push(format!("{}.{}", t.name, param.key));
+                }
+            }
+            Scope::Tier => {
+                for t in &scenario.tiers {
+                    out.push(format!("{}.{}", t.name, param.key));
+                }
+            }
+            Scope::Slow => {
+                for t in &scenario.tiers {
+                    out.push(format!("{}.slow.{}", t.name, param.key));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The catalogue entry of a concrete path, if the path is well-formed.
+pub fn param_of(path: &str) -> Option<&'static Param> {
+    let segs: Vec<&str> = path.split('.').collect();
+    let key_after = |n: usize| segs[n..].join(".");
+    PARAMS.iter().find(|p| match p.scope {
+        Scope::Top => p.key == path,
+        Scope::Client | Scope::Call => segs.len() >= 2 && key_after(1) == p.key,
+        Scope::Tier => segs.len() >= 2 && key_after(1) == p.key,
+        Scope::Slow => {
+            (segs.len() == 3 && segs[1] == "slow" && segs[2] == p.key)
+                || (segs.len() == 4
+                    && segs[1] == "slow"
+                    && segs[2].parse::<usize>().is_ok()
+                    && segs[3] == p.key)
+        }
+    })
+}
+
+/// Parses a command-line value: TOML syntax (`32`, `0.3`, `true`, `"x"`),
+/// falling back to a bare string (`naive`).
+pub fn parse_value(text: &str) -> Value {
+    let doc = format!("v = {text}");
+    match doc.parse::<toml::Table>() {
+        Ok(mut t) => t.remove("v").expect("the key just written"),
+        Err(_) => Value::String(text.to_string()),
+    }
+}
+
+/// Applies overrides in the documented order: `strategy` first (it expands to
+/// its preset), then the rest as given. Reports every error, not the first.
+pub fn apply_all(
+    scenario: &mut Scenario,
+    overrides: &[(String, Value)],
+) -> Result<(), Vec<ConfigError>> {
+    let mut errors = Vec::new();
+    let (strategy, rest): (Vec<_>, Vec<_>) = overrides.iter().partition(|(k, _)| k == "strategy");
+    for (path, value) in strategy.into_iter().chain(rest) {
+        if let Err(e) = set(scenario, path, value) {
+            errors.push(e);
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+/// Sets one path. Type errors and unknown paths are reported here; ranges and
+/// cross-field rules by [`crate::validate`].
+pub fn set(scenario: &mut Scenario, path: &str, value: &Value) -> Result<(), ConfigError> {
+    let err = |m: String| ConfigError::new(path, m);
+    let segs: Vec<&str> = path.split('.').collect();
+    let rest = segs[1..].join(".");
+    let result = match segs[0] {
+        "strategy" if segs.len() == 1 => return apply_preset(scenario, value),
+        "dispatch" if segs.len() == 1 => choice(value, Dispatch::NAMES)
+            .map(|i| scenario.dispatch = [Dispatch::Fifo, Dispatch::ReplyFirst][i]),
+        "horizon_s" if segs.len() == 1 => float(value).map(|v| scenario.horizon_s = v),
+        "max_events" if segs.len() == 1 => {
+            uint(value, u64::MAX).map(|v| scenario.max_events = Some(v))
+        }
+        "name" if segs.len() == 1 => text(value).map(|v| scenario.name = v),
+        "recovery" => match rest.as_str() {
+            "window_s" => float(value).map(|v| scenario.recovery.window_s = v),
+            "threshold" => float(value).map(|v| scenario.recovery.threshold = v),
+            _ => Err(unknown(scenario, path)),
+        },
+        "client" => match rest.as_str() {
+            "rate_per_s" => float(value).map(|v| scenario.client.rate_per_s = v),
+            "duration_s" => float(value).map(|v| scenario.client.duration_s = v),
+            key => set_call(&mut scenario.client.call, key, value)
+                .unwrap_or_else(|| Err(unknown(scenario, path))),
+        },
+        tier_name => {
+            let Some(idx) = scenario.tiers.iter().position(|t| t.name == tier_name) else {
+                return Err(err(unknown(scenario, path)));
+            };
+            match set_tier(&mut scenario.tiers[idx], &segs[1..], value) {
+                Some(r) => r,
+                None => Err(unknown(scenario, path)),
+            }
+        }
+    };
+    result.map_err(err)
+}
+
+fn apply_preset(scenario: &mut Scenario, value: &Value) -> Result<(), ConfigError> {
+    let name = text(value).map_err(|m| ConfigError::new("strategy", m))?;
+    let Some(preset) = scenario.presets.get(&name).cloned() else {
+        let known: Vec<&str> = scenario.presets.keys().map(String::as_str).collect();
+        let message = if known.is_empty() {
+            format!("unknown strategy `{name}`: this scenario defines no presets")
+        } else {
+            format!(
+                "unknown strategy `{name}`; this scenario's presets: {}",
+                known.join(", ")
+            )
+        };
+        return Err(ConfigError::new("strategy", message));
+    };
+    for (path, v) in &preset {
+        set(scenario, path, v)
+            .map_err(|e| ConfigError::new("strategy", format!("preset `{name}`: {e}")))?;
+    }
+    scenario.strategy = name;
+    Ok(())
+}
+
+/// `None` when `key` is not a call parameter.
+fn set_call(call: &mut Call, key: &str, v: &Value) -> Option<Result<(), String>> {
+    Some(match key {
+        "attempt_timeout_s" => float(v).map(|x| call.attempt_timeout_s = x),
+        "max_retries" => uint(v, u32::MAX as u64).map(|x| call.max_retries = x as u32),
+        "backoff" => choice(v, BackoffKind::NAMES)
+            .map(|i| call.backoff = [BackoffKind::Fixed, BackoffKind::FullJitter][i]),
+        "backoff_base_s" => float(v).map(|x| call.backoff_base_s = x),
+        "backoff_cap_s" => float(v).map(|x| call.backoff_cap_s = x),
+        "propagate_deadline" => boolean(v).map(|x| call.propagate_deadline = x),
+        "retry_throttle" => boolean(v).map(|x| call.retry_throttle = x),
+        "throttle_max_tokens" => float(v).map(|x| call.throttle_max_tokens = x),
+        "throttle_token_ratio" => float(v).map(|x| call.throttle_token_ratio = x),
+        _ => return None,
+    })
+}
+
+/// `None` when `segs` names no tier parameter.
+fn set_tier(tier: &mut Tier, segs: &[&str], v: &Value) -> Option<Result<(), String>> {
+    let key = segs.join(".");
+    Some(match key.as_str() {
+        "slots" => uint(v, u32::MAX as u64).map(|x| tier.slots = x as u32),
+        "queue_cap" => cap(v).map(|x| tier.queue_cap = x),
+        "drop_expired" => boolean(v).map(|x| tier.drop_expired = x),
+        "reject_latency_s" => float(v).map(|x| tier.reject_latency_s = x),
+        "service.dist" => choice(v, Dist::NAMES)
+            .map(|i| tier.service.dist = [Dist::Exponential, Dist::Constant, Dist::Lognormal][i]),
+        "service.mean_s" => float(v).map(|x| tier.service.mean_s = x),
+        "service.sigma" => float(v).map(|x| tier.service.sigma = x),
+        "service.slow_p" => float(v).map(|x| tier.service.slow_p = x),
+        "service.slow_s" => float(v).map(|x| tier.service.slow_s = x),
+        _ if segs.first() == Some(&"slow") => return set_slow(tier, &segs[1..], v),
+        _ => {
+            let is_call_key = PARAMS
+                .iter()
+                .any(|p| p.scope == Scope::Call && p.key == key);
+            return match tier.call.as_mut() {
+                Some(c) => set_call(c, &key, v),
+                None if is_call_key => Some(Err(format!(
+                    "tier `{}` calls no other tier, so it has no call parameters",
+                    tier.name
+                ))),
+                None => None,
+            };
+        }
+    })
+}
+
+fn set_slow(tier: &mut Tier, segs: &[&str], v: &Value) -> Option<Result<(), String>> {
+    let (index, key) = match segs {
+        [key] => (0, *key),
+        [n, key] => (n.parse::<usize>().ok()?, *key),
+        _ => return None,
+    };
+    if index > tier.slow.len() {
+        return Some(Err(format!(
+            "tier `{}` has {} slow window(s); the next one is index {}",
+            tier.name,
+            tier.slow.len(),
+            tier.slow.len()
+        )));
+    }
+    let mut window = tier.slow.get(index).cloned().unwrap_or(SlowWindow {
+        start_s: 0.0,
+        duration_s: 0.0,
+        factor: 1.0,
+    });
+    let r = match key {
+        "start_s" => float(v).map(|x| window.start_s = x),
+        "duration_s" => float(v).map(|x| window.duration_s = x),
+        "factor" => float(v).map(|x| window.factor = x),
+        _ => return None,
+    };
+    if r.is_ok() {
+        if index == tier.slow.len() {
+            tier.slow.push(window);
+        } else {
+            tier.slow[index] = window;
+        }
+    }
+    Some(r)
+}
+
+fn unknown(scenario: &Scenario, path: &str) -> String {
+    let known = paths(scenario);
+    let best = known
+        .iter()
+        .map(|k| (strsim::levenshtein(k, path), k))
+        .min_by_key(|(d, _)| *d)
+        .filter(|(d, _)| *d <= (path.len() / 3).max(2));
+    match best {
+        Some((_, k)) => format!("unknown parameter; did you mean `{k}`?"),
+        None => "unknown parameter (see docs/params.md, or `sweep params`)".to_string(),
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    v.type_str()
+}
+
+fn float(v: &Value) -> Result<f64, String> {
+    match v {
+        Value::Float(x) => Ok(*x),
+        Value::Integer(i) => Ok(*i as f64),
+        other => Err(format!(
+            "expected a number, got {} {other}",
+            type_name(other)
+        )),
+    }
+}
+
+fn uint(v: &Value, max: u64) -> Result<u64, String> {
+    let as_int = match v {
+        Value::Integer(i) => Some(*i as f64),
+        Value::Float(x) if x.fract() == 0.0 => Some(*x),
+        _ => None,
+    };
+    match as_int {
+        Some(x) if x < 0.0 => Err(format!("must be >= 0, got {v}")),
+        Some(x) if x > max as f64 => Err(format!("must be <= {max}, got {v}")),
+        Some(x) => Ok(x as u64),
+        None => Err(format!("expected an integer, got {} {v}", type_name(v))),
+    }
+}
+
+fn boolean(v: &Value) -> Result<bool, String> {
+    match v {
+        Value::Boolean(b) => Ok(*b),
+        other => Err(format!(
+            "expected true or false, got {} {other}",
+            type_name(other)
+        )),
+    }
+}
+
+fn text(v: &Value) -> Result<String, String> {
+    match v {
+        Value::String(s) => Ok(s.clone()),
+        other => Err(format!(
+            "expected a string, got {} {other}",
+            type_name(other)
+        )),
+    }
+}
+
+fn choice(v: &Value, names: &[&str]) -> Result<usize, String> {
+    let s = text(v).map_err(|_| format!("expected one of {}, got {v}", names.join(", ")))?;
+    names
+        .iter()
+        .position(|n| *n == s)
+        .ok_or_else(|| format!("expected one of {}, got `{s}`", names.join(", ")))
+}
+
+fn cap(v: &Value) -> Result<Option<u32>, String> {
+    match v {
+        Value::String(s) if s == "unbounded" || s == "none" => Ok(None),
+        Value::String(s) => Err(format!("expected an integer or \"unbounded\", got `{s}`")),
+        other => uint(other, u32::MAX as u64).map(|x| Some(x as u32)),
+    }
+}
+
+/// `docs/params.md`, generated from [`PARAMS`].
+pub fn markdown() -> String {
+    let mut s = String::from(
+        "# Parameter paths\n\n\
+         Generated by `sweep params --markdown` from `sim-core/src/params.rs`; a test checks that\n\
+         this file is current. The same paths serve `sweep one --set PATH=VALUE`, the `[set]`,\n\
+         `[axes]` and `[[zip]]` tables of grid files, and the columns of the `runs` table.\n\n\
+         `<tier>` is a tier's name (ch37: `gateway`, `svc_a`, `svc_b`); call parameters exist\n\
+         under `client` and under every tier that calls another (ch37: `gateway`, `svc_a`).\n\
+         `strategy` is applied first, whatever the order of the overrides.\n\n\
+         | path | type | meaning |\n|---|---|---|\n",
+    );
+    for param in PARAMS {
+        let path = match param.scope {
+            Scope::Top => param.key.to_string(),
+            Scope::Client => format!("client.{}", param.key),
+            Scope::Call => format!("client.{k}, <tier>.{k}", k = param.key),
+            Scope::Tier => format!("<tier>.{}", param.key),
+            Scope::Slow => format!("<tier>.slow.{k}, <tier>.slow.<n>.{k}", k = param.key),
+        };
+        let path = path
+            .split(", ")
+            .map(|p| format!("`{p}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        s.push_str(&format!(
+            "| {path} | {} | {} |\n",
+            param.kind.describe(),
+            param.doc
+        ));
+    }
+    s
+}

@@ -1,0 +1,147 @@
+//! Caller-side retry policies, each a small state machine with its rule
+//! tested in isolation: the gRFC A6 retry throttle and the backoff.
+
+use crate::random::Stream;
+use crate::time::{Nanos, secs_to_nanos};
+
+/// gRFC A6 retry throttling in integer milli-tokens, so that no float
+/// rounding can move the "more than half" boundary.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RetryThrottle {
+    tokens: u64,
+    max: u64,
+    ratio: u64,
+}
+
+impl RetryThrottle {
+    /// Starts full.
+    pub fn new(max_tokens: f64, token_ratio: f64) -> RetryThrottle {
+        let max = (max_tokens * 1000.0).round() as u64;
+        RetryThrottle {
+            tokens: max,
+            max,
+            ratio: (token_ratio * 1000.0).round() as u64,
+        }
+    }
+
+    pub fn on_success(&mut self) {
+        self.tokens = (self.tokens + self.ratio).min(self.max);
+    }
+
+    pub fn on_failure(&mut self) {
+        self.tokens = self.tokens.saturating_sub(1000);
+    }
+
+    /// Checked after the failure was recorded.
+    pub fn retry_allowed(&self) -> bool {
+        self.tokens * 2 > self.max
+    }
+
+    pub fn milli_tokens(&self) -> u64 {
+        self.tokens
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backoff {
+    Fixed(Nanos),
+    FullJitter { base: Nanos, cap: Nanos },
+}
+
+impl Backoff {
+    pub fn new(kind: crate::scenario::BackoffKind, base_s: f64, cap_s: f64) -> Backoff {
+        match kind {
+            crate::scenario::BackoffKind::Fixed => Backoff::Fixed(secs_to_nanos(base_s)),
+            crate::scenario::BackoffKind::FullJitter => Backoff::FullJitter {
+                base: secs_to_nanos(base_s),
+                cap: secs_to_nanos(cap_s),
+            },
+        }
+    }
+
+    /// The largest wait before retry `n` (1-based).
+    pub fn ceiling(&self, n: u32) -> Nanos {
+        match *self {
+            Backoff::Fixed(d) => d,
+            Backoff::FullJitter { base, cap } => {
+                let doubled = base
+                    .checked_shl(n.saturating_sub(1))
+                    .filter(|d| d >> n.saturating_sub(1) == base);
+                doubled.unwrap_or(Nanos::MAX).min(cap)
+            }
+        }
+    }
+
+    /// The wait before retry `n` (1-based). A fixed backoff draws nothing.
+    pub fn delay(&self, n: u32, rng: &mut Stream) -> Nanos {
+        match self {
+            Backoff::Fixed(d) => *d,
+            Backoff::FullJitter { .. } => rng.below_or_eq(self.ceiling(n)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::BackoffKind;
+
+    #[test]
+    fn throttle_follows_grfc_a6_in_milli_tokens() {
+        let mut t = RetryThrottle::new(10.0, 0.1);
+        assert_eq!(t.milli_tokens(), 10_000);
+        // 4 failures: 6000 > 5000, retries still allowed.
+        for _ in 0..4 {
+            t.on_failure();
+        }
+        assert!(t.retry_allowed());
+        // The fifth brings it to exactly half: no retry (strictly more than half needed).
+        t.on_failure();
+        assert_eq!(t.milli_tokens(), 5_000);
+        assert!(!t.retry_allowed());
+        // One success adds 0.1 token: 5100 > 5000.
+        t.on_success();
+        assert_eq!(t.milli_tokens(), 5_100);
+        assert!(t.retry_allowed());
+        // Floored at 0, capped at max.
+        for _ in 0..20 {
+            t.on_failure();
+        }
+        assert_eq!(t.milli_tokens(), 0);
+        for _ in 0..200 {
+            t.on_success();
+        }
+        assert_eq!(t.milli_tokens(), 10_000);
+    }
+
+    #[test]
+    fn full_jitter_stays_within_its_doubling_ceiling() {
+        let b = Backoff::new(BackoffKind::FullJitter, 0.025, 1.0);
+        assert_eq!(b.ceiling(1), 25_000_000);
+        assert_eq!(b.ceiling(2), 50_000_000);
+        assert_eq!(b.ceiling(3), 100_000_000);
+        assert_eq!(b.ceiling(7), 1_000_000_000, "capped");
+        assert_eq!(b.ceiling(200), 1_000_000_000, "no overflow");
+        let mut rng = Stream::new(1, "backoff");
+        for n in 1..=4 {
+            let draws: Vec<Nanos> = (0..5000).map(|_| b.delay(n, &mut rng)).collect();
+            let max = *draws.iter().max().unwrap();
+            assert!(max <= b.ceiling(n));
+            // Uniform: the mean is half the ceiling, and the top decile is reached.
+            let mean = draws.iter().sum::<u64>() as f64 / draws.len() as f64;
+            assert!(
+                (mean / b.ceiling(n) as f64 - 0.5).abs() < 0.02,
+                "n={n} mean={mean}"
+            );
+            assert!(max as f64 > 0.9 * b.ceiling(n) as f64);
+        }
+    }
+
+    #[test]
+    fn fixed_backoff_is_exact() {
+        let b = Backoff::new(BackoffKind::Fixed, 0.05, 1.0);
+        let mut rng = Stream::new(1, "backoff");
+        assert_eq!(b.delay(1, &mut rng), 50_000_000);
+        assert_eq!(b.delay(3, &mut rng), 50_000_000);
+    }
+}

@@ -1,0 +1,320 @@
+//! What one run measured: counters taken from the model itself, and the flat
+//! list of named, typed metrics that `--json` prints and the `runs` table
+//! stores (one column each, same names).
+
+use serde::Serialize;
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunResult {
+    /// Events taken from the event queue (stale timers included).
+    pub events: u64,
+    pub users: u64,
+    pub users_ok: u64,
+    /// Failed users, the unfinished ones included.
+    pub users_failed: u64,
+    /// Users still in flight at the horizon (counted as failed).
+    pub users_unfinished: u64,
+    /// By arrival time: before, during and after the trigger window.
+    pub phases: [Phase; 3],
+    pub window_start_s: f64,
+    pub window_end_s: f64,
+    pub horizon_s: f64,
+    /// R2: `None` means not recovered.
+    pub recovery_s: Option<f64>,
+    pub success_latency_median_s: Option<f64>,
+    pub success_latency_p99_s: Option<f64>,
+    /// Finished failed users only (the unfinished have no latency yet).
+    pub failed_latency_median_s: Option<f64>,
+    pub tiers: Vec<TierStats>,
+    pub callers: Vec<CallerStats>,
+    pub series: Series,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Phase {
+    pub users: u64,
+    pub ok: u64,
+}
+
+impl Phase {
+    pub fn success_rate(&self) -> Option<f64> {
+        ratio(self.ok, self.users)
+    }
+}
+
+/// Counters of one server tier.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct TierStats {
+    pub name: String,
+    /// Requests received (fast-rejected included).
+    pub arrivals: u64,
+    /// Arrivals inside the trigger window.
+    pub arrivals_during: u64,
+    /// Arrivals not rejected for a full queue (drops on dequeue included).
+    pub admitted: u64,
+    pub rejected_full: u64,
+    pub dropped_expired: u64,
+    /// Requests that took a slot.
+    pub started: u64,
+    /// Requests that released their slot with a reply (ok or error).
+    pub completed: u64,
+    pub completed_ok: u64,
+    /// Completions whose caller's attempt had already ended (timed out): work
+    /// nobody waited for.
+    pub late: u64,
+    pub queued_at_end: u64,
+    pub busy_at_end: u64,
+    /// Longest queue seen at an append.
+    pub max_queue: u64,
+    /// Slot-seconds held (until the horizon for requests still in service).
+    pub busy_s: f64,
+    /// Total queueing time of the requests that started.
+    pub wait_s: f64,
+    /// Integral of the queue length over the run (request-seconds).
+    pub queue_s: f64,
+    /// Most arrivals here caused by one user request.
+    pub max_arrivals_per_user: u64,
+    /// The computable bound of that number (product of attempts above).
+    pub arrival_bound_per_user: u64,
+}
+
+/// Counters of one caller's attempts to the next tier.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct CallerStats {
+    pub name: String,
+    /// Attempts sent (first attempts and retries).
+    pub calls: u64,
+    pub calls_ok: u64,
+    pub calls_timeout: u64,
+    /// Rejected by a full queue downstream.
+    pub calls_rejected: u64,
+    /// Dropped downstream because its deadline had passed when dequeued.
+    pub calls_expired: u64,
+    /// The callee answered with an error (it gave up itself).
+    pub calls_error: u64,
+    /// Attempts still waiting at the horizon.
+    pub calls_pending: u64,
+    pub retries_sent: u64,
+    /// Retries refused by the retry throttle.
+    pub retries_throttled: u64,
+    /// Gave up: attempt limit reached.
+    pub giveup_limit: u64,
+    /// Gave up: own deadline passed when a retry was considered.
+    pub giveup_deadline: u64,
+    /// Answered "error" without calling: no time left when a retry was due.
+    pub no_time_left: u64,
+}
+
+/// Per second of simulated time.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Series {
+    pub user_arrivals: Vec<u64>,
+    /// Users arriving in that second who succeeded.
+    pub user_ok_by_arrival: Vec<u64>,
+    /// Users finishing in that second, by outcome.
+    pub successes: Vec<u64>,
+    pub failures: Vec<u64>,
+    pub tiers: Vec<TierSeries>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct TierSeries {
+    pub name: String,
+    pub arrivals: Vec<u64>,
+    pub admitted: Vec<u64>,
+    pub completed: Vec<u64>,
+    pub late: Vec<u64>,
+    /// Sampled at the end of the second.
+    pub queue_len: Vec<u64>,
+    pub busy: Vec<u64>,
+}
+
+impl Series {
+    pub fn seconds(&self) -> usize {
+        self.user_arrivals.len()
+    }
+
+    /// Success rate of the users arriving in second `s`.
+    pub fn success_rate(&self, s: usize) -> Option<f64> {
+        ratio(self.user_ok_by_arrival[s], self.user_arrivals[s])
+    }
+}
+
+/// A metric's value; the variant is the column type.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Value {
+    Count(u64),
+    Real(f64),
+    /// Absent when undefined (a rate over no users, "not recovered").
+    MaybeReal(Option<f64>),
+    Flag(bool),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Metric {
+    pub name: String,
+    pub value: Value,
+}
+
+pub fn ratio(num: u64, den: u64) -> Option<f64> {
+    (den > 0).then(|| num as f64 / den as f64)
+}
+
+impl RunResult {
+    pub fn success_rate(&self) -> Option<f64> {
+        ratio(self.users_ok, self.users)
+    }
+
+    pub fn leaf(&self) -> &TierStats {
+        self.tiers.last().expect("a chain has at least one tier")
+    }
+
+    /// Successful users per leaf completion.
+    pub fn goodput(&self) -> Option<f64> {
+        ratio(self.users_ok, self.leaf().completed)
+    }
+
+    /// Share of leaf completions nobody waited for.
+    pub fn wasted_share(&self) -> Option<f64> {
+        ratio(self.leaf().late, self.leaf().completed)
+    }
+
+    /// All metrics, flat, in a stable order. Names: chain-level first, then
+    /// `<tier>_<counter>` per tier and `<caller>_<counter>` per caller.
+    pub fn metrics(&self) -> Vec<Metric> {
+        use Value::{Count, Flag, MaybeReal, Real};
+        let mut out = Vec::new();
+        let mut put = |name: String, value: Value| out.push(Metric { name, value });
+        let [before, during, after] = self.phases;
+        put("events".into(), Count(self.events));
+        put("users".into(), Count(self.users));
+        put("users_ok".into(), Count(self.users_ok));
+        put("users_failed".into(), Count(self.users_failed));
+        put("users_unfinished".into(), Count(self.users_unfinished));
+        put("success_rate".into(), MaybeReal(self.success_rate()));
+        for (name, p) in [("before", before), ("during", during), ("after", after)] {
+            put(format!("users_{name}"), Count(p.users));
+            put(format!("success_rate_{name}"), MaybeReal(p.success_rate()));
+        }
+        put("window_start_s".into(), Real(self.window_start_s));
+        put("window_end_s".into(), Real(self.window_end_s));
+        put("recovered".into(), Flag(self.recovery_s.is_some()));
+        put("recovery_s".into(), MaybeReal(self.recovery_s));
+        put("goodput".into(), MaybeReal(self.goodput()));
+        put("wasted_share".into(), MaybeReal(self.wasted_share()));
+        put(
+            "success_latency_median_s".into(),
+            MaybeReal(self.success_latency_median_s),
+        );
+        put(
+            "success_latency_p99_s".into(),
+            MaybeReal(self.success_latency_p99_s),
+        );
+        put(
+            "failed_latency_median_s".into(),
+            MaybeReal(self.failed_latency_median_s),
+        );
+        let sum_t = |f: fn(&TierStats) -> u64| self.tiers.iter().map(f).sum::<u64>();
+        let sum_c = |f: fn(&CallerStats) -> u64| self.callers.iter().map(f).sum::<u64>();
+        put("rejected_full".into(), Count(sum_t(|t| t.rejected_full)));
+        put(
+            "dropped_expired".into(),
+            Count(sum_t(|t| t.dropped_expired)),
+        );
+        put("retries_sent".into(), Count(sum_c(|c| c.retries_sent)));
+        put(
+            "retries_throttled".into(),
+            Count(sum_c(|c| c.retries_throttled)),
+        );
+        put("no_time_left".into(), Count(sum_c(|c| c.no_time_left)));
+        for t in &self.tiers {
+            let n = &t.name;
+            put(format!("{n}_arrivals"), Count(t.arrivals));
+            put(
+                format!("{n}_arrivals_per_user"),
+                MaybeReal(ratio(t.arrivals, self.users)),
+            );
+            put(format!("{n}_arrivals_during"), Count(t.arrivals_during));
+            put(
+                format!("{n}_arrivals_per_user_during"),
+                MaybeReal(ratio(t.arrivals_during, during.users)),
+            );
+            put(format!("{n}_admitted"), Count(t.admitted));
+            put(format!("{n}_rejected_full"), Count(t.rejected_full));
+            put(format!("{n}_dropped_expired"), Count(t.dropped_expired));
+            put(format!("{n}_started"), Count(t.started));
+            put(format!("{n}_completed"), Count(t.completed));
+            put(format!("{n}_completed_ok"), Count(t.completed_ok));
+            put(format!("{n}_late"), Count(t.late));
+            put(format!("{n}_queued_at_end"), Count(t.queued_at_end));
+            put(format!("{n}_busy_at_end"), Count(t.busy_at_end));
+            put(format!("{n}_max_queue"), Count(t.max_queue));
+            put(format!("{n}_busy_s"), Real(t.busy_s));
+            put(
+                format!("{n}_mean_wait_s"),
+                MaybeReal(t.started.gt(&0).then(|| t.wait_s / t.started as f64)),
+            );
+            put(format!("{n}_mean_queue"), Real(t.queue_s / self.horizon_s));
+            put(
+                format!("{n}_max_arrivals_per_user"),
+                Count(t.max_arrivals_per_user),
+            );
+            put(
+                format!("{n}_arrival_bound_per_user"),
+                Count(t.arrival_bound_per_user),
+            );
+        }
+        for c in &self.callers {
+            let n = &c.name;
+            put(format!("{n}_calls"), Count(c.calls));
+            put(format!("{n}_calls_ok"), Count(c.calls_ok));
+            put(format!("{n}_calls_timeout"), Count(c.calls_timeout));
+            put(format!("{n}_calls_rejected"), Count(c.calls_rejected));
+            put(format!("{n}_calls_expired"), Count(c.calls_expired));
+            put(format!("{n}_calls_error"), Count(c.calls_error));
+            put(format!("{n}_calls_pending"), Count(c.calls_pending));
+            put(format!("{n}_retries_sent"), Count(c.retries_sent));
+            put(format!("{n}_retries_throttled"), Count(c.retries_throttled));
+            put(format!("{n}_giveup_limit"), Count(c.giveup_limit));
+            put(format!("{n}_giveup_deadline"), Count(c.giveup_deadline));
+            put(format!("{n}_no_time_left"), Count(c.no_time_left));
+        }
+        out
+    }
+
+    /// One metric by name.
+    pub fn metric(&self, name: &str) -> Option<Value> {
+        self.metrics()
+            .into_iter()
+            .find(|m| m.name == name)
+            .map(|m| m.value)
+    }
+}
+
+/// Nearest-rank percentile (`p` in (0, 1]) of unsorted values; sorts them.
+pub fn nearest_rank(values: &mut [u64], p: f64) -> Option<u64> {
+    if values.is_empty() {
+        return None;
+    }
+    let rank = ((p * values.len() as f64).ceil() as usize).clamp(1, values.len());
+    let (_, v, _) = values.select_nth_unstable(rank - 1);
+    Some(*v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nearest_rank;
+
+    #[test]
+    fn nearest_rank_matches_the_definition() {
+        assert_eq!(nearest_rank(&mut [], 0.5), None);
+        assert_eq!(nearest_rank(&mut [7], 0.99), Some(7));
+        // n = 4: median rank ceil(2) = 2 -> second smallest.
+        assert_eq!(nearest_rank(&mut [40, 10, 30, 20], 0.5), Some(20));
+        // n = 100: p99 rank 99.
+        let mut v: Vec<u64> = (1..=100).rev().collect();
+        assert_eq!(nearest_rank(&mut v, 0.99), Some(99));
+        assert_eq!(nearest_rank(&mut v, 1.0), Some(100));
+    }
+}

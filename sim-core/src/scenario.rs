@@ -1,0 +1,260 @@
+//! The scenario: plain serde data describing one call chain, its load and its
+//! policies. Everything that varies between runs lives here or in the seed.
+//!
+//! Times are seconds (`f64`) here, for people; the engine converts them to
+//! integer nanoseconds once, in [`crate::model`].
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A complete, runnable description of one experiment (without the seed).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Name of the scenario (e.g. `ch37`); a label, not used by the model.
+    pub name: String,
+    /// Label of the preset last applied (see [`Scenario::presets`]); setting
+    /// the `strategy` path applies that preset. In a file it is only a label.
+    #[serde(default = "default_strategy")]
+    pub strategy: String,
+    /// Order in which a finishing server replies and refills its slots.
+    #[serde(default)]
+    pub dispatch: Dispatch,
+    /// Simulated time at which the run stops (seconds).
+    pub horizon_s: f64,
+    /// Event budget of one run; `None` derives one from the scenario.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_events: Option<u64>,
+    /// How recovery time (requirement R2) is measured.
+    #[serde(default)]
+    pub recovery: RecoveryRule,
+    /// The load generator and its call policy towards the first tier.
+    pub client: Client,
+    /// The servers, in call order: `tiers[0]` is called by the client, each
+    /// tier calls the next, the last tier calls nothing.
+    pub tiers: Vec<Tier>,
+    /// Named sets of overrides (`path -> value`) selectable as `strategy`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub presets: BTreeMap<String, BTreeMap<String, toml::Value>>,
+}
+
+fn default_strategy() -> String {
+    "custom".to_string()
+}
+
+/// MODEL.md 2, "Dispatch discipline".
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Dispatch {
+    /// Strict first-come-first-served: a finishing server pops its queue
+    /// before it replies, and an arrival never overtakes a queued request.
+    #[default]
+    Fifo,
+    /// The source program's order: a finishing non-leaf server replies up the
+    /// chain before it pops its queue, and an arrival takes any free slot.
+    ReplyFirst,
+}
+
+impl Dispatch {
+    pub const NAMES: &'static [&'static str] = &["fifo", "reply_first"];
+}
+
+/// Requirement R2: the first whole second `t` at or after the trigger's end
+/// such that requests arriving in `[t, t + window_s)` succeed at
+/// `>= threshold`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecoveryRule {
+    pub window_s: f64,
+    pub threshold: f64,
+}
+
+impl Default for RecoveryRule {
+    fn default() -> Self {
+        RecoveryRule {
+            window_s: 3.0,
+            threshold: 0.99,
+        }
+    }
+}
+
+/// The source of user requests.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Client {
+    /// Mean Poisson arrival rate of user requests (per second).
+    pub rate_per_s: f64,
+    /// Arrivals happen in `[0, duration_s)`.
+    pub duration_s: f64,
+    /// The client's attempts towards the first tier.
+    pub call: Call,
+}
+
+/// One server of the chain.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tier {
+    /// Unique name; the first segment of this tier's parameter paths.
+    pub name: String,
+    /// Concurrent requests in service. A non-leaf tier holds its slot from
+    /// start to final reply, downstream waits and backoff included.
+    pub slots: u32,
+    /// Maximum queue length; absent means unbounded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_cap: Option<u32>,
+    /// Answer a dequeued request whose deadline has passed with an error.
+    #[serde(default)]
+    pub drop_expired: bool,
+    /// Delay of the reply to a request rejected because the queue is full.
+    #[serde(default = "default_reject_latency")]
+    pub reject_latency_s: f64,
+    /// Own work per request, done when it starts (before any downstream call).
+    #[serde(default)]
+    pub service: Service,
+    /// Windows in which service times are multiplied.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slow: Vec<SlowWindow>,
+    /// This tier's calls to the next tier; absent exactly at the last tier.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<Call>,
+}
+
+fn default_reject_latency() -> f64 {
+    0.0005
+}
+
+/// A service-time distribution, optionally mixed with a slow value.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Service {
+    pub dist: Dist,
+    /// Mean of the distribution (seconds); 0 means no own work.
+    pub mean_s: f64,
+    /// Shape of the lognormal (standard deviation of the log); unused otherwise.
+    #[serde(default = "default_sigma")]
+    pub sigma: f64,
+    /// Probability that a request takes `slow_s` instead of a draw.
+    #[serde(default)]
+    pub slow_p: f64,
+    /// The slow value of the two-point mixture (seconds).
+    #[serde(default)]
+    pub slow_s: f64,
+}
+
+fn default_sigma() -> f64 {
+    1.0
+}
+
+impl Default for Service {
+    fn default() -> Self {
+        Service {
+            dist: Dist::Constant,
+            mean_s: 0.0,
+            sigma: default_sigma(),
+            slow_p: 0.0,
+            slow_s: 0.0,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Dist {
+    Exponential,
+    Constant,
+    Lognormal,
+}
+
+impl Dist {
+    pub const NAMES: &'static [&'static str] = &["exponential", "constant", "lognormal"];
+}
+
+/// Service times of requests that *start* in `[start_s, start_s + duration_s)`
+/// are multiplied by `factor`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlowWindow {
+    pub start_s: f64,
+    pub duration_s: f64,
+    pub factor: f64,
+}
+
+/// How a caller (the client or a non-leaf tier) calls the next tier.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Call {
+    /// Timeout of one attempt; capped at the caller's own deadline if it has one.
+    pub attempt_timeout_s: f64,
+    /// Attempts after the first.
+    pub max_retries: u32,
+    pub backoff: BackoffKind,
+    /// Fixed: the wait. Full jitter: the base of `base * 2^(n-1)`.
+    pub backoff_base_s: f64,
+    /// Full jitter: upper bound of the exponential term.
+    #[serde(default = "default_backoff_cap")]
+    pub backoff_cap_s: f64,
+    /// Pass this attempt's end downstream as the callee's deadline.
+    #[serde(default)]
+    pub propagate_deadline: bool,
+    /// gRFC A6 retry throttling with a token bucket owned by this caller.
+    #[serde(default)]
+    pub retry_throttle: bool,
+    #[serde(default = "default_max_tokens")]
+    pub throttle_max_tokens: f64,
+    #[serde(default = "default_token_ratio")]
+    pub throttle_token_ratio: f64,
+}
+
+fn default_backoff_cap() -> f64 {
+    1.0
+}
+fn default_max_tokens() -> f64 {
+    10.0
+}
+fn default_token_ratio() -> f64 {
+    0.1
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackoffKind {
+    /// Wait exactly `backoff_base_s`, no jitter.
+    Fixed,
+    /// Before retry n, wait uniform in `[0, min(cap, base * 2^(n-1))]`.
+    FullJitter,
+}
+
+impl BackoffKind {
+    pub const NAMES: &'static [&'static str] = &["fixed", "full_jitter"];
+}
+
+impl Scenario {
+    /// Parses a scenario from TOML text; `origin` names the source in errors.
+    pub fn from_toml(text: &str, origin: &str) -> Result<Scenario, String> {
+        toml::from_str(text).map_err(|e| format!("{origin}: {e}"))
+    }
+
+    /// The scenario as TOML, readable back by [`Scenario::from_toml`].
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a scenario always serializes")
+    }
+
+    pub fn tier(&self, name: &str) -> Option<&Tier> {
+        self.tiers.iter().find(|t| t.name == name)
+    }
+
+    /// The span covering every slow window of every tier: the "during" phase.
+    /// `[0, 0)` when the scenario has no window.
+    pub fn trigger_window_s(&self) -> (f64, f64) {
+        let windows = self.tiers.iter().flat_map(|t| t.slow.iter());
+        let mut span: Option<(f64, f64)> = None;
+        for w in windows {
+            let (s, e) = (w.start_s, w.start_s + w.duration_s);
+            span = Some(match span {
+                None => (s, e),
+                Some((a, b)) => (a.min(s), b.max(e)),
+            });
+        }
+        span.unwrap_or((0.0, 0.0))
+    }
+}

@@ -1,0 +1,198 @@
+//! Semantic checks of a scenario, run before any simulation. Every problem is
+//! reported, each with the path a user would write to fix it.
+
+use crate::params::ConfigError;
+use crate::scenario::{Call, Dist, Scenario};
+use std::collections::BTreeSet;
+
+/// Most users one run may generate; beyond it a run takes hours and
+/// gigabytes, which is a typo, not an experiment.
+pub const MAX_EXPECTED_USERS: f64 = 20_000_000.0;
+
+pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
+    let mut errors = Vec::new();
+    let mut check = |ok: bool, path: String, message: &str| {
+        if !ok {
+            errors.push(ConfigError::new(path, message));
+        }
+    };
+    let positive = |x: f64| x.is_finite() && x > 0.0;
+    let non_negative = |x: f64| x.is_finite() && x >= 0.0;
+
+    check(
+        positive(s.horizon_s),
+        "horizon_s".into(),
+        "must be a positive number of seconds",
+    );
+    check(
+        positive(s.client.rate_per_s),
+        "client.rate_per_s".into(),
+        "must be > 0",
+    );
+    check(
+        positive(s.client.duration_s),
+        "client.duration_s".into(),
+        "must be > 0",
+    );
+    check(
+        !(positive(s.horizon_s) && s.horizon_s < s.client.duration_s),
+        "horizon_s".into(),
+        &format!(
+            "the horizon ({}) ends before the arrivals do (client.duration_s = {})",
+            s.horizon_s, s.client.duration_s
+        ),
+    );
+    check(
+        s.client.rate_per_s * s.client.duration_s <= MAX_EXPECTED_USERS,
+        "client.rate_per_s".into(),
+        &format!(
+            "rate_per_s x duration_s = {:.0} users; more than {MAX_EXPECTED_USERS:.0} in one run would run for hours",
+            s.client.rate_per_s * s.client.duration_s
+        ),
+    );
+    check(s.max_events != Some(0), "max_events".into(), "must be >= 1");
+    check(
+        positive(s.recovery.window_s),
+        "recovery.window_s".into(),
+        "must be > 0",
+    );
+    check(
+        s.recovery.threshold > 0.0 && s.recovery.threshold <= 1.0,
+        "recovery.threshold".into(),
+        "must be in (0, 1]",
+    );
+    check(
+        !s.tiers.is_empty(),
+        "tiers".into(),
+        "the chain needs at least one tier",
+    );
+    check(s.tiers.len() <= 64, "tiers".into(), "at most 64 tiers");
+
+    let mut seen = BTreeSet::new();
+    for t in &s.tiers {
+        let path = |k: &str| format!("{}.{k}", t.name);
+        let valid_name = !t.name.is_empty()
+            && t.name != "client"
+            && t.name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        check(
+            valid_name,
+            format!("tiers.{}", t.name),
+            "a tier name is lowercase letters, digits and `_`, and not `client`",
+        );
+        check(
+            seen.insert(t.name.clone()),
+            format!("tiers.{}", t.name),
+            "duplicate tier name",
+        );
+        check(
+            t.slots >= 1,
+            path("slots"),
+            "must be >= 1: a tier without slots can never serve, and its queue would only fill",
+        );
+        check(
+            non_negative(t.reject_latency_s),
+            path("reject_latency_s"),
+            "must be >= 0",
+        );
+        check(
+            non_negative(t.service.mean_s),
+            path("service.mean_s"),
+            "must be >= 0",
+        );
+        check(
+            t.service.dist != Dist::Lognormal || positive(t.service.sigma),
+            path("service.sigma"),
+            "must be > 0 for a lognormal",
+        );
+        check(
+            (0.0..=1.0).contains(&t.service.slow_p),
+            path("service.slow_p"),
+            "must be a probability in [0, 1]",
+        );
+        check(
+            non_negative(t.service.slow_s),
+            path("service.slow_s"),
+            "must be >= 0",
+        );
+        for (i, w) in t.slow.iter().enumerate() {
+            let wpath = |k: &str| {
+                if i == 0 {
+                    format!("{}.slow.{k}", t.name)
+                } else {
+                    format!("{}.slow.{i}.{k}", t.name)
+                }
+            };
+            check(non_negative(w.start_s), wpath("start_s"), "must be >= 0");
+            check(
+                non_negative(w.duration_s),
+                wpath("duration_s"),
+                "must be >= 0",
+            );
+            check(positive(w.factor), wpath("factor"), "must be > 0");
+        }
+    }
+    if let Some((last, calling)) = s.tiers.split_last() {
+        for t in calling {
+            check(
+                t.call.is_some(),
+                format!("{}.call", t.name),
+                "a tier that is not the last must say how it calls the next ([tiers.call])",
+            );
+        }
+        check(
+            last.call.is_none(),
+            format!("{}.call", last.name),
+            "the last tier calls nothing; remove its [tiers.call]",
+        );
+    }
+    let callers = std::iter::once(("client", &s.client.call)).chain(
+        s.tiers
+            .iter()
+            .filter_map(|t| t.call.as_ref().map(|c| (t.name.as_str(), c))),
+    );
+    for (name, call) in callers {
+        check_call(name, call, &mut errors);
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+fn check_call(name: &str, c: &Call, errors: &mut Vec<ConfigError>) {
+    let mut check = |ok: bool, key: &str, message: &str| {
+        if !ok {
+            errors.push(ConfigError::new(format!("{name}.{key}"), message));
+        }
+    };
+    let non_negative = |x: f64| x.is_finite() && x >= 0.0;
+    check(
+        c.attempt_timeout_s.is_finite() && c.attempt_timeout_s > 0.0,
+        "attempt_timeout_s",
+        "must be > 0: an attempt without a timeout could wait forever",
+    );
+    check(c.max_retries <= 100, "max_retries", "must be <= 100");
+    check(
+        non_negative(c.backoff_base_s),
+        "backoff_base_s",
+        "must be >= 0",
+    );
+    check(
+        non_negative(c.backoff_cap_s),
+        "backoff_cap_s",
+        "must be >= 0",
+    );
+    check(
+        c.throttle_max_tokens.is_finite() && c.throttle_max_tokens >= 0.001,
+        "throttle_max_tokens",
+        "must be >= 0.001 (the bucket counts in thousandths)",
+    );
+    check(
+        non_negative(c.throttle_token_ratio),
+        "throttle_token_ratio",
+        "must be >= 0",
+    );
+}

@@ -1,0 +1,193 @@
+//! Bad input gets a clear error naming the path and the reason, every error
+//! at once, before any run.
+
+mod common;
+use common::v;
+use sim_core::{ConfigError, RunError};
+
+fn errors(sets: &[(&str, &str)]) -> Vec<String> {
+    let overrides: Vec<_> = sets.iter().map(|(k, x)| (k.to_string(), v(x))).collect();
+    match sim_core::resolve("ch37", &overrides) {
+        Ok(_) => vec![],
+        Err(e) => e.iter().map(ConfigError::to_string).collect(),
+    }
+}
+
+#[test]
+fn unknown_path_suggests_the_closest() {
+    assert_eq!(
+        errors(&[("svc_b.queue_cpa", "3")]),
+        ["svc_b.queue_cpa: unknown parameter; did you mean `svc_b.queue_cap`?"]
+    );
+    assert_eq!(
+        errors(&[("svc_c.slots", "3")]),
+        ["svc_c.slots: unknown parameter; did you mean `svc_a.slots`?"]
+    );
+    assert_eq!(
+        errors(&[("frobnicate", "1")]),
+        ["frobnicate: unknown parameter (see docs/params.md, or `sweep params`)"]
+    );
+}
+
+#[test]
+fn wrong_types_are_named() {
+    assert_eq!(
+        errors(&[("svc_b.slots", "\"many\"")]),
+        ["svc_b.slots: expected an integer, got string \"many\""]
+    );
+    assert_eq!(
+        errors(&[("svc_b.slots", "-3")]),
+        ["svc_b.slots: must be >= 0, got -3"]
+    );
+    assert_eq!(
+        errors(&[("svc_a.drop_expired", "1")]),
+        ["svc_a.drop_expired: expected true or false, got integer 1"]
+    );
+    assert_eq!(
+        errors(&[("dispatch", "lifo")]),
+        ["dispatch: expected one of fifo, reply_first, got `lifo`"]
+    );
+    assert_eq!(
+        errors(&[("svc_b.queue_cap", "\"lots\"")]),
+        ["svc_b.queue_cap: expected an integer or \"unbounded\", got `lots`"]
+    );
+    assert_eq!(
+        errors(&[("strategy", "fast")]),
+        [
+            "strategy: unknown strategy `fast`; this scenario's presets: deadline, deadline_budget, naive, protected"
+        ]
+    );
+    assert_eq!(
+        errors(&[("svc_b.max_retries", "2")]),
+        ["svc_b.max_retries: tier `svc_b` calls no other tier, so it has no call parameters"]
+    );
+}
+
+#[test]
+fn out_of_range_values_are_all_reported_at_once() {
+    let got = errors(&[
+        ("svc_a.attempt_timeout_s", "-1"),
+        ("svc_b.slots", "0"),
+        ("horizon_s", "50"),
+        ("svc_b.service.slow_p", "1.5"),
+        ("recovery.threshold", "0"),
+    ]);
+    assert_eq!(
+        got,
+        [
+            "horizon_s: the horizon (50) ends before the arrivals do (client.duration_s = 60)",
+            "recovery.threshold: must be in (0, 1]",
+            "svc_b.slots: must be >= 1: a tier without slots can never serve, and its queue would only fill",
+            "svc_b.service.slow_p: must be a probability in [0, 1]",
+            "svc_a.attempt_timeout_s: must be > 0: an attempt without a timeout could wait forever",
+        ]
+    );
+}
+
+#[test]
+fn type_errors_of_several_paths_are_all_reported() {
+    let got = errors(&[
+        ("svc_b.slots", "true"),
+        ("nope", "1"),
+        ("client.rate_per_s", "\"fast\""),
+    ]);
+    assert_eq!(got.len(), 3, "{got:?}");
+}
+
+#[test]
+fn runaway_load_is_refused_before_running() {
+    assert_eq!(
+        errors(&[("client.rate_per_s", "1e9")]),
+        [
+            "client.rate_per_s: rate_per_s x duration_s = 60000000000 users; more than 20000000 in one run would run for hours"
+        ]
+    );
+}
+
+#[test]
+fn event_budget_stops_a_run_with_an_error() {
+    let s = common::ch37("naive", "fifo", &[("max_events", "10000")]);
+    match sim_core::run(&s, 1) {
+        Err(RunError::EventBudget { max_events, at_s }) => {
+            assert_eq!(max_events, 10_000);
+            assert!(at_s < 30.0);
+        }
+        other => panic!("expected an event-budget error, got {other:?}"),
+    }
+    // The derived budget lets every real ch37 run finish.
+    assert!(sim_core::run(&common::ch37("naive", "fifo", &[]), 1).is_ok());
+}
+
+#[test]
+fn bad_scenario_files_are_named() {
+    let e = sim_core::Scenario::from_toml("name = \"x\"\nhorizon = 3\n", "my.toml").unwrap_err();
+    assert!(e.starts_with("my.toml: "), "{e}");
+    assert!(e.contains("unknown field `horizon`"), "{e}");
+    let missing = sim_core::resolve("no/such/file.toml", &[]).unwrap_err();
+    assert!(missing[0].to_string().starts_with(
+        "scenario: `no/such/file.toml` is neither a built-in scenario (ch37) nor a readable file"
+    ));
+}
+
+#[test]
+fn chain_shape_is_checked() {
+    let mut s = sim_core::ch37();
+    s.tiers[2].call = s.tiers[1].call.clone();
+    s.tiers[0].call = None;
+    s.tiers[1].name = "svc_b".into();
+    let got: Vec<String> = sim_core::validate(&s)
+        .unwrap_err()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "tiers.svc_b: duplicate tier name",
+            "gateway.call: a tier that is not the last must say how it calls the next ([tiers.call])",
+            "svc_b.call: the last tier calls nothing; remove its [tiers.call]",
+        ]
+    );
+}
+
+#[test]
+fn every_catalogued_path_can_be_set() {
+    let mut s = sim_core::ch37();
+    for path in sim_core::params::paths(&s) {
+        let kind = sim_core::params::param_of(&path).expect("catalogued").kind;
+        let value = match kind {
+            sim_core::params::Kind::Float => v("0.5"),
+            sim_core::params::Kind::Int | sim_core::params::Kind::Cap => v("3"),
+            sim_core::params::Kind::Bool => v("true"),
+            sim_core::params::Kind::Choice(names) => v(&format!("\"{}\"", names[0])),
+            sim_core::params::Kind::Text if path == "strategy" => v("\"protected\""),
+            sim_core::params::Kind::Text => v("\"x\""),
+        };
+        sim_core::params::set(&mut s, &path, &value).unwrap_or_else(|e| panic!("{e}"));
+    }
+    // A second slow window by index.
+    sim_core::params::set(&mut s, "svc_b.slow.1.start_s", &v("40")).unwrap();
+    assert_eq!(s.tiers[2].slow.len(), 2);
+    assert!(sim_core::params::set(&mut s, "svc_b.slow.5.start_s", &v("40")).is_err());
+}
+
+#[test]
+fn params_doc_is_current() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/params.md"))
+        .unwrap_or_default();
+    assert!(
+        doc == sim_core::params::markdown(),
+        "docs/params.md is stale: regenerate it with `cargo run -p sweep -- params --markdown > docs/params.md`"
+    );
+}
+
+#[test]
+fn a_scenario_round_trips_through_toml() {
+    let s = common::ch37(
+        "protected",
+        "reply_first",
+        &[("svc_b.slow.1.start_s", "40")],
+    );
+    let back = sim_core::Scenario::from_toml(&s.to_toml(), "shown").unwrap();
+    assert_eq!(s, back);
+}

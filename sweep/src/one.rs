@@ -1,0 +1,169 @@
+//! `sweep one` and `sweep scenario show`: a single scenario, no grid.
+
+use crate::table;
+use clap::Args;
+use sim_core::{ConfigError, Scenario};
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct OneArgs {
+    /// Built-in scenario name or path to a scenario TOML file.
+    #[arg(long, default_value = "ch37")]
+    scenario: String,
+    /// Preset (strategy) to apply; repeat for several, or `all` for each of the scenario's presets.
+    #[arg(long = "preset", value_name = "NAME")]
+    presets: Vec<String>,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Override a parameter (see `sweep params`); repeatable.
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    sets: Vec<String>,
+    /// Print one JSON object per run (the `runs` table's column names) instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct ShowArgs {
+    /// Built-in scenario name or path to a scenario TOML file.
+    #[arg(default_value = "ch37")]
+    scenario: String,
+    /// Preset (strategy) to apply before printing.
+    #[arg(long)]
+    preset: Option<String>,
+    /// Override a parameter; repeatable.
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    sets: Vec<String>,
+}
+
+/// Parses `PATH=VALUE` arguments of `--set`.
+pub fn parse_sets(sets: &[String]) -> Result<Vec<(String, toml::Value)>, Vec<ConfigError>> {
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    for s in sets {
+        match s.split_once('=') {
+            Some((path, value)) if !path.trim().is_empty() => {
+                out.push((path.trim().to_string(), sim_core::parse_value(value.trim())))
+            }
+            _ => errors.push(ConfigError::new(
+                "--set",
+                format!("expected PATH=VALUE (e.g. svc_b.queue_cap=32), got `{s}`"),
+            )),
+        }
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
+}
+
+pub fn print_errors(context: &str, errors: &[ConfigError]) -> ExitCode {
+    eprintln!("error: {context}:");
+    for e in errors {
+        eprintln!("  {e}");
+    }
+    ExitCode::from(2)
+}
+
+fn resolve(
+    base: &str,
+    preset: Option<&str>,
+    sets: &[(String, toml::Value)],
+) -> Result<Scenario, Vec<ConfigError>> {
+    let mut overrides = sets.to_vec();
+    if let Some(p) = preset {
+        overrides.insert(
+            0,
+            ("strategy".to_string(), toml::Value::String(p.to_string())),
+        );
+    }
+    sim_core::resolve(base, &overrides)
+}
+
+pub fn run_one(args: &OneArgs) -> ExitCode {
+    let sets = match parse_sets(&args.sets) {
+        Ok(s) => s,
+        Err(e) => return print_errors("bad --set", &e),
+    };
+    let presets: Vec<Option<String>> = if args.presets.iter().any(|p| p == "all") {
+        match sim_core::load_base(&args.scenario) {
+            Ok(s) if !s.presets.is_empty() => s.presets.keys().cloned().map(Some).collect(),
+            Ok(_) => {
+                return print_errors(
+                    &args.scenario,
+                    &[ConfigError::new(
+                        "--preset",
+                        "`all`: this scenario defines no presets",
+                    )],
+                );
+            }
+            Err(e) => return print_errors("cannot load the scenario", &e),
+        }
+    } else if args.presets.is_empty() {
+        vec![None]
+    } else {
+        args.presets.iter().cloned().map(Some).collect()
+    };
+    // Resolve everything before running anything, and report every problem.
+    let mut scenarios = Vec::new();
+    let mut errors = Vec::new();
+    for p in &presets {
+        match resolve(&args.scenario, p.as_deref(), &sets) {
+            Ok(s) => scenarios.push(s),
+            Err(e) => errors.extend(e),
+        }
+    }
+    if !errors.is_empty() {
+        errors.dedup();
+        return print_errors(&format!("invalid scenario `{}`", args.scenario), &errors);
+    }
+    order_like_the_source(&mut scenarios);
+    let mut runs = Vec::new();
+    for s in &scenarios {
+        match sim_core::run(s, args.seed) {
+            Ok(r) => runs.push((s.strategy.clone(), r)),
+            Err(e) => {
+                eprintln!("error: run `{}` seed {} failed: {e}", s.strategy, args.seed);
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    if args.json {
+        for (strategy, r) in &runs {
+            println!("{}", table::json_line(strategy, args.seed, r));
+        }
+    } else {
+        print!("{}", table::render(&args.scenario, args.seed, &runs));
+    }
+    ExitCode::SUCCESS
+}
+
+/// ch37's presets in the source's order (naive first), others by name.
+fn order_like_the_source(scenarios: &mut [Scenario]) {
+    let rank = |s: &Scenario| {
+        sim_core::CH37_STRATEGIES
+            .iter()
+            .position(|n| *n == s.strategy)
+            .unwrap_or(usize::MAX)
+    };
+    scenarios.sort_by(|a, b| {
+        rank(a)
+            .cmp(&rank(b))
+            .then_with(|| a.strategy.cmp(&b.strategy))
+    });
+}
+
+pub fn show(args: &ShowArgs) -> ExitCode {
+    let sets = match parse_sets(&args.sets) {
+        Ok(s) => s,
+        Err(e) => return print_errors("bad --set", &e),
+    };
+    match resolve(&args.scenario, args.preset.as_deref(), &sets) {
+        Ok(s) => {
+            print!("{}", s.to_toml());
+            ExitCode::SUCCESS
+        }
+        Err(e) => print_errors(&format!("invalid scenario `{}`", args.scenario), &e),
+    }
+}

@@ -1,0 +1,189 @@
+//! Human and JSON renderings of run results.
+
+use sim_core::{RunResult, Value};
+
+/// One JSON object: `strategy`, `seed`, then every metric under its column name.
+pub fn json_line(strategy: &str, seed: u64, r: &RunResult) -> String {
+    let mut obj = serde_json::Map::new();
+    obj.insert("strategy".into(), strategy.into());
+    obj.insert("seed".into(), seed.into());
+    for m in r.metrics() {
+        let v = match m.value {
+            Value::Count(c) => c.into(),
+            Value::Real(x) => x.into(),
+            Value::MaybeReal(x) => x.map_or(serde_json::Value::Null, Into::into),
+            Value::Flag(b) => b.into(),
+        };
+        obj.insert(m.name, v);
+    }
+    serde_json::Value::Object(obj).to_string()
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or("-".into(), |v| format!("{:.1}%", v * 100.0))
+}
+fn num(x: Option<f64>, digits: usize) -> String {
+    x.map_or("-".into(), |v| format!("{v:.digits$}"))
+}
+fn secs(x: Option<f64>) -> String {
+    x.map_or("-".into(), |v| format!("{v:.3} s"))
+}
+
+/// Metrics as rows, runs as columns, grouped like the source's table.
+pub fn render(scenario: &str, seed: u64, runs: &[(String, RunResult)]) -> String {
+    let Some((_, first)) = runs.first() else {
+        return String::new();
+    };
+    let entry = first
+        .tiers
+        .first()
+        .expect("a chain has a tier")
+        .name
+        .clone();
+    let leaf = first.leaf().name.clone();
+    type Cell = Box<dyn Fn(&RunResult) -> String>;
+    let mut rows: Vec<(String, Option<Cell>)> = Vec::new();
+    let mut group = |title: &str| rows.push((title.to_string(), None));
+    group("success rate, by arrival");
+    let mut row = |label: String, f: Cell| rows.push((label, Some(f)));
+    row(
+        "  before window".into(),
+        Box::new(|r| pct(r.phases[0].success_rate())),
+    );
+    row(
+        "  during window".into(),
+        Box::new(|r| pct(r.phases[1].success_rate())),
+    );
+    row(
+        "  after window".into(),
+        Box::new(|r| pct(r.phases[2].success_rate())),
+    );
+    row(
+        "recovery time (R2)".into(),
+        Box::new(|r| r.recovery_s.map_or("never".into(), |s| format!("{s:.0} s"))),
+    );
+    rows.push(("amplification (R1)".into(), None));
+    let mut row = |label: String, f: Cell| rows.push((label, Some(f)));
+    let e = entry.clone();
+    row(
+        format!("  {entry} attempts / user"),
+        Box::new(move |r| {
+            num(
+                tier(r, &e).map(|t| t.arrivals as f64 / r.users.max(1) as f64),
+                2,
+            )
+        }),
+    );
+    row(
+        format!("  {leaf} arrivals / user in window"),
+        Box::new(|r| {
+            num(
+                sim_core::result::ratio(r.leaf().arrivals_during, r.phases[1].users),
+                2,
+            )
+        }),
+    );
+    row(
+        format!("  {leaf} max per user / bound"),
+        Box::new(|r| {
+            format!(
+                "{} / {}",
+                r.leaf().max_arrivals_per_user,
+                r.leaf().arrival_bound_per_user
+            )
+        }),
+    );
+    row(
+        format!("  {leaf} arrivals / admitted"),
+        Box::new(|r| format!("{} / {}", r.leaf().arrivals, r.leaf().admitted)),
+    );
+    rows.push(("max queue".into(), None));
+    for t in &first.tiers {
+        let name = t.name.clone();
+        rows.push((
+            format!("  {name}"),
+            Some(Box::new(move |r: &RunResult| {
+                tier(r, &name).map_or("-".into(), |t| t.max_queue.to_string())
+            })),
+        ));
+    }
+    rows.push(("work (R3)".into(), None));
+    let mut row = |label: String, f: Cell| rows.push((label, Some(f)));
+    row(
+        "  goodput (ok users / leaf completions)".into(),
+        Box::new(|r| num(r.goodput(), 3)),
+    );
+    row(
+        "  wasted share of leaf completions".into(),
+        Box::new(|r| pct(r.wasted_share())),
+    );
+    rows.push(("latency".into(), None));
+    let mut row = |label: String, f: Cell| rows.push((label, Some(f)));
+    row(
+        "  failed, median (R4)".into(),
+        Box::new(|r| secs(r.failed_latency_median_s)),
+    );
+    row(
+        "  successful, p99".into(),
+        Box::new(|r| secs(r.success_latency_p99_s)),
+    );
+    rows.push(("rejections and retries".into(), None));
+    for (label, name) in [
+        ("queue full", "rejected_full"),
+        ("deadline expired (dropped)", "dropped_expired"),
+        ("retry throttled", "retries_throttled"),
+        ("no time left", "no_time_left"),
+        ("retries sent", "retries_sent"),
+        ("events", "events"),
+    ] {
+        rows.push((
+            format!("  {label}"),
+            Some(Box::new(move |r: &RunResult| match r.metric(name) {
+                Some(Value::Count(c)) => c.to_string(),
+                _ => "-".into(),
+            })),
+        ));
+    }
+
+    let header: Vec<String> = runs.iter().map(|(s, _)| s.clone()).collect();
+    let label_w = rows.iter().map(|(l, _)| l.len()).max().unwrap_or(0).max(10);
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|(_, f)| {
+            runs.iter()
+                .map(|(_, r)| f.as_ref().map_or(String::new(), |f| f(r)))
+                .collect()
+        })
+        .collect();
+    let col_w: Vec<usize> = (0..runs.len())
+        .map(|i| {
+            cells
+                .iter()
+                .map(|c| c[i].len())
+                .chain([header[i].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = format!(
+        "scenario {scenario}, seed {seed}, window {:.0}-{:.0} s\n",
+        first.window_start_s, first.window_end_s
+    );
+    out.push_str(&format!("{:label_w$}", ""));
+    for (h, w) in header.iter().zip(&col_w) {
+        out.push_str(&format!("  {h:>w$}"));
+    }
+    out.push('\n');
+    for ((label, _), row) in rows.iter().zip(&cells) {
+        out.push_str(&format!("{label:label_w$}"));
+        for (c, w) in row.iter().zip(&col_w) {
+            out.push_str(&format!("  {c:>w$}"));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn tier<'r>(r: &'r RunResult, name: &str) -> Option<&'r sim_core::result::TierStats> {
+    r.tiers.iter().find(|t| t.name == name)
+}
