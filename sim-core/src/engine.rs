@@ -14,13 +14,13 @@
 //! `s + 1` is a request being handled by server `s`. A job at level `l`
 //! calls server `l` through the call policy `callers[l]`.
 
+use crate::event_queue::EventQueue;
 use crate::model::Model;
 use crate::random::Stream;
 use crate::result::{CallerStats, Phase, RunResult, Series, TierSeries, TierStats, nearest_rank};
 use crate::scenario::Dispatch;
 use crate::time::{NANOS_PER_SEC, NEVER, Nanos, nanos_to_secs};
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 /// Why a run produced no result.
 #[derive(Clone, Debug, PartialEq)]
@@ -143,30 +143,6 @@ enum Action {
     Rejected(JobRef, u32),
 }
 
-struct Event {
-    at: Nanos,
-    seq: u64,
-    action: Action,
-}
-
-impl PartialEq for Event {
-    fn eq(&self, other: &Self) -> bool {
-        (self.at, self.seq) == (other.at, other.seq)
-    }
-}
-impl Eq for Event {}
-impl PartialOrd for Event {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Event {
-    /// Reversed: the earliest (then first scheduled) event is the heap's top.
-    fn cmp(&self, other: &Self) -> Ordering {
-        (other.at, other.seq).cmp(&(self.at, self.seq))
-    }
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Outcome {
     Ok,
@@ -212,8 +188,7 @@ struct Caller {
 struct Sim<'m> {
     m: &'m Model,
     now: Nanos,
-    seq: u64,
-    events: BinaryHeap<Event>,
+    events: EventQueue<Action>,
     processed: u64,
     jobs: Jobs,
     servers: Vec<Server>,
@@ -275,8 +250,7 @@ pub fn simulate(m: &Model, seed: u64) -> Result<RunResult, RunError> {
     let mut sim = Sim {
         m,
         now: 0,
-        seq: 0,
-        events: BinaryHeap::new(),
+        events: EventQueue::new(),
         processed: 0,
         jobs: Jobs::default(),
         servers,
@@ -317,7 +291,7 @@ impl Sim<'_> {
                     at_s: nanos_to_secs(self.now),
                 });
             }
-            match event.action {
+            match event.item {
                 Action::UserArrival => self.user_arrives(),
                 Action::AttemptTimeout(job, attempt) => {
                     if self.is_waiting(job, attempt) {
@@ -335,12 +309,7 @@ impl Sim<'_> {
     }
 
     fn schedule(&mut self, at: Nanos, action: Action) {
-        self.seq += 1;
-        self.events.push(Event {
-            at,
-            seq: self.seq,
-            action,
-        });
+        self.events.push(at, action);
     }
 
     fn schedule_next_arrival(&mut self, after: Nanos) {

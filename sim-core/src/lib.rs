@@ -8,6 +8,7 @@
 
 mod builtin;
 mod engine;
+mod event_queue;
 mod model;
 pub mod params;
 pub mod policy;

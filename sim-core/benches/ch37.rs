@@ -1,0 +1,83 @@
+//! `cargo bench -p sim-core`: speed and memory of one run of each ch37
+//! preset (default window), single thread.
+//!
+//! Reports the median wall time per run over repetitions, events per
+//! second, and heap use per run (allocations, bytes allocated, peak live
+//! bytes) from a counting allocator installed in this binary only.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::time::Instant;
+
+struct Counting;
+
+static ALLOCS: AtomicUsize = AtomicUsize::new(0);
+static BYTES: AtomicUsize = AtomicUsize::new(0);
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Relaxed);
+        BYTES.fetch_add(layout.size(), Relaxed);
+        let live = LIVE.fetch_add(layout.size(), Relaxed) + layout.size();
+        PEAK.fetch_max(live, Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size(), Relaxed);
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn main() {
+    // `cargo bench -- --quick` (or any filter argument cargo passes) is accepted; `--reps N` sets repetitions.
+    let args: Vec<String> = std::env::args().collect();
+    let reps = args
+        .iter()
+        .position(|a| a == "--reps")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(20usize);
+    println!("ch37, default window (10-30 s), fifo, seed 1..={reps}, one thread");
+    println!(
+        "{:16} {:>12} {:>14} {:>10} {:>12} {:>12} {:>12}",
+        "preset", "ms/run", "events/run", "Mevents/s", "allocs/run", "MB alloc/run", "peak MB"
+    );
+    for preset in sim_core::CH37_STRATEGIES {
+        let overrides = [(
+            "strategy".to_string(),
+            toml::Value::String(preset.to_string()),
+        )];
+        let scenario = sim_core::resolve("ch37", &overrides).expect("ch37 presets are valid");
+        let mut times = Vec::new();
+        let mut events = 0;
+        let (a0, b0) = (ALLOCS.load(Relaxed), BYTES.load(Relaxed));
+        PEAK.store(LIVE.load(Relaxed), Relaxed);
+        let base = LIVE.load(Relaxed);
+        for seed in 1..=reps as u64 {
+            let t = Instant::now();
+            let r = sim_core::run(&scenario, seed).expect("run");
+            times.push(t.elapsed().as_secs_f64());
+            events += r.events;
+            std::hint::black_box(r);
+        }
+        times.sort_by(f64::total_cmp);
+        let median = times[times.len() / 2];
+        let per_run = |x: usize| x as f64 / reps as f64;
+        let events_per_run = events as f64 / reps as f64;
+        println!(
+            "{:16} {:>12.2} {:>14.0} {:>10.2} {:>12.0} {:>12.2} {:>12.2}",
+            preset,
+            median * 1e3,
+            events_per_run,
+            events_per_run / median / 1e6,
+            per_run(ALLOCS.load(Relaxed) - a0),
+            per_run(BYTES.load(Relaxed) - b0) / 1e6,
+            (PEAK.load(Relaxed) - base) as f64 / 1e6,
+        );
+    }
+}
