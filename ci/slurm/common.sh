@@ -16,7 +16,7 @@ die() { log "ERROR: $*" >&2; exit 1; }
 pid_alive() {
     local pidfile="$1" name="$2" pid
     [ -s "$pidfile" ] || return 1
-    pid="$(tr -dc '0-9' <"$pidfile")"
+    pid="$(tr -dc '0-9' 2>/dev/null <"$pidfile")"
     [ -n "$pid" ] && [ -r "/proc/$pid/comm" ] || return 1
     [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$name" ]
 }

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# shellcheck source=ci/slurm/common.sh
+# shellcheck source=common.sh disable=SC1091
 . "$HERE/common.sh"
 
 DIR="$SLURM_CI_DIR"
@@ -22,6 +22,10 @@ alive=0
 for d in munged slurmctld slurmd; do
     if pid_alive "$DIR/run/$d.pid" "$d"; then alive=$((alive + 1)); fi
 done
+# A munged we reused instead of starting (no PID file of ours) counts too.
+if [ ! -e "$DIR/run/munged.pid" ] && [ "$alive" -eq 2 ] && pid_alive /run/munge/munged.pid munged; then
+    alive=3
+fi
 if [ "$alive" -eq 3 ]; then
     log "cluster already running (PIDs in $DIR/run); nothing to do"
     echo "export SLURM_CONF=$CONF"
@@ -40,15 +44,26 @@ done
 if [ "${#missing[@]}" -gt 0 ]; then
     log "installing ${missing[*]} (apt-get update + install)"
     export DEBIAN_FRONTEND=noninteractive
+    # Maintainer scripts must not start the packaged daemons (munge's would
+    # start with the system config). Container images usually ship a
+    # policy-rc.d that forbids it; if this one does not, add one meanwhile.
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+        printf '#!/bin/sh\n# temporary, from ci/slurm/start-cluster.sh\nexit 101\n' >/usr/sbin/policy-rc.d
+        chmod 0755 /usr/sbin/policy-rc.d
+        trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+        tmp_policy=1
+    fi
     # </dev/null: CI has no stdin; never let apt or a maintainer script prompt.
     apt-get update -q </dev/null
     apt-get install -y -q --no-install-recommends "${PKGS[@]}" </dev/null
+    if [ -n "${tmp_policy:-}" ]; then rm -f /usr/sbin/policy-rc.d; trap - EXIT; fi
     log "packages installed ($((SECONDS - T0)) s so far)"
 else
     log "packages already installed"
 fi
-command -v slurmctld >/dev/null && command -v slurmd >/dev/null && command -v munged >/dev/null \
-    || die "slurmctld/slurmd/munged not on PATH after install"
+for b in slurmctld slurmd munged sinfo; do
+    command -v "$b" >/dev/null || die "$b not on PATH after install"
+done
 
 # --- state directory and config ----------------------------------------------
 mkdir -p "$DIR"/{state,spool,log,run}
@@ -95,8 +110,10 @@ SchedulerType=sched/backfill
 SchedulerParameters=batch_sched_delay=0
 SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
-# Keep finished jobs visible to scontrol for 10 min (wait-jobs.sh reads exit codes there).
-MinJobAge=600
+# Keep finished jobs visible to scontrol for 1 h (default 300 s): wait-jobs.sh
+# reads exit codes there, and the first array tasks must not be purged while
+# the last ones still run.
+MinJobAge=3600
 # A node that was DOWN becomes usable again as soon as slurmd registers.
 ReturnToService=2
 SlurmdTimeout=300

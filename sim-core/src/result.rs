@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct RunResult {
     /// Events taken from the event queue (stale timers included).
     pub events: u64,
@@ -290,6 +290,33 @@ impl RunResult {
             .find(|m| m.name == name)
             .map(|m| m.value)
     }
+}
+
+/// The metrics a run of `scenario` reports, with zero values: their names
+/// and types, known before any run (a table's schema).
+pub fn metric_schema(scenario: &crate::Scenario) -> Vec<Metric> {
+    let tier = |name: &str| TierStats {
+        name: name.to_string(),
+        ..TierStats::default()
+    };
+    let caller = |name: &str| CallerStats {
+        name: name.to_string(),
+        ..CallerStats::default()
+    };
+    let callers = std::iter::once("client").chain(
+        scenario
+            .tiers
+            .iter()
+            .filter(|t| t.call.is_some())
+            .map(|t| t.name.as_str()),
+    );
+    RunResult {
+        horizon_s: scenario.horizon_s,
+        tiers: scenario.tiers.iter().map(|t| tier(&t.name)).collect(),
+        callers: callers.map(caller).collect(),
+        ..RunResult::default()
+    }
+    .metrics()
 }
 
 /// Nearest-rank percentile (`p` in (0, 1]) of unsorted values; sorts them.

@@ -1,6 +1,15 @@
 //! `sweep`: run scenarios of the call-chain simulator, alone or as grids.
 
+mod grid;
+mod merge;
 mod one;
+mod plan;
+mod progress;
+mod records;
+mod report;
+mod runner;
+mod slurm;
+mod store;
 mod table;
 
 use clap::{Parser, Subcommand};
@@ -19,6 +28,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run a grid: every point x seed, on all cores, into Parquet (out/<grid>/).
+    Run(runner::RunArgs),
+    /// Show what a grid would run and estimate its wall time; writes nothing.
+    Plan(plan::PlanArgs),
     /// Run one scenario with one seed (or each of its presets) and print its metrics.
     One(one::OneArgs),
     /// Show a scenario, fully resolved, as TOML you can copy and edit.
@@ -26,12 +39,18 @@ enum Command {
         #[command(subcommand)]
         command: ScenarioCommand,
     },
-    /// List every parameter path with its type and meaning.
+    /// List every parameter path with its type.
     Params {
         /// Print the Markdown page (docs/params.md).
         #[arg(long)]
         markdown: bool,
     },
+    /// Combine the shards of a sweep (one shared directory or several) and check completeness.
+    Merge(merge::MergeArgs),
+    /// Check that two output directories hold the same runs with the same results.
+    Compare(merge::CompareArgs),
+    /// Write an sbatch job-array script that runs a grid as N shards.
+    Slurm(slurm::SlurmArgs),
 }
 
 #[derive(Subcommand)]
@@ -40,9 +59,20 @@ enum ScenarioCommand {
     Show(one::ShowArgs),
 }
 
+/// Prints `error: context:` and one indented line per problem; exit code 2.
+pub fn fail_all(context: &str, errors: &[String]) -> ExitCode {
+    eprintln!("error: {context}:");
+    for e in errors {
+        eprintln!("  {e}");
+    }
+    ExitCode::from(2)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Run(args) => runner::run(&args),
+        Command::Plan(args) => plan::plan(&args),
         Command::One(args) => one::run_one(&args),
         Command::Scenario {
             command: ScenarioCommand::Show(args),
@@ -60,5 +90,8 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
+        Command::Merge(args) => merge::merge(&args),
+        Command::Compare(args) => merge::compare(&args),
+        Command::Slurm(args) => slurm::slurm(&args),
     }
 }

@@ -1,0 +1,404 @@
+//! Grid files: parsing, validation of every point before anything runs, and
+//! the fixed enumeration of runs that resuming and sharding rely on.
+//!
+//! Enumeration: points are the full-factorial product of the `[axes]` (in
+//! file order) and the `[[zip]]` groups (each one dimension), the last
+//! varying fastest; run `i` is point `i / seeds` with seed `i % seeds`.
+
+use sha2::{Digest, Sha256};
+use sim_core::params::{self, Kind};
+use sim_core::{ConfigError, Scenario};
+use std::path::{Path, PathBuf};
+use toml::Value;
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GridFile {
+    name: String,
+    scenario: String,
+    seeds: Seeds,
+    #[serde(default)]
+    set: toml::Table,
+    #[serde(default)]
+    axes: toml::Table,
+    #[serde(default)]
+    zip: Vec<toml::Table>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum Seeds {
+    List(Vec<u64>),
+    Range { first: u64, count: u64 },
+}
+
+/// One dimension of the grid: a single axis, or a zip group whose paths
+/// move together.
+#[derive(Clone, Debug)]
+pub struct Dimension {
+    pub paths: Vec<String>,
+    /// `levels[i][j]` is the value of `paths[j]` at position `i`.
+    pub levels: Vec<Vec<Value>>,
+}
+
+impl Dimension {
+    pub fn is_zip(&self) -> bool {
+        self.paths.len() > 1
+    }
+}
+
+/// A validated grid, ready to enumerate.
+pub struct Grid {
+    pub name: String,
+    pub path: PathBuf,
+    pub text: String,
+    pub sha256: String,
+    /// The built-in name, or the scenario file's path as resolved.
+    pub scenario_ref: String,
+    /// Identifies the base scenario's content: the built-in name, or the
+    /// file's SHA-256.
+    pub scenario_id: String,
+    pub base: Scenario,
+    pub seeds: Vec<u64>,
+    pub fixed: Vec<(String, Value)>,
+    pub dimensions: Vec<Dimension>,
+}
+
+/// Every column that identifies a point: fixed overrides, then axes.
+#[derive(Clone, Debug)]
+pub struct PointColumn {
+    pub path: String,
+    pub kind: Kind,
+}
+
+impl Grid {
+    pub fn load(path: &Path) -> Result<Grid, Vec<String>> {
+        let file = path.display().to_string();
+        let text =
+            std::fs::read_to_string(path).map_err(|e| vec![format!("{file}: cannot read: {e}")])?;
+        let raw: GridFile = toml::from_str(&text).map_err(|e| vec![format!("{file}: {e}")])?;
+        let mut errors = Vec::new();
+        let mut err = |key: &str, msg: String| errors.push(format!("{file}: {key}: {msg}"));
+
+        if raw.name.is_empty()
+            || !raw
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+        {
+            err(
+                "name",
+                format!(
+                    "`{}` must be letters, digits, `_`, `-` or `.` (it names the output directory)",
+                    raw.name
+                ),
+            );
+        }
+        let seeds = match raw.seeds {
+            Seeds::List(v) => v,
+            Seeds::Range { first, count } => (0..count).map(|i| first + i).collect(),
+        };
+        if seeds.is_empty() {
+            err(
+                "seeds",
+                "no seeds: give a list or { first = 1, count = 20 }".into(),
+            );
+        }
+        let mut sorted = seeds.clone();
+        sorted.sort_unstable();
+        if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+            err("seeds", format!("seed {} appears twice", w[0]));
+        }
+
+        // A scenario path is relative to the grid file.
+        let (base, scenario_ref, scenario_id) = if sim_core::builtin(&raw.scenario).is_some() {
+            (
+                sim_core::builtin(&raw.scenario),
+                raw.scenario.clone(),
+                raw.scenario.clone(),
+            )
+        } else {
+            let p = path.parent().unwrap_or(Path::new(".")).join(&raw.scenario);
+            match std::fs::read_to_string(&p) {
+                Ok(t) => match Scenario::from_toml(&t, &p.display().to_string()) {
+                    Ok(s) => (Some(s), p.display().to_string(), sha256_hex(t.as_bytes())),
+                    Err(e) => {
+                        err("scenario", e);
+                        (None, String::new(), String::new())
+                    }
+                },
+                Err(e) => {
+                    err(
+                        "scenario",
+                        format!(
+                            "`{}` is neither a built-in scenario ({}) nor a readable file ({}: {e})",
+                            raw.scenario,
+                            sim_core::BUILTIN_SCENARIOS.join(", "),
+                            p.display()
+                        ),
+                    );
+                    (None, String::new(), String::new())
+                }
+            }
+        };
+
+        let mut fixed = Vec::new();
+        for (k, v) in raw.set {
+            fixed.push((k, v));
+        }
+        let mut dimensions = Vec::new();
+        for (k, v) in raw.axes {
+            match v {
+                Value::Array(levels) if levels.is_empty() => err(
+                    &format!("axes.\"{k}\""),
+                    "empty axis: give at least one level".into(),
+                ),
+                Value::Array(levels) => dimensions.push(Dimension {
+                    paths: vec![k],
+                    levels: levels.into_iter().map(|l| vec![l]).collect(),
+                }),
+                other => err(
+                    &format!("axes.\"{k}\""),
+                    format!("an axis is a list of levels, got {other}"),
+                ),
+            }
+        }
+        for (z, group) in raw.zip.into_iter().enumerate() {
+            let key = format!("zip[{z}]");
+            let mut lists = Vec::new();
+            for (k, v) in group {
+                match v {
+                    Value::Array(levels) => lists.push((k, levels)),
+                    other => err(
+                        &format!("{key}.\"{k}\""),
+                        format!("a zipped axis is a list of levels, got {other}"),
+                    ),
+                }
+            }
+            let lens: Vec<usize> = lists.iter().map(|(_, l)| l.len()).collect();
+            if lists.is_empty() {
+                err(&key, "empty zip group".into());
+            } else if lens.contains(&0) {
+                err(&key, "empty axis in a zip group".into());
+            } else if lens.iter().any(|l| *l != lens[0]) {
+                let desc: Vec<String> = lists
+                    .iter()
+                    .map(|(k, l)| format!("\"{k}\" has {}", l.len()))
+                    .collect();
+                err(
+                    &key,
+                    format!("zipped lists must have equal length: {}", desc.join(", ")),
+                );
+            } else {
+                dimensions.push(Dimension {
+                    paths: lists.iter().map(|(k, _)| k.clone()).collect(),
+                    levels: (0..lens[0])
+                        .map(|i| lists.iter().map(|(_, l)| l[i].clone()).collect())
+                        .collect(),
+                });
+            }
+        }
+
+        // Each path at most once across [set], [axes] and [[zip]].
+        let mut seen: Vec<&str> = Vec::new();
+        let all_paths = fixed.iter().map(|(k, _)| k.as_str()).chain(
+            dimensions
+                .iter()
+                .flat_map(|d| d.paths.iter().map(String::as_str)),
+        );
+        for p in all_paths {
+            if seen.contains(&p) {
+                err(&format!("\"{p}\""), "duplicate axis: the path is given more than once across [set], [axes] and [[zip]]".into());
+            }
+            seen.push(p);
+        }
+        for d in &dimensions {
+            for (i, a) in d.levels.iter().enumerate() {
+                if d.levels[..i].contains(a) {
+                    let shown: Vec<String> = a.iter().map(Value::to_string).collect();
+                    err(
+                        &format!("axes.\"{}\"", d.paths.join("\"+\"")),
+                        format!("level {} appears twice", shown.join(", ")),
+                    );
+                }
+            }
+        }
+
+        let Some(base) = base else {
+            return Err(errors);
+        };
+        // Every value of every path on its own: unknown paths and types.
+        let mut probe_errors = Vec::new();
+        for (k, v) in &fixed {
+            if let Err(e) = params::set(&mut base.clone(), k, v) {
+                probe_errors.push(format!("{file}: set.\"{k}\" = {v}: {}", e.message));
+            }
+        }
+        for d in &dimensions {
+            let table = if d.is_zip() { "zip" } else { "axes" };
+            for (j, p) in d.paths.iter().enumerate() {
+                for level in &d.levels {
+                    if let Err(e) = params::set(&mut base.clone(), p, &level[j]) {
+                        probe_errors.push(format!(
+                            "{file}: {table}.\"{p}\" = {}: {}",
+                            level[j], e.message
+                        ));
+                    }
+                }
+            }
+        }
+        probe_errors.dedup();
+        errors.extend(probe_errors);
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        let grid = Grid {
+            name: raw.name,
+            path: path.to_path_buf(),
+            sha256: sha256_hex(text.as_bytes()),
+            text,
+            scenario_ref,
+            scenario_id,
+            base,
+            seeds,
+            fixed,
+            dimensions,
+        };
+        grid.validate_points(&file)?;
+        Ok(grid)
+    }
+
+    /// Resolves and validates every point; distinct problems are reported
+    /// once each, with the first point that shows them.
+    fn validate_points(&self, file: &str) -> Result<(), Vec<String>> {
+        let mut errors: Vec<String> = Vec::new();
+        let mut seen: Vec<String> = Vec::new();
+        for i in 0..self.points() {
+            let overrides = self.point(i);
+            if let Err(es) = self.scenario(&overrides) {
+                for e in es {
+                    let msg = e.to_string();
+                    if !seen.contains(&msg) {
+                        errors.push(format!(
+                            "{file}: point {i} ({}): {msg}",
+                            describe(&overrides[self.fixed.len()..])
+                        ));
+                        seen.push(msg);
+                    }
+                }
+            }
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
+    }
+
+    pub fn points(&self) -> u64 {
+        self.dimensions
+            .iter()
+            .map(|d| d.levels.len() as u64)
+            .product()
+    }
+
+    pub fn runs(&self) -> u64 {
+        self.points() * self.seeds.len() as u64
+    }
+
+    /// The overrides of point `i`: fixed ones, then one per axis path.
+    pub fn point(&self, mut i: u64) -> Vec<(String, Value)> {
+        let mut positions = vec![0usize; self.dimensions.len()];
+        for (pos, d) in positions.iter_mut().zip(&self.dimensions).rev() {
+            let n = d.levels.len() as u64;
+            *pos = (i % n) as usize;
+            i /= n;
+        }
+        let mut out = self.fixed.clone();
+        for (d, pos) in self.dimensions.iter().zip(positions) {
+            for (p, v) in d.paths.iter().zip(&d.levels[pos]) {
+                out.push((p.clone(), v.clone()));
+            }
+        }
+        out
+    }
+
+    /// The run of enumeration index `i`: its point's overrides and its seed.
+    pub fn run(&self, i: u64) -> (u64, Vec<(String, Value)>, u64) {
+        let n = self.seeds.len() as u64;
+        let point = i / n;
+        (point, self.point(point), self.seeds[(i % n) as usize])
+    }
+
+    /// The scenario of a point.
+    pub fn scenario(&self, overrides: &[(String, Value)]) -> Result<Scenario, Vec<ConfigError>> {
+        let mut s = self.base.clone();
+        sim_core::apply_all(&mut s, overrides)?;
+        sim_core::validate(&s)?;
+        Ok(s)
+    }
+
+    /// The point's columns, in the order of [`Grid::point`].
+    pub fn point_columns(&self) -> Vec<PointColumn> {
+        self.point(0)
+            .into_iter()
+            .map(|(path, _)| PointColumn {
+                kind: params::param_of(&path).map_or(Kind::Text, |p| p.kind),
+                path,
+            })
+            .collect()
+    }
+
+    /// Identifies the grid's content: a different fingerprint is a different
+    /// sweep, and its output directory is not resumed.
+    pub fn fingerprint(&self) -> String {
+        sha256_hex(format!("{}\n{}", self.sha256, self.scenario_id).as_bytes())[..16].to_string()
+    }
+
+    /// Stable hash of the point (base scenario and every override, in
+    /// canonical form): the same point has the same id in any grid.
+    pub fn point_id(&self, overrides: &[(String, Value)]) -> String {
+        let mut pairs: Vec<String> = overrides
+            .iter()
+            .map(|(k, v)| format!("{k}={}", canonical(k, v)))
+            .collect();
+        pairs.sort();
+        let text = format!("scenario={}\n{}", self.scenario_id, pairs.join("\n"));
+        sha256_hex(text.as_bytes())[..16].to_string()
+    }
+
+    pub fn run_id(point_id: &str, seed: u64) -> String {
+        sha256_hex(format!("{point_id}\nseed={seed}").as_bytes())[..16].to_string()
+    }
+}
+
+/// A value written the same way whatever its spelling in the file (`2` and
+/// `2.0` for a float parameter are one point).
+pub fn canonical(path: &str, v: &Value) -> String {
+    let kind = params::param_of(path).map(|p| p.kind);
+    match (kind, v) {
+        (Some(Kind::Float), Value::Integer(i)) => format!("{:?}", *i as f64),
+        (Some(Kind::Float), Value::Float(x)) => format!("{x:?}"),
+        (Some(Kind::Int | Kind::Cap), Value::Float(x)) if x.fract() == 0.0 => {
+            format!("{}", *x as i64)
+        }
+        (Some(Kind::Cap), Value::String(s)) if s == "none" => "\"unbounded\"".to_string(),
+        _ => v.to_string(),
+    }
+}
+
+/// `a=1 b="x"`, for messages and sample points.
+pub fn describe(overrides: &[(String, Value)]) -> String {
+    overrides
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}

@@ -1,0 +1,236 @@
+//! The two output tables, `runs` and `series`, built batch by batch.
+//!
+//! `runs`: one row per run: identity (`run_id`, `point_id`, `seed`,
+//! `run_index`), one typed column per fixed override and axis (named by its
+//! path), `status`, `error`, `events`, `wall_ms`, and every metric of
+//! [`sim_core::RunResult::metrics`] under its own name (null for failed runs).
+//!
+//! `series`: one row per run and simulated second (ok runs only): the
+//! user-level counts, then `<tier>_<counter>` per tier.
+
+use crate::grid::PointColumn;
+use polars::prelude::*;
+use sim_core::params::Kind;
+use sim_core::{RunResult, Value as Metric};
+
+/// What executing one run produced.
+pub struct Outcome {
+    pub index: u64,
+    pub run_id: String,
+    pub point_id: String,
+    pub seed: u64,
+    pub point: Vec<(String, toml::Value)>,
+    pub wall_ms: f64,
+    pub result: Result<RunResult, String>,
+}
+
+/// The column layout of a sweep's tables, fixed before the first run so that
+/// every part file has the same schema, failed-only batches included.
+pub struct Layout {
+    pub point: Vec<PointColumn>,
+    /// Metric names and a value of each one's type.
+    pub metrics: Vec<(String, Metric)>,
+    pub tiers: Vec<String>,
+}
+
+impl Layout {
+    pub fn new(point: Vec<PointColumn>, scenario: &sim_core::Scenario) -> Layout {
+        Layout {
+            point,
+            metrics: sim_core::result::metric_schema(scenario)
+                .into_iter()
+                .map(|m| (m.name, m.value))
+                .collect(),
+            tiers: scenario.tiers.iter().map(|t| t.name.clone()).collect(),
+        }
+    }
+
+    pub fn runs_frame(&self, batch: &[Outcome]) -> PolarsResult<DataFrame> {
+        let n = batch.len();
+        let mut cols: Vec<Column> = vec![
+            Column::new(
+                "run_id".into(),
+                batch.iter().map(|o| o.run_id.as_str()).collect::<Vec<_>>(),
+            ),
+            Column::new(
+                "point_id".into(),
+                batch
+                    .iter()
+                    .map(|o| o.point_id.as_str())
+                    .collect::<Vec<_>>(),
+            ),
+            Column::new(
+                "seed".into(),
+                batch.iter().map(|o| o.seed).collect::<Vec<_>>(),
+            ),
+            Column::new(
+                "run_index".into(),
+                batch.iter().map(|o| o.index).collect::<Vec<_>>(),
+            ),
+        ];
+        for (j, pc) in self.point.iter().enumerate() {
+            let values = batch.iter().map(|o| &o.point[j].1);
+            cols.push(point_column(&pc.path, pc.kind, values));
+        }
+        cols.push(Column::new(
+            "status".into(),
+            batch
+                .iter()
+                .map(|o| if o.result.is_ok() { "ok" } else { "failed" })
+                .collect::<Vec<_>>(),
+        ));
+        cols.push(Column::new(
+            "error".into(),
+            batch
+                .iter()
+                .map(|o| o.result.as_ref().err().map(String::as_str))
+                .collect::<Vec<_>>(),
+        ));
+        cols.push(Column::new(
+            "wall_ms".into(),
+            batch.iter().map(|o| o.wall_ms).collect::<Vec<_>>(),
+        ));
+        let metrics: Vec<Option<Vec<sim_core::Metric>>> = batch
+            .iter()
+            .map(|o| o.result.as_ref().ok().map(RunResult::metrics))
+            .collect();
+        for (k, (name, kind)) in self.metrics.iter().enumerate() {
+            let at = |i: usize| metrics[i].as_ref().map(|m| m[k].value);
+            let col = match kind {
+                Metric::Count(_) => Column::new(
+                    name.into(),
+                    (0..n).map(|i| at(i).map(as_u64)).collect::<Vec<_>>(),
+                ),
+                Metric::Flag(_) => Column::new(
+                    name.into(),
+                    (0..n).map(|i| at(i).map(as_bool)).collect::<Vec<_>>(),
+                ),
+                Metric::Real(_) | Metric::MaybeReal(_) => Column::new(
+                    name.into(),
+                    (0..n).map(|i| at(i).and_then(as_f64)).collect::<Vec<_>>(),
+                ),
+            };
+            cols.push(col);
+        }
+        DataFrame::new(n, cols)
+    }
+
+    pub fn series_frame(&self, batch: &[Outcome]) -> PolarsResult<DataFrame> {
+        let ok: Vec<(&str, &RunResult)> = batch
+            .iter()
+            .filter_map(|o| o.result.as_ref().ok().map(|r| (o.run_id.as_str(), r)))
+            .collect();
+        let rows: usize = ok.iter().map(|(_, r)| r.series.seconds()).sum();
+        let flat = |f: &dyn Fn(&RunResult, usize) -> u64| -> Vec<u64> {
+            ok.iter()
+                .flat_map(|(_, r)| (0..r.series.seconds()).map(move |s| f(r, s)))
+                .collect()
+        };
+        let mut cols = vec![
+            Column::new(
+                "run_id".into(),
+                ok.iter()
+                    .flat_map(|(id, r)| std::iter::repeat_n(*id, r.series.seconds()))
+                    .collect::<Vec<_>>(),
+            ),
+            Column::new(
+                "second".into(),
+                ok.iter()
+                    .flat_map(|(_, r)| 0..r.series.seconds() as u32)
+                    .collect::<Vec<_>>(),
+            ),
+            Column::new(
+                "user_arrivals".into(),
+                flat(&|r, s| r.series.user_arrivals[s]),
+            ),
+            Column::new(
+                "user_ok_by_arrival".into(),
+                flat(&|r, s| r.series.user_ok_by_arrival[s]),
+            ),
+            Column::new(
+                "success_rate".into(),
+                ok.iter()
+                    .flat_map(|(_, r)| {
+                        (0..r.series.seconds()).map(move |s| r.series.success_rate(s))
+                    })
+                    .collect::<Vec<_>>(),
+            ),
+            Column::new("successes".into(), flat(&|r, s| r.series.successes[s])),
+            Column::new("failures".into(), flat(&|r, s| r.series.failures[s])),
+        ];
+        for (t, name) in self.tiers.iter().enumerate() {
+            let tier_cols: [(&str, fn(&sim_core::result::TierSeries) -> &Vec<u64>); 6] = [
+                ("arrivals", |x| &x.arrivals),
+                ("admitted", |x| &x.admitted),
+                ("completed", |x| &x.completed),
+                ("late", |x| &x.late),
+                ("queue_len", |x| &x.queue_len),
+                ("busy", |x| &x.busy),
+            ];
+            for (suffix, get) in tier_cols {
+                cols.push(Column::new(
+                    format!("{name}_{suffix}").into(),
+                    flat(&|r, s| get(&r.series.tiers[t])[s]),
+                ));
+            }
+        }
+        DataFrame::new(rows, cols)
+    }
+}
+
+/// An override column typed by its parameter's kind; `"unbounded"` caps are null.
+fn point_column<'a>(
+    path: &str,
+    kind: Kind,
+    values: impl Iterator<Item = &'a toml::Value>,
+) -> Column {
+    let name: PlSmallStr = path.into();
+    match kind {
+        Kind::Float => Column::new(
+            name,
+            values
+                .map(|v| v.as_float().or(v.as_integer().map(|i| i as f64)))
+                .collect::<Vec<_>>(),
+        ),
+        Kind::Int | Kind::Cap => Column::new(
+            name,
+            values
+                .map(|v| {
+                    v.as_integer()
+                        .or(v.as_float().filter(|x| x.fract() == 0.0).map(|x| x as i64))
+                })
+                .collect::<Vec<_>>(),
+        ),
+        Kind::Bool => Column::new(name, values.map(toml::Value::as_bool).collect::<Vec<_>>()),
+        Kind::Choice(_) | Kind::Text => Column::new(
+            name,
+            values
+                .map(|v| {
+                    v.as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| v.to_string())
+                })
+                .collect::<Vec<_>>(),
+        ),
+    }
+}
+
+fn as_u64(v: Metric) -> u64 {
+    match v {
+        Metric::Count(c) => c,
+        other => unreachable!("count column got {other:?}"),
+    }
+}
+fn as_bool(v: Metric) -> bool {
+    match v {
+        Metric::Flag(b) => b,
+        other => unreachable!("flag column got {other:?}"),
+    }
+}
+fn as_f64(v: Metric) -> Option<f64> {
+    match v {
+        Metric::Real(x) => Some(x),
+        Metric::MaybeReal(x) => x,
+        other => unreachable!("real column got {other:?}"),
+    }
+}

@@ -1,0 +1,452 @@
+//! `sweep run`: executes a grid's runs on every core and streams them to
+//! Parquet, surviving failures, Ctrl-C and `kill -9`.
+//!
+//! Workers (a rayon pool) send each finished run over a channel; this
+//! thread batches them and writes a part every few hundred runs or seconds,
+//! so memory stays flat and a crash loses at most one batch of work.
+
+use crate::grid::Grid;
+use crate::progress::{Progress, human_duration};
+use crate::records::{Layout, Outcome};
+use crate::store::{Manifest, Shard, Store, count_runs};
+use clap::Args;
+use rayon::prelude::*;
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+#[derive(Args)]
+pub struct RunArgs {
+    /// Grid file (see grids/).
+    pub grid: PathBuf,
+    /// Output directory [default: out/<grid name>].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Worker threads [default: all cores].
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Run only shard I of N (0-based, round-robin over the runs). Default:
+    /// from SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_COUNT when set.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Continue an interrupted sweep of the same grid in the output directory.
+    #[arg(long, conflicts_with = "force")]
+    pub resume: bool,
+    /// Delete the output directory's previous results first.
+    #[arg(long)]
+    pub force: bool,
+    /// Do not write the analysis report at the end.
+    #[arg(long)]
+    pub no_report: bool,
+    /// Runs per part file.
+    #[arg(long, default_value_t = 1000, hide = true)]
+    pub batch_runs: usize,
+    /// Longest time between two part files (seconds).
+    #[arg(long, default_value_t = 5.0, hide = true)]
+    pub batch_secs: f64,
+    /// Fault injection for tests: the run with this enumeration index panics.
+    #[arg(long, hide = true)]
+    pub inject_panic: Option<u64>,
+}
+
+static STOP: AtomicBool = AtomicBool::new(false);
+static INTERRUPTS: AtomicU32 = AtomicU32::new(0);
+
+thread_local! {
+    static LAST_PANIC: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+pub fn default_out(grid: &Grid) -> PathBuf {
+    Path::new("out").join(&grid.name)
+}
+
+fn shard_from(args: &RunArgs) -> Result<Shard, String> {
+    if let Some(s) = &args.shard {
+        return Shard::parse(s);
+    }
+    match (
+        std::env::var("SLURM_ARRAY_TASK_ID"),
+        std::env::var("SLURM_ARRAY_TASK_COUNT"),
+    ) {
+        (Ok(i), Ok(n)) => Shard::parse(&format!("{i}/{n}"))
+            .map_err(|e| format!("from SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT: {e}")),
+        _ => Ok(Shard::WHOLE),
+    }
+}
+
+pub fn run(args: &RunArgs) -> ExitCode {
+    let grid = match Grid::load(&args.grid) {
+        Ok(g) => g,
+        Err(errors) => return crate::fail_all("invalid grid", &errors),
+    };
+    let shard = match shard_from(args) {
+        Ok(s) => s,
+        Err(e) => return crate::fail_all("bad shard", &[e]),
+    };
+    let out = args.out.clone().unwrap_or_else(|| default_out(&grid));
+    let store = Store::new(&out);
+    if let Err(e) = prepare_dir(&store, &grid, shard, args) {
+        return crate::fail_all("cannot use the output directory", &[e]);
+    }
+    match execute(&grid, &store, shard, args) {
+        Ok(code) => code,
+        Err(e) => crate::fail_all("sweep failed", &[e]),
+    }
+}
+
+/// Refuses a directory of another grid, and results of this shard of the
+/// same grid unless told what to do with them. Shards share a directory, so
+/// a shard only ever looks at (and deletes) its own files.
+fn prepare_dir(store: &Store, grid: &Grid, shard: Shard, args: &RunArgs) -> Result<(), String> {
+    let dir = store.root.display();
+    let manifests = store.manifests();
+    let own_parts = store.own_parts(shard).map_err(|e| format!("{dir}: {e}"))?;
+    let foreign = manifests
+        .iter()
+        .find(|(_, m)| m.fingerprint != grid.fingerprint());
+    if args.force && shard == Shard::WHOLE {
+        for sub in ["runs", "series", "analysis", "slurm"] {
+            let p = store.root.join(sub);
+            if p.exists() {
+                std::fs::remove_dir_all(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+            }
+        }
+        for (p, _) in &manifests {
+            std::fs::remove_file(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        }
+        return store.create_dirs().map_err(|e| format!("{dir}: {e}"));
+    }
+    if let Some((path, m)) = foreign {
+        let fix = if shard == Shard::WHOLE {
+            ", or --force to delete them"
+        } else {
+            " (or delete it first)"
+        };
+        return Err(format!(
+            "{dir} holds results of another grid (`{}` from {}, see {}); choose another --out{fix}",
+            m.grid_name,
+            m.grid_file,
+            path.display()
+        ));
+    }
+    if args.force {
+        store.remove_own(shard).map_err(|e| format!("{dir}: {e}"))?;
+    } else if !own_parts.is_empty() && !manifests.iter().any(|(_, m)| m.shard == shard) {
+        return Err(format!(
+            "{dir} holds run files but no manifest; choose another --out, or --force to delete them"
+        ));
+    } else if !own_parts.is_empty() && !args.resume {
+        return Err(format!(
+            "{dir} already holds {} part file(s) of this grid; to finish it: sweep run {} --out {dir} --resume{}  (or --force to start over)",
+            own_parts.len(),
+            grid.path.display(),
+            shard_flag(shard)
+        ));
+    }
+    store.create_dirs().map_err(|e| format!("{dir}: {e}"))
+}
+
+fn execute(grid: &Grid, store: &Store, shard: Shard, args: &RunArgs) -> Result<ExitCode, String> {
+    let cleaned = store.clean_incomplete(shard).map_err(|e| e.to_string())?;
+    if cleaned > 0 {
+        eprintln!("removed {cleaned} incomplete file(s) left by an interrupted run");
+    }
+    let done = store.done_runs()?;
+    let planned: Vec<u64> = (0..grid.runs()).filter(|i| shard.owns(*i)).collect();
+    let todo: Vec<u64> = planned
+        .par_iter()
+        .copied()
+        .filter(|&i| {
+            let (_, overrides, seed) = grid.run(i);
+            !done.contains(&Grid::run_id(&grid.point_id(&overrides), seed))
+        })
+        .collect();
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .map_err(|e| e.to_string())?;
+
+    let mut manifest = new_manifest(grid, shard, jobs, planned.len() as u64);
+    store.write_manifest(&manifest).map_err(|e| e.to_string())?;
+    let metadata = vec![
+        ("sweep.grid_name".to_string(), grid.name.clone()),
+        ("sweep.grid_sha256".to_string(), grid.sha256.clone()),
+        ("sweep.fingerprint".to_string(), grid.fingerprint()),
+        ("sweep.tool".to_string(), manifest.tool.clone()),
+        ("sweep.git_commit".to_string(), manifest.git_commit.clone()),
+        (
+            "sweep.shard".to_string(),
+            format!("{}/{}", shard.index, shard.count),
+        ),
+    ];
+    let layout = Layout::new(
+        grid.point_columns(),
+        &grid
+            .scenario(&grid.point(0))
+            .map_err(|_| "point 0 is invalid")?,
+    );
+
+    eprintln!(
+        "sweep {}: {} runs ({} points x {} seeds){}, {} already done, {} to run on {jobs} threads -> {}",
+        grid.name,
+        grid.runs(),
+        grid.points(),
+        grid.seeds.len(),
+        if shard == Shard::WHOLE {
+            String::new()
+        } else {
+            format!(", shard {}/{}: {}", shard.index, shard.count, planned.len())
+        },
+        planned.len() - todo.len(),
+        todo.len(),
+        store.root.display()
+    );
+    install_interrupt_handler();
+    std::panic::set_hook(Box::new(|info| {
+        LAST_PANIC.with(|p| *p.borrow_mut() = info.to_string())
+    }));
+
+    let started = Instant::now();
+    let mut progress = Progress::new(todo.len() as u64);
+    let mut failures: Vec<(u64, String)> = Vec::new();
+    let mut batch: Vec<Outcome> = Vec::new();
+    let mut next_part = store.next_part(shard).map_err(|e| e.to_string())?;
+    let mut last_flush = Instant::now();
+    let mut sim_ms = 0.0;
+    let mut write_error = None;
+    let (tx, rx) = mpsc::channel::<Outcome>();
+    std::thread::scope(|scope| {
+        let inject = args.inject_panic;
+        let todo = &todo;
+        scope.spawn(move || {
+            pool.install(|| {
+                todo.par_iter().for_each_with(tx, |tx, &i| {
+                    if !STOP.load(Ordering::Relaxed) {
+                        let _ = tx.send(execute_one(grid, i, inject == Some(i)));
+                    }
+                })
+            })
+        });
+        let batch_secs = Duration::from_secs_f64(args.batch_secs);
+        loop {
+            let received = rx.recv_timeout(Duration::from_millis(200));
+            let closed = matches!(received, Err(mpsc::RecvTimeoutError::Disconnected));
+            if let Ok(o) = received {
+                progress.record(o.result.is_err());
+                sim_ms += o.wall_ms;
+                if let Err(e) = &o.result {
+                    failures.push((o.index, e.clone()));
+                }
+                batch.push(o);
+            }
+            let due = batch.len() >= args.batch_runs
+                || (last_flush.elapsed() >= batch_secs && !batch.is_empty());
+            if (due || closed) && !batch.is_empty() && write_error.is_none() {
+                if let Err(e) = flush(store, &layout, shard, next_part, &mut batch, &metadata) {
+                    // Stop scheduling: nothing more could be saved.
+                    STOP.store(true, Ordering::Relaxed);
+                    write_error = Some(e);
+                }
+                next_part += 1;
+                last_flush = Instant::now();
+            }
+            if closed {
+                break;
+            }
+        }
+    });
+    progress.finish();
+    let _ = std::panic::take_hook();
+    if let Some(e) = write_error {
+        return Err(format!("writing results failed, sweep stopped: {e}"));
+    }
+
+    let wall = started.elapsed().as_secs_f64();
+    let interrupted = STOP.load(Ordering::Relaxed);
+    let (ok, failed, events) = count_runs(store, (shard != Shard::WHOLE).then_some(shard))?;
+    manifest.ok = ok;
+    manifest.failed = failed;
+    manifest.events_total = events;
+    manifest.finished_at = Some(now_rfc3339());
+    manifest.status = if interrupted {
+        "interrupted"
+    } else {
+        "complete"
+    }
+    .to_string();
+    store.write_manifest(&manifest).map_err(|e| e.to_string())?;
+
+    let ran = progress.done();
+    eprintln!(
+        "{ran} runs in {} ({:.1} runs/s on {jobs} threads; simulation {:.0}% of worker time)",
+        human_duration(wall),
+        ran as f64 / wall.max(1e-9),
+        100.0 * sim_ms / 1000.0 / (wall * jobs as f64).max(1e-9)
+    );
+    if !failures.is_empty() {
+        failures.sort();
+        eprintln!("{} run(s) failed:", failures.len());
+        for (i, e) in failures.iter().take(20) {
+            eprintln!("  run {i}: {e}");
+        }
+        if failures.len() > 20 {
+            eprintln!(
+                "  ... and {} more (status = 'failed' in the runs table)",
+                failures.len() - 20
+            );
+        }
+    }
+    let dir = store.root.display();
+    if interrupted {
+        eprintln!(
+            "interrupted: {} of {} runs are written. Resume with:",
+            ok + failed,
+            planned.len()
+        );
+        eprintln!(
+            "  sweep run {} --out {dir} --resume{}",
+            grid.path.display(),
+            shard_flag(shard)
+        );
+        return Ok(ExitCode::from(130));
+    }
+    println!(
+        "results: {dir}/runs/*.parquet ({ok} ok, {failed} failed), {dir}/series/*.parquet, {dir}/manifest.json"
+    );
+    if shard != Shard::WHOLE {
+        println!(
+            "shard {}/{} done; when all shards are: sweep merge {dir}",
+            shard.index, shard.count
+        );
+    } else if !args.no_report {
+        crate::report::write_report(store)?;
+    }
+    Ok(if failed > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn shard_flag(shard: Shard) -> String {
+    if shard == Shard::WHOLE {
+        String::new()
+    } else {
+        format!(" --shard {}/{}", shard.index, shard.count)
+    }
+}
+
+fn flush(
+    store: &Store,
+    layout: &Layout,
+    shard: Shard,
+    part: u64,
+    batch: &mut Vec<Outcome>,
+    metadata: &[(String, String)],
+) -> Result<(), String> {
+    batch.sort_by_key(|o| o.index);
+    let mut runs = layout.runs_frame(batch).map_err(|e| e.to_string())?;
+    let mut series = layout.series_frame(batch).map_err(|e| e.to_string())?;
+    store.write_batch(shard, part, &mut runs, &mut series, metadata)?;
+    batch.clear();
+    Ok(())
+}
+
+/// One run, isolated: an invalid point, an exceeded event budget or a panic
+/// becomes a failed outcome with its message.
+fn execute_one(grid: &Grid, index: u64, inject_panic: bool) -> Outcome {
+    let (_, point, seed) = grid.run(index);
+    let point_id = grid.point_id(&point);
+    let run_id = Grid::run_id(&point_id, seed);
+    let started = Instant::now();
+    let result = match grid.scenario(&point) {
+        Err(errors) => Err(errors
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ")),
+        Ok(scenario) => std::panic::catch_unwind(|| {
+            if inject_panic {
+                panic!("injected panic (test)");
+            }
+            sim_core::run(&scenario, seed)
+        })
+        .map_err(|_| format!("panicked: {}", LAST_PANIC.with(|p| p.borrow().clone())))
+        .and_then(|r| r.map_err(|e| e.to_string())),
+    };
+    Outcome {
+        index,
+        run_id,
+        point_id,
+        seed,
+        point,
+        wall_ms: started.elapsed().as_secs_f64() * 1000.0,
+        result,
+    }
+}
+
+fn install_interrupt_handler() {
+    // Only the first sweep in a process installs it (tests run several).
+    static INSTALLED: AtomicBool = AtomicBool::new(false);
+    if INSTALLED.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    let _ = ctrlc::set_handler(|| {
+        if INTERRUPTS.fetch_add(1, Ordering::SeqCst) == 0 {
+            STOP.store(true, Ordering::SeqCst);
+            eprintln!(
+                "\ninterrupt: finishing the runs in progress and writing them (Ctrl-C again to abort now)"
+            );
+        } else {
+            std::process::exit(130);
+        }
+    });
+}
+
+pub fn new_manifest(grid: &Grid, shard: Shard, threads: usize, planned: u64) -> Manifest {
+    Manifest {
+        tool: format!("sweep {}", env!("CARGO_PKG_VERSION")),
+        git_commit: env!("SWEEP_GIT_COMMIT").to_string(),
+        grid_name: grid.name.clone(),
+        grid_file: grid.path.display().to_string(),
+        grid_sha256: grid.sha256.clone(),
+        grid_text: grid.text.clone(),
+        scenario: grid.scenario_ref.clone(),
+        scenario_id: grid.scenario_id.clone(),
+        fingerprint: grid.fingerprint(),
+        shard,
+        host: hostname(),
+        threads,
+        started_at: now_rfc3339(),
+        finished_at: None,
+        status: "running".to_string(),
+        axes: grid
+            .dimensions
+            .iter()
+            .flat_map(|d| d.paths.clone())
+            .collect(),
+        fixed: grid.fixed.iter().map(|(k, _)| k.clone()).collect(),
+        planned,
+        ok: 0,
+        failed: 0,
+        events_total: 0,
+        command: std::env::args().collect(),
+    }
+}
+
+pub fn now_rfc3339() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .or_else(|_| std::env::var("HOSTNAME"))
+        .unwrap_or_else(|_| "unknown".to_string())
+}
