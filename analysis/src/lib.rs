@@ -3,6 +3,10 @@
 //! Reads lazily with polars (only the columns it needs), so the size of a
 //! sweep is bounded by disk, not memory. Writes under `OUT_DIR/analysis/`.
 
+pub mod plots;
+pub mod sensitivity;
+pub mod stats;
+
 use polars::prelude::*;
 use std::fs::File;
 use std::path::Path;

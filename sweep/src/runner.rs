@@ -284,10 +284,14 @@ fn execute(grid: &Grid, store: &Store, shard: Shard, args: &RunArgs) -> Result<E
 
     let ran = progress.done();
     eprintln!(
-        "{ran} runs in {} ({:.1} runs/s on {jobs} threads; simulation {:.0}% of worker time)",
+        "{ran} runs in {} ({:.1} runs/s on {jobs} threads; simulation {:.0}% of worker time; peak RSS {})",
         human_duration(wall),
         ran as f64 / wall.max(1e-9),
-        100.0 * sim_ms / 1000.0 / (wall * jobs as f64).max(1e-9)
+        100.0 * sim_ms / 1000.0 / (wall * jobs as f64).max(1e-9),
+        peak_rss().map_or("unknown".to_string(), |kb| format!(
+            "{:.0} MB",
+            kb as f64 / 1024.0
+        ))
     );
     if !failures.is_empty() {
         failures.sort();
@@ -442,6 +446,13 @@ pub fn new_manifest(grid: &Grid, shard: Shard, threads: usize, planned: u64) -> 
 
 pub fn now_rfc3339() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+/// Peak resident set size in KiB (Linux: VmHWM).
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 fn hostname() -> String {

@@ -1,0 +1,85 @@
+"""Reads a sweep's output the way a notebook would, with polars, pandas
+(pyarrow) and DuckDB, and checks it against the Rust side's manifest.
+
+Usage: python ci/read_output.py OUT_DIR
+"""
+
+import json
+import sys
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import polars as pl
+
+out = Path(sys.argv[1])
+manifest = json.loads((out / "manifest.json").read_text())
+runs_glob = str(out / "runs" / "*.parquet")
+series_glob = str(out / "series" / "*.parquet")
+planned, ok, failed = manifest["planned"], manifest["ok"], manifest["failed"]
+events_total = manifest["events_total"]
+failures = []
+
+
+def check(what, got, want):
+    status = "ok " if got == want else "BAD"
+    print(f"  [{status}] {what}: {got!r} (want {want!r})")
+    if got != want:
+        failures.append(what)
+
+
+expected_columns = {
+    "run_id": "str",
+    "point_id": "str",
+    "seed": "int",
+    "status": "str",
+    "error": "str",
+    "events": "int",
+    "wall_ms": "float",
+    "recovered": "bool",
+    "recovery_s": "float",
+    "success_rate_after": "float",
+    "svc_b_arrivals": "int",
+}
+
+print(f"polars {pl.__version__}")
+runs = pl.read_parquet(runs_glob)
+series = pl.scan_parquet(series_glob).select(pl.len()).collect().item()
+series_runs = pl.scan_parquet(series_glob).select(pl.col("run_id").n_unique()).collect().item()
+check("polars: runs rows", runs.height, planned)
+check("polars: ok runs", runs.filter(pl.col("status") == "ok").height, ok)
+check("polars: sum(events) of ok runs", int(runs.filter(pl.col("status") == "ok")["events"].sum()), events_total)
+check("polars: series covers every ok run", series_runs, ok)
+kinds = {
+    "str": lambda t: t == pl.String,
+    "int": lambda t: t.is_integer(),
+    "float": lambda t: t.is_float(),
+    "bool": lambda t: t == pl.Boolean,
+}
+for col, kind in expected_columns.items():
+    check(f"polars: column {col} is {kind}", col in runs.columns and kinds[kind](runs.schema[col]), True)
+for axis in manifest["axes"] + manifest["fixed"]:
+    check(f"polars: axis column {axis}", axis in runs.columns, True)
+
+print(f"pandas {pd.__version__}")
+frame = pd.concat([pd.read_parquet(p) for p in sorted((out / "runs").glob("*.parquet"))])
+check("pandas: runs rows", len(frame), planned)
+check("pandas: failed runs", int((frame["status"] == "failed").sum()), failed)
+check("pandas: sum(events) of ok runs", int(frame.loc[frame["status"] == "ok", "events"].sum()), events_total)
+check("pandas: run_id unique", frame["run_id"].is_unique, True)
+
+print(f"duckdb {duckdb.__version__}")
+con = duckdb.connect()
+rows = con.execute(f"select count(*), count(distinct run_id) from read_parquet('{runs_glob}')").fetchall()
+check("duckdb: runs rows, distinct ids", rows[0], (planned, planned))
+events = con.execute(f"select sum(events) from read_parquet('{runs_glob}') where status = 'ok'").fetchall()
+check("duckdb: sum(events) of ok runs", int(events[0][0] or 0), events_total)
+joined = con.execute(
+    f"select count(*) from read_parquet('{series_glob}') s join read_parquet('{runs_glob}') r using (run_id)"
+).fetchall()
+check("duckdb: every series row joins its run", joined[0][0], series)
+
+if failures:
+    print(f"FAIL: {len(failures)} check(s) failed: {', '.join(failures)}")
+    sys.exit(1)
+print("PASS: polars, pandas and duckdb read the sweep and agree with the manifest")

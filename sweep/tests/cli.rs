@@ -1,0 +1,566 @@
+//! End-to-end behaviour of the `sweep` binary: determinism across threads
+//! and shards, surviving kill -9, failure isolation, and the errors a user
+//! sees for bad grids and output directories.
+
+use polars::prelude::*;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+fn sweep(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sweep"))
+        .args(args)
+        .output()
+        .expect("sweep runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+fn tempdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("sweep-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn write_grid(dir: &Path, text: &str) -> String {
+    let p = dir.join("grid.toml");
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+/// A grid of short runs (4 s of arrivals) with `seeds` seeds.
+fn small_grid(seeds: u32) -> String {
+    format!(
+        r#"name = "small"
+scenario = "ch37"
+seeds = {{ first = 1, count = {seeds} }}
+[set]
+"client.duration_s" = 4
+horizon_s = 5
+"svc_b.slow.start_s" = 1
+[axes]
+strategy = ["naive", "protected"]
+"svc_b.queue_cap" = [16, "unbounded"]
+[[zip]]
+"svc_a.attempt_timeout_s" = [0.2, 0.5]
+"svc_a.max_retries" = [2, 1]
+"#
+    )
+}
+
+fn runs_table(dir: &Path) -> DataFrame {
+    let mut all: Option<DataFrame> = None;
+    let mut parts: Vec<_> = std::fs::read_dir(dir.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    parts.sort();
+    for p in parts
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
+    {
+        let df = ParquetReader::new(std::fs::File::open(p).unwrap())
+            .finish()
+            .unwrap();
+        match &mut all {
+            None => all = Some(df),
+            Some(a) => {
+                a.vstack_mut_owned(df).unwrap();
+            }
+        }
+    }
+    all.expect("some runs")
+}
+
+fn assert_same(a: &Path, b: &Path) {
+    let o = sweep(&[
+        "compare",
+        &a.display().to_string(),
+        &b.display().to_string(),
+    ]);
+    assert!(
+        o.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        stderr(&o)
+    );
+}
+
+#[test]
+fn runs_table_is_identical_across_threads_and_shards() {
+    let dir = tempdir("determinism");
+    let grid = write_grid(&dir, &small_grid(3));
+    let out = |n: &str| dir.join(n).display().to_string();
+    for (name, jobs) in [("j1", "1"), ("j2", "2")] {
+        let o = sweep(&[
+            "run",
+            &grid,
+            "--out",
+            &out(name),
+            "--jobs",
+            jobs,
+            "--no-report",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    for i in 0..3 {
+        let shard = format!("{i}/3");
+        let o = sweep(&[
+            "run",
+            &grid,
+            "--out",
+            &out("sharded"),
+            "--shard",
+            &shard,
+            "--no-report",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    // Merging before the last shard would have been refused; now it checks
+    // completeness and uniqueness.
+    let o = sweep(&["merge", &out("sharded"), "--no-report"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_same(&dir.join("j1"), &dir.join("j2"));
+    assert_same(&dir.join("j1"), &dir.join("sharded"));
+    let t = runs_table(&dir.join("j1"));
+    assert_eq!(t.height(), 24);
+    // A different seed list is a different table: compare can fail.
+    let other = write_grid(&dir, &small_grid(3).replace("first = 1", "first = 2"));
+    let o = sweep(&["run", &other, "--out", &out("other"), "--no-report"]);
+    assert!(o.status.success());
+    assert!(
+        !sweep(&["compare", &out("j1"), &out("other")])
+            .status
+            .success()
+    );
+}
+
+#[test]
+fn merge_refuses_missing_shards() {
+    let dir = tempdir("merge");
+    let grid = write_grid(&dir, &small_grid(1));
+    let out = dir.join("o").display().to_string();
+    assert!(
+        sweep(&["run", &grid, "--out", &out, "--shard", "0/2", "--no-report"])
+            .status
+            .success()
+    );
+    let o = sweep(&["merge", &out, "--no-report"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("shard 1/2 has no manifest"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn kill_9_then_resume_gives_the_uninterrupted_table() {
+    let dir = tempdir("kill");
+    let grid = write_grid(&dir, &small_grid(150)); // 1200 runs
+    let out = dir.join("killed");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sweep"))
+        .args([
+            "run",
+            &grid,
+            "--out",
+            &out.display().to_string(),
+            "--jobs",
+            "1",
+            "--no-report",
+        ])
+        .args(["--batch-runs", "20", "--batch-secs", "0.05"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let parts = || {
+        std::fs::read_dir(out.join("runs"))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    };
+    while parts() < 3 {
+        assert!(Instant::now() < deadline, "no part written");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let written = runs_table(&out).height();
+    assert!(
+        written > 0 && written < 1200,
+        "killed mid-way: {written} rows"
+    );
+
+    let again = sweep(&[
+        "run",
+        &grid,
+        "--out",
+        &out.display().to_string(),
+        "--no-report",
+    ]);
+    assert!(!again.status.success());
+    assert!(stderr(&again).contains("--resume"), "{}", stderr(&again));
+    let resumed = sweep(&[
+        "run",
+        &grid,
+        "--out",
+        &out.display().to_string(),
+        "--resume",
+        "--no-report",
+    ]);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    assert!(
+        stderr(&resumed).contains(&format!("{written} already done")),
+        "{}",
+        stderr(&resumed)
+    );
+
+    let full = dir.join("full");
+    assert!(
+        sweep(&[
+            "run",
+            &grid,
+            "--out",
+            &full.display().to_string(),
+            "--no-report"
+        ])
+        .status
+        .success()
+    );
+    assert_same(&out, &full);
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["status"], "complete");
+    assert_eq!(manifest["ok"], 1200);
+}
+
+#[test]
+fn failed_runs_are_recorded_and_the_sweep_goes_on() {
+    let dir = tempdir("failures");
+    let grid = write_grid(
+        &dir,
+        r#"name = "failing"
+scenario = "ch37"
+seeds = [1, 2]
+[set]
+"client.duration_s" = 3
+horizon_s = 4
+[axes]
+max_events = [500, 100000000]
+"#,
+    );
+    let out = dir.join("o");
+    let o = sweep(&[
+        "run",
+        &grid,
+        "--out",
+        &out.display().to_string(),
+        "--inject-panic",
+        "3",
+        "--no-report",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "some runs failed: exit 1\n{}",
+        stderr(&o)
+    );
+    let err = stderr(&o);
+    assert!(err.contains("3 run(s) failed"), "{err}");
+    assert!(err.contains("event budget exceeded"), "{err}");
+    assert!(err.contains("injected panic"), "{err}");
+    let t = runs_table(&out)
+        .sort(["run_index"], Default::default())
+        .unwrap();
+    let status: Vec<_> = t
+        .column("status")
+        .unwrap()
+        .str()
+        .unwrap()
+        .iter()
+        .map(|s| s.unwrap().to_string())
+        .collect();
+    assert_eq!(status, ["failed", "failed", "ok", "failed"]);
+    let error = t.column("error").unwrap().str().unwrap();
+    assert!(
+        error
+            .get(0)
+            .unwrap()
+            .contains("event budget exceeded: more than 500 events")
+    );
+    assert!(error.get(3).unwrap().contains("panicked"));
+    assert_eq!(error.get(2), None);
+    // Metrics of failed runs are null, not zero.
+    assert_eq!(t.column("users").unwrap().null_count(), 3);
+}
+
+#[test]
+fn columns_are_typed() {
+    let dir = tempdir("types");
+    let grid = write_grid(&dir, &small_grid(1));
+    let out = dir.join("o");
+    assert!(
+        sweep(&[
+            "run",
+            &grid,
+            "--out",
+            &out.display().to_string(),
+            "--no-report"
+        ])
+        .status
+        .success()
+    );
+    let t = runs_table(&out);
+    let dtype = |c: &str| t.column(c).unwrap().dtype().clone();
+    assert_eq!(dtype("seed"), DataType::UInt64);
+    assert_eq!(dtype("strategy"), DataType::String);
+    assert_eq!(dtype("svc_b.queue_cap"), DataType::Int64);
+    assert_eq!(dtype("svc_a.attempt_timeout_s"), DataType::Float64);
+    assert_eq!(dtype("horizon_s"), DataType::Float64);
+    assert_eq!(dtype("recovered"), DataType::Boolean);
+    assert_eq!(dtype("recovery_s"), DataType::Float64);
+    assert_eq!(dtype("svc_b_arrivals"), DataType::UInt64);
+    // "unbounded" is null.
+    assert_eq!(t.column("svc_b.queue_cap").unwrap().null_count(), 4);
+    let ids = t.column("run_id").unwrap();
+    assert_eq!(ids.n_unique().unwrap(), 8);
+    let series = ParquetReader::new(
+        std::fs::File::open(out.join("series").join("part-s0of1-000000.parquet")).unwrap(),
+    )
+    .finish()
+    .unwrap();
+    assert_eq!(series.height(), 8 * 5, "5 seconds per run");
+    assert!(series.column("svc_b_queue_len").is_ok());
+}
+
+#[test]
+fn bad_grids_report_every_error_with_file_key_and_reason() {
+    let dir = tempdir("badgrid");
+    let grid = write_grid(
+        &dir,
+        r#"name = "bad"
+scenario = "ch37"
+seeds = [1, 1]
+[set]
+"svc_b.queue_cpa" = 3
+[axes]
+strategy = ["naive", "fastest"]
+"svc_b.slots" = []
+"svc_a.max_retries" = [1, "two"]
+"client.rate_per_s" = [100]
+[[zip]]
+"svc_a.attempt_timeout_s" = [0.2, 0.3]
+"client.rate_per_s" = [1, 2, 3]
+"#,
+    );
+    let o = sweep(&["run", &grid]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    for expected in [
+        "grid.toml: seeds: seed 1 appears twice",
+        "grid.toml: axes.\"svc_b.slots\": empty axis",
+        "grid.toml: zip[0]: zipped lists must have equal length: \"svc_a.attempt_timeout_s\" has 2, \"client.rate_per_s\" has 3",
+    ] {
+        assert!(err.contains(expected), "missing `{expected}` in:\n{err}");
+    }
+    // Fix the structural errors: the value errors are then all reported.
+    let grid = write_grid(
+        &dir,
+        r#"name = "bad"
+scenario = "ch37"
+seeds = [1]
+[set]
+"svc_b.queue_cpa" = 3
+[axes]
+strategy = ["naive", "fastest"]
+"svc_a.max_retries" = [1, "two"]
+"client.rate_per_s" = [100]
+[[zip]]
+"svc_a.attempt_timeout_s" = [0.2, -0.3]
+"client.rate_per_s" = [1, 2]
+"#,
+    );
+    let err = stderr(&sweep(&["plan", &grid]));
+    for expected in [
+        "grid.toml: \"client.rate_per_s\": duplicate axis",
+        "grid.toml: set.\"svc_b.queue_cpa\" = 3: unknown parameter; did you mean `svc_b.queue_cap`?",
+        "grid.toml: axes.\"strategy\" = \"fastest\": unknown strategy `fastest`",
+        "grid.toml: axes.\"svc_a.max_retries\" = \"two\": expected an integer, got string \"two\"",
+    ] {
+        assert!(err.contains(expected), "missing `{expected}` in:\n{err}");
+    }
+    let grid = write_grid(
+        &dir,
+        r#"name = "bad"
+scenario = "ch37"
+seeds = [1]
+[axes]
+"svc_a.attempt_timeout_s" = [0.2, -0.3]
+"#,
+    );
+    let err = stderr(&sweep(&["plan", &grid]));
+    assert!(
+        err.contains("grid.toml: point 1 (svc_a.attempt_timeout_s=-0.3): svc_a.attempt_timeout_s: must be > 0"),
+        "{err}"
+    );
+    let err = stderr(&sweep(&[
+        "plan",
+        &dir.join("nope.toml").display().to_string(),
+    ]));
+    assert!(err.contains("nope.toml: cannot read"), "{err}");
+    let grid = write_grid(
+        &dir,
+        "name = \"x\"\nscenario = \"ch37\"\nseeds = [1]\n[axis]\nstrategy = [\"naive\"]\n",
+    );
+    let err = stderr(&sweep(&["plan", &grid]));
+    assert!(
+        err.contains("grid.toml") && err.contains("unknown field `axis`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_output_directory_of_another_grid_is_refused() {
+    let dir = tempdir("guard");
+    let grid = write_grid(&dir, &small_grid(1));
+    let out = dir.join("o").display().to_string();
+    assert!(
+        sweep(&["run", &grid, "--out", &out, "--no-report"])
+            .status
+            .success()
+    );
+    let other = dir.join("other.toml");
+    std::fs::write(&other, small_grid(2)).unwrap();
+    let o = sweep(&[
+        "run",
+        &other.display().to_string(),
+        "--out",
+        &out,
+        "--no-report",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("holds results of another grid"),
+        "{}",
+        stderr(&o)
+    );
+    let o = sweep(&[
+        "run",
+        &other.display().to_string(),
+        "--out",
+        &out,
+        "--force",
+        "--no-report",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(runs_table(Path::new(&out)).height(), 16);
+}
+
+#[test]
+fn slurm_script_runs_each_task_as_a_shard() {
+    let dir = tempdir("slurm");
+    let grid = write_grid(&dir, &small_grid(1));
+    let out = dir.join("o").display().to_string();
+    let o = sweep(&[
+        "slurm",
+        &grid,
+        "--tasks",
+        "4",
+        "--out",
+        &out,
+        "--sbatch-arg=--time=10",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let path = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .last()
+        .unwrap()
+        .to_string();
+    let script = std::fs::read_to_string(&path).unwrap();
+    assert!(script.contains("#SBATCH --array=0-3"), "{script}");
+    assert!(script.contains("#SBATCH --time=10"), "{script}");
+    assert!(
+        script.contains("--shard \"${SLURM_ARRAY_TASK_ID}/4\" --resume --no-report"),
+        "{script}"
+    );
+}
+
+#[test]
+fn shard_comes_from_slurm_environment() {
+    let dir = tempdir("slurmenv");
+    let grid = write_grid(&dir, &small_grid(1));
+    let out = dir.join("o").display().to_string();
+    let o = Command::new(env!("CARGO_BIN_EXE_sweep"))
+        .args(["run", &grid, "--out", &out, "--no-report"])
+        .env("SLURM_ARRAY_TASK_ID", "1")
+        .env("SLURM_ARRAY_TASK_COUNT", "4")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(Path::new(&out).join("manifest-s1of4.json").exists());
+    assert_eq!(runs_table(Path::new(&out)).height(), 2);
+}
+
+#[test]
+fn ctrl_c_writes_what_is_done_and_says_how_to_resume() {
+    let dir = tempdir("sigint");
+    let grid = write_grid(&dir, &small_grid(150));
+    let out = dir.join("o");
+    let child = Command::new(env!("CARGO_BIN_EXE_sweep"))
+        .args([
+            "run",
+            &grid,
+            "--out",
+            &out.display().to_string(),
+            "--jobs",
+            "1",
+            "--no-report",
+        ])
+        .args(["--batch-runs", "20", "--batch-secs", "0.05"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::fs::read_dir(out.join("runs"))
+        .map(|d| d.count())
+        .unwrap_or(0)
+        < 2
+    {
+        assert!(Instant::now() < deadline, "no part written");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(
+        err.contains("Resume with:") && err.contains("--resume"),
+        "{err}"
+    );
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["status"], "interrupted");
+    let written = runs_table(&out).height() as u64;
+    assert_eq!(
+        manifest["ok"].as_u64().unwrap(),
+        written,
+        "every finished run was written"
+    );
+    let resumed = sweep(&[
+        "run",
+        &grid,
+        "--out",
+        &out.display().to_string(),
+        "--resume",
+        "--no-report",
+    ]);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    assert_eq!(runs_table(&out).height(), 1200);
+}
