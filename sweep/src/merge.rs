@@ -42,10 +42,10 @@ pub fn merge(args: &MergeArgs) -> ExitCode {
                 m.failed,
                 target.display()
             );
-            if !args.no_report {
-                if let Err(e) = crate::report::write_report(&Store::new(&target)) {
-                    return crate::fail_all("report", &[e]);
-                }
+            if !args.no_report
+                && let Err(e) = crate::report::write_report(&Store::new(&target))
+            {
+                return crate::fail_all("report", &[e]);
             }
             ExitCode::SUCCESS
         }

@@ -159,7 +159,7 @@ impl Layout {
             Column::new("failures".into(), flat(&|r, s| r.series.failures[s])),
         ];
         for (t, name) in self.tiers.iter().enumerate() {
-            let tier_cols: [(&str, fn(&sim_core::result::TierSeries) -> &Vec<u64>); 6] = [
+            let tier_cols: [(&str, SeriesColumn); 6] = [
                 ("arrivals", |x| &x.arrivals),
                 ("admitted", |x| &x.admitted),
                 ("completed", |x| &x.completed),
@@ -177,6 +177,9 @@ impl Layout {
         DataFrame::new(rows, cols)
     }
 }
+
+/// One per-second counter of a tier.
+type SeriesColumn = fn(&sim_core::result::TierSeries) -> &Vec<u64>;
 
 /// An override column typed by its parameter's kind; `"unbounded"` caps are null.
 fn point_column<'a>(
