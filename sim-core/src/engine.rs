@@ -675,6 +675,7 @@ impl Sim<'_> {
             window_end_s: nanos_to_secs(self.m.window.1),
             horizon_s: nanos_to_secs(self.m.horizon),
             recovery_s,
+            recovery_censor_s: self.recovery_censor_s(),
             success_latency_median_s: secs(nearest_rank(&mut self.ok_latencies, 0.5)),
             success_latency_p99_s: secs(nearest_rank(&mut self.ok_latencies, 0.99)),
             failed_latency_median_s: secs(nearest_rank(&mut self.failed_latencies, 0.5)),
@@ -682,6 +683,13 @@ impl Sim<'_> {
             callers: self.callers.into_iter().map(|c| c.stats).collect(),
             series: self.series,
         }
+    }
+
+    /// One second past the last recovery time [`Sim::recovery_s`] can find.
+    fn recovery_censor_s(&self) -> f64 {
+        let width = self.m.recovery_window.div_ceil(NANOS_PER_SEC).max(1) * NANOS_PER_SEC;
+        let last_start = self.m.arrivals_end.saturating_sub(width) / NANOS_PER_SEC * NANOS_PER_SEC;
+        (nanos_to_secs(last_start) - nanos_to_secs(self.m.window.1)).max(-1.0) + 1.0
     }
 
     /// R2: the first whole second `t >= window end` whose arrivals in

@@ -21,6 +21,10 @@ pub struct RunResult {
     pub horizon_s: f64,
     /// R2: `None` means not recovered.
     pub recovery_s: Option<f64>,
+    /// The smallest recovery time this run could not observe (arrivals end
+    /// too soon after it): what "not recovered" is counted as where a number
+    /// is needed.
+    pub recovery_censor_s: f64,
     pub success_latency_median_s: Option<f64>,
     pub success_latency_p99_s: Option<f64>,
     /// Finished failed users only (the unfinished have no latency yet).
@@ -201,6 +205,10 @@ impl RunResult {
         put("window_end_s".into(), Real(self.window_end_s));
         put("recovered".into(), Flag(self.recovery_s.is_some()));
         put("recovery_s".into(), MaybeReal(self.recovery_s));
+        put(
+            "recovery_censored_s".into(),
+            Real(self.recovery_s.unwrap_or(self.recovery_censor_s)),
+        );
         put("goodput".into(), MaybeReal(self.goodput()));
         put("wasted_share".into(), MaybeReal(self.wasted_share()));
         put(

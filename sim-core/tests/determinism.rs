@@ -43,10 +43,19 @@ fn common_random_numbers_give_every_strategy_the_same_arrivals() {
     assert!(arrivals.windows(2).all(|w| w[0] == w[1]));
 }
 
-/// FNV-1a over the JSON of all metrics and series: any change of a single
-/// count or bit of a float changes it.
+/// FNV-1a over the values of the pinned metrics (those named in
+/// `pinned_metric_names.txt`, so that adding a metric does not move the pin)
+/// and over the per-second series.
 fn fingerprint(r: &sim_core::RunResult) -> u64 {
-    let text = format!("{:?}|{:?}", r.metrics(), r.series);
+    let names: Vec<&str> = include_str!("pinned_metric_names.txt").lines().collect();
+    let pinned: Vec<String> = r
+        .metrics()
+        .into_iter()
+        .filter(|m| names.contains(&m.name.as_str()))
+        .map(|m| format!("{}={:?}", m.name, m.value))
+        .collect();
+    assert_eq!(pinned.len(), names.len(), "a pinned metric disappeared");
+    let text = format!("{pinned:?}|{:?}", r.series);
     sim_core::random::fnv1a(text.as_bytes())
 }
 

@@ -34,6 +34,10 @@ fn naive_never_recovers_whatever_the_window() {
                 seed,
             );
             assert_eq!(r.recovery_s, None, "window {window} s, seed {seed}");
+            // Counted as the first recovery time the run could not observe:
+            // arrivals end (60) - recovery window (3) - window end + 1.
+            let end: f64 = 10.0 + window.parse::<f64>().unwrap();
+            assert_eq!(real(&r, "recovery_censored_s"), Some(58.0 - end));
             assert!(real(&r, "success_rate_before").unwrap() >= 0.99);
         }
     }
