@@ -1,1 +1,1366 @@
-//! Being written.
+//! Plots for the report: time bands, heatmaps and sensitivity bars.
+//!
+//! Every plot is written twice, as `<stem>.svg` and `<stem>.png` (the
+//! extensions are appended to the stem, so a stem such as `p_0.5` keeps its
+//! dot); missing parent directories are created. If drawing fails, both
+//! files are removed rather than left truncated.
+//!
+//! Text needs a font and the machine may have none installed, so DejaVu Sans
+//! (regular and bold, embedded by the `dejavu` crate) is registered with
+//! plotters as `"sans-serif"` once per process, before the first plot.
+//!
+//! Empty inputs (no bands, no panels, no levels, or no finite point at all)
+//! and inconsistent shapes return `Err` with a message and write no file;
+//! missing or non-finite single values are skipped (or shown grey in
+//! heatmaps) instead.
+
+use plotters::coord::Shift;
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// One series of a time plot: per x, the median and the interquartile range
+/// over seeds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Band {
+    /// The series name shown in the legend.
+    pub label: String,
+    /// The points, in any order (they are sorted by x before drawing).
+    pub points: Vec<BandPoint>,
+}
+
+/// One x of a [`Band`]: the median over seeds and its quartiles.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BandPoint {
+    /// Position on the x axis (e.g. simulated time in seconds).
+    pub x: f64,
+    /// Median over seeds; a non-finite median breaks the line.
+    pub median: f64,
+    /// 25th percentile over seeds (lower edge of the band).
+    pub q25: f64,
+    /// 75th percentile over seeds (upper edge of the band).
+    pub q75: f64,
+}
+
+/// One panel of [`heatmaps`]: a grid of values over the x and y levels.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeatPanel {
+    /// The panel's title (e.g. the strategy).
+    pub title: String,
+    /// `values[y][x]`, indexed like `y_levels` and `x_levels`; `None` (or a
+    /// non-finite value) is a missing cell, drawn grey.
+    pub values: Vec<Vec<Option<f64>>>,
+}
+
+/// One panel of [`sensitivity_bars`]: the Sobol indices of one metric.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexBars {
+    /// The metric the indices are about (the panel's title).
+    pub metric: String,
+    /// The input axes, one group of bars each.
+    pub axes: Vec<String>,
+    /// First-order index per axis.
+    pub s1: Vec<f64>,
+    /// Confidence half-width of `s1` per axis; NaN draws no error bar.
+    pub s1_conf: Vec<f64>,
+    /// Total-order index per axis.
+    pub st: Vec<f64>,
+    /// Confidence half-width of `st` per axis; NaN draws no error bar.
+    pub st_conf: Vec<f64>,
+}
+
+/// The font family every text uses, registered by [`ensure_fonts`].
+const FONT: &str = "sans-serif";
+/// Size of the time and sensitivity plots, in pixels.
+const SIZE: (u32, u32) = (1000, 600);
+/// Tableau 10: distinct, colour-blind-friendlier series colours.
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+/// Fill of missing heatmap cells.
+const MISSING: RGBColor = RGBColor(190, 190, 190);
+/// Colour of the first-order bars.
+const S1_COLOR: RGBColor = PALETTE[0];
+/// Colour of the total-order bars.
+const ST_COLOR: RGBColor = PALETTE[1];
+
+/// Registers DejaVu Sans (regular and bold) as `"sans-serif"`, once.
+fn ensure_fonts() -> Result<(), String> {
+    static DONE: OnceLock<Result<(), String>> = OnceLock::new();
+    DONE.get_or_init(|| {
+        for (style, bytes) in [
+            (FontStyle::Normal, dejavu::sans::regular()),
+            (FontStyle::Bold, dejavu::sans::bold()),
+        ] {
+            plotters::style::register_font(FONT, style, bytes)
+                .map_err(|_| format!("cannot register DejaVu Sans ({}) font", style.as_str()))?;
+        }
+        Ok(())
+    })
+    .clone()
+}
+
+/// `stem.svg` and `stem.png` (appended, not replacing an extension);
+/// creates the parent directory.
+fn output_paths(stem: &Path) -> Result<(PathBuf, PathBuf), String> {
+    if stem.as_os_str().is_empty() {
+        return Err("empty output path".to_string());
+    }
+    if let Some(parent) = stem.parent()
+        && !parent.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    }
+    let with = |ext: &str| {
+        let mut s = stem.as_os_str().to_owned();
+        s.push(".");
+        s.push(ext);
+        PathBuf::from(s)
+    };
+    Ok((with("svg"), with("png")))
+}
+
+/// Converts a drawing error to a message.
+fn de<E: std::error::Error + Send + Sync>(e: DrawingAreaErrorKind<E>) -> String {
+    format!("drawing failed: {e}")
+}
+
+/// Runs `$draw` (an expression using the drawing area `$root`) once on an
+/// SVG and once on a PNG backend of `$size`; removes both files on error.
+macro_rules! render_both {
+    ($stem:expr, $size:expr, |$root:ident| $draw:expr) => {{
+        ensure_fonts()?;
+        let (svg, png) = output_paths($stem)?;
+        let size: (u32, u32) = $size;
+        let result = (|| -> Result<(), String> {
+            {
+                let $root = SVGBackend::new(&svg, size).into_drawing_area();
+                $draw?;
+                $root
+                    .present()
+                    .map_err(|e| format!("{}: {e}", svg.display()))?;
+            }
+            {
+                let $root = BitMapBackend::new(&png, size).into_drawing_area();
+                $draw?;
+                $root
+                    .present()
+                    .map_err(|e| format!("{}: {e}", png.display()))?;
+            }
+            Ok(())
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&svg);
+            let _ = std::fs::remove_file(&png);
+        }
+        result
+    }};
+}
+
+/// A text style in the plot font.
+fn text(size: f64) -> TextStyle<'static> {
+    (FONT, size).into_font().color(&BLACK)
+}
+
+/// A bold text style in the plot font.
+fn bold(size: f64) -> TextStyle<'static> {
+    // `FontDesc::style` keeps the regular glyphs: build the bold font anew.
+    (FONT, size, FontStyle::Bold).into_font().color(&BLACK)
+}
+
+/// Fills the background and draws the title; returns the area below it.
+fn titled<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+) -> Result<DrawingArea<DB, Shift>, String> {
+    root.fill(&WHITE).map_err(de)?;
+    root.titled(title, bold(24.0)).map_err(de)
+}
+
+/// Pixel width of `s` in `style` (0 if it cannot be measured).
+fn text_width<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    s: &str,
+    style: &TextStyle,
+) -> u32 {
+    area.estimate_text_size(s, style)
+        .map(|(w, _)| w)
+        .unwrap_or(0)
+}
+
+/// `(lo, hi)` widened so that it has a positive length.
+fn non_degenerate(lo: f64, hi: f64) -> (f64, f64) {
+    if hi > lo {
+        (lo, hi)
+    } else {
+        let pad = if lo.abs() > 1e-12 {
+            lo.abs() * 0.1
+        } else {
+            1.0
+        };
+        (lo - pad, hi + pad)
+    }
+}
+
+/// Tick label for a float axis: short, without float noise.
+fn tick(v: &f64) -> String {
+    let a = v.abs();
+    if a == 0.0 {
+        "0".to_string()
+    } else if !(1e-3..1e5).contains(&a) {
+        format!("{v:.1e}")
+    } else {
+        let s = format!("{v:.4}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+/// Draws a legend entry swatch at `(x, y)` (top left), `w` × `h` pixels.
+fn swatch<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    (x, y): (i32, i32),
+    (w, h): (i32, i32),
+    fill: ShapeStyle,
+    line: Option<ShapeStyle>,
+) -> Result<(), String> {
+    area.draw(&Rectangle::new([(x, y), (x + w, y + h)], fill))
+        .map_err(de)?;
+    if let Some(line) = line {
+        area.draw(&PathElement::new(
+            vec![(x, y + h / 2), (x + w, y + h / 2)],
+            line,
+        ))
+        .map_err(de)?;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------- time bands
+
+/// Lines with shaded interquartile bands (one colour per band), optional
+/// shaded x-span (the slow window), written to `stem.svg` and `stem.png`
+/// (1000 × 600).
+///
+/// Each band's line is its median, its shaded area the 25–75 % range; a
+/// non-finite median (or quartile) breaks the line (or band), and a lone
+/// point is drawn as a dot with a vertical IQR bar. `shade` is clipped to
+/// the data's x range. `y_range` fixes the y axis (e.g. `(0.0, 1.0)` for a
+/// rate); otherwise it spans the data with a 5 % margin. The legend, right
+/// of the plot, names every band and the shaded span.
+///
+/// Errors (no file written): `bands` empty, or no point with a finite x and
+/// median; or a file cannot be written.
+pub fn time_bands(
+    stem: &Path,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    bands: &[Band],
+    shade: Option<(f64, f64)>,
+    y_range: Option<(f64, f64)>,
+) -> Result<(), String> {
+    if bands.is_empty() {
+        return Err(format!("{title}: no bands to plot"));
+    }
+    let sorted: Vec<Vec<BandPoint>> = bands
+        .iter()
+        .map(|b| {
+            let mut p: Vec<BandPoint> = b
+                .points
+                .iter()
+                .copied()
+                .filter(|p| p.x.is_finite())
+                .collect();
+            p.sort_by(|a, b| a.x.total_cmp(&b.x));
+            p
+        })
+        .collect();
+    let finite = |v: f64| v.is_finite().then_some(v);
+    let xs = sorted
+        .iter()
+        .flatten()
+        .filter(|p| p.median.is_finite())
+        .map(|p| p.x);
+    let (x_lo, x_hi) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
+        (lo.min(x), hi.max(x))
+    });
+    if x_lo > x_hi {
+        return Err(format!("{title}: no point with a finite x and median"));
+    }
+    let x_range = if x_lo < x_hi {
+        (x_lo, x_hi)
+    } else {
+        non_degenerate(x_lo, x_hi)
+    };
+    let y_range = match y_range {
+        Some((a, b)) if a.is_finite() && b.is_finite() => non_degenerate(a.min(b), a.max(b)),
+        _ => {
+            let ys = sorted
+                .iter()
+                .flatten()
+                .flat_map(|p| [finite(p.median), finite(p.q25), finite(p.q75)])
+                .flatten();
+            let (lo, hi) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), y| {
+                (lo.min(y), hi.max(y))
+            });
+            let pad = (hi - lo) * 0.05;
+            non_degenerate(lo - pad, hi + pad)
+        }
+    };
+    let shade = shade
+        .filter(|(a, b)| a.is_finite() && b.is_finite())
+        .map(|(a, b)| (a.min(b).max(x_range.0), a.max(b).min(x_range.1)))
+        .filter(|(a, b)| a < b);
+    let plot = TimePlot {
+        title,
+        x_label,
+        y_label,
+        bands,
+        sorted: &sorted,
+        shade,
+        x_range,
+        y_range,
+    };
+    render_both!(stem, SIZE, |root| plot.draw(&root))
+}
+
+/// Everything [`time_bands`] draws, validated.
+struct TimePlot<'a> {
+    title: &'a str,
+    x_label: &'a str,
+    y_label: &'a str,
+    bands: &'a [Band],
+    /// Per band, its points with a finite x, sorted by x.
+    sorted: &'a [Vec<BandPoint>],
+    shade: Option<(f64, f64)>,
+    x_range: (f64, f64),
+    y_range: (f64, f64),
+}
+
+impl TimePlot<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        let body = titled(root, self.title)?;
+        let legend_font = text(15.0);
+        let mut entries: Vec<(String, RGBColor, bool)> = self
+            .bands
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (b.label.clone(), PALETTE[i % PALETTE.len()], true))
+            .collect();
+        if self.shade.is_some() {
+            entries.push(("slow window".to_string(), BLACK, false));
+        }
+        let note = ["line: median", "band: 25–75 % over seeds"];
+        let widest = entries
+            .iter()
+            .map(|(l, _, _)| l.as_str())
+            .chain(note)
+            .map(|l| text_width(&body, l, &legend_font))
+            .max()
+            .unwrap_or(0);
+        let (w, _) = body.dim_in_pixel();
+        let legend_w = (widest + 60).clamp(150, w * 2 / 5);
+        let (chart_area, legend_area) = body.split_horizontally(w - legend_w);
+
+        let mut chart = ChartBuilder::on(&chart_area)
+            .margin(15)
+            .margin_right(10)
+            .x_label_area_size(55)
+            .y_label_area_size(80)
+            .build_cartesian_2d(
+                self.x_range.0..self.x_range.1,
+                self.y_range.0..self.y_range.1,
+            )
+            .map_err(de)?;
+        chart
+            .configure_mesh()
+            .x_desc(self.x_label)
+            .y_desc(self.y_label)
+            .x_label_formatter(&tick)
+            .y_label_formatter(&tick)
+            .label_style(text(15.0))
+            .axis_desc_style(text(17.0))
+            .bold_line_style(BLACK.mix(0.12))
+            .light_line_style(BLACK.mix(0.03))
+            .max_light_lines(4)
+            .draw()
+            .map_err(de)?;
+        let (y0, y1) = self.y_range;
+        if let Some((a, b)) = self.shade {
+            chart
+                .draw_series([Rectangle::new([(a, y0), (b, y1)], BLACK.mix(0.1).filled())])
+                .map_err(de)?;
+        }
+        // Bands first, so that every line is drawn above every band.
+        for (i, points) in self.sorted.iter().enumerate() {
+            let color = PALETTE[i % PALETTE.len()];
+            for seg in points.split(|p| !(p.q25.is_finite() && p.q75.is_finite())) {
+                match seg {
+                    [] => {}
+                    [p] => {
+                        chart
+                            .draw_series([PathElement::new(
+                                vec![(p.x, p.q25), (p.x, p.q75)],
+                                color.stroke_width(2),
+                            )])
+                            .map_err(de)?;
+                    }
+                    _ => {
+                        let upper = seg.iter().map(|p| (p.x, p.q75));
+                        let lower = seg.iter().rev().map(|p| (p.x, p.q25));
+                        chart
+                            .draw_series([Polygon::new(
+                                upper.chain(lower).collect::<Vec<_>>(),
+                                color.mix(0.2).filled(),
+                            )])
+                            .map_err(de)?;
+                    }
+                }
+            }
+        }
+        for (i, points) in self.sorted.iter().enumerate() {
+            let color = PALETTE[i % PALETTE.len()];
+            for seg in points.split(|p| !p.median.is_finite()) {
+                match seg {
+                    [] => {}
+                    [p] => {
+                        chart
+                            .draw_series([Circle::new((p.x, p.median), 4, color.filled())])
+                            .map_err(de)?;
+                    }
+                    _ => {
+                        chart
+                            .draw_series(LineSeries::new(
+                                seg.iter().map(|p| (p.x, p.median)),
+                                color.stroke_width(2),
+                            ))
+                            .map_err(de)?;
+                    }
+                }
+            }
+        }
+
+        // Legend, right of the plot, top aligned with it.
+        let (x, mut y) = (5, 20);
+        for (label, color, is_band) in &entries {
+            if *is_band {
+                swatch(
+                    &legend_area,
+                    (x, y),
+                    (28, 14),
+                    color.mix(0.2).filled(),
+                    Some(color.stroke_width(2)),
+                )?;
+            } else {
+                swatch(
+                    &legend_area,
+                    (x, y),
+                    (28, 14),
+                    BLACK.mix(0.1).filled(),
+                    None,
+                )?;
+            }
+            legend_area
+                .draw(&Text::new(
+                    label.clone(),
+                    (x + 36, y + 7),
+                    legend_font.pos(Pos::new(HPos::Left, VPos::Center)),
+                ))
+                .map_err(de)?;
+            y += 26;
+        }
+        y += 10;
+        for line in note {
+            legend_area
+                .draw(&Text::new(
+                    line,
+                    (x, y + 7),
+                    text(13.0)
+                        .color(&BLACK.mix(0.7))
+                        .pos(Pos::new(HPos::Left, VPos::Center)),
+                ))
+                .map_err(de)?;
+            y += 20;
+        }
+        Ok(())
+    }
+}
+
+// ------------------------------------------------------------------ heatmaps
+
+/// A heatmap per panel over two axes (x levels × y levels), cell colour =
+/// value in \[0, 1\] (e.g. probability of not recovering), missing cells
+/// grey, the value printed in each cell, a colour scale legend, one panel
+/// per entry side by side (e.g. one per strategy).
+///
+/// Colours follow viridis (0 dark purple, 1 yellow); values outside
+/// \[0, 1\] are clamped for the colour but printed as they are. The first
+/// y level is at the bottom. The image is at least 1000 × 600 and grows
+/// with the number of panels and levels.
+///
+/// Errors (no file written): no panels, no x or y levels, or a panel whose
+/// `values` is not `y_levels.len()` rows of `x_levels.len()` cells.
+#[allow(clippy::too_many_arguments)] // the public API asked for this shape
+pub fn heatmaps(
+    stem: &Path,
+    title: &str,
+    x_label: &str,
+    x_levels: &[String],
+    y_label: &str,
+    y_levels: &[String],
+    panels: &[HeatPanel],
+    value_label: &str,
+) -> Result<(), String> {
+    if panels.is_empty() {
+        return Err(format!("{title}: no panels to plot"));
+    }
+    if x_levels.is_empty() || y_levels.is_empty() {
+        return Err(format!("{title}: no x or y levels"));
+    }
+    for p in panels {
+        if p.values.len() != y_levels.len()
+            || p.values.iter().any(|row| row.len() != x_levels.len())
+        {
+            return Err(format!(
+                "{title}: panel {:?} is not {} rows of {} values",
+                p.title,
+                y_levels.len(),
+                x_levels.len()
+            ));
+        }
+    }
+    let (nx, ny) = (x_levels.len() as u32, y_levels.len() as u32);
+    let panel_w = (70 * nx + 150).clamp(320, 800);
+    let width = (panels.len() as u32 * panel_w + 160).max(1000);
+    let height = (48 * ny + 230).max(600);
+    let plot = HeatPlot {
+        title,
+        x_label,
+        x_levels,
+        y_label,
+        y_levels,
+        panels,
+        value_label,
+    };
+    render_both!(stem, (width, height), |root| plot.draw(&root))
+}
+
+/// Everything [`heatmaps`] draws, validated.
+struct HeatPlot<'a> {
+    title: &'a str,
+    x_label: &'a str,
+    x_levels: &'a [String],
+    y_label: &'a str,
+    y_levels: &'a [String],
+    panels: &'a [HeatPanel],
+    value_label: &'a str,
+}
+
+/// Viridis at nine evenly spaced stops.
+const VIRIDIS: [(u8, u8, u8); 9] = [
+    (68, 1, 84),
+    (71, 44, 122),
+    (59, 81, 139),
+    (44, 113, 142),
+    (33, 144, 141),
+    (39, 173, 129),
+    (92, 200, 99),
+    (170, 220, 50),
+    (253, 231, 37),
+];
+
+/// The viridis colour of `v`, clamped to \[0, 1\].
+fn viridis(v: f64) -> RGBColor {
+    let t = v.clamp(0.0, 1.0) * (VIRIDIS.len() - 1) as f64;
+    let i = (t.floor() as usize).min(VIRIDIS.len() - 2);
+    let f = t - i as f64;
+    let (a, b) = (VIRIDIS[i], VIRIDIS[i + 1]);
+    let mix = |a: u8, b: u8| (a as f64 + (b as f64 - a as f64) * f).round() as u8;
+    RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+}
+
+/// Black or white, whichever reads better on `c`.
+fn ink_on(c: RGBColor) -> RGBColor {
+    let luma = 0.299 * c.0 as f64 + 0.587 * c.1 as f64 + 0.114 * c.2 as f64;
+    if luma > 140.0 { BLACK } else { WHITE }
+}
+
+/// Value printed in a cell: two decimals, fewer digits for large values.
+fn cell_text(v: f64) -> String {
+    if !v.is_finite() {
+        format!("{v}")
+    } else if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// An f64 axis `0..n` of `n` unit cells, with one tick at each cell's
+/// centre `i + 0.5` (all of them, whatever the hint).
+struct Centred(usize);
+
+impl Ranged for Centred {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, v: &f64, (a, b): (i32, i32)) -> i32 {
+        a + (v / self.0 as f64 * (b - a) as f64).round() as i32
+    }
+
+    fn key_points<H: KeyPointHint>(&self, _hint: H) -> Vec<f64> {
+        (0..self.0).map(|i| i as f64 + 0.5).collect()
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        0.0..self.0 as f64
+    }
+}
+
+/// The level at tick `v` of a [`Centred`] axis.
+fn level(levels: &[String], v: f64) -> String {
+    if v < 0.0 {
+        return String::new();
+    }
+    levels.get(v as usize).cloned().unwrap_or_default()
+}
+
+impl HeatPlot<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        let body = titled(root, self.title)?;
+        let (w, _) = body.dim_in_pixel();
+        let (main, scale) = body.split_horizontally(w - 160);
+        let label_font = text(15.0);
+        let y_tick_w = self
+            .y_levels
+            .iter()
+            .map(|l| text_width(&body, l, &label_font))
+            .max()
+            .unwrap_or(0);
+        let (nx, ny) = (self.x_levels.len(), self.y_levels.len());
+        let missing = self
+            .panels
+            .iter()
+            .flat_map(|p| p.values.iter().flatten())
+            .any(|v| !v.is_some_and(f64::is_finite));
+        let caption_font = bold(18.0);
+        for (panel, area) in self
+            .panels
+            .iter()
+            .zip(main.split_evenly((1, self.panels.len())))
+        {
+            let mut chart = ChartBuilder::on(&area)
+                .caption(&panel.title, caption_font.clone())
+                .margin(10)
+                .x_label_area_size(55)
+                .y_label_area_size(y_tick_w + 45)
+                .build_cartesian_2d(Centred(nx), Centred(ny))
+                .map_err(de)?;
+            chart
+                .configure_mesh()
+                .disable_mesh()
+                .x_desc(self.x_label)
+                .y_desc(self.y_label)
+                .x_label_formatter(&|v| level(self.x_levels, *v))
+                .y_label_formatter(&|v| level(self.y_levels, *v))
+                .label_style(label_font.clone())
+                .axis_desc_style(text(16.0))
+                .draw()
+                .map_err(de)?;
+            let (pw, ph) = chart.plotting_area().dim_in_pixel();
+            let cell = ((pw as f64 / nx as f64) * 0.22).min(ph as f64 / ny as f64 * 0.4);
+            let value_size = cell.clamp(9.0, 18.0);
+            for (yi, row) in panel.values.iter().enumerate() {
+                for (xi, v) in row.iter().enumerate() {
+                    let (x, y) = (xi as f64, yi as f64);
+                    let (fill, label) = match v {
+                        Some(v) if v.is_finite() => (viridis(*v), cell_text(*v)),
+                        Some(v) => (MISSING, cell_text(*v)),
+                        None => (MISSING, "–".to_string()),
+                    };
+                    chart
+                        .draw_series([
+                            Rectangle::new([(x, y), (x + 1.0, y + 1.0)], fill.filled()),
+                            Rectangle::new([(x, y), (x + 1.0, y + 1.0)], WHITE.stroke_width(1)),
+                        ])
+                        .map_err(de)?;
+                    chart
+                        .draw_series([Text::new(
+                            label,
+                            (x + 0.5, y + 0.5),
+                            text(value_size)
+                                .color(&ink_on(fill))
+                                .pos(Pos::new(HPos::Center, VPos::Center)),
+                        )])
+                        .map_err(de)?;
+                }
+            }
+        }
+
+        // Colour scale, top aligned with the panels' plotting areas.
+        let mut chart = ChartBuilder::on(&scale)
+            .caption(" ", caption_font)
+            .margin(10)
+            .margin_right(55)
+            .x_label_area_size(55)
+            .y_label_area_size(60)
+            .build_cartesian_2d(0.0..1.0, 0.0..1.0)
+            .map_err(de)?;
+        chart
+            .configure_mesh()
+            .disable_mesh()
+            .disable_x_axis()
+            .y_labels(6)
+            .y_label_formatter(&|v| format!("{v:.1}"))
+            .y_desc(self.value_label)
+            .label_style(label_font.clone())
+            .axis_desc_style(text(16.0))
+            .draw()
+            .map_err(de)?;
+        let steps = 100;
+        chart
+            .draw_series((0..steps).map(|i| {
+                let (a, b) = (i as f64 / steps as f64, (i + 1) as f64 / steps as f64);
+                Rectangle::new([(0.0, a), (1.0, b)], viridis((a + b) / 2.0).filled())
+            }))
+            .map_err(de)?;
+        chart
+            .draw_series([Rectangle::new(
+                [(0.0, 0.0), (1.0, 1.0)],
+                BLACK.stroke_width(1),
+            )])
+            .map_err(de)?;
+        if missing {
+            let (x, y) = chart.backend_coord(&(0.0, 0.0));
+            let (x, y) = (x, y + 18);
+            root.draw(&Rectangle::new(
+                [(x, y), (x + 22, y + 16)],
+                MISSING.filled(),
+            ))
+            .map_err(de)?;
+            root.draw(&Text::new(
+                "no data",
+                (x + 28, y + 8),
+                text(14.0).pos(Pos::new(HPos::Left, VPos::Center)),
+            ))
+            .map_err(de)?;
+        }
+        Ok(())
+    }
+}
+
+// --------------------------------------------------------- sensitivity bars
+
+/// Grouped bars: for each axis, two bars (S1 and ST) with error bars
+/// (conf), one panel per metric (small multiples in a grid), y from 0 to 1.
+///
+/// The grid has up to three columns (two for four panels); the image is
+/// 1000 × 600 for up to two panels and grows with more. `conf` is the
+/// half-width of the confidence interval; a NaN conf draws no error bar, a
+/// NaN index no bar. The y axis, shared by all panels, is 0–1, widened to
+/// show estimates below 0 or above 1 (within −0.5…1.5; beyond that bars are
+/// clipped). Axis names too long for their slot are written vertically.
+///
+/// Errors (no file written): no panels, or a panel whose five vectors are
+/// not all the same length. A panel without axes is drawn empty.
+pub fn sensitivity_bars(stem: &Path, title: &str, panels: &[IndexBars]) -> Result<(), String> {
+    if panels.is_empty() {
+        return Err(format!("{title}: no panels to plot"));
+    }
+    for p in panels {
+        let n = p.axes.len();
+        if [p.s1.len(), p.s1_conf.len(), p.st.len(), p.st_conf.len()]
+            .iter()
+            .any(|&l| l != n)
+        {
+            return Err(format!(
+                "{title}: panel {:?} has {} axes but {}/{}/{}/{} S1/S1 conf/ST/ST conf values",
+                p.metric,
+                n,
+                p.s1.len(),
+                p.s1_conf.len(),
+                p.st.len(),
+                p.st_conf.len()
+            ));
+        }
+    }
+    let n = panels.len();
+    let cols = match n {
+        1..=3 => n,
+        4 => 2,
+        _ => 3,
+    };
+    let rows = n.div_ceil(cols);
+    let width = if cols == 3 { 1200 } else { 1000 };
+    let height = (rows as u32 * 320 + 110).max(600);
+    let values = panels
+        .iter()
+        .flat_map(|p| p.s1.iter().chain(&p.st))
+        .copied()
+        .filter(|v| v.is_finite());
+    let (lo, hi) = values.fold((0.0f64, 1.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let y_range = (
+        ((lo * 10.0).floor() / 10.0).max(-0.5),
+        ((hi * 10.0).ceil() / 10.0).min(1.5),
+    );
+    let plot = BarsPlot {
+        title,
+        panels,
+        cols,
+        rows,
+        y_range,
+    };
+    render_both!(stem, (width, height), |root| plot.draw(&root))
+}
+
+/// Everything [`sensitivity_bars`] draws, validated.
+struct BarsPlot<'a> {
+    title: &'a str,
+    panels: &'a [IndexBars],
+    cols: usize,
+    rows: usize,
+    y_range: (f64, f64),
+}
+
+impl BarsPlot<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        let body = titled(root, self.title)?;
+        let (legend, grid) = body.split_vertically(34);
+        self.legend(&legend)?;
+        for (panel, area) in self
+            .panels
+            .iter()
+            .zip(grid.split_evenly((self.rows, self.cols)))
+        {
+            self.panel(root, &area, panel)?;
+        }
+        Ok(())
+    }
+
+    /// The shared legend, centred under the title.
+    fn legend<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        let font = text(15.0);
+        let items = [
+            "S1 (first-order)",
+            "ST (total-order)",
+            "95 % confidence interval",
+        ];
+        let widths: Vec<i32> = items
+            .iter()
+            .map(|s| text_width(area, s, &font) as i32 + 60)
+            .collect();
+        let (w, _) = area.dim_in_pixel();
+        let mut x = (w as i32 - widths.iter().sum::<i32>()) / 2;
+        let y = 8;
+        for (i, (item, iw)) in items.iter().zip(&widths).enumerate() {
+            match i {
+                0 => swatch(area, (x, y), (22, 16), S1_COLOR.filled(), None)?,
+                1 => swatch(area, (x, y), (22, 16), ST_COLOR.filled(), None)?,
+                _ => {
+                    let cx = x + 11;
+                    let style = BLACK.stroke_width(2);
+                    for path in [
+                        vec![(cx, y - 2), (cx, y + 18)],
+                        vec![(cx - 5, y - 2), (cx + 5, y - 2)],
+                        vec![(cx - 5, y + 18), (cx + 5, y + 18)],
+                    ] {
+                        area.draw(&PathElement::new(path, style)).map_err(de)?;
+                    }
+                }
+            }
+            area.draw(&Text::new(
+                *item,
+                (x + 30, y + 8),
+                font.pos(Pos::new(HPos::Left, VPos::Center)),
+            ))
+            .map_err(de)?;
+            x += iw;
+        }
+        Ok(())
+    }
+
+    /// One metric's panel; `root` is the whole image (for the axis names,
+    /// which lie outside the panel's plotting area).
+    fn panel<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        area: &DrawingArea<DB, Shift>,
+        p: &IndexBars,
+    ) -> Result<(), String> {
+        let n = p.axes.len();
+        let y_label_w = 75;
+        let (aw, _) = area.dim_in_pixel();
+        let slot = (aw as f64 - y_label_w as f64 - 20.0) / n.max(1) as f64;
+        // Axis names: horizontal if they fit their slot, else vertical,
+        // shortened to 22 characters (head…tail, as names often differ at
+        // the end).
+        let mut font = text(14.0);
+        let mut names: Vec<String> = p.axes.clone();
+        let widest = |names: &[String], font: &TextStyle| {
+            names
+                .iter()
+                .map(|s| text_width(area, s, font))
+                .max()
+                .unwrap_or(0) as f64
+        };
+        let mut vertical = false;
+        if widest(&names, &font) > slot * 0.95 {
+            font = text(12.0);
+        }
+        if widest(&names, &font) > slot * 0.95 {
+            vertical = true;
+            for s in &mut names {
+                if s.chars().count() > 22 {
+                    let chars: Vec<char> = s.chars().collect();
+                    let (head, tail) = (&chars[..10], &chars[chars.len() - 11..]);
+                    *s = head.iter().chain(&['…']).chain(tail).collect();
+                }
+            }
+        }
+        let x_area = if vertical {
+            widest(&names, &font) as u32 + 16
+        } else {
+            30
+        };
+        let (y0, y1) = self.y_range;
+        let mut chart = ChartBuilder::on(area)
+            .caption(&p.metric, bold(17.0))
+            .margin(10)
+            .margin_right(15)
+            .x_label_area_size(x_area)
+            .y_label_area_size(y_label_w)
+            .build_cartesian_2d(0.0..n.max(1) as f64, y0..y1)
+            .map_err(de)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(0)
+            .y_labels(6)
+            .y_label_formatter(&|v| format!("{v:.1}"))
+            .y_desc("Sobol index")
+            .label_style(text(14.0))
+            .axis_desc_style(text(15.0))
+            .bold_line_style(BLACK.mix(0.12))
+            .light_line_style(BLACK.mix(0.0))
+            .draw()
+            .map_err(de)?;
+        if n == 0 {
+            let (w, h) = chart.plotting_area().dim_in_pixel();
+            return chart
+                .plotting_area()
+                .strip_coord_spec()
+                .draw(&Text::new(
+                    "no axes",
+                    (w as i32 / 2, h as i32 / 2),
+                    text(15.0).pos(Pos::new(HPos::Center, VPos::Center)),
+                ))
+                .map_err(de);
+        }
+        if y0 < 0.0 {
+            chart
+                .draw_series([PathElement::new(
+                    vec![(0.0, 0.0), (n as f64, 0.0)],
+                    BLACK.stroke_width(1),
+                )])
+                .map_err(de)?;
+        }
+        for (i, name) in names.into_iter().enumerate() {
+            let x = i as f64;
+            for (v, conf, left, color) in [
+                (p.s1[i], p.s1_conf[i], x + 0.12, S1_COLOR),
+                (p.st[i], p.st_conf[i], x + 0.5, ST_COLOR),
+            ] {
+                if !v.is_finite() {
+                    continue;
+                }
+                chart
+                    .draw_series([Rectangle::new(
+                        [(left, 0.0), (left + 0.38, v)],
+                        color.filled(),
+                    )])
+                    .map_err(de)?;
+                if conf.is_finite() {
+                    let (c, cap) = (left + 0.19, 0.06);
+                    let (lo, hi) = (v - conf.abs(), v + conf.abs());
+                    let style = BLACK.stroke_width(1);
+                    chart
+                        .draw_series([
+                            PathElement::new(vec![(c, lo), (c, hi)], style),
+                            PathElement::new(vec![(c - cap, lo), (c + cap, lo)], style),
+                            PathElement::new(vec![(c - cap, hi), (c + cap, hi)], style),
+                        ])
+                        .map_err(de)?;
+                }
+            }
+            // The axis name, below the x axis.
+            let (px, py) = chart.backend_coord(&(x + 0.5, y0));
+            let label = if vertical {
+                Text::new(
+                    name,
+                    (px, py + 8),
+                    font.transform(FontTransform::Rotate270)
+                        .pos(Pos::new(HPos::Right, VPos::Center)),
+                )
+            } else {
+                Text::new(
+                    name,
+                    (px, py + 8),
+                    font.pos(Pos::new(HPos::Center, VPos::Top)),
+                )
+            };
+            root.draw(&label).map_err(de)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A fresh directory under the system temp dir.
+    fn temp_dir(name: &str) -> PathBuf {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "analysis-plots-{}-{}-{name}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// Asserts both files exist, are well-formed-ish, of `size`, with
+    /// `title` in the SVG, and that the PNG is not blank.
+    fn check(stem: &Path, title: &str, size: (u32, u32)) {
+        let (svg, png) = output_paths(stem).unwrap();
+        let svg = std::fs::read_to_string(svg).unwrap();
+        assert!(
+            svg.starts_with("<svg") || svg.starts_with("<?xml"),
+            "{svg:.80}"
+        );
+        assert!(svg.trim_end().ends_with("</svg>"));
+        assert!(svg.contains(title), "title {title:?} not in SVG");
+        let png = std::fs::read(png).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        assert_eq!(&png[12..16], b"IHDR");
+        let w = u32::from_be_bytes(png[16..20].try_into().unwrap());
+        let h = u32::from_be_bytes(png[20..24].try_into().unwrap());
+        assert_eq!((w, h), size);
+        // A blank white 1000×600 PNG compresses to a few kB; text, lines
+        // and fills make it much larger.
+        assert!(png.len() > 15_000, "PNG suspiciously small: {}", png.len());
+    }
+
+    fn band(label: &str, n: usize, level: f64) -> Band {
+        Band {
+            label: label.to_string(),
+            points: (0..n)
+                .map(|i| {
+                    let x = i as f64;
+                    let dip = if (20.0..40.0).contains(&x) { 0.5 } else { 0.0 };
+                    let m = level - dip + 0.05 * (x / 5.0).sin();
+                    BandPoint {
+                        x,
+                        median: m,
+                        q25: m - 0.08,
+                        q75: m + 0.05,
+                    }
+                })
+                .collect(),
+        }
+    }
+
+    fn bands() -> Vec<Band> {
+        vec![band("no retry", 60, 0.9), band("retry ×3", 60, 0.8)]
+    }
+
+    fn heat_input() -> (Vec<String>, Vec<String>, Vec<HeatPanel>) {
+        let xs: Vec<String> = ["0.5", "1", "2", "4", "8"].map(String::from).to_vec();
+        let ys: Vec<String> = ["10", "100", "1000"].map(String::from).to_vec();
+        let panel = |title: &str, k: f64| HeatPanel {
+            title: title.to_string(),
+            values: (0..ys.len())
+                .map(|y| {
+                    (0..xs.len())
+                        .map(|x| match (x, y) {
+                            (0, 0) => None,
+                            (4, 2) => Some(1.25),
+                            _ => Some((k * (x + y) as f64 / 6.0).min(1.0)),
+                        })
+                        .collect()
+                })
+                .collect(),
+        };
+        let panels = vec![
+            panel("no retry", 0.5),
+            panel("retry", 1.0),
+            panel("backoff", 0.3),
+        ];
+        (xs, ys, panels)
+    }
+
+    fn bars_input() -> Vec<IndexBars> {
+        let axes: Vec<String> = ["timeout_s", "retries", "slow_factor", "users"]
+            .map(String::from)
+            .to_vec();
+        let panel = |metric: &str, shift: f64| IndexBars {
+            metric: metric.to_string(),
+            axes: axes.clone(),
+            s1: vec![0.4 + shift, 0.1, 0.25, -0.02],
+            s1_conf: vec![0.05, 0.03, f64::NAN, 0.04],
+            st: vec![0.55 + shift, 0.2, 0.3, 0.05],
+            st_conf: vec![0.06, 0.04, 0.05, f64::NAN],
+        };
+        vec![
+            panel("recovery_s", 0.0),
+            panel("goodput", 0.1),
+            panel("wasted_share", -0.2),
+            panel("success_rate_during", 0.05),
+        ]
+    }
+
+    #[test]
+    fn time_bands_writes_svg_and_png() {
+        let dir = temp_dir("time");
+        let stem = dir.join("success_rate");
+        let title = "Success rate over time";
+        time_bands(
+            &stem,
+            title,
+            "time (s)",
+            "success rate (share)",
+            &bands(),
+            Some((20.0, 40.0)),
+            Some((0.0, 1.0)),
+        )
+        .unwrap();
+        check(&stem, title, SIZE);
+    }
+
+    #[test]
+    fn time_bands_edge_cases() {
+        let dir = temp_dir("time-edge");
+        assert!(time_bands(&dir.join("a"), "t", "x", "y", &[], None, None).is_err());
+        let nan = Band {
+            label: "nan".into(),
+            points: vec![BandPoint {
+                x: 1.0,
+                median: f64::NAN,
+                q25: 0.0,
+                q75: 1.0,
+            }],
+        };
+        assert!(time_bands(&dir.join("b"), "t", "x", "y", &[nan], None, None).is_err());
+        assert!(!dir.join("b.svg").exists() && !dir.join("b.png").exists());
+        // A single x, a gap, an empty band, a shade outside the data, a
+        // degenerate y range: all drawn.
+        let single = Band {
+            label: "single".into(),
+            points: vec![BandPoint {
+                x: 3.0,
+                median: 0.5,
+                q25: 0.4,
+                q75: 0.7,
+            }],
+        };
+        let empty = Band {
+            label: "empty".into(),
+            points: vec![],
+        };
+        let stem = dir.join("single.x");
+        time_bands(
+            &stem,
+            "Single point",
+            "x (s)",
+            "y (1)",
+            &[single.clone(), empty],
+            Some((10.0, 20.0)),
+            None,
+        )
+        .unwrap();
+        check(&stem, "Single point", SIZE);
+        assert!(dir.join("single.x.svg").exists());
+        let mut gappy = band("gappy", 30, 0.5);
+        gappy.points[10].median = f64::NAN;
+        gappy.points[15].q75 = f64::INFINITY;
+        time_bands(
+            &dir.join("gap"),
+            "Gap",
+            "x",
+            "y",
+            &[gappy, single],
+            None,
+            Some((1.0, 1.0)),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn heatmaps_write_svg_and_png() {
+        let dir = temp_dir("heat");
+        let stem = dir.join("not_recovered");
+        let title = "Probability of not recovering";
+        let (xs, ys, panels) = heat_input();
+        heatmaps(
+            &stem,
+            title,
+            "timeout (s)",
+            &xs,
+            "users",
+            &ys,
+            &panels,
+            "P(not recovered)",
+        )
+        .unwrap();
+        check(&stem, title, (3 * (70 * 5 + 150) + 160, 600));
+    }
+
+    #[test]
+    fn heatmaps_edge_cases() {
+        let dir = temp_dir("heat-edge");
+        let (xs, ys, panels) = heat_input();
+        let stem = dir.join("h");
+        assert!(heatmaps(&stem, "t", "x", &xs, "y", &ys, &[], "v").is_err());
+        assert!(heatmaps(&stem, "t", "x", &[], "y", &ys, &panels, "v").is_err());
+        assert!(heatmaps(&stem, "t", "x", &xs[..2], "y", &ys, &panels, "v").is_err());
+        assert!(!dir.join("h.svg").exists());
+        // One cell, out of range and NaN values.
+        let one = [HeatPanel {
+            title: "only".into(),
+            values: vec![vec![Some(-0.5)]],
+        }];
+        heatmaps(&stem, "One cell", "x", &xs[..1], "y", &ys[..1], &one, "v").unwrap();
+        check(&stem, "One cell", (1000, 600));
+        let nan = [HeatPanel {
+            title: "nan".into(),
+            values: vec![vec![Some(f64::NAN), None]],
+        }];
+        heatmaps(&stem, "NaN", "x", &xs[..2], "y", &ys[..1], &nan, "v").unwrap();
+    }
+
+    #[test]
+    fn sensitivity_bars_write_svg_and_png() {
+        let dir = temp_dir("bars");
+        let stem = dir.join("sobol");
+        let title = "Sobol indices";
+        sensitivity_bars(&stem, title, &bars_input()).unwrap();
+        check(&stem, title, (1000, 750));
+    }
+
+    #[test]
+    fn sensitivity_bars_edge_cases() {
+        let dir = temp_dir("bars-edge");
+        let stem = dir.join("s");
+        assert!(sensitivity_bars(&stem, "t", &[]).is_err());
+        let mut bad = bars_input();
+        bad[1].st_conf.pop();
+        assert!(sensitivity_bars(&stem, "t", &bad).is_err());
+        assert!(!dir.join("s.svg").exists());
+        let long = IndexBars {
+            metric: "long names".into(),
+            axes: (0..8)
+                .map(|i| format!("a_rather_long_axis_name_number_{i}"))
+                .collect(),
+            s1: vec![1.3, 0.1, f64::NAN, 0.2, 0.0, 0.1, 0.2, 0.3],
+            s1_conf: vec![f64::NAN; 8],
+            st: vec![0.5; 8],
+            st_conf: vec![0.1; 8],
+        };
+        let empty = IndexBars {
+            metric: "empty".into(),
+            axes: vec![],
+            s1: vec![],
+            s1_conf: vec![],
+            st: vec![],
+            st_conf: vec![],
+        };
+        sensitivity_bars(&stem, "Edge cases", &[long, empty]).unwrap();
+        check(&stem, "Edge cases", SIZE);
+    }
+
+    #[test]
+    fn svg_escapes_title() {
+        let dir = temp_dir("escape");
+        let stem = dir.join("e");
+        sensitivity_bars(&stem, "S1 & ST <all>", &bars_input()[..1]).unwrap();
+        check(&stem, "S1 &amp; ST &lt;all&gt;", SIZE);
+    }
+
+    #[test]
+    fn png_pixels_are_not_blank() {
+        ensure_fonts().unwrap();
+        let (w, h) = SIZE;
+        let mut buf = vec![0u8; (w * h * 3) as usize];
+        {
+            let root = BitMapBackend::with_buffer(&mut buf, SIZE).into_drawing_area();
+            let plot = TimePlot {
+                title: "Buffer",
+                x_label: "x",
+                y_label: "y",
+                bands: &bands(),
+                sorted: &bands().into_iter().map(|b| b.points).collect::<Vec<_>>(),
+                shade: Some((20.0, 40.0)),
+                x_range: (0.0, 59.0),
+                y_range: (0.0, 1.0),
+            };
+            plot.draw(&root).unwrap();
+            root.present().unwrap();
+        }
+        let white = buf.iter().filter(|&&b| b == 255).count();
+        assert!(white < buf.len(), "all white");
+        assert!(white > buf.len() / 2, "mostly background expected");
+        let colored = buf
+            .chunks(3)
+            .filter(|p| p[0] != p[1] || p[1] != p[2])
+            .count();
+        assert!(colored > 1000, "too few coloured pixels: {colored}");
+    }
+
+    /// Writes the three plots to /tmp/plots-preview/ for a look.
+    #[test]
+    fn preview() {
+        let dir = Path::new("/tmp/plots-preview");
+        time_bands(
+            &dir.join("time_bands"),
+            "Success rate over time",
+            "time (s)",
+            "success rate (share of requests)",
+            &bands(),
+            Some((20.0, 40.0)),
+            Some((0.0, 1.0)),
+        )
+        .unwrap();
+        let (xs, ys, panels) = heat_input();
+        heatmaps(
+            &dir.join("heatmaps"),
+            "Probability of not recovering",
+            "timeout (s)",
+            &xs,
+            "users",
+            &ys,
+            &panels,
+            "P(not recovered)",
+        )
+        .unwrap();
+        sensitivity_bars(
+            &dir.join("sensitivity_bars"),
+            "Sobol indices per metric",
+            &bars_input(),
+        )
+        .unwrap();
+    }
+}

@@ -1,1 +1,109 @@
-//! Being written.
+//! Small, exact statistics over plain slices: means, sample standard
+//! deviations and 95% intervals for a mean and for a proportion.
+
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+/// The two-sided 95% normal quantile, Φ⁻¹(0.975).
+const Z95: f64 = 1.959963984540054;
+
+/// Arithmetic mean; `None` for an empty slice.
+pub fn mean(xs: &[f64]) -> Option<f64> {
+    if xs.is_empty() {
+        return None;
+    }
+    Some(xs.iter().sum::<f64>() / xs.len() as f64)
+}
+
+/// Sample standard deviation (divisor n − 1); `None` when n < 2.
+pub fn std_dev(xs: &[f64]) -> Option<f64> {
+    if xs.len() < 2 {
+        return None;
+    }
+    let m = mean(xs)?;
+    let ss: f64 = xs.iter().map(|x| (x - m).powi(2)).sum();
+    Some((ss / (xs.len() - 1) as f64).sqrt())
+}
+
+/// The 95% Student-t interval for the mean, `mean ± t(0.975, n−1) · s/√n`;
+/// `None` when n < 2.
+pub fn mean_ci95(xs: &[f64]) -> Option<(f64, f64)> {
+    let s = std_dev(xs)?;
+    let m = mean(xs)?;
+    let n = xs.len() as f64;
+    let t = StudentsT::new(0.0, 1.0, n - 1.0).ok()?.inverse_cdf(0.975);
+    let half = t * s / n.sqrt();
+    Some((m - half, m + half))
+}
+
+/// The 95% Wilson score interval for a proportion of `successes` out of
+/// `n`; `None` when n = 0.
+///
+/// Wilson rather than the normal approximation because sweeps often see 0 or
+/// n successes, where the normal interval collapses to a point.
+pub fn wilson95(successes: u64, n: u64) -> Option<(f64, f64)> {
+    if n == 0 {
+        return None;
+    }
+    let n = n as f64;
+    let p = successes as f64 / n;
+    let z2 = Z95 * Z95;
+    let denom = 1.0 + z2 / n;
+    let center = (p + z2 / (2.0 * n)) / denom;
+    let half = Z95 / denom * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
+    // Rounding can push the bounds a hair outside [0, 1] at p = 0 or 1.
+    Some(((center - half).max(0.0), (center + half).min(1.0)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64, tol: f64) -> bool {
+        (a - b).abs() <= tol
+    }
+
+    #[test]
+    fn mean_of_known_values() {
+        assert_eq!(mean(&[]), None);
+        assert_eq!(mean(&[4.0]), Some(4.0));
+        assert_eq!(mean(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]), Some(5.0));
+    }
+
+    #[test]
+    fn std_dev_uses_n_minus_one() {
+        assert_eq!(std_dev(&[]), None);
+        assert_eq!(std_dev(&[1.0]), None);
+        let s = std_dev(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]).unwrap();
+        assert!(close(s, (32.0f64 / 7.0).sqrt(), 1e-12), "{s}");
+        assert_eq!(std_dev(&[3.0, 3.0, 3.0]), Some(0.0));
+    }
+
+    #[test]
+    fn mean_ci95_matches_hand_computation() {
+        assert_eq!(mean_ci95(&[1.0]), None);
+        // mean 3, s = 1.5811, t(0.975, 4) = 2.776445.
+        let (lo, hi) = mean_ci95(&[1.0, 2.0, 3.0, 4.0, 5.0]).unwrap();
+        assert!(close(lo, 1.0368, 1e-4), "{lo}");
+        assert!(close(hi, 4.9632, 1e-4), "{hi}");
+        // Two points: t(0.975, 1) = 12.7062, s/√n = 0.5.
+        let (lo, hi) = mean_ci95(&[0.0, 1.0]).unwrap();
+        assert!(close(lo, 0.5 - 6.35310, 1e-4), "{lo}");
+        assert!(close(hi, 0.5 + 6.35310, 1e-4), "{hi}");
+    }
+
+    #[test]
+    fn wilson95_matches_known_values() {
+        assert_eq!(wilson95(0, 0), None);
+        let cases = [
+            (0, 10, 0.0, 0.2775),
+            (5, 10, 0.2366, 0.7634),
+            (10, 10, 0.7225, 1.0),
+            (1, 100, 0.0018, 0.0545),
+        ];
+        for (k, n, lo, hi) in cases {
+            let (l, h) = wilson95(k, n).unwrap();
+            assert!(close(l, lo, 1e-4), "{k}/{n}: lower {l}");
+            assert!(close(h, hi, 1e-4), "{k}/{n}: upper {h}");
+        }
+    }
+}

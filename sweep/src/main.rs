@@ -47,6 +47,8 @@ enum Command {
     },
     /// Combine the shards of a sweep (one shared directory or several) and check completeness.
     Merge(merge::MergeArgs),
+    /// Write the analysis report of a sweep's output (done by `run` unless --no-report).
+    Report(report::ReportArgs),
     /// Check that two output directories hold the same runs with the same results.
     Compare(merge::CompareArgs),
     /// Write an sbatch job-array script that runs a grid as N shards.
@@ -92,6 +94,7 @@ fn main() -> ExitCode {
         }
         Command::Merge(args) => merge::merge(&args),
         Command::Compare(args) => merge::compare(&args),
+        Command::Report(args) => report::report(&args),
         Command::Slurm(args) => slurm::slurm(&args),
     }
 }

@@ -43,7 +43,7 @@ pub fn merge(args: &MergeArgs) -> ExitCode {
                 target.display()
             );
             if !args.no_report
-                && let Err(e) = crate::report::write_report(&Store::new(&target))
+                && let Err(e) = crate::report::write_report(&target)
             {
                 return crate::fail_all("report", &[e]);
             }

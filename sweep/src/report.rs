@@ -1,13 +1,34 @@
-//! The end of a sweep: the analysis crate's report, and where to find it.
+//! The end of a sweep (and `sweep report`): the analysis crate's report,
+//! and where to find it.
 
-use crate::store::Store;
+use clap::Args;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
-pub fn write_report(store: &Store) -> Result<(), String> {
-    let table = analysis::summarize(&store.root)?;
-    println!("\n{table}");
+#[derive(Args)]
+pub struct ReportArgs {
+    /// A sweep's output directory (e.g. out/ch37).
+    pub dir: PathBuf,
+}
+
+pub fn write_report(dir: &Path) -> Result<(), String> {
+    let report = analysis::write_report(dir)?;
+    println!("\n{}", report.headline);
     println!(
-        "summary: {}/analysis/summary.md (.csv, .parquet)",
-        store.root.display()
+        "report: {} ({})",
+        report.index_md.display(),
+        report.index_html.display()
+    );
+    println!(
+        "tables: {0}/analysis/summary.csv, {0}/analysis/sensitivity.csv, {0}/analysis/main_effects.csv (and .parquet)",
+        dir.display()
     );
     Ok(())
+}
+
+pub fn report(args: &ReportArgs) -> ExitCode {
+    match write_report(&args.dir) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => crate::fail_all("report", &[e]),
+    }
 }

@@ -329,7 +329,7 @@ fn execute(grid: &Grid, store: &Store, shard: Shard, args: &RunArgs) -> Result<E
             shard.index, shard.count
         );
     } else if !args.no_report {
-        crate::report::write_report(store)?;
+        crate::report::write_report(&store.root)?;
     }
     Ok(if failed > 0 {
         ExitCode::FAILURE
@@ -435,6 +435,7 @@ pub fn new_manifest(grid: &Grid, shard: Shard, threads: usize, planned: u64) -> 
             .iter()
             .flat_map(|d| d.paths.clone())
             .collect(),
+        dimensions: grid.dimensions.iter().map(|d| d.paths.clone()).collect(),
         fixed: grid.fixed.iter().map(|(k, _)| k.clone()).collect(),
         planned,
         ok: 0,

@@ -74,6 +74,8 @@ pub struct Manifest {
     pub status: String,
     /// The grid's axis paths (columns of the runs table that vary), in order.
     pub axes: Vec<String>,
+    /// The grid's dimensions: one axis, or the paths of one zip group.
+    pub dimensions: Vec<Vec<String>>,
     /// The fixed overrides' paths (columns that do not vary).
     pub fixed: Vec<String>,
     /// Runs this manifest covers (the shard's, or the whole grid's).

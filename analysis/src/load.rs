@@ -1,0 +1,162 @@
+//! A sweep's output read back: the manifest, the `runs` columns the
+//! analysis needs (lazily, so other columns are never read), and each run's
+//! position in the grid.
+
+use crate::sensitivity::Design;
+use polars::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// One dimension of the grid: an axis, or a zip group (paths moving together).
+pub struct Dim {
+    /// The path, or the zip group's paths joined by `+`.
+    pub name: String,
+    pub paths: Vec<String>,
+    /// Level labels, in grid order.
+    pub labels: Vec<String>,
+}
+
+pub struct Sweep {
+    pub dir: PathBuf,
+    pub manifest: serde_json::Value,
+    pub dims: Vec<Dim>,
+    /// The runs, ordered by `run_index`.
+    pub runs: DataFrame,
+    /// For each run, its level position in each dimension.
+    pub positions: Vec<Vec<usize>>,
+    pub design: Design,
+    /// Tier names, in chain order (from the metric columns).
+    pub tiers: Vec<String>,
+}
+
+impl Sweep {
+    pub fn load(dir: &Path) -> Result<Sweep, String> {
+        let err = |e: PolarsError| format!("{}: {e}", dir.display());
+        let manifest_path = dir.join("manifest.json");
+        let text = std::fs::read_to_string(&manifest_path)
+            .map_err(|e| format!("{}: {e}", manifest_path.display()))?;
+        let manifest: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", manifest_path.display()))?;
+        let strings = |v: &serde_json::Value| -> Vec<String> {
+            v.as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|s| s.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let dim_paths: Vec<Vec<String>> = match manifest["dimensions"].as_array() {
+            Some(dims) => dims.iter().map(strings).collect(),
+            None => strings(&manifest["axes"])
+                .into_iter()
+                .map(|a| vec![a])
+                .collect(),
+        };
+        let pattern = dir.join("runs").join("*.parquet");
+        let lazy = LazyFrame::scan_parquet(
+            PlRefPath::try_from_path(&pattern).map_err(err)?,
+            ScanArgsParquet::default(),
+        )
+        .map_err(err)?;
+        let schema = lazy.clone().collect_schema().map_err(err)?;
+        let tiers: Vec<String> = schema
+            .iter_names()
+            .filter_map(|n| n.strip_suffix("_max_queue").map(str::to_string))
+            .collect();
+        // Every column but the per-caller counters and end-of-run states,
+        // which the analysis does not use.
+        let wanted = |n: &str| !(n.contains("_calls") || n.ends_with("_at_end"));
+        let cols: Vec<Expr> = schema
+            .iter_names()
+            .filter(|n| wanted(n))
+            .map(|n| col(n.as_str()))
+            .collect();
+        let runs = lazy
+            .select(cols)
+            .sort(["run_index"], SortMultipleOptions::default())
+            .collect()
+            .map_err(err)?;
+
+        let mut dims = Vec::new();
+        let mut positions = vec![Vec::new(); runs.height()];
+        for paths in dim_paths {
+            let columns: Vec<&Column> = paths
+                .iter()
+                .map(|p| {
+                    runs.column(p)
+                        .map_err(|e| format!("{}: axis column `{p}`: {e}", dir.display()))
+                })
+                .collect::<Result<_, _>>()?;
+            let mut labels: Vec<String> = Vec::new();
+            for (i, pos) in positions.iter_mut().enumerate() {
+                let label = columns
+                    .iter()
+                    .map(|c| label(c, i))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let at = labels.iter().position(|l| *l == label).unwrap_or_else(|| {
+                    labels.push(label);
+                    labels.len() - 1
+                });
+                pos.push(at);
+            }
+            dims.push(Dim {
+                name: paths.join("+"),
+                paths,
+                labels,
+            });
+        }
+        let design = Design {
+            axes: dims.iter().map(|d| d.name.clone()).collect(),
+            levels: dims.iter().map(|d| d.labels.len()).collect(),
+        };
+        Ok(Sweep {
+            dir: dir.to_path_buf(),
+            manifest,
+            dims,
+            runs,
+            positions,
+            design,
+            tiers,
+        })
+    }
+
+    /// A metric per run as floats (`true` = 1); `None` for failed runs and
+    /// undefined values; `None` overall when there is no such column.
+    pub fn metric(&self, name: &str) -> Option<Vec<Option<f64>>> {
+        let c = self.runs.column(name).ok()?.cast(&DataType::Float64).ok()?;
+        Some(c.f64().ok()?.iter().collect())
+    }
+
+    pub fn cell(&self, run: usize) -> usize {
+        self.design.cell_index(&self.positions[run])
+    }
+
+    /// Index of the dimension called `strategy`, if the grid varies it.
+    pub fn strategy_dim(&self) -> Option<usize> {
+        self.dims.iter().position(|d| d.name == "strategy")
+    }
+
+    pub fn ok(&self) -> Vec<bool> {
+        let status = self
+            .runs
+            .column("status")
+            .ok()
+            .and_then(|c| c.str().ok().cloned());
+        match status {
+            Some(s) => s.iter().map(|v| v == Some("ok")).collect(),
+            None => vec![false; self.runs.height()],
+        }
+    }
+}
+
+/// A level's label: the value as written, `unbounded` for a null cap.
+fn label(c: &Column, row: usize) -> String {
+    match c.get(row) {
+        Ok(AnyValue::Null) => "unbounded".to_string(),
+        Ok(AnyValue::String(s)) => s.to_string(),
+        Ok(AnyValue::StringOwned(s)) => s.to_string(),
+        Ok(v) => v.to_string(),
+        Err(_) => "?".to_string(),
+    }
+}
