@@ -6,6 +6,15 @@ use crate::sensitivity::Design;
 use polars::prelude::*;
 use std::path::{Path, PathBuf};
 
+/// Columns every analysis needs besides the axes and the metrics.
+const IDENTITY: &[&str] = &[
+    "run_id",
+    "run_index",
+    "status",
+    "window_start_s",
+    "window_end_s",
+];
+
 /// One dimension of the grid: an axis, or a zip group (paths moving together).
 pub struct Dim {
     /// The path, or the zip group's paths joined by `+`.
@@ -63,9 +72,15 @@ impl Sweep {
             .iter_names()
             .filter_map(|n| n.strip_suffix("_max_queue").map(str::to_string))
             .collect();
-        // Every column but the per-caller counters and end-of-run states,
-        // which the analysis does not use.
-        let wanted = |n: &str| !(n.contains("_calls") || n.ends_with("_at_end"));
+        // Only what the report uses: a million runs stay small in memory.
+        let axis_paths: Vec<&String> = dim_paths.iter().flatten().collect();
+        let wanted = |n: &str| {
+            IDENTITY.contains(&n)
+                || crate::tables::METRICS.contains(&n)
+                || n.ends_with("_max_queue")
+                || n.ends_with("_arrivals_per_user_during")
+                || axis_paths.iter().any(|p| p.as_str() == n)
+        };
         let cols: Vec<Expr> = schema
             .iter_names()
             .filter(|n| wanted(n))

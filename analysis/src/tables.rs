@@ -7,6 +7,19 @@ use crate::sensitivity::{self, Sensitivity};
 use crate::stats::{mean, mean_ci95, std_dev, wilson95};
 use polars::prelude::*;
 
+/// The chain-level metrics the report is about (per-tier ones are added by
+/// [`main_metrics`]).
+pub const METRICS: &[&str] = &[
+    "recovered",
+    "recovery_censored_s",
+    "success_rate_during",
+    "success_rate_after",
+    "goodput",
+    "wasted_share",
+    "failed_latency_median_s",
+    "success_latency_p99_s",
+];
+
 /// The metrics the report is about. Recovery time is censored: its indices
 /// and means use `recovery_censored_s` (not recovered = the first recovery
 /// time the run could not observe), and `recovered` carries the yes/no.

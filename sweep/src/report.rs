@@ -13,7 +13,17 @@ pub struct ReportArgs {
 
 pub fn write_report(dir: &Path) -> Result<(), String> {
     let report = analysis::write_report(dir)?;
-    println!("\n{}", report.headline);
+    // A terminal gets the head of the table; the files have all of it.
+    const SHOWN: usize = 40;
+    let lines: Vec<&str> = report.headline.lines().collect();
+    println!("\n{}", lines[..lines.len().min(SHOWN + 2)].join("\n"));
+    if lines.len() > SHOWN + 2 {
+        println!(
+            "... {} more points in {}/analysis/summary.md",
+            lines.len() - SHOWN - 2,
+            dir.display()
+        );
+    }
     println!(
         "report: {} ({})",
         report.index_md.display(),
