@@ -138,6 +138,10 @@ fn prepare_dir(store: &Store, grid: &Grid, shard: Shard, args: &RunArgs) -> Resu
         return Err(format!(
             "{dir} holds run files but no manifest; choose another --out, or --force to delete them"
         ));
+    } else if !own_parts.is_empty() && !args.resume && own_manifest_complete(&manifests, shard) {
+        return Err(format!(
+            "{dir} already holds the complete results of this grid (report: {dir}/analysis/index.md); --force to run it again"
+        ));
     } else if !own_parts.is_empty() && !args.resume {
         return Err(format!(
             "{dir} already holds {} part file(s) of this grid; to finish it: sweep run {} --out {dir} --resume{}  (or --force to start over)",
@@ -147,6 +151,12 @@ fn prepare_dir(store: &Store, grid: &Grid, shard: Shard, args: &RunArgs) -> Resu
         ));
     }
     store.create_dirs().map_err(|e| format!("{dir}: {e}"))
+}
+
+fn own_manifest_complete(manifests: &[(PathBuf, Manifest)], shard: Shard) -> bool {
+    manifests
+        .iter()
+        .any(|(_, m)| m.shard == shard && m.status == "complete")
 }
 
 fn execute(grid: &Grid, store: &Store, shard: Shard, args: &RunArgs) -> Result<ExitCode, String> {
@@ -226,7 +236,9 @@ fn execute(grid: &Grid, store: &Store, shard: Shard, args: &RunArgs) -> Result<E
         let todo = &todo;
         scope.spawn(move || {
             pool.install(|| {
-                todo.par_iter().for_each_with(tx, |tx, &i| {
+                // One run per task: runs differ in cost (naive is slower), and
+                // coarse chunks would leave a thread idle at the end.
+                todo.par_iter().with_max_len(1).for_each_with(tx, |tx, &i| {
                     if !STOP.load(Ordering::Relaxed) {
                         let _ = tx.send(execute_one(grid, i, inject == Some(i)));
                     }
