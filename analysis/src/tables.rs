@@ -247,35 +247,35 @@ pub struct Effect {
 
 pub fn main_effects(sweep: &Sweep, metrics: &[String]) -> Vec<Effect> {
     let strategy = sweep.strategy_dim();
+    let strategies = strategy.map_or(0, |s| sweep.dims[s].labels.len());
     let mut out = Vec::new();
     for m in metrics {
         let Some(values) = sweep.metric(m) else {
             continue;
         };
         for (d, dim) in sweep.dims.iter().enumerate() {
-            let splits: Vec<Option<usize>> = match strategy {
-                Some(s) if s != d => (0..sweep.dims[s].labels.len()).map(Some).collect(),
-                _ => vec![None],
-            };
+            // Split by strategy unless this is the strategy dimension.
+            let split = strategy.filter(|s| *s != d);
+            let groups = split.map_or(1, |_| strategies);
+            // One pass over the runs: values by (level, strategy).
+            let mut by_group: Vec<Vec<f64>> = vec![Vec::new(); dim.labels.len() * groups];
+            for (run, value) in values.iter().enumerate() {
+                if let Some(v) = value {
+                    let pos = &sweep.positions[run];
+                    by_group[pos[d] * groups + split.map_or(0, |s| pos[s])].push(*v);
+                }
+            }
             for (l, level) in dim.labels.iter().enumerate() {
-                for split in &splits {
-                    let xs: Vec<f64> = (0..sweep.runs.height())
-                        .filter(|r| sweep.positions[*r][d] == l)
-                        .filter(|r| match (split, strategy) {
-                            (Some(k), Some(s)) => sweep.positions[*r][s] == *k,
-                            _ => true,
-                        })
-                        .filter_map(|r| values[r])
-                        .collect();
+                for g in 0..groups {
+                    let xs = &by_group[l * groups + g];
                     out.push(Effect {
                         dim: dim.name.clone(),
                         level: level.clone(),
-                        strategy: split
-                            .and_then(|k| strategy.map(|s| sweep.dims[s].labels[k].clone())),
+                        strategy: split.map(|s| sweep.dims[s].labels[g].clone()),
                         metric: m.clone(),
                         n: xs.len(),
-                        mean: mean(&xs),
-                        ci: mean_ci95(&xs),
+                        mean: mean(xs),
+                        ci: mean_ci95(xs),
                     });
                 }
             }
