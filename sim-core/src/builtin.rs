@@ -31,6 +31,8 @@ fn server_call(timeout_s: f64, max_retries: u32) -> Call {
         retry_throttle: false,
         throttle_max_tokens: 10.0,
         throttle_token_ratio: 0.1,
+        deadline_margin_s: 0.0,
+        budget_admission: false,
     }
 }
 
@@ -85,6 +87,7 @@ pub fn ch37() -> Scenario {
         client: Client {
             rate_per_s: 400.0,
             duration_s: 60.0,
+            spike: Vec::new(),
             call: client_call,
         },
         tiers: vec![

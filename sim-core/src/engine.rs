@@ -48,6 +48,16 @@ impl std::fmt::Display for RunError {
 
 impl std::error::Error for RunError {}
 
+/// The instant by which a hop's attempts must end: its deadline less the
+/// safety margin (no deadline, no limit).
+fn limit(deadline: Nanos, margin: Nanos) -> Nanos {
+    if deadline == NEVER {
+        NEVER
+    } else {
+        deadline.saturating_sub(margin)
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct JobRef {
     idx: u32,
@@ -312,11 +322,29 @@ impl Sim<'_> {
         self.events.push(at, action);
     }
 
+    /// Poisson arrivals with a piecewise-constant rate (load spikes): an
+    /// exponential amount of "base-rate gaps" is spent segment by segment.
+    /// At the base rate this is the plain exponential gap.
     fn schedule_next_arrival(&mut self, after: Nanos) {
-        let gap = self.arrivals.exponential(self.m.mean_gap).round() as Nanos;
-        let at = after.saturating_add(gap);
-        if at < self.m.arrivals_end {
-            self.schedule(at, Action::UserArrival);
+        let m = self.m;
+        let mut budget = self.arrivals.exponential(1.0);
+        let mut t = after;
+        let segments = &m.arrival_segments;
+        let mut i = segments.partition_point(|(start, _)| *start <= t) - 1;
+        loop {
+            let (_, factor) = segments[i];
+            let end = segments.get(i + 1).map_or(m.arrivals_end, |s| s.0);
+            let gap = budget * m.mean_gap / factor;
+            if (t as f64) + gap < end as f64 || i + 1 == segments.len() {
+                let at = t.saturating_add(gap.round() as Nanos);
+                if at < m.arrivals_end {
+                    self.schedule(at, Action::UserArrival);
+                }
+                return;
+            }
+            budget -= (end - t) as f64 * factor / m.mean_gap;
+            t = end;
+            i += 1;
         }
     }
 
@@ -385,12 +413,22 @@ impl Sim<'_> {
         let level = j.level as usize;
         let m = self.m;
         let call = &m.callers[level];
-        if self.now >= j.deadline {
-            self.callers[level].stats.no_time_left += 1;
+        let limit = limit(j.deadline, call.margin);
+        let refused = if self.now >= j.deadline {
+            Some(&mut self.callers[level].stats.no_time_left)
+        } else if self.now >= limit {
+            Some(&mut self.callers[level].stats.margin_exhausted)
+        } else if call.budget_admission && self.now.saturating_add(call.timeout) > limit {
+            Some(&mut self.callers[level].stats.insufficient_deadline)
+        } else {
+            None
+        };
+        if let Some(counter) = refused {
+            *counter += 1;
             self.finish(job, false);
             return;
         }
-        let end = self.now.saturating_add(call.timeout).min(j.deadline);
+        let end = self.now.saturating_add(call.timeout).min(limit);
         let child_deadline = if call.propagate { end } else { NEVER };
         let attempt = j.attempts + 1;
         {
@@ -545,8 +583,15 @@ impl Sim<'_> {
             caller.stats.retries_throttled += 1;
         } else {
             let delay = call.backoff.delay(j.attempts, &mut caller.rng);
-            self.schedule(self.now + delay, Action::Retry(job));
-            return;
+            let next = self.now + delay;
+            if call.budget_admission
+                && next.saturating_add(call.timeout) > limit(j.deadline, call.margin)
+            {
+                caller.stats.insufficient_deadline += 1;
+            } else {
+                self.schedule(next, Action::Retry(job));
+                return;
+            }
         }
         self.finish(job, false);
     }

@@ -10,8 +10,11 @@ pub struct Model {
     pub dispatch: Dispatch,
     pub horizon: Nanos,
     pub arrivals_end: Nanos,
-    /// Mean gap between user arrivals (ns, as a float for the draw).
+    /// Mean gap between user arrivals at the base rate (ns, as a float).
     pub mean_gap: f64,
+    /// The arrival rate's multiplier, piecewise constant: `(start, factor)`
+    /// from 0, sorted; each holds until the next start.
+    pub arrival_segments: Vec<(Nanos, f64)>,
     pub max_events: u64,
     /// The trigger span `[start, end)`: the "during" phase.
     pub window: (Nanos, Nanos),
@@ -29,6 +32,9 @@ pub struct CallModel {
     pub backoff: Backoff,
     pub propagate: bool,
     pub throttle: Option<RetryThrottle>,
+    /// Deadline safety margin.
+    pub margin: Nanos,
+    pub budget_admission: bool,
 }
 
 pub struct ServerModel {
@@ -112,6 +118,8 @@ impl Model {
             throttle: c
                 .retry_throttle
                 .then(|| RetryThrottle::new(c.throttle_max_tokens, c.throttle_token_ratio)),
+            margin: secs_to_nanos(c.deadline_margin_s),
+            budget_admission: c.budget_admission,
         };
         let mut callers = vec![call_model("client", &s.client.call)];
         callers.extend(
@@ -146,13 +154,24 @@ impl Model {
             })
             .collect();
         let (ws, we) = s.trigger_window_s();
-        let expected_users = s.client.rate_per_s * s.client.duration_s;
+        let arrivals_end = secs_to_nanos(s.client.duration_s);
+        let arrival_segments = arrival_segments(&s.client.spike, arrivals_end);
+        let expected_users = s.client.rate_per_s
+            * arrival_segments
+                .iter()
+                .enumerate()
+                .map(|(i, (start, f))| {
+                    let end = arrival_segments.get(i + 1).map_or(arrivals_end, |n| n.0);
+                    nanos_to_secs(end.saturating_sub(*start)) * f
+                })
+                .sum::<f64>();
         let bounds: u64 = servers.iter().map(|m| m.arrival_bound_per_user).sum();
         Model {
             dispatch: s.dispatch,
             horizon: secs_to_nanos(s.horizon_s),
-            arrivals_end: secs_to_nanos(s.client.duration_s),
+            arrivals_end,
             mean_gap: 1e9 / s.client.rate_per_s,
+            arrival_segments,
             max_events: s
                 .max_events
                 .unwrap_or_else(|| default_event_budget(expected_users, bounds)),
@@ -171,6 +190,35 @@ impl Model {
     pub fn horizon_secs(&self) -> usize {
         nanos_to_secs(self.horizon).ceil() as usize
     }
+}
+
+/// The arrival-rate multiplier as `(start, factor)` segments covering
+/// `[0, end)`: a new segment wherever a spike starts or ends.
+fn arrival_segments(spikes: &[crate::scenario::SlowWindow], end: Nanos) -> Vec<(Nanos, f64)> {
+    let windows: Vec<(Nanos, Nanos, f64)> = spikes
+        .iter()
+        .map(|w| {
+            let start = secs_to_nanos(w.start_s);
+            (start, start + secs_to_nanos(w.duration_s), w.factor)
+        })
+        .collect();
+    let mut bounds: Vec<Nanos> = std::iter::once(0)
+        .chain(windows.iter().flat_map(|(s, e, _)| [*s, *e]))
+        .filter(|b| *b < end)
+        .collect();
+    bounds.sort_unstable();
+    bounds.dedup();
+    bounds
+        .into_iter()
+        .map(|b| {
+            let factor = windows
+                .iter()
+                .filter(|(s, e, _)| *s <= b && b < *e)
+                .map(|(_, _, f)| *f)
+                .product();
+            (b, factor)
+        })
+        .collect()
 }
 
 /// A run does a handful of events per request it causes (arrival, start,

@@ -49,6 +49,8 @@ pub enum Scope {
     Tier,
     /// Under `<tier>.slow.` (first window) or `<tier>.slow.<n>.` (window n).
     Slow,
+    /// Under `client.spike.` (first spike) or `client.spike.<n>.` (spike n).
+    Spike,
 }
 
 pub struct Param {
@@ -174,6 +176,36 @@ pub const PARAMS: &[Param] = &[
         "Retry throttle: tokens added per success.",
     ),
     p(
+        Scope::Call,
+        "deadline_margin_s",
+        Kind::Float,
+        "Deadline safety margin: each attempt ends by (deadline - margin), and that is what it propagates; when no time is left before it, the hop fails fast without calling (counted as margin_exhausted).",
+    ),
+    p(
+        Scope::Call,
+        "budget_admission",
+        Kind::Bool,
+        "Send an attempt (or retry) only if its backoff plus one full attempt_timeout fit before (deadline - margin); otherwise stop with insufficient_deadline, distinct from the attempt limit.",
+    ),
+    p(
+        Scope::Spike,
+        "start_s",
+        Kind::Float,
+        "Start of a load spike: users arriving in [start_s, start_s + duration_s) come at factor times the rate. `client.spike.<key>` is the first spike; `client.spike.<n>.<key>` spike n.",
+    ),
+    p(
+        Scope::Spike,
+        "duration_s",
+        Kind::Float,
+        "Length of a load spike.",
+    ),
+    p(
+        Scope::Spike,
+        "factor",
+        Kind::Float,
+        "Arrival-rate multiplier inside the spike (2: twice the load).",
+    ),
+    p(
         Scope::Tier,
         "slots",
         Kind::Int,
@@ -292,6 +324,7 @@ pub fn paths(scenario: &Scenario) -> Vec<String> {
                     out.push(format!("{}.slow.{}", t.name, param.key));
                 }
             }
+            Scope::Spike => out.push(format!("client.spike.{}", param.key)),
         }
     }
     out
@@ -305,12 +338,18 @@ pub fn param_of(path: &str) -> Option<&'static Param> {
         Scope::Top => p.key == path,
         Scope::Client | Scope::Call => segs.len() >= 2 && key_after(1) == p.key,
         Scope::Tier => segs.len() >= 2 && key_after(1) == p.key,
-        Scope::Slow => {
-            (segs.len() == 3 && segs[1] == "slow" && segs[2] == p.key)
-                || (segs.len() == 4
-                    && segs[1] == "slow"
-                    && segs[2].parse::<usize>().is_ok()
-                    && segs[3] == p.key)
+        Scope::Slow | Scope::Spike => {
+            let window = if p.scope == Scope::Slow {
+                "slow"
+            } else {
+                "spike"
+            };
+            (p.scope == Scope::Slow || segs[0] == "client")
+                && ((segs.len() == 3 && segs[1] == window && segs[2] == p.key)
+                    || (segs.len() == 4
+                        && segs[1] == window
+                        && segs[2].parse::<usize>().is_ok()
+                        && segs[3] == p.key))
         }
     })
 }
@@ -368,6 +407,14 @@ pub fn set(scenario: &mut Scenario, path: &str, value: &Value) -> Result<(), Con
         "client" => match rest.as_str() {
             "rate_per_s" => float(value).map(|v| scenario.client.rate_per_s = v),
             "duration_s" => float(value).map(|v| scenario.client.duration_s = v),
+            _ if segs[1] == "spike" => set_window(
+                &mut scenario.client.spike,
+                "client",
+                "spike",
+                &segs[2..],
+                value,
+            )
+            .unwrap_or_else(|| Err(unknown(scenario, path))),
             key => set_call(&mut scenario.client.call, key, value)
                 .unwrap_or_else(|| Err(unknown(scenario, path))),
         },
@@ -419,6 +466,8 @@ fn set_call(call: &mut Call, key: &str, v: &Value) -> Option<Result<(), String>>
         "retry_throttle" => boolean(v).map(|x| call.retry_throttle = x),
         "throttle_max_tokens" => float(v).map(|x| call.throttle_max_tokens = x),
         "throttle_token_ratio" => float(v).map(|x| call.throttle_token_ratio = x),
+        "deadline_margin_s" => float(v).map(|x| call.deadline_margin_s = x),
+        "budget_admission" => boolean(v).map(|x| call.budget_admission = x),
         _ => return None,
     })
 }
@@ -437,7 +486,9 @@ fn set_tier(tier: &mut Tier, segs: &[&str], v: &Value) -> Option<Result<(), Stri
         "service.sigma" => float(v).map(|x| tier.service.sigma = x),
         "service.slow_p" => float(v).map(|x| tier.service.slow_p = x),
         "service.slow_s" => float(v).map(|x| tier.service.slow_s = x),
-        _ if segs.first() == Some(&"slow") => return set_slow(tier, &segs[1..], v),
+        _ if segs.first() == Some(&"slow") => {
+            return set_window(&mut tier.slow, &tier.name, "slow", &segs[1..], v);
+        }
         _ => {
             let is_call_key = PARAMS
                 .iter()
@@ -454,21 +505,28 @@ fn set_tier(tier: &mut Tier, segs: &[&str], v: &Value) -> Option<Result<(), Stri
     })
 }
 
-fn set_slow(tier: &mut Tier, segs: &[&str], v: &Value) -> Option<Result<(), String>> {
+/// Sets a key of window `n` of `windows` (a tier's slow windows, the
+/// client's spikes); the next free index creates a window.
+fn set_window(
+    windows: &mut Vec<SlowWindow>,
+    owner: &str,
+    what: &str,
+    segs: &[&str],
+    v: &Value,
+) -> Option<Result<(), String>> {
     let (index, key) = match segs {
         [key] => (0, *key),
         [n, key] => (n.parse::<usize>().ok()?, *key),
         _ => return None,
     };
-    if index > tier.slow.len() {
+    if index > windows.len() {
         return Some(Err(format!(
-            "tier `{}` has {} slow window(s); the next one is index {}",
-            tier.name,
-            tier.slow.len(),
-            tier.slow.len()
+            "`{owner}` has {} {what} window(s); the next one is index {}",
+            windows.len(),
+            windows.len()
         )));
     }
-    let mut window = tier.slow.get(index).cloned().unwrap_or(SlowWindow {
+    let mut window = windows.get(index).cloned().unwrap_or(SlowWindow {
         start_s: 0.0,
         duration_s: 0.0,
         factor: 1.0,
@@ -480,10 +538,10 @@ fn set_slow(tier: &mut Tier, segs: &[&str], v: &Value) -> Option<Result<(), Stri
         _ => return None,
     };
     if r.is_ok() {
-        if index == tier.slow.len() {
-            tier.slow.push(window);
+        if index == windows.len() {
+            windows.push(window);
         } else {
-            tier.slow[index] = window;
+            windows[index] = window;
         }
     }
     Some(r)
@@ -586,6 +644,7 @@ pub fn markdown() -> String {
             Scope::Call => format!("client.{k}, <tier>.{k}", k = param.key),
             Scope::Tier => format!("<tier>.{}", param.key),
             Scope::Slow => format!("<tier>.slow.{k}, <tier>.slow.<n>.{k}", k = param.key),
+            Scope::Spike => format!("client.spike.{k}, client.spike.<n>.{k}", k = param.key),
         };
         let path = path
             .split(", ")

@@ -107,6 +107,10 @@ pub struct CallerStats {
     pub giveup_deadline: u64,
     /// Answered "error" without calling: no time left when a retry was due.
     pub no_time_left: u64,
+    /// Failed fast without calling: the deadline safety margin left no time.
+    pub margin_exhausted: u64,
+    /// Stopped by budget admission: backoff plus a full attempt would not fit.
+    pub insufficient_deadline: u64,
 }
 
 /// Per second of simulated time.
@@ -236,6 +240,14 @@ impl RunResult {
             Count(sum_c(|c| c.retries_throttled)),
         );
         put("no_time_left".into(), Count(sum_c(|c| c.no_time_left)));
+        put(
+            "margin_exhausted".into(),
+            Count(sum_c(|c| c.margin_exhausted)),
+        );
+        put(
+            "insufficient_deadline".into(),
+            Count(sum_c(|c| c.insufficient_deadline)),
+        );
         for t in &self.tiers {
             let n = &t.name;
             put(format!("{n}_arrivals"), Count(t.arrivals));
@@ -287,6 +299,11 @@ impl RunResult {
             put(format!("{n}_giveup_limit"), Count(c.giveup_limit));
             put(format!("{n}_giveup_deadline"), Count(c.giveup_deadline));
             put(format!("{n}_no_time_left"), Count(c.no_time_left));
+            put(format!("{n}_margin_exhausted"), Count(c.margin_exhausted));
+            put(
+                format!("{n}_insufficient_deadline"),
+                Count(c.insufficient_deadline),
+            );
         }
         out
     }

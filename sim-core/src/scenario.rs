@@ -86,6 +86,9 @@ pub struct Client {
     pub rate_per_s: f64,
     /// Arrivals happen in `[0, duration_s)`.
     pub duration_s: f64,
+    /// Load spikes: windows in which the arrival rate is multiplied.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spike: Vec<SlowWindow>,
     /// The client's attempts towards the first tier.
     pub call: Call,
 }
@@ -169,8 +172,9 @@ impl Dist {
     pub const NAMES: &'static [&'static str] = &["exponential", "constant", "lognormal"];
 }
 
-/// Service times of requests that *start* in `[start_s, start_s + duration_s)`
-/// are multiplied by `factor`.
+/// A window `[start_s, start_s + duration_s)` in which something is
+/// multiplied by `factor`: a tier's service times (of requests that *start*
+/// inside it), or the client's arrival rate.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SlowWindow {
@@ -203,6 +207,14 @@ pub struct Call {
     pub throttle_max_tokens: f64,
     #[serde(default = "default_token_ratio")]
     pub throttle_token_ratio: f64,
+    /// Deadline safety margin: an attempt ends by `deadline - margin`, and
+    /// none is sent when that is already past.
+    #[serde(default)]
+    pub deadline_margin_s: f64,
+    /// Budget admission: send an attempt only if its backoff plus one full
+    /// attempt timeout still fit before `deadline - margin`.
+    #[serde(default)]
+    pub budget_admission: bool,
 }
 
 fn default_backoff_cap() -> f64 {
@@ -243,10 +255,15 @@ impl Scenario {
         self.tiers.iter().find(|t| t.name == name)
     }
 
-    /// The span covering every slow window of every tier: the "during" phase.
+    /// The span covering every trigger (slow windows of every tier, load
+    /// spikes of the client): the "during" phase.
     /// `[0, 0)` when the scenario has no window.
     pub fn trigger_window_s(&self) -> (f64, f64) {
-        let windows = self.tiers.iter().flat_map(|t| t.slow.iter());
+        let windows = self
+            .tiers
+            .iter()
+            .flat_map(|t| t.slow.iter())
+            .chain(&self.client.spike);
         let mut span: Option<(f64, f64)> = None;
         for w in windows {
             let (s, e) = (w.start_s, w.start_s + w.duration_s);

@@ -116,21 +116,32 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
             path("service.slow_s"),
             "must be >= 0",
         );
-        for (i, w) in t.slow.iter().enumerate() {
-            let wpath = |k: &str| {
+    }
+    // Slow windows of every tier and load spikes of the client.
+    let windows = s
+        .tiers
+        .iter()
+        .map(|t| (format!("{}.slow", t.name), &t.slow))
+        .chain(std::iter::once((
+            "client.spike".to_string(),
+            &s.client.spike,
+        )));
+    for (prefix, list) in windows {
+        for (i, w) in list.iter().enumerate() {
+            let path = |k: &str| {
                 if i == 0 {
-                    format!("{}.slow.{k}", t.name)
+                    format!("{prefix}.{k}")
                 } else {
-                    format!("{}.slow.{i}.{k}", t.name)
+                    format!("{prefix}.{i}.{k}")
                 }
             };
-            check(non_negative(w.start_s), wpath("start_s"), "must be >= 0");
+            check(non_negative(w.start_s), path("start_s"), "must be >= 0");
             check(
                 non_negative(w.duration_s),
-                wpath("duration_s"),
+                path("duration_s"),
                 "must be >= 0",
             );
-            check(positive(w.factor), wpath("factor"), "must be > 0");
+            check(positive(w.factor), path("factor"), "must be > 0");
         }
     }
     if let Some((last, calling)) = s.tiers.split_last() {
@@ -189,6 +200,11 @@ fn check_call(name: &str, c: &Call, errors: &mut Vec<ConfigError>) {
         c.throttle_max_tokens.is_finite() && c.throttle_max_tokens >= 0.001,
         "throttle_max_tokens",
         "must be >= 0.001 (the bucket counts in thousandths)",
+    );
+    check(
+        non_negative(c.deadline_margin_s),
+        "deadline_margin_s",
+        "must be >= 0",
     );
     check(
         non_negative(c.throttle_token_ratio),

@@ -5,6 +5,16 @@ mod common;
 use common::*;
 use sim_core::RunResult;
 
+/// Every way a caller ends without success, one count per job.
+fn giveups(c: &sim_core::result::CallerStats) -> u64 {
+    c.giveup_limit
+        + c.giveup_deadline
+        + c.retries_throttled
+        + c.no_time_left
+        + c.margin_exhausted
+        + c.insufficient_deadline
+}
+
 fn check(r: &RunResult, label: &str) {
     let ctx = |what: &str| format!("{label}: {what}");
     // Every user ends exactly once: ok, failed, or still in flight at the horizon.
@@ -24,10 +34,7 @@ fn check(r: &RunResult, label: &str) {
         "{}",
         ctx("one ok per successful user")
     );
-    let client_giveups = client.giveup_limit
-        + client.giveup_deadline
-        + client.retries_throttled
-        + client.no_time_left;
+    let client_giveups = giveups(client);
     assert_eq!(
         client_giveups,
         r.users_failed - r.users_unfinished,
@@ -71,11 +78,9 @@ fn check(r: &RunResult, label: &str) {
         // A non-leaf tier completes ok exactly when one of its attempts got ok.
         if let Some(own) = r.callers.get(i + 1) {
             assert_eq!(t.completed_ok, own.calls_ok, "{}", ctx("ok completions"));
-            let giveups =
-                own.giveup_limit + own.giveup_deadline + own.retries_throttled + own.no_time_left;
             assert_eq!(
                 t.completed - t.completed_ok,
-                giveups,
+                giveups(own),
                 "{}",
                 ctx("error completions")
             );

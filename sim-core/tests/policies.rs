@@ -1,0 +1,183 @@
+//! Caller-side policies and load spikes, each against its rule in a chain
+//! small enough to compute by hand.
+
+mod common;
+use sim_core::{RunResult, Scenario};
+
+/// client -> a -> b; b takes `b_service_s` (constant) and never queues.
+/// `a_sets` are overrides of a's parameters (`key = value` lines).
+fn chain(a_sets: &str, b_service_s: f64) -> Scenario {
+    let text = format!(
+        r#"
+name = "policy"
+horizon_s = 30
+[client]
+rate_per_s = 20
+duration_s = 20
+[client.call]
+attempt_timeout_s = 1.0
+max_retries = 0
+backoff = "fixed"
+backoff_base_s = 0.0
+propagate_deadline = true
+[[tiers]]
+name = "a"
+slots = 10000
+[tiers.call]
+attempt_timeout_s = 0.3
+max_retries = 5
+backoff = "fixed"
+backoff_base_s = 0.1
+propagate_deadline = true
+[[tiers]]
+name = "b"
+slots = 10000
+service = {{ dist = "constant", mean_s = {b_service_s} }}
+"#
+    );
+    let mut s = Scenario::from_toml(&text, "policy").unwrap();
+    let sets: Vec<(String, toml::Value)> = a_sets
+        .lines()
+        .filter_map(|l| l.split_once(" = "))
+        .map(|(k, v)| (format!("a.{k}"), common::v(v)))
+        .collect();
+    sim_core::apply_all(&mut s, &sets).unwrap();
+    sim_core::validate(&s).unwrap();
+    s
+}
+
+fn run(s: &Scenario) -> RunResult {
+    common::run(s, 1)
+}
+
+#[test]
+fn safety_margin_ends_attempts_early_and_fails_fast() {
+    // a's single attempt must end by the client's deadline less 0.2 s, so
+    // the client gets a's error at 0.8 s instead of timing out at 1 s.
+    let r = run(&chain(
+        "attempt_timeout_s = 1.0\nmax_retries = 0\ndeadline_margin_s = 0.2",
+        2.0,
+    ));
+    let (client, a) = (&r.callers[0], &r.callers[1]);
+    assert!(r.users > 300);
+    assert_eq!(client.calls_error, r.users);
+    assert_eq!(client.calls_timeout, 0);
+    assert_eq!(a.calls_timeout, r.users);
+    assert_eq!(r.failed_latency_median_s, Some(0.8));
+    // A margin larger than the whole budget: no call at all, counted apart.
+    let r = run(&chain("deadline_margin_s = 1.5", 2.0));
+    assert_eq!(r.callers[1].margin_exhausted, r.users);
+    assert_eq!(r.callers[1].calls, 0);
+    assert_eq!(r.tiers[1].arrivals, 0);
+    assert_eq!(r.failed_latency_median_s, Some(0.0));
+    // Without a margin the same chain times out at the client.
+    let r = run(&chain("attempt_timeout_s = 1.0\nmax_retries = 0", 2.0));
+    assert_eq!(r.callers[0].calls_timeout, r.users);
+}
+
+#[test]
+fn budget_admission_stops_before_an_attempt_that_cannot_fit() {
+    // Deadline 1 s from a's start; attempts 0.3 s, backoff 0.1 s:
+    // attempt 1 [0, 0.3), attempt 2 [0.4, 0.7); a third would start at 0.8
+    // and need until 1.1 > 1.0: refused as insufficient_deadline.
+    let r = run(&chain("budget_admission = true", 2.0));
+    let a = &r.callers[1];
+    assert_eq!(a.calls, 2 * r.users);
+    assert_eq!(a.insufficient_deadline, r.users);
+    assert_eq!(a.giveup_limit + a.giveup_deadline + a.no_time_left, 0);
+    assert_eq!(r.tiers[1].max_arrivals_per_user, 2);
+    // Count-only: a third attempt is sent (cut at the deadline), then the
+    // fourth finds the deadline passed: more calls to b, all wasted.
+    let r = run(&chain("", 2.0));
+    let a = &r.callers[1];
+    assert_eq!(a.calls, 3 * r.users);
+    assert_eq!(a.insufficient_deadline, 0);
+    assert_eq!(a.giveup_deadline, r.users);
+    // The first attempt alone must fit too.
+    let r = run(&chain(
+        "attempt_timeout_s = 1.5\nbudget_admission = true",
+        2.0,
+    ));
+    assert_eq!(r.callers[1].insufficient_deadline, r.users);
+    assert_eq!(r.tiers[1].arrivals, 0);
+    // Plenty of budget: admission changes nothing.
+    let fast = run(&chain("budget_admission = true", 0.01));
+    assert_eq!(fast.users_ok, fast.users);
+    assert_eq!(fast.callers[1].insufficient_deadline, 0);
+}
+
+#[test]
+fn load_spike_multiplies_the_arrival_rate_inside_its_window() {
+    let base = common::ch37(
+        "protected",
+        "fifo",
+        &[("svc_b.slow.duration_s", "0"), ("client.rate_per_s", "200")],
+    );
+    let spiked = common::ch37(
+        "protected",
+        "fifo",
+        &[
+            ("svc_b.slow.duration_s", "0"),
+            ("svc_b.slow.start_s", "20"),
+            ("client.rate_per_s", "200"),
+            ("client.spike.start_s", "20"),
+            ("client.spike.duration_s", "10"),
+            ("client.spike.factor", "3"),
+        ],
+    );
+    let (a, b) = (common::run(&base, 3), common::run(&spiked, 3));
+    let rate = |r: &RunResult, from: usize, to: usize| {
+        r.series.user_arrivals[from..to].iter().sum::<u64>() as f64 / (to - from) as f64
+    };
+    // Before the spike the same draws give the same arrivals.
+    assert_eq!(a.series.user_arrivals[..20], b.series.user_arrivals[..20]);
+    assert!(
+        (rate(&b, 20, 30) / 600.0 - 1.0).abs() < 0.05,
+        "{}",
+        rate(&b, 20, 30)
+    );
+    assert!(
+        (rate(&b, 30, 60) / 200.0 - 1.0).abs() < 0.05,
+        "{}",
+        rate(&b, 30, 60)
+    );
+    assert!((rate(&a, 20, 30) / 200.0 - 1.0).abs() < 0.05);
+    // The spike is the trigger window: phases and recovery are measured from it.
+    assert_eq!((b.window_start_s, b.window_end_s), (20.0, 30.0));
+    assert_eq!(
+        b.phases[1].users,
+        b.series.user_arrivals[20..30].iter().sum::<u64>()
+    );
+}
+
+#[test]
+fn load_spike_can_tip_naive_into_metastable_failure() {
+    // No slow window at all: a 5 s spike to 2.5x the load is the trigger.
+    let spiked = common::ch37(
+        "naive",
+        "fifo",
+        &[
+            ("svc_b.slow.duration_s", "0"),
+            ("client.spike.start_s", "10"),
+            ("client.spike.duration_s", "5"),
+            ("client.spike.factor", "2.5"),
+        ],
+    );
+    let r = common::run(&spiked, 1);
+    assert_eq!(r.recovery_s, None, "naive stays overloaded after the spike");
+    let protected = common::ch37(
+        "protected",
+        "fifo",
+        &[
+            ("svc_b.slow.duration_s", "0"),
+            ("client.spike.start_s", "10"),
+            ("client.spike.duration_s", "5"),
+            ("client.spike.factor", "2.5"),
+        ],
+    );
+    assert!(
+        common::run(&protected, 1)
+            .recovery_s
+            .is_some_and(|t| t <= 2.0)
+    );
+}
