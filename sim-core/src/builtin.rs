@@ -43,6 +43,7 @@ fn forwarder(name: &str, slots: u32, call: Call) -> Tier {
         queue_cap: None,
         drop_expired: false,
         reject_latency_s: 0.0005,
+        cancel_check_s: 0.0,
         service: Service::default(),
         slow: Vec::new(),
         call: Some(call),
@@ -65,6 +66,7 @@ pub fn ch37() -> Scenario {
         queue_cap: None,
         drop_expired: false,
         reject_latency_s: 0.0005,
+        cancel_check_s: 0.0,
         service: Service {
             dist: Dist::Exponential,
             mean_s: 0.020,

@@ -48,6 +48,18 @@ impl std::fmt::Display for RunError {
 
 impl std::error::Error for RunError {}
 
+/// With cooperative cancellation (checks every `check` from `start`), the
+/// first check that finds the deadline passed, if it comes before the work
+/// of length `work` is done.
+fn abandon_at(start: Nanos, work: Nanos, deadline: Nanos, check: Nanos) -> Option<Nanos> {
+    if check == 0 || deadline == NEVER {
+        return None;
+    }
+    let checks = deadline.saturating_sub(start).div_ceil(check).max(1);
+    let at = start.saturating_add(checks.saturating_mul(check));
+    (at < start + work).then_some(at)
+}
+
 /// The instant by which a hop's attempts must end: its deadline less the
 /// safety margin (no deadline, no limit).
 fn limit(deadline: Nanos, margin: Nanos) -> Nanos {
@@ -87,6 +99,8 @@ struct Job {
     attempts: u32,
     /// The latest attempt has not ended yet.
     waiting: bool,
+    /// Its own work was abandoned (cooperative cancellation).
+    abandoned: bool,
 }
 
 /// Jobs in a slab whose slots are reused; a reference carries the slot's
@@ -149,6 +163,8 @@ enum Action {
     Retry(JobRef),
     /// A server job's own work is done.
     WorkDone(JobRef),
+    /// A server job's own work is abandoned: its deadline passed (cooperative cancellation).
+    WorkAbandoned(JobRef),
     /// A fast rejection reaches the caller's attempt.
     Rejected(JobRef, u32),
 }
@@ -310,6 +326,10 @@ impl Sim<'_> {
                 }
                 Action::Retry(job) => self.start_attempt(job),
                 Action::WorkDone(job) => self.work_done(job),
+                Action::WorkAbandoned(job) => {
+                    self.jobs.get_mut(job).abandoned = true;
+                    self.finish(job, false);
+                }
                 Action::Rejected(caller, attempt) => self.reply(caller, attempt, Outcome::Rejected),
             }
         }
@@ -397,6 +417,7 @@ impl Sim<'_> {
             started: self.now,
             attempts: 0,
             waiting: false,
+            abandoned: false,
         });
         self.start_attempt(job);
     }
@@ -490,6 +511,7 @@ impl Sim<'_> {
             started: NEVER,
             attempts: 0,
             waiting: false,
+            abandoned: false,
         });
         if can_start {
             self.start_job(s, job);
@@ -517,7 +539,11 @@ impl Sim<'_> {
             let work = model
                 .service
                 .draw(model.slow_factor(self.now), &mut srv.rng);
-            self.schedule(self.now + work, Action::WorkDone(job));
+            let deadline = j.deadline;
+            match abandon_at(self.now, work, deadline, model.cancel_check) {
+                Some(at) => self.schedule(at, Action::WorkAbandoned(job)),
+                None => self.schedule(self.now + work, Action::WorkDone(job)),
+            }
         }
     }
 
@@ -634,12 +660,17 @@ impl Sim<'_> {
         let srv = &mut self.servers[s];
         srv.busy -= 1;
         srv.busy_ns += (self.now - j.started) as u128;
-        srv.stats.completed += 1;
-        srv.stats.completed_ok += ok as u64;
-        srv.series.completed[sec] += 1;
-        if late {
-            srv.stats.late += 1;
-            srv.series.late[sec] += 1;
+        if j.abandoned {
+            // Not a completion: the work stopped before its end.
+            srv.stats.abandoned += 1;
+        } else {
+            srv.stats.completed += 1;
+            srv.stats.completed_ok += ok as u64;
+            srv.series.completed[sec] += 1;
+            if late {
+                srv.stats.late += 1;
+                srv.series.late[sec] += 1;
+            }
         }
         let outcome = if ok { Outcome::Ok } else { Outcome::Error };
         if self.m.dispatch == Dispatch::Fifo || s == self.m.leaf() {

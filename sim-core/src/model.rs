@@ -43,6 +43,8 @@ pub struct ServerModel {
     pub queue_cap: Option<u32>,
     pub drop_expired: bool,
     pub reject_latency: Nanos,
+    /// Cooperative cancellation interval; 0 = off.
+    pub cancel_check: Nanos,
     pub service: ServiceModel,
     pub slow: Vec<(Nanos, Nanos, f64)>,
     /// Most arrivals one user request can cause here (requirement R1).
@@ -140,6 +142,7 @@ impl Model {
                     queue_cap: t.queue_cap,
                     drop_expired: t.drop_expired,
                     reject_latency: secs_to_nanos(t.reject_latency_s),
+                    cancel_check: secs_to_nanos(t.cancel_check_s),
                     service: ServiceModel::new(&t.service),
                     slow: t
                         .slow

@@ -231,6 +231,12 @@ pub const PARAMS: &[Param] = &[
     ),
     p(
         Scope::Tier,
+        "cancel_check_s",
+        Kind::Float,
+        "Cooperative cancellation: while working, check the request's deadline every cancel_check_s and abandon the work once it has passed (counted as abandoned; 0: started work always runs to the end).",
+    ),
+    p(
+        Scope::Tier,
         "service.dist",
         Kind::Choice(Dist::NAMES),
         "Distribution of the tier's own work per request.",
@@ -480,6 +486,7 @@ fn set_tier(tier: &mut Tier, segs: &[&str], v: &Value) -> Option<Result<(), Stri
         "queue_cap" => cap(v).map(|x| tier.queue_cap = x),
         "drop_expired" => boolean(v).map(|x| tier.drop_expired = x),
         "reject_latency_s" => float(v).map(|x| tier.reject_latency_s = x),
+        "cancel_check_s" => float(v).map(|x| tier.cancel_check_s = x),
         "service.dist" => choice(v, Dist::NAMES)
             .map(|i| tier.service.dist = [Dist::Exponential, Dist::Constant, Dist::Lognormal][i]),
         "service.mean_s" => float(v).map(|x| tier.service.mean_s = x),

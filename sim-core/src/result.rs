@@ -60,12 +60,16 @@ pub struct TierStats {
     pub dropped_expired: u64,
     /// Requests that took a slot.
     pub started: u64,
-    /// Requests that released their slot with a reply (ok or error).
+    /// Requests that released their slot with a reply (ok or error), their
+    /// own work done to the end.
     pub completed: u64,
     pub completed_ok: u64,
     /// Completions whose caller's attempt had already ended (timed out): work
     /// nobody waited for.
     pub late: u64,
+    /// Requests whose own work was abandoned by cooperative cancellation
+    /// (answered with an error, not counted as completed).
+    pub abandoned: u64,
     pub queued_at_end: u64,
     pub busy_at_end: u64,
     /// Longest queue seen at an append.
@@ -234,6 +238,7 @@ impl RunResult {
             "dropped_expired".into(),
             Count(sum_t(|t| t.dropped_expired)),
         );
+        put("abandoned".into(), Count(sum_t(|t| t.abandoned)));
         put("retries_sent".into(), Count(sum_c(|c| c.retries_sent)));
         put(
             "retries_throttled".into(),
@@ -267,6 +272,7 @@ impl RunResult {
             put(format!("{n}_completed"), Count(t.completed));
             put(format!("{n}_completed_ok"), Count(t.completed_ok));
             put(format!("{n}_late"), Count(t.late));
+            put(format!("{n}_abandoned"), Count(t.abandoned));
             put(format!("{n}_queued_at_end"), Count(t.queued_at_end));
             put(format!("{n}_busy_at_end"), Count(t.busy_at_end));
             put(format!("{n}_max_queue"), Count(t.max_queue));

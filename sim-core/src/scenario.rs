@@ -111,6 +111,11 @@ pub struct Tier {
     /// Delay of the reply to a request rejected because the queue is full.
     #[serde(default = "default_reject_latency")]
     pub reject_latency_s: f64,
+    /// Cooperative cancellation: check the request's deadline every this
+    /// many seconds of its own work and abandon the work once it has passed
+    /// (0: never; started work runs to the end).
+    #[serde(default)]
+    pub cancel_check_s: f64,
     /// Own work per request, done when it starts (before any downstream call).
     #[serde(default)]
     pub service: Service,

@@ -56,7 +56,12 @@ fn check(r: &RunResult, label: &str) {
             "{}",
             ctx("admitted")
         );
-        assert_eq!(t.started, t.completed + t.busy_at_end, "{}", ctx("started"));
+        assert_eq!(
+            t.started,
+            t.completed + t.abandoned + t.busy_at_end,
+            "{}",
+            ctx("started")
+        );
         assert!(t.late <= t.completed);
         // The caller above sent exactly the requests this tier received.
         let caller = &r.callers[i];
@@ -89,7 +94,7 @@ fn check(r: &RunResult, label: &str) {
                 t.completed_ok,
                 t.completed,
                 "{}",
-                ctx("the leaf never fails work it started")
+                ctx("the leaf never fails work it completes")
             );
         }
         let series = &r.series.tiers[i];
@@ -136,4 +141,26 @@ fn counts_add_up_with_users_in_flight_at_the_horizon() {
             .any(|t| t.queued_at_end > 0 && t.busy_at_end > 0)
     );
     check(&r, "cut");
+}
+
+#[test]
+fn counts_add_up_with_every_policy_on() {
+    for p in ["deadline", "protected"] {
+        let s = ch37(
+            p,
+            "fifo",
+            &[
+                ("svc_b.cancel_check_s", "0.01"),
+                ("svc_a.deadline_margin_s", "0.02"),
+                ("svc_a.budget_admission", "true"),
+                ("gateway.budget_admission", "true"),
+                ("client.spike.start_s", "35"),
+                ("client.spike.duration_s", "5"),
+                ("client.spike.factor", "2"),
+            ],
+        );
+        let r = run(&s, 5);
+        assert!(r.tiers[2].abandoned > 0);
+        check(&r, &format!("{p} with policies"));
+    }
 }

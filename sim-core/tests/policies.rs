@@ -181,3 +181,48 @@ fn load_spike_can_tip_naive_into_metastable_failure() {
             .is_some_and(|t| t <= 2.0)
     );
 }
+
+#[test]
+fn cooperative_cancellation_abandons_work_at_the_first_check_past_the_deadline() {
+    // b works 2 s for a caller whose deadline is 1 s after b starts; checks
+    // every 0.3 s: at 0.3, 0.6, 0.9 the deadline has not passed, at 1.2 it
+    // has, so b holds each slot 1.2 s instead of 2 s.
+    let sets = "attempt_timeout_s = 1.0\nmax_retries = 0";
+    let mut s = chain(sets, 2.0);
+    sim_core::params::set(&mut s, "b.cancel_check_s", &common::v("0.3")).unwrap();
+    let with = run(&s);
+    let without = run(&chain(sets, 2.0));
+    let b = &with.tiers[1];
+    assert!(b.abandoned > 300);
+    assert_eq!((b.abandoned + b.busy_at_end, b.completed), (b.started, 0));
+    let per_request = b.busy_s / b.started as f64;
+    assert!((per_request - 1.2).abs() < 1e-6, "{per_request}");
+    let b0 = &without.tiers[1];
+    assert_eq!(b0.abandoned, 0);
+    assert!((b0.busy_s / b0.started as f64 - 2.0).abs() < 0.05);
+    // Work that ends before the deadline is never abandoned.
+    let mut fast = chain(sets, 0.5);
+    sim_core::params::set(&mut fast, "b.cancel_check_s", &common::v("0.1")).unwrap();
+    let r = run(&fast);
+    assert_eq!((r.tiers[1].abandoned, r.users_ok), (0, r.users));
+}
+
+#[test]
+fn cancellation_cuts_the_wasted_work_of_ch37() {
+    let plain = common::run(&common::ch37("deadline", "fifo", &[]), 1);
+    let cancel = common::run(
+        &common::ch37("deadline", "fifo", &[("svc_b.cancel_check_s", "0.01")]),
+        1,
+    );
+    let (p, c) = (&plain.tiers[2], &cancel.tiers[2]);
+    assert!(c.abandoned > 0 && p.abandoned == 0);
+    // Work finished for callers that had left: most of it is now cut short.
+    assert!(
+        c.late * 4 < p.late,
+        "late completions {} vs {}",
+        c.late,
+        p.late
+    );
+    assert!(c.busy_s < p.busy_s);
+    assert!(cancel.wasted_share().unwrap() < plain.wasted_share().unwrap());
+}
