@@ -33,6 +33,9 @@ fn server_call(timeout_s: f64, max_retries: u32) -> Call {
         throttle_token_ratio: 0.1,
         deadline_margin_s: 0.0,
         budget_admission: false,
+        retry_budget: false,
+        retry_budget_percent: 20.0,
+        retry_budget_min_concurrency: 3,
     }
 }
 

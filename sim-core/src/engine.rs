@@ -207,6 +207,7 @@ impl Server {
 
 struct Caller {
     throttle: Option<crate::policy::RetryThrottle>,
+    retry_budget: Option<crate::policy::RetryBudget>,
     rng: Stream,
     stats: CallerStats,
 }
@@ -266,6 +267,7 @@ pub fn simulate(m: &Model, seed: u64) -> Result<RunResult, RunError> {
         .iter()
         .map(|c| Caller {
             throttle: c.throttle.clone(),
+            retry_budget: c.retry_budget.clone(),
             rng: Stream::new(seed, &format!("backoff.{}", c.name)),
             stats: CallerStats {
                 name: c.name.clone(),
@@ -457,10 +459,13 @@ impl Sim<'_> {
             jm.attempts = attempt;
             jm.waiting = true;
         }
-        let stats = &mut self.callers[level].stats;
-        stats.calls += 1;
+        let caller = &mut self.callers[level];
+        caller.stats.calls += 1;
         if attempt > 1 {
-            stats.retries_sent += 1;
+            caller.stats.retries_sent += 1;
+        }
+        if let Some(b) = &mut caller.retry_budget {
+            b.sent(attempt > 1);
         }
         // Scheduled before the request is sent, so that a reply at exactly
         // the attempt's end loses to the timeout: "ok" must come before it.
@@ -565,12 +570,15 @@ impl Sim<'_> {
     }
 
     fn attempt_ended(&mut self, job: JobRef, outcome: Outcome) {
-        let level = {
+        let (level, retry) = {
             let j = self.jobs.get_mut(job);
             j.waiting = false;
-            j.level as usize
+            (j.level as usize, j.attempts > 1)
         };
         let caller = &mut self.callers[level];
+        if let Some(b) = &mut caller.retry_budget {
+            b.ended(retry);
+        }
         let stats = &mut caller.stats;
         match outcome {
             Outcome::Ok => stats.calls_ok += 1,
@@ -607,6 +615,12 @@ impl Sim<'_> {
             caller.stats.giveup_deadline += 1;
         } else if caller.throttle.as_ref().is_some_and(|t| !t.retry_allowed()) {
             caller.stats.retries_throttled += 1;
+        } else if caller
+            .retry_budget
+            .as_ref()
+            .is_some_and(|b| !b.retry_allowed())
+        {
+            caller.stats.retry_budget_exhausted += 1;
         } else {
             let delay = call.backoff.delay(j.attempts, &mut caller.rng);
             let next = self.now + delay;

@@ -1,7 +1,7 @@
 //! A validated scenario compiled for the engine: integer nanoseconds, indexes
 //! instead of names, policies as ready-made values.
 
-use crate::policy::{Backoff, RetryThrottle};
+use crate::policy::{Backoff, RetryBudget, RetryThrottle};
 use crate::random::Stream;
 use crate::scenario::{Dispatch, Dist, Scenario, Service};
 use crate::time::{Nanos, nanos_to_secs, secs_to_nanos};
@@ -35,6 +35,7 @@ pub struct CallModel {
     /// Deadline safety margin.
     pub margin: Nanos,
     pub budget_admission: bool,
+    pub retry_budget: Option<RetryBudget>,
 }
 
 pub struct ServerModel {
@@ -122,6 +123,9 @@ impl Model {
                 .then(|| RetryThrottle::new(c.throttle_max_tokens, c.throttle_token_ratio)),
             margin: secs_to_nanos(c.deadline_margin_s),
             budget_admission: c.budget_admission,
+            retry_budget: c
+                .retry_budget
+                .then(|| RetryBudget::new(c.retry_budget_percent, c.retry_budget_min_concurrency)),
         };
         let mut callers = vec![call_model("client", &s.client.call)];
         callers.extend(

@@ -188,6 +188,24 @@ pub const PARAMS: &[Param] = &[
         "Send an attempt (or retry) only if its backoff plus one full attempt_timeout fit before (deadline - margin); otherwise stop with insufficient_deadline, distinct from the attempt limit.",
     ),
     p(
+        Scope::Call,
+        "retry_budget",
+        Kind::Bool,
+        "Envoy retry budget: a retry is sent only while the caller's retries in flight are fewer than max(retry_budget_min_concurrency, retry_budget_percent % of its attempts in flight); retries waiting in backoff do not count, as in Envoy (refusals: retry_budget_exhausted).",
+    ),
+    p(
+        Scope::Call,
+        "retry_budget_percent",
+        Kind::Float,
+        "Retry budget: share of attempts in flight that may be retries, in percent (Envoy's default 20).",
+    ),
+    p(
+        Scope::Call,
+        "retry_budget_min_concurrency",
+        Kind::Int,
+        "Retry budget: retries always allowed in flight, whatever the load (Envoy's default 3).",
+    ),
+    p(
         Scope::Spike,
         "start_s",
         Kind::Float,
@@ -474,6 +492,11 @@ fn set_call(call: &mut Call, key: &str, v: &Value) -> Option<Result<(), String>>
         "throttle_token_ratio" => float(v).map(|x| call.throttle_token_ratio = x),
         "deadline_margin_s" => float(v).map(|x| call.deadline_margin_s = x),
         "budget_admission" => boolean(v).map(|x| call.budget_admission = x),
+        "retry_budget" => boolean(v).map(|x| call.retry_budget = x),
+        "retry_budget_percent" => float(v).map(|x| call.retry_budget_percent = x),
+        "retry_budget_min_concurrency" => {
+            uint(v, u32::MAX as u64).map(|x| call.retry_budget_min_concurrency = x as u32)
+        }
         _ => return None,
     })
 }

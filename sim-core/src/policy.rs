@@ -42,6 +42,47 @@ impl RetryThrottle {
     }
 }
 
+/// Envoy's retry budget: retries in flight stay below a share of all
+/// attempts in flight, with a floor. Like Envoy, only retries in flight
+/// count, not those waiting in backoff, so a burst of failures can schedule
+/// more retries than the budget and overshoot it when they are sent.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RetryBudget {
+    percent: f64,
+    min_concurrency: u64,
+    /// Attempts of this caller in flight (first attempts and retries).
+    active: u64,
+    /// Retries of this caller in flight.
+    active_retries: u64,
+}
+
+impl RetryBudget {
+    pub fn new(percent: f64, min_concurrency: u32) -> RetryBudget {
+        RetryBudget {
+            percent,
+            min_concurrency: min_concurrency as u64,
+            active: 0,
+            active_retries: 0,
+        }
+    }
+
+    pub fn sent(&mut self, retry: bool) {
+        self.active += 1;
+        self.active_retries += retry as u64;
+    }
+
+    pub fn ended(&mut self, retry: bool) {
+        self.active -= 1;
+        self.active_retries -= retry as u64;
+    }
+
+    /// May one more retry be sent now?
+    pub fn retry_allowed(&self) -> bool {
+        let share = (self.percent / 100.0 * self.active as f64).floor() as u64;
+        self.active_retries < share.max(self.min_concurrency)
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backoff {
     Fixed(Nanos),
@@ -135,6 +176,34 @@ mod tests {
             );
             assert!(max as f64 > 0.9 * b.ceiling(n) as f64);
         }
+    }
+
+    #[test]
+    fn retry_budget_follows_envoy_rule() {
+        let mut b = RetryBudget::new(20.0, 3);
+        // The floor: 3 retries in flight are allowed whatever the load.
+        for _ in 0..3 {
+            assert!(b.retry_allowed());
+            b.sent(true);
+        }
+        assert!(!b.retry_allowed(), "3 of 3 in flight are retries");
+        // With 20 first attempts in flight too: 20% of 23 = 4 (floor).
+        for _ in 0..20 {
+            b.sent(false);
+        }
+        assert!(b.retry_allowed());
+        b.sent(true);
+        assert!(!b.retry_allowed(), "4 retries of 24 in flight");
+        // Attempts ending free the budget again.
+        b.ended(true);
+        assert!(b.retry_allowed());
+        for _ in 0..20 {
+            b.ended(false);
+        }
+        assert!(!b.retry_allowed(), "3 retries in flight, floor 3");
+        let mut none = RetryBudget::new(0.0, 0);
+        none.sent(false);
+        assert!(!none.retry_allowed());
     }
 
     #[test]

@@ -115,6 +115,8 @@ pub struct CallerStats {
     pub margin_exhausted: u64,
     /// Stopped by budget admission: backoff plus a full attempt would not fit.
     pub insufficient_deadline: u64,
+    /// Retries refused by the retry budget (Envoy's ratio of active requests).
+    pub retry_budget_exhausted: u64,
 }
 
 /// Per second of simulated time.
@@ -253,6 +255,10 @@ impl RunResult {
             "insufficient_deadline".into(),
             Count(sum_c(|c| c.insufficient_deadline)),
         );
+        put(
+            "retry_budget_exhausted".into(),
+            Count(sum_c(|c| c.retry_budget_exhausted)),
+        );
         for t in &self.tiers {
             let n = &t.name;
             put(format!("{n}_arrivals"), Count(t.arrivals));
@@ -309,6 +315,10 @@ impl RunResult {
             put(
                 format!("{n}_insufficient_deadline"),
                 Count(c.insufficient_deadline),
+            );
+            put(
+                format!("{n}_retry_budget_exhausted"),
+                Count(c.retry_budget_exhausted),
             );
         }
         out

@@ -220,6 +220,22 @@ pub struct Call {
     /// attempt timeout still fit before `deadline - margin`.
     #[serde(default)]
     pub budget_admission: bool,
+    /// Envoy-style retry budget: retries in flight may not exceed
+    /// `retry_budget_percent` of this caller's attempts in flight, nor fall
+    /// below `retry_budget_min_concurrency`.
+    #[serde(default)]
+    pub retry_budget: bool,
+    #[serde(default = "default_budget_percent")]
+    pub retry_budget_percent: f64,
+    #[serde(default = "default_min_retry_concurrency")]
+    pub retry_budget_min_concurrency: u32,
+}
+
+fn default_budget_percent() -> f64 {
+    20.0
+}
+fn default_min_retry_concurrency() -> u32 {
+    3
 }
 
 fn default_backoff_cap() -> f64 {

@@ -207,6 +207,11 @@ fn check_call(name: &str, c: &Call, errors: &mut Vec<ConfigError>) {
         "must be >= 0.001 (the bucket counts in thousandths)",
     );
     check(
+        (0.0..=100.0).contains(&c.retry_budget_percent),
+        "retry_budget_percent",
+        "must be a percentage in [0, 100]",
+    );
+    check(
         non_negative(c.deadline_margin_s),
         "deadline_margin_s",
         "must be >= 0",

@@ -13,6 +13,7 @@ fn giveups(c: &sim_core::result::CallerStats) -> u64 {
         + c.no_time_left
         + c.margin_exhausted
         + c.insufficient_deadline
+        + c.retry_budget_exhausted
 }
 
 fn check(r: &RunResult, label: &str) {
@@ -154,6 +155,7 @@ fn counts_add_up_with_every_policy_on() {
                 ("svc_a.deadline_margin_s", "0.02"),
                 ("svc_a.budget_admission", "true"),
                 ("gateway.budget_admission", "true"),
+                ("svc_a.retry_budget", "true"),
                 ("client.spike.start_s", "35"),
                 ("client.spike.duration_s", "5"),
                 ("client.spike.factor", "2"),

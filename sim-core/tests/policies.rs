@@ -226,3 +226,32 @@ fn cancellation_cuts_the_wasted_work_of_ch37() {
     assert!(c.busy_s < p.busy_s);
     assert!(cancel.wasted_share().unwrap() < plain.wasted_share().unwrap());
 }
+
+#[test]
+fn retry_budget_refuses_retries_beyond_its_share() {
+    // Every attempt of a times out (b takes 2 s); a would send 2 retries
+    // per user. 20 users/s with ~1 s in flight: about 20 attempts in
+    // flight, so a 10% budget with a floor of 1 allows about 2 retries.
+    let without = run(&chain("", 2.0));
+    let with = run(&chain(
+        "retry_budget = true\nretry_budget_percent = 10\nretry_budget_min_concurrency = 1",
+        2.0,
+    ));
+    let (a0, a) = (&without.callers[1], &with.callers[1]);
+    assert_eq!(a0.retries_sent, 2 * without.users);
+    assert_eq!(a0.retry_budget_exhausted, 0);
+    assert!(
+        a.retry_budget_exhausted > without.users / 2,
+        "{}",
+        a.retry_budget_exhausted
+    );
+    assert!(a.retries_sent + a.retry_budget_exhausted <= a0.retries_sent);
+    assert!(a.retries_sent > 0);
+    // A floor above any concurrency refuses nothing.
+    let loose = run(&chain(
+        "retry_budget = true\nretry_budget_min_concurrency = 100000",
+        2.0,
+    ));
+    assert_eq!(loose.callers[1].retry_budget_exhausted, 0);
+    assert_eq!(loose.callers[1].retries_sent, a0.retries_sent);
+}
