@@ -75,6 +75,40 @@ fn runs_table(dir: &Path) -> DataFrame {
     all.expect("some runs")
 }
 
+/// Starts a one-thread sweep that writes a part every 20 runs, and returns
+/// once `parts` runs parts exist.
+fn spawn_until_parts(
+    grid: &str,
+    out: &Path,
+    parts: usize,
+    stderr: std::process::Stdio,
+) -> std::process::Child {
+    let child = Command::new(env!("CARGO_BIN_EXE_sweep"))
+        .args([
+            "run",
+            grid,
+            "--out",
+            &out.display().to_string(),
+            "--jobs",
+            "1",
+            "--no-report",
+        ])
+        .args(["--batch-runs", "20", "--batch-secs", "0.05"])
+        .stderr(stderr)
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::fs::read_dir(out.join("runs"))
+        .map(|d| d.count())
+        .unwrap_or(0)
+        < parts
+    {
+        assert!(Instant::now() < deadline, "no part written");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child
+}
+
 fn assert_same(a: &Path, b: &Path) {
     let o = sweep(&[
         "compare",
@@ -162,30 +196,7 @@ fn kill_9_then_resume_gives_the_uninterrupted_table() {
     let dir = tempdir("kill");
     let grid = write_grid(&dir, &small_grid(150)); // 1200 runs
     let out = dir.join("killed");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sweep"))
-        .args([
-            "run",
-            &grid,
-            "--out",
-            &out.display().to_string(),
-            "--jobs",
-            "1",
-            "--no-report",
-        ])
-        .args(["--batch-runs", "20", "--batch-secs", "0.05"])
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let parts = || {
-        std::fs::read_dir(out.join("runs"))
-            .map(|d| d.count())
-            .unwrap_or(0)
-    };
-    while parts() < 3 {
-        assert!(Instant::now() < deadline, "no part written");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let mut child = spawn_until_parts(&grid, &out, 3, std::process::Stdio::null());
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let written = runs_table(&out).height();
@@ -509,29 +520,7 @@ fn ctrl_c_writes_what_is_done_and_says_how_to_resume() {
     let dir = tempdir("sigint");
     let grid = write_grid(&dir, &small_grid(150));
     let out = dir.join("o");
-    let child = Command::new(env!("CARGO_BIN_EXE_sweep"))
-        .args([
-            "run",
-            &grid,
-            "--out",
-            &out.display().to_string(),
-            "--jobs",
-            "1",
-            "--no-report",
-        ])
-        .args(["--batch-runs", "20", "--batch-secs", "0.05"])
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while std::fs::read_dir(out.join("runs"))
-        .map(|d| d.count())
-        .unwrap_or(0)
-        < 2
-    {
-        assert!(Instant::now() < deadline, "no part written");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let child = spawn_until_parts(&grid, &out, 2, std::process::Stdio::piped());
     let kill = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
