@@ -36,6 +36,9 @@ fn server_call(timeout_s: f64, max_retries: u32) -> Call {
         retry_budget: false,
         retry_budget_percent: 20.0,
         retry_budget_min_concurrency: 3,
+        adaptive_throttle: false,
+        adaptive_throttle_k: 2.0,
+        adaptive_throttle_window_s: 10.0,
     }
 }
 

@@ -208,6 +208,9 @@ impl Server {
 struct Caller {
     throttle: Option<crate::policy::RetryThrottle>,
     retry_budget: Option<crate::policy::RetryBudget>,
+    adaptive: Option<crate::policy::AdaptiveThrottle>,
+    /// Draws of local rejections (adaptive throttling).
+    adaptive_rng: Stream,
     rng: Stream,
     stats: CallerStats,
 }
@@ -268,6 +271,8 @@ pub fn simulate(m: &Model, seed: u64) -> Result<RunResult, RunError> {
         .map(|c| Caller {
             throttle: c.throttle.clone(),
             retry_budget: c.retry_budget.clone(),
+            adaptive: c.adaptive_throttle.clone(),
+            adaptive_rng: Stream::new(seed, &format!("throttle.{}", c.name)),
             rng: Stream::new(seed, &format!("backoff.{}", c.name)),
             stats: CallerStats {
                 name: c.name.clone(),
@@ -451,6 +456,18 @@ impl Sim<'_> {
             self.finish(job, false);
             return;
         }
+        let now = self.now;
+        let caller = &mut self.callers[level];
+        if let Some(t) = &mut caller.adaptive {
+            // Requests include the ones rejected locally (the SRE book's rule).
+            t.record_request(now);
+            if caller.adaptive_rng.uniform() < t.reject_probability(now) {
+                caller.stats.rejected_locally += 1;
+                self.jobs.get_mut(job).attempts += 1;
+                self.retry_or_give_up(job);
+                return;
+            }
+        }
         let end = self.now.saturating_add(call.timeout).min(limit);
         let child_deadline = if call.propagate { end } else { NEVER };
         let attempt = j.attempts + 1;
@@ -578,6 +595,11 @@ impl Sim<'_> {
         let caller = &mut self.callers[level];
         if let Some(b) = &mut caller.retry_budget {
             b.ended(retry);
+        }
+        if let Some(t) = &mut caller.adaptive
+            && matches!(outcome, Outcome::Ok | Outcome::Error)
+        {
+            t.record_accept(self.now);
         }
         let stats = &mut caller.stats;
         match outcome {

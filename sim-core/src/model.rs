@@ -1,7 +1,7 @@
 //! A validated scenario compiled for the engine: integer nanoseconds, indexes
 //! instead of names, policies as ready-made values.
 
-use crate::policy::{Backoff, RetryBudget, RetryThrottle};
+use crate::policy::{AdaptiveThrottle, Backoff, RetryBudget, RetryThrottle};
 use crate::random::Stream;
 use crate::scenario::{Dispatch, Dist, Scenario, Service};
 use crate::time::{Nanos, nanos_to_secs, secs_to_nanos};
@@ -36,6 +36,7 @@ pub struct CallModel {
     pub margin: Nanos,
     pub budget_admission: bool,
     pub retry_budget: Option<RetryBudget>,
+    pub adaptive_throttle: Option<AdaptiveThrottle>,
 }
 
 pub struct ServerModel {
@@ -123,6 +124,9 @@ impl Model {
                 .then(|| RetryThrottle::new(c.throttle_max_tokens, c.throttle_token_ratio)),
             margin: secs_to_nanos(c.deadline_margin_s),
             budget_admission: c.budget_admission,
+            adaptive_throttle: c.adaptive_throttle.then(|| {
+                AdaptiveThrottle::new(c.adaptive_throttle_k, c.adaptive_throttle_window_s)
+            }),
             retry_budget: c
                 .retry_budget
                 .then(|| RetryBudget::new(c.retry_budget_percent, c.retry_budget_min_concurrency)),

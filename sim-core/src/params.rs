@@ -206,6 +206,24 @@ pub const PARAMS: &[Param] = &[
         "Retry budget: retries always allowed in flight, whatever the load (Envoy's default 3).",
     ),
     p(
+        Scope::Call,
+        "adaptive_throttle",
+        Kind::Bool,
+        "Adaptive client throttling (SRE book, Handling Overload): reject an attempt locally with probability max(0, (requests - K x accepts) / (requests + 1)) over a sliding window; accepts are answers other than overload (timeouts, full queues and expired drops are not accepts). Counted as rejected_locally.",
+    ),
+    p(
+        Scope::Call,
+        "adaptive_throttle_k",
+        Kind::Float,
+        "Adaptive throttling: K, the multiplier of accepts (2 is the usual default; larger throttles later).",
+    ),
+    p(
+        Scope::Call,
+        "adaptive_throttle_window_s",
+        Kind::Float,
+        "Adaptive throttling: the sliding window of requests and accepts (whole seconds).",
+    ),
+    p(
         Scope::Spike,
         "start_s",
         Kind::Float,
@@ -493,6 +511,9 @@ fn set_call(call: &mut Call, key: &str, v: &Value) -> Option<Result<(), String>>
         "deadline_margin_s" => float(v).map(|x| call.deadline_margin_s = x),
         "budget_admission" => boolean(v).map(|x| call.budget_admission = x),
         "retry_budget" => boolean(v).map(|x| call.retry_budget = x),
+        "adaptive_throttle" => boolean(v).map(|x| call.adaptive_throttle = x),
+        "adaptive_throttle_k" => float(v).map(|x| call.adaptive_throttle_k = x),
+        "adaptive_throttle_window_s" => float(v).map(|x| call.adaptive_throttle_window_s = x),
         "retry_budget_percent" => float(v).map(|x| call.retry_budget_percent = x),
         "retry_budget_min_concurrency" => {
             uint(v, u32::MAX as u64).map(|x| call.retry_budget_min_concurrency = x as u32)

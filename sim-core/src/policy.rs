@@ -83,6 +83,56 @@ impl RetryBudget {
     }
 }
 
+/// Adaptive client throttling: requests and accepts counted in one-second
+/// buckets over a sliding window of whole seconds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AdaptiveThrottle {
+    k: f64,
+    /// `(second, requests, accepts)`, indexed by `second % len`.
+    buckets: Vec<(u64, u64, u64)>,
+}
+
+impl AdaptiveThrottle {
+    pub fn new(k: f64, window_s: f64) -> AdaptiveThrottle {
+        let len = (window_s.round() as usize).max(1);
+        AdaptiveThrottle {
+            k,
+            buckets: vec![(u64::MAX, 0, 0); len],
+        }
+    }
+
+    fn bucket(&mut self, now: Nanos) -> &mut (u64, u64, u64) {
+        let sec = now / crate::time::NANOS_PER_SEC;
+        let len = self.buckets.len() as u64;
+        let b = &mut self.buckets[(sec % len) as usize];
+        if b.0 != sec {
+            *b = (sec, 0, 0);
+        }
+        b
+    }
+
+    pub fn record_request(&mut self, now: Nanos) {
+        self.bucket(now).1 += 1;
+    }
+
+    pub fn record_accept(&mut self, now: Nanos) {
+        self.bucket(now).2 += 1;
+    }
+
+    /// max(0, (requests - K accepts) / (requests + 1)) over the window
+    /// ending in the second of `now`.
+    pub fn reject_probability(&self, now: Nanos) -> f64 {
+        let sec = now / crate::time::NANOS_PER_SEC;
+        let len = self.buckets.len() as u64;
+        let (requests, accepts) = self
+            .buckets
+            .iter()
+            .filter(|b| b.0 <= sec && b.0 + len > sec)
+            .fold((0, 0), |(r, a), b| (r + b.1, a + b.2));
+        ((requests as f64 - self.k * accepts as f64) / (requests as f64 + 1.0)).max(0.0)
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backoff {
     Fixed(Nanos),
@@ -204,6 +254,33 @@ mod tests {
         let mut none = RetryBudget::new(0.0, 0);
         none.sent(false);
         assert!(!none.retry_allowed());
+    }
+
+    #[test]
+    fn adaptive_throttle_follows_the_sre_formula_over_its_window() {
+        let s = crate::time::NANOS_PER_SEC;
+        let mut t = AdaptiveThrottle::new(2.0, 3.0);
+        assert_eq!(t.reject_probability(0), 0.0);
+        // 10 requests, 2 accepts: (10 - 4) / 11.
+        for _ in 0..10 {
+            t.record_request(s / 2);
+        }
+        t.record_accept(s / 2);
+        t.record_accept(s / 2);
+        assert!((t.reject_probability(s / 2) - 6.0 / 11.0).abs() < 1e-12);
+        // Enough accepts: never negative.
+        for _ in 0..5 {
+            t.record_accept(s);
+        }
+        assert_eq!(t.reject_probability(s), 0.0);
+        // Three seconds later the first second has left the window.
+        for _ in 0..4 {
+            t.record_request(3 * s);
+        }
+        // Seconds 1 to 3: 4 requests, 5 accepts.
+        assert_eq!(t.reject_probability(3 * s), 0.0);
+        assert!((t.reject_probability(4 * s) - 4.0 / 5.0).abs() < 1e-12);
+        assert_eq!(t.reject_probability(7 * s), 0.0);
     }
 
     #[test]

@@ -117,6 +117,8 @@ pub struct CallerStats {
     pub insufficient_deadline: u64,
     /// Retries refused by the retry budget (Envoy's ratio of active requests).
     pub retry_budget_exhausted: u64,
+    /// Attempts rejected locally by adaptive throttling (never sent).
+    pub rejected_locally: u64,
 }
 
 /// Per second of simulated time.
@@ -259,6 +261,10 @@ impl RunResult {
             "retry_budget_exhausted".into(),
             Count(sum_c(|c| c.retry_budget_exhausted)),
         );
+        put(
+            "rejected_locally".into(),
+            Count(sum_c(|c| c.rejected_locally)),
+        );
         for t in &self.tiers {
             let n = &t.name;
             put(format!("{n}_arrivals"), Count(t.arrivals));
@@ -320,6 +326,7 @@ impl RunResult {
                 format!("{n}_retry_budget_exhausted"),
                 Count(c.retry_budget_exhausted),
             );
+            put(format!("{n}_rejected_locally"), Count(c.rejected_locally));
         }
         out
     }

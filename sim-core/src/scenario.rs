@@ -229,6 +229,22 @@ pub struct Call {
     pub retry_budget_percent: f64,
     #[serde(default = "default_min_retry_concurrency")]
     pub retry_budget_min_concurrency: u32,
+    /// Adaptive client throttling (SRE book, "Handling Overload"): reject an
+    /// attempt locally with probability max(0, (requests - K accepts) /
+    /// (requests + 1)) over the last `adaptive_throttle_window_s`.
+    #[serde(default)]
+    pub adaptive_throttle: bool,
+    #[serde(default = "default_throttle_k")]
+    pub adaptive_throttle_k: f64,
+    #[serde(default = "default_throttle_window")]
+    pub adaptive_throttle_window_s: f64,
+}
+
+fn default_throttle_k() -> f64 {
+    2.0
+}
+fn default_throttle_window() -> f64 {
+    10.0
 }
 
 fn default_budget_percent() -> f64 {

@@ -207,6 +207,16 @@ fn check_call(name: &str, c: &Call, errors: &mut Vec<ConfigError>) {
         "must be >= 0.001 (the bucket counts in thousandths)",
     );
     check(
+        c.adaptive_throttle_k.is_finite() && c.adaptive_throttle_k > 0.0,
+        "adaptive_throttle_k",
+        "must be > 0",
+    );
+    check(
+        c.adaptive_throttle_window_s.is_finite() && c.adaptive_throttle_window_s >= 1.0,
+        "adaptive_throttle_window_s",
+        "must be at least 1 second",
+    );
+    check(
         (0.0..=100.0).contains(&c.retry_budget_percent),
         "retry_budget_percent",
         "must be a percentage in [0, 100]",

@@ -156,6 +156,7 @@ fn counts_add_up_with_every_policy_on() {
                 ("svc_a.budget_admission", "true"),
                 ("gateway.budget_admission", "true"),
                 ("svc_a.retry_budget", "true"),
+                ("gateway.adaptive_throttle", "true"),
                 ("client.spike.start_s", "35"),
                 ("client.spike.duration_s", "5"),
                 ("client.spike.factor", "2"),

@@ -255,3 +255,35 @@ fn retry_budget_refuses_retries_beyond_its_share() {
     assert_eq!(loose.callers[1].retry_budget_exhausted, 0);
     assert_eq!(loose.callers[1].retries_sent, a0.retries_sent);
 }
+
+#[test]
+fn adaptive_throttling_rejects_locally_when_the_backend_refuses() {
+    // b has one slot, no queue and 2 s of work: almost every call is
+    // rejected at once, so accepts stay near 0 and a stops sending.
+    let overloaded = |sets: &str| {
+        let mut s = chain(sets, 2.0);
+        sim_core::params::set(&mut s, "b.slots", &common::v("1")).unwrap();
+        sim_core::params::set(&mut s, "b.queue_cap", &common::v("0")).unwrap();
+        run(&s)
+    };
+    let plain = overloaded("");
+    let throttled = overloaded("adaptive_throttle = true\nadaptive_throttle_window_s = 5");
+    let a = &throttled.callers[1];
+    assert_eq!(plain.callers[1].rejected_locally, 0);
+    assert!(
+        a.rejected_locally * 10 > (a.calls + a.rejected_locally) * 8,
+        "{} of {} attempts rejected locally",
+        a.rejected_locally,
+        a.calls + a.rejected_locally
+    );
+    assert!(throttled.tiers[1].arrivals * 3 < plain.tiers[1].arrivals);
+    // A healthy backend accepts everything: once accepts flow the
+    // probability is 0. Only the very first request, with no history, faces
+    // requests / (requests + 1) = 1/2 (the formula's own start-up).
+    let healthy = run(&chain("adaptive_throttle = true", 0.01));
+    assert!(healthy.callers[1].rejected_locally <= 1);
+    assert_eq!(
+        healthy.users_ok, healthy.users,
+        "a retry covers a start-up rejection"
+    );
+}
