@@ -38,6 +38,7 @@ fn server_call(timeout_s: f64, max_retries: u32) -> Call {
         retry_budget_min_concurrency: 3,
         adaptive_throttle: false,
         adaptive_throttle_k: 2.0,
+        honor_retry_after: false,
         adaptive_throttle_window_s: 10.0,
     }
 }
@@ -50,6 +51,7 @@ fn forwarder(name: &str, slots: u32, call: Call) -> Tier {
         drop_expired: false,
         reject_latency_s: 0.0005,
         cancel_check_s: 0.0,
+        retry_after_s: 0.0,
         service: Service::default(),
         slow: Vec::new(),
         call: Some(call),
@@ -73,6 +75,7 @@ pub fn ch37() -> Scenario {
         drop_expired: false,
         reject_latency_s: 0.0005,
         cancel_check_s: 0.0,
+        retry_after_s: 0.0,
         service: Service {
             dist: Dist::Exponential,
             mean_s: 0.020,

@@ -464,7 +464,7 @@ impl Sim<'_> {
             if caller.adaptive_rng.uniform() < t.reject_probability(now) {
                 caller.stats.rejected_locally += 1;
                 self.jobs.get_mut(job).attempts += 1;
-                self.retry_or_give_up(job);
+                self.retry_or_give_up(job, Outcome::Error);
                 return;
             }
         }
@@ -619,13 +619,13 @@ impl Sim<'_> {
         if outcome == Outcome::Ok {
             self.finish(job, true);
         } else {
-            self.retry_or_give_up(job);
+            self.retry_or_give_up(job, outcome);
         }
     }
 
     /// MODEL.md 2's retry decision, in its order (the throttle has already
     /// recorded the failure).
-    fn retry_or_give_up(&mut self, job: JobRef) {
+    fn retry_or_give_up(&mut self, job: JobRef, outcome: Outcome) {
         let j = *self.jobs.get_mut(job);
         let level = j.level as usize;
         let m = self.m;
@@ -644,7 +644,11 @@ impl Sim<'_> {
         {
             caller.stats.retry_budget_exhausted += 1;
         } else {
-            let delay = call.backoff.delay(j.attempts, &mut caller.rng);
+            let mut delay = call.backoff.delay(j.attempts, &mut caller.rng);
+            if call.honor_retry_after && outcome == Outcome::Rejected {
+                // The rejection came from the server this caller calls.
+                delay = delay.max(m.servers[level].retry_after);
+            }
             let next = self.now + delay;
             if call.budget_admission
                 && next.saturating_add(call.timeout) > limit(j.deadline, call.margin)

@@ -35,6 +35,7 @@ pub struct CallModel {
     /// Deadline safety margin.
     pub margin: Nanos,
     pub budget_admission: bool,
+    pub honor_retry_after: bool,
     pub retry_budget: Option<RetryBudget>,
     pub adaptive_throttle: Option<AdaptiveThrottle>,
 }
@@ -47,6 +48,8 @@ pub struct ServerModel {
     pub reject_latency: Nanos,
     /// Cooperative cancellation interval; 0 = off.
     pub cancel_check: Nanos,
+    /// Retry-After carried by full-queue rejections.
+    pub retry_after: Nanos,
     pub service: ServiceModel,
     pub slow: Vec<(Nanos, Nanos, f64)>,
     /// Most arrivals one user request can cause here (requirement R1).
@@ -124,6 +127,7 @@ impl Model {
                 .then(|| RetryThrottle::new(c.throttle_max_tokens, c.throttle_token_ratio)),
             margin: secs_to_nanos(c.deadline_margin_s),
             budget_admission: c.budget_admission,
+            honor_retry_after: c.honor_retry_after,
             adaptive_throttle: c.adaptive_throttle.then(|| {
                 AdaptiveThrottle::new(c.adaptive_throttle_k, c.adaptive_throttle_window_s)
             }),
@@ -151,6 +155,7 @@ impl Model {
                     drop_expired: t.drop_expired,
                     reject_latency: secs_to_nanos(t.reject_latency_s),
                     cancel_check: secs_to_nanos(t.cancel_check_s),
+                    retry_after: secs_to_nanos(t.retry_after_s),
                     service: ServiceModel::new(&t.service),
                     slow: t
                         .slow

@@ -219,6 +219,12 @@ pub const PARAMS: &[Param] = &[
     ),
     p(
         Scope::Call,
+        "honor_retry_after",
+        Kind::Bool,
+        "Before retrying a rejected attempt, wait at least the rejection's Retry-After (the backoff if longer).",
+    ),
+    p(
+        Scope::Call,
         "adaptive_throttle_window_s",
         Kind::Float,
         "Adaptive throttling: the sliding window of requests and accepts (whole seconds).",
@@ -264,6 +270,12 @@ pub const PARAMS: &[Param] = &[
         "reject_latency_s",
         Kind::Float,
         "Delay of the reply to a request rejected for a full queue.",
+    ),
+    p(
+        Scope::Tier,
+        "retry_after_s",
+        Kind::Float,
+        "Overload signalling: a rejection for a full queue carries Retry-After of this many seconds (0: none); callers with honor_retry_after wait at least that long.",
     ),
     p(
         Scope::Tier,
@@ -513,6 +525,7 @@ fn set_call(call: &mut Call, key: &str, v: &Value) -> Option<Result<(), String>>
         "retry_budget" => boolean(v).map(|x| call.retry_budget = x),
         "adaptive_throttle" => boolean(v).map(|x| call.adaptive_throttle = x),
         "adaptive_throttle_k" => float(v).map(|x| call.adaptive_throttle_k = x),
+        "honor_retry_after" => boolean(v).map(|x| call.honor_retry_after = x),
         "adaptive_throttle_window_s" => float(v).map(|x| call.adaptive_throttle_window_s = x),
         "retry_budget_percent" => float(v).map(|x| call.retry_budget_percent = x),
         "retry_budget_min_concurrency" => {
@@ -531,6 +544,7 @@ fn set_tier(tier: &mut Tier, segs: &[&str], v: &Value) -> Option<Result<(), Stri
         "drop_expired" => boolean(v).map(|x| tier.drop_expired = x),
         "reject_latency_s" => float(v).map(|x| tier.reject_latency_s = x),
         "cancel_check_s" => float(v).map(|x| tier.cancel_check_s = x),
+        "retry_after_s" => float(v).map(|x| tier.retry_after_s = x),
         "service.dist" => choice(v, Dist::NAMES)
             .map(|i| tier.service.dist = [Dist::Exponential, Dist::Constant, Dist::Lognormal][i]),
         "service.mean_s" => float(v).map(|x| tier.service.mean_s = x),

@@ -116,6 +116,10 @@ pub struct Tier {
     /// (0: never; started work runs to the end).
     #[serde(default)]
     pub cancel_check_s: f64,
+    /// Overload signalling: a rejection for a full queue carries this
+    /// Retry-After (seconds; 0: none).
+    #[serde(default)]
+    pub retry_after_s: f64,
     /// Own work per request, done when it starts (before any downstream call).
     #[serde(default)]
     pub service: Service,
@@ -236,6 +240,9 @@ pub struct Call {
     pub adaptive_throttle: bool,
     #[serde(default = "default_throttle_k")]
     pub adaptive_throttle_k: f64,
+    /// Wait at least the Retry-After of a rejection before retrying it.
+    #[serde(default)]
+    pub honor_retry_after: bool,
     #[serde(default = "default_throttle_window")]
     pub adaptive_throttle_window_s: f64,
 }

@@ -102,6 +102,11 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
             "must be >= 0",
         );
         check(
+            non_negative(t.retry_after_s),
+            path("retry_after_s"),
+            "must be >= 0",
+        );
+        check(
             non_negative(t.cancel_check_s),
             path("cancel_check_s"),
             "must be >= 0",

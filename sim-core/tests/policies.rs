@@ -287,3 +287,33 @@ fn adaptive_throttling_rejects_locally_when_the_backend_refuses() {
         "a retry covers a start-up rejection"
     );
 }
+
+#[test]
+fn retry_after_spaces_the_retries_of_rejected_attempts() {
+    // b has one slot, no queue and long work: a's attempts are rejected
+    // (reply after 0.5 ms). a retries up to 3 times after a fixed 10 ms;
+    // honouring b's Retry-After of 0.2 s, a user ends at
+    // 4 x 0.0005 + 3 x 0.2 = 0.602 s instead of 4 x 0.0005 + 3 x 0.01 = 0.032 s.
+    let rejecting = |sets: &str| {
+        let mut s = chain(
+            &format!("max_retries = 3\nbackoff_base_s = 0.01\n{sets}"),
+            30.0,
+        );
+        for (k, v) in [
+            ("b.slots", "1"),
+            ("b.queue_cap", "0"),
+            ("b.retry_after_s", "0.2"),
+        ] {
+            sim_core::params::set(&mut s, k, &common::v(v)).unwrap();
+        }
+        run(&s)
+    };
+    let ignored = rejecting("");
+    let honoured = rejecting("honor_retry_after = true");
+    assert_eq!(ignored.failed_latency_median_s, Some(0.032));
+    assert_eq!(honoured.failed_latency_median_s, Some(0.602));
+    assert_eq!(
+        honoured.callers[1].calls_rejected,
+        ignored.callers[1].calls_rejected
+    );
+}
