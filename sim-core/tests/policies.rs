@@ -317,3 +317,44 @@ fn retry_after_spaces_the_retries_of_rejected_attempts() {
         ignored.callers[1].calls_rejected
     );
 }
+
+#[test]
+fn stacked_retries_amplify_as_the_arithmetic_says() {
+    // grids/stacked-retries.toml: c rejects everything; every tier retries
+    // at once, without deadlines. 3 tiers x 3 attempts = 27 calls at c per
+    // user, 3 tiers x (1 + 3 retries) = 64, measured from the counters.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../grids/scenarios/three-hop.toml"
+    );
+    for (retries, expected) in [("2", 27), ("3", 64)] {
+        let mut sets: Vec<(String, toml::Value)> = Vec::new();
+        for caller in ["client", "a", "b"] {
+            for (k, v) in [
+                ("propagate_deadline", "false"),
+                ("attempt_timeout_s", "10"),
+                ("backoff_base_s", "0"),
+                ("max_retries", retries),
+            ] {
+                sets.push((format!("{caller}.{k}"), common::v(v)));
+            }
+        }
+        for (k, v) in [
+            ("c.slots", "1"),
+            ("c.queue_cap", "0"),
+            ("c.service.slow_p", "0"),
+            ("c.service.mean_s", "1000"),
+            ("client.rate_per_s", "5"),
+        ] {
+            sets.push((k.to_string(), common::v(v)));
+        }
+        let s = sim_core::resolve(path, &sets).unwrap();
+        let r = run(&s);
+        let c = &r.tiers[2];
+        assert_eq!(c.arrival_bound_per_user, expected);
+        assert_eq!(c.max_arrivals_per_user, expected);
+        // Every user but the one whose call holds c's slot gets exactly the
+        // bound; that one waits out its timeout and the horizon.
+        assert!(c.arrivals >= expected * (r.users - 1) && c.arrivals <= expected * r.users);
+    }
+}

@@ -553,3 +553,19 @@ fn ctrl_c_writes_what_is_done_and_says_how_to_resume() {
     assert!(resumed.status.success(), "{}", stderr(&resumed));
     assert_eq!(runs_table(&out).height(), 1200);
 }
+
+#[test]
+fn every_shipped_grid_is_valid() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../grids");
+    let mut grids: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    grids.sort();
+    assert!(grids.len() >= 9, "{grids:?}");
+    for g in grids {
+        let o = sweep(&["plan", &g.display().to_string(), "--calibrate", "1"]);
+        assert!(o.status.success(), "{}: {}", g.display(), stderr(&o));
+    }
+}
