@@ -53,6 +53,7 @@ fn forwarder(name: &str, slots: u32, call: Call) -> Tier {
         cancel_check_s: 0.0,
         retry_after_s: 0.0,
         service: Service::default(),
+        latency: Service::default(),
         slow: Vec::new(),
         call: Some(call),
     }
@@ -81,6 +82,7 @@ pub fn ch37() -> Scenario {
             mean_s: 0.020,
             ..Service::default()
         },
+        latency: Service::default(),
         slow: vec![SlowWindow {
             start_s: 10.0,
             duration_s: 20.0,

@@ -165,8 +165,10 @@ enum Action {
     WorkDone(JobRef),
     /// A server job's own work is abandoned: its deadline passed (cooperative cancellation).
     WorkAbandoned(JobRef),
-    /// A fast rejection reaches the caller's attempt.
-    Rejected(JobRef, u32),
+    /// A request that crossed a network hop reaches its server.
+    Arrive(JobRef),
+    /// A reply (or a fast rejection) reaches the caller's attempt.
+    Reply(JobRef, u32, Outcome),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -185,6 +187,7 @@ struct Server {
     /// start a second refill.
     filling: bool,
     rng: Stream,
+    latency_rng: Stream,
     stats: TierStats,
     series: TierSeries,
     busy_ns: u128,
@@ -244,6 +247,7 @@ pub fn simulate(m: &Model, seed: u64) -> Result<RunResult, RunError> {
             queue: VecDeque::new(),
             filling: false,
             rng: Stream::new(seed, &format!("service.{}", s.name)),
+            latency_rng: Stream::new(seed, &format!("latency.{}", s.name)),
             stats: TierStats {
                 name: s.name.clone(),
                 arrival_bound_per_user: s.arrival_bound_per_user,
@@ -337,7 +341,18 @@ impl Sim<'_> {
                     self.jobs.get_mut(job).abandoned = true;
                     self.finish(job, false);
                 }
-                Action::Rejected(caller, attempt) => self.reply(caller, attempt, Outcome::Rejected),
+                Action::Arrive(job) => {
+                    let j = *self.jobs.get_mut(job);
+                    self.jobs.release(job);
+                    self.arrive(
+                        j.level as usize - 1,
+                        j.caller,
+                        j.caller_attempt,
+                        j.deadline,
+                        j.user,
+                    );
+                }
+                Action::Reply(caller, attempt, outcome) => self.reply(caller, attempt, outcome),
             }
         }
         self.now = self.m.horizon;
@@ -487,7 +502,53 @@ impl Sim<'_> {
         // Scheduled before the request is sent, so that a reply at exactly
         // the attempt's end loses to the timeout: "ok" must come before it.
         self.schedule(end, Action::AttemptTimeout(job, attempt));
-        self.arrive(level, job, attempt, child_deadline, j.user);
+        self.send(level, job, attempt, child_deadline, j.user);
+    }
+
+    /// A request leaves for server `s`: it arrives now, or after the hop's
+    /// latency (travelling as a job of that level, not yet arrived).
+    fn send(&mut self, s: usize, caller: JobRef, caller_attempt: u32, deadline: Nanos, user: u32) {
+        let latency = self.hop_latency(s);
+        if latency == 0 {
+            self.arrive(s, caller, caller_attempt, deadline, user);
+            return;
+        }
+        let job = self.jobs.alloc(Job {
+            generation: 0,
+            live: true,
+            level: s as u8 + 1,
+            user,
+            caller,
+            caller_attempt,
+            deadline,
+            arrived: NEVER,
+            started: NEVER,
+            attempts: 0,
+            waiting: false,
+            abandoned: false,
+        });
+        self.schedule(self.now + latency, Action::Arrive(job));
+    }
+
+    /// One draw of the latency of the hop into server `s` (0 without latency).
+    fn hop_latency(&mut self, s: usize) -> Nanos {
+        let model = &self.m.servers[s].latency;
+        if model.is_none() {
+            0
+        } else {
+            model.draw(1.0, &mut self.servers[s].latency_rng)
+        }
+    }
+
+    /// Server `s` answers an attempt of `caller`: at once, or after the
+    /// hop's latency.
+    fn answer(&mut self, s: usize, caller: JobRef, attempt: u32, outcome: Outcome) {
+        let latency = self.hop_latency(s);
+        if latency == 0 {
+            self.reply(caller, attempt, outcome);
+        } else {
+            self.schedule(self.now + latency, Action::Reply(caller, attempt, outcome));
+        }
     }
 
     /// A request reaches server `s`: start, queue or reject it.
@@ -515,8 +576,8 @@ impl Sim<'_> {
                 .is_some_and(|cap| srv.queue.len() >= cap as usize)
         {
             srv.stats.rejected_full += 1;
-            let at = self.now + model.reject_latency;
-            self.schedule(at, Action::Rejected(caller, caller_attempt));
+            let at = self.now + model.reject_latency + self.hop_latency(s);
+            self.schedule(at, Action::Reply(caller, caller_attempt, Outcome::Rejected));
             return;
         }
         srv.stats.admitted += 1;
@@ -715,9 +776,9 @@ impl Sim<'_> {
         let outcome = if ok { Outcome::Ok } else { Outcome::Error };
         if self.m.dispatch == Dispatch::Fifo || s == self.m.leaf() {
             self.fill_slots(s);
-            self.reply(j.caller, j.caller_attempt, outcome);
+            self.answer(s, j.caller, j.caller_attempt, outcome);
         } else {
-            self.reply(j.caller, j.caller_attempt, outcome);
+            self.answer(s, j.caller, j.caller_attempt, outcome);
             self.fill_slots(s);
         }
     }
@@ -740,7 +801,7 @@ impl Sim<'_> {
             if model.drop_expired && self.now >= j.deadline {
                 self.jobs.release(job);
                 self.servers[s].stats.dropped_expired += 1;
-                self.reply(j.caller, j.caller_attempt, Outcome::Expired);
+                self.answer(s, j.caller, j.caller_attempt, Outcome::Expired);
             } else {
                 self.start_job(s, job);
             }
@@ -755,6 +816,8 @@ impl Sim<'_> {
         for j in self.jobs.live() {
             if j.level == 0 {
                 unfinished += 1;
+            } else if j.arrived == NEVER {
+                self.servers[j.level as usize - 1].stats.in_transit_at_end += 1;
             } else if j.started != NEVER {
                 self.servers[j.level as usize - 1].busy_ns += (self.now - j.started) as u128;
             }

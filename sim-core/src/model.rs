@@ -51,6 +51,8 @@ pub struct ServerModel {
     /// Retry-After carried by full-queue rejections.
     pub retry_after: Nanos,
     pub service: ServiceModel,
+    /// One-way latency of the hop into this server.
+    pub latency: ServiceModel,
     pub slow: Vec<(Nanos, Nanos, f64)>,
     /// Most arrivals one user request can cause here (requirement R1).
     pub arrival_bound_per_user: u64,
@@ -157,6 +159,7 @@ impl Model {
                     cancel_check: secs_to_nanos(t.cancel_check_s),
                     retry_after: secs_to_nanos(t.retry_after_s),
                     service: ServiceModel::new(&t.service),
+                    latency: ServiceModel::new(&t.latency),
                     slow: t
                         .slow
                         .iter()

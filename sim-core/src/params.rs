@@ -5,7 +5,7 @@
 //! [`PARAMS`] is the catalogue (it generates `docs/params.md`); [`set`] applies
 //! one value. A test sets every catalogued path, so the two cannot drift.
 
-use crate::scenario::{BackoffKind, Call, Dispatch, Dist, Scenario, SlowWindow, Tier};
+use crate::scenario::{BackoffKind, Call, Dispatch, Dist, Scenario, Service, SlowWindow, Tier};
 use std::fmt;
 use toml::Value;
 
@@ -270,6 +270,36 @@ pub const PARAMS: &[Param] = &[
         "reject_latency_s",
         Kind::Float,
         "Delay of the reply to a request rejected for a full queue.",
+    ),
+    p(
+        Scope::Tier,
+        "latency.mean_s",
+        Kind::Float,
+        "Network latency of the hop into this tier, one way: requests, replies and rejections each take a draw (0: none). With latency the reply chain is no longer instantaneous, so `fifo` and `reply_first` coincide at that hop.",
+    ),
+    p(
+        Scope::Tier,
+        "latency.dist",
+        Kind::Choice(Dist::NAMES),
+        "Distribution of the latency (`constant`, `exponential`, `lognormal` with latency.sigma; latency.slow_p / latency.slow_s add a slow value).",
+    ),
+    p(
+        Scope::Tier,
+        "latency.sigma",
+        Kind::Float,
+        "Latency: lognormal shape.",
+    ),
+    p(
+        Scope::Tier,
+        "latency.slow_p",
+        Kind::Float,
+        "Latency: probability of the slow value latency.slow_s.",
+    ),
+    p(
+        Scope::Tier,
+        "latency.slow_s",
+        Kind::Float,
+        "Latency: the slow value.",
     ),
     p(
         Scope::Tier,
@@ -545,12 +575,12 @@ fn set_tier(tier: &mut Tier, segs: &[&str], v: &Value) -> Option<Result<(), Stri
         "reject_latency_s" => float(v).map(|x| tier.reject_latency_s = x),
         "cancel_check_s" => float(v).map(|x| tier.cancel_check_s = x),
         "retry_after_s" => float(v).map(|x| tier.retry_after_s = x),
-        "service.dist" => choice(v, Dist::NAMES)
-            .map(|i| tier.service.dist = [Dist::Exponential, Dist::Constant, Dist::Lognormal][i]),
-        "service.mean_s" => float(v).map(|x| tier.service.mean_s = x),
-        "service.sigma" => float(v).map(|x| tier.service.sigma = x),
-        "service.slow_p" => float(v).map(|x| tier.service.slow_p = x),
-        "service.slow_s" => float(v).map(|x| tier.service.slow_s = x),
+        _ if segs.len() == 2 && segs[0] == "service" => {
+            return set_distribution(&mut tier.service, segs[1], v);
+        }
+        _ if segs.len() == 2 && segs[0] == "latency" => {
+            return set_distribution(&mut tier.latency, segs[1], v);
+        }
         _ if segs.first() == Some(&"slow") => {
             return set_window(&mut tier.slow, &tier.name, "slow", &segs[1..], v);
         }
@@ -567,6 +597,19 @@ fn set_tier(tier: &mut Tier, segs: &[&str], v: &Value) -> Option<Result<(), Stri
                 None => None,
             };
         }
+    })
+}
+
+/// Sets a key of a distribution (a tier's service time or latency).
+fn set_distribution(d: &mut Service, key: &str, v: &Value) -> Option<Result<(), String>> {
+    Some(match key {
+        "dist" => choice(v, Dist::NAMES)
+            .map(|i| d.dist = [Dist::Exponential, Dist::Constant, Dist::Lognormal][i]),
+        "mean_s" => float(v).map(|x| d.mean_s = x),
+        "sigma" => float(v).map(|x| d.sigma = x),
+        "slow_p" => float(v).map(|x| d.slow_p = x),
+        "slow_s" => float(v).map(|x| d.slow_s = x),
+        _ => return None,
     })
 }
 

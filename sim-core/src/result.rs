@@ -71,6 +71,8 @@ pub struct TierStats {
     /// (answered with an error, not counted as completed).
     pub abandoned: u64,
     pub queued_at_end: u64,
+    /// Requests sent but still crossing the network at the horizon.
+    pub in_transit_at_end: u64,
     pub busy_at_end: u64,
     /// Longest queue seen at an append.
     pub max_queue: u64,
@@ -286,6 +288,7 @@ impl RunResult {
             put(format!("{n}_late"), Count(t.late));
             put(format!("{n}_abandoned"), Count(t.abandoned));
             put(format!("{n}_queued_at_end"), Count(t.queued_at_end));
+            put(format!("{n}_in_transit_at_end"), Count(t.in_transit_at_end));
             put(format!("{n}_busy_at_end"), Count(t.busy_at_end));
             put(format!("{n}_max_queue"), Count(t.max_queue));
             put(format!("{n}_busy_s"), Real(t.busy_s));

@@ -123,6 +123,10 @@ pub struct Tier {
     /// Own work per request, done when it starts (before any downstream call).
     #[serde(default)]
     pub service: Service,
+    /// One-way network latency of the hop into this tier (requests, replies
+    /// and rejections each take one draw); default none.
+    #[serde(default)]
+    pub latency: Service,
     /// Windows in which service times are multiplied.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slow: Vec<SlowWindow>,

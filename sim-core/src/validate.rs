@@ -97,11 +97,6 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
             "must be >= 0",
         );
         check(
-            non_negative(t.service.mean_s),
-            path("service.mean_s"),
-            "must be >= 0",
-        );
-        check(
             non_negative(t.retry_after_s),
             path("retry_after_s"),
             "must be >= 0",
@@ -111,21 +106,21 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
             path("cancel_check_s"),
             "must be >= 0",
         );
-        check(
-            t.service.dist != Dist::Lognormal || positive(t.service.sigma),
-            path("service.sigma"),
-            "must be > 0 for a lognormal",
-        );
-        check(
-            (0.0..=1.0).contains(&t.service.slow_p),
-            path("service.slow_p"),
-            "must be a probability in [0, 1]",
-        );
-        check(
-            non_negative(t.service.slow_s),
-            path("service.slow_s"),
-            "must be >= 0",
-        );
+        for (what, d) in [("service", &t.service), ("latency", &t.latency)] {
+            let key = |k: &str| path(&format!("{what}.{k}"));
+            check(non_negative(d.mean_s), key("mean_s"), "must be >= 0");
+            check(
+                d.dist != Dist::Lognormal || positive(d.sigma),
+                key("sigma"),
+                "must be > 0 for a lognormal",
+            );
+            check(
+                (0.0..=1.0).contains(&d.slow_p),
+                key("slow_p"),
+                "must be a probability in [0, 1]",
+            );
+            check(non_negative(d.slow_s), key("slow_s"), "must be >= 0");
+        }
     }
     // Slow windows of every tier and load spikes of the client.
     let windows = s

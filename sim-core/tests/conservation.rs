@@ -66,7 +66,12 @@ fn check(r: &RunResult, label: &str) {
         assert!(t.late <= t.completed);
         // The caller above sent exactly the requests this tier received.
         let caller = &r.callers[i];
-        assert_eq!(caller.calls, t.arrivals, "{}", ctx("calls = arrivals"));
+        assert_eq!(
+            caller.calls,
+            t.arrivals + t.in_transit_at_end,
+            "{}",
+            ctx("calls = arrivals (+ still on the network)")
+        );
         let ended = caller.calls_ok
             + caller.calls_timeout
             + caller.calls_rejected
@@ -157,6 +162,8 @@ fn counts_add_up_with_every_policy_on() {
                 ("gateway.budget_admission", "true"),
                 ("svc_a.retry_budget", "true"),
                 ("gateway.adaptive_throttle", "true"),
+                ("svc_a.latency.mean_s", "0.002"),
+                ("svc_a.latency.dist", "exponential"),
                 ("client.spike.start_s", "35"),
                 ("client.spike.duration_s", "5"),
                 ("client.spike.factor", "2"),

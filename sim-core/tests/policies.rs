@@ -358,3 +358,28 @@ fn stacked_retries_amplify_as_the_arithmetic_says() {
         assert!(c.arrivals >= expected * (r.users - 1) && c.arrivals <= expected * r.users);
     }
 }
+
+#[test]
+fn network_latency_is_paid_on_every_hop_both_ways() {
+    // client -> a -> b and back, 10 ms each way on both hops, b works 20 ms:
+    // every user takes 4 x 10 + 20 = 60 ms.
+    let mut s = chain("", 0.02);
+    for (k, v) in [("a.latency.mean_s", "0.01"), ("b.latency.mean_s", "0.01")] {
+        sim_core::params::set(&mut s, k, &common::v(v)).unwrap();
+    }
+    let r = run(&s);
+    assert_eq!(r.users_ok, r.users);
+    assert_eq!(r.success_latency_median_s, Some(0.06));
+    assert_eq!(r.success_latency_p99_s, Some(0.06));
+    // A rejection crosses the hop too: reject latency (0.5 ms) + 10 ms back.
+    let mut s = chain("max_retries = 0", 30.0);
+    for (k, v) in [
+        ("b.latency.mean_s", "0.01"),
+        ("b.slots", "1"),
+        ("b.queue_cap", "0"),
+    ] {
+        sim_core::params::set(&mut s, k, &common::v(v)).unwrap();
+    }
+    let r = run(&s);
+    assert_eq!(r.failed_latency_median_s, Some(0.0205));
+}
