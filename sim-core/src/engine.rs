@@ -231,6 +231,8 @@ struct Sim<'m> {
     users_ok: u64,
     users_failed: u64,
     phases: [Phase; 3],
+    /// Per user: has its request ended (success or failure)?
+    user_ended: Vec<bool>,
     ok_latencies: Vec<Nanos>,
     failed_latencies: Vec<Nanos>,
     series: Series,
@@ -297,6 +299,7 @@ pub fn simulate(m: &Model, seed: u64) -> Result<RunResult, RunError> {
         users_ok: 0,
         users_failed: 0,
         phases: [Phase::default(); 3],
+        user_ended: Vec::new(),
         ok_latencies: Vec::new(),
         failed_latencies: Vec::new(),
         series: Series {
@@ -427,6 +430,7 @@ impl Sim<'_> {
         for s in &mut self.servers {
             s.per_user.push(0);
         }
+        self.user_ended.push(false);
         let job = self.jobs.alloc(Job {
             generation: 0,
             live: true,
@@ -569,6 +573,7 @@ impl Sim<'_> {
         srv.series.arrivals[sec] += 1;
         srv.stats.arrivals_during += during as u64;
         srv.per_user[user as usize] += 1;
+        srv.stats.arrivals_after_user_left += self.user_ended[user as usize] as u64;
         let can_start = srv.busy < model.slots && (reply_first || srv.queue.is_empty());
         if !can_start
             && model
@@ -735,6 +740,7 @@ impl Sim<'_> {
     fn user_done(&mut self, job: JobRef, ok: bool) {
         let j = *self.jobs.get_mut(job);
         self.jobs.release(job);
+        self.user_ended[j.user as usize] = true;
         let latency = self.now - j.arrived;
         let (arrival_sec, sec) = ((j.arrived / NANOS_PER_SEC) as usize, self.second());
         if ok {

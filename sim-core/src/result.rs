@@ -54,6 +54,9 @@ pub struct TierStats {
     pub arrivals: u64,
     /// Arrivals inside the trigger window.
     pub arrivals_during: u64,
+    /// Arrivals after their user request had already ended (nobody upstream
+    /// can use the answer).
+    pub arrivals_after_user_left: u64,
     /// Arrivals not rejected for a full queue (drops on dequeue included).
     pub admitted: u64,
     pub rejected_full: u64,
@@ -278,6 +281,10 @@ impl RunResult {
             put(
                 format!("{n}_arrivals_per_user_during"),
                 MaybeReal(ratio(t.arrivals_during, during.users)),
+            );
+            put(
+                format!("{n}_arrivals_after_user_left"),
+                Count(t.arrivals_after_user_left),
             );
             put(format!("{n}_admitted"), Count(t.admitted));
             put(format!("{n}_rejected_full"), Count(t.rejected_full));

@@ -383,3 +383,29 @@ fn network_latency_is_paid_on_every_hop_both_ways() {
     let r = run(&s);
     assert_eq!(r.failed_latency_median_s, Some(0.0205));
 }
+
+#[test]
+fn calls_sent_after_the_user_left_are_counted() {
+    // Fixed 1 s timeouts at a without a propagated deadline: a keeps
+    // retrying b (2 s of work) after the client (0.5 s) has given up.
+    let mut s = chain(
+        "propagate_deadline = false\nattempt_timeout_s = 1.0\nmax_retries = 2",
+        2.0,
+    );
+    sim_core::params::set(&mut s, "client.attempt_timeout_s", &common::v("0.5")).unwrap();
+    sim_core::params::set(&mut s, "client.propagate_deadline", &common::v("false")).unwrap();
+    let fixed = run(&s);
+    let b = &fixed.tiers[1];
+    // Attempts at 0, 1.1 and 2.2 s (backoff 0.1): the last two after 0.5 s.
+    assert_eq!(b.max_arrivals_per_user, 3);
+    assert!(
+        b.arrivals_after_user_left >= 2 * (fixed.users - 2),
+        "{}",
+        b.arrivals_after_user_left
+    );
+    // With the client's deadline propagated, a stops with it.
+    sim_core::params::set(&mut s, "a.propagate_deadline", &common::v("true")).unwrap();
+    sim_core::params::set(&mut s, "client.propagate_deadline", &common::v("true")).unwrap();
+    let propagated = run(&s);
+    assert_eq!(propagated.tiers[1].arrivals_after_user_left, 0);
+}
