@@ -2,7 +2,8 @@
 //! four strategies as presets.
 
 use crate::scenario::{
-    BackoffKind, Call, Client, Dispatch, Dist, RecoveryRule, Scenario, Service, SlowWindow, Tier,
+    BackoffKind, Call, Client, Dispatch, Dist, QueueOrder, RecoveryRule, Scenario, Service,
+    SlowWindow, Tier,
 };
 use std::collections::BTreeMap;
 
@@ -49,6 +50,8 @@ fn forwarder(name: &str, slots: u32, call: Call) -> Tier {
         slots,
         queue_cap: None,
         drop_expired: false,
+        queue_order: QueueOrder::Fifo,
+        lifo_threshold: 0,
         reject_latency_s: 0.0005,
         cancel_check_s: 0.0,
         retry_after_s: 0.0,
@@ -74,6 +77,8 @@ pub fn ch37() -> Scenario {
         slots: 16,
         queue_cap: None,
         drop_expired: false,
+        queue_order: QueueOrder::Fifo,
+        lifo_threshold: 0,
         reject_latency_s: 0.0005,
         cancel_check_s: 0.0,
         retry_after_s: 0.0,

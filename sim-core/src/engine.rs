@@ -18,7 +18,7 @@ use crate::event_queue::EventQueue;
 use crate::model::Model;
 use crate::random::Stream;
 use crate::result::{CallerStats, Phase, RunResult, Series, TierSeries, TierStats, nearest_rank};
-use crate::scenario::Dispatch;
+use crate::scenario::{Dispatch, QueueOrder};
 use crate::time::{NANOS_PER_SEC, NEVER, Nanos, nanos_to_secs};
 use std::collections::VecDeque;
 
@@ -800,7 +800,18 @@ impl Sim<'_> {
         let model = &m.servers[s];
         while self.servers[s].busy < model.slots {
             self.servers[s].account_queue(self.now);
-            let Some(job) = self.servers[s].queue.pop_front() else {
+            let queue = &mut self.servers[s].queue;
+            let newest_first = match model.queue_order {
+                QueueOrder::Fifo => false,
+                QueueOrder::Lifo => true,
+                QueueOrder::AdaptiveLifo => queue.len() > model.lifo_threshold,
+            };
+            let popped = if newest_first {
+                queue.pop_back()
+            } else {
+                queue.pop_front()
+            };
+            let Some(job) = popped else {
                 break;
             };
             let j = *self.jobs.get_mut(job);

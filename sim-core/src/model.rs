@@ -45,6 +45,8 @@ pub struct ServerModel {
     pub slots: u32,
     pub queue_cap: Option<u32>,
     pub drop_expired: bool,
+    pub queue_order: crate::scenario::QueueOrder,
+    pub lifo_threshold: usize,
     pub reject_latency: Nanos,
     /// Cooperative cancellation interval; 0 = off.
     pub cancel_check: Nanos,
@@ -155,6 +157,8 @@ impl Model {
                     slots: t.slots,
                     queue_cap: t.queue_cap,
                     drop_expired: t.drop_expired,
+                    queue_order: t.queue_order,
+                    lifo_threshold: t.lifo_threshold as usize,
                     reject_latency: secs_to_nanos(t.reject_latency_s),
                     cancel_check: secs_to_nanos(t.cancel_check_s),
                     retry_after: secs_to_nanos(t.retry_after_s),

@@ -5,7 +5,9 @@
 //! [`PARAMS`] is the catalogue (it generates `docs/params.md`); [`set`] applies
 //! one value. A test sets every catalogued path, so the two cannot drift.
 
-use crate::scenario::{BackoffKind, Call, Dispatch, Dist, Scenario, Service, SlowWindow, Tier};
+use crate::scenario::{
+    BackoffKind, Call, Dispatch, Dist, QueueOrder, Scenario, Service, SlowWindow, Tier,
+};
 use std::fmt;
 use toml::Value;
 
@@ -303,6 +305,18 @@ pub const PARAMS: &[Param] = &[
     ),
     p(
         Scope::Tier,
+        "queue_order",
+        Kind::Choice(QueueOrder::NAMES),
+        "Which queued request a freed slot takes: fifo (oldest), lifo (newest: under overload the served requests are those whose callers still wait), adaptive_lifo (newest only while the queue is longer than lifo_threshold).",
+    ),
+    p(
+        Scope::Tier,
+        "lifo_threshold",
+        Kind::Int,
+        "Adaptive LIFO: queue length above which the newest request is served first.",
+    ),
+    p(
+        Scope::Tier,
         "retry_after_s",
         Kind::Float,
         "Overload signalling: a rejection for a full queue carries Retry-After of this many seconds (0: none); callers with honor_retry_after wait at least that long.",
@@ -572,6 +586,10 @@ fn set_tier(tier: &mut Tier, segs: &[&str], v: &Value) -> Option<Result<(), Stri
         "slots" => uint(v, u32::MAX as u64).map(|x| tier.slots = x as u32),
         "queue_cap" => cap(v).map(|x| tier.queue_cap = x),
         "drop_expired" => boolean(v).map(|x| tier.drop_expired = x),
+        "queue_order" => choice(v, QueueOrder::NAMES).map(|i| {
+            tier.queue_order = [QueueOrder::Fifo, QueueOrder::Lifo, QueueOrder::AdaptiveLifo][i]
+        }),
+        "lifo_threshold" => uint(v, u32::MAX as u64).map(|x| tier.lifo_threshold = x as u32),
         "reject_latency_s" => float(v).map(|x| tier.reject_latency_s = x),
         "cancel_check_s" => float(v).map(|x| tier.cancel_check_s = x),
         "retry_after_s" => float(v).map(|x| tier.retry_after_s = x),

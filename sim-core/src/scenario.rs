@@ -108,6 +108,12 @@ pub struct Tier {
     /// Answer a dequeued request whose deadline has passed with an error.
     #[serde(default)]
     pub drop_expired: bool,
+    /// Which queued request a freed slot takes.
+    #[serde(default)]
+    pub queue_order: QueueOrder,
+    /// Adaptive LIFO: serve the newest while the queue is longer than this.
+    #[serde(default)]
+    pub lifo_threshold: u32,
     /// Delay of the reply to a request rejected because the queue is full.
     #[serde(default = "default_reject_latency")]
     pub reject_latency_s: f64,
@@ -137,6 +143,24 @@ pub struct Tier {
 
 fn default_reject_latency() -> f64 {
     0.0005
+}
+
+/// Dequeue order of a tier's queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QueueOrder {
+    /// Oldest first.
+    #[default]
+    Fifo,
+    /// Newest first: under overload the served requests are the ones whose
+    /// callers still wait.
+    Lifo,
+    /// Newest first only while the queue is longer than `lifo_threshold`.
+    AdaptiveLifo,
+}
+
+impl QueueOrder {
+    pub const NAMES: &'static [&'static str] = &["fifo", "lifo", "adaptive_lifo"];
 }
 
 /// A service-time distribution, optionally mixed with a slow value.

@@ -409,3 +409,53 @@ fn calls_sent_after_the_user_left_are_counted() {
     let propagated = run(&s);
     assert_eq!(propagated.tiers[1].arrivals_after_user_left, 0);
 }
+
+/// grids/scenarios/single-queue.toml: 80 users/s against 50/s of capacity,
+/// 400 ms deadline, no retries.
+fn single_queue(sets: &[(&str, &str)]) -> RunResult {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../grids/scenarios/single-queue.toml"
+    );
+    let sets: Vec<(String, toml::Value)> = sets
+        .iter()
+        .map(|(k, v)| (k.to_string(), common::v(v)))
+        .collect();
+    run(&sim_core::resolve(path, &sets).unwrap())
+}
+
+#[test]
+fn lifo_serves_callers_that_still_wait() {
+    let fifo = single_queue(&[]);
+    let lifo = single_queue(&[("server.queue_order", "\"lifo\"")]);
+    let adaptive = single_queue(&[
+        ("server.queue_order", "\"adaptive_lifo\""),
+        ("server.lifo_threshold", "10"),
+    ]);
+    // FIFO serves requests that waited for seconds: nearly all fail.
+    assert!(
+        fifo.success_rate().unwrap() < 0.05,
+        "{:?}",
+        fifo.success_rate()
+    );
+    // LIFO serves the newest: capacity (50/s of 80/s) turns into successes.
+    assert!(
+        lifo.success_rate().unwrap() > 0.55,
+        "{:?}",
+        lifo.success_rate()
+    );
+    assert!(
+        adaptive.success_rate().unwrap() > 0.55,
+        "{:?}",
+        adaptive.success_rate()
+    );
+    // Adaptive LIFO is FIFO while the queue is short: no overload, same result.
+    let quiet = [("client.rate_per_s", "20")];
+    let q_fifo = single_queue(&quiet);
+    let q_adaptive = single_queue(&[
+        quiet[0],
+        ("server.queue_order", "\"adaptive_lifo\""),
+        ("server.lifo_threshold", "1000"),
+    ]);
+    assert_eq!(q_fifo, q_adaptive);
+}
