@@ -188,6 +188,7 @@ struct Server {
     filling: bool,
     rng: Stream,
     latency_rng: Stream,
+    codel: Option<crate::policy::CoDel>,
     stats: TierStats,
     series: TierSeries,
     busy_ns: u128,
@@ -250,6 +251,7 @@ pub fn simulate(m: &Model, seed: u64) -> Result<RunResult, RunError> {
             filling: false,
             rng: Stream::new(seed, &format!("service.{}", s.name)),
             latency_rng: Stream::new(seed, &format!("latency.{}", s.name)),
+            codel: s.codel.clone(),
             stats: TierStats {
                 name: s.name.clone(),
                 arrival_bound_per_user: s.arrival_bound_per_user,
@@ -815,10 +817,21 @@ impl Sim<'_> {
                 break;
             };
             let j = *self.jobs.get_mut(job);
-            if model.drop_expired && self.now >= j.deadline {
+            let now = self.now;
+            let srv = &mut self.servers[s];
+            let queue_empty = srv.queue.is_empty();
+            if model.drop_expired && now >= j.deadline {
                 self.jobs.release(job);
                 self.servers[s].stats.dropped_expired += 1;
                 self.answer(s, j.caller, j.caller_attempt, Outcome::Expired);
+            } else if srv
+                .codel
+                .as_mut()
+                .is_some_and(|c| c.should_drop(now, now - j.arrived, queue_empty))
+            {
+                self.jobs.release(job);
+                self.servers[s].stats.codel_dropped += 1;
+                self.answer(s, j.caller, j.caller_attempt, Outcome::Rejected);
             } else {
                 self.start_job(s, job);
             }

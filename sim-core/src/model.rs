@@ -1,7 +1,7 @@
 //! A validated scenario compiled for the engine: integer nanoseconds, indexes
 //! instead of names, policies as ready-made values.
 
-use crate::policy::{AdaptiveThrottle, Backoff, RetryBudget, RetryThrottle};
+use crate::policy::{AdaptiveThrottle, Backoff, CoDel, RetryBudget, RetryThrottle};
 use crate::random::Stream;
 use crate::scenario::{Dispatch, Dist, Scenario, Service};
 use crate::time::{Nanos, nanos_to_secs, secs_to_nanos};
@@ -47,6 +47,7 @@ pub struct ServerModel {
     pub drop_expired: bool,
     pub queue_order: crate::scenario::QueueOrder,
     pub lifo_threshold: usize,
+    pub codel: Option<CoDel>,
     pub reject_latency: Nanos,
     /// Cooperative cancellation interval; 0 = off.
     pub cancel_check: Nanos,
@@ -159,6 +160,9 @@ impl Model {
                     drop_expired: t.drop_expired,
                     queue_order: t.queue_order,
                     lifo_threshold: t.lifo_threshold as usize,
+                    codel: t
+                        .codel
+                        .then(|| CoDel::new(t.codel_target_s, t.codel_interval_s)),
                     reject_latency: secs_to_nanos(t.reject_latency_s),
                     cancel_check: secs_to_nanos(t.cancel_check_s),
                     retry_after: secs_to_nanos(t.retry_after_s),

@@ -317,6 +317,24 @@ pub const PARAMS: &[Param] = &[
     ),
     p(
         Scope::Tier,
+        "codel",
+        Kind::Bool,
+        "CoDel at dequeue: once requests have waited longer than codel_target_s for a whole codel_interval_s, drop them at an increasing rate (interval / sqrt(count)) until the wait falls below target; drops are answered as overload (codel_dropped).",
+    ),
+    p(
+        Scope::Tier,
+        "codel_target_s",
+        Kind::Float,
+        "CoDel: acceptable queueing delay (5 ms by default).",
+    ),
+    p(
+        Scope::Tier,
+        "codel_interval_s",
+        Kind::Float,
+        "CoDel: how long the delay must stay above target before dropping starts (100 ms by default).",
+    ),
+    p(
+        Scope::Tier,
         "retry_after_s",
         Kind::Float,
         "Overload signalling: a rejection for a full queue carries Retry-After of this many seconds (0: none); callers with honor_retry_after wait at least that long.",
@@ -590,6 +608,9 @@ fn set_tier(tier: &mut Tier, segs: &[&str], v: &Value) -> Option<Result<(), Stri
             tier.queue_order = [QueueOrder::Fifo, QueueOrder::Lifo, QueueOrder::AdaptiveLifo][i]
         }),
         "lifo_threshold" => uint(v, u32::MAX as u64).map(|x| tier.lifo_threshold = x as u32),
+        "codel" => boolean(v).map(|x| tier.codel = x),
+        "codel_target_s" => float(v).map(|x| tier.codel_target_s = x),
+        "codel_interval_s" => float(v).map(|x| tier.codel_interval_s = x),
         "reject_latency_s" => float(v).map(|x| tier.reject_latency_s = x),
         "cancel_check_s" => float(v).map(|x| tier.cancel_check_s = x),
         "retry_after_s" => float(v).map(|x| tier.retry_after_s = x),

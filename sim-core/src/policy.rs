@@ -133,6 +133,78 @@ impl AdaptiveThrottle {
     }
 }
 
+/// CoDel's dequeue decision (RFC 8289), in integer nanoseconds but for
+/// the control law's square root.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CoDel {
+    target: Nanos,
+    interval: Nanos,
+    /// When the sojourn time has been above target for an interval; 0: not above.
+    first_above: Nanos,
+    dropping: bool,
+    drop_next: Nanos,
+    count: u32,
+    last_count: u32,
+}
+
+impl CoDel {
+    pub fn new(target_s: f64, interval_s: f64) -> CoDel {
+        CoDel {
+            target: secs_to_nanos(target_s),
+            interval: secs_to_nanos(interval_s),
+            first_above: 0,
+            dropping: false,
+            drop_next: 0,
+            count: 0,
+            last_count: 0,
+        }
+    }
+
+    fn control_law(&self, t: Nanos) -> Nanos {
+        t + (self.interval as f64 / libm::sqrt(self.count as f64)).round() as Nanos
+    }
+
+    /// Should the request just dequeued, after `sojourn` in the queue, be
+    /// dropped? `queue_empty`: nothing is left behind it.
+    pub fn should_drop(&mut self, now: Nanos, sojourn: Nanos, queue_empty: bool) -> bool {
+        let ok_to_drop = if sojourn < self.target || queue_empty {
+            self.first_above = 0;
+            false
+        } else if self.first_above == 0 {
+            self.first_above = now + self.interval;
+            false
+        } else {
+            now >= self.first_above
+        };
+        if self.dropping {
+            if !ok_to_drop {
+                self.dropping = false;
+                return false;
+            }
+            if now >= self.drop_next {
+                self.count += 1;
+                self.drop_next = self.control_law(self.drop_next);
+                return true;
+            }
+            false
+        } else if ok_to_drop {
+            self.dropping = true;
+            // Resume near the previous drop rate if dropping stopped recently.
+            let delta = self.count.saturating_sub(self.last_count);
+            self.count = if delta > 1 && now.saturating_sub(self.drop_next) < 16 * self.interval {
+                delta
+            } else {
+                1
+            };
+            self.last_count = self.count;
+            self.drop_next = self.control_law(now);
+            true
+        } else {
+            false
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backoff {
     Fixed(Nanos),
@@ -281,6 +353,31 @@ mod tests {
         assert_eq!(t.reject_probability(3 * s), 0.0);
         assert!((t.reject_probability(4 * s) - 4.0 / 5.0).abs() < 1e-12);
         assert_eq!(t.reject_probability(7 * s), 0.0);
+    }
+
+    #[test]
+    fn codel_drops_only_after_a_whole_interval_above_target_and_then_faster() {
+        let ms = 1_000_000;
+        let mut c = CoDel::new(0.005, 0.1);
+        // Below target: never.
+        assert!(!c.should_drop(10 * ms, 4 * ms, false));
+        // Above target from t = 20 ms: not before 120 ms.
+        assert!(!c.should_drop(20 * ms, 50 * ms, false));
+        assert!(!c.should_drop(119 * ms, 50 * ms, false));
+        assert!(c.should_drop(120 * ms, 50 * ms, false), "first drop");
+        // Next drop interval / sqrt(1) = 100 ms later, then 100 / sqrt(2).
+        assert!(!c.should_drop(219 * ms, 50 * ms, false));
+        assert!(c.should_drop(220 * ms, 50 * ms, false));
+        assert!(!c.should_drop(290 * ms, 50 * ms, false));
+        assert!(
+            c.should_drop(291 * ms, 50 * ms, false),
+            "100 / sqrt(2) = 70.7 ms"
+        );
+        // Back below target: dropping stops.
+        assert!(!c.should_drop(300 * ms, 1 * ms, false));
+        assert!(!c.should_drop(400 * ms, 50 * ms, false));
+        // An empty queue behind the request: no drop whatever the sojourn.
+        assert!(!c.should_drop(900 * ms, 500 * ms, true));
     }
 
     #[test]

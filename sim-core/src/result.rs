@@ -61,6 +61,8 @@ pub struct TierStats {
     pub admitted: u64,
     pub rejected_full: u64,
     pub dropped_expired: u64,
+    /// Dropped at dequeue by CoDel (answered as overload).
+    pub codel_dropped: u64,
     /// Requests that took a slot.
     pub started: u64,
     /// Requests that released their slot with a reply (ok or error), their
@@ -289,6 +291,7 @@ impl RunResult {
             put(format!("{n}_admitted"), Count(t.admitted));
             put(format!("{n}_rejected_full"), Count(t.rejected_full));
             put(format!("{n}_dropped_expired"), Count(t.dropped_expired));
+            put(format!("{n}_codel_dropped"), Count(t.codel_dropped));
             put(format!("{n}_started"), Count(t.started));
             put(format!("{n}_completed"), Count(t.completed));
             put(format!("{n}_completed_ok"), Count(t.completed_ok));

@@ -114,6 +114,15 @@ pub struct Tier {
     /// Adaptive LIFO: serve the newest while the queue is longer than this.
     #[serde(default)]
     pub lifo_threshold: u32,
+    /// CoDel queue management at dequeue: drop by sojourn time against
+    /// `codel_target_s` over `codel_interval_s`, dropping faster while it
+    /// stays above (the control law interval / sqrt(count)).
+    #[serde(default)]
+    pub codel: bool,
+    #[serde(default = "default_codel_target")]
+    pub codel_target_s: f64,
+    #[serde(default = "default_codel_interval")]
+    pub codel_interval_s: f64,
     /// Delay of the reply to a request rejected because the queue is full.
     #[serde(default = "default_reject_latency")]
     pub reject_latency_s: f64,
@@ -139,6 +148,13 @@ pub struct Tier {
     /// This tier's calls to the next tier; absent exactly at the last tier.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call: Option<Call>,
+}
+
+fn default_codel_target() -> f64 {
+    0.005
+}
+fn default_codel_interval() -> f64 {
+    0.1
 }
 
 fn default_reject_latency() -> f64 {

@@ -97,6 +97,16 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
             "must be >= 0",
         );
         check(
+            non_negative(t.codel_target_s),
+            path("codel_target_s"),
+            "must be >= 0",
+        );
+        check(
+            t.codel_interval_s.is_finite() && t.codel_interval_s > 0.0,
+            path("codel_interval_s"),
+            "must be > 0",
+        );
+        check(
             non_negative(t.retry_after_s),
             path("retry_after_s"),
             "must be >= 0",

@@ -53,7 +53,7 @@ fn check(r: &RunResult, label: &str) {
         );
         assert_eq!(
             t.admitted,
-            t.started + t.dropped_expired + t.queued_at_end,
+            t.started + t.dropped_expired + t.codel_dropped + t.queued_at_end,
             "{}",
             ctx("admitted")
         );
@@ -79,7 +79,7 @@ fn check(r: &RunResult, label: &str) {
             + caller.calls_error
             + caller.calls_pending;
         assert_eq!(caller.calls, ended, "{}", ctx("one outcome per attempt"));
-        assert!(caller.calls_rejected <= t.rejected_full);
+        assert!(caller.calls_rejected <= t.rejected_full + t.codel_dropped);
         assert!(caller.calls_expired <= t.dropped_expired);
         assert!(
             t.max_arrivals_per_user <= t.arrival_bound_per_user,
@@ -163,6 +163,9 @@ fn counts_add_up_with_every_policy_on() {
                 ("svc_a.retry_budget", "true"),
                 ("gateway.adaptive_throttle", "true"),
                 ("svc_a.latency.mean_s", "0.002"),
+                ("gateway.codel", "true"),
+                ("svc_a.queue_order", "\"adaptive_lifo\""),
+                ("svc_a.lifo_threshold", "20"),
                 ("svc_a.latency.dist", "exponential"),
                 ("client.spike.start_s", "35"),
                 ("client.spike.duration_s", "5"),

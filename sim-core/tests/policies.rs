@@ -459,3 +459,20 @@ fn lifo_serves_callers_that_still_wait() {
     ]);
     assert_eq!(q_fifo, q_adaptive);
 }
+
+#[test]
+fn codel_keeps_the_queueing_delay_near_its_target() {
+    let fifo = single_queue(&[]);
+    let codel = single_queue(&[("server.codel", "true")]);
+    let (f, c) = (&fifo.tiers[0], &codel.tiers[0]);
+    assert!(c.codel_dropped > 0 && f.codel_dropped == 0);
+    let wait = |t: &sim_core::result::TierStats| t.wait_s / t.started as f64;
+    assert!(wait(c) < 0.1, "CoDel mean wait {}", wait(c));
+    assert!(wait(f) > 1.0, "FIFO mean wait {}", wait(f));
+    // Short waits leave time for the 400 ms deadline: most served requests succeed.
+    assert!(
+        codel.success_rate().unwrap() > 0.5,
+        "{:?}",
+        codel.success_rate()
+    );
+}
