@@ -374,7 +374,7 @@ mod tests {
             "100 / sqrt(2) = 70.7 ms"
         );
         // Back below target: dropping stops.
-        assert!(!c.should_drop(300 * ms, 1 * ms, false));
+        assert!(!c.should_drop(300 * ms, ms, false));
         assert!(!c.should_drop(400 * ms, 50 * ms, false));
         // An empty queue behind the request: no drop whatever the sojourn.
         assert!(!c.should_drop(900 * ms, 500 * ms, true));
