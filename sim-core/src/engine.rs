@@ -189,6 +189,7 @@ struct Server {
     rng: Stream,
     latency_rng: Stream,
     codel: Option<crate::policy::CoDel>,
+    rate_limit: Option<crate::policy::TokenBucket>,
     stats: TierStats,
     series: TierSeries,
     busy_ns: u128,
@@ -252,6 +253,7 @@ pub fn simulate(m: &Model, seed: u64) -> Result<RunResult, RunError> {
             rng: Stream::new(seed, &format!("service.{}", s.name)),
             latency_rng: Stream::new(seed, &format!("latency.{}", s.name)),
             codel: s.codel.clone(),
+            rate_limit: s.rate_limit.clone(),
             stats: TierStats {
                 name: s.name.clone(),
                 arrival_bound_per_user: s.arrival_bound_per_user,
@@ -577,12 +579,19 @@ impl Sim<'_> {
         srv.per_user[user as usize] += 1;
         srv.stats.arrivals_after_user_left += self.user_ended[user as usize] as u64;
         let can_start = srv.busy < model.slots && (reply_first || srv.queue.is_empty());
-        if !can_start
+        let now = self.now;
+        let full = !can_start
             && model
                 .queue_cap
-                .is_some_and(|cap| srv.queue.len() >= cap as usize)
-        {
-            srv.stats.rejected_full += 1;
+                .is_some_and(|cap| srv.queue.len() >= cap as usize);
+        // Only a request that would be admitted takes a token.
+        let limited = !full && srv.rate_limit.as_mut().is_some_and(|b| !b.try_take(now));
+        if limited || full {
+            if limited {
+                srv.stats.rate_limited += 1;
+            } else {
+                srv.stats.rejected_full += 1;
+            }
             let at = self.now + model.reject_latency + self.hop_latency(s);
             self.schedule(at, Action::Reply(caller, caller_attempt, Outcome::Rejected));
             return;

@@ -1,7 +1,7 @@
 //! A validated scenario compiled for the engine: integer nanoseconds, indexes
 //! instead of names, policies as ready-made values.
 
-use crate::policy::{AdaptiveThrottle, Backoff, CoDel, RetryBudget, RetryThrottle};
+use crate::policy::{AdaptiveThrottle, Backoff, CoDel, RetryBudget, RetryThrottle, TokenBucket};
 use crate::random::Stream;
 use crate::scenario::{Dispatch, Dist, Scenario, Service};
 use crate::time::{Nanos, nanos_to_secs, secs_to_nanos};
@@ -48,6 +48,7 @@ pub struct ServerModel {
     pub queue_order: crate::scenario::QueueOrder,
     pub lifo_threshold: usize,
     pub codel: Option<CoDel>,
+    pub rate_limit: Option<TokenBucket>,
     pub reject_latency: Nanos,
     /// Cooperative cancellation interval; 0 = off.
     pub cancel_check: Nanos,
@@ -163,6 +164,8 @@ impl Model {
                     codel: t
                         .codel
                         .then(|| CoDel::new(t.codel_target_s, t.codel_interval_s)),
+                    rate_limit: (t.rate_limit_per_s > 0.0)
+                        .then(|| TokenBucket::new(t.rate_limit_per_s, t.rate_limit_burst)),
                     reject_latency: secs_to_nanos(t.reject_latency_s),
                     cancel_check: secs_to_nanos(t.cancel_check_s),
                     retry_after: secs_to_nanos(t.retry_after_s),

@@ -317,6 +317,18 @@ pub const PARAMS: &[Param] = &[
     ),
     p(
         Scope::Tier,
+        "rate_limit_per_s",
+        Kind::Float,
+        "Token-bucket rate limit on the tier's arrivals (0: none); a request finding no token is rejected like a full queue, after reject_latency_s (rate_limited).",
+    ),
+    p(
+        Scope::Tier,
+        "rate_limit_burst",
+        Kind::Float,
+        "Token-bucket size: how many requests may pass at once after a quiet spell (the bucket starts full).",
+    ),
+    p(
+        Scope::Tier,
         "codel",
         Kind::Bool,
         "CoDel at dequeue: once requests have waited longer than codel_target_s for a whole codel_interval_s, drop them at an increasing rate (interval / sqrt(count)) until the wait falls below target; drops are answered as overload (codel_dropped).",
@@ -609,6 +621,8 @@ fn set_tier(tier: &mut Tier, segs: &[&str], v: &Value) -> Option<Result<(), Stri
         }),
         "lifo_threshold" => uint(v, u32::MAX as u64).map(|x| tier.lifo_threshold = x as u32),
         "codel" => boolean(v).map(|x| tier.codel = x),
+        "rate_limit_per_s" => float(v).map(|x| tier.rate_limit_per_s = x),
+        "rate_limit_burst" => float(v).map(|x| tier.rate_limit_burst = x),
         "codel_target_s" => float(v).map(|x| tier.codel_target_s = x),
         "codel_interval_s" => float(v).map(|x| tier.codel_interval_s = x),
         "reject_latency_s" => float(v).map(|x| tier.reject_latency_s = x),

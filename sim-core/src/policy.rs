@@ -133,6 +133,40 @@ impl AdaptiveThrottle {
     }
 }
 
+/// A token bucket: `rate` tokens per second up to `burst`; each admitted
+/// request takes one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TokenBucket {
+    rate_per_ns: f64,
+    burst: f64,
+    tokens: f64,
+    last: Nanos,
+}
+
+impl TokenBucket {
+    /// Starts full.
+    pub fn new(rate_per_s: f64, burst: f64) -> TokenBucket {
+        TokenBucket {
+            rate_per_ns: rate_per_s / 1e9,
+            burst,
+            tokens: burst,
+            last: 0,
+        }
+    }
+
+    /// Takes a token if there is one.
+    pub fn try_take(&mut self, now: Nanos) -> bool {
+        self.tokens = (self.tokens + (now - self.last) as f64 * self.rate_per_ns).min(self.burst);
+        self.last = now;
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
 /// CoDel's dequeue decision (RFC 8289), in integer nanoseconds but for
 /// the control law's square root.
 #[derive(Clone, Debug, PartialEq)]
@@ -378,6 +412,22 @@ mod tests {
         assert!(!c.should_drop(400 * ms, 50 * ms, false));
         // An empty queue behind the request: no drop whatever the sojourn.
         assert!(!c.should_drop(900 * ms, 500 * ms, true));
+    }
+
+    #[test]
+    fn token_bucket_passes_its_burst_then_its_rate() {
+        let s = crate::time::NANOS_PER_SEC;
+        let mut b = TokenBucket::new(10.0, 3.0);
+        // The burst passes at once, the fourth waits for a token.
+        assert!((0..3).all(|_| b.try_take(0)));
+        assert!(!b.try_take(0));
+        // 10/s: one token every 100 ms.
+        assert!(!b.try_take(s / 10 - 1));
+        assert!(b.try_take(s / 10));
+        assert!(!b.try_take(s / 10));
+        // A long pause refills to the burst, not beyond.
+        let passed = (0..10).filter(|_| b.try_take(100 * s)).count();
+        assert_eq!(passed, 3);
     }
 
     #[test]

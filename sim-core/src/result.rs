@@ -60,6 +60,8 @@ pub struct TierStats {
     /// Arrivals not rejected for a full queue (drops on dequeue included).
     pub admitted: u64,
     pub rejected_full: u64,
+    /// Rejected by the tier's rate limit (token bucket).
+    pub rate_limited: u64,
     pub dropped_expired: u64,
     /// Dropped at dequeue by CoDel (answered as overload).
     pub codel_dropped: u64,
@@ -290,6 +292,7 @@ impl RunResult {
             );
             put(format!("{n}_admitted"), Count(t.admitted));
             put(format!("{n}_rejected_full"), Count(t.rejected_full));
+            put(format!("{n}_rate_limited"), Count(t.rate_limited));
             put(format!("{n}_dropped_expired"), Count(t.dropped_expired));
             put(format!("{n}_codel_dropped"), Count(t.codel_dropped));
             put(format!("{n}_started"), Count(t.started));

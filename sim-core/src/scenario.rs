@@ -123,6 +123,13 @@ pub struct Tier {
     pub codel_target_s: f64,
     #[serde(default = "default_codel_interval")]
     pub codel_interval_s: f64,
+    /// Token-bucket rate limit on arrivals (per second; 0: none). Over the
+    /// limit a request is rejected like a full queue.
+    #[serde(default)]
+    pub rate_limit_per_s: f64,
+    /// Token-bucket burst (tokens; the bucket starts full).
+    #[serde(default = "default_burst")]
+    pub rate_limit_burst: f64,
     /// Delay of the reply to a request rejected because the queue is full.
     #[serde(default = "default_reject_latency")]
     pub reject_latency_s: f64,
@@ -148,6 +155,10 @@ pub struct Tier {
     /// This tier's calls to the next tier; absent exactly at the last tier.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call: Option<Call>,
+}
+
+fn default_burst() -> f64 {
+    1.0
 }
 
 fn default_codel_target() -> f64 {

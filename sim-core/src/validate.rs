@@ -97,6 +97,16 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
             "must be >= 0",
         );
         check(
+            non_negative(t.rate_limit_per_s),
+            path("rate_limit_per_s"),
+            "must be >= 0",
+        );
+        check(
+            t.rate_limit_burst.is_finite() && t.rate_limit_burst >= 1.0,
+            path("rate_limit_burst"),
+            "must be at least 1 token",
+        );
+        check(
             non_negative(t.codel_target_s),
             path("codel_target_s"),
             "must be >= 0",

@@ -47,7 +47,7 @@ fn check(r: &RunResult, label: &str) {
         let ctx = |what: &str| format!("{label}: {} {what}", t.name);
         assert_eq!(
             t.arrivals,
-            t.admitted + t.rejected_full,
+            t.admitted + t.rejected_full + t.rate_limited,
             "{}",
             ctx("arrivals")
         );
@@ -79,7 +79,7 @@ fn check(r: &RunResult, label: &str) {
             + caller.calls_error
             + caller.calls_pending;
         assert_eq!(caller.calls, ended, "{}", ctx("one outcome per attempt"));
-        assert!(caller.calls_rejected <= t.rejected_full + t.codel_dropped);
+        assert!(caller.calls_rejected <= t.rejected_full + t.rate_limited + t.codel_dropped);
         assert!(caller.calls_expired <= t.dropped_expired);
         assert!(
             t.max_arrivals_per_user <= t.arrival_bound_per_user,
@@ -164,6 +164,8 @@ fn counts_add_up_with_every_policy_on() {
                 ("gateway.adaptive_throttle", "true"),
                 ("svc_a.latency.mean_s", "0.002"),
                 ("gateway.codel", "true"),
+                ("svc_b.rate_limit_per_s", "600"),
+                ("svc_b.rate_limit_burst", "20"),
                 ("svc_a.queue_order", "\"adaptive_lifo\""),
                 ("svc_a.lifo_threshold", "20"),
                 ("svc_a.latency.dist", "exponential"),

@@ -476,3 +476,19 @@ fn codel_keeps_the_queueing_delay_near_its_target() {
         codel.success_rate()
     );
 }
+
+#[test]
+fn rate_limit_admits_its_rate_and_rejects_the_rest() {
+    // 20 users/s for 20 s into b limited to 5/s with a burst of 2; a does
+    // not retry.
+    let mut s = chain("max_retries = 0", 0.01);
+    for (k, v) in [("b.rate_limit_per_s", "5"), ("b.rate_limit_burst", "2")] {
+        sim_core::params::set(&mut s, k, &common::v(v)).unwrap();
+    }
+    let r = run(&s);
+    let b = &r.tiers[1];
+    assert!((95..=102).contains(&b.admitted), "admitted {}", b.admitted);
+    assert_eq!(b.admitted + b.rate_limited, b.arrivals);
+    assert_eq!(r.users_ok, b.admitted);
+    assert_eq!(r.callers[1].calls_rejected, b.rate_limited);
+}
