@@ -41,6 +41,15 @@ fn server_call(timeout_s: f64, max_retries: u32) -> Call {
         adaptive_throttle_k: 2.0,
         honor_retry_after: false,
         adaptive_throttle_window_s: 10.0,
+        breaker: false,
+        breaker_window: 20,
+        breaker_min_samples: 10,
+        breaker_failure_rate: 0.5,
+        breaker_slow_call_rate: 1.0,
+        breaker_slow_call_s: 1.0,
+        breaker_open_s: 1.0,
+        breaker_open_jitter_s: 0.0,
+        breaker_half_open_probes: 3,
     }
 }
 

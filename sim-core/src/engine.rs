@@ -101,6 +101,8 @@ struct Job {
     waiting: bool,
     /// Its own work was abandoned (cooperative cancellation).
     abandoned: bool,
+    /// When the latest attempt was sent (for slow-call detection).
+    attempt_started: Nanos,
 }
 
 /// Jobs in a slab whose slots are reused; a reference carries the slot's
@@ -214,6 +216,9 @@ struct Caller {
     throttle: Option<crate::policy::RetryThrottle>,
     retry_budget: Option<crate::policy::RetryBudget>,
     adaptive: Option<crate::policy::AdaptiveThrottle>,
+    breaker: Option<crate::policy::CircuitBreaker>,
+    /// Jitter of the breaker's open times.
+    breaker_rng: Stream,
     /// Draws of local rejections (adaptive throttling).
     adaptive_rng: Stream,
     rng: Stream,
@@ -283,6 +288,8 @@ pub fn simulate(m: &Model, seed: u64) -> Result<RunResult, RunError> {
             retry_budget: c.retry_budget.clone(),
             adaptive: c.adaptive_throttle.clone(),
             adaptive_rng: Stream::new(seed, &format!("throttle.{}", c.name)),
+            breaker: c.breaker.clone(),
+            breaker_rng: Stream::new(seed, &format!("breaker.{}", c.name)),
             rng: Stream::new(seed, &format!("backoff.{}", c.name)),
             stats: CallerStats {
                 name: c.name.clone(),
@@ -448,6 +455,7 @@ impl Sim<'_> {
             attempts: 0,
             waiting: false,
             abandoned: false,
+            attempt_started: NEVER,
         });
         self.start_attempt(job);
     }
@@ -481,6 +489,13 @@ impl Sim<'_> {
         }
         let now = self.now;
         let caller = &mut self.callers[level];
+        if caller.breaker.as_mut().is_some_and(|b| !b.allow(now)) {
+            // Open: a local, fast rejection, counted apart from downstream failures.
+            caller.stats.breaker_rejected += 1;
+            self.jobs.get_mut(job).attempts += 1;
+            self.retry_or_give_up(job, Outcome::Error);
+            return;
+        }
         if let Some(t) = &mut caller.adaptive {
             // Requests include the ones rejected locally (the SRE book's rule).
             t.record_request(now);
@@ -498,6 +513,7 @@ impl Sim<'_> {
             let jm = self.jobs.get_mut(job);
             jm.attempts = attempt;
             jm.waiting = true;
+            jm.attempt_started = self.now;
         }
         let caller = &mut self.callers[level];
         caller.stats.calls += 1;
@@ -534,6 +550,7 @@ impl Sim<'_> {
             attempts: 0,
             waiting: false,
             abandoned: false,
+            attempt_started: NEVER,
         });
         self.schedule(self.now + latency, Action::Arrive(job));
     }
@@ -611,6 +628,7 @@ impl Sim<'_> {
             attempts: 0,
             waiting: false,
             abandoned: false,
+            attempt_started: NEVER,
         });
         if can_start {
             self.start_job(s, job);
@@ -664,12 +682,17 @@ impl Sim<'_> {
     }
 
     fn attempt_ended(&mut self, job: JobRef, outcome: Outcome) {
-        let (level, retry) = {
+        let (level, retry, sent_at) = {
             let j = self.jobs.get_mut(job);
             j.waiting = false;
-            (j.level as usize, j.attempts > 1)
+            (j.level as usize, j.attempts > 1, j.attempt_started)
         };
+        let now = self.now;
         let caller = &mut self.callers[level];
+        if let Some(b) = &mut caller.breaker {
+            let jitter = caller.breaker_rng.uniform();
+            b.record(now, outcome != Outcome::Ok, now - sent_at, jitter);
+        }
         if let Some(b) = &mut caller.retry_budget {
             b.ended(retry);
         }

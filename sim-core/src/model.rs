@@ -1,7 +1,10 @@
 //! A validated scenario compiled for the engine: integer nanoseconds, indexes
 //! instead of names, policies as ready-made values.
 
-use crate::policy::{AdaptiveThrottle, Backoff, CoDel, RetryBudget, RetryThrottle, TokenBucket};
+use crate::policy::{
+    AdaptiveThrottle, Backoff, BreakerConfig, CircuitBreaker, CoDel, RetryBudget, RetryThrottle,
+    TokenBucket,
+};
 use crate::random::Stream;
 use crate::scenario::{Dispatch, Dist, Scenario, Service};
 use crate::time::{Nanos, nanos_to_secs, secs_to_nanos};
@@ -38,6 +41,7 @@ pub struct CallModel {
     pub honor_retry_after: bool,
     pub retry_budget: Option<RetryBudget>,
     pub adaptive_throttle: Option<AdaptiveThrottle>,
+    pub breaker: Option<CircuitBreaker>,
 }
 
 pub struct ServerModel {
@@ -134,6 +138,18 @@ impl Model {
             margin: secs_to_nanos(c.deadline_margin_s),
             budget_admission: c.budget_admission,
             honor_retry_after: c.honor_retry_after,
+            breaker: c.breaker.then(|| {
+                CircuitBreaker::new(BreakerConfig {
+                    window: c.breaker_window as usize,
+                    min_samples: c.breaker_min_samples as usize,
+                    failure_rate: c.breaker_failure_rate,
+                    slow_call_rate: c.breaker_slow_call_rate,
+                    slow_call: secs_to_nanos(c.breaker_slow_call_s),
+                    open: secs_to_nanos(c.breaker_open_s),
+                    open_jitter: secs_to_nanos(c.breaker_open_jitter_s),
+                    probes: c.breaker_half_open_probes,
+                })
+            }),
             adaptive_throttle: c.adaptive_throttle.then(|| {
                 AdaptiveThrottle::new(c.adaptive_throttle_k, c.adaptive_throttle_window_s)
             }),

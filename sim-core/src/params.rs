@@ -232,6 +232,60 @@ pub const PARAMS: &[Param] = &[
         "Adaptive throttling: the sliding window of requests and accepts (whole seconds).",
     ),
     p(
+        Scope::Call,
+        "breaker",
+        Kind::Bool,
+        "Circuit breaker on this caller's calls: CLOSED -> OPEN when, with at least breaker_min_samples of the last breaker_window outcomes, the failure rate or the slow-call rate reaches its threshold; OPEN rejects locally and fast (breaker_rejected, apart from downstream failures) for breaker_open_s (+ uniform jitter); then HALF_OPEN lets breaker_half_open_probes calls through and closes if their failure rate is below breaker_failure_rate, else re-opens.",
+    ),
+    p(
+        Scope::Call,
+        "breaker_window",
+        Kind::Int,
+        "Circuit breaker: outcomes in the (count-based) sliding window.",
+    ),
+    p(
+        Scope::Call,
+        "breaker_min_samples",
+        Kind::Int,
+        "Circuit breaker: outcomes needed before it may open.",
+    ),
+    p(
+        Scope::Call,
+        "breaker_failure_rate",
+        Kind::Float,
+        "Circuit breaker: failure rate that opens it (and that half-open probes must stay below).",
+    ),
+    p(
+        Scope::Call,
+        "breaker_slow_call_rate",
+        Kind::Float,
+        "Circuit breaker: share of slow calls that opens it (1: off unless every call is slow).",
+    ),
+    p(
+        Scope::Call,
+        "breaker_slow_call_s",
+        Kind::Float,
+        "Circuit breaker: a call slower than this is slow.",
+    ),
+    p(
+        Scope::Call,
+        "breaker_open_s",
+        Kind::Float,
+        "Circuit breaker: time spent OPEN before probing.",
+    ),
+    p(
+        Scope::Call,
+        "breaker_open_jitter_s",
+        Kind::Float,
+        "Circuit breaker: uniform jitter added to each open time.",
+    ),
+    p(
+        Scope::Call,
+        "breaker_half_open_probes",
+        Kind::Int,
+        "Circuit breaker: calls let through in HALF_OPEN.",
+    ),
+    p(
         Scope::Spike,
         "start_s",
         Kind::Float,
@@ -598,6 +652,17 @@ fn set_call(call: &mut Call, key: &str, v: &Value) -> Option<Result<(), String>>
         "budget_admission" => boolean(v).map(|x| call.budget_admission = x),
         "retry_budget" => boolean(v).map(|x| call.retry_budget = x),
         "adaptive_throttle" => boolean(v).map(|x| call.adaptive_throttle = x),
+        "breaker" => boolean(v).map(|x| call.breaker = x),
+        "breaker_window" => uint(v, 100_000).map(|x| call.breaker_window = x as u32),
+        "breaker_min_samples" => uint(v, 100_000).map(|x| call.breaker_min_samples = x as u32),
+        "breaker_failure_rate" => float(v).map(|x| call.breaker_failure_rate = x),
+        "breaker_slow_call_rate" => float(v).map(|x| call.breaker_slow_call_rate = x),
+        "breaker_slow_call_s" => float(v).map(|x| call.breaker_slow_call_s = x),
+        "breaker_open_s" => float(v).map(|x| call.breaker_open_s = x),
+        "breaker_open_jitter_s" => float(v).map(|x| call.breaker_open_jitter_s = x),
+        "breaker_half_open_probes" => {
+            uint(v, 100_000).map(|x| call.breaker_half_open_probes = x as u32)
+        }
         "adaptive_throttle_k" => float(v).map(|x| call.adaptive_throttle_k = x),
         "honor_retry_after" => boolean(v).map(|x| call.honor_retry_after = x),
         "adaptive_throttle_window_s" => float(v).map(|x| call.adaptive_throttle_window_s = x),

@@ -133,6 +133,117 @@ impl AdaptiveThrottle {
     }
 }
 
+/// A circuit breaker over a count-based window of call outcomes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CircuitBreaker {
+    cfg: BreakerConfig,
+    state: BreakerState,
+    /// The last `window` outcomes: (failed, slow).
+    outcomes: std::collections::VecDeque<(bool, bool)>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct BreakerConfig {
+    pub window: usize,
+    pub min_samples: usize,
+    pub failure_rate: f64,
+    pub slow_call_rate: f64,
+    pub slow_call: Nanos,
+    pub open: Nanos,
+    pub open_jitter: Nanos,
+    pub probes: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BreakerState {
+    Closed,
+    Open { until: Nanos },
+    HalfOpen { sent: u32, done: u32, failed: u32 },
+}
+
+impl CircuitBreaker {
+    pub fn new(cfg: BreakerConfig) -> CircuitBreaker {
+        CircuitBreaker {
+            cfg,
+            state: BreakerState::Closed,
+            outcomes: std::collections::VecDeque::new(),
+        }
+    }
+
+    pub fn state(&self) -> BreakerState {
+        self.state
+    }
+
+    /// May a call be sent now? In HALF_OPEN each allowed call is a probe.
+    pub fn allow(&mut self, now: Nanos) -> bool {
+        if let BreakerState::Open { until } = self.state {
+            if now < until {
+                return false;
+            }
+            self.state = BreakerState::HalfOpen {
+                sent: 0,
+                done: 0,
+                failed: 0,
+            };
+        }
+        match &mut self.state {
+            BreakerState::HalfOpen { sent, .. } if *sent < self.cfg.probes => {
+                *sent += 1;
+                true
+            }
+            BreakerState::HalfOpen { .. } => false,
+            _ => true,
+        }
+    }
+
+    /// Records the outcome of a call that was allowed and took `duration`.
+    /// `jitter` is a uniform draw in [0, 1) for the next open time.
+    pub fn record(&mut self, now: Nanos, failed: bool, duration: Nanos, jitter: f64) {
+        let slow = duration >= self.cfg.slow_call;
+        match &mut self.state {
+            BreakerState::Closed => {
+                self.outcomes.push_back((failed, slow));
+                if self.outcomes.len() > self.cfg.window {
+                    self.outcomes.pop_front();
+                }
+                let n = self.outcomes.len();
+                if n >= self.cfg.min_samples {
+                    let failures = self.outcomes.iter().filter(|o| o.0).count() as f64;
+                    let slows = self.outcomes.iter().filter(|o| o.1).count() as f64;
+                    if failures >= self.cfg.failure_rate * n as f64
+                        || slows >= self.cfg.slow_call_rate * n as f64
+                    {
+                        self.trip(now, jitter);
+                    }
+                }
+            }
+            BreakerState::HalfOpen {
+                done, failed: f, ..
+            } => {
+                *done += 1;
+                *f += failed as u32;
+                if *done == self.cfg.probes {
+                    if (*f as f64) < self.cfg.failure_rate * self.cfg.probes as f64 {
+                        self.state = BreakerState::Closed;
+                        self.outcomes.clear();
+                    } else {
+                        self.trip(now, jitter);
+                    }
+                }
+            }
+            // Calls sent before it opened may still end: they do not count.
+            BreakerState::Open { .. } => {}
+        }
+    }
+
+    fn trip(&mut self, now: Nanos, jitter: f64) {
+        let extra = (self.cfg.open_jitter as f64 * jitter).round() as Nanos;
+        self.state = BreakerState::Open {
+            until: now + self.cfg.open + extra,
+        };
+    }
+}
+
 /// A token bucket: `rate` tokens per second up to `burst`; each admitted
 /// request takes one.
 #[derive(Clone, Debug, PartialEq)]
@@ -428,6 +539,51 @@ mod tests {
         // A long pause refills to the burst, not beyond.
         let passed = (0..10).filter(|_| b.try_take(100 * s)).count();
         assert_eq!(passed, 3);
+    }
+
+    #[test]
+    fn circuit_breaker_opens_probes_and_closes_by_its_rules() {
+        let s = crate::time::NANOS_PER_SEC;
+        let mut b = CircuitBreaker::new(BreakerConfig {
+            window: 4,
+            min_samples: 4,
+            failure_rate: 0.5,
+            slow_call_rate: 1.0,
+            slow_call: s,
+            open: s,
+            open_jitter: 0,
+            probes: 2,
+        });
+        // Three failures of three: not enough samples yet.
+        for _ in 0..3 {
+            assert!(b.allow(0));
+            b.record(0, true, 0, 0.0);
+        }
+        assert_eq!(b.state(), BreakerState::Closed);
+        // The fourth sample: 4 failures of 4 >= 50%: open for 1 s.
+        b.record(10, false, 0, 0.0);
+        assert_eq!(b.state(), BreakerState::Open { until: 10 + s });
+        assert!(!b.allow(s));
+        // After the wait, two probes and no third call.
+        assert!(b.allow(10 + s));
+        assert!(b.allow(10 + s));
+        assert!(!b.allow(10 + s));
+        // One of two probes failed: 1 >= 50% of 2: re-open.
+        b.record(2 * s, true, 0, 0.0);
+        b.record(2 * s, false, 0, 0.0);
+        assert_eq!(b.state(), BreakerState::Open { until: 3 * s });
+        // Both probes succeed: closed, with a fresh window.
+        assert!(b.allow(3 * s) && b.allow(3 * s));
+        b.record(3 * s, false, 0, 0.0);
+        b.record(3 * s, false, 0, 0.0);
+        assert_eq!(b.state(), BreakerState::Closed);
+        // Slow calls trip it too.
+        let mut slow = b.clone();
+        slow.cfg.slow_call_rate = 0.75;
+        for _ in 0..4 {
+            slow.record(4 * s, false, 2 * s, 0.0);
+        }
+        assert!(matches!(slow.state(), BreakerState::Open { .. }));
     }
 
     #[test]

@@ -128,6 +128,8 @@ pub struct CallerStats {
     pub retry_budget_exhausted: u64,
     /// Attempts rejected locally by adaptive throttling (never sent).
     pub rejected_locally: u64,
+    /// Attempts rejected locally and fast by an open circuit breaker.
+    pub breaker_rejected: u64,
 }
 
 /// Per second of simulated time.
@@ -343,6 +345,7 @@ impl RunResult {
                 Count(c.retry_budget_exhausted),
             );
             put(format!("{n}_rejected_locally"), Count(c.rejected_locally));
+            put(format!("{n}_breaker_rejected"), Count(c.breaker_rejected));
         }
         out
     }

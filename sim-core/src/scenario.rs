@@ -300,6 +300,47 @@ pub struct Call {
     pub honor_retry_after: bool,
     #[serde(default = "default_throttle_window")]
     pub adaptive_throttle_window_s: f64,
+    /// Circuit breaker on this caller's calls (see the `breaker_*` paths).
+    #[serde(default)]
+    pub breaker: bool,
+    #[serde(default = "default_breaker_window")]
+    pub breaker_window: u32,
+    #[serde(default = "default_breaker_min_samples")]
+    pub breaker_min_samples: u32,
+    #[serde(default = "default_breaker_failure_rate")]
+    pub breaker_failure_rate: f64,
+    #[serde(default = "default_breaker_slow_rate")]
+    pub breaker_slow_call_rate: f64,
+    #[serde(default = "default_breaker_slow_call")]
+    pub breaker_slow_call_s: f64,
+    #[serde(default = "default_breaker_open")]
+    pub breaker_open_s: f64,
+    #[serde(default)]
+    pub breaker_open_jitter_s: f64,
+    #[serde(default = "default_breaker_probes")]
+    pub breaker_half_open_probes: u32,
+}
+
+fn default_breaker_window() -> u32 {
+    20
+}
+fn default_breaker_min_samples() -> u32 {
+    10
+}
+fn default_breaker_failure_rate() -> f64 {
+    0.5
+}
+fn default_breaker_slow_rate() -> f64 {
+    1.0
+}
+fn default_breaker_slow_call() -> f64 {
+    1.0
+}
+fn default_breaker_open() -> f64 {
+    1.0
+}
+fn default_breaker_probes() -> u32 {
+    3
 }
 
 fn default_throttle_k() -> f64 {

@@ -226,6 +226,42 @@ fn check_call(name: &str, c: &Call, errors: &mut Vec<ConfigError>) {
         "throttle_max_tokens",
         "must be >= 0.001 (the bucket counts in thousandths)",
     );
+    check(c.breaker_window >= 1, "breaker_window", "must be >= 1");
+    check(
+        c.breaker_min_samples >= 1 && c.breaker_min_samples <= c.breaker_window,
+        "breaker_min_samples",
+        "must be between 1 and breaker_window",
+    );
+    check(
+        (0.0..=1.0).contains(&c.breaker_failure_rate),
+        "breaker_failure_rate",
+        "must be in [0, 1]",
+    );
+    check(
+        (0.0..=1.0).contains(&c.breaker_slow_call_rate),
+        "breaker_slow_call_rate",
+        "must be in [0, 1]",
+    );
+    check(
+        non_negative(c.breaker_slow_call_s),
+        "breaker_slow_call_s",
+        "must be >= 0",
+    );
+    check(
+        non_negative(c.breaker_open_s),
+        "breaker_open_s",
+        "must be >= 0",
+    );
+    check(
+        non_negative(c.breaker_open_jitter_s),
+        "breaker_open_jitter_s",
+        "must be >= 0",
+    );
+    check(
+        c.breaker_half_open_probes >= 1,
+        "breaker_half_open_probes",
+        "must be >= 1",
+    );
     check(
         c.adaptive_throttle_k.is_finite() && c.adaptive_throttle_k > 0.0,
         "adaptive_throttle_k",

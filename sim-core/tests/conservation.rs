@@ -164,6 +164,7 @@ fn counts_add_up_with_every_policy_on() {
                 ("gateway.adaptive_throttle", "true"),
                 ("svc_a.latency.mean_s", "0.002"),
                 ("gateway.codel", "true"),
+                ("svc_a.breaker", "true"),
                 ("svc_b.rate_limit_per_s", "600"),
                 ("svc_b.rate_limit_burst", "20"),
                 ("svc_a.queue_order", "\"adaptive_lifo\""),

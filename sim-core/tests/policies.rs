@@ -492,3 +492,41 @@ fn rate_limit_admits_its_rate_and_rejects_the_rest() {
     assert_eq!(r.users_ok, b.admitted);
     assert_eq!(r.callers[1].calls_rejected, b.rate_limited);
 }
+
+#[test]
+fn circuit_breaker_fails_fast_while_the_downstream_is_down_and_closes_after() {
+    // b is 1000x slower from 5 s to 10 s: every call of a times out.
+    let down = |sets: &str| {
+        let mut s = chain(&format!("max_retries = 0\n{sets}"), 0.01);
+        for (k, v) in [
+            ("b.slow.start_s", "5"),
+            ("b.slow.duration_s", "5"),
+            ("b.slow.factor", "1000"),
+        ] {
+            sim_core::params::set(&mut s, k, &common::v(v)).unwrap();
+        }
+        run(&s)
+    };
+    let plain = down("");
+    let breaker = down("breaker = true\nbreaker_open_s = 1.0");
+    let a = &breaker.callers[1];
+    assert_eq!(plain.callers[1].breaker_rejected, 0);
+    assert!(a.breaker_rejected > 50, "{}", a.breaker_rejected);
+    // Rejected locally, so b sees far fewer calls during the outage.
+    assert!(breaker.tiers[1].arrivals_during * 3 < plain.tiers[1].arrivals_during);
+    // Failing fast: the median failed request ends long before a's 0.3 s timeout.
+    assert!(
+        breaker.failed_latency_median_s.unwrap() < 0.05,
+        "{:?}",
+        breaker.failed_latency_median_s
+    );
+    // After the outage the probes succeed and it closes: recovery as without it.
+    assert!(
+        breaker.recovery_s.is_some_and(|t| t <= 2.0),
+        "{:?}",
+        breaker.recovery_s
+    );
+    let ok: u64 = breaker.series.user_ok_by_arrival[12..20].iter().sum();
+    let all: u64 = breaker.series.user_arrivals[12..20].iter().sum();
+    assert_eq!(ok, all, "closed again two seconds after the outage");
+}
