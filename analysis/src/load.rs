@@ -95,7 +95,13 @@ impl Sweep {
         let mut dims = Vec::new();
         let mut positions = vec![Vec::new(); runs.height()];
         for paths in dim_paths {
-            let columns: Vec<&Column> = paths
+            // A zip group labelled by `name` is known by its labels.
+            let shown: Vec<String> = if paths.len() > 1 && paths.iter().any(|p| p == "name") {
+                vec!["name".to_string()]
+            } else {
+                paths.clone()
+            };
+            let columns: Vec<&Column> = shown
                 .iter()
                 .map(|p| {
                     runs.column(p)
@@ -116,7 +122,7 @@ impl Sweep {
                 pos.push(at);
             }
             dims.push(Dim {
-                name: paths.join("+"),
+                name: shown.join("+"),
                 paths,
                 labels,
             });

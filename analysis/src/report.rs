@@ -75,6 +75,7 @@ pub fn write(out_dir: &Path) -> Result<Report, String> {
 
     let md = index_markdown(
         &sweep,
+        &summary,
         &headline,
         &sens,
         &sens_md,
@@ -107,8 +108,48 @@ fn write_frame(dir: &Path, name: &str, df: &mut DataFrame) -> Result<(), String>
 }
 
 /// The per-point table with the columns people read first.
+/// The columns that name each dimension's levels (a labelled zip group
+/// shows its labels only).
+fn level_columns(sweep: &Sweep) -> Vec<String> {
+    sweep
+        .dims
+        .iter()
+        .flat_map(|d| d.name.split('+').map(str::to_string))
+        .collect()
+}
+
+/// The points ranked: recovered in more seeds first, then faster recovery,
+/// higher goodput, lower failed-request latency; the first `n`.
+fn ranking(sweep: &Sweep, summary: &DataFrame, n: usize) -> Result<String, String> {
+    let keys = [
+        ("p_not_recovered", false),
+        ("recovery_censored_s_mean", false),
+        ("goodput_mean", true),
+        ("failed_latency_median_s_mean", false),
+    ];
+    let keys: Vec<(&str, bool)> = keys
+        .into_iter()
+        .filter(|(k, _)| summary.column(k).is_ok())
+        .collect();
+    if keys.is_empty() || summary.height() < 2 {
+        return Ok(String::new());
+    }
+    let mut cols = level_columns(sweep);
+    cols.extend(keys.iter().map(|(k, _)| k.to_string()));
+    let sorted = summary
+        .sort(
+            keys.iter().map(|(k, _)| *k).collect::<Vec<_>>(),
+            SortMultipleOptions::default()
+                .with_order_descending_multi(keys.iter().map(|(_, d)| *d).collect::<Vec<_>>())
+                .with_nulls_last(true),
+        )
+        .and_then(|df| df.select(cols.iter().map(String::as_str)))
+        .map_err(|e| e.to_string())?;
+    Ok(tables::markdown(&sorted.head(Some(n))))
+}
+
 fn headline(sweep: &Sweep, summary: &DataFrame) -> Result<String, String> {
-    let mut cols: Vec<String> = sweep.dims.iter().flat_map(|d| d.paths.clone()).collect();
+    let mut cols: Vec<String> = level_columns(sweep);
     cols.extend(
         [
             "runs",
@@ -490,6 +531,7 @@ fn heatmap(
 #[allow(clippy::too_many_arguments)]
 fn index_markdown(
     sweep: &Sweep,
+    summary: &DataFrame,
     headline: &str,
     sens: &[MetricSensitivity],
     sens_md: &str,
@@ -521,6 +563,11 @@ fn index_markdown(
     md.push_str(&plain_words(sweep, sens)?);
     md.push_str("\n## Per point\n\nMeans over seeds (ok runs); P(not recovered) with its Wilson 95% interval. Recovery time is censored: `recovery_censored_s` counts a run that did not recover as the first recovery time it could not observe, so its mean is a lower bound wherever P(not recovered) > 0. Full table with std, 95% CI, min and max: `summary.csv` / `summary.parquet`.\n\n");
     md.push_str(headline);
+    let ranked = ranking(sweep, summary, 10)?;
+    if !ranked.is_empty() {
+        md.push_str("\n## Ranking\n\nThe best points: recovered in the most seeds, then the fastest recovery, the highest goodput, the lowest failed-request median (first 10).\n\n");
+        md.push_str(&ranked);
+    }
     md.push_str("\n## Sensitivity\n\nVariance-based indices computed on the full-factorial grid itself (an ANOVA decomposition, no extra sampling): `S1` first order, `ST` total (interactions included), with the seed noise removed and bootstrap confidence (seeds resampled within points, 1.96 x std). `mu_star`, `sigma`: elementary effects between adjacent levels (levels placed evenly, in grid order). A zip group counts as one axis. `recovered` is the yes/no of recovery; `recovery_censored_s` is the censored time. Table: `sensitivity.csv`.\n");
     md.push_str(sens_md);
     md.push_str("\n## Main effects\n\nThe metric at each level of each axis, per strategy (all other axes pooled). Table: `main_effects.csv`.\n");
