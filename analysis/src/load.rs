@@ -153,6 +153,13 @@ impl Sweep {
         self.design.cell_index(&self.positions[run])
     }
 
+    /// The dimension that sets `path`.
+    pub fn dim_of(&self, path: &str) -> Option<usize> {
+        self.dims
+            .iter()
+            .position(|d| d.paths.iter().any(|p| p == path))
+    }
+
     /// Index of the dimension called `strategy`, if the grid varies it.
     pub fn strategy_dim(&self) -> Option<usize> {
         self.dims.iter().position(|d| d.name == "strategy")

@@ -464,14 +464,30 @@ fn heatmap(
         notes.push("No heatmap: the runs have no `recovered` column.".to_string());
         return Ok(());
     };
-    let panel_dim = sweep.strategy_dim();
+    // The grid's [report] choice, else strategy panels and the two other
+    // axes with the most levels.
+    let chosen = |key: &str| {
+        sweep.manifest["report"][key]
+            .as_str()
+            .and_then(|p| sweep.dim_of(p))
+    };
+    let panel_dim = chosen("panels").or(sweep.strategy_dim());
     let mut candidates: Vec<usize> = (0..sweep.dims.len())
         .filter(|d| Some(*d) != panel_dim && sweep.dims[*d].labels.len() > 1)
         .collect();
     candidates.sort_by_key(|d| std::cmp::Reverse(sweep.dims[*d].labels.len()));
-    let [x, y] = match candidates[..] {
-        [a, b, ..] => [a.min(b), a.max(b)],
-        _ => {
+    let default_xy = match candidates[..] {
+        [a, b, ..] => Some((a.min(b), a.max(b))),
+        _ => None,
+    };
+    let xy = match (chosen("heatmap_x"), chosen("heatmap_y")) {
+        (Some(x), Some(y)) => Some((x, y)),
+        _ => default_xy,
+    };
+    candidates.retain(|d| xy.is_none_or(|(x, y)| *d != x && *d != y));
+    let (x, y) = match xy {
+        Some(xy) => xy,
+        None => {
             notes.push("No heatmap of P(not recovered): the grid has fewer than two axes (besides strategy) with several levels.".to_string());
             return Ok(());
         }
@@ -490,7 +506,14 @@ fn heatmap(
         .iter()
         .enumerate()
         .map(|(k, grid)| HeatPanel {
-            title: panel_dim.map_or("all runs".to_string(), |d| sweep.dims[d].labels[k].clone()),
+            title: panel_dim.map_or("all runs".to_string(), |d| {
+                let dim = &sweep.dims[d];
+                if dim.name == "strategy" {
+                    dim.labels[k].clone()
+                } else {
+                    format!("{} = {}", dim.name, dim.labels[k])
+                }
+            }),
             values: grid
                 .iter()
                 .map(|row| {
@@ -501,10 +524,10 @@ fn heatmap(
                 .collect(),
         })
         .collect();
-    if candidates.len() > 2 {
+    if !candidates.is_empty() {
         notes.push(format!(
             "The heatmap pools the other axes ({}).",
-            candidates[2..]
+            candidates
                 .iter()
                 .map(|d| sweep.dims[*d].name.as_str())
                 .collect::<Vec<_>>()

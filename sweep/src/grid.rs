@@ -23,6 +23,23 @@ struct GridFile {
     axes: toml::Table,
     #[serde(default)]
     zip: Vec<toml::Table>,
+    #[serde(default)]
+    report: ReportOptions,
+}
+
+/// How the report draws this grid (`[report]`): which axes the heatmap
+/// of P(not recovered) uses and which one makes its panels. Each names an
+/// axis path (for a zip group, any of its paths). Default: the two axes
+/// with the most levels besides `strategy`, panels by `strategy`.
+#[derive(Clone, Debug, Default, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReportOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heatmap_x: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heatmap_y: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub panels: Option<String>,
 }
 
 #[derive(serde::Deserialize)]
@@ -62,6 +79,7 @@ pub struct Grid {
     pub seeds: Vec<u64>,
     pub fixed: Vec<(String, Value)>,
     pub dimensions: Vec<Dimension>,
+    pub report: ReportOptions,
 }
 
 /// Every column that identifies a point: fixed overrides, then axes.
@@ -224,6 +242,19 @@ impl Grid {
             }
         }
 
+        for (key, axis) in [
+            ("heatmap_x", &raw.report.heatmap_x),
+            ("heatmap_y", &raw.report.heatmap_y),
+            ("panels", &raw.report.panels),
+        ] {
+            if let Some(a) = axis
+                && !dimensions.iter().any(|d| d.paths.contains(a))
+            {
+                errors.push(format!(
+                    "{file}: report.{key}: `{a}` is not an axis of this grid"
+                ));
+            }
+        }
         let Some(base) = base else {
             return Err(errors);
         };
@@ -263,6 +294,7 @@ impl Grid {
             seeds,
             fixed,
             dimensions,
+            report: raw.report,
         };
         grid.validate_points(&file)?;
         Ok(grid)

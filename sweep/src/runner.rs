@@ -449,6 +449,7 @@ pub fn new_manifest(grid: &Grid, shard: Shard, threads: usize, planned: u64) -> 
             .collect(),
         dimensions: grid.dimensions.iter().map(|d| d.paths.clone()).collect(),
         fixed: grid.fixed.iter().map(|(k, _)| k.clone()).collect(),
+        report: grid.report.clone(),
         planned,
         ok: 0,
         failed: 0,

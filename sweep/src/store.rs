@@ -78,6 +78,9 @@ pub struct Manifest {
     pub dimensions: Vec<Vec<String>>,
     /// The fixed overrides' paths (columns that do not vary).
     pub fixed: Vec<String>,
+    /// The grid's `[report]` options.
+    #[serde(default)]
+    pub report: crate::grid::ReportOptions,
     /// Runs this manifest covers (the shard's, or the whole grid's).
     pub planned: u64,
     pub ok: u64,

@@ -569,3 +569,21 @@ fn every_shipped_grid_is_valid() {
         assert!(o.status.success(), "{}: {}", g.display(), stderr(&o));
     }
 }
+
+#[test]
+fn report_options_must_name_axes() {
+    let dir = tempdir("reportopts");
+    let grid = write_grid(
+        &dir,
+        &format!(
+            "{}\n[report]\nheatmap_x = \"svc_b.queue_cap\"\nheatmap_y = \"horizon_s\"\n",
+            small_grid(1)
+        ),
+    );
+    let err = stderr(&sweep(&["plan", &grid]));
+    assert!(
+        err.contains("grid.toml: report.heatmap_y: `horizon_s` is not an axis of this grid"),
+        "{err}"
+    );
+    assert!(!err.contains("report.heatmap_x"), "{err}");
+}
