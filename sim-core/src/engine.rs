@@ -192,6 +192,8 @@ struct Server {
     latency_rng: Stream,
     codel: Option<crate::policy::CoDel>,
     rate_limit: Option<crate::policy::TokenBucket>,
+    /// The adaptive concurrency limit, when the tier has one.
+    limit: Option<crate::policy::AimdLimit>,
     stats: TierStats,
     series: TierSeries,
     busy_ns: u128,
@@ -205,6 +207,12 @@ struct Server {
 }
 
 impl Server {
+    /// Requests that may be in service now: the slots, or fewer under an
+    /// adaptive limit.
+    fn capacity(&self, slots: u32) -> u32 {
+        self.limit.as_ref().map_or(slots, |l| l.limit.min(slots))
+    }
+
     /// Adds the queue's length times the time since the last change.
     fn account_queue(&mut self, now: Nanos) {
         self.queue_area_ns += self.queue.len() as u128 * (now - self.queue_since) as u128;
@@ -259,6 +267,7 @@ pub fn simulate(m: &Model, seed: u64) -> Result<RunResult, RunError> {
             latency_rng: Stream::new(seed, &format!("latency.{}", s.name)),
             codel: s.codel.clone(),
             rate_limit: s.rate_limit.clone(),
+            limit: s.adaptive_limit.clone(),
             stats: TierStats {
                 name: s.name.clone(),
                 arrival_bound_per_user: s.arrival_bound_per_user,
@@ -595,7 +604,8 @@ impl Sim<'_> {
         srv.stats.arrivals_during += during as u64;
         srv.per_user[user as usize] += 1;
         srv.stats.arrivals_after_user_left += self.user_ended[user as usize] as u64;
-        let can_start = srv.busy < model.slots && (reply_first || srv.queue.is_empty());
+        let can_start =
+            srv.busy < srv.capacity(model.slots) && (reply_first || srv.queue.is_empty());
         let now = self.now;
         let full = !can_start
             && model
@@ -801,6 +811,9 @@ impl Sim<'_> {
         let srv = &mut self.servers[s];
         srv.busy -= 1;
         srv.busy_ns += (self.now - j.started) as u128;
+        if let Some(l) = &mut srv.limit {
+            l.record(self.now, self.now - j.arrived, ok);
+        }
         if j.abandoned {
             // Not a completion: the work stopped before its end.
             srv.stats.abandoned += 1;
@@ -832,7 +845,7 @@ impl Sim<'_> {
         self.servers[s].filling = true;
         let m = self.m;
         let model = &m.servers[s];
-        while self.servers[s].busy < model.slots {
+        while self.servers[s].busy < self.servers[s].capacity(model.slots) {
             self.servers[s].account_queue(self.now);
             let queue = &mut self.servers[s].queue;
             let newest_first = match model.queue_order {
@@ -900,6 +913,10 @@ impl Sim<'_> {
                 t.busy_at_end = s.busy as u64;
                 t.busy_s = s.busy_ns as f64 / NANOS_PER_SEC as f64;
                 t.max_arrivals_per_user = s.per_user.iter().copied().max().unwrap_or(0) as u64;
+                if let Some(l) = &s.limit {
+                    t.limit_lowest = l.lowest as u64;
+                    t.limit_at_end = l.limit as u64;
+                }
                 self.series.tiers.push(std::mem::take(&mut s.series));
                 t
             })

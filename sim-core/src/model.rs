@@ -2,8 +2,8 @@
 //! instead of names, policies as ready-made values.
 
 use crate::policy::{
-    AdaptiveThrottle, Backoff, BreakerConfig, CircuitBreaker, CoDel, RetryBudget, RetryThrottle,
-    TokenBucket,
+    AdaptiveThrottle, AimdLimit, Backoff, BreakerConfig, CircuitBreaker, CoDel, RetryBudget,
+    RetryThrottle, TokenBucket,
 };
 use crate::random::Stream;
 use crate::scenario::{Dispatch, Dist, Scenario, Service};
@@ -53,6 +53,7 @@ pub struct ServerModel {
     pub lifo_threshold: usize,
     pub codel: Option<CoDel>,
     pub rate_limit: Option<TokenBucket>,
+    pub adaptive_limit: Option<AimdLimit>,
     pub reject_latency: Nanos,
     /// Cooperative cancellation interval; 0 = off.
     pub cancel_check: Nanos,
@@ -180,6 +181,18 @@ impl Model {
                     codel: t
                         .codel
                         .then(|| CoDel::new(t.codel_target_s, t.codel_interval_s)),
+                    adaptive_limit: t.adaptive_limit.then(|| {
+                        AimdLimit::new(
+                            t.limit_min,
+                            t.slots,
+                            secs_to_nanos(t.limit_latency_s),
+                            t.limit_decrease,
+                            t.limit_increase,
+                            t.limit_min_samples,
+                            t.limit_breaches,
+                            secs_to_nanos(t.limit_interval_s),
+                        )
+                    }),
                     rate_limit: (t.rate_limit_per_s > 0.0)
                         .then(|| TokenBucket::new(t.rate_limit_per_s, t.rate_limit_burst)),
                     reject_latency: secs_to_nanos(t.reject_latency_s),

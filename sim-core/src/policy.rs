@@ -244,6 +244,87 @@ impl CircuitBreaker {
     }
 }
 
+/// An AIMD concurrency limit, adjusted on completions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AimdLimit {
+    pub limit: u32,
+    min: u32,
+    max: u32,
+    latency: Nanos,
+    decrease: f64,
+    increase: u32,
+    min_samples: u32,
+    breaches_needed: u32,
+    interval: Nanos,
+    // The current window.
+    samples: u32,
+    latency_sum: u128,
+    errors: u32,
+    breaches: u32,
+    last_adjust: Nanos,
+    /// The lowest limit reached.
+    pub lowest: u32,
+}
+
+impl AimdLimit {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        min: u32,
+        max: u32,
+        latency: Nanos,
+        decrease: f64,
+        increase: u32,
+        min_samples: u32,
+        breaches_needed: u32,
+        interval: Nanos,
+    ) -> AimdLimit {
+        AimdLimit {
+            limit: max,
+            min,
+            max,
+            latency,
+            decrease,
+            increase,
+            min_samples,
+            breaches_needed,
+            interval,
+            samples: 0,
+            latency_sum: 0,
+            errors: 0,
+            breaches: 0,
+            last_adjust: 0,
+            lowest: max,
+        }
+    }
+
+    /// A request finished after `latency` (arrival to reply), `ok` or not.
+    pub fn record(&mut self, now: Nanos, latency: Nanos, ok: bool) {
+        self.samples += 1;
+        self.latency_sum += latency as u128;
+        self.errors += !ok as u32;
+        if self.samples < self.min_samples || now.saturating_sub(self.last_adjust) < self.interval {
+            return;
+        }
+        let breached =
+            self.errors > 0 || self.latency_sum > self.latency as u128 * self.samples as u128;
+        if breached {
+            self.breaches += 1;
+            if self.breaches >= self.breaches_needed {
+                self.limit = ((self.limit as f64 * self.decrease).floor() as u32).max(self.min);
+                self.lowest = self.lowest.min(self.limit);
+                self.breaches = 0;
+            }
+        } else {
+            self.breaches = 0;
+            self.limit = (self.limit + self.increase).min(self.max);
+        }
+        self.samples = 0;
+        self.latency_sum = 0;
+        self.errors = 0;
+        self.last_adjust = now;
+    }
+}
+
 /// A token bucket: `rate` tokens per second up to `burst`; each admitted
 /// request takes one.
 #[derive(Clone, Debug, PartialEq)]
@@ -584,6 +665,39 @@ mod tests {
             slow.record(4 * s, false, 2 * s, 0.0);
         }
         assert!(matches!(slow.state(), BreakerState::Open { .. }));
+    }
+
+    #[test]
+    fn aimd_limit_decreases_on_breaches_and_grows_when_clean() {
+        let ms = 1_000_000;
+        // 10..100, 100 ms latency target, x0.5, +1, 2 samples, 2 breaches, 10 ms apart.
+        let mut l = AimdLimit::new(10, 100, 100 * ms, 0.5, 1, 2, 2, 10 * ms);
+        // One slow window: not yet (2 breaches needed).
+        l.record(20 * ms, 300 * ms, true);
+        l.record(20 * ms, 300 * ms, true);
+        assert_eq!(l.limit, 100);
+        // Too soon after the last adjustment: the window keeps filling.
+        l.record(25 * ms, 300 * ms, true);
+        l.record(25 * ms, 300 * ms, true);
+        assert_eq!(l.limit, 100);
+        // Second breaching window: halve.
+        l.record(31 * ms, 300 * ms, true);
+        assert_eq!(l.limit, 50);
+        // An error breaches too; two in a row halve again, floored at 10.
+        for t in [50, 60] {
+            l.record(t * ms, ms, false);
+            l.record(t * ms, ms, true);
+        }
+        assert_eq!(l.limit, 25);
+        for t in [70, 80, 90, 100] {
+            l.record(t * ms, ms, false);
+            l.record(t * ms, ms, false);
+        }
+        assert_eq!((l.limit, l.lowest), (10, 10));
+        // Clean windows: +1 each, up to the max.
+        l.record(200 * ms, ms, true);
+        l.record(200 * ms, ms, true);
+        assert_eq!(l.limit, 11);
     }
 
     #[test]

@@ -89,6 +89,10 @@ pub struct TierStats {
     pub wait_s: f64,
     /// Integral of the queue length over the run (request-seconds).
     pub queue_s: f64,
+    /// Adaptive concurrency limit: the lowest reached, and its value at the
+    /// end (0 without an adaptive limit).
+    pub limit_lowest: u64,
+    pub limit_at_end: u64,
     /// Most arrivals here caused by one user request.
     pub max_arrivals_per_user: u64,
     /// The computable bound of that number (product of attempts above).
@@ -297,6 +301,8 @@ impl RunResult {
             put(format!("{n}_rate_limited"), Count(t.rate_limited));
             put(format!("{n}_dropped_expired"), Count(t.dropped_expired));
             put(format!("{n}_codel_dropped"), Count(t.codel_dropped));
+            put(format!("{n}_limit_lowest"), Count(t.limit_lowest));
+            put(format!("{n}_limit_at_end"), Count(t.limit_at_end));
             put(format!("{n}_started"), Count(t.started));
             put(format!("{n}_completed"), Count(t.completed));
             put(format!("{n}_completed_ok"), Count(t.completed_ok));

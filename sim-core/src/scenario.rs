@@ -130,6 +130,23 @@ pub struct Tier {
     /// Token-bucket burst (tokens; the bucket starts full).
     #[serde(default = "default_burst")]
     pub rate_limit_burst: f64,
+    /// Adaptive concurrency limit (AIMD) below `slots`; see the `limit_*` paths.
+    #[serde(default)]
+    pub adaptive_limit: bool,
+    #[serde(default = "default_limit_min")]
+    pub limit_min: u32,
+    #[serde(default = "default_limit_latency")]
+    pub limit_latency_s: f64,
+    #[serde(default = "default_limit_decrease")]
+    pub limit_decrease: f64,
+    #[serde(default = "default_limit_increase")]
+    pub limit_increase: u32,
+    #[serde(default = "default_limit_samples")]
+    pub limit_min_samples: u32,
+    #[serde(default = "default_limit_breaches")]
+    pub limit_breaches: u32,
+    #[serde(default = "default_limit_interval")]
+    pub limit_interval_s: f64,
     /// Delay of the reply to a request rejected because the queue is full.
     #[serde(default = "default_reject_latency")]
     pub reject_latency_s: f64,
@@ -155,6 +172,28 @@ pub struct Tier {
     /// This tier's calls to the next tier; absent exactly at the last tier.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call: Option<Call>,
+}
+
+fn default_limit_min() -> u32 {
+    1
+}
+fn default_limit_latency() -> f64 {
+    0.5
+}
+fn default_limit_decrease() -> f64 {
+    0.9
+}
+fn default_limit_increase() -> u32 {
+    1
+}
+fn default_limit_samples() -> u32 {
+    10
+}
+fn default_limit_breaches() -> u32 {
+    1
+}
+fn default_limit_interval() -> f64 {
+    0.1
 }
 
 fn default_burst() -> f64 {

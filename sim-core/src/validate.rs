@@ -97,6 +97,36 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
             "must be >= 0",
         );
         check(
+            t.limit_min >= 1 && t.limit_min <= t.slots.max(1),
+            path("limit_min"),
+            "must be between 1 and slots",
+        );
+        check(
+            t.limit_decrease > 0.0 && t.limit_decrease < 1.0,
+            path("limit_decrease"),
+            "must be in (0, 1)",
+        );
+        check(
+            non_negative(t.limit_latency_s),
+            path("limit_latency_s"),
+            "must be >= 0",
+        );
+        check(
+            non_negative(t.limit_interval_s),
+            path("limit_interval_s"),
+            "must be >= 0",
+        );
+        check(
+            t.limit_min_samples >= 1,
+            path("limit_min_samples"),
+            "must be >= 1",
+        );
+        check(
+            t.limit_breaches >= 1,
+            path("limit_breaches"),
+            "must be >= 1",
+        );
+        check(
             non_negative(t.rate_limit_per_s),
             path("rate_limit_per_s"),
             "must be >= 0",

@@ -530,3 +530,46 @@ fn circuit_breaker_fails_fast_while_the_downstream_is_down_and_closes_after() {
     let all: u64 = breaker.series.user_arrivals[12..20].iter().sum();
     assert_eq!(ok, all, "closed again two seconds after the outage");
 }
+
+#[test]
+fn adaptive_limit_steps_down_under_slow_replies_and_recovers() {
+    // b: 100 slots, 50 ms of work normally, 20x slower from 5 s to 10 s.
+    // Latency target 0.2 s: the limit falls during the slow window and
+    // climbs back after it.
+    let mut s = chain("max_retries = 0", 0.05);
+    for (k, v) in [
+        ("b.slots", "100"),
+        ("b.adaptive_limit", "true"),
+        ("b.limit_latency_s", "0.2"),
+        ("b.limit_min", "2"),
+        ("b.slow.start_s", "5"),
+        ("b.slow.duration_s", "5"),
+        ("b.slow.factor", "20"),
+    ] {
+        sim_core::params::set(&mut s, k, &common::v(v)).unwrap();
+    }
+    let r = run(&s);
+    let b = &r.tiers[1];
+    assert!(b.limit_lowest < 50, "lowest limit {}", b.limit_lowest);
+    // Additive increase: +1 per clean window of 10 replies (0.5 s at 20/s).
+    assert!(
+        b.limit_at_end >= b.limit_lowest + 15,
+        "{} -> {}",
+        b.limit_lowest,
+        b.limit_at_end
+    );
+    // Without slow replies the limit never moves.
+    let mut quiet = chain("max_retries = 0", 0.05);
+    for (k, v) in [
+        ("b.slots", "100"),
+        ("b.adaptive_limit", "true"),
+        ("b.limit_latency_s", "0.2"),
+    ] {
+        sim_core::params::set(&mut quiet, k, &common::v(v)).unwrap();
+    }
+    let q = run(&quiet);
+    assert_eq!(
+        (q.tiers[1].limit_lowest, q.tiers[1].limit_at_end),
+        (100, 100)
+    );
+}
