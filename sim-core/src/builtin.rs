@@ -2,8 +2,7 @@
 //! four strategies as presets.
 
 use crate::scenario::{
-    BackoffKind, Call, Client, Dispatch, Dist, QueueOrder, RecoveryRule, Scenario, Service,
-    SlowWindow, Tier,
+    BackoffKind, Call, Client, Dispatch, Dist, RecoveryRule, Scenario, Service, SlowWindow, Tier,
 };
 use std::collections::BTreeMap;
 
@@ -22,113 +21,32 @@ pub fn builtin(name: &str) -> Option<Scenario> {
 }
 
 fn server_call(timeout_s: f64, max_retries: u32) -> Call {
-    Call {
-        attempt_timeout_s: timeout_s,
-        max_retries,
-        backoff: BackoffKind::FullJitter,
-        backoff_base_s: 0.025,
-        backoff_cap_s: 1.0,
-        propagate_deadline: false,
-        retry_throttle: false,
-        throttle_max_tokens: 10.0,
-        throttle_token_ratio: 0.1,
-        deadline_margin_s: 0.0,
-        budget_admission: false,
-        retry_budget: false,
-        retry_budget_percent: 20.0,
-        retry_budget_min_concurrency: 3,
-        adaptive_throttle: false,
-        adaptive_throttle_k: 2.0,
-        honor_retry_after: false,
-        adaptive_throttle_window_s: 10.0,
-        breaker: false,
-        breaker_window: 20,
-        breaker_min_samples: 10,
-        breaker_failure_rate: 0.5,
-        breaker_slow_call_rate: 1.0,
-        breaker_slow_call_s: 1.0,
-        breaker_open_s: 1.0,
-        breaker_open_jitter_s: 0.0,
-        breaker_half_open_probes: 3,
-    }
+    Call::new(timeout_s, max_retries, BackoffKind::FullJitter, 0.025)
 }
 
 fn forwarder(name: &str, slots: u32, call: Call) -> Tier {
     Tier {
-        name: name.to_string(),
-        slots,
-        queue_cap: None,
-        drop_expired: false,
-        queue_order: QueueOrder::Fifo,
-        lifo_threshold: 0,
-        codel: false,
-        codel_target_s: 0.005,
-        codel_interval_s: 0.1,
-        rate_limit_per_s: 0.0,
-        rate_limit_burst: 1.0,
-        adaptive_limit: false,
-        limit_min: 1,
-        limit_latency_s: 0.5,
-        limit_decrease: 0.9,
-        limit_increase: 1,
-        limit_min_samples: 10,
-        limit_breaches: 1,
-        limit_interval_s: 0.1,
-        reject_latency_s: 0.0005,
-        cancel_check_s: 0.0,
-        retry_after_s: 0.0,
-        service: Service::default(),
-        latency: Service::default(),
-        slow: Vec::new(),
         call: Some(call),
+        ..Tier::new(name, slots)
     }
 }
 
 /// client -> gateway -> svc_a -> svc_b; svc_b slow (x10) from 10 s to 30 s.
 /// The tier values are those of `naive`; the presets set the others.
 pub fn ch37() -> Scenario {
-    let client_call = Call {
-        attempt_timeout_s: 1.0,
-        max_retries: 2,
-        backoff: BackoffKind::Fixed,
-        backoff_base_s: 0.05,
-        ..server_call(1.0, 2)
-    };
+    let client_call = Call::new(1.0, 2, BackoffKind::Fixed, 0.05);
     let svc_b = Tier {
-        name: "svc_b".to_string(),
-        slots: 16,
-        queue_cap: None,
-        drop_expired: false,
-        queue_order: QueueOrder::Fifo,
-        lifo_threshold: 0,
-        codel: false,
-        codel_target_s: 0.005,
-        codel_interval_s: 0.1,
-        rate_limit_per_s: 0.0,
-        rate_limit_burst: 1.0,
-        adaptive_limit: false,
-        limit_min: 1,
-        limit_latency_s: 0.5,
-        limit_decrease: 0.9,
-        limit_increase: 1,
-        limit_min_samples: 10,
-        limit_breaches: 1,
-        limit_interval_s: 0.1,
-        reject_latency_s: 0.0005,
-        cancel_check_s: 0.0,
-        retry_after_s: 0.0,
         service: Service {
             dist: Dist::Exponential,
             mean_s: 0.020,
             ..Service::default()
         },
-        latency: Service::default(),
         slow: vec![SlowWindow {
             start_s: 10.0,
             duration_s: 20.0,
             factor: 10.0,
         }],
-        call: None,
+        ..Tier::new("svc_b", 16)
     };
     Scenario {
         name: "ch37".to_string(),

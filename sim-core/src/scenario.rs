@@ -419,6 +419,31 @@ impl BackoffKind {
     pub const NAMES: &'static [&'static str] = &["fixed", "full_jitter"];
 }
 
+impl Tier {
+    /// A tier with every optional parameter at its default: the serde
+    /// defaults, so that a file and the code agree by construction.
+    pub fn new(name: &str, slots: u32) -> Tier {
+        toml::from_str(&format!("name = {name:?}\nslots = {slots}"))
+            .expect("a tier's defaults deserialize")
+    }
+}
+
+impl Call {
+    /// A call policy with every optional parameter at its default.
+    pub fn new(
+        attempt_timeout_s: f64,
+        max_retries: u32,
+        backoff: BackoffKind,
+        backoff_base_s: f64,
+    ) -> Call {
+        let text = format!(
+            "attempt_timeout_s = {attempt_timeout_s:?}\nmax_retries = {max_retries}\nbackoff = \"fixed\"\nbackoff_base_s = {backoff_base_s:?}"
+        );
+        let call: Call = toml::from_str(&text).expect("a call's defaults deserialize");
+        Call { backoff, ..call }
+    }
+}
+
 impl Scenario {
     /// Parses a scenario from TOML text; `origin` names the source in errors.
     pub fn from_toml(text: &str, origin: &str) -> Result<Scenario, String> {
