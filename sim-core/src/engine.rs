@@ -105,6 +105,35 @@ struct Job {
     attempt_started: Nanos,
 }
 
+impl Job {
+    /// A request for server `s` from attempt `caller_attempt` of `caller`;
+    /// `arrived` is `NEVER` while it is still on the network.
+    fn request(
+        s: usize,
+        caller: JobRef,
+        caller_attempt: u32,
+        deadline: Nanos,
+        user: u32,
+        arrived: Nanos,
+    ) -> Job {
+        Job {
+            generation: 0,
+            live: true,
+            level: s as u8 + 1,
+            user,
+            caller,
+            caller_attempt,
+            deadline,
+            arrived,
+            started: NEVER,
+            attempts: 0,
+            waiting: false,
+            abandoned: false,
+            attempt_started: NEVER,
+        }
+    }
+}
+
 /// Jobs in a slab whose slots are reused; a reference carries the slot's
 /// generation so that a stale one (a timer of a finished job) is detected.
 #[derive(Default)]
@@ -546,21 +575,14 @@ impl Sim<'_> {
             self.arrive(s, caller, caller_attempt, deadline, user);
             return;
         }
-        let job = self.jobs.alloc(Job {
-            generation: 0,
-            live: true,
-            level: s as u8 + 1,
-            user,
+        let job = self.jobs.alloc(Job::request(
+            s,
             caller,
             caller_attempt,
             deadline,
-            arrived: NEVER,
-            started: NEVER,
-            attempts: 0,
-            waiting: false,
-            abandoned: false,
-            attempt_started: NEVER,
-        });
+            user,
+            NEVER,
+        ));
         self.schedule(self.now + latency, Action::Arrive(job));
     }
 
@@ -625,21 +647,14 @@ impl Sim<'_> {
         }
         srv.stats.admitted += 1;
         srv.series.admitted[sec] += 1;
-        let job = self.jobs.alloc(Job {
-            generation: 0,
-            live: true,
-            level: s as u8 + 1,
-            user,
+        let job = self.jobs.alloc(Job::request(
+            s,
             caller,
             caller_attempt,
             deadline,
-            arrived: self.now,
-            started: NEVER,
-            attempts: 0,
-            waiting: false,
-            abandoned: false,
-            attempt_started: NEVER,
-        });
+            user,
+            self.now,
+        ));
         if can_start {
             self.start_job(s, job);
         } else {
