@@ -86,7 +86,9 @@ pub fn write(out_dir: &Path) -> Result<Report, String> {
     let index_md = dir.join("index.md");
     std::fs::write(&index_md, &md).map_err(|e| e.to_string())?;
     let index_html = dir.join("index.html");
-    std::fs::write(&index_html, html(&md, &plot_dir, &plot_files)).map_err(|e| e.to_string())?;
+    let mut inlined = plot_files.clone();
+    inlined.push(("Boundary".to_string(), "boundary".to_string()));
+    std::fs::write(&index_html, html(&md, &plot_dir, &inlined)).map_err(|e| e.to_string())?;
     Ok(Report {
         index_md,
         index_html,
@@ -595,6 +597,14 @@ fn index_markdown(
     md.push_str(sens_md);
     md.push_str("\n## Main effects\n\nThe metric at each level of each axis, per strategy (all other axes pooled). Table: `main_effects.csv`.\n");
     md.push_str(effects_md);
+    // Written by `sweep refine`: the located boundary.
+    if let Ok(boundary) = std::fs::read_to_string(sweep.dir.join("analysis").join("boundary.md")) {
+        md.push_str("\n## Boundary\n\n");
+        md.push_str(&boundary);
+        if sweep.dir.join("analysis/plots/boundary.svg").exists() {
+            md.push_str("\n![Boundary](plots/boundary.svg)\n");
+        }
+    }
     md.push_str("\n## Plots\n\n");
     for note in plot_notes {
         md.push_str(&format!("{note}\n\n"));

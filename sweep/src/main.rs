@@ -6,6 +6,7 @@ mod one;
 mod plan;
 mod progress;
 mod records;
+mod refine;
 mod report;
 mod runner;
 mod slurm;
@@ -51,6 +52,8 @@ enum Command {
     Report(report::ReportArgs),
     /// Check that two output directories hold the same runs with the same results.
     Compare(merge::CompareArgs),
+    /// Locate where one numeric axis tips P(not recovered) past a threshold, by bisection per point.
+    Refine(refine::RefineArgs),
     /// Write an sbatch job-array script that runs a grid as N shards.
     Slurm(slurm::SlurmArgs),
 }
@@ -96,5 +99,6 @@ fn main() -> ExitCode {
         Command::Compare(args) => merge::compare(&args),
         Command::Report(args) => report::report(&args),
         Command::Slurm(args) => slurm::slurm(&args),
+        Command::Refine(args) => refine::refine(&args),
     }
 }

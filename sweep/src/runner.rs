@@ -218,9 +218,7 @@ fn execute(grid: &Grid, store: &Store, shard: Shard, args: &RunArgs) -> Result<E
         store.root.display()
     );
     install_interrupt_handler();
-    std::panic::set_hook(Box::new(|info| {
-        LAST_PANIC.with(|p| *p.borrow_mut() = info.to_string())
-    }));
+    silence_panics();
 
     let started = Instant::now();
     let mut progress = Progress::new(todo.len() as u64);
@@ -378,6 +376,17 @@ fn flush(
 /// becomes a failed outcome with its message.
 fn execute_one(grid: &Grid, index: u64, inject_panic: bool) -> Outcome {
     let (_, point, seed) = grid.run(index);
+    execute_point(grid, index, point, seed, inject_panic)
+}
+
+/// One run of `point` with `seed`, isolated like [`execute_one`]'s.
+pub fn execute_point(
+    grid: &Grid,
+    index: u64,
+    point: Vec<(String, toml::Value)>,
+    seed: u64,
+    inject_panic: bool,
+) -> Outcome {
     let point_id = grid.point_id(&point);
     let run_id = Grid::run_id(&point_id, seed);
     let started = Instant::now();
@@ -405,6 +414,14 @@ fn execute_one(grid: &Grid, index: u64, inject_panic: bool) -> Outcome {
         wall_ms: started.elapsed().as_secs_f64() * 1000.0,
         result,
     }
+}
+
+/// Panics of runs are recorded with the run (their message is kept for the
+/// runs table) instead of printed over the progress display.
+pub fn silence_panics() {
+    std::panic::set_hook(Box::new(|info| {
+        LAST_PANIC.with(|p| *p.borrow_mut() = info.to_string())
+    }));
 }
 
 fn install_interrupt_handler() {

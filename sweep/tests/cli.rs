@@ -587,3 +587,63 @@ fn report_options_must_name_axes() {
     );
     assert!(!err.contains("report.heatmap_x"), "{err}");
 }
+
+#[test]
+fn refine_brackets_the_tipping_point_and_resumes() {
+    let dir = tempdir("refine");
+    let grid = write_grid(
+        &dir,
+        r#"name = "tip"
+scenario = "ch37"
+seeds = { first = 1, count = 4 }
+[set]
+strategy = "naive"
+"client.duration_s" = 30
+horizon_s = 35
+"svc_b.slow.start_s" = 5
+[axes]
+"client.rate_per_s" = [250, 400]
+"svc_b.slow.duration_s" = [0.5, 8]
+"#,
+    );
+    let out = dir.join("o").display().to_string();
+    let args = [
+        "refine",
+        &grid,
+        "--axis",
+        "svc_b.slow.duration_s",
+        "--precision",
+        "0.5",
+        "--out",
+        &out,
+    ];
+    let o = sweep(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = std::fs::read_to_string(Path::new(&out).join("analysis/boundary.md")).unwrap();
+    let rows: Vec<&str> = md
+        .lines()
+        .filter(|l| l.starts_with("| 250") || l.starts_with("| 400"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{md}");
+    for row in rows {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let (lo, hi): (f64, f64) = (cells[2].parse().unwrap(), cells[4].parse().unwrap());
+        assert!(hi - lo <= 0.5 && lo < hi, "{row}");
+        let p = |c: &str| c.split_whitespace().next().unwrap().parse::<f64>().unwrap();
+        assert!(p(cells[3]) < 0.5 && p(cells[5]) >= 0.5, "{row}");
+    }
+    assert!(
+        std::fs::read_to_string(Path::new(&out).join("analysis/index.md"))
+            .unwrap()
+            .contains("## Boundary")
+    );
+    // Everything is reused the second time.
+    let again = sweep(&args);
+    assert!(again.status.success());
+    let err = stderr(&again);
+    assert!(
+        err.lines()
+            .all(|l| !l.contains("new runs") || l.ends_with(" 0 new runs")),
+        "{err}"
+    );
+}

@@ -1,0 +1,518 @@
+//! `sweep refine`: where does the system tip? For every point of the
+//! grid's other axes, bisect one numeric axis until the level at which
+//! P(not recovered) crosses a threshold is bracketed to a given precision.
+//!
+//! Every run is written like a sweep's (same Parquet, same ids), so a
+//! second invocation reuses what is there and only runs what is missing.
+
+use crate::grid::{Grid, sha256_hex};
+use crate::records::{Layout, Outcome};
+use crate::runner::{execute_point, new_manifest, now_rfc3339, silence_panics};
+use crate::store::{Shard, Store, count_runs, read_parquet};
+use clap::Args;
+use rayon::prelude::*;
+use sim_core::params::{Kind, param_of};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use toml::Value;
+
+#[derive(Args)]
+pub struct RefineArgs {
+    /// Grid file; its seeds and other axes are used as they are.
+    pub grid: PathBuf,
+    /// The numeric axis to bisect; its lowest and highest levels bracket the search.
+    #[arg(long)]
+    pub axis: String,
+    /// P(not recovered) that marks the boundary.
+    #[arg(long, default_value_t = 0.5)]
+    pub threshold: f64,
+    /// Stop when the bracket is this narrow (in the axis' unit).
+    #[arg(long)]
+    pub precision: f64,
+    /// Output directory [default: out/<grid name>-refine].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Worker threads [default: all cores].
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Do not write the analysis report.
+    #[arg(long)]
+    pub no_report: bool,
+}
+
+/// A point's overrides (`path -> value`).
+type Point = Vec<(String, Value)>;
+
+/// The search on one point of the other axes.
+struct Slice {
+    /// Overrides of the other axes at this point.
+    point: Point,
+    lo: f64,
+    hi: f64,
+    p_lo: Option<Estimate>,
+    p_hi: Option<Estimate>,
+    done: bool,
+}
+
+#[derive(Clone, Copy)]
+struct Estimate {
+    not_recovered: u64,
+    runs: u64,
+}
+
+impl Estimate {
+    fn p(&self) -> f64 {
+        self.not_recovered as f64 / self.runs.max(1) as f64
+    }
+}
+
+pub fn refine(args: &RefineArgs) -> ExitCode {
+    match run(args) {
+        Ok(code) => code,
+        Err(errors) => crate::fail_all("refine", &errors),
+    }
+}
+
+fn run(args: &RefineArgs) -> Result<ExitCode, Vec<String>> {
+    let grid = Grid::load(&args.grid)?;
+    let fail = |m: String| vec![m];
+    let d = grid
+        .dimensions
+        .iter()
+        .position(|d| d.paths == [args.axis.clone()])
+        .ok_or_else(|| {
+            fail(format!(
+                "--axis `{}` is not a (non-zipped) axis of {}",
+                args.axis,
+                args.grid.display()
+            ))
+        })?;
+    let kind = param_of(&args.axis).map(|p| p.kind);
+    if !matches!(kind, Some(Kind::Float | Kind::Int)) {
+        return Err(fail(format!("--axis `{}` is not numeric", args.axis)));
+    }
+    if !(args.threshold > 0.0 && args.threshold < 1.0) || args.precision <= 0.0 {
+        return Err(fail(
+            "--threshold must be in (0, 1) and --precision > 0".to_string(),
+        ));
+    }
+    let levels: Vec<f64> = grid.dimensions[d]
+        .levels
+        .iter()
+        .filter_map(|l| l[0].as_float().or(l[0].as_integer().map(|i| i as f64)))
+        .collect();
+    let (lo, hi) = (
+        levels.iter().copied().fold(f64::INFINITY, f64::min),
+        levels.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    );
+    if levels.len() < 2 || lo >= hi {
+        return Err(fail(format!(
+            "--axis `{}` needs two distinct levels to bracket the search",
+            args.axis
+        )));
+    }
+    let integer = kind == Some(Kind::Int);
+    let precision = if integer {
+        args.precision.max(1.0)
+    } else {
+        args.precision
+    };
+
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-refine", grid.name)));
+    let store = Store::new(&out);
+    let fingerprint = sha256_hex(
+        format!(
+            "{}|{}|{}|{}",
+            grid.fingerprint(),
+            args.axis,
+            args.threshold,
+            precision
+        )
+        .as_bytes(),
+    )[..16]
+        .to_string();
+    if let Some((p, m)) = store
+        .manifests()
+        .into_iter()
+        .find(|(_, m)| m.fingerprint != fingerprint)
+    {
+        return Err(fail(format!(
+            "{} holds results of another sweep or refinement (`{}`, see {}); choose another --out",
+            out.display(),
+            m.grid_name,
+            p.display()
+        )));
+    }
+    store.create_dirs().map_err(|e| fail(e.to_string()))?;
+    store
+        .clean_incomplete(Shard::WHOLE)
+        .map_err(|e| fail(e.to_string()))?;
+    let mut known = known_results(&store).map_err(fail)?;
+
+    // Every point of the other axes, in grid order.
+    let others: Vec<usize> = (0..grid.dimensions.len()).filter(|i| *i != d).collect();
+    let combos: u64 = others
+        .iter()
+        .map(|i| grid.dimensions[*i].levels.len() as u64)
+        .product();
+    let mut slices: Vec<Slice> = (0..combos)
+        .map(|mut c| {
+            let mut point = grid.fixed.clone();
+            let mut positions = vec![0; others.len()];
+            for (k, i) in others.iter().enumerate().rev() {
+                let n = grid.dimensions[*i].levels.len() as u64;
+                positions[k] = (c % n) as usize;
+                c /= n;
+            }
+            for (k, i) in others.iter().enumerate() {
+                let dim = &grid.dimensions[*i];
+                point.extend(
+                    dim.paths
+                        .iter()
+                        .cloned()
+                        .zip(dim.levels[positions[k]].iter().cloned()),
+                );
+            }
+            Slice {
+                point,
+                lo,
+                hi,
+                p_lo: None,
+                p_hi: None,
+                done: false,
+            }
+        })
+        .collect();
+
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .map_err(|e| fail(e.to_string()))?;
+    let axis_point = grid.point(0);
+    let layout = Layout::new(
+        axis_point
+            .iter()
+            .map(|(p, _)| crate::grid::PointColumn {
+                path: p.clone(),
+                kind: param_of(p).map_or(Kind::Text, |x| x.kind),
+            })
+            .collect(),
+        &grid
+            .scenario(&axis_point)
+            .map_err(|e| e.iter().map(ToString::to_string).collect::<Vec<_>>())?,
+    );
+    let mut manifest = new_manifest(&grid, Shard::WHOLE, jobs, 0);
+    manifest.fingerprint = fingerprint;
+    manifest.status = "running".to_string();
+    store
+        .write_manifest(&manifest)
+        .map_err(|e| fail(e.to_string()))?;
+    let metadata = vec![(
+        "sweep.refine".to_string(),
+        format!(
+            "{} threshold {} precision {precision}",
+            args.axis, args.threshold
+        ),
+    )];
+    silence_panics();
+
+    let mut next_index = known.len() as u64;
+    let mut step = 0;
+    loop {
+        // The axis values each unfinished slice needs now.
+        let mut wanted: Vec<(usize, f64)> = Vec::new();
+        for (i, s) in slices.iter().enumerate().filter(|(_, s)| !s.done) {
+            match (s.p_lo, s.p_hi) {
+                (None, _) => wanted.extend([(i, s.lo), (i, s.hi)]),
+                _ => wanted.push((i, midpoint(s.lo, s.hi, integer))),
+            }
+        }
+        if wanted.is_empty() {
+            break;
+        }
+        step += 1;
+        let value = |x: f64| {
+            if integer {
+                Value::Integer(x as i64)
+            } else {
+                Value::Float(x)
+            }
+        };
+        let point_of = |slice: &Slice, x: f64| {
+            let mut p = slice.point.clone();
+            p.push((args.axis.clone(), value(x)));
+            // The grid's column order: fixed overrides, then axes in order.
+            p.sort_by_key(|(k, _)| {
+                axis_point
+                    .iter()
+                    .position(|(a, _)| a == k)
+                    .unwrap_or(usize::MAX)
+            });
+            p
+        };
+        let mut todo: Vec<(u64, Point, u64)> = Vec::new();
+        for (i, x) in &wanted {
+            let point = point_of(&slices[*i], *x);
+            for seed in &grid.seeds {
+                let id = Grid::run_id(&grid.point_id(&point), *seed);
+                if !known.contains_key(&id)
+                    && !todo.iter().any(|(_, p, s)| p == &point && s == seed)
+                {
+                    todo.push((next_index, point.clone(), *seed));
+                    next_index += 1;
+                }
+            }
+        }
+        eprintln!(
+            "refine step {step}: {} values to evaluate, {} new runs",
+            wanted.len(),
+            todo.len()
+        );
+        let mut outcomes: Vec<Outcome> = pool.install(|| {
+            todo.par_iter()
+                .with_max_len(1)
+                .map(|(i, p, s)| execute_point(&grid, *i, p.clone(), *s, false))
+                .collect()
+        });
+        if !outcomes.is_empty() {
+            for o in &outcomes {
+                known.insert(
+                    o.run_id.clone(),
+                    o.result.as_ref().ok().map(|r| r.recovery_s.is_some()),
+                );
+            }
+            let mut runs = layout
+                .runs_frame(&outcomes)
+                .map_err(|e| fail(e.to_string()))?;
+            let mut series = layout
+                .series_frame(&outcomes)
+                .map_err(|e| fail(e.to_string()))?;
+            let part = store
+                .next_part(Shard::WHOLE)
+                .map_err(|e| fail(e.to_string()))?;
+            store
+                .write_batch(Shard::WHOLE, part, &mut runs, &mut series, &metadata)
+                .map_err(fail)?;
+            outcomes.clear();
+        }
+        for (i, x) in wanted {
+            let point = point_of(&slices[i], x);
+            let mut est = Estimate {
+                not_recovered: 0,
+                runs: 0,
+            };
+            for seed in &grid.seeds {
+                if let Some(Some(recovered)) =
+                    known.get(&Grid::run_id(&grid.point_id(&point), *seed))
+                {
+                    est.runs += 1;
+                    est.not_recovered += !recovered as u64;
+                }
+            }
+            update(&mut slices[i], x, est, args.threshold, precision, integer);
+        }
+    }
+
+    let (ok, failed, events) = count_runs(&store, None).map_err(fail)?;
+    manifest.planned = ok + failed;
+    manifest.ok = ok;
+    manifest.failed = failed;
+    manifest.events_total = events;
+    manifest.status = "complete".to_string();
+    manifest.finished_at = Some(now_rfc3339());
+    store
+        .write_manifest(&manifest)
+        .map_err(|e| fail(e.to_string()))?;
+    let table = boundary_table(&grid, &others, &slices, &args.axis, args.threshold);
+    let dir = out.join("analysis");
+    std::fs::create_dir_all(&dir).map_err(|e| fail(e.to_string()))?;
+    std::fs::write(dir.join("boundary.md"), &table).map_err(|e| fail(e.to_string()))?;
+    println!("{table}");
+    draw_boundary(&dir, &grid, &others, &slices, &args.axis, args.threshold).map_err(fail)?;
+    println!(
+        "boundary: {0}/analysis/boundary.md, {0}/analysis/plots/boundary.svg; runs: {0}/runs/*.parquet",
+        out.display()
+    );
+    if !args.no_report {
+        crate::report::write_report(&out).map_err(fail)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn midpoint(lo: f64, hi: f64, integer: bool) -> f64 {
+    let m = (lo + hi) / 2.0;
+    if integer { m.floor() } else { m }
+}
+
+/// Narrows the slice's bracket with the estimate at `x`.
+fn update(s: &mut Slice, x: f64, est: Estimate, threshold: f64, precision: f64, integer: bool) {
+    let above = |e: &Estimate| e.p() >= threshold;
+    if x == s.lo && s.p_lo.is_none() {
+        s.p_lo = Some(est);
+    } else if x == s.hi && s.p_hi.is_none() {
+        s.p_hi = Some(est);
+    } else if let (Some(lo), Some(_)) = (s.p_lo, s.p_hi) {
+        if above(&est) == above(&lo) {
+            s.lo = x;
+            s.p_lo = Some(est);
+        } else {
+            s.hi = x;
+            s.p_hi = Some(est);
+        }
+    }
+    if let (Some(lo), Some(hi)) = (s.p_lo, s.p_hi) {
+        let bracketed = above(&lo) != above(&hi);
+        let mid = midpoint(s.lo, s.hi, integer);
+        s.done = !bracketed || s.hi - s.lo <= precision || mid <= s.lo || mid >= s.hi;
+    }
+}
+
+/// Results already in the output directory: run id -> recovered (None for a failed run).
+fn known_results(store: &Store) -> Result<HashMap<String, Option<bool>>, String> {
+    let mut known = HashMap::new();
+    for part in store.runs_parts().map_err(|e| e.to_string())? {
+        let df = read_parquet(&part, Some(&["run_id", "recovered"]))?;
+        let ids = df
+            .column("run_id")
+            .and_then(|c| c.str().cloned())
+            .map_err(|e| e.to_string())?;
+        let rec = df
+            .column("recovered")
+            .and_then(|c| c.bool().cloned())
+            .map_err(|e| e.to_string())?;
+        for (id, r) in ids.iter().zip(rec.iter()) {
+            if let Some(id) = id {
+                known.insert(id.to_string(), r);
+            }
+        }
+    }
+    Ok(known)
+}
+
+fn slice_label(grid: &Grid, others: &[usize], s: &Slice) -> Vec<String> {
+    others
+        .iter()
+        .map(|i| {
+            let dim = &grid.dimensions[*i];
+            dim.paths
+                .iter()
+                .map(|p| {
+                    s.point
+                        .iter()
+                        .find(|(k, _)| k == p)
+                        .map_or("?".to_string(), |(_, v)| v.to_string())
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .collect()
+}
+
+fn boundary_table(
+    grid: &Grid,
+    others: &[usize],
+    slices: &[Slice],
+    axis: &str,
+    threshold: f64,
+) -> String {
+    let heads: Vec<String> = others
+        .iter()
+        .map(|i| grid.dimensions[*i].paths.join("+"))
+        .collect();
+    let mut md = format!(
+        "Boundary of P(not recovered) = {threshold} along `{axis}` ({} seeds per value; Wilson 95% intervals)\n\n| {} | {axis} low | P low | {axis} high | P high | boundary |\n|{}---|---|---|---|---|\n",
+        grid.seeds.len(),
+        heads.join(" | "),
+        "---|".repeat(heads.len())
+    );
+    let show = |e: Option<Estimate>| {
+        e.map_or("-".to_string(), |e| {
+            let (l, h) =
+                analysis::stats::wilson95(e.not_recovered, e.runs).unwrap_or((f64::NAN, f64::NAN));
+            format!("{:.2} [{l:.2}, {h:.2}]", e.p())
+        })
+    };
+    for s in slices {
+        let bracketed = matches!((s.p_lo, s.p_hi), (Some(a), Some(b)) if (a.p() >= threshold) != (b.p() >= threshold));
+        let boundary = if bracketed {
+            format!("{:.4}", (s.lo + s.hi) / 2.0)
+        } else {
+            "no crossing".to_string()
+        };
+        let mut cells = slice_label(grid, others, s);
+        cells.extend([
+            format!("{}", s.lo),
+            show(s.p_lo),
+            format!("{}", s.hi),
+            show(s.p_hi),
+            boundary,
+        ]);
+        md.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    md
+}
+
+/// The boundary (middle of the final bracket, the bracket as a band) along
+/// the first other axis, one line per level of the rest.
+fn draw_boundary(
+    dir: &std::path::Path,
+    grid: &Grid,
+    others: &[usize],
+    slices: &[Slice],
+    axis: &str,
+    threshold: f64,
+) -> Result<(), String> {
+    use analysis::plots::{Band, BandPoint, time_bands};
+    let mut bands: Vec<Band> = Vec::new();
+    for (n, s) in slices.iter().enumerate() {
+        let labels = slice_label(grid, others, s);
+        let (x, rest) = match labels.split_first() {
+            Some((first, rest)) => (first.parse::<f64>().unwrap_or(n as f64), rest.join(", ")),
+            None => (0.0, String::new()),
+        };
+        let bracketed = matches!((s.p_lo, s.p_hi), (Some(a), Some(b)) if (a.p() >= threshold) != (b.p() >= threshold));
+        if !bracketed {
+            continue;
+        }
+        let label = if rest.is_empty() {
+            "boundary".to_string()
+        } else {
+            rest
+        };
+        let point = BandPoint {
+            x,
+            median: (s.lo + s.hi) / 2.0,
+            q25: s.lo,
+            q75: s.hi,
+        };
+        match bands.iter_mut().find(|b| b.label == label) {
+            Some(b) => b.points.push(point),
+            None => bands.push(Band {
+                label,
+                points: vec![point],
+            }),
+        }
+    }
+    if bands.is_empty() {
+        return Ok(());
+    }
+    let x_label = others
+        .first()
+        .map_or("point".to_string(), |i| grid.dimensions[*i].paths.join("+"));
+    time_bands(
+        &dir.join("plots").join("boundary"),
+        &format!("Where P(not recovered) crosses {threshold}"),
+        &x_label,
+        axis,
+        &bands,
+        None,
+        None,
+    )
+}
