@@ -192,6 +192,8 @@ enum Action {
     AttemptTimeout(JobRef, u32),
     /// The backoff before a retry is over.
     Retry(JobRef),
+    /// Attempt `1` of job `0` has had no answer for the hedging delay.
+    Hedge(JobRef, u32),
     /// A server job's own work is done.
     WorkDone(JobRef),
     /// A server job's own work is abandoned: its deadline passed (cooperative cancellation).
@@ -388,6 +390,7 @@ impl Sim<'_> {
                     }
                 }
                 Action::Retry(job) => self.start_attempt(job),
+                Action::Hedge(job, attempt) => self.hedge(job, attempt),
                 Action::WorkDone(job) => self.work_done(job),
                 Action::WorkAbandoned(job) => {
                     self.jobs.get_mut(job).abandoned = true;
@@ -564,6 +567,34 @@ impl Sim<'_> {
         // Scheduled before the request is sent, so that a reply at exactly
         // the attempt's end loses to the timeout: "ok" must come before it.
         self.schedule(end, Action::AttemptTimeout(job, attempt));
+        if call.hedge_delay > 0 && self.now + call.hedge_delay < end {
+            self.schedule(self.now + call.hedge_delay, Action::Hedge(job, attempt));
+        }
+        self.send(level, job, attempt, child_deadline, j.user);
+    }
+
+    /// Sends a second copy of an attempt still unanswered, within the
+    /// hedging budget. Whichever copy answers first ends the attempt.
+    fn hedge(&mut self, job: JobRef, attempt: u32) {
+        if !self.is_waiting(job, attempt) {
+            return;
+        }
+        let j = *self.jobs.get_mut(job);
+        let level = j.level as usize;
+        let m = self.m;
+        let call = &m.callers[level];
+        let stats = &mut self.callers[level].stats;
+        if (stats.hedges_sent + 1) as f64 > call.hedge_budget * stats.calls as f64 {
+            stats.hedges_refused += 1;
+            return;
+        }
+        stats.hedges_sent += 1;
+        stats.calls += 1;
+        let end = j
+            .attempt_started
+            .saturating_add(call.timeout)
+            .min(limit(j.deadline, call.margin));
+        let child_deadline = if call.propagate { end } else { NEVER };
         self.send(level, job, attempt, child_deadline, j.user);
     }
 

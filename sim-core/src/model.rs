@@ -42,6 +42,9 @@ pub struct CallModel {
     pub retry_budget: Option<RetryBudget>,
     pub adaptive_throttle: Option<AdaptiveThrottle>,
     pub breaker: Option<CircuitBreaker>,
+    /// Hedging delay (0: none) and budget (a fraction of calls).
+    pub hedge_delay: Nanos,
+    pub hedge_budget: f64,
 }
 
 pub struct ServerModel {
@@ -139,6 +142,8 @@ impl Model {
             margin: secs_to_nanos(c.deadline_margin_s),
             budget_admission: c.budget_admission,
             honor_retry_after: c.honor_retry_after,
+            hedge_delay: secs_to_nanos(c.hedge_delay_s),
+            hedge_budget: c.hedge_budget_percent / 100.0,
             breaker: c.breaker.then(|| {
                 CircuitBreaker::new(BreakerConfig {
                     window: c.breaker_window as usize,
@@ -170,7 +175,9 @@ impl Model {
             .iter()
             .zip(&callers)
             .map(|(t, caller)| {
-                bound = bound.saturating_mul(caller.max_attempts as u64);
+                // A hedged attempt sends up to two copies.
+                let copies = if caller.hedge_delay > 0 { 2 } else { 1 };
+                bound = bound.saturating_mul(caller.max_attempts as u64 * copies);
                 ServerModel {
                     name: t.name.clone(),
                     slots: t.slots,

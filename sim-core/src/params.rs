@@ -286,6 +286,18 @@ pub const PARAMS: &[Param] = &[
         "Circuit breaker: calls let through in HALF_OPEN.",
     ),
     p(
+        Scope::Call,
+        "hedge_delay_s",
+        Kind::Float,
+        "Hedged requests: when an attempt has no answer after this delay, send a second copy to the same tier; the first answer wins and the other copy's work is wasted (0: no hedging). The R1 bound doubles.",
+    ),
+    p(
+        Scope::Call,
+        "hedge_budget_percent",
+        Kind::Float,
+        "Hedging budget: hedges at most this percentage of the calls sent so far (refused ones: hedges_refused).",
+    ),
+    p(
         Scope::Spike,
         "start_s",
         Kind::Float,
@@ -701,6 +713,8 @@ fn set_call(call: &mut Call, key: &str, v: &Value) -> Option<Result<(), String>>
         "retry_budget" => boolean(v).map(|x| call.retry_budget = x),
         "adaptive_throttle" => boolean(v).map(|x| call.adaptive_throttle = x),
         "breaker" => boolean(v).map(|x| call.breaker = x),
+        "hedge_delay_s" => float(v).map(|x| call.hedge_delay_s = x),
+        "hedge_budget_percent" => float(v).map(|x| call.hedge_budget_percent = x),
         "breaker_window" => uint(v, 100_000).map(|x| call.breaker_window = x as u32),
         "breaker_min_samples" => uint(v, 100_000).map(|x| call.breaker_min_samples = x as u32),
         "breaker_failure_rate" => float(v).map(|x| call.breaker_failure_rate = x),

@@ -103,7 +103,7 @@ pub struct TierStats {
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct CallerStats {
     pub name: String,
-    /// Attempts sent (first attempts and retries).
+    /// Requests sent: first attempts, retries and hedged copies.
     pub calls: u64,
     pub calls_ok: u64,
     pub calls_timeout: u64,
@@ -134,6 +134,10 @@ pub struct CallerStats {
     pub rejected_locally: u64,
     /// Attempts rejected locally and fast by an open circuit breaker.
     pub breaker_rejected: u64,
+    /// Second copies sent by hedging (counted in `calls` too), and hedges
+    /// the budget refused.
+    pub hedges_sent: u64,
+    pub hedges_refused: u64,
 }
 
 /// Per second of simulated time.
@@ -352,6 +356,8 @@ impl RunResult {
             );
             put(format!("{n}_rejected_locally"), Count(c.rejected_locally));
             put(format!("{n}_breaker_rejected"), Count(c.breaker_rejected));
+            put(format!("{n}_hedges_sent"), Count(c.hedges_sent));
+            put(format!("{n}_hedges_refused"), Count(c.hedges_refused));
         }
         out
     }

@@ -358,6 +358,17 @@ pub struct Call {
     pub breaker_open_jitter_s: f64,
     #[serde(default = "default_breaker_probes")]
     pub breaker_half_open_probes: u32,
+    /// Hedged requests: a second copy of an attempt still unanswered after
+    /// this delay (0: none); the first answer wins, the other is wasted.
+    #[serde(default)]
+    pub hedge_delay_s: f64,
+    /// Hedging budget: hedges at most this percentage of the calls sent.
+    #[serde(default = "default_hedge_budget")]
+    pub hedge_budget_percent: f64,
+}
+
+fn default_hedge_budget() -> f64 {
+    10.0
 }
 
 fn default_breaker_window() -> u32 {

@@ -258,6 +258,16 @@ fn check_call(name: &str, c: &Call, errors: &mut Vec<ConfigError>) {
     );
     check(c.breaker_window >= 1, "breaker_window", "must be >= 1");
     check(
+        non_negative(c.hedge_delay_s),
+        "hedge_delay_s",
+        "must be >= 0",
+    );
+    check(
+        (0.0..=100.0).contains(&c.hedge_budget_percent),
+        "hedge_budget_percent",
+        "must be a percentage in [0, 100]",
+    );
+    check(
         c.breaker_min_samples >= 1 && c.breaker_min_samples <= c.breaker_window,
         "breaker_min_samples",
         "must be between 1 and breaker_window",

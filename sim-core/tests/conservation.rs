@@ -78,7 +78,12 @@ fn check(r: &RunResult, label: &str) {
             + caller.calls_expired
             + caller.calls_error
             + caller.calls_pending;
-        assert_eq!(caller.calls, ended, "{}", ctx("one outcome per attempt"));
+        assert_eq!(
+            caller.calls - caller.hedges_sent,
+            ended,
+            "{}",
+            ctx("one outcome per attempt (hedges share their attempt's)")
+        );
         assert!(caller.calls_rejected <= t.rejected_full + t.rate_limited + t.codel_dropped);
         assert!(caller.calls_expired <= t.dropped_expired);
         assert!(
@@ -165,6 +170,7 @@ fn counts_add_up_with_every_policy_on() {
                 ("svc_a.latency.mean_s", "0.002"),
                 ("gateway.codel", "true"),
                 ("svc_a.breaker", "true"),
+                ("gateway.hedge_delay_s", "0.2"),
                 ("svc_b.rate_limit_per_s", "600"),
                 ("svc_b.rate_limit_burst", "20"),
                 ("svc_a.queue_order", "\"adaptive_lifo\""),

@@ -573,3 +573,41 @@ fn adaptive_limit_steps_down_under_slow_replies_and_recovers() {
         (100, 100)
     );
 }
+
+#[test]
+fn hedging_cuts_the_tail_within_its_budget() {
+    // b answers in 10 ms, but 5% of requests take 500 ms. A hedge after
+    // 50 ms almost always finds a fast copy (both slow: 0.25%).
+    let tail = |sets: &str| {
+        let mut s = chain(
+            &format!("max_retries = 0\nattempt_timeout_s = 1.0\n{sets}"),
+            0.01,
+        );
+        for (k, v) in [("b.service.slow_p", "0.05"), ("b.service.slow_s", "0.5")] {
+            sim_core::params::set(&mut s, k, &common::v(v)).unwrap();
+        }
+        run(&s)
+    };
+    let plain = tail("");
+    let hedged = tail("hedge_delay_s = 0.05\nhedge_budget_percent = 50");
+    assert!(plain.success_latency_p99_s.unwrap() >= 0.5);
+    assert!(
+        hedged.success_latency_p99_s.unwrap() < 0.1,
+        "{:?}",
+        hedged.success_latency_p99_s
+    );
+    let a = &hedged.callers[1];
+    // Only the slow twentieth needs a hedge.
+    let first = a.calls - a.hedges_sent;
+    assert!(
+        a.hedges_sent * 40 > first && a.hedges_sent * 10 < first,
+        "{} of {first}",
+        a.hedges_sent
+    );
+    assert_eq!(hedged.tiers[1].arrival_bound_per_user, 2);
+    // A 1% budget refuses most of them.
+    let tight = tail("hedge_delay_s = 0.05\nhedge_budget_percent = 1");
+    let t = &tight.callers[1];
+    assert!(t.hedges_refused > t.hedges_sent);
+    assert!(t.hedges_sent as f64 <= 0.01 * t.calls as f64 + 1.0);
+}
