@@ -5,8 +5,8 @@
 //! (the attempt ended before its timeout). In one big heap every push and pop
 //! walks thousands of them. Here time is cut into buckets of about a
 //! millisecond: events of future buckets wait unsorted in a ring, and only
-//! the current bucket is a (small) heap. Events beyond the ring's span wait
-//! in an overflow heap. Events of a later bucket are always later in time, so
+//! the current bucket (a handful of events) is kept sorted. Events beyond
+//! the ring's span wait in an overflow heap. Events of a later bucket are always later in time, so
 //! the order is the same as one heap's.
 
 use crate::time::Nanos;
@@ -46,8 +46,8 @@ pub struct EventQueue<T> {
     seq: u64,
     /// Bucket number of `current`; never decreases.
     cursor: u64,
-    /// Events of buckets `<= cursor`.
-    current: BinaryHeap<Entry<T>>,
+    /// Events of buckets `<= cursor`, sorted latest first (popped from the end).
+    current: Vec<Entry<T>>,
     /// Events of buckets in `(cursor, cursor + RING)`, at index `bucket % RING`.
     ring: Vec<Vec<Entry<T>>>,
     in_ring: usize,
@@ -60,7 +60,7 @@ impl<T> EventQueue<T> {
         EventQueue {
             seq: 0,
             cursor: 0,
-            current: BinaryHeap::new(),
+            current: Vec::new(),
             ring: (0..RING).map(|_| Vec::new()).collect(),
             in_ring: 0,
             overflow: BinaryHeap::new(),
@@ -76,7 +76,9 @@ impl<T> EventQueue<T> {
         };
         let bucket = at >> BUCKET_SHIFT;
         if bucket <= self.cursor {
-            self.current.push(entry);
+            // `Entry`'s order is reversed: "greater" is earlier.
+            let at = self.current.partition_point(|e| e < &entry);
+            self.current.insert(at, entry);
         } else if bucket < self.cursor + RING as u64 {
             self.ring[(bucket % RING as u64) as usize].push(entry);
             self.in_ring += 1;
@@ -96,12 +98,11 @@ impl<T> EventQueue<T> {
             } else {
                 self.overflow.peek()?.at >> BUCKET_SHIFT
             };
-            // `current` is empty: it becomes the bucket's events (heapified
-            // in place), and the bucket keeps the old allocation for reuse.
+            // `current` is empty: it becomes the bucket's events, and the
+            // bucket keeps the old allocation for reuse.
             let slot = &mut self.ring[(self.cursor % RING as u64) as usize];
             self.in_ring -= slot.len();
-            let bucket = BinaryHeap::from(std::mem::take(slot));
-            *slot = std::mem::replace(&mut self.current, bucket).into_vec();
+            std::mem::swap(slot, &mut self.current);
             while self
                 .overflow
                 .peek()
@@ -109,6 +110,7 @@ impl<T> EventQueue<T> {
             {
                 self.current.push(self.overflow.pop().expect("peeked"));
             }
+            self.current.sort_unstable();
             // Overflow events that now fall inside the ring's span.
             let horizon = self.cursor + RING as u64;
             while self
