@@ -103,6 +103,8 @@ struct Job {
     abandoned: bool,
     /// When the latest attempt was sent (for slow-call detection).
     attempt_started: Nanos,
+    /// When the latest attempt ends (what it propagates).
+    attempt_end: Nanos,
 }
 
 impl Job {
@@ -130,6 +132,7 @@ impl Job {
             waiting: false,
             abandoned: false,
             attempt_started: NEVER,
+            attempt_end: NEVER,
         }
     }
 }
@@ -497,6 +500,7 @@ impl Sim<'_> {
             waiting: false,
             abandoned: false,
             attempt_started: NEVER,
+            attempt_end: NEVER,
         });
         self.start_attempt(job);
     }
@@ -547,7 +551,11 @@ impl Sim<'_> {
                 return;
             }
         }
-        let end = self.now.saturating_add(call.timeout).min(limit);
+        let mut end = self.now.saturating_add(call.timeout).min(limit);
+        if call.budget_share < 1.0 && limit != NEVER {
+            let share = ((limit - self.now) as f64 * call.budget_share).round() as Nanos;
+            end = end.min(self.now + share);
+        }
         let child_deadline = if call.propagate { end } else { NEVER };
         let attempt = j.attempts + 1;
         {
@@ -555,6 +563,7 @@ impl Sim<'_> {
             jm.attempts = attempt;
             jm.waiting = true;
             jm.attempt_started = self.now;
+            jm.attempt_end = end;
         }
         let caller = &mut self.callers[level];
         caller.stats.calls += 1;
@@ -590,11 +599,7 @@ impl Sim<'_> {
         }
         stats.hedges_sent += 1;
         stats.calls += 1;
-        let end = j
-            .attempt_started
-            .saturating_add(call.timeout)
-            .min(limit(j.deadline, call.margin));
-        let child_deadline = if call.propagate { end } else { NEVER };
+        let child_deadline = if call.propagate { j.attempt_end } else { NEVER };
         self.send(level, job, attempt, child_deadline, j.user);
     }
 

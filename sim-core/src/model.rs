@@ -45,6 +45,7 @@ pub struct CallModel {
     /// Hedging delay (0: none) and budget (a fraction of calls).
     pub hedge_delay: Nanos,
     pub hedge_budget: f64,
+    pub budget_share: f64,
 }
 
 pub struct ServerModel {
@@ -144,6 +145,7 @@ impl Model {
             honor_retry_after: c.honor_retry_after,
             hedge_delay: secs_to_nanos(c.hedge_delay_s),
             hedge_budget: c.hedge_budget_percent / 100.0,
+            budget_share: c.budget_share,
             breaker: c.breaker.then(|| {
                 CircuitBreaker::new(BreakerConfig {
                     window: c.breaker_window as usize,

@@ -287,6 +287,12 @@ pub const PARAMS: &[Param] = &[
     ),
     p(
         Scope::Call,
+        "budget_share",
+        Kind::Float,
+        "Budget split: an attempt may use at most this share of the time left before the caller's deadline (1: every hop may use all that remains; 2/3 at the first of three hops and 1/2 at the second split the budget equally).",
+    ),
+    p(
+        Scope::Call,
         "hedge_delay_s",
         Kind::Float,
         "Hedged requests: when an attempt has no answer after this delay, send a second copy to the same tier; the first answer wins and the other copy's work is wasted (0: no hedging). The R1 bound doubles.",
@@ -714,6 +720,7 @@ fn set_call(call: &mut Call, key: &str, v: &Value) -> Option<Result<(), String>>
         "adaptive_throttle" => boolean(v).map(|x| call.adaptive_throttle = x),
         "breaker" => boolean(v).map(|x| call.breaker = x),
         "hedge_delay_s" => float(v).map(|x| call.hedge_delay_s = x),
+        "budget_share" => float(v).map(|x| call.budget_share = x),
         "hedge_budget_percent" => float(v).map(|x| call.hedge_budget_percent = x),
         "breaker_window" => uint(v, 100_000).map(|x| call.breaker_window = x as u32),
         "breaker_min_samples" => uint(v, 100_000).map(|x| call.breaker_min_samples = x as u32),

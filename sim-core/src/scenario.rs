@@ -365,6 +365,15 @@ pub struct Call {
     /// Hedging budget: hedges at most this percentage of the calls sent.
     #[serde(default = "default_hedge_budget")]
     pub hedge_budget_percent: f64,
+    /// Budget split: an attempt may use at most this share of the time left
+    /// before the deadline (1: all that remains, the time is shared; e.g.
+    /// 2/3 then 1/2 on a three-hop chain gives each hop an equal third).
+    #[serde(default = "default_budget_share")]
+    pub budget_share: f64,
+}
+
+fn default_budget_share() -> f64 {
+    1.0
 }
 
 fn default_hedge_budget() -> f64 {

@@ -303,6 +303,11 @@ fn check_call(name: &str, c: &Call, errors: &mut Vec<ConfigError>) {
         "must be >= 1",
     );
     check(
+        c.budget_share > 0.0 && c.budget_share <= 1.0,
+        "budget_share",
+        "must be in (0, 1]",
+    );
+    check(
         c.adaptive_throttle_k.is_finite() && c.adaptive_throttle_k > 0.0,
         "adaptive_throttle_k",
         "must be > 0",

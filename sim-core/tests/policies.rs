@@ -611,3 +611,15 @@ fn hedging_cuts_the_tail_within_its_budget() {
     assert!(t.hedges_refused > t.hedges_sent);
     assert!(t.hedges_sent as f64 <= 0.01 * t.calls as f64 + 1.0);
 }
+
+#[test]
+fn budget_share_caps_each_attempt_at_a_share_of_what_remains() {
+    // a has 1 s (the client's deadline); b takes 2 s. Sharing everything,
+    // a's one attempt uses the whole second. With half of what remains:
+    // attempts end at 0.5, then (retry at 0.6) 0.8, then (0.9) 0.95.
+    let shared = run(&chain("attempt_timeout_s = 1.0", 2.0));
+    let half = run(&chain("attempt_timeout_s = 1.0\nbudget_share = 0.5", 2.0));
+    assert_eq!(shared.callers[1].calls, shared.users);
+    assert_eq!(half.callers[1].calls, 3 * half.users);
+    assert_eq!(half.tiers[1].max_arrivals_per_user, 3);
+}
