@@ -14,8 +14,8 @@ pub struct PlanArgs {
     /// Threads the estimate assumes [default: all cores].
     #[arg(long)]
     pub jobs: Option<usize>,
-    /// Runs of the calibration (spread over the grid).
-    #[arg(long, default_value_t = 8)]
+    /// Runs of the calibration (spread over the grid; more is closer).
+    #[arg(long, default_value_t = 24)]
     pub calibrate: u64,
 }
 
@@ -24,9 +24,7 @@ pub fn plan(args: &PlanArgs) -> ExitCode {
         Ok(g) => g,
         Err(errors) => return crate::fail_all("invalid grid", &errors),
     };
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let jobs = crate::runner::jobs_or_cores(args.jobs);
     println!(
         "grid {} ({}), scenario {}",
         grid.name,

@@ -7,7 +7,7 @@
 
 use crate::grid::{Grid, sha256_hex};
 use crate::records::{Layout, Outcome};
-use crate::runner::{execute_point, new_manifest, now_rfc3339, silence_panics};
+use crate::runner::{execute_point, new_manifest, now_rfc3339, silence_panics, worker_pool};
 use crate::store::{Shard, Store, count_runs, read_parquet};
 use clap::Args;
 use rayon::prelude::*;
@@ -188,13 +188,7 @@ fn run(args: &RefineArgs) -> Result<ExitCode, Vec<String>> {
         })
         .collect();
 
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs)
-        .build()
-        .map_err(|e| fail(e.to_string()))?;
+    let (pool, jobs) = worker_pool(args.jobs).map_err(fail)?;
     let axis_point = grid.point(0);
     let layout = Layout::new(
         axis_point

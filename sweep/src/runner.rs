@@ -174,13 +174,7 @@ fn execute(grid: &Grid, store: &Store, shard: Shard, args: &RunArgs) -> Result<E
             !done.contains(&Grid::run_id(&grid.point_id(&overrides), seed))
         })
         .collect();
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs)
-        .build()
-        .map_err(|e| e.to_string())?;
+    let (pool, jobs) = worker_pool(args.jobs)?;
 
     let mut manifest = new_manifest(grid, shard, jobs, planned.len() as u64);
     store.write_manifest(&manifest).map_err(|e| e.to_string())?;
@@ -414,6 +408,21 @@ pub fn execute_point(
         wall_ms: started.elapsed().as_secs_f64() * 1000.0,
         result,
     }
+}
+
+/// `jobs`, or every core when not given.
+pub fn jobs_or_cores(jobs: Option<usize>) -> usize {
+    jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// The rayon pool of `jobs` workers (default: every core) and its size.
+pub fn worker_pool(jobs: Option<usize>) -> Result<(rayon::ThreadPool, usize), String> {
+    let jobs = jobs_or_cores(jobs);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .map_err(|e| e.to_string())?;
+    Ok((pool, jobs))
 }
 
 /// Panics of runs are recorded with the run (their message is kept for the
