@@ -216,9 +216,56 @@ enum Outcome {
     Error,
 }
 
+/// A tier's queue: high-priority requests, then low-priority ones, each in
+/// arrival order; a request is dequeued from the high class first.
+#[derive(Default)]
+struct ClassQueue {
+    high: VecDeque<JobRef>,
+    low: VecDeque<JobRef>,
+}
+
+impl ClassQueue {
+    fn len(&self) -> usize {
+        self.high.len() + self.low.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.high.is_empty() && self.low.is_empty()
+    }
+
+    fn push(&mut self, job: JobRef, low: bool) {
+        if low {
+            self.low.push_back(job)
+        } else {
+            self.high.push_back(job)
+        }
+    }
+
+    /// The next request to serve: high class first; the low class only if
+    /// `low_allowed` (its bulkhead has room). `newest_first` for LIFO.
+    fn pop(&mut self, newest_first: bool, low_allowed: bool) -> Option<JobRef> {
+        let take = |q: &mut VecDeque<JobRef>| {
+            if newest_first {
+                q.pop_back()
+            } else {
+                q.pop_front()
+            }
+        };
+        take(&mut self.high).or_else(|| {
+            if low_allowed {
+                take(&mut self.low)
+            } else {
+                None
+            }
+        })
+    }
+}
+
 struct Server {
     busy: u32,
-    queue: VecDeque<JobRef>,
+    /// Low-class requests in service (for the bulkhead).
+    busy_low: u32,
+    queue: ClassQueue,
     /// Set while `fill_slots` runs, so that a nested completion does not
     /// start a second refill.
     filling: bool,
@@ -282,6 +329,11 @@ struct Sim<'m> {
     phases: [Phase; 3],
     /// Per user: has its request ended (success or failure)?
     user_ended: Vec<bool>,
+    /// Per user: is it in the low-priority class?
+    user_low: Vec<bool>,
+    classes: Stream,
+    users_low: u64,
+    users_low_ok: u64,
     ok_latencies: Vec<Nanos>,
     failed_latencies: Vec<Nanos>,
     series: Series,
@@ -295,7 +347,8 @@ pub fn simulate(m: &Model, seed: u64) -> Result<RunResult, RunError> {
         .iter()
         .map(|s| Server {
             busy: 0,
-            queue: VecDeque::new(),
+            busy_low: 0,
+            queue: ClassQueue::default(),
             filling: false,
             rng: Stream::new(seed, &format!("service.{}", s.name)),
             latency_rng: Stream::new(seed, &format!("latency.{}", s.name)),
@@ -354,6 +407,10 @@ pub fn simulate(m: &Model, seed: u64) -> Result<RunResult, RunError> {
         users_failed: 0,
         phases: [Phase::default(); 3],
         user_ended: Vec::new(),
+        user_low: Vec::new(),
+        classes: Stream::new(seed, "classes"),
+        users_low: 0,
+        users_low_ok: 0,
         ok_latencies: Vec::new(),
         failed_latencies: Vec::new(),
         series: Series {
@@ -486,6 +543,10 @@ impl Sim<'_> {
             s.per_user.push(0);
         }
         self.user_ended.push(false);
+        // Drawn only when there are classes, so that other runs keep their streams.
+        let low = self.m.low_share > 0.0 && self.classes.uniform() < self.m.low_share;
+        self.user_low.push(low);
+        self.users_low += low as u64;
         let job = self.jobs.alloc(Job {
             generation: 0,
             live: true,
@@ -662,17 +723,28 @@ impl Sim<'_> {
         srv.stats.arrivals_during += during as u64;
         srv.per_user[user as usize] += 1;
         srv.stats.arrivals_after_user_left += self.user_ended[user as usize] as u64;
-        let can_start =
-            srv.busy < srv.capacity(model.slots) && (reply_first || srv.queue.is_empty());
+        let low = self.user_low[user as usize];
+        // Under FIFO a request never overtakes one of its class or above.
+        let ahead_empty = if low {
+            srv.queue.is_empty()
+        } else {
+            srv.queue.high.is_empty()
+        };
+        let can_start = srv.busy < srv.capacity(model.slots)
+            && (!low || srv.busy_low < model.low_slots)
+            && (reply_first || ahead_empty);
         let now = self.now;
+        let shed = low && model.shed_low_queue.is_some_and(|q| srv.queue.len() >= q);
         let full = !can_start
             && model
                 .queue_cap
                 .is_some_and(|cap| srv.queue.len() >= cap as usize);
         // Only a request that would be admitted takes a token.
-        let limited = !full && srv.rate_limit.as_mut().is_some_and(|b| !b.try_take(now));
-        if limited || full {
-            if limited {
+        let limited = !full && !shed && srv.rate_limit.as_mut().is_some_and(|b| !b.try_take(now));
+        if limited || full || shed {
+            if shed {
+                srv.stats.shed_low += 1;
+            } else if limited {
                 srv.stats.rate_limited += 1;
             } else {
                 srv.stats.rejected_full += 1;
@@ -696,7 +768,7 @@ impl Sim<'_> {
         } else {
             let srv = &mut self.servers[s];
             srv.account_queue(self.now);
-            srv.queue.push_back(job);
+            srv.queue.push(job, low);
             srv.stats.max_queue = srv.stats.max_queue.max(srv.queue.len() as u64);
         }
     }
@@ -708,6 +780,8 @@ impl Sim<'_> {
         let srv = &mut self.servers[s];
         srv.busy += 1;
         srv.stats.started += 1;
+        let low_user = self.user_low[self.jobs.get_mut(job).user as usize];
+        srv.busy_low += low_user as u32;
         let j = self.jobs.get_mut(job);
         j.started = self.now;
         srv.wait_ns += (self.now - j.arrived) as u128;
@@ -840,6 +914,7 @@ impl Sim<'_> {
         let (arrival_sec, sec) = ((j.arrived / NANOS_PER_SEC) as usize, self.second());
         if ok {
             self.users_ok += 1;
+            self.users_low_ok += self.user_low[j.user as usize] as u64;
             self.phases[self.phase_of(j.arrived)].ok += 1;
             self.series.user_ok_by_arrival[arrival_sec] += 1;
             self.series.successes[sec] += 1;
@@ -861,6 +936,7 @@ impl Sim<'_> {
         let late = !self.is_waiting(j.caller, j.caller_attempt);
         let srv = &mut self.servers[s];
         srv.busy -= 1;
+        srv.busy_low -= self.user_low[j.user as usize] as u32;
         srv.busy_ns += (self.now - j.started) as u128;
         if let Some(l) = &mut srv.limit {
             l.record(self.now, self.now - j.arrived, ok);
@@ -898,17 +974,14 @@ impl Sim<'_> {
         let model = &m.servers[s];
         while self.servers[s].busy < self.servers[s].capacity(model.slots) {
             self.servers[s].account_queue(self.now);
-            let queue = &mut self.servers[s].queue;
+            let srv = &mut self.servers[s];
             let newest_first = match model.queue_order {
                 QueueOrder::Fifo => false,
                 QueueOrder::Lifo => true,
-                QueueOrder::AdaptiveLifo => queue.len() > model.lifo_threshold,
+                QueueOrder::AdaptiveLifo => srv.queue.len() > model.lifo_threshold,
             };
-            let popped = if newest_first {
-                queue.pop_back()
-            } else {
-                queue.pop_front()
-            };
+            let low_allowed = srv.busy_low < model.low_slots;
+            let popped = srv.queue.pop(newest_first, low_allowed);
             let Some(job) = popped else {
                 break;
             };
@@ -979,6 +1052,8 @@ impl Sim<'_> {
             users_ok: self.users_ok,
             users_failed: self.users_failed + unfinished,
             users_unfinished: unfinished,
+            users_low: self.users_low,
+            users_low_ok: self.users_low_ok,
             phases: self.phases,
             window_start_s: nanos_to_secs(self.m.window.0),
             window_end_s: nanos_to_secs(self.m.window.1),

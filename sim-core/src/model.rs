@@ -18,6 +18,8 @@ pub struct Model {
     /// The arrival rate's multiplier, piecewise constant: `(start, factor)`
     /// from 0, sorted; each holds until the next start.
     pub arrival_segments: Vec<(Nanos, f64)>,
+    /// Share of users in the low-priority class.
+    pub low_share: f64,
     pub max_events: u64,
     /// The trigger span `[start, end)`: the "during" phase.
     pub window: (Nanos, Nanos),
@@ -55,6 +57,8 @@ pub struct ServerModel {
     pub drop_expired: bool,
     pub queue_order: crate::scenario::QueueOrder,
     pub lifo_threshold: usize,
+    pub low_slots: u32,
+    pub shed_low_queue: Option<usize>,
     pub codel: Option<CoDel>,
     pub rate_limit: Option<TokenBucket>,
     pub adaptive_limit: Option<AimdLimit>,
@@ -187,6 +191,8 @@ impl Model {
                     drop_expired: t.drop_expired,
                     queue_order: t.queue_order,
                     lifo_threshold: t.lifo_threshold as usize,
+                    low_slots: t.low_slots.unwrap_or(u32::MAX),
+                    shed_low_queue: t.shed_low_queue.map(|q| q as usize),
                     codel: t
                         .codel
                         .then(|| CoDel::new(t.codel_target_s, t.codel_interval_s)),
@@ -240,6 +246,7 @@ impl Model {
             arrivals_end,
             mean_gap: 1e9 / s.client.rate_per_s,
             arrival_segments,
+            low_share: s.client.low_share,
             max_events: s
                 .max_events
                 .unwrap_or_else(|| default_event_budget(expected_users, bounds)),

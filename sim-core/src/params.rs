@@ -124,6 +124,12 @@ pub const PARAMS: &[Param] = &[
         "Users arrive during [0, duration_s).",
     ),
     p(
+        Scope::Client,
+        "low_share",
+        Kind::Float,
+        "Share of user requests in the low-priority class (replay besides online traffic), drawn per user; served after the high class at every tier, and the class that bulkheads and shedding act on.",
+    ),
+    p(
         Scope::Call,
         "attempt_timeout_s",
         Kind::Float,
@@ -374,6 +380,18 @@ pub const PARAMS: &[Param] = &[
         "latency.slow_s",
         Kind::Float,
         "Latency: the slow value.",
+    ),
+    p(
+        Scope::Tier,
+        "low_slots",
+        Kind::Cap,
+        "Bulkhead for the low-priority class: at most this many low-class requests in service at once (unbounded by default). High-class requests are always dequeued first.",
+    ),
+    p(
+        Scope::Tier,
+        "shed_low_queue",
+        Kind::Cap,
+        "Load shedding: while the queue holds at least this many requests, arriving low-class requests are rejected (shed_low); unbounded: never.",
     ),
     p(
         Scope::Tier,
@@ -655,6 +673,7 @@ pub fn set(scenario: &mut Scenario, path: &str, value: &Value) -> Result<(), Con
         "client" => match rest.as_str() {
             "rate_per_s" => float(value).map(|v| scenario.client.rate_per_s = v),
             "duration_s" => float(value).map(|v| scenario.client.duration_s = v),
+            "low_share" => float(value).map(|v| scenario.client.low_share = v),
             _ if segs[1] == "spike" => set_window(
                 &mut scenario.client.spike,
                 "client",
@@ -754,6 +773,8 @@ fn set_tier(tier: &mut Tier, segs: &[&str], v: &Value) -> Option<Result<(), Stri
             tier.queue_order = [QueueOrder::Fifo, QueueOrder::Lifo, QueueOrder::AdaptiveLifo][i]
         }),
         "lifo_threshold" => uint(v, u32::MAX as u64).map(|x| tier.lifo_threshold = x as u32),
+        "low_slots" => cap(v).map(|x| tier.low_slots = x),
+        "shed_low_queue" => cap(v).map(|x| tier.shed_low_queue = x),
         "codel" => boolean(v).map(|x| tier.codel = x),
         "rate_limit_per_s" => float(v).map(|x| tier.rate_limit_per_s = x),
         "adaptive_limit" => boolean(v).map(|x| tier.adaptive_limit = x),

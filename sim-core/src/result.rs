@@ -14,6 +14,9 @@ pub struct RunResult {
     pub users_failed: u64,
     /// Users still in flight at the horizon (counted as failed).
     pub users_unfinished: u64,
+    /// Users of the low-priority class, and how many of them succeeded.
+    pub users_low: u64,
+    pub users_low_ok: u64,
     /// By arrival time: before, during and after the trigger window.
     pub phases: [Phase; 3],
     pub window_start_s: f64,
@@ -62,6 +65,8 @@ pub struct TierStats {
     pub rejected_full: u64,
     /// Rejected by the tier's rate limit (token bucket).
     pub rate_limited: u64,
+    /// Low-class requests shed on arrival (queue at its shedding length).
+    pub shed_low: u64,
     pub dropped_expired: u64,
     /// Dropped at dequeue by CoDel (answered as overload).
     pub codel_dropped: u64,
@@ -228,6 +233,18 @@ impl RunResult {
         put("users_failed".into(), Count(self.users_failed));
         put("users_unfinished".into(), Count(self.users_unfinished));
         put("success_rate".into(), MaybeReal(self.success_rate()));
+        put("users_low".into(), Count(self.users_low));
+        put(
+            "success_rate_high".into(),
+            MaybeReal(ratio(
+                self.users_ok - self.users_low_ok,
+                self.users - self.users_low,
+            )),
+        );
+        put(
+            "success_rate_low".into(),
+            MaybeReal(ratio(self.users_low_ok, self.users_low)),
+        );
         for (name, p) in [("before", before), ("during", during), ("after", after)] {
             put(format!("users_{name}"), Count(p.users));
             put(format!("success_rate_{name}"), MaybeReal(p.success_rate()));
@@ -303,6 +320,7 @@ impl RunResult {
             put(format!("{n}_admitted"), Count(t.admitted));
             put(format!("{n}_rejected_full"), Count(t.rejected_full));
             put(format!("{n}_rate_limited"), Count(t.rate_limited));
+            put(format!("{n}_shed_low"), Count(t.shed_low));
             put(format!("{n}_dropped_expired"), Count(t.dropped_expired));
             put(format!("{n}_codel_dropped"), Count(t.codel_dropped));
             put(format!("{n}_limit_lowest"), Count(t.limit_lowest));

@@ -86,6 +86,10 @@ pub struct Client {
     pub rate_per_s: f64,
     /// Arrivals happen in `[0, duration_s)`.
     pub duration_s: f64,
+    /// Share of user requests in the low-priority class (e.g. replay
+    /// traffic besides online users); the rest are high priority.
+    #[serde(default)]
+    pub low_share: f64,
     /// Load spikes: windows in which the arrival rate is multiplied.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub spike: Vec<SlowWindow>,
@@ -114,6 +118,13 @@ pub struct Tier {
     /// Adaptive LIFO: serve the newest while the queue is longer than this.
     #[serde(default)]
     pub lifo_threshold: u32,
+    /// Bulkhead: most low-class requests in service at once (absent: no limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub low_slots: Option<u32>,
+    /// Load shedding: arriving low-class requests are rejected while the
+    /// queue holds at least this many (absent: never).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shed_low_queue: Option<u32>,
     /// CoDel queue management at dequeue: drop by sojourn time against
     /// `codel_target_s` over `codel_interval_s`, dropping faster while it
     /// stays above (the control law interval / sqrt(count)).

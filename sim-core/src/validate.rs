@@ -52,6 +52,11 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
     );
     check(s.max_events != Some(0), "max_events".into(), "must be >= 1");
     check(
+        (0.0..=1.0).contains(&s.client.low_share),
+        "client.low_share".into(),
+        "must be a share in [0, 1]",
+    );
+    check(
         positive(s.recovery.window_s),
         "recovery.window_s".into(),
         "must be > 0",

@@ -47,7 +47,7 @@ fn check(r: &RunResult, label: &str) {
         let ctx = |what: &str| format!("{label}: {} {what}", t.name);
         assert_eq!(
             t.arrivals,
-            t.admitted + t.rejected_full + t.rate_limited,
+            t.admitted + t.rejected_full + t.rate_limited + t.shed_low,
             "{}",
             ctx("arrivals")
         );
@@ -84,7 +84,10 @@ fn check(r: &RunResult, label: &str) {
             "{}",
             ctx("one outcome per attempt (hedges share their attempt's)")
         );
-        assert!(caller.calls_rejected <= t.rejected_full + t.rate_limited + t.codel_dropped);
+        assert!(
+            caller.calls_rejected
+                <= t.rejected_full + t.rate_limited + t.shed_low + t.codel_dropped
+        );
         assert!(caller.calls_expired <= t.dropped_expired);
         assert!(
             t.max_arrivals_per_user <= t.arrival_bound_per_user,
@@ -171,6 +174,9 @@ fn counts_add_up_with_every_policy_on() {
                 ("gateway.codel", "true"),
                 ("svc_a.breaker", "true"),
                 ("gateway.hedge_delay_s", "0.2"),
+                ("client.low_share", "0.3"),
+                ("svc_b.low_slots", "8"),
+                ("svc_a.shed_low_queue", "20"),
                 ("svc_b.rate_limit_per_s", "600"),
                 ("svc_b.rate_limit_burst", "20"),
                 ("svc_a.queue_order", "\"adaptive_lifo\""),

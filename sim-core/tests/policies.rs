@@ -623,3 +623,53 @@ fn budget_share_caps_each_attempt_at_a_share_of_what_remains() {
     assert_eq!(half.callers[1].calls, 3 * half.users);
     assert_eq!(half.tiers[1].max_arrivals_per_user, 3);
 }
+
+#[test]
+fn the_low_class_waits_behind_the_high_one_and_is_shed_first() {
+    // One queue at 80/s against 50/s, 400 ms deadline: half the users are
+    // low priority. High is served first, so it gets the capacity.
+    let classes = single_queue(&[("client.low_share", "0.5")]);
+    let rate = |r: &RunResult, name: &str| common::real(r, name).unwrap();
+    assert!(
+        rate(&classes, "success_rate_high") > 0.9,
+        "{}",
+        rate(&classes, "success_rate_high")
+    );
+    assert!(
+        rate(&classes, "success_rate_low") < 0.3,
+        "{}",
+        rate(&classes, "success_rate_low")
+    );
+    let low = classes.users_low as f64 / classes.users as f64;
+    assert!((low - 0.5).abs() < 0.05, "{low}");
+    // Shedding: low-class arrivals are turned away at a queue of 5; only they are.
+    let shed = single_queue(&[("client.low_share", "0.5"), ("server.shed_low_queue", "5")]);
+    let t = &shed.tiers[0];
+    assert!(t.shed_low > 0);
+    assert!(t.shed_low <= shed.users_low);
+    // Without classes nobody is low.
+    let no_classes = single_queue(&[]);
+    assert_eq!(no_classes.users_low, 0);
+    assert_eq!(common::real(&no_classes, "success_rate_low"), None);
+}
+
+#[test]
+fn a_bulkhead_caps_the_low_class_concurrency() {
+    // b: 4 slots, 200 ms of work, low class limited to 1 slot. 20 users/s,
+    // all low: one slot serves at most 5 per second, 150 in the 30 s run.
+    let mut s = chain("max_retries = 0\nattempt_timeout_s = 1.0", 0.2);
+    for (k, v) in [
+        ("b.slots", "4"),
+        ("b.low_slots", "1"),
+        ("client.low_share", "1.0"),
+    ] {
+        sim_core::params::set(&mut s, k, &common::v(v)).unwrap();
+    }
+    let r = run(&s);
+    assert!(r.tiers[1].completed <= 150, "{}", r.tiers[1].completed);
+    assert!(r.series.tiers[1].busy.iter().all(|b| *b <= 1));
+    // Without the bulkhead all four slots work.
+    sim_core::params::set(&mut s, "b.low_slots", &common::v("\"unbounded\"")).unwrap();
+    let free = run(&s);
+    assert!(free.tiers[1].completed > 2 * r.tiers[1].completed);
+}
