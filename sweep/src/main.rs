@@ -65,7 +65,7 @@ enum ScenarioCommand {
 }
 
 /// Prints `error: context:` and one indented line per problem; exit code 2.
-pub fn fail_all(context: &str, errors: &[String]) -> ExitCode {
+pub fn fail_all<E: std::fmt::Display>(context: &str, errors: &[E]) -> ExitCode {
     eprintln!("error: {context}:");
     for e in errors {
         eprintln!("  {e}");

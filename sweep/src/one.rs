@@ -58,14 +58,6 @@ pub fn parse_sets(sets: &[String]) -> Result<Vec<(String, toml::Value)>, Vec<Con
     }
 }
 
-pub fn print_errors(context: &str, errors: &[ConfigError]) -> ExitCode {
-    eprintln!("error: {context}:");
-    for e in errors {
-        eprintln!("  {e}");
-    }
-    ExitCode::from(2)
-}
-
 fn resolve(
     base: &str,
     preset: Option<&str>,
@@ -84,13 +76,13 @@ fn resolve(
 pub fn run_one(args: &OneArgs) -> ExitCode {
     let sets = match parse_sets(&args.sets) {
         Ok(s) => s,
-        Err(e) => return print_errors("bad --set", &e),
+        Err(e) => return crate::fail_all("bad --set", &e),
     };
     let presets: Vec<Option<String>> = if args.presets.iter().any(|p| p == "all") {
         match sim_core::load_base(&args.scenario) {
             Ok(s) if !s.presets.is_empty() => s.presets.keys().cloned().map(Some).collect(),
             Ok(_) => {
-                return print_errors(
+                return crate::fail_all(
                     &args.scenario,
                     &[ConfigError::new(
                         "--preset",
@@ -98,7 +90,7 @@ pub fn run_one(args: &OneArgs) -> ExitCode {
                     )],
                 );
             }
-            Err(e) => return print_errors("cannot load the scenario", &e),
+            Err(e) => return crate::fail_all("cannot load the scenario", &e),
         }
     } else if args.presets.is_empty() {
         vec![None]
@@ -116,7 +108,7 @@ pub fn run_one(args: &OneArgs) -> ExitCode {
     }
     if !errors.is_empty() {
         errors.dedup();
-        return print_errors(&format!("invalid scenario `{}`", args.scenario), &errors);
+        return crate::fail_all(&format!("invalid scenario `{}`", args.scenario), &errors);
     }
     order_like_the_source(&mut scenarios);
     let mut runs = Vec::new();
@@ -157,13 +149,13 @@ fn order_like_the_source(scenarios: &mut [Scenario]) {
 pub fn show(args: &ShowArgs) -> ExitCode {
     let sets = match parse_sets(&args.sets) {
         Ok(s) => s,
-        Err(e) => return print_errors("bad --set", &e),
+        Err(e) => return crate::fail_all("bad --set", &e),
     };
     match resolve(&args.scenario, args.preset.as_deref(), &sets) {
         Ok(s) => {
             print!("{}", s.to_toml());
             ExitCode::SUCCESS
         }
-        Err(e) => print_errors(&format!("invalid scenario `{}`", args.scenario), &e),
+        Err(e) => crate::fail_all(&format!("invalid scenario `{}`", args.scenario), &e),
     }
 }

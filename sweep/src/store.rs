@@ -37,6 +37,11 @@ impl Shard {
         format!("s{}of{}", self.index, self.count)
     }
 
+    /// The start of this shard's part file names.
+    fn part_prefix(&self) -> String {
+        format!("part-{}-", self.tag())
+    }
+
     /// `I/N` with `0 <= I < N`.
     pub fn parse(text: &str) -> Result<Shard, String> {
         let bad = || format!("--shard expects I/N with 0 <= I < N (e.g. 0/4), got `{text}`");
@@ -149,7 +154,7 @@ impl Store {
     /// Removes what an interrupted writer of `shard` left half done (other
     /// shards may be writing into the same directory); returns how many files.
     pub fn clean_incomplete(&self, shard: Shard) -> std::io::Result<usize> {
-        let prefix = format!("part-{}-", shard.tag());
+        let prefix = shard.part_prefix();
         let own = |p: &PathBuf| {
             p.file_name()
                 .and_then(|n| n.to_str())
@@ -180,7 +185,7 @@ impl Store {
 
     /// The runs parts written by `shard`.
     pub fn own_parts(&self, shard: Shard) -> std::io::Result<Vec<PathBuf>> {
-        let prefix = format!("part-{}-", shard.tag());
+        let prefix = shard.part_prefix();
         Ok(self
             .runs_parts()?
             .into_iter()
@@ -228,7 +233,7 @@ impl Store {
 
     /// The next free part number of `shard`.
     pub fn next_part(&self, shard: Shard) -> std::io::Result<u64> {
-        let prefix = format!("part-{}-", shard.tag());
+        let prefix = shard.part_prefix();
         let max = self
             .runs_parts()?
             .iter()
@@ -252,7 +257,7 @@ impl Store {
         series: &mut DataFrame,
         metadata: &[(String, String)],
     ) -> Result<(), String> {
-        let name = format!("part-{}-{part:06}.parquet", shard.tag());
+        let name = format!("{}{part:06}.parquet", shard.part_prefix());
         write_parquet(&series_dir(&self.root).join(&name), series, metadata)?;
         write_parquet(&runs_dir(&self.root).join(&name), runs, metadata)
     }
@@ -278,15 +283,11 @@ impl Store {
 /// of `shard` (or of all shards).
 pub fn count_runs(store: &Store, shard: Option<Shard>) -> Result<(u64, u64, u64), String> {
     let (mut ok, mut failed, mut events) = (0, 0, 0);
-    let prefix = shard.map(|s| format!("part-{}-", s.tag()));
-    for part in store.runs_parts().map_err(|e| e.to_string())? {
-        let name = part.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if prefix
-            .as_ref()
-            .is_some_and(|p| !name.starts_with(p.as_str()))
-        {
-            continue;
-        }
+    let parts = match shard {
+        Some(s) => store.own_parts(s),
+        None => store.runs_parts(),
+    };
+    for part in parts.map_err(|e| e.to_string())? {
         let df = read_parquet(&part, Some(&["status", "events"]))?;
         let status = df
             .column("status")
