@@ -35,6 +35,7 @@ pub struct Sweep {
     pub design: Design,
     /// Tier names, in chain order (from the metric columns).
     pub tiers: Vec<String>,
+    ok: Vec<bool>,
 }
 
 impl Sweep {
@@ -131,6 +132,14 @@ impl Sweep {
             axes: dims.iter().map(|d| d.name.clone()).collect(),
             levels: dims.iter().map(|d| d.labels.len()).collect(),
         };
+        let ok = match runs
+            .column("status")
+            .ok()
+            .and_then(|c| c.str().ok().cloned())
+        {
+            Some(s) => s.iter().map(|v| v == Some("ok")).collect(),
+            None => vec![false; runs.height()],
+        };
         Ok(Sweep {
             dir: dir.to_path_buf(),
             manifest,
@@ -139,6 +148,7 @@ impl Sweep {
             positions,
             design,
             tiers,
+            ok,
         })
     }
 
@@ -165,16 +175,9 @@ impl Sweep {
         self.dims.iter().position(|d| d.name == "strategy")
     }
 
-    pub fn ok(&self) -> Vec<bool> {
-        let status = self
-            .runs
-            .column("status")
-            .ok()
-            .and_then(|c| c.str().ok().cloned());
-        match status {
-            Some(s) => s.iter().map(|v| v == Some("ok")).collect(),
-            None => vec![false; self.runs.height()],
-        }
+    /// Which runs ended with status `ok`.
+    pub fn ok(&self) -> &[bool] {
+        &self.ok
     }
 }
 

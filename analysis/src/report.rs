@@ -263,7 +263,7 @@ fn slicing(sweep: &Sweep) -> (Slicing, usize) {
             keys.push(key);
             keys.len() - 1
         });
-        if ok && slice < MAX_SLICES {
+        if *ok && slice < MAX_SLICES {
             of_run.insert(run, (slice, line_dim.map_or(0, |d| position[d])));
         }
     }
@@ -436,9 +436,11 @@ fn time_plots(
 
 /// The slow window of the first ok run (the report shades it).
 fn window_of(sweep: &Sweep) -> Option<(f64, f64)> {
-    let ok = sweep.ok();
-    let row = ok.iter().position(|o| *o)?;
-    let get = |c: &str| sweep.metric(c).and_then(|v| v[row]);
+    let row = sweep.ok().iter().position(|o| *o)?;
+    let get = |c: &str| match sweep.runs.column(c).ok()?.get(row).ok()? {
+        AnyValue::Float64(x) => Some(x),
+        _ => None,
+    };
     match (get("window_start_s"), get("window_end_s")) {
         (Some(a), Some(b)) if b > a => Some((a, b)),
         _ => None,
