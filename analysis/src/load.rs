@@ -75,12 +75,14 @@ impl Sweep {
             .collect();
         // Only what the report uses: a million runs stay small in memory.
         let axis_paths: Vec<&String> = dim_paths.iter().flatten().collect();
+        let asked = report_metrics(&manifest);
         let wanted = |n: &str| {
             IDENTITY.contains(&n)
                 || crate::tables::METRICS.contains(&n)
                 || n.ends_with("_max_queue")
                 || n.ends_with("_arrivals_per_user_during")
                 || axis_paths.iter().any(|p| p.as_str() == n)
+                || asked.iter().any(|m| m.as_str() == n)
         };
         let cols: Vec<Expr> = schema
             .iter_names()
@@ -190,4 +192,16 @@ fn label(c: &Column, row: usize) -> String {
         Ok(v) => v.to_string(),
         Err(_) => "?".to_string(),
     }
+}
+
+/// The metrics a grid's `[report]` asks for besides the usual ones.
+pub fn report_metrics(manifest: &serde_json::Value) -> Vec<String> {
+    manifest["report"]["metrics"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|m| m.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
 }

@@ -175,7 +175,11 @@ fn headline(sweep: &Sweep, summary: &DataFrame) -> Result<String, String> {
     .into_iter()
     .map(String::from)
     .chain(leaf)
-    {
+    .chain(
+        crate::load::report_metrics(&sweep.manifest)
+            .into_iter()
+            .map(|m| format!("{m}_mean")),
+    ) {
         cols.push(m);
     }
     cols.retain(|c| summary.column(c).is_ok());

@@ -46,6 +46,11 @@ pub fn main_metrics(sweep: &Sweep) -> Vec<String> {
         .map(String::from),
     );
     m.extend(sweep.tiers.iter().map(|t| format!("{t}_max_queue")));
+    for asked in crate::load::report_metrics(&sweep.manifest) {
+        if !m.contains(&asked) {
+            m.push(asked);
+        }
+    }
     m.retain(|name| sweep.runs.column(name).is_ok());
     m
 }

@@ -20,6 +20,7 @@ use crate::random::Stream;
 use crate::result::{CallerStats, Phase, RunResult, Series, TierSeries, TierStats, nearest_rank};
 use crate::scenario::{Dispatch, QueueOrder};
 use crate::time::{NANOS_PER_SEC, NEVER, Nanos, nanos_to_secs};
+use crate::trace::{TraceStep, Tracer};
 use std::collections::VecDeque;
 
 /// Why a run produced no result.
@@ -216,6 +217,18 @@ enum Outcome {
     Error,
 }
 
+impl Outcome {
+    fn name(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Timeout => "timeout",
+            Outcome::Rejected => "rejected",
+            Outcome::Expired => "expired",
+            Outcome::Error => "error",
+        }
+    }
+}
+
 /// A tier's queue: high-priority requests, then low-priority ones, each in
 /// arrival order; a request is dequeued from the high class first.
 #[derive(Default)]
@@ -338,9 +351,16 @@ struct Sim<'m> {
     failed_latencies: Vec<Nanos>,
     series: Series,
     next_sample: usize,
+    /// Steps of the traced user request, when one is traced.
+    tracer: Option<Tracer>,
 }
 
-pub fn simulate(m: &Model, seed: u64) -> Result<RunResult, RunError> {
+/// Runs the model; with `trace_user`, also the steps taken for that user.
+pub fn simulate(
+    m: &Model,
+    seed: u64,
+    trace_user: Option<u32>,
+) -> Result<(RunResult, Vec<TraceStep>), RunError> {
     let secs = m.horizon_secs();
     let servers = m
         .servers
@@ -421,10 +441,16 @@ pub fn simulate(m: &Model, seed: u64) -> Result<RunResult, RunError> {
             tiers: Vec::new(),
         },
         next_sample: 0,
+        tracer: trace_user.map(|user| Tracer {
+            user,
+            arrived: 0,
+            steps: Vec::new(),
+        }),
     };
     sim.schedule_next_arrival(0);
     sim.run_until_horizon()?;
-    Ok(sim.into_result())
+    let steps = sim.tracer.take().map_or_else(Vec::new, |t| t.steps);
+    Ok((sim.into_result(), steps))
 }
 
 impl Sim<'_> {
@@ -454,6 +480,7 @@ impl Sim<'_> {
                 Action::WorkDone(job) => self.work_done(job),
                 Action::WorkAbandoned(job) => {
                     self.jobs.get_mut(job).abandoned = true;
+                    self.trace(job, "abandoned");
                     self.finish(job, false);
                 }
                 Action::Arrive(job) => {
@@ -477,6 +504,30 @@ impl Sim<'_> {
 
     fn schedule(&mut self, at: Nanos, action: Action) {
         self.events.push(at, action);
+    }
+
+    /// Records a step of `job` if its user is the one traced.
+    fn trace(&mut self, job: JobRef, event: &str) {
+        let Some(tracer) = &mut self.tracer else {
+            return;
+        };
+        let j = &self.jobs.slots[job.idx as usize];
+        if j.user != tracer.user {
+            return;
+        }
+        let who = match j.level {
+            0 => "client",
+            l => &self.m.servers[l as usize - 1].name,
+        };
+        tracer.steps.push(TraceStep {
+            at_s: nanos_to_secs(self.now),
+            t_s: nanos_to_secs(self.now - tracer.arrived),
+            who: who.to_string(),
+            attempt: j.attempts,
+            event: event.to_string(),
+            remaining_s: (j.deadline != NEVER)
+                .then(|| (j.deadline as f64 - self.now as f64) / NANOS_PER_SEC as f64),
+        });
     }
 
     /// Poisson arrivals with a piecewise-constant rate (load spikes): an
@@ -543,6 +594,11 @@ impl Sim<'_> {
             s.per_user.push(0);
         }
         self.user_ended.push(false);
+        if let Some(t) = &mut self.tracer
+            && t.user == user
+        {
+            t.arrived = self.now;
+        }
         // Drawn only when there are classes, so that other runs keep their streams.
         let low = self.m.low_share > 0.0 && self.classes.uniform() < self.m.low_share;
         self.user_low.push(low);
@@ -579,17 +635,22 @@ impl Sim<'_> {
         let m = self.m;
         let call = &m.callers[level];
         let limit = limit(j.deadline, call.margin);
+        let stats = &mut self.callers[level].stats;
         let refused = if self.now >= j.deadline {
-            Some(&mut self.callers[level].stats.no_time_left)
+            Some((&mut stats.no_time_left, "stop: no_time_left"))
         } else if self.now >= limit {
-            Some(&mut self.callers[level].stats.margin_exhausted)
+            Some((&mut stats.margin_exhausted, "stop: margin_exhausted"))
         } else if call.budget_admission && self.now.saturating_add(call.timeout) > limit {
-            Some(&mut self.callers[level].stats.insufficient_deadline)
+            Some((
+                &mut stats.insufficient_deadline,
+                "stop: insufficient_deadline",
+            ))
         } else {
             None
         };
-        if let Some(counter) = refused {
+        if let Some((counter, why)) = refused {
             *counter += 1;
+            self.trace(job, why);
             self.finish(job, false);
             return;
         }
@@ -599,6 +660,7 @@ impl Sim<'_> {
             // Open: a local, fast rejection, counted apart from downstream failures.
             caller.stats.breaker_rejected += 1;
             self.jobs.get_mut(job).attempts += 1;
+            self.trace(job, "breaker_open");
             self.retry_or_give_up(job, Outcome::Error);
             return;
         }
@@ -608,6 +670,7 @@ impl Sim<'_> {
             if caller.adaptive_rng.uniform() < t.reject_probability(now) {
                 caller.stats.rejected_locally += 1;
                 self.jobs.get_mut(job).attempts += 1;
+                self.trace(job, "throttled_locally");
                 self.retry_or_give_up(job, Outcome::Error);
                 return;
             }
@@ -640,6 +703,7 @@ impl Sim<'_> {
         if call.hedge_delay > 0 && self.now + call.hedge_delay < end {
             self.schedule(self.now + call.hedge_delay, Action::Hedge(job, attempt));
         }
+        self.trace(job, "send");
         self.send(level, job, attempt, child_deadline, j.user);
     }
 
@@ -660,6 +724,7 @@ impl Sim<'_> {
         }
         stats.hedges_sent += 1;
         stats.calls += 1;
+        self.trace(job, "hedge");
         let child_deadline = if call.propagate { j.attempt_end } else { NEVER };
         self.send(level, job, attempt, child_deadline, j.user);
     }
@@ -851,6 +916,7 @@ impl Sim<'_> {
                 t.on_failure();
             }
         }
+        self.trace(job, outcome.name());
         if outcome == Outcome::Ok {
             self.finish(job, true);
         } else {
@@ -866,18 +932,22 @@ impl Sim<'_> {
         let m = self.m;
         let call = &m.callers[level];
         let caller = &mut self.callers[level];
-        if j.attempts >= call.max_attempts {
+        let why = if j.attempts >= call.max_attempts {
             caller.stats.giveup_limit += 1;
+            "stop: attempt_limit"
         } else if self.now >= j.deadline {
             caller.stats.giveup_deadline += 1;
+            "stop: deadline"
         } else if caller.throttle.as_ref().is_some_and(|t| !t.retry_allowed()) {
             caller.stats.retries_throttled += 1;
+            "stop: retry_throttled"
         } else if caller
             .retry_budget
             .as_ref()
             .is_some_and(|b| !b.retry_allowed())
         {
             caller.stats.retry_budget_exhausted += 1;
+            "stop: retry_budget"
         } else {
             let mut delay = call.backoff.delay(j.attempts, &mut caller.rng);
             if call.honor_retry_after && outcome == Outcome::Rejected {
@@ -889,17 +959,30 @@ impl Sim<'_> {
                 && next.saturating_add(call.timeout) > limit(j.deadline, call.margin)
             {
                 caller.stats.insufficient_deadline += 1;
+                "stop: insufficient_deadline"
             } else {
                 self.schedule(next, Action::Retry(job));
+                self.trace(job, "backoff");
                 return;
             }
-        }
+        };
+        self.trace(job, why);
         self.finish(job, false);
     }
 
     /// `job` has its final answer: a user is done, or a server replies.
     fn finish(&mut self, job: JobRef, ok: bool) {
-        if self.jobs.get_mut(job).level == 0 {
+        let user = self.jobs.get_mut(job).level == 0;
+        if self.tracer.is_some() {
+            let event = match (user, ok) {
+                (true, true) => "user ok",
+                (true, false) => "user failed",
+                (false, true) => "reply ok",
+                (false, false) => "reply error",
+            };
+            self.trace(job, event);
+        }
+        if user {
             self.user_done(job, ok);
         } else {
             self.server_replies(job, ok);

@@ -16,6 +16,7 @@ pub mod random;
 pub mod result;
 pub mod scenario;
 pub mod time;
+pub mod trace;
 mod validate;
 
 pub use builtin::{BUILTIN_SCENARIOS, CH37_STRATEGIES, builtin, ch37};
@@ -23,6 +24,7 @@ pub use engine::RunError;
 pub use params::{ConfigError, apply_all, parse_value};
 pub use result::{Metric, RunResult, Value};
 pub use scenario::Scenario;
+pub use trace::TraceStep;
 pub use validate::validate;
 
 /// Runs one simulation. Validates first: an invalid scenario returns every
@@ -31,7 +33,20 @@ pub use validate::validate;
 pub fn run(scenario: &Scenario, seed: u64) -> Result<RunResult, RunError> {
     validate(scenario).map_err(RunError::Invalid)?;
     let model = model::Model::new(scenario);
-    engine::simulate(&model, seed)
+    engine::simulate(&model, seed, None).map(|(r, _)| r)
+}
+
+/// Runs one simulation like [`run`] and also records every step taken on
+/// behalf of user request number `user` (0 is the first to arrive). The
+/// result is the same as [`run`]'s: tracing draws nothing.
+pub fn trace(
+    scenario: &Scenario,
+    seed: u64,
+    user: u32,
+) -> Result<(RunResult, Vec<TraceStep>), RunError> {
+    validate(scenario).map_err(RunError::Invalid)?;
+    let model = model::Model::new(scenario);
+    engine::simulate(&model, seed, Some(user))
 }
 
 /// A built-in scenario (by name) or a scenario file (by path), with

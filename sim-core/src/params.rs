@@ -871,15 +871,21 @@ fn set_window(
     Some(r)
 }
 
+/// The known name closest to a misspelt one, if it is close enough to be
+/// the one meant (for "did you mean" hints).
+pub fn closest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    known
+        .into_iter()
+        .map(|k| (strsim::levenshtein(k, name), k))
+        .min_by_key(|(d, _)| *d)
+        .filter(|(d, _)| *d <= (name.len() / 3).max(2))
+        .map(|(_, k)| k)
+}
+
 fn unknown(scenario: &Scenario, path: &str) -> String {
     let known = paths(scenario);
-    let best = known
-        .iter()
-        .map(|k| (strsim::levenshtein(k, path), k))
-        .min_by_key(|(d, _)| *d)
-        .filter(|(d, _)| *d <= (path.len() / 3).max(2));
-    match best {
-        Some((_, k)) => format!("unknown parameter; did you mean `{k}`?"),
+    match closest(path, known.iter().map(String::as_str)) {
+        Some(k) => format!("unknown parameter; did you mean `{k}`?"),
         None => "unknown parameter (see docs/params.md, or `sweep params`)".to_string(),
     }
 }

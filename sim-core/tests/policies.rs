@@ -673,3 +673,158 @@ fn a_bulkhead_caps_the_low_class_concurrency() {
     let free = run(&s);
     assert!(free.tiers[1].completed > 2 * r.tiers[1].completed);
 }
+
+/// grids/scenarios/budget-admission.toml under one of the three policies
+/// of grids/budget-admission.toml, with attempts of `attempt_s`.
+fn budget_admission(policy: &str, attempt_s: &str) -> Scenario {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../grids/scenarios/budget-admission.toml"
+    );
+    let (propagate, admission) = match policy {
+        "count_only" => ("false", "false"),
+        "deadline" => ("true", "false"),
+        _ => ("true", "true"),
+    };
+    let sets: Vec<(String, toml::Value)> = [
+        ("gateway.attempt_timeout_s", attempt_s),
+        ("client.propagate_deadline", propagate),
+        ("gateway.budget_admission", admission),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), common::v(v)))
+    .collect();
+    sim_core::resolve(path, &sets).unwrap()
+}
+
+/// The gateway's attempts as (time since arrival, budget left) and how it
+/// stopped (time, reason), and when the user request ended.
+type Story = (Vec<(f64, Option<f64>)>, (f64, String), f64);
+
+fn story(s: &Scenario) -> Story {
+    let (plain, steps) = sim_core::trace(s, 1, 0).unwrap();
+    assert_eq!(plain, run(s), "tracing must not change the run");
+    let gateway = |e: &'static str| {
+        steps
+            .iter()
+            .filter(move |x| x.who == "gateway" && x.event.starts_with(e))
+    };
+    let sends = gateway("send").map(|x| (x.t_s, x.remaining_s)).collect();
+    let stop = gateway("stop: ").next().unwrap();
+    let user = steps.iter().find(|x| x.event == "user failed").unwrap();
+    (sends, (stop.t_s, stop.event.clone()), user.t_s)
+}
+
+#[test]
+fn budget_admission_experiment_gives_the_exact_figures() {
+    // 800 ms in all, 100 ms fixed cost, attempts of 150 ms, 80 ms backoff,
+    // at most 3 attempts: all three fit (100 + 3 x 150 + 2 x 80 = 710 ms),
+    // whatever the policy. Budget left before each: 700, 470, 240 ms.
+    for policy in ["count_only", "deadline", "admission"] {
+        let (sends, stop, ended) = story(&budget_admission(policy, "0.15"));
+        let times: Vec<f64> = sends.iter().map(|s| s.0).collect();
+        assert_eq!(times, [0.1, 0.33, 0.56], "{policy}");
+        assert_eq!(stop, (0.71, "stop: attempt_limit".to_string()), "{policy}");
+        assert_eq!(ended, 0.71, "{policy}");
+        if policy != "count_only" {
+            let left: Vec<Option<f64>> = sends.iter().map(|s| s.1).collect();
+            assert_eq!(left, [Some(0.7), Some(0.47), Some(0.24)], "{policy}");
+        }
+    }
+    // Attempts of 600 ms: the first ends at 700 ms with 100 ms left.
+    // Admission stops there: 80 ms backoff + 600 ms cannot fit.
+    let (sends, stop, ended) = story(&budget_admission("admission", "0.6"));
+    assert_eq!(sends, [(0.1, Some(0.7))]);
+    assert_eq!(stop, (0.7, "stop: insufficient_deadline".to_string()));
+    assert_eq!(ended, 0.7);
+    // With only the deadline, a second attempt is sent with 20 ms left.
+    let (sends, stop, ended) = story(&budget_admission("deadline", "0.6"));
+    assert_eq!(sends, [(0.1, Some(0.7)), (0.78, Some(0.02))]);
+    assert_eq!(stop, (0.8, "stop: deadline".to_string()));
+    assert_eq!(ended, 0.8);
+    // Count-only knows no deadline: three attempts, the last one ending
+    // 1.26 s after the user (whose client timed out at 800 ms) had gone.
+    let (sends, stop, ended) = story(&budget_admission("count_only", "0.6"));
+    assert_eq!(sends, [(0.1, None), (0.78, None), (1.46, None)]);
+    assert_eq!(stop, (2.06, "stop: attempt_limit".to_string()));
+    assert_eq!(ended, 0.8);
+    assert!((stop.0 - ended - 1.26).abs() < 1e-12);
+    // The counters tell the same story for every user.
+    let r = run(&budget_admission("admission", "0.6"));
+    assert!(r.users > 5);
+    assert_eq!(r.callers[1].insufficient_deadline, r.users);
+    assert_eq!(r.tiers[1].arrivals, r.users);
+    let r = run(&budget_admission("count_only", "0.6"));
+    assert_eq!(r.tiers[1].arrivals, 3 * r.users);
+    // The third attempt (at 1.46 s) leaves after the user's timeout.
+    assert_eq!(r.tiers[1].arrivals_after_user_left, r.users);
+    assert_eq!(r.tiers[0].late, r.users);
+}
+
+/// 100 users/s against 500/s of capacity (10 slots, 20 ms, a queue of 20),
+/// then a burst: 50 times the rate for 0.2 s at t = 10 s. Rejected
+/// attempts retry (up to 5 times) by the backoff in `sets`.
+fn burst(sets: &[(&str, &str)]) -> RunResult {
+    let text = r#"
+name = "burst"
+horizon_s = 30
+[client]
+rate_per_s = 100
+duration_s = 25
+[[client.spike]]
+start_s = 10
+duration_s = 0.2
+factor = 50
+[client.call]
+attempt_timeout_s = 1.0
+max_retries = 5
+backoff = "fixed"
+backoff_base_s = 2.0
+[[tiers]]
+name = "server"
+slots = 10
+queue_cap = 20
+service = { dist = "constant", mean_s = 0.02 }
+"#;
+    let mut s = Scenario::from_toml(text, "burst").unwrap();
+    let sets: Vec<(String, toml::Value)> = sets
+        .iter()
+        .map(|(k, v)| (k.to_string(), common::v(v)))
+        .collect();
+    sim_core::apply_all(&mut s, &sets).unwrap();
+    run(&s)
+}
+
+#[test]
+fn fixed_interval_retries_come_back_in_synchronized_waves() {
+    // The burst is rejected together, so with a fixed 2 s interval its
+    // retries come back together: spikes in the per-second arrivals at 12,
+    // 14, ... 20 s, each rejected again but for what the slots and queue
+    // take, with the plain load (about 100) in the seconds between.
+    let fixed = burst(&[]);
+    let a = &fixed.series.tiers[0].arrivals;
+    let spikes: Vec<u64> = (12..=20).step_by(2).map(|t| a[t]).collect();
+    let between: Vec<u64> = (11..=19).step_by(2).map(|t| a[t]).collect();
+    assert!(
+        spikes.iter().min() > Some(&(3 * between.iter().max().unwrap())),
+        "spikes {spikes:?}, between {between:?}"
+    );
+    assert!(spikes.windows(2).all(|w| w[1] < w[0]), "{spikes:?}");
+    // A constant Retry-After, honoured, synchronizes just the same.
+    let retry_after = burst(&[
+        ("server.retry_after_s", "2"),
+        ("client.honor_retry_after", "true"),
+        ("client.backoff", "full_jitter"),
+        ("client.backoff_base_s", "0.05"),
+    ]);
+    assert_eq!(retry_after.series.tiers[0].arrivals, *a);
+    // Full jitter spreads the retries: no wave after the first seconds, and
+    // the burst is served by t = 13 s instead of still retrying at 20 s.
+    let jitter = burst(&[
+        ("client.backoff", "full_jitter"),
+        ("client.backoff_cap_s", "8"),
+    ]);
+    let a = &jitter.series.tiers[0].arrivals;
+    assert!(a[13..=20].iter().all(|n| *n < 200), "{:?}", &a[10..=20]);
+    assert!(jitter.users_ok > fixed.users_ok);
+}

@@ -40,6 +40,10 @@ pub struct ReportOptions {
     pub heatmap_y: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub panels: Option<String>,
+    /// Metrics (`runs` columns) the grid is about, summarised and ranked
+    /// besides the usual ones.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub metrics: Vec<String>,
 }
 
 #[derive(serde::Deserialize)]
@@ -258,6 +262,16 @@ impl Grid {
         let Some(base) = base else {
             return Err(errors);
         };
+        let schema = sim_core::result::metric_schema(&base);
+        for m in &raw.report.metrics {
+            if !schema.iter().any(|s| s.name == *m) {
+                let hint = sim_core::params::closest(m, schema.iter().map(|s| s.name.as_str()))
+                    .map_or(String::new(), |k| format!("; did you mean `{k}`?"));
+                errors.push(format!(
+                    "{file}: report.metrics: `{m}` is not a metric of this scenario{hint}"
+                ));
+            }
+        }
         // Every value of every path on its own: unknown paths and types.
         let mut probe_errors = Vec::new();
         for (k, v) in &fixed {

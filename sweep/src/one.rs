@@ -18,9 +18,15 @@ pub struct OneArgs {
     /// Override a parameter (see `sweep params`); repeatable.
     #[arg(long = "set", value_name = "PATH=VALUE")]
     sets: Vec<String>,
-    /// Print one JSON object per run (the `runs` table's column names) instead of the table.
+    /// Print one JSON object per run (the `runs` table's column names) instead of the table;
+    /// with --trace, one per step.
     #[arg(long)]
     json: bool,
+    /// Print the story of user request USER (0: the first to arrive) instead of the
+    /// metrics: every attempt, outcome and retry decision at every level, with the
+    /// budget left before each.
+    #[arg(long, value_name = "USER")]
+    trace: Option<u32>,
 }
 
 #[derive(Args)]
@@ -111,6 +117,9 @@ pub fn run_one(args: &OneArgs) -> ExitCode {
         return crate::fail_all(&format!("invalid scenario `{}`", args.scenario), &errors);
     }
     order_like_the_source(&mut scenarios);
+    if let Some(user) = args.trace {
+        return print_traces(&scenarios, args.seed, user, args.json);
+    }
     let mut runs = Vec::new();
     for s in &scenarios {
         match sim_core::run(s, args.seed) {
@@ -129,6 +138,80 @@ pub fn run_one(args: &OneArgs) -> ExitCode {
         print!("{}", table::render(&args.scenario, args.seed, &runs));
     }
     ExitCode::SUCCESS
+}
+
+fn print_traces(scenarios: &[Scenario], seed: u64, user: u32, json: bool) -> ExitCode {
+    for s in scenarios {
+        let steps = match sim_core::trace(s, seed, user) {
+            Ok((_, steps)) => steps,
+            Err(e) => {
+                eprintln!("error: run `{}` seed {seed} failed: {e}", s.strategy);
+                return ExitCode::FAILURE;
+            }
+        };
+        if json {
+            for step in &steps {
+                let mut line = serde_json::to_value(step).expect("a trace step serializes");
+                line["strategy"] = s.strategy.clone().into();
+                line["seed"] = seed.into();
+                println!("{line}");
+            }
+        } else {
+            print!("{}", render_trace(&s.strategy, seed, user, &steps));
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// The trace as a table, then how long work went on after the user's
+/// request had ended (the overrun).
+fn render_trace(strategy: &str, seed: u64, user: u32, steps: &[sim_core::TraceStep]) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let Some(first) = steps.first() else {
+        return format!("{strategy}, seed {seed}: user request {user} never arrived\n");
+    };
+    let arrived = first.at_s - first.t_s;
+    writeln!(
+        out,
+        "{strategy}, seed {seed}: user request {user}, arrived at {arrived:.3} s; t_s counts from its arrival\n"
+    )
+    .unwrap();
+    let who_width = steps.iter().map(|s| s.who.len()).max().unwrap_or(3).max(3);
+    writeln!(
+        out,
+        "{:>8}  {:<who_width$}  {:>7}  {:<28}  {:>11}",
+        "t_s", "who", "attempt", "event", "remaining_s"
+    )
+    .unwrap();
+    for s in steps {
+        let remaining = s.remaining_s.map_or("-".to_string(), |r| format!("{r:.3}"));
+        writeln!(
+            out,
+            "{:>8.3}  {:<who_width$}  {:>7}  {:<28}  {:>11}",
+            s.t_s, s.who, s.attempt, s.event, remaining
+        )
+        .unwrap();
+    }
+    let ended = steps.iter().find(|s| s.event.starts_with("user "));
+    let last = steps.last().expect("not empty");
+    match ended {
+        Some(end) if last.t_s > end.t_s => writeln!(
+            out,
+            "\nThe user request ended at t = {:.3} s; work for it went on until t = {:.3} s: an overrun of {:.3} s.\n",
+            end.t_s,
+            last.t_s,
+            last.t_s - end.t_s
+        ),
+        Some(end) => writeln!(
+            out,
+            "\nThe user request ended at t = {:.3} s, and nothing was done for it after that.\n",
+            end.t_s
+        ),
+        None => writeln!(out, "\nThe user request had not ended at the horizon.\n"),
+    }
+    .unwrap();
+    out
 }
 
 /// ch37's presets in the source's order (naive first), others by name.

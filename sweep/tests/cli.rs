@@ -576,7 +576,7 @@ fn report_options_must_name_axes() {
     let grid = write_grid(
         &dir,
         &format!(
-            "{}\n[report]\nheatmap_x = \"svc_b.queue_cap\"\nheatmap_y = \"horizon_s\"\n",
+            "{}\n[report]\nheatmap_x = \"svc_b.queue_cap\"\nheatmap_y = \"horizon_s\"\nmetrics = [\"goodput\", \"svc_b_late\", \"svc_b_lates\"]\n",
             small_grid(1)
         ),
     );
@@ -586,6 +586,11 @@ fn report_options_must_name_axes() {
         "{err}"
     );
     assert!(!err.contains("report.heatmap_x"), "{err}");
+    assert!(
+        err.contains("grid.toml: report.metrics: `svc_b_lates` is not a metric of this scenario; did you mean `svc_b_late`?"),
+        "{err}"
+    );
+    assert!(!err.contains("`goodput`"), "{err}");
 }
 
 #[test]
@@ -646,4 +651,45 @@ horizon_s = 35
             .all(|l| !l.contains("new runs") || l.ends_with(" 0 new runs")),
         "{err}"
     );
+}
+
+#[test]
+fn one_traces_a_user_request_and_reports_the_overrun() {
+    let scenario = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../grids/scenarios/budget-admission.toml"
+    );
+    let o = sweep(&[
+        "one",
+        "--scenario",
+        scenario,
+        "--trace",
+        "0",
+        "--set",
+        "gateway.attempt_timeout_s=0.6",
+        "--set",
+        "client.propagate_deadline=false",
+        "--set",
+        "gateway.budget_admission=false",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let sends = out
+        .lines()
+        .filter(|l| l.contains("gateway") && l.contains(" send "))
+        .count();
+    assert_eq!(sends, 3, "{out}");
+    assert!(
+        out.contains("work for it went on until t = 2.060 s: an overrun of 1.260 s"),
+        "{out}"
+    );
+    // As JSON lines: one object per step, with the budget left.
+    let o = sweep(&["one", "--scenario", scenario, "--trace", "0", "--json"]);
+    let first_send: serde_json::Value = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|v| v["who"] == "gateway" && v["event"] == "send")
+        .unwrap();
+    assert_eq!(first_send["remaining_s"], 0.7);
+    assert_eq!(first_send["t_s"], 0.1);
 }

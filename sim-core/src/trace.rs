@@ -1,0 +1,42 @@
+//! The story of one user request: every attempt, outcome and retry
+//! decision made on its behalf at every level of the chain, as
+//! [`crate::trace`] records it. This is how a single run is explained
+//! (the budget-admission experiment prints one); sweeps do not trace.
+
+use serde::Serialize;
+
+/// One step of the traced request.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TraceStep {
+    /// Simulated time of the step (seconds).
+    pub at_s: f64,
+    /// Time since the traced request arrived (seconds), exact in nanoseconds.
+    pub t_s: f64,
+    /// Who acted: `client` or the tier whose job this is.
+    pub who: String,
+    /// The caller's attempt number the step belongs to (0 before the first).
+    pub attempt: u32,
+    /// What happened:
+    /// - `send`, `hedge`: an attempt (or its hedged copy) leaves;
+    /// - `ok`, `timeout`, `rejected`, `expired`, `error`: how an attempt ended;
+    /// - `backoff`: a retry is due after the backoff;
+    /// - `stop: <reason>`: the caller gives up (`attempt_limit`, `deadline`,
+    ///   `insufficient_deadline`, `no_time_left`, `margin_exhausted`,
+    ///   `retry_throttled`, `retry_budget`), or fails fast locally
+    ///   (`breaker_open`, `throttled_locally`) before its retry decision;
+    /// - `abandoned`: cooperative cancellation stopped the tier's own work;
+    /// - `reply ok`, `reply error`: a tier answers its caller;
+    /// - `user ok`, `user failed`: the user request ends.
+    pub event: String,
+    /// The acting job's deadline less the time: what is left of the budget
+    /// it received (none when no deadline was propagated to it).
+    pub remaining_s: Option<f64>,
+}
+
+/// Recording state of the engine: the user traced and its steps so far.
+pub(crate) struct Tracer {
+    pub user: u32,
+    /// When the traced request arrived.
+    pub arrived: crate::time::Nanos,
+    pub steps: Vec<TraceStep>,
+}
