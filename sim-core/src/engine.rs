@@ -11,11 +11,14 @@
 //! slots does not start a second refill from inside the first.
 //!
 //! Levels: a job at level 0 is a user request at the client; a job at level
-//! `s + 1` is a request being handled by server `s`. A job at level `l`
-//! calls server `l` through the call policy `callers[l]`.
+//! `s + 1` is a request being handled by server `s`; a job at level
+//! `BRANCH` is one branch of a fan-out, owned by the server job that made
+//! it. A job that calls does so through its edge: `callers[job.edge]`
+//! (in a plain chain, the job at level `l` calls server `l` through edge
+//! `l`).
 
 use crate::event_queue::EventQueue;
-use crate::model::Model;
+use crate::model::{Downstream, Model};
 use crate::random::Stream;
 use crate::result::{CallerStats, Phase, RunResult, Series, TierSeries, TierStats, nearest_rank};
 use crate::scenario::{Dispatch, QueueOrder};
@@ -82,11 +85,25 @@ const NO_JOB: JobRef = JobRef {
     generation: 0,
 };
 
+/// The level of a fan-out branch job.
+const BRANCH: u8 = u8::MAX;
+/// The edge of a job that calls nobody (a leaf, or a fan-out parent, whose
+/// branches call).
+const NO_EDGE: u16 = u16::MAX;
+
 #[derive(Clone, Copy)]
 struct Job {
     generation: u32,
     live: bool,
     level: u8,
+    /// The edge it calls through (`NO_EDGE`: none).
+    edge: u16,
+    /// Fan-out: branches still running; whether an optional one failed, or
+    /// a required one; whether the branches are still being started.
+    branches_left: u16,
+    degraded: bool,
+    branch_failed: bool,
+    fanning: bool,
     user: u32,
     /// The job whose attempt created this one, and that attempt's number.
     caller: JobRef,
@@ -113,6 +130,7 @@ impl Job {
     /// `arrived` is `NEVER` while it is still on the network.
     fn request(
         s: usize,
+        edge: u16,
         caller: JobRef,
         caller_attempt: u32,
         deadline: Nanos,
@@ -123,6 +141,11 @@ impl Job {
             generation: 0,
             live: true,
             level: s as u8 + 1,
+            edge,
+            branches_left: 0,
+            degraded: false,
+            branch_failed: false,
+            fanning: false,
             user,
             caller,
             caller_attempt,
@@ -321,6 +344,8 @@ struct Caller {
     breaker: Option<crate::policy::CircuitBreaker>,
     /// Jitter of the breaker's open times.
     breaker_rng: Stream,
+    /// Attempts in flight (for the bulkhead).
+    in_flight: u32,
     /// Draws of local rejections (adaptive throttling).
     adaptive_rng: Stream,
     rng: Stream,
@@ -353,6 +378,8 @@ struct Sim<'m> {
     next_sample: usize,
     /// Steps of the traced user request, when one is traced.
     tracer: Option<Tracer>,
+    /// The branch jobs of each fan-out in progress, by the parent's slot.
+    fanouts: std::collections::HashMap<u32, Vec<JobRef>>,
 }
 
 /// Runs the model; with `trace_user`, also the steps taken for that user.
@@ -406,6 +433,7 @@ pub fn simulate(
             adaptive_rng: Stream::new(seed, &format!("throttle.{}", c.name)),
             breaker: c.breaker.clone(),
             breaker_rng: Stream::new(seed, &format!("breaker.{}", c.name)),
+            in_flight: 0,
             rng: Stream::new(seed, &format!("backoff.{}", c.name)),
             stats: CallerStats {
                 name: c.name.clone(),
@@ -441,6 +469,7 @@ pub fn simulate(
             tiers: Vec::new(),
         },
         next_sample: 0,
+        fanouts: std::collections::HashMap::new(),
         tracer: trace_user.map(|user| Tracer {
             user,
             arrived: 0,
@@ -475,7 +504,12 @@ impl Sim<'_> {
                         self.attempt_ended(job, Outcome::Timeout);
                     }
                 }
-                Action::Retry(job) => self.start_attempt(job),
+                Action::Retry(job) => {
+                    // A fan-out branch in backoff may have been cancelled.
+                    if self.jobs.get(job).is_some() {
+                        self.start_attempt(job)
+                    }
+                }
                 Action::Hedge(job, attempt) => self.hedge(job, attempt),
                 Action::WorkDone(job) => self.work_done(job),
                 Action::WorkAbandoned(job) => {
@@ -517,6 +551,7 @@ impl Sim<'_> {
         }
         let who = match j.level {
             0 => "client",
+            BRANCH => &self.m.callers[j.edge as usize].name,
             l => &self.m.servers[l as usize - 1].name,
         };
         tracer.steps.push(TraceStep {
@@ -607,6 +642,11 @@ impl Sim<'_> {
             generation: 0,
             live: true,
             level: 0,
+            edge: 0,
+            branches_left: 0,
+            degraded: false,
+            branch_failed: false,
+            fanning: false,
             user,
             caller: NO_JOB,
             caller_attempt: 0,
@@ -631,11 +671,11 @@ impl Sim<'_> {
     /// Sends the next attempt of `job` to the server below it.
     fn start_attempt(&mut self, job: JobRef) {
         let j = *self.jobs.get_mut(job);
-        let level = j.level as usize;
+        let edge = j.edge as usize;
         let m = self.m;
-        let call = &m.callers[level];
+        let call = &m.callers[edge];
         let limit = limit(j.deadline, call.margin);
-        let stats = &mut self.callers[level].stats;
+        let stats = &mut self.callers[edge].stats;
         let refused = if self.now >= j.deadline {
             Some((&mut stats.no_time_left, "stop: no_time_left"))
         } else if self.now >= limit {
@@ -655,12 +695,20 @@ impl Sim<'_> {
             return;
         }
         let now = self.now;
-        let caller = &mut self.callers[level];
+        let caller = &mut self.callers[edge];
         if caller.breaker.as_mut().is_some_and(|b| !b.allow(now)) {
             // Open: a local, fast rejection, counted apart from downstream failures.
             caller.stats.breaker_rejected += 1;
             self.jobs.get_mut(job).attempts += 1;
             self.trace(job, "breaker_open");
+            self.retry_or_give_up(job, Outcome::Error);
+            return;
+        }
+        if caller.in_flight >= call.max_in_flight {
+            // The bulkhead for this downstream is full: fail fast, locally.
+            caller.stats.bulkhead_rejected += 1;
+            self.jobs.get_mut(job).attempts += 1;
+            self.trace(job, "bulkhead_full");
             self.retry_or_give_up(job, Outcome::Error);
             return;
         }
@@ -689,8 +737,9 @@ impl Sim<'_> {
             jm.attempt_started = self.now;
             jm.attempt_end = end;
         }
-        let caller = &mut self.callers[level];
+        let caller = &mut self.callers[edge];
         caller.stats.calls += 1;
+        caller.in_flight += 1;
         if attempt > 1 {
             caller.stats.retries_sent += 1;
         }
@@ -704,7 +753,7 @@ impl Sim<'_> {
             self.schedule(self.now + call.hedge_delay, Action::Hedge(job, attempt));
         }
         self.trace(job, "send");
-        self.send(level, job, attempt, child_deadline, j.user);
+        self.send(call.to, job, attempt, child_deadline, j.user);
     }
 
     /// Sends a second copy of an attempt still unanswered, within the
@@ -714,10 +763,10 @@ impl Sim<'_> {
             return;
         }
         let j = *self.jobs.get_mut(job);
-        let level = j.level as usize;
+        let edge = j.edge as usize;
         let m = self.m;
-        let call = &m.callers[level];
-        let stats = &mut self.callers[level].stats;
+        let call = &m.callers[edge];
+        let stats = &mut self.callers[edge].stats;
         if (stats.hedges_sent + 1) as f64 > call.hedge_budget * stats.calls as f64 {
             stats.hedges_refused += 1;
             return;
@@ -726,7 +775,7 @@ impl Sim<'_> {
         stats.calls += 1;
         self.trace(job, "hedge");
         let child_deadline = if call.propagate { j.attempt_end } else { NEVER };
-        self.send(level, job, attempt, child_deadline, j.user);
+        self.send(call.to, job, attempt, child_deadline, j.user);
     }
 
     /// A request leaves for server `s`: it arrives now, or after the hop's
@@ -739,6 +788,7 @@ impl Sim<'_> {
         }
         let job = self.jobs.alloc(Job::request(
             s,
+            NO_EDGE,
             caller,
             caller_attempt,
             deadline,
@@ -820,8 +870,13 @@ impl Sim<'_> {
         }
         srv.stats.admitted += 1;
         srv.series.admitted[sec] += 1;
+        let edge = match model.downstream {
+            Downstream::Chain(e) => e as u16,
+            Downstream::Leaf | Downstream::Fanout(_) => NO_EDGE,
+        };
         let job = self.jobs.alloc(Job::request(
             s,
+            edge,
             caller,
             caller_attempt,
             deadline,
@@ -866,10 +921,99 @@ impl Sim<'_> {
 
     fn work_done(&mut self, job: JobRef) {
         let s = self.jobs.get_mut(job).level as usize - 1;
-        if s == self.m.leaf() {
-            self.finish(job, true);
-        } else {
-            self.start_attempt(job);
+        let m = self.m;
+        match &m.servers[s].downstream {
+            Downstream::Leaf => self.finish(job, true),
+            Downstream::Chain(_) => self.start_attempt(job),
+            Downstream::Fanout(edges) => self.fan_out(job, edges),
+        }
+    }
+
+    /// Starts one branch job per edge, all at the same instant: the parent
+    /// settles only once all are sent, so the order of the branches does not
+    /// matter. Each branch makes its attempts like any caller.
+    fn fan_out(&mut self, parent: JobRef, edges: &[usize]) {
+        let p = *self.jobs.get_mut(parent);
+        let branches: Vec<JobRef> = edges
+            .iter()
+            .map(|&e| {
+                self.jobs.alloc(Job {
+                    level: BRANCH,
+                    edge: e as u16,
+                    caller: parent,
+                    caller_attempt: 0,
+                    arrived: self.now,
+                    started: self.now,
+                    attempts: 0,
+                    waiting: false,
+                    ..p
+                })
+            })
+            .collect();
+        let pm = self.jobs.get_mut(parent);
+        pm.branches_left = edges.len() as u16;
+        pm.fanning = true;
+        self.fanouts.insert(parent.idx, branches.clone());
+        for b in branches {
+            self.start_attempt(b);
+        }
+        self.jobs.get_mut(parent).fanning = false;
+        self.settle_fan_out(parent);
+    }
+
+    /// A fan-out branch has its final answer. A branch never outlives its
+    /// parent: a parent that replies early cancels the rest.
+    fn branch_done(&mut self, branch: JobRef, ok: bool) {
+        let b = *self.jobs.get_mut(branch);
+        self.jobs.release(branch);
+        let required = self.m.callers[b.edge as usize].required;
+        let parent = self.jobs.get_mut(b.caller);
+        parent.branches_left -= 1;
+        if !ok {
+            if required {
+                parent.branch_failed = true;
+            } else {
+                parent.degraded = true;
+            }
+        }
+        if !parent.fanning {
+            self.settle_fan_out(b.caller);
+        }
+    }
+
+    /// The parent replies with an error as soon as a required branch has
+    /// failed (the others are cancelled: nobody waits for them any more),
+    /// and with success once every branch has ended (degraded if an
+    /// optional one failed): its latency is the critical path.
+    fn settle_fan_out(&mut self, parent: JobRef) {
+        let p = *self.jobs.get_mut(parent);
+        if p.branch_failed {
+            self.cancel_branches(parent);
+            self.finish(parent, false);
+        } else if p.branches_left == 0 {
+            self.fanouts.remove(&parent.idx);
+            if p.degraded {
+                self.servers[p.level as usize - 1].stats.degraded += 1;
+            }
+            self.finish(parent, true);
+        }
+    }
+
+    /// The caller stops waiting for the branches still running: their
+    /// attempts end as cancelled, and the work they started downstream goes
+    /// on for nobody (counted late there).
+    fn cancel_branches(&mut self, parent: JobRef) {
+        for b in self.fanouts.remove(&parent.idx).unwrap_or_default() {
+            let Some(j) = self.jobs.get(b).copied() else {
+                continue;
+            };
+            if j.waiting {
+                let caller = &mut self.callers[j.edge as usize];
+                caller.in_flight -= 1;
+                caller.stats.calls_cancelled += 1;
+            }
+            self.trace(b, "cancelled");
+            self.jobs.release(b);
         }
     }
 
@@ -882,13 +1026,14 @@ impl Sim<'_> {
     }
 
     fn attempt_ended(&mut self, job: JobRef, outcome: Outcome) {
-        let (level, retry, sent_at) = {
+        let (edge, retry, sent_at) = {
             let j = self.jobs.get_mut(job);
             j.waiting = false;
-            (j.level as usize, j.attempts > 1, j.attempt_started)
+            (j.edge as usize, j.attempts > 1, j.attempt_started)
         };
         let now = self.now;
-        let caller = &mut self.callers[level];
+        let caller = &mut self.callers[edge];
+        caller.in_flight -= 1;
         if let Some(b) = &mut caller.breaker {
             let jitter = caller.breaker_rng.uniform();
             b.record(now, outcome != Outcome::Ok, now - sent_at, jitter);
@@ -928,10 +1073,10 @@ impl Sim<'_> {
     /// recorded the failure).
     fn retry_or_give_up(&mut self, job: JobRef, outcome: Outcome) {
         let j = *self.jobs.get_mut(job);
-        let level = j.level as usize;
+        let edge = j.edge as usize;
         let m = self.m;
-        let call = &m.callers[level];
-        let caller = &mut self.callers[level];
+        let call = &m.callers[edge];
+        let caller = &mut self.callers[edge];
         let why = if j.attempts >= call.max_attempts {
             caller.stats.giveup_limit += 1;
             "stop: attempt_limit"
@@ -952,7 +1097,7 @@ impl Sim<'_> {
             let mut delay = call.backoff.delay(j.attempts, &mut caller.rng);
             if call.honor_retry_after && outcome == Outcome::Rejected {
                 // The rejection came from the server this caller calls.
-                delay = delay.max(m.servers[level].retry_after);
+                delay = delay.max(m.servers[call.to].retry_after);
             }
             let next = self.now + delay;
             if call.budget_admission
@@ -972,20 +1117,22 @@ impl Sim<'_> {
 
     /// `job` has its final answer: a user is done, or a server replies.
     fn finish(&mut self, job: JobRef, ok: bool) {
-        let user = self.jobs.get_mut(job).level == 0;
+        let level = self.jobs.get_mut(job).level;
         if self.tracer.is_some() {
-            let event = match (user, ok) {
-                (true, true) => "user ok",
-                (true, false) => "user failed",
-                (false, true) => "reply ok",
-                (false, false) => "reply error",
+            let event = match (level, ok) {
+                (0, true) => "user ok",
+                (0, false) => "user failed",
+                (BRANCH, true) => "branch ok",
+                (BRANCH, false) => "branch failed",
+                (_, true) => "reply ok",
+                (_, false) => "reply error",
             };
             self.trace(job, event);
         }
-        if user {
-            self.user_done(job, ok);
-        } else {
-            self.server_replies(job, ok);
+        match level {
+            0 => self.user_done(job, ok),
+            BRANCH => self.branch_done(job, ok),
+            _ => self.server_replies(job, ok),
         }
     }
 
@@ -1037,7 +1184,8 @@ impl Sim<'_> {
             }
         }
         let outcome = if ok { Outcome::Ok } else { Outcome::Error };
-        if self.m.dispatch == Dispatch::Fifo || s == self.m.leaf() {
+        let leaf = self.m.servers[s].downstream == Downstream::Leaf;
+        if self.m.dispatch == Dispatch::Fifo || leaf {
             self.fill_slots(s);
             self.answer(s, j.caller, j.caller_attempt, outcome);
         } else {
@@ -1098,13 +1246,15 @@ impl Sim<'_> {
         for j in self.jobs.live() {
             if j.level == 0 {
                 unfinished += 1;
+            } else if j.level == BRANCH {
+                // Its parent holds the slot.
             } else if j.arrived == NEVER {
                 self.servers[j.level as usize - 1].stats.in_transit_at_end += 1;
             } else if j.started != NEVER {
                 self.servers[j.level as usize - 1].busy_ns += (self.now - j.started) as u128;
             }
             if j.waiting {
-                self.callers[j.level as usize].stats.calls_pending += 1;
+                self.callers[j.edge as usize].stats.calls_pending += 1;
             }
         }
         let recovery_s = self.recovery_s();

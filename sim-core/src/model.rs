@@ -25,13 +25,20 @@ pub struct Model {
     pub window: (Nanos, Nanos),
     pub recovery_window: Nanos,
     pub recovery_threshold: f64,
-    /// `callers[0]` is the client; `callers[i]` for i >= 1 is server i - 1.
+    /// One per call edge, in [`Scenario::edges`] order: `callers[0]` is the
+    /// client's; in a plain chain `callers[i]` is server `i - 1`'s.
     pub callers: Vec<CallModel>,
     pub servers: Vec<ServerModel>,
 }
 
 pub struct CallModel {
     pub name: String,
+    /// The server called.
+    pub to: usize,
+    /// A fan-out branch whose failure fails the caller.
+    pub required: bool,
+    /// Bulkhead: attempts in flight at most (`u32::MAX`: unbounded).
+    pub max_in_flight: u32,
     pub timeout: Nanos,
     pub max_attempts: u32,
     pub backoff: Backoff,
@@ -73,6 +80,18 @@ pub struct ServerModel {
     pub slow: Vec<(Nanos, Nanos, f64)>,
     /// Most arrivals one user request can cause here (requirement R1).
     pub arrival_bound_per_user: u64,
+    pub downstream: Downstream,
+}
+
+/// What a server does once its own work is done.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Downstream {
+    /// Replies.
+    Leaf,
+    /// Calls one server through this edge (index into `Model::callers`).
+    Chain(usize),
+    /// Calls these edges in parallel.
+    Fanout(Vec<usize>),
 }
 
 pub struct ServiceModel {
@@ -135,55 +154,72 @@ impl ServerModel {
 impl Model {
     /// Compiles a scenario that has passed [`crate::validate::validate`].
     pub fn new(s: &Scenario) -> Model {
-        let call_model = |name: &str, c: &crate::scenario::Call| CallModel {
-            name: name.to_string(),
-            timeout: secs_to_nanos(c.attempt_timeout_s),
-            max_attempts: c.max_retries + 1,
-            backoff: Backoff::new(c.backoff, c.backoff_base_s, c.backoff_cap_s),
-            propagate: c.propagate_deadline,
-            throttle: c
-                .retry_throttle
-                .then(|| RetryThrottle::new(c.throttle_max_tokens, c.throttle_token_ratio)),
-            margin: secs_to_nanos(c.deadline_margin_s),
-            budget_admission: c.budget_admission,
-            honor_retry_after: c.honor_retry_after,
-            hedge_delay: secs_to_nanos(c.hedge_delay_s),
-            hedge_budget: c.hedge_budget_percent / 100.0,
-            budget_share: c.budget_share,
-            breaker: c.breaker.then(|| {
-                CircuitBreaker::new(BreakerConfig {
-                    window: c.breaker_window as usize,
-                    min_samples: c.breaker_min_samples as usize,
-                    failure_rate: c.breaker_failure_rate,
-                    slow_call_rate: c.breaker_slow_call_rate,
-                    slow_call: secs_to_nanos(c.breaker_slow_call_s),
-                    open: secs_to_nanos(c.breaker_open_s),
-                    open_jitter: secs_to_nanos(c.breaker_open_jitter_s),
-                    probes: c.breaker_half_open_probes,
-                })
-            }),
-            adaptive_throttle: c.adaptive_throttle.then(|| {
-                AdaptiveThrottle::new(c.adaptive_throttle_k, c.adaptive_throttle_window_s)
-            }),
-            retry_budget: c
-                .retry_budget
-                .then(|| RetryBudget::new(c.retry_budget_percent, c.retry_budget_min_concurrency)),
+        let edges = s.edges();
+        let call_model = |e: &crate::scenario::Edge| {
+            let c = e.call;
+            CallModel {
+                name: e.name.clone(),
+                to: e.to,
+                required: e.required,
+                max_in_flight: c.max_in_flight.unwrap_or(u32::MAX),
+                timeout: secs_to_nanos(c.attempt_timeout_s),
+                max_attempts: c.max_retries + 1,
+                backoff: Backoff::new(c.backoff, c.backoff_base_s, c.backoff_cap_s),
+                propagate: c.propagate_deadline,
+                throttle: c
+                    .retry_throttle
+                    .then(|| RetryThrottle::new(c.throttle_max_tokens, c.throttle_token_ratio)),
+                margin: secs_to_nanos(c.deadline_margin_s),
+                budget_admission: c.budget_admission,
+                honor_retry_after: c.honor_retry_after,
+                hedge_delay: secs_to_nanos(c.hedge_delay_s),
+                hedge_budget: c.hedge_budget_percent / 100.0,
+                budget_share: c.budget_share,
+                breaker: c.breaker.then(|| {
+                    CircuitBreaker::new(BreakerConfig {
+                        window: c.breaker_window as usize,
+                        window_time: secs_to_nanos(c.breaker_window_s),
+                        min_samples: c.breaker_min_samples as usize,
+                        failure_rate: c.breaker_failure_rate,
+                        slow_call_rate: c.breaker_slow_call_rate,
+                        slow_call: secs_to_nanos(c.breaker_slow_call_s),
+                        open: secs_to_nanos(c.breaker_open_s),
+                        open_jitter: secs_to_nanos(c.breaker_open_jitter_s),
+                        probes: c.breaker_half_open_probes,
+                    })
+                }),
+                adaptive_throttle: c.adaptive_throttle.then(|| {
+                    AdaptiveThrottle::new(c.adaptive_throttle_k, c.adaptive_throttle_window_s)
+                }),
+                retry_budget: c.retry_budget.then(|| {
+                    RetryBudget::new(c.retry_budget_percent, c.retry_budget_min_concurrency)
+                }),
+            }
         };
-        let mut callers = vec![call_model("client", &s.client.call)];
-        callers.extend(
-            s.tiers
-                .iter()
-                .filter_map(|t| t.call.as_ref().map(|c| call_model(&t.name, c))),
-        );
-        let mut bound = 1u64;
+        let callers: Vec<CallModel> = edges.iter().map(call_model).collect();
+        // Requirement R1: every edge multiplies the arrivals its caller can
+        // see by its attempts (and copies: a hedged attempt sends up to two).
+        // Edges run in list order and call later tiers, so the caller's
+        // bound is known when its edges are.
+        let mut bounds = vec![0u64; s.tiers.len()];
+        for (edge, caller) in edges.iter().zip(&callers) {
+            let copies = if caller.hedge_delay > 0 { 2 } else { 1 };
+            let from = edge.from.map_or(1, |f| bounds[f]);
+            bounds[edge.to] = from.saturating_mul(caller.max_attempts as u64 * copies);
+        }
         let servers: Vec<ServerModel> = s
             .tiers
             .iter()
-            .zip(&callers)
-            .map(|(t, caller)| {
-                // A hedged attempt sends up to two copies.
-                let copies = if caller.hedge_delay > 0 { 2 } else { 1 };
-                bound = bound.saturating_mul(caller.max_attempts as u64 * copies);
+            .enumerate()
+            .map(|(i, t)| {
+                let out: Vec<usize> = (0..edges.len())
+                    .filter(|e| edges[*e].from == Some(i))
+                    .collect();
+                let downstream = match out[..] {
+                    [] => Downstream::Leaf,
+                    [e] if t.fanout.is_empty() => Downstream::Chain(e),
+                    _ => Downstream::Fanout(out),
+                };
                 ServerModel {
                     name: t.name.clone(),
                     slots: t.slots,
@@ -223,7 +259,8 @@ impl Model {
                             (start, start + secs_to_nanos(w.duration_s), w.factor)
                         })
                         .collect(),
-                    arrival_bound_per_user: bound,
+                    arrival_bound_per_user: bounds[i],
+                    downstream,
                 }
             })
             .collect();
@@ -256,10 +293,6 @@ impl Model {
             callers,
             servers,
         }
-    }
-
-    pub fn leaf(&self) -> usize {
-        self.servers.len() - 1
     }
 
     pub fn horizon_secs(&self) -> usize {

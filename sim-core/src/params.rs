@@ -45,8 +45,11 @@ pub enum Scope {
     Top,
     /// Under `client.`.
     Client,
-    /// Under `client.` and under every tier that calls another.
+    /// Under `client.`, under every tier that calls the next one, and
+    /// under `<tier>.fanout.<branch>.` for every fan-out branch.
     Call,
+    /// Under `<tier>.fanout.<branch>.` only.
+    Branch,
     /// Under every tier.
     Tier,
     /// Under `<tier>.slow.` (first window) or `<tier>.slow.<n>.` (window n).
@@ -248,6 +251,24 @@ pub const PARAMS: &[Param] = &[
         "breaker_window",
         Kind::Int,
         "Circuit breaker: outcomes in the (count-based) sliding window.",
+    ),
+    p(
+        Scope::Call,
+        "breaker_window_s",
+        Kind::Float,
+        "Circuit breaker: a time-based sliding window instead, the outcomes of the last this many seconds (0: the count-based breaker_window).",
+    ),
+    p(
+        Scope::Call,
+        "max_in_flight",
+        Kind::Cap,
+        "Bulkhead for this downstream: at most this many of the caller's attempts in flight at once; one more fails fast locally (bulkhead_rejected) and goes to the retry decision. With fan-out, one pool per branch.",
+    ),
+    p(
+        Scope::Branch,
+        "required",
+        Kind::Bool,
+        "Fan-out: a required branch that fails fails the caller at once; an optional one only degrades its reply (<tier>_degraded). The caller replies when every branch has ended.",
     ),
     p(
         Scope::Call,
@@ -575,9 +596,17 @@ pub fn paths(scenario: &Scenario) -> Vec<String> {
             Scope::Top => out.push(param.key.to_string()),
             Scope::Client => out.push(format!("client.{}", param.key)),
             Scope::Call => {
-                out.push(format!("client.{}", param.key));
-                for t in scenario.tiers.iter().filter(|t| t.call.is_some()) {
-                    out.push(format!("{}.{}", t.name, param.key));
+                for e in scenario.edges() {
+                    out.push(format!("{}.{}", e.path, param.key));
+                }
+            }
+            Scope::Branch => {
+                for e in scenario
+                    .edges()
+                    .iter()
+                    .filter(|e| e.path.contains(".fanout."))
+                {
+                    out.push(format!("{}.{}", e.path, param.key));
                 }
             }
             Scope::Tier => {
@@ -602,7 +631,12 @@ pub fn param_of(path: &str) -> Option<&'static Param> {
     let key_after = |n: usize| segs[n..].join(".");
     PARAMS.iter().find(|p| match p.scope {
         Scope::Top => p.key == path,
-        Scope::Client | Scope::Call => segs.len() >= 2 && key_after(1) == p.key,
+        Scope::Client => segs.len() >= 2 && key_after(1) == p.key,
+        Scope::Call => {
+            (segs.len() >= 2 && key_after(1) == p.key)
+                || (segs.len() >= 4 && segs[1] == "fanout" && key_after(3) == p.key)
+        }
+        Scope::Branch => segs.len() == 4 && segs[1] == "fanout" && segs[3] == p.key,
         Scope::Tier => segs.len() >= 2 && key_after(1) == p.key,
         Scope::Slow | Scope::Spike => {
             let window = if p.scope == Scope::Slow {
@@ -742,6 +776,8 @@ fn set_call(call: &mut Call, key: &str, v: &Value) -> Option<Result<(), String>>
         "budget_share" => float(v).map(|x| call.budget_share = x),
         "hedge_budget_percent" => float(v).map(|x| call.hedge_budget_percent = x),
         "breaker_window" => uint(v, 100_000).map(|x| call.breaker_window = x as u32),
+        "breaker_window_s" => float(v).map(|x| call.breaker_window_s = x),
+        "max_in_flight" => cap(v).map(|x| call.max_in_flight = x),
         "breaker_min_samples" => uint(v, 100_000).map(|x| call.breaker_min_samples = x as u32),
         "breaker_failure_rate" => float(v).map(|x| call.breaker_failure_rate = x),
         "breaker_slow_call_rate" => float(v).map(|x| call.breaker_slow_call_rate = x),
@@ -800,12 +836,30 @@ fn set_tier(tier: &mut Tier, segs: &[&str], v: &Value) -> Option<Result<(), Stri
         _ if segs.first() == Some(&"slow") => {
             return set_window(&mut tier.slow, &tier.name, "slow", &segs[1..], v);
         }
+        _ if segs.len() >= 3 && segs[0] == "fanout" => {
+            let branch = tier.fanout.iter_mut().find(|b| b.to == segs[1])?;
+            let key = segs[2..].join(".");
+            return match key.as_str() {
+                "required" => Some(boolean(v).map(|x| branch.required = x)),
+                _ => set_call(&mut branch.call, &key, v),
+            };
+        }
         _ => {
             let is_call_key = PARAMS
                 .iter()
                 .any(|p| p.scope == Scope::Call && p.key == key);
             return match tier.call.as_mut() {
                 Some(c) => set_call(c, &key, v),
+                None if is_call_key && !tier.fanout.is_empty() => Some(Err(format!(
+                    "tier `{}` fans out: its call parameters are under `{}.fanout.<branch>.` ({})",
+                    tier.name,
+                    tier.name,
+                    tier.fanout
+                        .iter()
+                        .map(|b| b.to.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))),
                 None if is_call_key => Some(Err(format!(
                     "tier `{}` calls no other tier, so it has no call parameters",
                     tier.name
@@ -963,7 +1017,9 @@ pub fn markdown() -> String {
          this file is current. The same paths serve `sweep one --set PATH=VALUE`, the `[set]`,\n\
          `[axes]` and `[[zip]]` tables of grid files, and the columns of the `runs` table.\n\n\
          `<tier>` is a tier's name (ch37: `gateway`, `svc_a`, `svc_b`); call parameters exist\n\
-         under `client` and under every tier that calls another (ch37: `gateway`, `svc_a`).\n\
+         under `client` and under every tier that calls the next (ch37: `gateway`, `svc_a`),\n\
+         and for a tier that fans out, under `<tier>.fanout.<branch>` for each branch (named by\n\
+         the tier it calls), e.g. `agg.fanout.search.attempt_timeout_s`.\n\
          `strategy` is applied first, whatever the order of the overrides.\n\n\
          | path | type | meaning |\n|---|---|---|\n",
     );
@@ -972,6 +1028,7 @@ pub fn markdown() -> String {
             Scope::Top => param.key.to_string(),
             Scope::Client => format!("client.{}", param.key),
             Scope::Call => format!("client.{k}, <tier>.{k}", k = param.key),
+            Scope::Branch => format!("<tier>.fanout.<branch>.{}", param.key),
             Scope::Tier => format!("<tier>.{}", param.key),
             Scope::Slow => format!("<tier>.slow.{k}, <tier>.slow.<n>.{k}", k = param.key),
             Scope::Spike => format!("client.spike.{k}, client.spike.<n>.{k}", k = param.key),

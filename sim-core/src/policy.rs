@@ -133,18 +133,21 @@ impl AdaptiveThrottle {
     }
 }
 
-/// A circuit breaker over a count-based window of call outcomes.
+/// A circuit breaker over a sliding window of call outcomes: the last
+/// `window` of them, or those of the last `window_time` when it is set.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CircuitBreaker {
     cfg: BreakerConfig,
     state: BreakerState,
-    /// The last `window` outcomes: (failed, slow).
-    outcomes: std::collections::VecDeque<(bool, bool)>,
+    /// The outcomes in the window: (when, failed, slow).
+    outcomes: std::collections::VecDeque<(Nanos, bool, bool)>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct BreakerConfig {
     pub window: usize,
+    /// A time-based window of this length instead (0: count-based).
+    pub window_time: Nanos,
     pub min_samples: usize,
     pub failure_rate: f64,
     pub slow_call_rate: f64,
@@ -202,14 +205,19 @@ impl CircuitBreaker {
         let slow = duration >= self.cfg.slow_call;
         match &mut self.state {
             BreakerState::Closed => {
-                self.outcomes.push_back((failed, slow));
-                if self.outcomes.len() > self.cfg.window {
+                self.outcomes.push_back((now, failed, slow));
+                if self.cfg.window_time > 0 {
+                    let since = now.saturating_sub(self.cfg.window_time);
+                    while self.outcomes.front().is_some_and(|o| o.0 <= since) {
+                        self.outcomes.pop_front();
+                    }
+                } else if self.outcomes.len() > self.cfg.window {
                     self.outcomes.pop_front();
                 }
                 let n = self.outcomes.len();
                 if n >= self.cfg.min_samples {
-                    let failures = self.outcomes.iter().filter(|o| o.0).count() as f64;
-                    let slows = self.outcomes.iter().filter(|o| o.1).count() as f64;
+                    let failures = self.outcomes.iter().filter(|o| o.1).count() as f64;
+                    let slows = self.outcomes.iter().filter(|o| o.2).count() as f64;
                     if failures >= self.cfg.failure_rate * n as f64
                         || slows >= self.cfg.slow_call_rate * n as f64
                     {
@@ -627,6 +635,7 @@ mod tests {
         let s = crate::time::NANOS_PER_SEC;
         let mut b = CircuitBreaker::new(BreakerConfig {
             window: 4,
+            window_time: 0,
             min_samples: 4,
             failure_rate: 0.5,
             slow_call_rate: 1.0,
@@ -665,6 +674,40 @@ mod tests {
             slow.record(4 * s, false, 2 * s, 0.0);
         }
         assert!(matches!(slow.state(), BreakerState::Open { .. }));
+    }
+
+    #[test]
+    fn time_based_breaker_window_forgets_old_outcomes() {
+        let s = crate::time::NANOS_PER_SEC;
+        let mut b = CircuitBreaker::new(BreakerConfig {
+            window: 1,
+            window_time: 2 * s,
+            min_samples: 3,
+            failure_rate: 0.5,
+            slow_call_rate: 1.0,
+            slow_call: s,
+            open: s,
+            open_jitter: 0,
+            probes: 1,
+        });
+        // Two failures at 0 s and 1 s, then one at 2 s: the first has left
+        // the 2 s window, so only two samples remain, too few to open.
+        b.record(0, true, 0, 0.0);
+        b.record(s, true, 0, 0.0);
+        b.record(2 * s, true, 0, 0.0);
+        assert_eq!(b.state(), BreakerState::Closed);
+        // A third outcome inside the window (a success): 2 failures of 3.
+        b.record(2 * s + 1, false, 0, 0.0);
+        assert_eq!(b.state(), BreakerState::Open { until: 3 * s + 1 });
+        // A count-based window of 1 would have kept one sample only.
+        let mut count = b.clone();
+        count.cfg.window_time = 0;
+        count.state = BreakerState::Closed;
+        count.outcomes.clear();
+        for t in 0..4 {
+            count.record(t, true, 0, 0.0);
+        }
+        assert_eq!(count.state(), BreakerState::Closed);
     }
 
     #[test]

@@ -82,6 +82,8 @@ pub struct TierStats {
     /// Requests whose own work was abandoned by cooperative cancellation
     /// (answered with an error, not counted as completed).
     pub abandoned: u64,
+    /// Fan-out: successful replies with an optional branch failed.
+    pub degraded: u64,
     pub queued_at_end: u64,
     /// Requests sent but still crossing the network at the horizon.
     pub in_transit_at_end: u64,
@@ -120,6 +122,9 @@ pub struct CallerStats {
     pub calls_error: u64,
     /// Attempts still waiting at the horizon.
     pub calls_pending: u64,
+    /// Fan-out: attempts the caller stopped waiting for because a required
+    /// branch had already failed.
+    pub calls_cancelled: u64,
     pub retries_sent: u64,
     /// Retries refused by the retry throttle.
     pub retries_throttled: u64,
@@ -139,6 +144,9 @@ pub struct CallerStats {
     pub rejected_locally: u64,
     /// Attempts rejected locally and fast by an open circuit breaker.
     pub breaker_rejected: u64,
+    /// Attempts rejected locally and fast by this caller's bulkhead for the
+    /// downstream (`max_in_flight`).
+    pub bulkhead_rejected: u64,
     /// Second copies sent by hedging (counted in `calls` too), and hedges
     /// the budget refused.
     pub hedges_sent: u64,
@@ -330,6 +338,7 @@ impl RunResult {
             put(format!("{n}_completed_ok"), Count(t.completed_ok));
             put(format!("{n}_late"), Count(t.late));
             put(format!("{n}_abandoned"), Count(t.abandoned));
+            put(format!("{n}_degraded"), Count(t.degraded));
             put(format!("{n}_queued_at_end"), Count(t.queued_at_end));
             put(format!("{n}_in_transit_at_end"), Count(t.in_transit_at_end));
             put(format!("{n}_busy_at_end"), Count(t.busy_at_end));
@@ -358,6 +367,7 @@ impl RunResult {
             put(format!("{n}_calls_expired"), Count(c.calls_expired));
             put(format!("{n}_calls_error"), Count(c.calls_error));
             put(format!("{n}_calls_pending"), Count(c.calls_pending));
+            put(format!("{n}_calls_cancelled"), Count(c.calls_cancelled));
             put(format!("{n}_retries_sent"), Count(c.retries_sent));
             put(format!("{n}_retries_throttled"), Count(c.retries_throttled));
             put(format!("{n}_giveup_limit"), Count(c.giveup_limit));
@@ -374,6 +384,7 @@ impl RunResult {
             );
             put(format!("{n}_rejected_locally"), Count(c.rejected_locally));
             put(format!("{n}_breaker_rejected"), Count(c.breaker_rejected));
+            put(format!("{n}_bulkhead_rejected"), Count(c.bulkhead_rejected));
             put(format!("{n}_hedges_sent"), Count(c.hedges_sent));
             put(format!("{n}_hedges_refused"), Count(c.hedges_refused));
         }
@@ -400,17 +411,10 @@ pub fn metric_schema(scenario: &crate::Scenario) -> Vec<Metric> {
         name: name.to_string(),
         ..CallerStats::default()
     };
-    let callers = std::iter::once("client").chain(
-        scenario
-            .tiers
-            .iter()
-            .filter(|t| t.call.is_some())
-            .map(|t| t.name.as_str()),
-    );
     RunResult {
         horizon_s: scenario.horizon_s,
         tiers: scenario.tiers.iter().map(|t| tier(&t.name)).collect(),
-        callers: callers.map(caller).collect(),
+        callers: scenario.edges().iter().map(|e| caller(&e.name)).collect(),
         ..RunResult::default()
     }
     .metrics()

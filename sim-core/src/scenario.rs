@@ -30,8 +30,10 @@ pub struct Scenario {
     pub recovery: RecoveryRule,
     /// The load generator and its call policy towards the first tier.
     pub client: Client,
-    /// The servers, in call order: `tiers[0]` is called by the client, each
-    /// tier calls the next, the last tier calls nothing.
+    /// The servers: `tiers[0]` is called by the client; a tier with a
+    /// `call` calls the next one in the list, a tier with `fanout` calls its
+    /// branches' tiers (later in the list) in parallel, and a tier with
+    /// neither is a leaf. Every tier but the first is called by exactly one.
     pub tiers: Vec<Tier>,
     /// Named sets of overrides (`path -> value`) selectable as `strategy`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -180,9 +182,46 @@ pub struct Tier {
     /// Windows in which service times are multiplied.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slow: Vec<SlowWindow>,
-    /// This tier's calls to the next tier; absent exactly at the last tier.
+    /// This tier's calls to the next tier in the list (a chain link).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call: Option<Call>,
+    /// Instead of `call`: downstreams called in parallel once the tier's own
+    /// work is done; it replies when every branch has ended (the critical
+    /// path), with an error as soon as a required branch fails.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fanout: Vec<Branch>,
+}
+
+/// One branch of a fan-out: the tier called and how.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Branch {
+    /// Name of the tier called (later in the list).
+    pub to: String,
+    /// A required branch that fails fails the caller; an optional one only
+    /// degrades its reply (counted as `degraded`).
+    #[serde(default = "yes")]
+    pub required: bool,
+    pub call: Call,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// A call edge of the topology, as [`Scenario::edges`] lists them.
+pub struct Edge<'a> {
+    /// Index of the calling tier; `None` for the client.
+    pub from: Option<usize>,
+    /// Index of the tier called.
+    pub to: usize,
+    /// The caller's name in metrics: `client`, the tier's name for a chain
+    /// link, `<tier>_to_<branch>` for a fan-out branch.
+    pub name: String,
+    /// Where its parameters live: `client`, `<tier>`, `<tier>.fanout.<branch>`.
+    pub path: String,
+    pub call: &'a Call,
+    pub required: bool,
 }
 
 fn default_limit_min() -> u32 {
@@ -355,6 +394,10 @@ pub struct Call {
     pub breaker: bool,
     #[serde(default = "default_breaker_window")]
     pub breaker_window: u32,
+    /// A time-based window instead: the outcomes of the last this many
+    /// seconds (0: the count-based `breaker_window`).
+    #[serde(default)]
+    pub breaker_window_s: f64,
     #[serde(default = "default_breaker_min_samples")]
     pub breaker_min_samples: u32,
     #[serde(default = "default_breaker_failure_rate")]
@@ -381,6 +424,11 @@ pub struct Call {
     /// 2/3 then 1/2 on a three-hop chain gives each hop an equal third).
     #[serde(default = "default_budget_share")]
     pub budget_share: f64,
+    /// Bulkhead for this downstream: at most this many of this caller's
+    /// attempts in flight at once; one more fails fast locally
+    /// (`bulkhead_rejected`). `None`: unbounded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_in_flight: Option<u32>,
 }
 
 fn default_budget_share() -> f64 {
@@ -479,6 +527,45 @@ impl Scenario {
     /// Parses a scenario from TOML text; `origin` names the source in errors.
     pub fn from_toml(text: &str, origin: &str) -> Result<Scenario, String> {
         toml::from_str(text).map_err(|e| format!("{origin}: {e}"))
+    }
+
+    /// Every call edge: the client's first, then each tier's in list order
+    /// (its chain link, or its branches in the order given). A branch to an
+    /// unknown tier is left out here; validation reports it.
+    pub fn edges(&self) -> Vec<Edge<'_>> {
+        let mut edges = vec![Edge {
+            from: None,
+            to: 0,
+            name: "client".to_string(),
+            path: "client".to_string(),
+            call: &self.client.call,
+            required: true,
+        }];
+        for (i, t) in self.tiers.iter().enumerate() {
+            if let Some(call) = &t.call {
+                edges.push(Edge {
+                    from: Some(i),
+                    to: i + 1,
+                    name: t.name.clone(),
+                    path: t.name.clone(),
+                    call,
+                    required: true,
+                });
+            }
+            for b in &t.fanout {
+                if let Some(to) = self.tiers.iter().position(|x| x.name == b.to) {
+                    edges.push(Edge {
+                        from: Some(i),
+                        to,
+                        name: format!("{}_to_{}", t.name, b.to),
+                        path: format!("{}.fanout.{}", t.name, b.to),
+                        call: &b.call,
+                        required: b.required,
+                    });
+                }
+            }
+        }
+        edges
     }
 
     /// The scenario as TOML, readable back by [`Scenario::from_toml`].

@@ -204,27 +204,9 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
             check(positive(w.factor), path("factor"), "must be > 0");
         }
     }
-    if let Some((last, calling)) = s.tiers.split_last() {
-        for t in calling {
-            check(
-                t.call.is_some(),
-                format!("{}.call", t.name),
-                "a tier that is not the last must say how it calls the next ([tiers.call])",
-            );
-        }
-        check(
-            last.call.is_none(),
-            format!("{}.call", last.name),
-            "the last tier calls nothing; remove its [tiers.call]",
-        );
-    }
-    let callers = std::iter::once(("client", &s.client.call)).chain(
-        s.tiers
-            .iter()
-            .filter_map(|t| t.call.as_ref().map(|c| (t.name.as_str(), c))),
-    );
-    for (name, call) in callers {
-        check_call(name, call, &mut errors);
+    check_topology(s, &mut errors);
+    for edge in s.edges() {
+        check_call(&edge.path, edge.call, &mut errors);
     }
     if errors.is_empty() {
         Ok(())
@@ -337,4 +319,72 @@ fn check_call(name: &str, c: &Call, errors: &mut Vec<ConfigError>) {
         "throttle_token_ratio",
         "must be >= 0",
     );
+}
+
+/// The tiers form a tree rooted at the first: a `call` reaches the next
+/// tier in the list, a fan-out branch a later one by name, and every tier
+/// but the first is reached exactly once.
+fn check_topology(s: &Scenario, errors: &mut Vec<ConfigError>) {
+    let mut callers: Vec<Vec<String>> = vec![Vec::new(); s.tiers.len()];
+    for (i, t) in s.tiers.iter().enumerate() {
+        let path = |k: &str| format!("{}.{k}", t.name);
+        if t.call.is_some() && !t.fanout.is_empty() {
+            errors.push(ConfigError::new(
+                path("fanout"),
+                "a tier either calls the next tier ([tiers.call]) or fans out ([[tiers.fanout]]), not both",
+            ));
+        }
+        if t.call.is_some() {
+            match callers.get_mut(i + 1) {
+                Some(c) => c.push(format!("{} (its [tiers.call])", t.name)),
+                None => errors.push(ConfigError::new(
+                    path("call"),
+                    "the last tier has no next tier to call; remove its [tiers.call]",
+                )),
+            }
+        }
+        for (k, b) in t.fanout.iter().enumerate() {
+            if t.fanout[..k].iter().any(|x| x.to == b.to) {
+                errors.push(ConfigError::new(
+                    path(&format!("fanout.{}", b.to)),
+                    "the same tier appears twice in this fan-out",
+                ));
+                continue;
+            }
+            match s.tiers.iter().position(|x| x.name == b.to) {
+                Some(to) if to > i => {
+                    callers[to].push(format!("{} (fan-out)", t.name));
+                }
+                Some(_) => errors.push(ConfigError::new(
+                    path(&format!("fanout.{}", b.to)),
+                    "a branch must call a tier listed after its caller (no cycles)",
+                )),
+                None => errors.push(ConfigError::new(
+                    path(&format!("fanout.{}", b.to)),
+                    format!(
+                        "no tier is named `{}` (tiers: {})",
+                        b.to,
+                        s.tiers
+                            .iter()
+                            .map(|x| x.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                )),
+            }
+        }
+    }
+    for (t, by) in s.tiers.iter().zip(&callers).skip(1) {
+        match by.len() {
+            1 => {}
+            0 => errors.push(ConfigError::new(
+                format!("{}.call", t.name),
+                "no tier calls this one: give the tier before it a [tiers.call], or name it in a [[tiers.fanout]]",
+            )),
+            _ => errors.push(ConfigError::new(
+                t.name.clone(),
+                format!("called by more than one tier ({}); the tiers must form a tree", by.join(", ")),
+            )),
+        }
+    }
 }

@@ -3,7 +3,7 @@
 
 mod common;
 use common::*;
-use sim_core::RunResult;
+use sim_core::{RunResult, Scenario};
 
 /// Every way a caller ends without success, one count per job.
 fn giveups(c: &sim_core::result::CallerStats) -> u64 {
@@ -16,7 +16,7 @@ fn giveups(c: &sim_core::result::CallerStats) -> u64 {
         + c.retry_budget_exhausted
 }
 
-fn check(r: &RunResult, label: &str) {
+fn check(s: &Scenario, r: &RunResult, label: &str) {
     let ctx = |what: &str| format!("{label}: {what}");
     // Every user ends exactly once: ok, failed, or still in flight at the horizon.
     assert_eq!(r.users, r.users_ok + r.users_failed, "{}", ctx("users"));
@@ -43,6 +43,7 @@ fn check(r: &RunResult, label: &str) {
         ctx("one give-up per failed user")
     );
 
+    let edges = s.edges();
     for (i, t) in r.tiers.iter().enumerate() {
         let ctx = |what: &str| format!("{label}: {} {what}", t.name);
         assert_eq!(
@@ -65,7 +66,8 @@ fn check(r: &RunResult, label: &str) {
         );
         assert!(t.late <= t.completed);
         // The caller above sent exactly the requests this tier received.
-        let caller = &r.callers[i];
+        let into = edges.iter().position(|e| e.to == i).unwrap();
+        let caller = &r.callers[into];
         assert_eq!(
             caller.calls,
             t.arrivals + t.in_transit_at_end,
@@ -77,7 +79,8 @@ fn check(r: &RunResult, label: &str) {
             + caller.calls_rejected
             + caller.calls_expired
             + caller.calls_error
-            + caller.calls_pending;
+            + caller.calls_pending
+            + caller.calls_cancelled;
         assert_eq!(
             caller.calls - caller.hedges_sent,
             ended,
@@ -94,8 +97,14 @@ fn check(r: &RunResult, label: &str) {
             "{}",
             ctx("R1 bound")
         );
-        // A non-leaf tier completes ok exactly when one of its attempts got ok.
-        if let Some(own) = r.callers.get(i + 1) {
+        let out: Vec<usize> = (0..edges.len())
+            .filter(|e| edges[*e].from == Some(i))
+            .collect();
+        // A chain tier completes ok exactly when one of its attempts got ok.
+        if let [e] = out[..]
+            && s.tiers[i].fanout.is_empty()
+        {
+            let own = &r.callers[e];
             assert_eq!(t.completed_ok, own.calls_ok, "{}", ctx("ok completions"));
             assert_eq!(
                 t.completed - t.completed_ok,
@@ -103,13 +112,24 @@ fn check(r: &RunResult, label: &str) {
                 "{}",
                 ctx("error completions")
             );
-        } else {
+        } else if out.is_empty() {
             assert_eq!(
                 t.completed_ok,
                 t.completed,
                 "{}",
                 ctx("the leaf never fails work it completes")
             );
+        } else {
+            // A fan-out tier succeeds only if every required branch did, so
+            // at most as often as its least successful required branch.
+            for e in out.iter().filter(|e| edges[**e].required) {
+                assert!(
+                    t.completed_ok <= r.callers[*e].calls_ok,
+                    "{}",
+                    ctx("fan-out ok")
+                );
+            }
+            assert!(t.degraded <= t.completed_ok, "{}", ctx("degraded"));
         }
         let series = &r.series.tiers[i];
         assert_eq!(series.arrivals.iter().sum::<u64>(), t.arrivals);
@@ -132,8 +152,8 @@ fn counts_add_up_for_every_preset_and_dispatch() {
     for dispatch in ["fifo", "reply_first"] {
         for p in sim_core::CH37_STRATEGIES {
             for seed in [1, 2] {
-                let r = run(&ch37(p, dispatch, &[]), seed);
-                check(&r, &format!("{p}/{dispatch}/{seed}"));
+                let s = ch37(p, dispatch, &[]);
+                check(&s, &run(&s, seed), &format!("{p}/{dispatch}/{seed}"));
             }
         }
     }
@@ -154,7 +174,7 @@ fn counts_add_up_with_users_in_flight_at_the_horizon() {
             .iter()
             .any(|t| t.queued_at_end > 0 && t.busy_at_end > 0)
     );
-    check(&r, "cut");
+    check(&s, &r, "cut");
 }
 
 #[test]
@@ -189,6 +209,59 @@ fn counts_add_up_with_every_policy_on() {
         );
         let r = run(&s, 5);
         assert!(r.tiers[2].abandoned > 0);
-        check(&r, &format!("{p} with policies"));
+        check(&s, &r, &format!("{p} with policies"));
     }
+}
+
+#[test]
+fn counts_add_up_with_fan_out() {
+    // ch37 with svc_a fanning out to svc_b (required) and a flaky optional
+    // cache, under the slow window, with bulkheads, a time-based breaker
+    // and retries on every branch.
+    let mut s = ch37(
+        "deadline",
+        "fifo",
+        &[("horizon_s", "60.5"), ("client.duration_s", "60")],
+    );
+    let call = s.tiers[1].call.take().unwrap();
+    let mut cache = sim_core::scenario::Tier::new("cache", 8);
+    cache.service.mean_s = 0.005;
+    cache.queue_cap = Some(4);
+    cache.slow = s.tiers[2].slow.clone();
+    s.tiers.push(cache);
+    s.tiers[1].fanout = vec![
+        sim_core::scenario::Branch {
+            to: "svc_b".into(),
+            required: true,
+            call: call.clone(),
+        },
+        sim_core::scenario::Branch {
+            to: "cache".into(),
+            required: false,
+            call: sim_core::scenario::Call {
+                attempt_timeout_s: 0.05,
+                ..call
+            },
+        },
+    ];
+    for (k, v) in [
+        ("svc_a.fanout.svc_b.max_in_flight", "30"),
+        ("svc_a.fanout.cache.max_in_flight", "6"),
+        ("svc_a.fanout.svc_b.breaker", "true"),
+        ("svc_a.fanout.svc_b.breaker_window_s", "2"),
+        ("cache.latency.mean_s", "0.001"),
+    ] {
+        sim_core::params::set(&mut s, k, &common::v(v)).unwrap();
+    }
+    sim_core::validate(&s).unwrap();
+    let r = run(&s, 3);
+    let names: Vec<&str> = r.callers.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["client", "gateway", "svc_a_to_svc_b", "svc_a_to_cache"]
+    );
+    assert!(r.tiers[1].degraded > 0);
+    assert!(r.callers[2].calls_cancelled + r.callers[3].calls_cancelled > 0);
+    assert!(r.callers[2].bulkhead_rejected + r.callers[3].bulkhead_rejected > 0);
+    check(&s, &r, "fan-out");
 }

@@ -828,3 +828,122 @@ fn fixed_interval_retries_come_back_in_synchronized_waves() {
     assert!(a[13..=20].iter().all(|n| *n < 200), "{:?}", &a[10..=20]);
     assert!(jitter.users_ok > fixed.users_ok);
 }
+
+/// client -> agg, which fans out to x (required, 0.1 s) and y (0.3 s,
+/// required or not); branch attempts time out after 0.5 s. `sets` are
+/// further overrides.
+fn fan_out(y_required: bool, sets: &[(&str, &str)]) -> RunResult {
+    let call =
+        "{ attempt_timeout_s = 0.5, max_retries = 0, backoff = \"fixed\", backoff_base_s = 0 }";
+    let text = format!(
+        r#"
+name = "fan-out"
+horizon_s = 30
+[client]
+rate_per_s = 20
+duration_s = 20
+[client.call]
+attempt_timeout_s = 2.0
+max_retries = 0
+backoff = "fixed"
+backoff_base_s = 0
+propagate_deadline = true
+[[tiers]]
+name = "agg"
+slots = 10000
+[[tiers.fanout]]
+to = "x"
+call = {call}
+[[tiers.fanout]]
+to = "y"
+required = {y_required}
+call = {call}
+[[tiers]]
+name = "x"
+slots = 10000
+service = {{ dist = "constant", mean_s = 0.1 }}
+[[tiers]]
+name = "y"
+slots = 10000
+service = {{ dist = "constant", mean_s = 0.3 }}
+"#
+    );
+    let mut s = Scenario::from_toml(&text, "fan-out").unwrap();
+    let sets: Vec<(String, toml::Value)> = sets
+        .iter()
+        .map(|(k, v)| (k.to_string(), common::v(v)))
+        .collect();
+    sim_core::apply_all(&mut s, &sets).unwrap();
+    sim_core::validate(&s).unwrap();
+    run(&s)
+}
+
+#[test]
+fn fan_out_waits_for_the_critical_path() {
+    let r = fan_out(true, &[]);
+    assert!(r.users > 300);
+    assert_eq!(r.users_ok, r.users);
+    // Both branches run in parallel: the slower one (0.3 s) decides.
+    assert_eq!(r.success_latency_median_s, Some(0.3));
+    assert_eq!(r.success_latency_p99_s, Some(0.3));
+    let (x, y) = (&r.tiers[1], &r.tiers[2]);
+    assert_eq!((x.arrivals, y.arrivals), (r.users, r.users));
+    // One caller per branch, named after both ends.
+    let names: Vec<&str> = r.callers.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["client", "agg_to_x", "agg_to_y"]);
+    assert_eq!(r.callers[2].calls_ok, r.users);
+}
+
+#[test]
+fn an_optional_branch_that_fails_degrades_instead_of_failing() {
+    // y takes 1 s against a 0.5 s branch timeout: it always fails.
+    let slow_y = [("y.service.mean_s", "1.0")];
+    let optional = fan_out(false, &slow_y);
+    assert_eq!(optional.users_ok, optional.users);
+    assert_eq!(optional.tiers[0].degraded, optional.users);
+    // The reply waits for y's timeout: the critical path includes it.
+    assert_eq!(optional.success_latency_median_s, Some(0.5));
+    let required = fan_out(true, &slow_y);
+    assert_eq!(required.users_ok, 0);
+    assert_eq!(required.tiers[0].degraded, 0);
+    assert_eq!(required.failed_latency_median_s, Some(0.5));
+}
+
+#[test]
+fn a_required_branch_that_fails_fails_the_caller_at_once() {
+    // x times out at 0.05 s: the user fails then, while y still works; y's
+    // reply at 0.3 s comes for nobody.
+    let r = fan_out(true, &[("agg.fanout.x.attempt_timeout_s", "0.05")]);
+    assert_eq!(r.users_ok, 0);
+    assert_eq!(r.failed_latency_median_s, Some(0.05));
+    assert_eq!(r.tiers[2].completed, r.users);
+    assert_eq!(r.tiers[2].late, r.users);
+    // The caller stopped waiting for y: its attempts end as cancelled.
+    assert_eq!(r.callers[2].calls_cancelled, r.users);
+    assert_eq!(r.callers[2].calls_pending + r.callers[2].calls_ok, 0);
+}
+
+#[test]
+fn a_bulkhead_caps_the_attempts_in_flight_to_one_downstream() {
+    // x now takes 1 s (within a 2 s branch timeout) and its bulkhead admits
+    // 3 at a time: of 20 users/s, 3 per second reach x; the others fail
+    // fast, locally. y is called at the same instant (whatever the order of
+    // the branches), then cancelled; its own pool is untouched.
+    let r = fan_out(
+        true,
+        &[
+            ("x.service.mean_s", "1.0"),
+            ("agg.fanout.x.attempt_timeout_s", "2.0"),
+            ("agg.fanout.x.max_in_flight", "3"),
+        ],
+    );
+    let (x, to_x, to_y) = (&r.tiers[1], &r.callers[1], &r.callers[2]);
+    assert!(x.arrivals <= 3 * 21, "{}", x.arrivals);
+    assert!(x.arrivals >= 3 * 19, "{}", x.arrivals);
+    assert_eq!(to_x.bulkhead_rejected + x.arrivals, r.users);
+    assert_eq!(r.users_ok, x.arrivals - to_x.calls_pending);
+    assert_eq!(to_y.bulkhead_rejected, 0);
+    assert_eq!(r.tiers[2].arrivals, r.users);
+    assert_eq!(to_y.calls_cancelled, to_x.bulkhead_rejected);
+    assert_eq!(r.tiers[2].late, to_x.bulkhead_rejected);
+}

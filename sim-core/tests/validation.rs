@@ -144,10 +144,112 @@ fn chain_shape_is_checked() {
         got,
         [
             "tiers.svc_b: duplicate tier name",
-            "gateway.call: a tier that is not the last must say how it calls the next ([tiers.call])",
-            "svc_b.call: the last tier calls nothing; remove its [tiers.call]",
+            "svc_b.call: the last tier has no next tier to call; remove its [tiers.call]",
+            "svc_b.call: no tier calls this one: give the tier before it a [tiers.call], or name it in a [[tiers.fanout]]",
         ]
     );
+}
+
+#[test]
+fn fan_out_topology_is_checked() {
+    let text = |fanout: &str, extra: &str| {
+        format!(
+            r#"
+name = "fan"
+horizon_s = 10
+[client]
+rate_per_s = 10
+duration_s = 5
+[client.call]
+attempt_timeout_s = 1
+max_retries = 0
+backoff = "fixed"
+backoff_base_s = 0
+[[tiers]]
+name = "agg"
+slots = 10
+{extra}
+{fanout}
+[[tiers]]
+name = "x"
+slots = 10
+[[tiers]]
+name = "y"
+slots = 10
+"#
+        )
+    };
+    let branch = |to: &str| {
+        format!(
+            "[[tiers.fanout]]\nto = \"{to}\"\ncall = {{ attempt_timeout_s = 0.5, max_retries = 0, backoff = \"fixed\", backoff_base_s = 0 }}\n"
+        )
+    };
+    let errors = |t: &str| -> Vec<String> {
+        match sim_core::Scenario::from_toml(t, "fan.toml") {
+            Ok(s) => sim_core::validate(&s)
+                .err()
+                .unwrap_or_default()
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
+            Err(e) => vec![e],
+        }
+    };
+    // A good fan-out: agg calls x and y.
+    assert_eq!(
+        errors(&text(&(branch("x") + &branch("y")), "")),
+        Vec::<String>::new()
+    );
+    // An unknown branch, and y then called by nobody.
+    assert_eq!(
+        errors(&text(&(branch("x") + &branch("z")), "")),
+        [
+            "agg.fanout.z: no tier is named `z` (tiers: agg, x, y)",
+            "y.call: no tier calls this one: give the tier before it a [tiers.call], or name it in a [[tiers.fanout]]",
+        ]
+    );
+    // Both a call and a fan-out: x is then reached twice.
+    let call = "[tiers.call]\nattempt_timeout_s = 1\nmax_retries = 0\nbackoff = \"fixed\"\nbackoff_base_s = 0\n";
+    let got = errors(&text(&(branch("x") + &branch("y")), call));
+    assert_eq!(
+        got[0],
+        "agg.fanout: a tier either calls the next tier ([tiers.call]) or fans out ([[tiers.fanout]]), not both"
+    );
+    assert_eq!(
+        got[1],
+        "x: called by more than one tier (agg (its [tiers.call]), agg (fan-out)); the tiers must form a tree"
+    );
+    // Call parameters of a fan-out tier live under its branches.
+    let mut s = sim_core::Scenario::from_toml(&text(&(branch("x") + &branch("y")), ""), "fan.toml")
+        .unwrap();
+    let e = sim_core::params::set(&mut s, "agg.attempt_timeout_s", &toml::Value::Float(0.2))
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("under `agg.fanout.<branch>.` (x, y)"),
+        "{e}"
+    );
+    sim_core::params::set(
+        &mut s,
+        "agg.fanout.y.attempt_timeout_s",
+        &toml::Value::Float(0.2),
+    )
+    .unwrap();
+    sim_core::params::set(
+        &mut s,
+        "agg.fanout.y.required",
+        &toml::Value::Boolean(false),
+    )
+    .unwrap();
+    assert_eq!(s.tiers[0].fanout[1].call.attempt_timeout_s, 0.2);
+    assert!(!s.tiers[0].fanout[1].required);
+    let e = sim_core::params::set(
+        &mut s,
+        "agg.fanout.w.required",
+        &toml::Value::Boolean(false),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("unknown parameter"), "{e}");
 }
 
 #[test]
