@@ -310,7 +310,7 @@ struct Server {
     codel: Option<crate::policy::CoDel>,
     rate_limit: Option<crate::policy::TokenBucket>,
     /// The adaptive concurrency limit, when the tier has one.
-    limit: Option<crate::policy::AimdLimit>,
+    limit: Option<crate::policy::ConcurrencyLimit>,
     stats: TierStats,
     series: TierSeries,
     busy_ns: u128,
@@ -327,7 +327,7 @@ impl Server {
     /// Requests that may be in service now: the slots, or fewer under an
     /// adaptive limit.
     fn capacity(&self, slots: u32) -> u32 {
-        self.limit.as_ref().map_or(slots, |l| l.limit.min(slots))
+        self.limit.as_ref().map_or(slots, |l| l.limit().min(slots))
     }
 
     /// Adds the queue's length times the time since the last change.
@@ -1169,7 +1169,7 @@ impl Sim<'_> {
         srv.busy_low -= self.user_low[j.user as usize] as u32;
         srv.busy_ns += (self.now - j.started) as u128;
         if let Some(l) = &mut srv.limit {
-            l.record(self.now, self.now - j.arrived, ok);
+            l.record(self.now, self.now - j.arrived, ok, srv.busy + 1);
         }
         if j.abandoned {
             // Not a completion: the work stopped before its end.
@@ -1271,8 +1271,8 @@ impl Sim<'_> {
                 t.busy_s = s.busy_ns as f64 / NANOS_PER_SEC as f64;
                 t.max_arrivals_per_user = s.per_user.iter().copied().max().unwrap_or(0) as u64;
                 if let Some(l) = &s.limit {
-                    t.limit_lowest = l.lowest as u64;
-                    t.limit_at_end = l.limit as u64;
+                    t.limit_lowest = l.lowest() as u64;
+                    t.limit_at_end = l.limit() as u64;
                 }
                 self.series.tiers.push(std::mem::take(&mut s.series));
                 t

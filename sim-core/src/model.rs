@@ -2,11 +2,11 @@
 //! instead of names, policies as ready-made values.
 
 use crate::policy::{
-    AdaptiveThrottle, AimdLimit, Backoff, BreakerConfig, CircuitBreaker, CoDel, RetryBudget,
-    RetryThrottle, TokenBucket,
+    AdaptiveThrottle, AimdLimit, Backoff, BreakerConfig, CircuitBreaker, CoDel, ConcurrencyLimit,
+    GradientLimit, RetryBudget, RetryThrottle, TokenBucket,
 };
 use crate::random::Stream;
-use crate::scenario::{Dispatch, Dist, Scenario, Service};
+use crate::scenario::{Dispatch, Dist, LimitAlgorithm, Scenario, Service};
 use crate::time::{Nanos, nanos_to_secs, secs_to_nanos};
 
 pub struct Model {
@@ -68,7 +68,7 @@ pub struct ServerModel {
     pub shed_low_queue: Option<usize>,
     pub codel: Option<CoDel>,
     pub rate_limit: Option<TokenBucket>,
-    pub adaptive_limit: Option<AimdLimit>,
+    pub adaptive_limit: Option<ConcurrencyLimit>,
     pub reject_latency: Nanos,
     /// Cooperative cancellation interval; 0 = off.
     pub cancel_check: Nanos,
@@ -232,8 +232,8 @@ impl Model {
                     codel: t
                         .codel
                         .then(|| CoDel::new(t.codel_target_s, t.codel_interval_s)),
-                    adaptive_limit: t.adaptive_limit.then(|| {
-                        AimdLimit::new(
+                    adaptive_limit: t.adaptive_limit.then(|| match t.limit_algorithm {
+                        LimitAlgorithm::Aimd => ConcurrencyLimit::Aimd(AimdLimit::new(
                             t.limit_min,
                             t.slots,
                             secs_to_nanos(t.limit_latency_s),
@@ -242,7 +242,16 @@ impl Model {
                             t.limit_min_samples,
                             t.limit_breaches,
                             secs_to_nanos(t.limit_interval_s),
-                        )
+                        )),
+                        LimitAlgorithm::Gradient => ConcurrencyLimit::Gradient(GradientLimit::new(
+                            t.limit_min,
+                            t.slots,
+                            t.limit_tolerance,
+                            t.limit_smoothing,
+                            t.limit_long_window,
+                            t.limit_min_samples,
+                            secs_to_nanos(t.limit_interval_s),
+                        )),
                     }),
                     rate_limit: (t.rate_limit_per_s > 0.0)
                         .then(|| TokenBucket::new(t.rate_limit_per_s, t.rate_limit_burst)),

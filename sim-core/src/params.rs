@@ -6,7 +6,8 @@
 //! one value. A test sets every catalogued path, so the two cannot drift.
 
 use crate::scenario::{
-    BackoffKind, Call, Dispatch, Dist, QueueOrder, Scenario, Service, SlowWindow, Tier,
+    BackoffKind, Call, Dispatch, Dist, LimitAlgorithm, QueueOrder, Scenario, Service, SlowWindow,
+    Tier,
 };
 use std::fmt;
 use toml::Value;
@@ -434,6 +435,30 @@ pub const PARAMS: &[Param] = &[
     ),
     p(
         Scope::Tier,
+        "limit_algorithm",
+        Kind::Choice(LimitAlgorithm::NAMES),
+        "Adaptive limit's rule. aimd: as above. gradient (Netflix concurrency-limits' Gradient2): every limit_interval_s with at least limit_min_samples completions, gradient = clamp(limit_tolerance x long-term mean latency / the window's mean latency, 0.5, 1); new = limit x gradient + 4 (a queue allowance), smoothed by limit_smoothing, within limit_min..slots, unless fewer than half the limit were in service. The long-term latency is an average over limit_long_window completions that decays quickly after a rise. Errors and limit_breaches, limit_latency_s, limit_decrease, limit_increase play no part.",
+    ),
+    p(
+        Scope::Tier,
+        "limit_tolerance",
+        Kind::Float,
+        "Gradient limit: how much slower than the long-term latency a window may be before the limit shrinks (1.5: 50%).",
+    ),
+    p(
+        Scope::Tier,
+        "limit_smoothing",
+        Kind::Float,
+        "Gradient limit: weight of each new estimate, in (0, 1] (1: none).",
+    ),
+    p(
+        Scope::Tier,
+        "limit_long_window",
+        Kind::Int,
+        "Gradient limit: completions the long-term latency averages over.",
+    ),
+    p(
+        Scope::Tier,
         "limit_min",
         Kind::Int,
         "Adaptive limit: the lowest concurrency.",
@@ -814,6 +839,11 @@ fn set_tier(tier: &mut Tier, segs: &[&str], v: &Value) -> Option<Result<(), Stri
         "codel" => boolean(v).map(|x| tier.codel = x),
         "rate_limit_per_s" => float(v).map(|x| tier.rate_limit_per_s = x),
         "adaptive_limit" => boolean(v).map(|x| tier.adaptive_limit = x),
+        "limit_algorithm" => choice(v, LimitAlgorithm::NAMES)
+            .map(|i| tier.limit_algorithm = [LimitAlgorithm::Aimd, LimitAlgorithm::Gradient][i]),
+        "limit_tolerance" => float(v).map(|x| tier.limit_tolerance = x),
+        "limit_smoothing" => float(v).map(|x| tier.limit_smoothing = x),
+        "limit_long_window" => uint(v, u32::MAX as u64).map(|x| tier.limit_long_window = x as u32),
         "limit_min" => uint(v, u32::MAX as u64).map(|x| tier.limit_min = x as u32),
         "limit_latency_s" => float(v).map(|x| tier.limit_latency_s = x),
         "limit_decrease" => float(v).map(|x| tier.limit_decrease = x),

@@ -333,6 +333,131 @@ impl AimdLimit {
     }
 }
 
+/// A gradient concurrency limit in the manner of Netflix
+/// concurrency-limits' `Gradient2Limit`, updated per window of completions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GradientLimit {
+    /// The limit as a real number; the usable limit is its floor.
+    estimate: f64,
+    pub limit: u32,
+    min: u32,
+    max: u32,
+    tolerance: f64,
+    smoothing: f64,
+    /// Weight of one completion in the long-term average.
+    alpha: f64,
+    min_samples: u32,
+    interval: Nanos,
+    samples: u32,
+    latency_sum: u128,
+    last_adjust: Nanos,
+    /// Long-term mean latency (ns); `None` until the first window.
+    long: Option<f64>,
+    pub lowest: u32,
+}
+
+/// Gradient2's allowance for queueing on top of the scaled limit.
+const GRADIENT_QUEUE: f64 = 4.0;
+
+impl GradientLimit {
+    pub fn new(
+        min: u32,
+        max: u32,
+        tolerance: f64,
+        smoothing: f64,
+        long_window: u32,
+        min_samples: u32,
+        interval: Nanos,
+    ) -> GradientLimit {
+        GradientLimit {
+            estimate: max as f64,
+            limit: max,
+            min,
+            max,
+            tolerance,
+            smoothing,
+            alpha: 2.0 / (long_window as f64 + 1.0),
+            min_samples,
+            interval,
+            samples: 0,
+            latency_sum: 0,
+            last_adjust: 0,
+            long: None,
+            lowest: max,
+        }
+    }
+
+    /// A request finished after `latency`, with `in_flight` requests in
+    /// service when it did.
+    pub fn record(&mut self, now: Nanos, latency: Nanos, in_flight: u32) {
+        self.samples += 1;
+        self.latency_sum += latency as u128;
+        if self.samples < self.min_samples || now.saturating_sub(self.last_adjust) < self.interval {
+            return;
+        }
+        let short = self.latency_sum as f64 / self.samples as f64;
+        // The window's mean counts as that many completions of the average.
+        let weight = 1.0 - libm::pow(1.0 - self.alpha, self.samples as f64);
+        let mut long = self.long.map_or(short, |l| l + (short - l) * weight);
+        // After a long overload, forget the slow past faster than the
+        // average would (Gradient2's rule).
+        if long > 2.0 * short {
+            long *= 0.95;
+        }
+        self.long = Some(long);
+        self.samples = 0;
+        self.latency_sum = 0;
+        self.last_adjust = now;
+        // A tier using less than half its limit says nothing about it.
+        if (in_flight as f64) < self.estimate / 2.0 {
+            return;
+        }
+        let gradient = if short > 0.0 {
+            (self.tolerance * long / short).clamp(0.5, 1.0)
+        } else {
+            1.0
+        };
+        let target = self.estimate * gradient + GRADIENT_QUEUE;
+        self.estimate = (self.estimate * (1.0 - self.smoothing) + target * self.smoothing)
+            .clamp(self.min as f64, self.max as f64);
+        self.limit = self.estimate.floor() as u32;
+        self.lowest = self.lowest.min(self.limit);
+    }
+}
+
+/// A tier's adaptive concurrency limit, by its rule.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ConcurrencyLimit {
+    Aimd(AimdLimit),
+    Gradient(GradientLimit),
+}
+
+impl ConcurrencyLimit {
+    pub fn limit(&self) -> u32 {
+        match self {
+            ConcurrencyLimit::Aimd(l) => l.limit,
+            ConcurrencyLimit::Gradient(l) => l.limit,
+        }
+    }
+
+    /// The lowest limit reached.
+    pub fn lowest(&self) -> u32 {
+        match self {
+            ConcurrencyLimit::Aimd(l) => l.lowest,
+            ConcurrencyLimit::Gradient(l) => l.lowest,
+        }
+    }
+
+    /// A request finished after `latency`, `ok` or not, with `in_flight`
+    /// requests in service.
+    pub fn record(&mut self, now: Nanos, latency: Nanos, ok: bool, in_flight: u32) {
+        match self {
+            ConcurrencyLimit::Aimd(l) => l.record(now, latency, ok),
+            ConcurrencyLimit::Gradient(l) => l.record(now, latency, in_flight),
+        }
+    }
+}
+
 /// A token bucket: `rate` tokens per second up to `burst`; each admitted
 /// request takes one.
 #[derive(Clone, Debug, PartialEq)]
@@ -708,6 +833,42 @@ mod tests {
             count.record(t, true, 0, 0.0);
         }
         assert_eq!(count.state(), BreakerState::Closed);
+    }
+
+    #[test]
+    fn gradient_limit_follows_the_latency_ratio() {
+        let ms = 1_000_000;
+        // 2..100, tolerance 1.5, no smoothing, windows of 10 completions.
+        let mut l = GradientLimit::new(2, 100, 1.5, 1.0, 600, 10, 0);
+        let window = |l: &mut GradientLimit, t: Nanos, latency: Nanos, in_flight: u32| {
+            for _ in 0..10 {
+                l.record(t, latency, in_flight);
+            }
+        };
+        // The first window sets the long-term latency: gradient 1, the
+        // limit stays at its maximum.
+        window(&mut l, ms, 10 * ms, 100);
+        assert_eq!(l.limit, 100);
+        // Five times slower: 1.5 x ~11 ms / 50 ms is under 0.5, so the
+        // gradient is 0.5: 100 x 0.5 + 4 = 54, then 31, then 19.
+        window(&mut l, 2 * ms, 50 * ms, 100);
+        assert_eq!(l.limit, 54);
+        window(&mut l, 3 * ms, 50 * ms, 100);
+        assert_eq!(l.limit, 31);
+        window(&mut l, 4 * ms, 50 * ms, 100);
+        assert_eq!(l.limit, 19);
+        // A tier using less than half its limit leaves it alone.
+        window(&mut l, 5 * ms, 50 * ms, 5);
+        assert_eq!(l.limit, 19);
+        // The long-term average catches up with the new latency; the
+        // gradient returns to 1 and the limit grows by 4 per window.
+        for t in 6..2000 {
+            window(&mut l, t * ms, 50 * ms, 100);
+        }
+        assert_eq!(l.limit, 100);
+        // On the way down it nears 8, the fixed point of x = x / 2 + 4,
+        // before the rising long-term average lifts the gradient.
+        assert!((8..19).contains(&l.lowest), "{}", l.lowest);
     }
 
     #[test]

@@ -160,6 +160,20 @@ pub struct Tier {
     pub limit_breaches: u32,
     #[serde(default = "default_limit_interval")]
     pub limit_interval_s: f64,
+    /// How the adaptive limit moves: AIMD on a latency target, or a
+    /// gradient of long-term over short-term latency.
+    #[serde(default)]
+    pub limit_algorithm: LimitAlgorithm,
+    /// Gradient: how much slower than the long-term latency a window may be
+    /// before the limit shrinks.
+    #[serde(default = "default_limit_tolerance")]
+    pub limit_tolerance: f64,
+    /// Gradient: weight of each new estimate (1: no smoothing).
+    #[serde(default = "default_limit_smoothing")]
+    pub limit_smoothing: f64,
+    /// Gradient: completions the long-term latency averages over.
+    #[serde(default = "default_limit_long_window")]
+    pub limit_long_window: u32,
     /// Delay of the reply to a request rejected because the queue is full.
     #[serde(default = "default_reject_latency")]
     pub reject_latency_s: f64,
@@ -245,6 +259,15 @@ fn default_limit_breaches() -> u32 {
 fn default_limit_interval() -> f64 {
     0.1
 }
+fn default_limit_tolerance() -> f64 {
+    1.5
+}
+fn default_limit_smoothing() -> f64 {
+    0.2
+}
+fn default_limit_long_window() -> u32 {
+    600
+}
 
 fn default_burst() -> f64 {
     1.0
@@ -259,6 +282,22 @@ fn default_codel_interval() -> f64 {
 
 fn default_reject_latency() -> f64 {
     0.0005
+}
+
+/// The rule of an adaptive concurrency limit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LimitAlgorithm {
+    /// Additive increase, multiplicative decrease on a latency target.
+    #[default]
+    Aimd,
+    /// Netflix concurrency-limits' Gradient2: the ratio of long-term to
+    /// short-term latency scales the limit, plus a queue allowance.
+    Gradient,
+}
+
+impl LimitAlgorithm {
+    pub const NAMES: &'static [&'static str] = &["aimd", "gradient"];
 }
 
 /// Dequeue order of a tier's queue.

@@ -132,6 +132,21 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
             "must be >= 1",
         );
         check(
+            t.limit_tolerance.is_finite() && t.limit_tolerance >= 1.0,
+            path("limit_tolerance"),
+            "must be >= 1",
+        );
+        check(
+            t.limit_smoothing > 0.0 && t.limit_smoothing <= 1.0,
+            path("limit_smoothing"),
+            "must be in (0, 1]",
+        );
+        check(
+            t.limit_long_window >= 1,
+            path("limit_long_window"),
+            "must be >= 1",
+        );
+        check(
             non_negative(t.rate_limit_per_s),
             path("rate_limit_per_s"),
             "must be >= 0",

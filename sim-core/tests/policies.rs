@@ -575,6 +575,38 @@ fn adaptive_limit_steps_down_under_slow_replies_and_recovers() {
 }
 
 #[test]
+fn gradient_limit_steps_down_under_slow_replies_and_recovers() {
+    // The tier above at 200 users/s with 30 slots and the gradient rule:
+    // about 10 requests in service normally, all 30 in the slow window,
+    // whose completions are 20x slower than the long-term latency: the
+    // limit falls. After it, 10 in service is over half the lowered limit,
+    // so the limit is updated again, and climbs back.
+    let slow = |algorithm: &str| {
+        let mut s = chain("max_retries = 0", 0.05);
+        for (k, v) in [
+            ("client.rate_per_s", "200"),
+            ("b.slots", "30"),
+            ("b.adaptive_limit", "true"),
+            ("b.limit_algorithm", algorithm),
+            ("b.limit_min", "2"),
+            ("b.limit_smoothing", "0.5"),
+            ("b.slow.start_s", "5"),
+            ("b.slow.duration_s", "5"),
+            ("b.slow.factor", "20"),
+        ] {
+            sim_core::params::set(&mut s, k, &common::v(v)).unwrap();
+        }
+        run(&s)
+    };
+    let r = slow("gradient");
+    let b = &r.tiers[1];
+    assert!(b.limit_lowest < 15, "lowest limit {}", b.limit_lowest);
+    assert_eq!(b.limit_at_end, 30, "from {}", b.limit_lowest);
+    // It is not the AIMD rule under another name.
+    assert_ne!(slow("aimd").tiers[1].limit_lowest, b.limit_lowest);
+}
+
+#[test]
 fn hedging_cuts_the_tail_within_its_budget() {
     // b answers in 10 ms, but 5% of requests take 500 ms. A hedge after
     // 50 ms almost always finds a fast copy (both slow: 0.25%).
