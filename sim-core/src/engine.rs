@@ -123,6 +123,12 @@ struct Job {
     attempt_started: Nanos,
     /// When the latest attempt ends (what it propagates).
     attempt_end: Nanos,
+    /// The requests the latest attempt sent: the first copy, and the hedged
+    /// one (stale references once they are done).
+    copies: [JobRef; 2],
+    /// Its caller cancelled it (the other hedged copy answered first):
+    /// dropped when it would start.
+    cancelled: bool,
 }
 
 impl Job {
@@ -157,6 +163,8 @@ impl Job {
             abandoned: false,
             attempt_started: NEVER,
             attempt_end: NEVER,
+            copies: [NO_JOB; 2],
+            cancelled: false,
         }
     }
 }
@@ -346,10 +354,34 @@ struct Caller {
     breaker_rng: Stream,
     /// Attempts in flight (for the bulkhead).
     in_flight: u32,
+    /// Latencies of the latest successful attempts, oldest first, and the
+    /// hedging delay they give (0 until there are enough).
+    recent: VecDeque<Nanos>,
+    hedge_after: Nanos,
     /// Draws of local rejections (adaptive throttling).
     adaptive_rng: Stream,
     rng: Stream,
     stats: CallerStats,
+}
+
+/// Successful attempt latencies a caller keeps for quantile hedging, and
+/// how many it needs before the quantile replaces the fixed delay.
+const HEDGE_SAMPLES: usize = 100;
+const HEDGE_MIN_SAMPLES: usize = 20;
+
+impl Caller {
+    /// Records a successful attempt's latency and updates the hedging
+    /// delay to the `quantile` of the recent ones (nearest rank).
+    fn learn_latency(&mut self, latency: Nanos, quantile: f64) {
+        if self.recent.len() == HEDGE_SAMPLES {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(latency);
+        if self.recent.len() >= HEDGE_MIN_SAMPLES {
+            let mut sorted: Vec<Nanos> = self.recent.iter().copied().collect();
+            self.hedge_after = nearest_rank(&mut sorted, quantile).unwrap_or(0).max(1);
+        }
+    }
 }
 
 struct Sim<'m> {
@@ -434,6 +466,8 @@ pub fn simulate(
             breaker: c.breaker.clone(),
             breaker_rng: Stream::new(seed, &format!("breaker.{}", c.name)),
             in_flight: 0,
+            recent: VecDeque::new(),
+            hedge_after: 0,
             rng: Stream::new(seed, &format!("backoff.{}", c.name)),
             stats: CallerStats {
                 name: c.name.clone(),
@@ -511,23 +545,20 @@ impl Sim<'_> {
                     }
                 }
                 Action::Hedge(job, attempt) => self.hedge(job, attempt),
-                Action::WorkDone(job) => self.work_done(job),
+                // Work whose caller cancelled it has already stopped.
+                Action::WorkDone(job) => {
+                    if self.jobs.get(job).is_some() {
+                        self.work_done(job)
+                    }
+                }
                 Action::WorkAbandoned(job) => {
-                    self.jobs.get_mut(job).abandoned = true;
-                    self.trace(job, "abandoned");
-                    self.finish(job, false);
+                    if self.jobs.get(job).is_some() {
+                        self.jobs.get_mut(job).abandoned = true;
+                        self.trace(job, "abandoned");
+                        self.finish(job, false);
+                    }
                 }
-                Action::Arrive(job) => {
-                    let j = *self.jobs.get_mut(job);
-                    self.jobs.release(job);
-                    self.arrive(
-                        j.level as usize - 1,
-                        j.caller,
-                        j.caller_attempt,
-                        j.deadline,
-                        j.user,
-                    );
-                }
+                Action::Arrive(job) => self.arrive(job),
                 Action::Reply(caller, attempt, outcome) => self.reply(caller, attempt, outcome),
             }
         }
@@ -658,6 +689,8 @@ impl Sim<'_> {
             abandoned: false,
             attempt_started: NEVER,
             attempt_end: NEVER,
+            copies: [NO_JOB; 2],
+            cancelled: false,
         });
         self.start_attempt(job);
     }
@@ -749,11 +782,15 @@ impl Sim<'_> {
         // Scheduled before the request is sent, so that a reply at exactly
         // the attempt's end loses to the timeout: "ok" must come before it.
         self.schedule(end, Action::AttemptTimeout(job, attempt));
-        if call.hedge_delay > 0 && self.now + call.hedge_delay < end {
-            self.schedule(self.now + call.hedge_delay, Action::Hedge(job, attempt));
+        let hedge_delay = match self.callers[edge].hedge_after {
+            0 => call.hedge_delay,
+            learnt => learnt,
+        };
+        if hedge_delay > 0 && self.now + hedge_delay < end {
+            self.schedule(self.now + hedge_delay, Action::Hedge(job, attempt));
         }
         self.trace(job, "send");
-        self.send(call.to, job, attempt, child_deadline, j.user);
+        self.send(call.to, job, attempt, child_deadline, 0);
     }
 
     /// Sends a second copy of an attempt still unanswered, within the
@@ -775,27 +812,41 @@ impl Sim<'_> {
         stats.calls += 1;
         self.trace(job, "hedge");
         let child_deadline = if call.propagate { j.attempt_end } else { NEVER };
-        self.send(call.to, job, attempt, child_deadline, j.user);
+        self.send(call.to, job, attempt, child_deadline, 1);
     }
 
-    /// A request leaves for server `s`: it arrives now, or after the hop's
-    /// latency (travelling as a job of that level, not yet arrived).
-    fn send(&mut self, s: usize, caller: JobRef, caller_attempt: u32, deadline: Nanos, user: u32) {
-        let latency = self.hop_latency(s);
-        if latency == 0 {
-            self.arrive(s, caller, caller_attempt, deadline, user);
-            return;
-        }
+    /// Copy `copy` (0, or 1 for a hedge) of an attempt of `caller` leaves
+    /// for server `s` as a job of that server, not yet arrived: it arrives
+    /// now, or after the hop's latency.
+    fn send(
+        &mut self,
+        s: usize,
+        caller: JobRef,
+        caller_attempt: u32,
+        deadline: Nanos,
+        copy: usize,
+    ) {
+        let edge = match self.m.servers[s].downstream {
+            Downstream::Chain(e) => e as u16,
+            Downstream::Leaf | Downstream::Fanout(_) => NO_EDGE,
+        };
+        let user = self.jobs.get_mut(caller).user;
         let job = self.jobs.alloc(Job::request(
             s,
-            NO_EDGE,
+            edge,
             caller,
             caller_attempt,
             deadline,
             user,
             NEVER,
         ));
-        self.schedule(self.now + latency, Action::Arrive(job));
+        self.jobs.get_mut(caller).copies[copy] = job;
+        let latency = self.hop_latency(s);
+        if latency == 0 {
+            self.arrive(job);
+        } else {
+            self.schedule(self.now + latency, Action::Arrive(job));
+        }
     }
 
     /// One draw of the latency of the hop into server `s` (0 without latency).
@@ -819,15 +870,10 @@ impl Sim<'_> {
         }
     }
 
-    /// A request reaches server `s`: start, queue or reject it.
-    fn arrive(
-        &mut self,
-        s: usize,
-        caller: JobRef,
-        caller_attempt: u32,
-        deadline: Nanos,
-        user: u32,
-    ) {
+    /// A request reaches its server: start, queue or reject it.
+    fn arrive(&mut self, job: JobRef) {
+        let j = *self.jobs.get_mut(job);
+        let (s, user) = (j.level as usize - 1, j.user);
         let (sec, during) = (self.second(), self.phase_of(self.now) == 1);
         let m = self.m;
         let model = &m.servers[s];
@@ -864,26 +910,21 @@ impl Sim<'_> {
             } else {
                 srv.stats.rejected_full += 1;
             }
+            self.jobs.release(job);
             let at = self.now + model.reject_latency + self.hop_latency(s);
-            self.schedule(at, Action::Reply(caller, caller_attempt, Outcome::Rejected));
+            self.schedule(
+                at,
+                Action::Reply(j.caller, j.caller_attempt, Outcome::Rejected),
+            );
             return;
         }
         srv.stats.admitted += 1;
         srv.series.admitted[sec] += 1;
-        let edge = match model.downstream {
-            Downstream::Chain(e) => e as u16,
-            Downstream::Leaf | Downstream::Fanout(_) => NO_EDGE,
-        };
-        let job = self.jobs.alloc(Job::request(
-            s,
-            edge,
-            caller,
-            caller_attempt,
-            deadline,
-            user,
-            self.now,
-        ));
-        if can_start {
+        self.jobs.get_mut(job).arrived = self.now;
+        if can_start && j.cancelled {
+            srv.stats.cancelled += 1;
+            self.jobs.release(job);
+        } else if can_start {
             self.start_job(s, job);
         } else {
             let srv = &mut self.servers[s];
@@ -1032,8 +1073,15 @@ impl Sim<'_> {
             (j.edge as usize, j.attempts > 1, j.attempt_started)
         };
         let now = self.now;
+        let call = &self.m.callers[edge];
+        if call.hedge_cancel && outcome != Outcome::Timeout {
+            self.cancel_copies(job);
+        }
         let caller = &mut self.callers[edge];
         caller.in_flight -= 1;
+        if call.hedge_quantile > 0.0 && outcome == Outcome::Ok {
+            caller.learn_latency(now - sent_at, call.hedge_quantile);
+        }
         if let Some(b) = &mut caller.breaker {
             let jitter = caller.breaker_rng.uniform();
             b.record(now, outcome != Outcome::Ok, now - sent_at, jitter);
@@ -1066,6 +1114,36 @@ impl Sim<'_> {
             self.finish(job, true);
         } else {
             self.retry_or_give_up(job, outcome);
+        }
+    }
+
+    /// The attempt of `job` has its answer: the copy that did not answer is
+    /// cancelled.
+    fn cancel_copies(&mut self, job: JobRef) {
+        let j = *self.jobs.get_mut(job);
+        for copy in j.copies {
+            let Some(c) = self.jobs.get(copy).copied() else {
+                continue;
+            };
+            if c.caller != job || c.caller_attempt != j.attempts {
+                continue; // a request of an earlier attempt, or a reused slot
+            }
+            if c.started == NEVER {
+                // In transit or queued: dropped when it would start.
+                self.jobs.get_mut(copy).cancelled = true;
+                continue;
+            }
+            // In service: stop now; the caller no longer listens.
+            if c.waiting {
+                let caller = &mut self.callers[c.edge as usize];
+                caller.in_flight -= 1;
+                caller.stats.calls_cancelled += 1;
+                self.jobs.get_mut(copy).waiting = false;
+            }
+            self.cancel_branches(copy);
+            self.jobs.get_mut(copy).abandoned = true;
+            self.trace(copy, "cancelled");
+            self.finish(copy, false);
         }
     }
 
@@ -1220,7 +1298,11 @@ impl Sim<'_> {
             let now = self.now;
             let srv = &mut self.servers[s];
             let queue_empty = srv.queue.is_empty();
-            if model.drop_expired && now >= j.deadline {
+            if j.cancelled {
+                // Nobody waits for it: no reply.
+                self.jobs.release(job);
+                self.servers[s].stats.cancelled += 1;
+            } else if model.drop_expired && now >= j.deadline {
                 self.jobs.release(job);
                 self.servers[s].stats.dropped_expired += 1;
                 self.answer(s, j.caller, j.caller_attempt, Outcome::Expired);

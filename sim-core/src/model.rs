@@ -54,6 +54,9 @@ pub struct CallModel {
     /// Hedging delay (0: none) and budget (a fraction of calls).
     pub hedge_delay: Nanos,
     pub hedge_budget: f64,
+    /// Hedge on this quantile of recent latencies (0: the fixed delay).
+    pub hedge_quantile: f64,
+    pub hedge_cancel: bool,
     pub budget_share: f64,
 }
 
@@ -141,6 +144,13 @@ impl ServiceModel {
     }
 }
 
+impl CallModel {
+    /// May this caller send a second copy of an attempt?
+    pub fn hedges(&self) -> bool {
+        self.hedge_delay > 0 || self.hedge_quantile > 0.0
+    }
+}
+
 impl ServerModel {
     pub fn slow_factor(&self, now: Nanos) -> f64 {
         self.slow
@@ -174,6 +184,8 @@ impl Model {
                 honor_retry_after: c.honor_retry_after,
                 hedge_delay: secs_to_nanos(c.hedge_delay_s),
                 hedge_budget: c.hedge_budget_percent / 100.0,
+                hedge_quantile: c.hedge_quantile,
+                hedge_cancel: c.hedge_cancel,
                 budget_share: c.budget_share,
                 breaker: c.breaker.then(|| {
                     CircuitBreaker::new(BreakerConfig {
@@ -203,7 +215,7 @@ impl Model {
         // bound is known when its edges are.
         let mut bounds = vec![0u64; s.tiers.len()];
         for (edge, caller) in edges.iter().zip(&callers) {
-            let copies = if caller.hedge_delay > 0 { 2 } else { 1 };
+            let copies = if caller.hedges() { 2 } else { 1 };
             let from = edge.from.map_or(1, |f| bounds[f]);
             bounds[edge.to] = from.saturating_mul(caller.max_attempts as u64 * copies);
         }

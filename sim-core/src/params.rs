@@ -332,6 +332,18 @@ pub const PARAMS: &[Param] = &[
         "Hedging budget: hedges at most this percentage of the calls sent so far (refused ones: hedges_refused).",
     ),
     p(
+        Scope::Call,
+        "hedge_quantile",
+        Kind::Float,
+        "Hedge on a latency quantile instead of a fixed delay: the delay is this quantile (in (0, 1), e.g. 0.95) of the caller's last 100 successful attempt latencies; until 20 are known, hedge_delay_s applies (0: none). 0: off.",
+    ),
+    p(
+        Scope::Call,
+        "hedge_cancel",
+        Kind::Bool,
+        "When one copy of a hedged attempt answers, cancel the other: dropped before it starts (<tier>_cancelled), or its work stopped at once (<tier>_abandoned), instead of finishing for nobody.",
+    ),
+    p(
         Scope::Spike,
         "start_s",
         Kind::Float,
@@ -800,6 +812,8 @@ fn set_call(call: &mut Call, key: &str, v: &Value) -> Option<Result<(), String>>
         "hedge_delay_s" => float(v).map(|x| call.hedge_delay_s = x),
         "budget_share" => float(v).map(|x| call.budget_share = x),
         "hedge_budget_percent" => float(v).map(|x| call.hedge_budget_percent = x),
+        "hedge_quantile" => float(v).map(|x| call.hedge_quantile = x),
+        "hedge_cancel" => boolean(v).map(|x| call.hedge_cancel = x),
         "breaker_window" => uint(v, 100_000).map(|x| call.breaker_window = x as u32),
         "breaker_window_s" => float(v).map(|x| call.breaker_window_s = x),
         "max_in_flight" => cap(v).map(|x| call.max_in_flight = x),

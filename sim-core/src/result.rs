@@ -84,6 +84,9 @@ pub struct TierStats {
     pub abandoned: u64,
     /// Fan-out: successful replies with an optional branch failed.
     pub degraded: u64,
+    /// Admitted requests dropped before they started because their caller
+    /// cancelled them (the other hedged copy had answered).
+    pub cancelled: u64,
     pub queued_at_end: u64,
     /// Requests sent but still crossing the network at the horizon.
     pub in_transit_at_end: u64,
@@ -339,6 +342,7 @@ impl RunResult {
             put(format!("{n}_late"), Count(t.late));
             put(format!("{n}_abandoned"), Count(t.abandoned));
             put(format!("{n}_degraded"), Count(t.degraded));
+            put(format!("{n}_cancelled"), Count(t.cancelled));
             put(format!("{n}_queued_at_end"), Count(t.queued_at_end));
             put(format!("{n}_in_transit_at_end"), Count(t.in_transit_at_end));
             put(format!("{n}_busy_at_end"), Count(t.busy_at_end));

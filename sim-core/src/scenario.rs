@@ -458,6 +458,14 @@ pub struct Call {
     /// Hedging budget: hedges at most this percentage of the calls sent.
     #[serde(default = "default_hedge_budget")]
     pub hedge_budget_percent: f64,
+    /// Hedge after this quantile (in (0, 1)) of the caller's recent
+    /// successful attempt latencies instead of a fixed delay (0: fixed).
+    #[serde(default)]
+    pub hedge_quantile: f64,
+    /// When one copy of a hedged attempt answers, cancel the other: dropped
+    /// if it has not started, stopped at once if it has.
+    #[serde(default)]
+    pub hedge_cancel: bool,
     /// Budget split: an attempt may use at most this share of the time left
     /// before the deadline (1: all that remains, the time is shared; e.g.
     /// 2/3 then 1/2 on a three-hop chain gives each hop an equal third).

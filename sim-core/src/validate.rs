@@ -260,9 +260,24 @@ fn check_call(name: &str, c: &Call, errors: &mut Vec<ConfigError>) {
     );
     check(c.breaker_window >= 1, "breaker_window", "must be >= 1");
     check(
+        non_negative(c.breaker_window_s),
+        "breaker_window_s",
+        "must be >= 0",
+    );
+    check(
+        c.max_in_flight != Some(0),
+        "max_in_flight",
+        "must be >= 1 (or \"unbounded\")",
+    );
+    check(
         non_negative(c.hedge_delay_s),
         "hedge_delay_s",
         "must be >= 0",
+    );
+    check(
+        (0.0..1.0).contains(&c.hedge_quantile),
+        "hedge_quantile",
+        "must be in [0, 1) (0: a fixed hedge_delay_s)",
     );
     check(
         (0.0..=100.0).contains(&c.hedge_budget_percent),

@@ -54,7 +54,7 @@ fn check(s: &Scenario, r: &RunResult, label: &str) {
         );
         assert_eq!(
             t.admitted,
-            t.started + t.dropped_expired + t.codel_dropped + t.queued_at_end,
+            t.started + t.dropped_expired + t.codel_dropped + t.cancelled + t.queued_at_end,
             "{}",
             ctx("admitted")
         );
@@ -194,6 +194,8 @@ fn counts_add_up_with_every_policy_on() {
                 ("gateway.codel", "true"),
                 ("svc_a.breaker", "true"),
                 ("gateway.hedge_delay_s", "0.2"),
+                ("svc_a.hedge_quantile", "0.9"),
+                ("svc_a.hedge_cancel", "true"),
                 ("client.low_share", "0.3"),
                 ("svc_b.low_slots", "8"),
                 ("svc_a.shed_low_queue", "20"),

@@ -979,3 +979,62 @@ fn a_bulkhead_caps_the_attempts_in_flight_to_one_downstream() {
     assert_eq!(to_y.calls_cancelled, to_x.bulkhead_rejected);
     assert_eq!(r.tiers[2].late, to_x.bulkhead_rejected);
 }
+
+#[test]
+fn hedging_on_a_quantile_learns_its_delay_and_can_cancel_the_loser() {
+    // b: exponential 10 ms, but 5% of requests take 500 ms. Hedging at the
+    // 90th percentile of a's recent latencies (about 30 ms) sends a copy
+    // for roughly one attempt in ten.
+    let tail = |sets: &str| {
+        let mut s = chain(
+            &format!("max_retries = 0\nattempt_timeout_s = 1.0\nhedge_budget_percent = 50\n{sets}"),
+            0.01,
+        );
+        for (k, v) in [
+            ("b.service.dist", "exponential"),
+            ("b.service.slow_p", "0.05"),
+            ("b.service.slow_s", "0.5"),
+        ] {
+            sim_core::params::set(&mut s, k, &common::v(v)).unwrap();
+        }
+        run(&s)
+    };
+    let plain = tail("");
+    let hedged = tail("hedge_quantile = 0.9");
+    assert!(plain.success_latency_p99_s.unwrap() >= 0.5);
+    assert!(
+        hedged.success_latency_p99_s.unwrap() < 0.1,
+        "{:?}",
+        hedged.success_latency_p99_s
+    );
+    let a = &hedged.callers[1];
+    let first = a.calls - a.hedges_sent;
+    assert!(
+        a.hedges_sent * 20 > first && a.hedges_sent * 5 < first,
+        "{} of {first}",
+        a.hedges_sent
+    );
+    assert_eq!(hedged.tiers[1].arrival_bound_per_user, 2);
+    // Without cancellation the losing copies finish for nobody.
+    let b = &hedged.tiers[1];
+    assert!(
+        b.late * 2 > a.hedges_sent,
+        "{} late of {}",
+        b.late,
+        a.hedges_sent
+    );
+    // With it, each hedged attempt's loser is dropped or stopped: nothing
+    // completes late, and b works less for the same successes.
+    let cancelling = tail("hedge_quantile = 0.9\nhedge_cancel = true");
+    let (a, b) = (&cancelling.callers[1], &cancelling.tiers[1]);
+    assert_eq!(b.late, 0);
+    assert_eq!(b.cancelled + b.abandoned, a.hedges_sent);
+    assert!(b.abandoned > 0);
+    assert_eq!(cancelling.users_ok, cancelling.users);
+    assert!(
+        b.busy_s < hedged.tiers[1].busy_s * 0.9,
+        "{} vs {}",
+        b.busy_s,
+        hedged.tiers[1].busy_s
+    );
+}
