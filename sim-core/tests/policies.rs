@@ -299,13 +299,14 @@ fn retry_after_spaces_the_retries_of_rejected_attempts() {
             &format!("max_retries = 3\nbackoff_base_s = 0.01\n{sets}"),
             30.0,
         );
-        for (k, v) in [
-            ("b.slots", "1"),
-            ("b.queue_cap", "0"),
-            ("b.retry_after_s", "0.2"),
-        ] {
-            sim_core::params::set(&mut s, k, &common::v(v)).unwrap();
-        }
+        common::set(
+            &mut s,
+            &[
+                ("b.slots", "1"),
+                ("b.queue_cap", "0"),
+                ("b.retry_after_s", "0.2"),
+            ],
+        );
         run(&s)
     };
     let ignored = rejecting("");
@@ -364,22 +365,24 @@ fn network_latency_is_paid_on_every_hop_both_ways() {
     // client -> a -> b and back, 10 ms each way on both hops, b works 20 ms:
     // every user takes 4 x 10 + 20 = 60 ms.
     let mut s = chain("", 0.02);
-    for (k, v) in [("a.latency.mean_s", "0.01"), ("b.latency.mean_s", "0.01")] {
-        sim_core::params::set(&mut s, k, &common::v(v)).unwrap();
-    }
+    common::set(
+        &mut s,
+        &[("a.latency.mean_s", "0.01"), ("b.latency.mean_s", "0.01")],
+    );
     let r = run(&s);
     assert_eq!(r.users_ok, r.users);
     assert_eq!(r.success_latency_median_s, Some(0.06));
     assert_eq!(r.success_latency_p99_s, Some(0.06));
     // A rejection crosses the hop too: reject latency (0.5 ms) + 10 ms back.
     let mut s = chain("max_retries = 0", 30.0);
-    for (k, v) in [
-        ("b.latency.mean_s", "0.01"),
-        ("b.slots", "1"),
-        ("b.queue_cap", "0"),
-    ] {
-        sim_core::params::set(&mut s, k, &common::v(v)).unwrap();
-    }
+    common::set(
+        &mut s,
+        &[
+            ("b.latency.mean_s", "0.01"),
+            ("b.slots", "1"),
+            ("b.queue_cap", "0"),
+        ],
+    );
     let r = run(&s);
     assert_eq!(r.failed_latency_median_s, Some(0.0205));
 }
@@ -482,9 +485,10 @@ fn rate_limit_admits_its_rate_and_rejects_the_rest() {
     // 20 users/s for 20 s into b limited to 5/s with a burst of 2; a does
     // not retry.
     let mut s = chain("max_retries = 0", 0.01);
-    for (k, v) in [("b.rate_limit_per_s", "5"), ("b.rate_limit_burst", "2")] {
-        sim_core::params::set(&mut s, k, &common::v(v)).unwrap();
-    }
+    common::set(
+        &mut s,
+        &[("b.rate_limit_per_s", "5"), ("b.rate_limit_burst", "2")],
+    );
     let r = run(&s);
     let b = &r.tiers[1];
     assert!((95..=102).contains(&b.admitted), "admitted {}", b.admitted);
@@ -498,13 +502,14 @@ fn circuit_breaker_fails_fast_while_the_downstream_is_down_and_closes_after() {
     // b is 1000x slower from 5 s to 10 s: every call of a times out.
     let down = |sets: &str| {
         let mut s = chain(&format!("max_retries = 0\n{sets}"), 0.01);
-        for (k, v) in [
-            ("b.slow.start_s", "5"),
-            ("b.slow.duration_s", "5"),
-            ("b.slow.factor", "1000"),
-        ] {
-            sim_core::params::set(&mut s, k, &common::v(v)).unwrap();
-        }
+        common::set(
+            &mut s,
+            &[
+                ("b.slow.start_s", "5"),
+                ("b.slow.duration_s", "5"),
+                ("b.slow.factor", "1000"),
+            ],
+        );
         run(&s)
     };
     let plain = down("");
@@ -537,17 +542,18 @@ fn adaptive_limit_steps_down_under_slow_replies_and_recovers() {
     // Latency target 0.2 s: the limit falls during the slow window and
     // climbs back after it.
     let mut s = chain("max_retries = 0", 0.05);
-    for (k, v) in [
-        ("b.slots", "100"),
-        ("b.adaptive_limit", "true"),
-        ("b.limit_latency_s", "0.2"),
-        ("b.limit_min", "2"),
-        ("b.slow.start_s", "5"),
-        ("b.slow.duration_s", "5"),
-        ("b.slow.factor", "20"),
-    ] {
-        sim_core::params::set(&mut s, k, &common::v(v)).unwrap();
-    }
+    common::set(
+        &mut s,
+        &[
+            ("b.slots", "100"),
+            ("b.adaptive_limit", "true"),
+            ("b.limit_latency_s", "0.2"),
+            ("b.limit_min", "2"),
+            ("b.slow.start_s", "5"),
+            ("b.slow.duration_s", "5"),
+            ("b.slow.factor", "20"),
+        ],
+    );
     let r = run(&s);
     let b = &r.tiers[1];
     assert!(b.limit_lowest < 50, "lowest limit {}", b.limit_lowest);
@@ -560,13 +566,14 @@ fn adaptive_limit_steps_down_under_slow_replies_and_recovers() {
     );
     // Without slow replies the limit never moves.
     let mut quiet = chain("max_retries = 0", 0.05);
-    for (k, v) in [
-        ("b.slots", "100"),
-        ("b.adaptive_limit", "true"),
-        ("b.limit_latency_s", "0.2"),
-    ] {
-        sim_core::params::set(&mut quiet, k, &common::v(v)).unwrap();
-    }
+    common::set(
+        &mut quiet,
+        &[
+            ("b.slots", "100"),
+            ("b.adaptive_limit", "true"),
+            ("b.limit_latency_s", "0.2"),
+        ],
+    );
     let q = run(&quiet);
     assert_eq!(
         (q.tiers[1].limit_lowest, q.tiers[1].limit_at_end),
@@ -583,19 +590,20 @@ fn gradient_limit_steps_down_under_slow_replies_and_recovers() {
     // so the limit is updated again, and climbs back.
     let slow = |algorithm: &str| {
         let mut s = chain("max_retries = 0", 0.05);
-        for (k, v) in [
-            ("client.rate_per_s", "200"),
-            ("b.slots", "30"),
-            ("b.adaptive_limit", "true"),
-            ("b.limit_algorithm", algorithm),
-            ("b.limit_min", "2"),
-            ("b.limit_smoothing", "0.5"),
-            ("b.slow.start_s", "5"),
-            ("b.slow.duration_s", "5"),
-            ("b.slow.factor", "20"),
-        ] {
-            sim_core::params::set(&mut s, k, &common::v(v)).unwrap();
-        }
+        common::set(
+            &mut s,
+            &[
+                ("client.rate_per_s", "200"),
+                ("b.slots", "30"),
+                ("b.adaptive_limit", "true"),
+                ("b.limit_algorithm", algorithm),
+                ("b.limit_min", "2"),
+                ("b.limit_smoothing", "0.5"),
+                ("b.slow.start_s", "5"),
+                ("b.slow.duration_s", "5"),
+                ("b.slow.factor", "20"),
+            ],
+        );
         run(&s)
     };
     let r = slow("gradient");
@@ -615,9 +623,10 @@ fn hedging_cuts_the_tail_within_its_budget() {
             &format!("max_retries = 0\nattempt_timeout_s = 1.0\n{sets}"),
             0.01,
         );
-        for (k, v) in [("b.service.slow_p", "0.05"), ("b.service.slow_s", "0.5")] {
-            sim_core::params::set(&mut s, k, &common::v(v)).unwrap();
-        }
+        common::set(
+            &mut s,
+            &[("b.service.slow_p", "0.05"), ("b.service.slow_s", "0.5")],
+        );
         run(&s)
     };
     let plain = tail("");
@@ -690,13 +699,14 @@ fn a_bulkhead_caps_the_low_class_concurrency() {
     // b: 4 slots, 200 ms of work, low class limited to 1 slot. 20 users/s,
     // all low: one slot serves at most 5 per second, 150 in the 30 s run.
     let mut s = chain("max_retries = 0\nattempt_timeout_s = 1.0", 0.2);
-    for (k, v) in [
-        ("b.slots", "4"),
-        ("b.low_slots", "1"),
-        ("client.low_share", "1.0"),
-    ] {
-        sim_core::params::set(&mut s, k, &common::v(v)).unwrap();
-    }
+    common::set(
+        &mut s,
+        &[
+            ("b.slots", "4"),
+            ("b.low_slots", "1"),
+            ("client.low_share", "1.0"),
+        ],
+    );
     let r = run(&s);
     assert!(r.tiers[1].completed <= 150, "{}", r.tiers[1].completed);
     assert!(r.series.tiers[1].busy.iter().all(|b| *b <= 1));
@@ -990,13 +1000,14 @@ fn hedging_on_a_quantile_learns_its_delay_and_can_cancel_the_loser() {
             &format!("max_retries = 0\nattempt_timeout_s = 1.0\nhedge_budget_percent = 50\n{sets}"),
             0.01,
         );
-        for (k, v) in [
-            ("b.service.dist", "exponential"),
-            ("b.service.slow_p", "0.05"),
-            ("b.service.slow_s", "0.5"),
-        ] {
-            sim_core::params::set(&mut s, k, &common::v(v)).unwrap();
-        }
+        common::set(
+            &mut s,
+            &[
+                ("b.service.dist", "exponential"),
+                ("b.service.slow_p", "0.05"),
+                ("b.service.slow_s", "0.5"),
+            ],
+        );
         run(&s)
     };
     let plain = tail("");

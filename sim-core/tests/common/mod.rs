@@ -7,6 +7,13 @@ pub fn v(text: &str) -> toml::Value {
     sim_core::parse_value(text)
 }
 
+/// Sets `path = value` overrides (values in command-line syntax).
+pub fn set(s: &mut Scenario, sets: &[(&str, &str)]) {
+    for (k, x) in sets {
+        sim_core::params::set(s, k, &v(x)).unwrap();
+    }
+}
+
 /// ch37 with a strategy, a dispatch discipline and further `path=value` overrides.
 pub fn ch37(strategy: &str, dispatch: &str, sets: &[(&str, &str)]) -> Scenario {
     let mut overrides = vec![
