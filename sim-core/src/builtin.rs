@@ -58,7 +58,7 @@ pub fn ch37() -> Scenario {
         client: Client {
             rate_per_s: 400.0,
             duration_s: 60.0,
-            low_share: 0.0,
+            classes: Vec::new(),
             spike: Vec::new(),
             call: client_call,
         },

@@ -20,7 +20,9 @@
 use crate::event_queue::EventQueue;
 use crate::model::{Downstream, Model};
 use crate::random::Stream;
-use crate::result::{CallerStats, Phase, RunResult, Series, TierSeries, TierStats, nearest_rank};
+use crate::result::{
+    CallerStats, ClassStats, Phase, RunResult, Series, TierSeries, TierStats, nearest_rank,
+};
 use crate::scenario::{Dispatch, QueueOrder};
 use crate::time::{NANOS_PER_SEC, NEVER, Nanos, nanos_to_secs};
 use crate::trace::{TraceStep, Tracer};
@@ -260,55 +262,62 @@ impl Outcome {
     }
 }
 
-/// A tier's queue: high-priority requests, then low-priority ones, each in
-/// arrival order; a request is dequeued from the high class first.
-#[derive(Default)]
+/// A tier's queue: one queue per request class in priority order, each in
+/// arrival order; a freed slot serves the highest class it may.
 struct ClassQueue {
-    high: VecDeque<JobRef>,
-    low: VecDeque<JobRef>,
+    classes: Vec<VecDeque<JobRef>>,
+    len: usize,
 }
 
 impl ClassQueue {
-    fn len(&self) -> usize {
-        self.high.len() + self.low.len()
-    }
-
-    fn is_empty(&self) -> bool {
-        self.high.is_empty() && self.low.is_empty()
-    }
-
-    fn push(&mut self, job: JobRef, low: bool) {
-        if low {
-            self.low.push_back(job)
-        } else {
-            self.high.push_back(job)
+    fn new(classes: usize) -> ClassQueue {
+        ClassQueue {
+            classes: vec![VecDeque::new(); classes],
+            len: 0,
         }
     }
 
-    /// The next request to serve: high class first; the low class only if
-    /// `low_allowed` (its bulkhead has room). `newest_first` for LIFO.
-    fn pop(&mut self, newest_first: bool, low_allowed: bool) -> Option<JobRef> {
-        let take = |q: &mut VecDeque<JobRef>| {
-            if newest_first {
-                q.pop_back()
-            } else {
-                q.pop_front()
-            }
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// No request of class `class` or above is waiting.
+    fn none_at_or_above(&self, class: usize) -> bool {
+        self.classes[..=class].iter().all(VecDeque::is_empty)
+    }
+
+    fn push(&mut self, job: JobRef, class: usize) {
+        self.classes[class].push_back(job);
+        self.len += 1;
+    }
+
+    /// The next request to serve: from the highest class that `allowed`
+    /// lets in (its bulkhead has room). `newest_first` for LIFO.
+    fn pop(&mut self, newest_first: bool, allowed: impl Fn(usize) -> bool) -> Option<JobRef> {
+        let (class, q) = self
+            .classes
+            .iter_mut()
+            .enumerate()
+            .find(|(c, q)| !q.is_empty() && allowed(*c))?;
+        let job = if newest_first {
+            q.pop_back()
+        } else {
+            q.pop_front()
         };
-        take(&mut self.high).or_else(|| {
-            if low_allowed {
-                take(&mut self.low)
-            } else {
-                None
-            }
-        })
+        debug_assert!(job.is_some(), "class {class} was not empty");
+        self.len -= 1;
+        job
     }
 }
 
 struct Server {
     busy: u32,
-    /// Low-class requests in service (for the bulkhead).
-    busy_low: u32,
+    /// Requests in service per class (for the class bulkheads).
+    busy_by_class: Vec<u32>,
     queue: ClassQueue,
     /// Set while `fill_slots` runs, so that a nested completion does not
     /// start a second refill.
@@ -399,11 +408,12 @@ struct Sim<'m> {
     phases: [Phase; 3],
     /// Per user: has its request ended (success or failure)?
     user_ended: Vec<bool>,
-    /// Per user: is it in the low-priority class?
-    user_low: Vec<bool>,
+    /// Per user: its request class.
+    user_class: Vec<u8>,
     classes: Stream,
-    users_low: u64,
-    users_low_ok: u64,
+    /// Per class: users, and how many succeeded.
+    class_users: Vec<u64>,
+    class_ok: Vec<u64>,
     ok_latencies: Vec<Nanos>,
     failed_latencies: Vec<Nanos>,
     series: Series,
@@ -426,8 +436,8 @@ pub fn simulate(
         .iter()
         .map(|s| Server {
             busy: 0,
-            busy_low: 0,
-            queue: ClassQueue::default(),
+            busy_by_class: vec![0; m.class_names.len()],
+            queue: ClassQueue::new(m.class_names.len()),
             filling: false,
             rng: Stream::new(seed, &format!("service.{}", s.name)),
             latency_rng: Stream::new(seed, &format!("latency.{}", s.name)),
@@ -489,10 +499,10 @@ pub fn simulate(
         users_failed: 0,
         phases: [Phase::default(); 3],
         user_ended: Vec::new(),
-        user_low: Vec::new(),
+        user_class: Vec::new(),
         classes: Stream::new(seed, "classes"),
-        users_low: 0,
-        users_low_ok: 0,
+        class_users: vec![0; m.class_names.len()],
+        class_ok: vec![0; m.class_names.len()],
         ok_latencies: Vec::new(),
         failed_latencies: Vec::new(),
         series: Series {
@@ -666,9 +676,18 @@ impl Sim<'_> {
             t.arrived = self.now;
         }
         // Drawn only when there are classes, so that other runs keep their streams.
-        let low = self.m.low_share > 0.0 && self.classes.uniform() < self.m.low_share;
-        self.user_low.push(low);
-        self.users_low += low as u64;
+        let class = if self.m.class_cumulative.len() > 1 {
+            let u = self.classes.uniform();
+            self.m
+                .class_cumulative
+                .iter()
+                .position(|c| u < *c)
+                .unwrap_or(0)
+        } else {
+            0
+        };
+        self.user_class.push(class as u8);
+        self.class_users[class] += 1;
         let job = self.jobs.alloc(Job {
             generation: 0,
             live: true,
@@ -884,18 +903,13 @@ impl Sim<'_> {
         srv.stats.arrivals_during += during as u64;
         srv.per_user[user as usize] += 1;
         srv.stats.arrivals_after_user_left += self.user_ended[user as usize] as u64;
-        let low = self.user_low[user as usize];
+        let class = self.user_class[user as usize] as usize;
         // Under FIFO a request never overtakes one of its class or above.
-        let ahead_empty = if low {
-            srv.queue.is_empty()
-        } else {
-            srv.queue.high.is_empty()
-        };
         let can_start = srv.busy < srv.capacity(model.slots)
-            && (!low || srv.busy_low < model.low_slots)
-            && (reply_first || ahead_empty);
+            && srv.busy_by_class[class] < model.class_slots[class]
+            && (reply_first || srv.queue.none_at_or_above(class));
         let now = self.now;
-        let shed = low && model.shed_low_queue.is_some_and(|q| srv.queue.len() >= q);
+        let shed = model.shed_queue[class].is_some_and(|q| srv.queue.len() >= q);
         let full = !can_start
             && model
                 .queue_cap
@@ -904,7 +918,7 @@ impl Sim<'_> {
         let limited = !full && !shed && srv.rate_limit.as_mut().is_some_and(|b| !b.try_take(now));
         if limited || full || shed {
             if shed {
-                srv.stats.shed_low += 1;
+                srv.stats.shed += 1;
             } else if limited {
                 srv.stats.rate_limited += 1;
             } else {
@@ -929,7 +943,7 @@ impl Sim<'_> {
         } else {
             let srv = &mut self.servers[s];
             srv.account_queue(self.now);
-            srv.queue.push(job, low);
+            srv.queue.push(job, class);
             srv.stats.max_queue = srv.stats.max_queue.max(srv.queue.len() as u64);
         }
     }
@@ -941,8 +955,8 @@ impl Sim<'_> {
         let srv = &mut self.servers[s];
         srv.busy += 1;
         srv.stats.started += 1;
-        let low_user = self.user_low[self.jobs.get_mut(job).user as usize];
-        srv.busy_low += low_user as u32;
+        let class = self.user_class[self.jobs.get_mut(job).user as usize];
+        srv.busy_by_class[class as usize] += 1;
         let j = self.jobs.get_mut(job);
         j.started = self.now;
         srv.wait_ns += (self.now - j.arrived) as u128;
@@ -1222,7 +1236,7 @@ impl Sim<'_> {
         let (arrival_sec, sec) = ((j.arrived / NANOS_PER_SEC) as usize, self.second());
         if ok {
             self.users_ok += 1;
-            self.users_low_ok += self.user_low[j.user as usize] as u64;
+            self.class_ok[self.user_class[j.user as usize] as usize] += 1;
             self.phases[self.phase_of(j.arrived)].ok += 1;
             self.series.user_ok_by_arrival[arrival_sec] += 1;
             self.series.successes[sec] += 1;
@@ -1244,7 +1258,7 @@ impl Sim<'_> {
         let late = !self.is_waiting(j.caller, j.caller_attempt);
         let srv = &mut self.servers[s];
         srv.busy -= 1;
-        srv.busy_low -= self.user_low[j.user as usize] as u32;
+        srv.busy_by_class[self.user_class[j.user as usize] as usize] -= 1;
         srv.busy_ns += (self.now - j.started) as u128;
         if let Some(l) = &mut srv.limit {
             l.record(self.now, self.now - j.arrived, ok, srv.busy + 1);
@@ -1289,8 +1303,10 @@ impl Sim<'_> {
                 QueueOrder::Lifo => true,
                 QueueOrder::AdaptiveLifo => srv.queue.len() > model.lifo_threshold,
             };
-            let low_allowed = srv.busy_low < model.low_slots;
-            let popped = srv.queue.pop(newest_first, low_allowed);
+            let busy = &srv.busy_by_class;
+            let popped = srv
+                .queue
+                .pop(newest_first, |c| busy[c] < model.class_slots[c]);
             let Some(job) = popped else {
                 break;
             };
@@ -1367,8 +1383,18 @@ impl Sim<'_> {
             users_ok: self.users_ok,
             users_failed: self.users_failed + unfinished,
             users_unfinished: unfinished,
-            users_low: self.users_low,
-            users_low_ok: self.users_low_ok,
+            classes: self
+                .m
+                .class_names
+                .iter()
+                .zip(self.class_users.iter().zip(&self.class_ok))
+                .filter(|(name, _)| !name.is_empty())
+                .map(|(name, (users, ok))| ClassStats {
+                    name: name.clone(),
+                    users: *users,
+                    users_ok: *ok,
+                })
+                .collect(),
             phases: self.phases,
             window_start_s: nanos_to_secs(self.m.window.0),
             window_end_s: nanos_to_secs(self.m.window.1),

@@ -18,8 +18,10 @@ pub struct Model {
     /// The arrival rate's multiplier, piecewise constant: `(start, factor)`
     /// from 0, sorted; each holds until the next start.
     pub arrival_segments: Vec<(Nanos, f64)>,
-    /// Share of users in the low-priority class.
-    pub low_share: f64,
+    /// Request classes in priority order, and the cumulative shares a
+    /// uniform draw is compared with (empty with a single class).
+    pub class_names: Vec<String>,
+    pub class_cumulative: Vec<f64>,
     pub max_events: u64,
     /// The trigger span `[start, end)`: the "during" phase.
     pub window: (Nanos, Nanos),
@@ -67,8 +69,10 @@ pub struct ServerModel {
     pub drop_expired: bool,
     pub queue_order: crate::scenario::QueueOrder,
     pub lifo_threshold: usize,
-    pub low_slots: u32,
-    pub shed_low_queue: Option<usize>,
+    /// Per request class: most in service (`u32::MAX`: no bulkhead), and
+    /// the queue length from which arrivals of the class are shed.
+    pub class_slots: Vec<u32>,
+    pub shed_queue: Vec<Option<usize>>,
     pub codel: Option<CoDel>,
     pub rate_limit: Option<TokenBucket>,
     pub adaptive_limit: Option<ConcurrencyLimit>,
@@ -165,6 +169,26 @@ impl Model {
     /// Compiles a scenario that has passed [`crate::validate::validate`].
     pub fn new(s: &Scenario) -> Model {
         let edges = s.edges();
+        // One unnamed class when none is declared.
+        let class_names: Vec<String> = if s.client.classes.is_empty() {
+            vec![String::new()]
+        } else {
+            s.client.classes.iter().map(|c| c.name.clone()).collect()
+        };
+        let total: f64 = s.client.classes.iter().map(|c| c.share).sum();
+        let mut class_cumulative: Vec<f64> = s
+            .client
+            .classes
+            .iter()
+            .scan(0.0, |acc, c| {
+                *acc += c.share / total;
+                Some(*acc)
+            })
+            .collect();
+        if let Some(last) = class_cumulative.last_mut() {
+            // Rounding must not leave a draw in no class.
+            *last = f64::INFINITY;
+        }
         let call_model = |e: &crate::scenario::Edge| {
             let c = e.call;
             CallModel {
@@ -239,8 +263,14 @@ impl Model {
                     drop_expired: t.drop_expired,
                     queue_order: t.queue_order,
                     lifo_threshold: t.lifo_threshold as usize,
-                    low_slots: t.low_slots.unwrap_or(u32::MAX),
-                    shed_low_queue: t.shed_low_queue.map(|q| q as usize),
+                    class_slots: class_names
+                        .iter()
+                        .map(|c| t.class_slots.get(c).copied().unwrap_or(u32::MAX))
+                        .collect(),
+                    shed_queue: class_names
+                        .iter()
+                        .map(|c| t.shed_queue.get(c).map(|q| *q as usize))
+                        .collect(),
                     codel: t
                         .codel
                         .then(|| CoDel::new(t.codel_target_s, t.codel_interval_s)),
@@ -304,7 +334,8 @@ impl Model {
             arrivals_end,
             mean_gap: 1e9 / s.client.rate_per_s,
             arrival_segments,
-            low_share: s.client.low_share,
+            class_cumulative,
+            class_names,
             max_events: s
                 .max_events
                 .unwrap_or_else(|| default_event_budget(expected_users, bounds)),

@@ -51,6 +51,10 @@ pub enum Scope {
     Call,
     /// Under `<tier>.fanout.<branch>.` only.
     Branch,
+    /// Under `client.classes.<class>.` for every request class.
+    Class,
+    /// `<tier>.<key>.<class>` for every tier and request class.
+    TierClass,
     /// Under every tier.
     Tier,
     /// Under `<tier>.slow.` (first window) or `<tier>.slow.<n>.` (window n).
@@ -128,10 +132,10 @@ pub const PARAMS: &[Param] = &[
         "Users arrive during [0, duration_s).",
     ),
     p(
-        Scope::Client,
-        "low_share",
+        Scope::Class,
+        "share",
         Kind::Float,
-        "Share of user requests in the low-priority class (replay besides online traffic), drawn per user; served after the high class at every tier, and the class that bulkheads and shedding act on.",
+        "Request classes are declared in the scenario (`[[client.classes]]` with `name` and `share`), in priority order: at every tier a freed slot takes the oldest request of the highest class waiting. Each user is drawn into a class by the shares, relative weights (they need not sum to 1). Metrics: class_<class>_users, class_<class>_success_rate.",
     ),
     p(
         Scope::Call,
@@ -416,16 +420,16 @@ pub const PARAMS: &[Param] = &[
         "Latency: the slow value.",
     ),
     p(
-        Scope::Tier,
-        "low_slots",
+        Scope::TierClass,
+        "class_slots",
         Kind::Cap,
-        "Bulkhead for the low-priority class: at most this many low-class requests in service at once (unbounded by default). High-class requests are always dequeued first.",
+        "Bulkhead for a request class: at most this many of its requests in service at once at this tier (unbounded by default).",
     ),
     p(
-        Scope::Tier,
-        "shed_low_queue",
+        Scope::TierClass,
+        "shed_queue",
         Kind::Cap,
-        "Load shedding: while the queue holds at least this many requests, arriving low-class requests are rejected (shed_low); unbounded: never.",
+        "Load shedding of a request class: while the queue holds at least this many requests, arriving requests of that class are rejected (<tier>_shed); unbounded: never.",
     ),
     p(
         Scope::Tier,
@@ -646,6 +650,18 @@ pub fn paths(scenario: &Scenario) -> Vec<String> {
                     out.push(format!("{}.{}", e.path, param.key));
                 }
             }
+            Scope::Class => {
+                for c in &scenario.client.classes {
+                    out.push(format!("client.classes.{}.{}", c.name, param.key));
+                }
+            }
+            Scope::TierClass => {
+                for t in &scenario.tiers {
+                    for c in &scenario.client.classes {
+                        out.push(format!("{}.{}.{}", t.name, param.key, c.name));
+                    }
+                }
+            }
             Scope::Tier => {
                 for t in &scenario.tiers {
                     out.push(format!("{}.{}", t.name, param.key));
@@ -674,6 +690,10 @@ pub fn param_of(path: &str) -> Option<&'static Param> {
                 || (segs.len() >= 4 && segs[1] == "fanout" && key_after(3) == p.key)
         }
         Scope::Branch => segs.len() == 4 && segs[1] == "fanout" && segs[3] == p.key,
+        Scope::Class => {
+            segs.len() == 4 && segs[0] == "client" && segs[1] == "classes" && segs[3] == p.key
+        }
+        Scope::TierClass => segs.len() == 3 && segs[1] == p.key,
         Scope::Tier => segs.len() >= 2 && key_after(1) == p.key,
         Scope::Slow | Scope::Spike => {
             let window = if p.scope == Scope::Slow {
@@ -744,7 +764,17 @@ pub fn set(scenario: &mut Scenario, path: &str, value: &Value) -> Result<(), Con
         "client" => match rest.as_str() {
             "rate_per_s" => float(value).map(|v| scenario.client.rate_per_s = v),
             "duration_s" => float(value).map(|v| scenario.client.duration_s = v),
-            "low_share" => float(value).map(|v| scenario.client.low_share = v),
+            _ if segs.len() == 4 && segs[1] == "classes" && segs[3] == "share" => {
+                match scenario
+                    .client
+                    .classes
+                    .iter_mut()
+                    .find(|c| c.name == segs[2])
+                {
+                    Some(c) => float(value).map(|v| c.share = v),
+                    None => Err(unknown(scenario, path)),
+                }
+            }
             _ if segs[1] == "spike" => set_window(
                 &mut scenario.client.spike,
                 "client",
@@ -848,8 +878,21 @@ fn set_tier(tier: &mut Tier, segs: &[&str], v: &Value) -> Option<Result<(), Stri
             tier.queue_order = [QueueOrder::Fifo, QueueOrder::Lifo, QueueOrder::AdaptiveLifo][i]
         }),
         "lifo_threshold" => uint(v, u32::MAX as u64).map(|x| tier.lifo_threshold = x as u32),
-        "low_slots" => cap(v).map(|x| tier.low_slots = x),
-        "shed_low_queue" => cap(v).map(|x| tier.shed_low_queue = x),
+        _ if segs.len() == 2 && matches!(segs[0], "class_slots" | "shed_queue") => {
+            let map = if segs[0] == "class_slots" {
+                &mut tier.class_slots
+            } else {
+                &mut tier.shed_queue
+            };
+            return Some(cap(v).map(|x| match x {
+                Some(n) => {
+                    map.insert(segs[1].to_string(), n);
+                }
+                None => {
+                    map.remove(segs[1]);
+                }
+            }));
+        }
         "codel" => boolean(v).map(|x| tier.codel = x),
         "rate_limit_per_s" => float(v).map(|x| tier.rate_limit_per_s = x),
         "adaptive_limit" => boolean(v).map(|x| tier.adaptive_limit = x),
@@ -1073,6 +1116,8 @@ pub fn markdown() -> String {
             Scope::Client => format!("client.{}", param.key),
             Scope::Call => format!("client.{k}, <tier>.{k}", k = param.key),
             Scope::Branch => format!("<tier>.fanout.<branch>.{}", param.key),
+            Scope::Class => format!("client.classes.<class>.{}", param.key),
+            Scope::TierClass => format!("<tier>.{}.<class>", param.key),
             Scope::Tier => format!("<tier>.{}", param.key),
             Scope::Slow => format!("<tier>.slow.{k}, <tier>.slow.<n>.{k}", k = param.key),
             Scope::Spike => format!("client.spike.{k}, client.spike.<n>.{k}", k = param.key),

@@ -14,9 +14,8 @@ pub struct RunResult {
     pub users_failed: u64,
     /// Users still in flight at the horizon (counted as failed).
     pub users_unfinished: u64,
-    /// Users of the low-priority class, and how many of them succeeded.
-    pub users_low: u64,
-    pub users_low_ok: u64,
+    /// Per declared request class, in priority order (none without classes).
+    pub classes: Vec<ClassStats>,
     /// By arrival time: before, during and after the trigger window.
     pub phases: [Phase; 3],
     pub window_start_s: f64,
@@ -65,8 +64,8 @@ pub struct TierStats {
     pub rejected_full: u64,
     /// Rejected by the tier's rate limit (token bucket).
     pub rate_limited: u64,
-    /// Low-class requests shed on arrival (queue at its shedding length).
-    pub shed_low: u64,
+    /// Requests shed on arrival (the queue at their class's shedding length).
+    pub shed: u64,
     pub dropped_expired: u64,
     /// Dropped at dequeue by CoDel (answered as overload).
     pub codel_dropped: u64,
@@ -154,6 +153,14 @@ pub struct CallerStats {
     /// the budget refused.
     pub hedges_sent: u64,
     pub hedges_refused: u64,
+}
+
+/// One request class's users.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ClassStats {
+    pub name: String,
+    pub users: u64,
+    pub users_ok: u64,
 }
 
 /// Per second of simulated time.
@@ -244,18 +251,13 @@ impl RunResult {
         put("users_failed".into(), Count(self.users_failed));
         put("users_unfinished".into(), Count(self.users_unfinished));
         put("success_rate".into(), MaybeReal(self.success_rate()));
-        put("users_low".into(), Count(self.users_low));
-        put(
-            "success_rate_high".into(),
-            MaybeReal(ratio(
-                self.users_ok - self.users_low_ok,
-                self.users - self.users_low,
-            )),
-        );
-        put(
-            "success_rate_low".into(),
-            MaybeReal(ratio(self.users_low_ok, self.users_low)),
-        );
+        for c in &self.classes {
+            put(format!("class_{}_users", c.name), Count(c.users));
+            put(
+                format!("class_{}_success_rate", c.name),
+                MaybeReal(ratio(c.users_ok, c.users)),
+            );
+        }
         for (name, p) in [("before", before), ("during", during), ("after", after)] {
             put(format!("users_{name}"), Count(p.users));
             put(format!("success_rate_{name}"), MaybeReal(p.success_rate()));
@@ -331,7 +333,7 @@ impl RunResult {
             put(format!("{n}_admitted"), Count(t.admitted));
             put(format!("{n}_rejected_full"), Count(t.rejected_full));
             put(format!("{n}_rate_limited"), Count(t.rate_limited));
-            put(format!("{n}_shed_low"), Count(t.shed_low));
+            put(format!("{n}_shed"), Count(t.shed));
             put(format!("{n}_dropped_expired"), Count(t.dropped_expired));
             put(format!("{n}_codel_dropped"), Count(t.codel_dropped));
             put(format!("{n}_limit_lowest"), Count(t.limit_lowest));
@@ -419,6 +421,15 @@ pub fn metric_schema(scenario: &crate::Scenario) -> Vec<Metric> {
         horizon_s: scenario.horizon_s,
         tiers: scenario.tiers.iter().map(|t| tier(&t.name)).collect(),
         callers: scenario.edges().iter().map(|e| caller(&e.name)).collect(),
+        classes: scenario
+            .client
+            .classes
+            .iter()
+            .map(|c| ClassStats {
+                name: c.name.clone(),
+                ..ClassStats::default()
+            })
+            .collect(),
         ..RunResult::default()
     }
     .metrics()

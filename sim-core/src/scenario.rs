@@ -80,6 +80,15 @@ impl Default for RecoveryRule {
     }
 }
 
+/// A class of user requests (e.g. online users, replay traffic).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequestClass {
+    pub name: String,
+    /// Relative weight among the classes' shares (they need not sum to 1).
+    pub share: f64,
+}
+
 /// The source of user requests.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -88,10 +97,10 @@ pub struct Client {
     pub rate_per_s: f64,
     /// Arrivals happen in `[0, duration_s)`.
     pub duration_s: f64,
-    /// Share of user requests in the low-priority class (e.g. replay
-    /// traffic besides online users); the rest are high priority.
-    #[serde(default)]
-    pub low_share: f64,
+    /// Request classes in priority order (the first is served first),
+    /// each user drawn into one by the shares. Empty: one class.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<RequestClass>,
     /// Load spikes: windows in which the arrival rate is multiplied.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub spike: Vec<SlowWindow>,
@@ -120,13 +129,14 @@ pub struct Tier {
     /// Adaptive LIFO: serve the newest while the queue is longer than this.
     #[serde(default)]
     pub lifo_threshold: u32,
-    /// Bulkhead: most low-class requests in service at once (absent: no limit).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub low_slots: Option<u32>,
-    /// Load shedding: arriving low-class requests are rejected while the
-    /// queue holds at least this many (absent: never).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shed_low_queue: Option<u32>,
+    /// Bulkheads per request class: most requests of that class in service
+    /// at once (a class not named: no limit).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub class_slots: BTreeMap<String, u32>,
+    /// Load shedding per class: arriving requests of that class are
+    /// rejected while the queue holds at least this many (not named: never).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub shed_queue: BTreeMap<String, u32>,
     /// CoDel queue management at dequeue: drop by sojourn time against
     /// `codel_target_s` over `codel_interval_s`, dropping faster while it
     /// stays above (the control law interval / sqrt(count)).

@@ -51,11 +51,53 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
         ),
     );
     check(s.max_events != Some(0), "max_events".into(), "must be >= 1");
-    check(
-        (0.0..=1.0).contains(&s.client.low_share),
-        "client.low_share".into(),
-        "must be a share in [0, 1]",
-    );
+    let classes: Vec<&str> = s.client.classes.iter().map(|c| c.name.as_str()).collect();
+    for (i, c) in s.client.classes.iter().enumerate() {
+        let path = format!("client.classes.{}", c.name);
+        check(
+            !c.name.is_empty()
+                && c.name
+                    .chars()
+                    .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_'),
+            path.clone(),
+            "a class name is made of a-z, 0-9 and _ (it names metric columns)",
+        );
+        check(
+            !classes[..i].contains(&c.name.as_str()),
+            path.clone(),
+            "duplicate class name",
+        );
+        check(
+            c.share.is_finite() && c.share > 0.0,
+            format!("{path}.share"),
+            "must be > 0 (shares are relative weights)",
+        );
+    }
+    for t in &s.tiers {
+        for (key, map) in [
+            ("class_slots", &t.class_slots),
+            ("shed_queue", &t.shed_queue),
+        ] {
+            for (class, n) in map {
+                let path = format!("{}.{key}.{class}", t.name);
+                let known = if classes.is_empty() {
+                    "none declared; see [[client.classes]]".to_string()
+                } else {
+                    classes.join(", ")
+                };
+                check(
+                    classes.contains(&class.as_str()),
+                    path.clone(),
+                    &format!("no request class is named `{class}` (classes: {known})"),
+                );
+                check(
+                    key != "class_slots" || *n >= 1,
+                    path,
+                    "must be >= 1 (or \"unbounded\")",
+                );
+            }
+        }
+    }
     check(
         positive(s.recovery.window_s),
         "recovery.window_s".into(),

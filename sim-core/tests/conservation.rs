@@ -48,7 +48,7 @@ fn check(s: &Scenario, r: &RunResult, label: &str) {
         let ctx = |what: &str| format!("{label}: {} {what}", t.name);
         assert_eq!(
             t.arrivals,
-            t.admitted + t.rejected_full + t.rate_limited + t.shed_low,
+            t.admitted + t.rejected_full + t.rate_limited + t.shed,
             "{}",
             ctx("arrivals")
         );
@@ -88,8 +88,7 @@ fn check(s: &Scenario, r: &RunResult, label: &str) {
             ctx("one outcome per attempt (hedges share their attempt's)")
         );
         assert!(
-            caller.calls_rejected
-                <= t.rejected_full + t.rate_limited + t.shed_low + t.codel_dropped
+            caller.calls_rejected <= t.rejected_full + t.rate_limited + t.shed + t.codel_dropped
         );
         assert!(caller.calls_expired <= t.dropped_expired);
         assert!(
@@ -180,9 +179,15 @@ fn counts_add_up_with_users_in_flight_at_the_horizon() {
 #[test]
 fn counts_add_up_with_every_policy_on() {
     for p in ["deadline", "protected"] {
-        let s = ch37(
-            p,
-            "fifo",
+        let mut s = ch37(p, "fifo", &[]);
+        s.client.classes = [("online", 0.6), ("replay", 0.3), ("batch", 0.1)]
+            .map(|(name, share)| sim_core::scenario::RequestClass {
+                name: name.into(),
+                share,
+            })
+            .to_vec();
+        set(
+            &mut s,
             &[
                 ("svc_b.cancel_check_s", "0.01"),
                 ("svc_a.deadline_margin_s", "0.02"),
@@ -196,9 +201,10 @@ fn counts_add_up_with_every_policy_on() {
                 ("gateway.hedge_delay_s", "0.2"),
                 ("svc_a.hedge_quantile", "0.9"),
                 ("svc_a.hedge_cancel", "true"),
-                ("client.low_share", "0.3"),
-                ("svc_b.low_slots", "8"),
-                ("svc_a.shed_low_queue", "20"),
+                ("client.classes.replay.share", "0.3"),
+                ("svc_b.class_slots.replay", "8"),
+                ("svc_a.shed_queue.replay", "20"),
+                ("svc_a.shed_queue.batch", "5"),
                 ("svc_b.rate_limit_per_s", "600"),
                 ("svc_b.rate_limit_burst", "20"),
                 ("svc_a.queue_order", "\"adaptive_lifo\""),
@@ -209,6 +215,7 @@ fn counts_add_up_with_every_policy_on() {
                 ("client.spike.factor", "2"),
             ],
         );
+        sim_core::validate(&s).unwrap();
         let r = run(&s, 5);
         assert!(r.tiers[2].abandoned > 0);
         check(&s, &r, &format!("{p} with policies"));

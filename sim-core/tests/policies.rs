@@ -665,53 +665,87 @@ fn budget_share_caps_each_attempt_at_a_share_of_what_remains() {
     assert_eq!(half.tiers[1].max_arrivals_per_user, 3);
 }
 
-#[test]
-fn the_low_class_waits_behind_the_high_one_and_is_shed_first() {
-    // One queue at 80/s against 50/s, 400 ms deadline: half the users are
-    // low priority. High is served first, so it gets the capacity.
-    let classes = single_queue(&[("client.low_share", "0.5")]);
-    let rate = |r: &RunResult, name: &str| common::real(r, name).unwrap();
-    assert!(
-        rate(&classes, "success_rate_high") > 0.9,
-        "{}",
-        rate(&classes, "success_rate_high")
+/// Declares request classes `(name, share)`, in priority order.
+fn with_classes(s: &mut Scenario, classes: &[(&str, f64)]) {
+    s.client.classes = classes
+        .iter()
+        .map(|(name, share)| sim_core::scenario::RequestClass {
+            name: name.to_string(),
+            share: *share,
+        })
+        .collect();
+}
+
+/// grids/scenarios/single-queue.toml with request classes, then `sets`.
+fn single_queue_classes(classes: &[(&str, f64)], sets: &[(&str, &str)]) -> RunResult {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../grids/scenarios/single-queue.toml"
     );
-    assert!(
-        rate(&classes, "success_rate_low") < 0.3,
-        "{}",
-        rate(&classes, "success_rate_low")
-    );
-    let low = classes.users_low as f64 / classes.users as f64;
-    assert!((low - 0.5).abs() < 0.05, "{low}");
-    // Shedding: low-class arrivals are turned away at a queue of 5; only they are.
-    let shed = single_queue(&[("client.low_share", "0.5"), ("server.shed_low_queue", "5")]);
-    let t = &shed.tiers[0];
-    assert!(t.shed_low > 0);
-    assert!(t.shed_low <= shed.users_low);
-    // Without classes nobody is low.
-    let no_classes = single_queue(&[]);
-    assert_eq!(no_classes.users_low, 0);
-    assert_eq!(common::real(&no_classes, "success_rate_low"), None);
+    let mut s = sim_core::load_base(path).unwrap();
+    with_classes(&mut s, classes);
+    common::set(&mut s, sets);
+    sim_core::validate(&s).unwrap();
+    run(&s)
 }
 
 #[test]
-fn a_bulkhead_caps_the_low_class_concurrency() {
-    // b: 4 slots, 200 ms of work, low class limited to 1 slot. 20 users/s,
-    // all low: one slot serves at most 5 per second, 150 in the 30 s run.
-    let mut s = chain("max_retries = 0\nattempt_timeout_s = 1.0", 0.2);
-    common::set(
-        &mut s,
+fn classes_are_served_in_priority_order_and_the_lowest_is_shed_first() {
+    // One queue at 80/s against 50/s, 400 ms deadline, expired requests
+    // dropped. Half the users are online, a quarter replay, a quarter
+    // batch, served in that order: online (40/s) gets what it needs, replay
+    // (20/s) about half of the 10/s left, batch almost nothing.
+    let classes = [("online", 2.0), ("replay", 1.0), ("batch", 1.0)];
+    let r = single_queue_classes(&classes, &[("server.drop_expired", "true")]);
+    let rate = |r: &RunResult, class: &str| {
+        common::real(r, &format!("class_{class}_success_rate")).unwrap()
+    };
+    let (online, replay, batch) = (rate(&r, "online"), rate(&r, "replay"), rate(&r, "batch"));
+    assert!(online > 0.9, "{online}");
+    assert!(replay > 0.3 && replay < 0.7, "{replay}");
+    assert!(batch < 0.1, "{batch}");
+    let share = |i: usize| r.classes[i].users as f64 / r.users as f64;
+    assert!((share(0) - 0.5).abs() < 0.03 && (share(2) - 0.25).abs() < 0.03);
+    assert_eq!(r.classes.iter().map(|c| c.users).sum::<u64>(), r.users);
+    // Shares are weights: the same users for any scale of them.
+    let scaled = single_queue_classes(
+        &[("online", 0.5), ("replay", 0.25), ("batch", 0.25)],
+        &[("server.drop_expired", "true")],
+    );
+    assert_eq!(scaled.classes, r.classes);
+    // Shedding batch at a queue of 5: only batch arrivals are turned away,
+    // and online is not worse off.
+    let shed = single_queue_classes(
+        &classes,
         &[
-            ("b.slots", "4"),
-            ("b.low_slots", "1"),
-            ("client.low_share", "1.0"),
+            ("server.drop_expired", "true"),
+            ("server.shed_queue.batch", "5"),
         ],
     );
+    let t = &shed.tiers[0];
+    assert!(t.shed > 0);
+    assert!(t.shed <= shed.classes[2].users);
+    assert!(rate(&shed, "online") >= online - 0.01);
+    // Without classes there are no class metrics, and nothing is drawn.
+    let none = single_queue(&[]);
+    assert!(none.classes.is_empty());
+    assert!(none.metric("class_online_users").is_none());
+}
+
+#[test]
+fn a_bulkhead_caps_a_class_concurrency() {
+    // b: 4 slots, 200 ms of work, the replay class limited to 1 slot. 20
+    // users/s, all replay: one slot serves at most 5 per second, 150 in the
+    // 30 s run.
+    let mut s = chain("max_retries = 0\nattempt_timeout_s = 1.0", 0.2);
+    with_classes(&mut s, &[("online", 0.0001), ("replay", 1.0)]);
+    common::set(&mut s, &[("b.slots", "4"), ("b.class_slots.replay", "1")]);
     let r = run(&s);
+    assert!(r.classes[0].users < 5);
     assert!(r.tiers[1].completed <= 150, "{}", r.tiers[1].completed);
     assert!(r.series.tiers[1].busy.iter().all(|b| *b <= 1));
     // Without the bulkhead all four slots work.
-    sim_core::params::set(&mut s, "b.low_slots", &common::v("\"unbounded\"")).unwrap();
+    common::set(&mut s, &[("b.class_slots.replay", "\"unbounded\"")]);
     let free = run(&s);
     assert!(free.tiers[1].completed > 2 * r.tiers[1].completed);
 }

@@ -293,3 +293,39 @@ fn a_scenario_round_trips_through_toml() {
     let back = sim_core::Scenario::from_toml(&s.to_toml(), "shown").unwrap();
     assert_eq!(s, back);
 }
+
+#[test]
+fn request_classes_are_checked() {
+    let mut s = sim_core::ch37();
+    s.client.classes = [("online", 1.0), ("online", 2.0), ("Batch", 0.0)]
+        .map(|(name, share)| sim_core::scenario::RequestClass {
+            name: name.into(),
+            share,
+        })
+        .to_vec();
+    s.tiers[2].class_slots.insert("replay".into(), 4);
+    s.tiers[2].class_slots.insert("online".into(), 0);
+    let got: Vec<String> = sim_core::validate(&s)
+        .unwrap_err()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "client.classes.online: duplicate class name",
+            "client.classes.Batch: a class name is made of a-z, 0-9 and _ (it names metric columns)",
+            "client.classes.Batch.share: must be > 0 (shares are relative weights)",
+            "svc_b.class_slots.online: must be >= 1 (or \"unbounded\")",
+            "svc_b.class_slots.replay: no request class is named `replay` (classes: online, online, Batch)",
+        ]
+    );
+    // A class path needs a declared class.
+    let e = sim_core::params::set(
+        &mut sim_core::ch37(),
+        "client.classes.online.share",
+        &toml::Value::Float(0.5),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("unknown parameter"), "{e}");
+}

@@ -557,13 +557,14 @@ fn ctrl_c_writes_what_is_done_and_says_how_to_resume() {
 #[test]
 fn every_shipped_grid_is_valid() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../grids");
-    let mut grids: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
+    let mut grids: Vec<PathBuf> = [dir.clone(), dir.join("maps")]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).unwrap())
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
         .collect();
     grids.sort();
-    assert!(grids.len() >= 9, "{grids:?}");
+    assert!(grids.len() >= 20, "{grids:?}");
     for g in grids {
         let o = sweep(&["plan", &g.display().to_string(), "--calibrate", "1"]);
         assert!(o.status.success(), "{}: {}", g.display(), stderr(&o));
