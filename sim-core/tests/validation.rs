@@ -135,11 +135,7 @@ fn chain_shape_is_checked() {
     s.tiers[2].call = s.tiers[1].call.clone();
     s.tiers[0].call = None;
     s.tiers[1].name = "svc_b".into();
-    let got: Vec<String> = sim_core::validate(&s)
-        .unwrap_err()
-        .iter()
-        .map(ToString::to_string)
-        .collect();
+    let got = problems(&s);
     assert_eq!(
         got,
         [
@@ -186,12 +182,7 @@ slots = 10
     };
     let errors = |t: &str| -> Vec<String> {
         match sim_core::Scenario::from_toml(t, "fan.toml") {
-            Ok(s) => sim_core::validate(&s)
-                .err()
-                .unwrap_or_default()
-                .iter()
-                .map(ToString::to_string)
-                .collect(),
+            Ok(s) => problems(&s),
             Err(e) => vec![e],
         }
     };
@@ -305,11 +296,7 @@ fn request_classes_are_checked() {
         .to_vec();
     s.tiers[2].class_slots.insert("replay".into(), 4);
     s.tiers[2].class_slots.insert("online".into(), 0);
-    let got: Vec<String> = sim_core::validate(&s)
-        .unwrap_err()
-        .iter()
-        .map(ToString::to_string)
-        .collect();
+    let got = problems(&s);
     assert_eq!(
         got,
         [
@@ -328,4 +315,14 @@ fn request_classes_are_checked() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("unknown parameter"), "{e}");
+}
+
+/// Every validation problem of `s`, as a user reads it (none when valid).
+fn problems(s: &sim_core::Scenario) -> Vec<String> {
+    sim_core::validate(s)
+        .err()
+        .unwrap_or_default()
+        .iter()
+        .map(ToString::to_string)
+        .collect()
 }
