@@ -23,9 +23,13 @@ pub struct TraceStep {
     /// - `stop: <reason>`: the caller gives up (`attempt_limit`, `deadline`,
     ///   `insufficient_deadline`, `no_time_left`, `margin_exhausted`,
     ///   `retry_throttled`, `retry_budget`), or fails fast locally
-    ///   (`breaker_open`, `throttled_locally`) before its retry decision;
+    ///   (`breaker_open`, `bulkhead_full`, `throttled_locally`) before its
+    ///   retry decision;
     /// - `abandoned`: cooperative cancellation stopped the tier's own work;
+    /// - `cancelled`: its caller stopped waiting for it (a fan-out branch
+    ///   after a required one failed, or the losing copy of a hedge);
     /// - `reply ok`, `reply error`: a tier answers its caller;
+    /// - `branch ok`, `branch failed`: a fan-out branch ends;
     /// - `user ok`, `user failed`: the user request ends.
     pub event: String,
     /// The acting job's deadline less the time: what is left of the budget
