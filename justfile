@@ -7,6 +7,10 @@ default:
 run grid="grids/ch37.toml":
     cargo run --release -p sweep -- run {{grid}}
 
+# The metastability map of every protection (grids/maps/), results in out/map-*/
+maps:
+    for g in grids/maps/*.toml; do cargo run -q --release -p sweep -- run "$g"; done
+
 # Estimate a grid's size and wall time
 plan grid="grids/ch37-overnight.toml":
     cargo run --release -p sweep -- plan {{grid}}

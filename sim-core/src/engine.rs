@@ -1059,16 +1059,24 @@ impl Sim<'_> {
     /// on for nobody (counted late there).
     fn cancel_branches(&mut self, parent: JobRef) {
         for b in self.fanouts.remove(&parent.idx).unwrap_or_default() {
-            let Some(j) = self.jobs.get(b).copied() else {
+            if self.jobs.get(b).is_none() {
                 continue;
-            };
-            if j.waiting {
-                let caller = &mut self.callers[j.edge as usize];
-                caller.in_flight -= 1;
-                caller.stats.calls_cancelled += 1;
             }
+            self.stop_waiting(b);
             self.trace(b, "cancelled");
             self.jobs.release(b);
+        }
+    }
+
+    /// `job` stops waiting for its attempt in flight, if any: the attempt
+    /// ends as cancelled, and its request goes on for nobody.
+    fn stop_waiting(&mut self, job: JobRef) {
+        let j = self.jobs.get_mut(job);
+        if j.waiting {
+            j.waiting = false;
+            let caller = &mut self.callers[j.edge as usize];
+            caller.in_flight -= 1;
+            caller.stats.calls_cancelled += 1;
         }
     }
 
@@ -1148,12 +1156,7 @@ impl Sim<'_> {
                 continue;
             }
             // In service: stop now; the caller no longer listens.
-            if c.waiting {
-                let caller = &mut self.callers[c.edge as usize];
-                caller.in_flight -= 1;
-                caller.stats.calls_cancelled += 1;
-                self.jobs.get_mut(copy).waiting = false;
-            }
+            self.stop_waiting(copy);
             self.cancel_branches(copy);
             self.jobs.get_mut(copy).abandoned = true;
             self.trace(copy, "cancelled");
