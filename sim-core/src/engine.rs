@@ -26,7 +26,7 @@ use crate::result::{
 use crate::scenario::{Dispatch, QueueOrder};
 use crate::time::{NANOS_PER_SEC, NEVER, Nanos, nanos_to_secs};
 use crate::trace::{TraceStep, Tracer};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 /// Why a run produced no result.
 #[derive(Clone, Debug, PartialEq)]
@@ -100,12 +100,6 @@ struct Job {
     level: u8,
     /// The edge it calls through (`NO_EDGE`: none).
     edge: u16,
-    /// Fan-out: branches still running; whether an optional one failed, or
-    /// a required one; whether the branches are still being started.
-    branches_left: u16,
-    degraded: bool,
-    branch_failed: bool,
-    fanning: bool,
     user: u32,
     /// The job whose attempt created this one, and that attempt's number.
     caller: JobRef,
@@ -125,9 +119,6 @@ struct Job {
     attempt_started: Nanos,
     /// When the latest attempt ends (what it propagates).
     attempt_end: Nanos,
-    /// The requests the latest attempt sent: the first copy, and the hedged
-    /// one (stale references once they are done).
-    copies: [JobRef; 2],
     /// Its caller cancelled it (the other hedged copy answered first):
     /// dropped when it would start.
     cancelled: bool,
@@ -150,10 +141,6 @@ impl Job {
             live: true,
             level: s as u8 + 1,
             edge,
-            branches_left: 0,
-            degraded: false,
-            branch_failed: false,
-            fanning: false,
             user,
             caller,
             caller_attempt,
@@ -165,7 +152,6 @@ impl Job {
             abandoned: false,
             attempt_started: NEVER,
             attempt_end: NEVER,
-            copies: [NO_JOB; 2],
             cancelled: false,
         }
     }
@@ -373,6 +359,17 @@ struct Caller {
     stats: CallerStats,
 }
 
+/// A fan-out in progress: its branch jobs, how many are still running,
+/// whether an optional one failed or a required one, and whether the
+/// branches are still being started (the parent settles only after).
+struct FanOut {
+    branches: Vec<JobRef>,
+    left: usize,
+    degraded: bool,
+    failed: bool,
+    starting: bool,
+}
+
 /// Successful attempt latencies a caller keeps for quantile hedging, and
 /// how many it needs before the quantile replaces the fixed delay.
 const HEDGE_SAMPLES: usize = 100;
@@ -420,8 +417,13 @@ struct Sim<'m> {
     next_sample: usize,
     /// Steps of the traced user request, when one is traced.
     tracer: Option<Tracer>,
-    /// The branch jobs of each fan-out in progress, by the parent's slot.
-    fanouts: std::collections::HashMap<u32, Vec<JobRef>>,
+    /// Each fan-out in progress, by the parent's slot. Kept apart from
+    /// `Job`, as are hedge copies, so that jobs stay small.
+    fanouts: HashMap<u32, FanOut>,
+    /// With `hedge_cancel`: the requests of a caller's latest attempt (the
+    /// first copy and the hedge), by the caller's slot; stale references
+    /// once they are done.
+    copies: HashMap<u32, [JobRef; 2]>,
 }
 
 /// Runs the model; with `trace_user`, also the steps taken for that user.
@@ -513,7 +515,8 @@ pub fn simulate(
             tiers: Vec::new(),
         },
         next_sample: 0,
-        fanouts: std::collections::HashMap::new(),
+        fanouts: HashMap::new(),
+        copies: HashMap::new(),
         tracer: trace_user.map(|user| Tracer {
             user,
             arrived: 0,
@@ -582,7 +585,16 @@ impl Sim<'_> {
     }
 
     /// Records a step of `job` if its user is the one traced.
+    #[inline(always)]
     fn trace(&mut self, job: JobRef, event: &str) {
+        if self.tracer.is_some() {
+            self.record_step(job, event);
+        }
+    }
+
+    /// Out of line: sweeps never trace, and their hot path stays small.
+    #[inline(never)]
+    fn record_step(&mut self, job: JobRef, event: &str) {
         let Some(tracer) = &mut self.tracer else {
             return;
         };
@@ -693,10 +705,6 @@ impl Sim<'_> {
             live: true,
             level: 0,
             edge: 0,
-            branches_left: 0,
-            degraded: false,
-            branch_failed: false,
-            fanning: false,
             user,
             caller: NO_JOB,
             caller_attempt: 0,
@@ -708,7 +716,6 @@ impl Sim<'_> {
             abandoned: false,
             attempt_started: NEVER,
             attempt_end: NEVER,
-            copies: [NO_JOB; 2],
             cancelled: false,
         });
         self.start_attempt(job);
@@ -809,7 +816,8 @@ impl Sim<'_> {
             self.schedule(self.now + hedge_delay, Action::Hedge(job, attempt));
         }
         self.trace(job, "send");
-        self.send(call.to, job, attempt, child_deadline, 0);
+        let track = call.hedge_cancel.then_some(0);
+        self.send(call.to, job, attempt, child_deadline, track);
     }
 
     /// Sends a second copy of an attempt still unanswered, within the
@@ -831,19 +839,21 @@ impl Sim<'_> {
         stats.calls += 1;
         self.trace(job, "hedge");
         let child_deadline = if call.propagate { j.attempt_end } else { NEVER };
-        self.send(call.to, job, attempt, child_deadline, 1);
+        let track = call.hedge_cancel.then_some(1);
+        self.send(call.to, job, attempt, child_deadline, track);
     }
 
-    /// Copy `copy` (0, or 1 for a hedge) of an attempt of `caller` leaves
-    /// for server `s` as a job of that server, not yet arrived: it arrives
-    /// now, or after the hop's latency.
+    /// A request of an attempt of `caller` leaves for server `s` as a job of
+    /// that server, not yet arrived: it arrives now, or after the hop's
+    /// latency. `copy` (0, or 1 for a hedge) records it for cancellation.
+    #[inline]
     fn send(
         &mut self,
         s: usize,
         caller: JobRef,
         caller_attempt: u32,
         deadline: Nanos,
-        copy: usize,
+        copy: Option<usize>,
     ) {
         let edge = match self.m.servers[s].downstream {
             Downstream::Chain(e) => e as u16,
@@ -859,7 +869,9 @@ impl Sim<'_> {
             user,
             NEVER,
         ));
-        self.jobs.get_mut(caller).copies[copy] = job;
+        if let Some(copy) = copy {
+            self.copies.entry(caller.idx).or_insert([NO_JOB; 2])[copy] = job;
+        }
         let latency = self.hop_latency(s);
         if latency == 0 {
             self.arrive(job);
@@ -974,6 +986,7 @@ impl Sim<'_> {
         }
     }
 
+    #[inline]
     fn work_done(&mut self, job: JobRef) {
         let s = self.jobs.get_mut(job).level as usize - 1;
         let m = self.m;
@@ -1005,14 +1018,20 @@ impl Sim<'_> {
                 })
             })
             .collect();
-        let pm = self.jobs.get_mut(parent);
-        pm.branches_left = edges.len() as u16;
-        pm.fanning = true;
-        self.fanouts.insert(parent.idx, branches.clone());
+        self.fanouts.insert(
+            parent.idx,
+            FanOut {
+                branches: branches.clone(),
+                left: edges.len(),
+                degraded: false,
+                failed: false,
+                starting: true,
+            },
+        );
         for b in branches {
             self.start_attempt(b);
         }
-        self.jobs.get_mut(parent).fanning = false;
+        self.fan(parent).starting = false;
         self.settle_fan_out(parent);
     }
 
@@ -1022,16 +1041,16 @@ impl Sim<'_> {
         let b = *self.jobs.get_mut(branch);
         self.jobs.release(branch);
         let required = self.m.callers[b.edge as usize].required;
-        let parent = self.jobs.get_mut(b.caller);
-        parent.branches_left -= 1;
+        let fan = self.fan(b.caller);
+        fan.left -= 1;
         if !ok {
             if required {
-                parent.branch_failed = true;
+                fan.failed = true;
             } else {
-                parent.degraded = true;
+                fan.degraded = true;
             }
         }
-        if !parent.fanning {
+        if !fan.starting {
             self.settle_fan_out(b.caller);
         }
     }
@@ -1041,24 +1060,33 @@ impl Sim<'_> {
     /// and with success once every branch has ended (degraded if an
     /// optional one failed): its latency is the critical path.
     fn settle_fan_out(&mut self, parent: JobRef) {
-        let p = *self.jobs.get_mut(parent);
-        if p.branch_failed {
+        let fan = self.fan(parent);
+        if fan.failed {
             self.cancel_branches(parent);
             self.finish(parent, false);
-        } else if p.branches_left == 0 {
-            self.fanouts.remove(&parent.idx);
-            if p.degraded {
-                self.servers[p.level as usize - 1].stats.degraded += 1;
+        } else if fan.left == 0 {
+            if fan.degraded {
+                let s = self.jobs.get_mut(parent).level as usize - 1;
+                self.servers[s].stats.degraded += 1;
             }
+            self.fanouts.remove(&parent.idx);
             self.finish(parent, true);
         }
+    }
+
+    /// The fan-out in progress of `parent`.
+    fn fan(&mut self, parent: JobRef) -> &mut FanOut {
+        self.fanouts
+            .get_mut(&parent.idx)
+            .expect("a branch never outlives its parent's fan-out")
     }
 
     /// The caller stops waiting for the branches still running: their
     /// attempts end as cancelled, and the work they started downstream goes
     /// on for nobody (counted late there).
     fn cancel_branches(&mut self, parent: JobRef) {
-        for b in self.fanouts.remove(&parent.idx).unwrap_or_default() {
+        let branches = self.fanouts.remove(&parent.idx).map(|f| f.branches);
+        for b in branches.unwrap_or_default() {
             if self.jobs.get(b).is_none() {
                 continue;
             }
@@ -1143,7 +1171,8 @@ impl Sim<'_> {
     /// cancelled.
     fn cancel_copies(&mut self, job: JobRef) {
         let j = *self.jobs.get_mut(job);
-        for copy in j.copies {
+        let copies = self.copies.get(&job.idx).copied().unwrap_or([NO_JOB; 2]);
+        for copy in copies {
             let Some(c) = self.jobs.get(copy).copied() else {
                 continue;
             };
