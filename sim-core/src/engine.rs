@@ -23,7 +23,7 @@ use crate::random::Stream;
 use crate::result::{
     CallerStats, ClassStats, Phase, RunResult, Series, TierSeries, TierStats, nearest_rank,
 };
-use crate::scenario::{Dispatch, QueueOrder};
+use crate::scenario::{CancelMode, Dispatch, QueueOrder};
 use crate::time::{NANOS_PER_SEC, NEVER, Nanos, nanos_to_secs};
 use crate::trace::{TraceStep, Tracer};
 use std::collections::{HashMap, VecDeque};
@@ -420,7 +420,7 @@ struct Sim<'m> {
     /// Each fan-out in progress, by the parent's slot. Kept apart from
     /// `Job`, as are hedge copies, so that jobs stay small.
     fanouts: HashMap<u32, FanOut>,
-    /// With `hedge_cancel`: the requests of a caller's latest attempt (the
+    /// For callers that cancel: the requests of a caller's latest attempt (the
     /// first copy and the hedge), by the caller's slot; stale references
     /// once they are done.
     copies: HashMap<u32, [JobRef; 2]>,
@@ -816,7 +816,7 @@ impl Sim<'_> {
             self.schedule(self.now + hedge_delay, Action::Hedge(job, attempt));
         }
         self.trace(job, "send");
-        let track = call.hedge_cancel.then_some(0);
+        let track = (call.cancel != CancelMode::Never).then_some(0);
         self.send(call.to, job, attempt, child_deadline, track);
     }
 
@@ -839,7 +839,7 @@ impl Sim<'_> {
         stats.calls += 1;
         self.trace(job, "hedge");
         let child_deadline = if call.propagate { j.attempt_end } else { NEVER };
-        let track = call.hedge_cancel.then_some(1);
+        let track = (call.cancel != CancelMode::Never).then_some(1);
         self.send(call.to, job, attempt, child_deadline, track);
     }
 
@@ -1096,15 +1096,21 @@ impl Sim<'_> {
         }
     }
 
-    /// `job` stops waiting for its attempt in flight, if any: the attempt
-    /// ends as cancelled, and its request goes on for nobody.
+    /// `job`, cancelled, stops waiting for its attempt in flight, if any:
+    /// the attempt ends as cancelled, and its requests are cancelled in turn
+    /// if its caller cancels always (else they go on for nobody).
     fn stop_waiting(&mut self, job: JobRef) {
         let j = self.jobs.get_mut(job);
-        if j.waiting {
-            j.waiting = false;
-            let caller = &mut self.callers[j.edge as usize];
-            caller.in_flight -= 1;
-            caller.stats.calls_cancelled += 1;
+        if !j.waiting {
+            return;
+        }
+        j.waiting = false;
+        let edge = j.edge as usize;
+        let caller = &mut self.callers[edge];
+        caller.in_flight -= 1;
+        caller.stats.calls_cancelled += 1;
+        if self.m.callers[edge].cancel == CancelMode::Always {
+            self.cancel_copies(job);
         }
     }
 
@@ -1124,7 +1130,12 @@ impl Sim<'_> {
         };
         let now = self.now;
         let call = &self.m.callers[edge];
-        if call.hedge_cancel && outcome != Outcome::Timeout {
+        let cancels = match call.cancel {
+            CancelMode::Never => false,
+            CancelMode::HedgeLosers => outcome != Outcome::Timeout,
+            CancelMode::Always => true,
+        };
+        if cancels {
             self.cancel_copies(job);
         }
         let caller = &mut self.callers[edge];

@@ -6,7 +6,7 @@ use crate::policy::{
     GradientLimit, RetryBudget, RetryThrottle, TokenBucket,
 };
 use crate::random::Stream;
-use crate::scenario::{Dispatch, Dist, LimitAlgorithm, Scenario, Service};
+use crate::scenario::{CancelMode, Dispatch, Dist, LimitAlgorithm, Scenario, Service};
 use crate::time::{Nanos, nanos_to_secs, secs_to_nanos};
 
 pub struct Model {
@@ -58,7 +58,7 @@ pub struct CallModel {
     pub hedge_budget: f64,
     /// Hedge on this quantile of recent latencies (0: the fixed delay).
     pub hedge_quantile: f64,
-    pub hedge_cancel: bool,
+    pub cancel: CancelMode,
     pub budget_share: f64,
 }
 
@@ -209,7 +209,7 @@ impl Model {
                 hedge_delay: secs_to_nanos(c.hedge_delay_s),
                 hedge_budget: c.hedge_budget_percent / 100.0,
                 hedge_quantile: c.hedge_quantile,
-                hedge_cancel: c.hedge_cancel,
+                cancel: c.cancel,
                 budget_share: c.budget_share,
                 breaker: c.breaker.then(|| {
                     CircuitBreaker::new(BreakerConfig {

@@ -6,8 +6,8 @@
 //! one value. A test sets every catalogued path, so the two cannot drift.
 
 use crate::scenario::{
-    BackoffKind, Call, Dispatch, Dist, LimitAlgorithm, QueueOrder, Scenario, Service, SlowWindow,
-    Tier,
+    BackoffKind, Call, CancelMode, Dispatch, Dist, LimitAlgorithm, QueueOrder, Scenario, Service,
+    SlowWindow, Tier,
 };
 use std::fmt;
 use toml::Value;
@@ -343,9 +343,9 @@ pub const PARAMS: &[Param] = &[
     ),
     p(
         Scope::Call,
-        "hedge_cancel",
-        Kind::Bool,
-        "When one copy of a hedged attempt answers, cancel the other: dropped before it starts (<tier>_cancelled), or its work stopped at once (<tier>_abandoned), instead of finishing for nobody.",
+        "cancel",
+        Kind::Choice(CancelMode::NAMES),
+        "Which requests this caller cancels when it stops waiting for them; a cancelled request is dropped before it starts (<tier>_cancelled) or its work stopped at once (<tier>_abandoned) instead of finishing for nobody. never (default). hedge_losers: the other copy of a hedged attempt once one has answered. always: also an attempt that timed out, and, when the caller is itself cancelled, the request it is waiting for, so cancellation travels down through every caller set to always (gRPC-style propagation).",
     ),
     p(
         Scope::Spike,
@@ -843,7 +843,13 @@ fn set_call(call: &mut Call, key: &str, v: &Value) -> Option<Result<(), String>>
         "budget_share" => float(v).map(|x| call.budget_share = x),
         "hedge_budget_percent" => float(v).map(|x| call.hedge_budget_percent = x),
         "hedge_quantile" => float(v).map(|x| call.hedge_quantile = x),
-        "hedge_cancel" => boolean(v).map(|x| call.hedge_cancel = x),
+        "cancel" => choice(v, CancelMode::NAMES).map(|i| {
+            call.cancel = [
+                CancelMode::Never,
+                CancelMode::HedgeLosers,
+                CancelMode::Always,
+            ][i]
+        }),
         "breaker_window" => uint(v, 100_000).map(|x| call.breaker_window = x as u32),
         "breaker_window_s" => float(v).map(|x| call.breaker_window_s = x),
         "max_in_flight" => cap(v).map(|x| call.max_in_flight = x),

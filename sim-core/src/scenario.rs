@@ -294,6 +294,26 @@ fn default_reject_latency() -> f64 {
     0.0005
 }
 
+/// When a caller cancels a request it no longer waits for (a cancelled
+/// request is dropped if it has not started, stopped at once if it has).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CancelMode {
+    /// Never: the work goes on for nobody (the source program's behaviour).
+    #[default]
+    Never,
+    /// The losing copy of a hedged attempt, once the other has answered.
+    HedgeLosers,
+    /// Every request it stops waiting for: an attempt that timed out, a
+    /// hedge loser, and its own requests when it is cancelled itself, so
+    /// that cancellation travels down through callers that also cancel.
+    Always,
+}
+
+impl CancelMode {
+    pub const NAMES: &'static [&'static str] = &["never", "hedge_losers", "always"];
+}
+
 /// The rule of an adaptive concurrency limit.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -472,10 +492,9 @@ pub struct Call {
     /// successful attempt latencies instead of a fixed delay (0: fixed).
     #[serde(default)]
     pub hedge_quantile: f64,
-    /// When one copy of a hedged attempt answers, cancel the other: dropped
-    /// if it has not started, stopped at once if it has.
+    /// Which requests this caller cancels when it stops waiting for them.
     #[serde(default)]
-    pub hedge_cancel: bool,
+    pub cancel: CancelMode,
     /// Budget split: an attempt may use at most this share of the time left
     /// before the deadline (1: all that remains, the time is shared; e.g.
     /// 2/3 then 1/2 on a three-hop chain gives each hop an equal third).

@@ -27,7 +27,9 @@ pub struct TraceStep {
     ///   retry decision;
     /// - `abandoned`: cooperative cancellation stopped the tier's own work;
     /// - `cancelled`: its caller stopped waiting for it (a fan-out branch
-    ///   after a required one failed, or the losing copy of a hedge);
+    ///   after a required one failed, the losing copy of a hedge, or, with
+    ///   `cancel = "always"`, a request whose attempt ended or whose caller
+    ///   was cancelled);
     /// - `reply ok`, `reply error`: a tier answers its caller;
     /// - `branch ok`, `branch failed`: a fan-out branch ends;
     /// - `user ok`, `user failed`: the user request ends.

@@ -1070,7 +1070,7 @@ fn hedging_on_a_quantile_learns_its_delay_and_can_cancel_the_loser() {
     );
     // With it, each hedged attempt's loser is dropped or stopped: nothing
     // completes late, and b works less for the same successes.
-    let cancelling = tail("hedge_quantile = 0.9\nhedge_cancel = true");
+    let cancelling = tail("hedge_quantile = 0.9\ncancel = \"hedge_losers\"");
     let (a, b) = (&cancelling.callers[1], &cancelling.tiers[1]);
     assert_eq!(b.late, 0);
     assert_eq!(b.cancelled + b.abandoned, a.hedges_sent);
@@ -1082,4 +1082,63 @@ fn hedging_on_a_quantile_learns_its_delay_and_can_cancel_the_loser() {
         b.busy_s,
         hedged.tiers[1].busy_s
     );
+}
+
+#[test]
+fn cancellation_travels_down_through_callers_that_cancel_always() {
+    // grids/scenarios/three-hop.toml with fixed 1 s timeouts and no
+    // deadlines: 10% of requests take 1.5 s at c, so the client times out
+    // and c finishes that work for nobody.
+    let three_hop = |sets: &[(&str, &str)]| {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../grids/scenarios/three-hop.toml"
+        );
+        let mut s = sim_core::load_base(path).unwrap();
+        common::set(
+            &mut s,
+            &[
+                ("client.propagate_deadline", "false"),
+                ("a.propagate_deadline", "false"),
+                ("b.propagate_deadline", "false"),
+                ("a.drop_expired", "false"),
+                ("b.drop_expired", "false"),
+                ("c.drop_expired", "false"),
+            ],
+        );
+        common::set(&mut s, sets);
+        run(&s)
+    };
+    let never = three_hop(&[]);
+    let c = &never.tiers[2];
+    assert!(c.late > 50, "{}", c.late);
+    // Every caller cancels: the client's timeout stops a, a stops b, b
+    // stops c. Nothing completes late anywhere, and c works less.
+    let always = [
+        ("client.cancel", "always"),
+        ("a.cancel", "always"),
+        ("b.cancel", "always"),
+    ];
+    let r = three_hop(&always);
+    assert!(
+        r.tiers.iter().all(|t| t.late == 0),
+        "{:?}",
+        r.tiers.iter().map(|t| t.late).collect::<Vec<_>>()
+    );
+    assert!(r.tiers[2].abandoned > 50, "{}", r.tiers[2].abandoned);
+    assert!(
+        r.tiers[2].busy_s < c.busy_s - 40.0,
+        "{} vs {}",
+        r.tiers[2].busy_s,
+        c.busy_s
+    );
+    assert_eq!(r.users_ok, never.users_ok);
+    // It stops where a caller does not pass it on: b never cancels, so c
+    // still finishes the slow work for nobody.
+    let r = three_hop(&always[..2]);
+    assert_eq!(r.tiers[0].late + r.tiers[1].late, 0);
+    assert!(r.tiers[2].late > 50, "{}", r.tiers[2].late);
+    // Hedge losers only: timeouts cancel nothing.
+    let r = three_hop(&[("client.cancel", "hedge_losers")]);
+    assert_eq!(r.tiers[0].late, never.tiers[0].late);
 }
