@@ -83,3 +83,79 @@ fn ch37_results_are_pinned() {
         "ch37 results moved: see tests/pinned_ch37.txt"
     );
 }
+
+/// The shipped scenarios that exercise fan-out, request classes, hedging
+/// and cancellation, one line each, as `label: events, users_ok and a
+/// fingerprint of the per-second series` (the series hold every tier's
+/// arrivals, admissions, completions, late work, queue and busy slots, and
+/// do not move when a metric is added).
+fn policy_pins() -> String {
+    let grids = concat!(env!("CARGO_MANIFEST_DIR"), "/../grids/scenarios/");
+    let cases: [(&str, &str, &[(&str, &str)]); 4] = [
+        (
+            "fan-out",
+            "fan-out.toml",
+            &[("page.fanout.recs.max_in_flight", "8")],
+        ),
+        (
+            "classes",
+            "ch37-classes.toml",
+            &[
+                ("strategy", "naive"),
+                ("svc_b.slow.factor", "2.5"),
+                ("svc_a.shed_queue.replay", "8"),
+                ("svc_b.class_slots.replay", "4"),
+            ],
+        ),
+        (
+            "cancel-always",
+            "three-hop.toml",
+            &[
+                ("client.propagate_deadline", "false"),
+                ("a.propagate_deadline", "false"),
+                ("b.propagate_deadline", "false"),
+                ("client.cancel", "always"),
+                ("a.cancel", "always"),
+                ("b.cancel", "always"),
+            ],
+        ),
+        (
+            "hedge-gradient",
+            "three-hop.toml",
+            &[
+                ("b.hedge_quantile", "0.9"),
+                ("b.cancel", "hedge_losers"),
+                ("c.adaptive_limit", "true"),
+                ("c.limit_algorithm", "gradient"),
+                ("c.slots", "40"),
+                ("b.max_in_flight", "30"),
+                ("a.breaker", "true"),
+                ("a.breaker_window_s", "2"),
+            ],
+        ),
+    ];
+    let mut out = String::new();
+    for (label, file, sets) in cases {
+        let overrides: Vec<(String, toml::Value)> =
+            sets.iter().map(|(k, x)| (k.to_string(), v(x))).collect();
+        let s = sim_core::resolve(&format!("{grids}{file}"), &overrides).unwrap();
+        let r = run(&s, 1);
+        let fp = sim_core::random::fnv1a(format!("{:?}", r.series).as_bytes());
+        out += &format!(
+            "{label}: events={} users_ok={} series={fp:016x}\n",
+            r.events, r.users_ok
+        );
+    }
+    out
+}
+
+/// Pinned results of the policy scenarios at seed 1; as for ch37, a change
+/// here must be intended and explained in its commit.
+#[test]
+fn policy_scenarios_are_pinned() {
+    assert_eq!(
+        policy_pins(),
+        include_str!("pinned_policies.txt"),
+        "policy scenario results moved: see tests/pinned_policies.txt"
+    );
+}
