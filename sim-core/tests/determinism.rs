@@ -84,6 +84,9 @@ fn ch37_results_are_pinned() {
     );
 }
 
+/// A pinned case: label, scenario file under grids/scenarios, overrides.
+type Case<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)]);
+
 /// The shipped scenarios that exercise fan-out, request classes, hedging
 /// and cancellation, one line each, as `label: events, users_ok and a
 /// fingerprint of the per-second series` (the series hold every tier's
@@ -91,7 +94,7 @@ fn ch37_results_are_pinned() {
 /// do not move when a metric is added).
 fn policy_pins() -> String {
     let grids = concat!(env!("CARGO_MANIFEST_DIR"), "/../grids/scenarios/");
-    let cases: [(&str, &str, &[(&str, &str)]); 4] = [
+    let cases: [Case; 4] = [
         (
             "fan-out",
             "fan-out.toml",
