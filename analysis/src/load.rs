@@ -35,6 +35,8 @@ pub struct Sweep {
     pub design: Design,
     /// Tier names, in chain order (from the metric columns).
     pub tiers: Vec<String>,
+    /// The metrics the grid's `[report]` asks for besides the usual ones.
+    pub report_metrics: Vec<String>,
     ok: Vec<bool>,
 }
 
@@ -75,14 +77,14 @@ impl Sweep {
             .collect();
         // Only what the report uses: a million runs stay small in memory.
         let axis_paths: Vec<&String> = dim_paths.iter().flatten().collect();
-        let asked = report_metrics(&manifest);
+        let report_metrics = report_metrics(&manifest);
         let wanted = |n: &str| {
             IDENTITY.contains(&n)
                 || crate::tables::METRICS.contains(&n)
                 || n.ends_with("_max_queue")
                 || n.ends_with("_arrivals_per_user_during")
                 || axis_paths.iter().any(|p| p.as_str() == n)
-                || asked.iter().any(|m| m.as_str() == n)
+                || report_metrics.iter().any(|m| m.as_str() == n)
         };
         let cols: Vec<Expr> = schema
             .iter_names()
@@ -150,6 +152,7 @@ impl Sweep {
             positions,
             design,
             tiers,
+            report_metrics,
             ok,
         })
     }
@@ -195,7 +198,7 @@ fn label(c: &Column, row: usize) -> String {
 }
 
 /// The metrics a grid's `[report]` asks for besides the usual ones.
-pub fn report_metrics(manifest: &serde_json::Value) -> Vec<String> {
+fn report_metrics(manifest: &serde_json::Value) -> Vec<String> {
     manifest["report"]["metrics"]
         .as_array()
         .map(|a| {

@@ -175,11 +175,8 @@ fn headline(sweep: &Sweep, summary: &DataFrame) -> Result<String, String> {
     .into_iter()
     .map(String::from)
     .chain(leaf)
-    .chain(
-        crate::load::report_metrics(&sweep.manifest)
-            .into_iter()
-            .map(|m| format!("{m}_mean")),
-    ) {
+    .chain(sweep.report_metrics.iter().map(|m| format!("{m}_mean")))
+    {
         cols.push(m);
     }
     cols.retain(|c| summary.column(c).is_ok());

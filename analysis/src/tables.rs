@@ -46,9 +46,9 @@ pub fn main_metrics(sweep: &Sweep) -> Vec<String> {
         .map(String::from),
     );
     m.extend(sweep.tiers.iter().map(|t| format!("{t}_max_queue")));
-    for asked in crate::load::report_metrics(&sweep.manifest) {
-        if !m.contains(&asked) {
-            m.push(asked);
+    for asked in &sweep.report_metrics {
+        if !m.contains(asked) {
+            m.push(asked.clone());
         }
     }
     m.retain(|name| sweep.runs.column(name).is_ok());

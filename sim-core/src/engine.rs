@@ -125,8 +125,20 @@ struct Job {
 }
 
 impl Job {
-    /// A request for server `s` from attempt `caller_attempt` of `caller`;
-    /// `arrived` is `NEVER` while it is still on the network.
+    /// User request `user`, arriving at the client at `now`; it calls the
+    /// first tier through edge 0 and has no deadline of its own.
+    fn user(user: u32, now: Nanos) -> Job {
+        Job {
+            level: 0,
+            edge: 0,
+            arrived: now,
+            started: now,
+            ..Job::request(0, 0, NO_JOB, 0, NEVER, user)
+        }
+    }
+
+    /// A request for server `s` from attempt `caller_attempt` of `caller`,
+    /// just sent: it has not arrived yet.
     fn request(
         s: usize,
         edge: u16,
@@ -134,7 +146,6 @@ impl Job {
         caller_attempt: u32,
         deadline: Nanos,
         user: u32,
-        arrived: Nanos,
     ) -> Job {
         Job {
             generation: 0,
@@ -145,7 +156,7 @@ impl Job {
             caller,
             caller_attempt,
             deadline,
-            arrived,
+            arrived: NEVER,
             started: NEVER,
             attempts: 0,
             waiting: false,
@@ -353,6 +364,8 @@ struct Caller {
     /// hedging delay they give (0 until there are enough).
     recent: VecDeque<Nanos>,
     hedge_after: Nanos,
+    /// Scratch space to sort `recent` in, reused.
+    sorted: Vec<Nanos>,
     /// Draws of local rejections (adaptive throttling).
     adaptive_rng: Stream,
     rng: Stream,
@@ -384,8 +397,9 @@ impl Caller {
         }
         self.recent.push_back(latency);
         if self.recent.len() >= HEDGE_MIN_SAMPLES {
-            let mut sorted: Vec<Nanos> = self.recent.iter().copied().collect();
-            self.hedge_after = nearest_rank(&mut sorted, quantile).unwrap_or(0).max(1);
+            self.sorted.clear();
+            self.sorted.extend(&self.recent);
+            self.hedge_after = nearest_rank(&mut self.sorted, quantile).unwrap_or(0).max(1);
         }
     }
 }
@@ -480,6 +494,7 @@ pub fn simulate(
             in_flight: 0,
             recent: VecDeque::new(),
             hedge_after: 0,
+            sorted: Vec::new(),
             rng: Stream::new(seed, &format!("backoff.{}", c.name)),
             stats: CallerStats {
                 name: c.name.clone(),
@@ -700,24 +715,7 @@ impl Sim<'_> {
         };
         self.user_class.push(class as u8);
         self.class_users[class] += 1;
-        let job = self.jobs.alloc(Job {
-            generation: 0,
-            live: true,
-            level: 0,
-            edge: 0,
-            user,
-            caller: NO_JOB,
-            caller_attempt: 0,
-            deadline: NEVER,
-            arrived: self.now,
-            started: self.now,
-            attempts: 0,
-            waiting: false,
-            abandoned: false,
-            attempt_started: NEVER,
-            attempt_end: NEVER,
-            cancelled: false,
-        });
+        let job = self.jobs.alloc(Job::user(user, self.now));
         self.start_attempt(job);
     }
 
@@ -867,7 +865,6 @@ impl Sim<'_> {
             caller_attempt,
             deadline,
             user,
-            NEVER,
         ));
         if let Some(copy) = copy {
             self.copies.entry(caller.idx).or_insert([NO_JOB; 2])[copy] = job;

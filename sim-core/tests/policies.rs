@@ -614,21 +614,30 @@ fn gradient_limit_steps_down_under_slow_replies_and_recovers() {
     assert_ne!(slow("aimd").tiers[1].limit_lowest, b.limit_lowest);
 }
 
+/// The chain with a single 1 s attempt at a, and b answering in 10 ms
+/// (`dist`: constant or exponential) but in 500 ms for 5% of requests;
+/// `a_sets` are further overrides of a.
+fn slow_tail(dist: &str, a_sets: &str) -> RunResult {
+    let mut s = chain(
+        &format!("max_retries = 0\nattempt_timeout_s = 1.0\n{a_sets}"),
+        0.01,
+    );
+    common::set(
+        &mut s,
+        &[
+            ("b.service.dist", dist),
+            ("b.service.slow_p", "0.05"),
+            ("b.service.slow_s", "0.5"),
+        ],
+    );
+    run(&s)
+}
+
 #[test]
 fn hedging_cuts_the_tail_within_its_budget() {
     // b answers in 10 ms, but 5% of requests take 500 ms. A hedge after
     // 50 ms almost always finds a fast copy (both slow: 0.25%).
-    let tail = |sets: &str| {
-        let mut s = chain(
-            &format!("max_retries = 0\nattempt_timeout_s = 1.0\n{sets}"),
-            0.01,
-        );
-        common::set(
-            &mut s,
-            &[("b.service.slow_p", "0.05"), ("b.service.slow_s", "0.5")],
-        );
-        run(&s)
-    };
+    let tail = |sets: &str| slow_tail("constant", sets);
     let plain = tail("");
     let hedged = tail("hedge_delay_s = 0.05\nhedge_budget_percent = 50");
     assert!(plain.success_latency_p99_s.unwrap() >= 0.5);
@@ -1029,21 +1038,7 @@ fn hedging_on_a_quantile_learns_its_delay_and_can_cancel_the_loser() {
     // b: exponential 10 ms, but 5% of requests take 500 ms. Hedging at the
     // 90th percentile of a's recent latencies (about 30 ms) sends a copy
     // for roughly one attempt in ten.
-    let tail = |sets: &str| {
-        let mut s = chain(
-            &format!("max_retries = 0\nattempt_timeout_s = 1.0\nhedge_budget_percent = 50\n{sets}"),
-            0.01,
-        );
-        common::set(
-            &mut s,
-            &[
-                ("b.service.dist", "exponential"),
-                ("b.service.slow_p", "0.05"),
-                ("b.service.slow_s", "0.5"),
-            ],
-        );
-        run(&s)
-    };
+    let tail = |sets: &str| slow_tail("exponential", &format!("hedge_budget_percent = 50\n{sets}"));
     let plain = tail("");
     let hedged = tail("hedge_quantile = 0.9");
     assert!(plain.success_latency_p99_s.unwrap() >= 0.5);
