@@ -2,15 +2,20 @@
 //! `strategy`, ...): the one vocabulary shared by `--set`, grid files and the
 //! output columns.
 //!
-//! [`PARAMS`] is the catalogue (it generates `docs/params.md`); [`set`] applies
-//! one value. A test sets every catalogued path, so the two cannot drift.
+//! [`PARAMS`] is the catalogue (it generates `docs/params.md`). A path names
+//! a place in the serialized scenario (`svc_a.max_retries` is
+//! `tiers[1].call.max_retries`): [`set`] converts and range-checks the value
+//! by its catalogue line, writes it there and deserializes the scenario
+//! back, so the serde shape of [`Scenario`] is the only setter. Tests check
+//! that the catalogue and the serde fields name the same keys, both ways,
+//! and that every path writes exactly its own key.
 
 use crate::scenario::{
-    BackoffKind, Call, CancelMode, Dispatch, Dist, LimitAlgorithm, QueueOrder, Scenario, Service,
-    SlowWindow, Tier,
+    BackoffKind, CancelMode, Dispatch, Dist, LimitAlgorithm, QueueOrder, Scenario,
 };
 use std::fmt;
-use toml::Value;
+use strum::VariantNames;
+use toml::{Table, Value};
 
 /// The value type of a parameter, which is also its output column type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,7 +23,7 @@ pub enum Kind {
     Float,
     Int,
     Bool,
-    /// One of a fixed set of names.
+    /// One of a fixed set of names (an enum's serde names).
     Choice(&'static [&'static str]),
     /// Free text or a name defined by the scenario (preset names).
     Text,
@@ -39,23 +44,28 @@ impl Kind {
     }
 }
 
-/// Which part of the scenario a catalogued parameter belongs to.
+/// Which part of the scenario a catalogued parameter belongs to; each
+/// scope is one serde struct (or map), and its keys are that struct's
+/// fields (nested tables joined with `.`, e.g. `service.mean_s`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scope {
-    /// Top level: the path is the key.
+    /// Top level (`Scenario`, `recovery.*`): the path is the key.
     Top,
-    /// Under `client.`.
+    /// Under `client.` (`Client`).
     Client,
-    /// Under `client.`, under every tier that calls the next one, and
-    /// under `<tier>.fanout.<branch>.` for every fan-out branch.
+    /// A `Call` field under `client.`, under every tier that calls the next
+    /// one, and under `<tier>.fanout.<branch>.` for every fan-out branch.
     Call,
-    /// Under `<tier>.fanout.<branch>.` only.
+    /// A `Call` field that acts only on a deadline: as `Call`, but not under
+    /// `client.`, whose requests have none (see [`client_has_no_deadline`]).
+    TierCall,
+    /// Under `<tier>.fanout.<branch>.` only (`Branch`).
     Branch,
     /// Under `client.classes.<class>.` for every request class.
     Class,
-    /// `<tier>.<key>.<class>` for every tier and request class.
+    /// `<tier>.<key>.<class>` for every tier and request class (a map).
     TierClass,
-    /// Under every tier.
+    /// Under every tier (`Tier`, `service.*`, `latency.*`).
     Tier,
     /// Under `<tier>.slow.` (first window) or `<tier>.slow.<n>.` (window n).
     Slow,
@@ -65,9 +75,12 @@ pub enum Scope {
 
 pub struct Param {
     pub scope: Scope,
+    /// The serde key within its scope (`.` for nested tables).
     pub key: &'static str,
     pub kind: Kind,
     pub doc: &'static str,
+    /// Largest value of an integer (its field's type).
+    pub max: u64,
 }
 
 const fn p(scope: Scope, key: &'static str, kind: Kind, doc: &'static str) -> Param {
@@ -76,6 +89,7 @@ const fn p(scope: Scope, key: &'static str, kind: Kind, doc: &'static str) -> Pa
         key,
         kind,
         doc,
+        max: u32::MAX as u64,
     }
 }
 
@@ -91,7 +105,7 @@ pub const PARAMS: &[Param] = &[
     p(
         Scope::Top,
         "dispatch",
-        Kind::Choice(Dispatch::NAMES),
+        Kind::Choice(Dispatch::VARIANTS),
         "fifo: strict first-come-first-served. reply_first: a finishing non-leaf server replies up the chain before it pops its queue, and an arrival takes any free slot (MODEL.md 2).",
     ),
     p(
@@ -100,12 +114,15 @@ pub const PARAMS: &[Param] = &[
         Kind::Float,
         "Simulated time at which the run stops; users unfinished by then count as failed. Must be >= client.duration_s.",
     ),
-    p(
-        Scope::Top,
-        "max_events",
-        Kind::Int,
-        "Event budget of one run; a run that exceeds it fails with an error. Default: derived from the load and the retry bounds.",
-    ),
+    Param {
+        max: i64::MAX as u64,
+        ..p(
+            Scope::Top,
+            "max_events",
+            Kind::Int,
+            "Event budget of one run; a run that exceeds it fails with an error. Default: derived from the load and the retry bounds.",
+        )
+    },
     p(
         Scope::Top,
         "recovery.window_s",
@@ -152,7 +169,7 @@ pub const PARAMS: &[Param] = &[
     p(
         Scope::Call,
         "backoff",
-        Kind::Choice(BackoffKind::NAMES),
+        Kind::Choice(BackoffKind::VARIANTS),
         "fixed: wait backoff_base_s before each retry. full_jitter: before retry n wait uniform in [0, min(backoff_cap_s, backoff_base_s * 2^(n-1))].",
     ),
     p(
@@ -192,13 +209,13 @@ pub const PARAMS: &[Param] = &[
         "Retry throttle: tokens added per success.",
     ),
     p(
-        Scope::Call,
+        Scope::TierCall,
         "deadline_margin_s",
         Kind::Float,
         "Deadline safety margin: each attempt ends by (deadline - margin), and that is what it propagates; when no time is left before it, the hop fails fast without calling (counted as margin_exhausted).",
     ),
     p(
-        Scope::Call,
+        Scope::TierCall,
         "budget_admission",
         Kind::Bool,
         "Send an attempt (or retry) only if its backoff plus one full attempt_timeout fit before (deadline - margin); otherwise stop with insufficient_deadline, distinct from the attempt limit.",
@@ -318,7 +335,7 @@ pub const PARAMS: &[Param] = &[
         "Circuit breaker: calls let through in HALF_OPEN.",
     ),
     p(
-        Scope::Call,
+        Scope::TierCall,
         "budget_share",
         Kind::Float,
         "Budget split: an attempt may use at most this share of the time left before the caller's deadline (1: every hop may use all that remains; 2/3 at the first of three hops and 1/2 at the second split the budget equally).",
@@ -344,7 +361,7 @@ pub const PARAMS: &[Param] = &[
     p(
         Scope::Call,
         "cancel",
-        Kind::Choice(CancelMode::NAMES),
+        Kind::Choice(CancelMode::VARIANTS),
         "Which requests this caller cancels when it stops waiting for them; a cancelled request is dropped before it starts (<tier>_cancelled) or its work stopped at once (<tier>_abandoned) instead of finishing for nobody. never (default). hedge_losers: the other copy of a hedged attempt once one has answered. always: also an attempt that timed out, and, when the caller is itself cancelled, the request it is waiting for, so cancellation travels down through every caller set to always (gRPC-style propagation).",
     ),
     p(
@@ -398,7 +415,7 @@ pub const PARAMS: &[Param] = &[
     p(
         Scope::Tier,
         "latency.dist",
-        Kind::Choice(Dist::NAMES),
+        Kind::Choice(Dist::VARIANTS),
         "Distribution of the latency (`constant`, `exponential`, `lognormal` with latency.sigma; latency.slow_p / latency.slow_s add a slow value).",
     ),
     p(
@@ -434,7 +451,7 @@ pub const PARAMS: &[Param] = &[
     p(
         Scope::Tier,
         "queue_order",
-        Kind::Choice(QueueOrder::NAMES),
+        Kind::Choice(QueueOrder::VARIANTS),
         "Which queued request a freed slot takes: fifo (oldest), lifo (newest: under overload the served requests are those whose callers still wait), adaptive_lifo (newest only while the queue is longer than lifo_threshold).",
     ),
     p(
@@ -447,12 +464,12 @@ pub const PARAMS: &[Param] = &[
         Scope::Tier,
         "adaptive_limit",
         Kind::Bool,
-        "Adaptive concurrency limit (AIMD) between limit_min and slots: every limit_interval_s with at least limit_min_samples completions, a window whose mean latency (arrival to reply) exceeds limit_latency_s or that had an error is a breach; after limit_breaches breaching windows in a row the limit is multiplied by limit_decrease, after a clean window it grows by limit_increase.",
+        "Adaptive concurrency limit between limit_min and slots, moved by the rule of limit_algorithm (aimd by default, or gradient). AIMD: every limit_interval_s with at least limit_min_samples completions, a window whose mean latency (arrival to reply) exceeds limit_latency_s or that had an error is a breach; after limit_breaches breaching windows in a row the limit is multiplied by limit_decrease, after a clean window it grows by limit_increase.",
     ),
     p(
         Scope::Tier,
         "limit_algorithm",
-        Kind::Choice(LimitAlgorithm::NAMES),
+        Kind::Choice(LimitAlgorithm::VARIANTS),
         "Adaptive limit's rule. aimd: as above. gradient (Netflix concurrency-limits' Gradient2): every limit_interval_s with at least limit_min_samples completions, gradient = clamp(limit_tolerance x long-term mean latency / the window's mean latency, 0.5, 1); new = limit x gradient + 4 (a queue allowance), smoothed by limit_smoothing, within limit_min..slots, unless fewer than half the limit were in service. The long-term latency is an average over limit_long_window completions that decays quickly after a rise. Errors and limit_breaches, limit_latency_s, limit_decrease, limit_increase play no part.",
     ),
     p(
@@ -560,7 +577,7 @@ pub const PARAMS: &[Param] = &[
     p(
         Scope::Tier,
         "service.dist",
-        Kind::Choice(Dist::NAMES),
+        Kind::Choice(Dist::VARIANTS),
         "Distribution of the tier's own work per request.",
     ),
     p(
@@ -629,50 +646,57 @@ impl fmt::Display for ConfigError {
     }
 }
 
+impl std::error::Error for ConfigError {}
+
+/// Why a deadline parameter is refused under `client.`: the client is where
+/// users start, so no deadline reaches it for the parameter to act on.
+pub fn client_has_no_deadline(key: &str) -> String {
+    format!(
+        "the client's requests have no deadline (one reaches only tiers, from a caller with propagate_deadline), so `{key}` has nothing to act on here; set it on a tier that receives one (`<tier>.{key}`)"
+    )
+}
+
 /// Every concrete path of `scenario`, in catalogue order.
 pub fn paths(scenario: &Scenario) -> Vec<String> {
     let mut out = Vec::new();
+    let edges = scenario.edges();
     for param in PARAMS {
+        let key = param.key;
         match param.scope {
-            Scope::Top => out.push(param.key.to_string()),
-            Scope::Client => out.push(format!("client.{}", param.key)),
-            Scope::Call => {
-                for e in scenario.edges() {
-                    out.push(format!("{}.{}", e.path, param.key));
-                }
-            }
-            Scope::Branch => {
-                for e in scenario
-                    .edges()
+            Scope::Top => out.push(key.to_string()),
+            Scope::Client => out.push(format!("client.{key}")),
+            Scope::Call => out.extend(edges.iter().map(|e| format!("{}.{key}", e.path))),
+            Scope::TierCall => out.extend(
+                edges
+                    .iter()
+                    .filter(|e| e.from.is_some())
+                    .map(|e| format!("{}.{key}", e.path)),
+            ),
+            Scope::Branch => out.extend(
+                edges
                     .iter()
                     .filter(|e| e.path.contains(".fanout."))
-                {
-                    out.push(format!("{}.{}", e.path, param.key));
-                }
-            }
-            Scope::Class => {
-                for c in &scenario.client.classes {
-                    out.push(format!("client.classes.{}.{}", c.name, param.key));
-                }
-            }
+                    .map(|e| format!("{}.{key}", e.path)),
+            ),
+            Scope::Class => out.extend(
+                (scenario.client.classes.iter())
+                    .map(|c| format!("client.classes.{}.{key}", c.name)),
+            ),
             Scope::TierClass => {
                 for t in &scenario.tiers {
                     for c in &scenario.client.classes {
-                        out.push(format!("{}.{}.{}", t.name, param.key, c.name));
+                        out.push(format!("{}.{key}.{}", t.name, c.name));
                     }
                 }
             }
-            Scope::Tier => {
-                for t in &scenario.tiers {
-                    out.push(format!("{}.{}", t.name, param.key));
-                }
-            }
-            Scope::Slow => {
-                for t in &scenario.tiers {
-                    out.push(format!("{}.slow.{}", t.name, param.key));
-                }
-            }
-            Scope::Spike => out.push(format!("client.spike.{}", param.key)),
+            Scope::Tier => out.extend(scenario.tiers.iter().map(|t| format!("{}.{key}", t.name))),
+            Scope::Slow => out.extend(
+                scenario
+                    .tiers
+                    .iter()
+                    .map(|t| format!("{}.slow.{key}", t.name)),
+            ),
+            Scope::Spike => out.push(format!("client.spike.{key}")),
         }
     }
     out
@@ -685,7 +709,7 @@ pub fn param_of(path: &str) -> Option<&'static Param> {
     PARAMS.iter().find(|p| match p.scope {
         Scope::Top => p.key == path,
         Scope::Client => segs.len() >= 2 && key_after(1) == p.key,
-        Scope::Call => {
+        Scope::Call | Scope::TierCall => {
             (segs.len() >= 2 && key_after(1) == p.key)
                 || (segs.len() >= 4 && segs[1] == "fanout" && key_after(3) == p.key)
         }
@@ -715,24 +739,29 @@ pub fn param_of(path: &str) -> Option<&'static Param> {
 /// falling back to a bare string (`naive`).
 pub fn parse_value(text: &str) -> Value {
     let doc = format!("v = {text}");
-    match doc.parse::<toml::Table>() {
+    match doc.parse::<Table>() {
         Ok(mut t) => t.remove("v").expect("the key just written"),
         Err(_) => Value::String(text.to_string()),
     }
 }
 
 /// Applies overrides in the documented order: `strategy` first (it expands to
-/// its preset), then the rest as given. Reports every error, not the first.
+/// its preset), then the rest as given. Reports every error, not the first;
+/// on error the scenario is left as it was after the presets.
 pub fn apply_all(
     scenario: &mut Scenario,
     overrides: &[(String, Value)],
 ) -> Result<(), Vec<ConfigError>> {
     let mut errors = Vec::new();
     let (strategy, rest): (Vec<_>, Vec<_>) = overrides.iter().partition(|(k, _)| k == "strategy");
-    for (path, value) in strategy.into_iter().chain(rest) {
-        if let Err(e) = set(scenario, path, value) {
+    for (_, value) in strategy {
+        if let Err(e) = apply_preset(scenario, value) {
             errors.push(e);
         }
+    }
+    let rest: Vec<(&str, &Value)> = rest.iter().map(|(k, v)| (k.as_str(), v)).collect();
+    if let Err(e) = write_all(scenario, &rest) {
+        errors.extend(e);
     }
     if errors.is_empty() {
         Ok(())
@@ -744,59 +773,10 @@ pub fn apply_all(
 /// Sets one path. Type errors and unknown paths are reported here; ranges and
 /// cross-field rules by [`crate::validate`].
 pub fn set(scenario: &mut Scenario, path: &str, value: &Value) -> Result<(), ConfigError> {
-    let err = |m: String| ConfigError::new(path, m);
-    let segs: Vec<&str> = path.split('.').collect();
-    let rest = segs[1..].join(".");
-    let result = match segs[0] {
-        "strategy" if segs.len() == 1 => return apply_preset(scenario, value),
-        "dispatch" if segs.len() == 1 => choice(value, Dispatch::NAMES)
-            .map(|i| scenario.dispatch = [Dispatch::Fifo, Dispatch::ReplyFirst][i]),
-        "horizon_s" if segs.len() == 1 => float(value).map(|v| scenario.horizon_s = v),
-        "max_events" if segs.len() == 1 => {
-            uint(value, u64::MAX).map(|v| scenario.max_events = Some(v))
-        }
-        "name" if segs.len() == 1 => text(value).map(|v| scenario.name = v),
-        "recovery" => match rest.as_str() {
-            "window_s" => float(value).map(|v| scenario.recovery.window_s = v),
-            "threshold" => float(value).map(|v| scenario.recovery.threshold = v),
-            _ => Err(unknown(scenario, path)),
-        },
-        "client" => match rest.as_str() {
-            "rate_per_s" => float(value).map(|v| scenario.client.rate_per_s = v),
-            "duration_s" => float(value).map(|v| scenario.client.duration_s = v),
-            _ if segs.len() == 4 && segs[1] == "classes" && segs[3] == "share" => {
-                match scenario
-                    .client
-                    .classes
-                    .iter_mut()
-                    .find(|c| c.name == segs[2])
-                {
-                    Some(c) => float(value).map(|v| c.share = v),
-                    None => Err(unknown(scenario, path)),
-                }
-            }
-            _ if segs[1] == "spike" => set_window(
-                &mut scenario.client.spike,
-                "client",
-                "spike",
-                &segs[2..],
-                value,
-            )
-            .unwrap_or_else(|| Err(unknown(scenario, path))),
-            key => set_call(&mut scenario.client.call, key, value)
-                .unwrap_or_else(|| Err(unknown(scenario, path))),
-        },
-        tier_name => {
-            let Some(idx) = scenario.tiers.iter().position(|t| t.name == tier_name) else {
-                return Err(err(unknown(scenario, path)));
-            };
-            match set_tier(&mut scenario.tiers[idx], &segs[1..], value) {
-                Some(r) => r,
-                None => Err(unknown(scenario, path)),
-            }
-        }
-    };
-    result.map_err(err)
+    if path == "strategy" {
+        return apply_preset(scenario, value);
+    }
+    write_all(scenario, &[(path, value)]).map_err(|mut e| e.remove(0))
 }
 
 fn apply_preset(scenario: &mut Scenario, value: &Value) -> Result<(), ConfigError> {
@@ -813,209 +793,281 @@ fn apply_preset(scenario: &mut Scenario, value: &Value) -> Result<(), ConfigErro
         };
         return Err(ConfigError::new("strategy", message));
     };
-    for (path, v) in &preset {
-        set(scenario, path, v)
-            .map_err(|e| ConfigError::new("strategy", format!("preset `{name}`: {e}")))?;
-    }
+    let overrides: Vec<(&str, &Value)> = preset.iter().map(|(k, v)| (k.as_str(), v)).collect();
+    write_all(scenario, &overrides)
+        .map_err(|e| ConfigError::new("strategy", format!("preset `{name}`: {}", e[0])))?;
     scenario.strategy = name;
     Ok(())
 }
 
-/// `None` when `key` is not a call parameter.
-fn set_call(call: &mut Call, key: &str, v: &Value) -> Option<Result<(), String>> {
-    Some(match key {
-        "attempt_timeout_s" => float(v).map(|x| call.attempt_timeout_s = x),
-        "max_retries" => uint(v, u32::MAX as u64).map(|x| call.max_retries = x as u32),
-        "backoff" => choice(v, BackoffKind::NAMES)
-            .map(|i| call.backoff = [BackoffKind::Fixed, BackoffKind::FullJitter][i]),
-        "backoff_base_s" => float(v).map(|x| call.backoff_base_s = x),
-        "backoff_cap_s" => float(v).map(|x| call.backoff_cap_s = x),
-        "propagate_deadline" => boolean(v).map(|x| call.propagate_deadline = x),
-        "retry_throttle" => boolean(v).map(|x| call.retry_throttle = x),
-        "throttle_max_tokens" => float(v).map(|x| call.throttle_max_tokens = x),
-        "throttle_token_ratio" => float(v).map(|x| call.throttle_token_ratio = x),
-        "deadline_margin_s" => float(v).map(|x| call.deadline_margin_s = x),
-        "budget_admission" => boolean(v).map(|x| call.budget_admission = x),
-        "retry_budget" => boolean(v).map(|x| call.retry_budget = x),
-        "adaptive_throttle" => boolean(v).map(|x| call.adaptive_throttle = x),
-        "breaker" => boolean(v).map(|x| call.breaker = x),
-        "hedge_delay_s" => float(v).map(|x| call.hedge_delay_s = x),
-        "budget_share" => float(v).map(|x| call.budget_share = x),
-        "hedge_budget_percent" => float(v).map(|x| call.hedge_budget_percent = x),
-        "hedge_quantile" => float(v).map(|x| call.hedge_quantile = x),
-        "cancel" => choice(v, CancelMode::NAMES).map(|i| {
-            call.cancel = [
-                CancelMode::Never,
-                CancelMode::HedgeLosers,
-                CancelMode::Always,
-            ][i]
-        }),
-        "breaker_window" => uint(v, 100_000).map(|x| call.breaker_window = x as u32),
-        "breaker_window_s" => float(v).map(|x| call.breaker_window_s = x),
-        "max_in_flight" => cap(v).map(|x| call.max_in_flight = x),
-        "breaker_min_samples" => uint(v, 100_000).map(|x| call.breaker_min_samples = x as u32),
-        "breaker_failure_rate" => float(v).map(|x| call.breaker_failure_rate = x),
-        "breaker_slow_call_rate" => float(v).map(|x| call.breaker_slow_call_rate = x),
-        "breaker_slow_call_s" => float(v).map(|x| call.breaker_slow_call_s = x),
-        "breaker_open_s" => float(v).map(|x| call.breaker_open_s = x),
-        "breaker_open_jitter_s" => float(v).map(|x| call.breaker_open_jitter_s = x),
-        "breaker_half_open_probes" => {
-            uint(v, 100_000).map(|x| call.breaker_half_open_probes = x as u32)
+/// Writes every override into the serialized scenario, then deserializes it
+/// back. Nothing is written unless every override is valid.
+fn write_all(
+    scenario: &mut Scenario,
+    overrides: &[(&str, &Value)],
+) -> Result<(), Vec<ConfigError>> {
+    let mut tree = Table::try_from(&*scenario).expect("a scenario always serializes");
+    let mut errors = Vec::new();
+    for (path, value) in overrides {
+        if let Err(message) = write(scenario, &mut tree, path, value) {
+            errors.push(ConfigError::new(*path, message));
         }
-        "adaptive_throttle_k" => float(v).map(|x| call.adaptive_throttle_k = x),
-        "honor_retry_after" => boolean(v).map(|x| call.honor_retry_after = x),
-        "adaptive_throttle_window_s" => float(v).map(|x| call.adaptive_throttle_window_s = x),
-        "retry_budget_percent" => float(v).map(|x| call.retry_budget_percent = x),
-        "retry_budget_min_concurrency" => {
-            uint(v, u32::MAX as u64).map(|x| call.retry_budget_min_concurrency = x as u32)
-        }
-        _ => return None,
-    })
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    // Values are converted to their field's type before they are written, so
+    // this fails only if a catalogue line and its field disagree (a test
+    // sets every path to catch that).
+    *scenario = Value::Table(tree)
+        .try_into()
+        .map_err(|e| vec![ConfigError::new(overrides[0].0, e.to_string())])?;
+    Ok(())
 }
 
-/// `None` when `segs` names no tier parameter.
-fn set_tier(tier: &mut Tier, segs: &[&str], v: &Value) -> Option<Result<(), String>> {
-    let key = segs.join(".");
-    Some(match key.as_str() {
-        "slots" => uint(v, u32::MAX as u64).map(|x| tier.slots = x as u32),
-        "queue_cap" => cap(v).map(|x| tier.queue_cap = x),
-        "drop_expired" => boolean(v).map(|x| tier.drop_expired = x),
-        "queue_order" => choice(v, QueueOrder::NAMES).map(|i| {
-            tier.queue_order = [QueueOrder::Fifo, QueueOrder::Lifo, QueueOrder::AdaptiveLifo][i]
-        }),
-        "lifo_threshold" => uint(v, u32::MAX as u64).map(|x| tier.lifo_threshold = x as u32),
-        _ if segs.len() == 2 && matches!(segs[0], "class_slots" | "shed_queue") => {
-            let map = if segs[0] == "class_slots" {
-                &mut tier.class_slots
-            } else {
-                &mut tier.shed_queue
-            };
-            return Some(cap(v).map(|x| match x {
-                Some(n) => {
-                    map.insert(segs[1].to_string(), n);
-                }
-                None => {
-                    map.remove(segs[1]);
-                }
-            }));
-        }
-        "codel" => boolean(v).map(|x| tier.codel = x),
-        "rate_limit_per_s" => float(v).map(|x| tier.rate_limit_per_s = x),
-        "adaptive_limit" => boolean(v).map(|x| tier.adaptive_limit = x),
-        "limit_algorithm" => choice(v, LimitAlgorithm::NAMES)
-            .map(|i| tier.limit_algorithm = [LimitAlgorithm::Aimd, LimitAlgorithm::Gradient][i]),
-        "limit_tolerance" => float(v).map(|x| tier.limit_tolerance = x),
-        "limit_smoothing" => float(v).map(|x| tier.limit_smoothing = x),
-        "limit_long_window" => uint(v, u32::MAX as u64).map(|x| tier.limit_long_window = x as u32),
-        "limit_min" => uint(v, u32::MAX as u64).map(|x| tier.limit_min = x as u32),
-        "limit_latency_s" => float(v).map(|x| tier.limit_latency_s = x),
-        "limit_decrease" => float(v).map(|x| tier.limit_decrease = x),
-        "limit_increase" => uint(v, u32::MAX as u64).map(|x| tier.limit_increase = x as u32),
-        "limit_min_samples" => uint(v, u32::MAX as u64).map(|x| tier.limit_min_samples = x as u32),
-        "limit_breaches" => uint(v, u32::MAX as u64).map(|x| tier.limit_breaches = x as u32),
-        "limit_interval_s" => float(v).map(|x| tier.limit_interval_s = x),
-        "rate_limit_burst" => float(v).map(|x| tier.rate_limit_burst = x),
-        "codel_target_s" => float(v).map(|x| tier.codel_target_s = x),
-        "codel_interval_s" => float(v).map(|x| tier.codel_interval_s = x),
-        "reject_latency_s" => float(v).map(|x| tier.reject_latency_s = x),
-        "cancel_check_s" => float(v).map(|x| tier.cancel_check_s = x),
-        "retry_after_s" => float(v).map(|x| tier.retry_after_s = x),
-        _ if segs.len() == 2 && segs[0] == "service" => {
-            return set_distribution(&mut tier.service, segs[1], v);
-        }
-        _ if segs.len() == 2 && segs[0] == "latency" => {
-            return set_distribution(&mut tier.latency, segs[1], v);
-        }
-        _ if segs.first() == Some(&"slow") => {
-            return set_window(&mut tier.slow, &tier.name, "slow", &segs[1..], v);
-        }
-        _ if segs.len() >= 3 && segs[0] == "fanout" => {
-            let branch = tier.fanout.iter_mut().find(|b| b.to == segs[1])?;
-            let key = segs[2..].join(".");
-            return match key.as_str() {
-                "required" => Some(boolean(v).map(|x| branch.required = x)),
-                _ => set_call(&mut branch.call, &key, v),
-            };
-        }
-        _ => {
-            let is_call_key = PARAMS
-                .iter()
-                .any(|p| p.scope == Scope::Call && p.key == key);
-            return match tier.call.as_mut() {
-                Some(c) => set_call(c, &key, v),
-                None if is_call_key && !tier.fanout.is_empty() => Some(Err(format!(
-                    "tier `{}` fans out: its call parameters are under `{}.fanout.<branch>.` ({})",
-                    tier.name,
-                    tier.name,
-                    tier.fanout
-                        .iter()
-                        .map(|b| b.to.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ))),
-                None if is_call_key => Some(Err(format!(
-                    "tier `{}` calls no other tier, so it has no call parameters",
-                    tier.name
-                ))),
-                None => None,
-            };
-        }
-    })
+/// One step from a table of the serialized scenario towards a value.
+enum Step {
+    Key(String),
+    /// An element of an array (tiers, fan-out branches, classes, windows).
+    Index(usize),
+    /// A new last element of an absent or shorter array: a window created
+    /// by naming the next free index.
+    NewWindow,
 }
 
-/// Sets a key of a distribution (a tier's service time or latency).
-fn set_distribution(d: &mut Service, key: &str, v: &Value) -> Option<Result<(), String>> {
-    Some(match key {
-        "dist" => choice(v, Dist::NAMES)
-            .map(|i| d.dist = [Dist::Exponential, Dist::Constant, Dist::Lognormal][i]),
-        "mean_s" => float(v).map(|x| d.mean_s = x),
-        "sigma" => float(v).map(|x| d.sigma = x),
-        "slow_p" => float(v).map(|x| d.slow_p = x),
-        "slow_s" => float(v).map(|x| d.slow_s = x),
-        _ => return None,
-    })
+fn write(scenario: &Scenario, tree: &mut Table, path: &str, value: &Value) -> Result<(), String> {
+    let segs: Vec<&str> = path.split('.').collect();
+    let (steps, param) = locate(scenario, tree, &segs)?.ok_or_else(|| unknown(scenario, path))?;
+    let value = convert(param, value)?;
+    put(tree, &steps, value);
+    Ok(())
 }
 
-/// Sets a key of window `n` of `windows` (a tier's slow windows, the
-/// client's spikes); the next free index creates a window.
-fn set_window(
-    windows: &mut Vec<SlowWindow>,
-    owner: &str,
-    what: &str,
+fn keys(parts: &[&str]) -> Vec<Step> {
+    parts.iter().map(|k| Step::Key(k.to_string())).collect()
+}
+
+fn key_steps(key: &str) -> Vec<Step> {
+    keys(&key.split('.').collect::<Vec<_>>())
+}
+
+fn find(scope: Scope, key: &str) -> Option<&'static Param> {
+    PARAMS.iter().find(|p| p.scope == scope && p.key == key)
+}
+
+/// Where `segs` lives in the serialized scenario, and its catalogue line:
+/// `Ok(None)` for a path that names nothing, `Err` for one that names a
+/// parameter that cannot be set there (with the reason).
+fn locate(
+    scenario: &Scenario,
+    tree: &Table,
     segs: &[&str],
-    v: &Value,
-) -> Option<Result<(), String>> {
+) -> Result<Option<(Vec<Step>, &'static Param)>, String> {
+    let whole = segs.join(".");
+    if let Some(p) = find(Scope::Top, &whole).filter(|p| p.key != "strategy") {
+        return Ok(Some((key_steps(p.key), p)));
+    }
+    match segs {
+        ["client", "classes", class, key] => {
+            let found = scenario
+                .client
+                .classes
+                .iter()
+                .position(|c| c.name == *class);
+            Ok(found.zip(find(Scope::Class, key)).map(|(i, p)| {
+                let mut steps = keys(&["client", "classes"]);
+                steps.extend([Step::Index(i), Step::Key(key.to_string())]);
+                (steps, p)
+            }))
+        }
+        ["client", "spike", rest @ ..] => {
+            let spikes = tree["client"].get("spike");
+            window(
+                spikes,
+                keys(&["client", "spike"]),
+                rest,
+                Scope::Spike,
+                "client",
+            )
+        }
+        ["client", rest @ ..] => {
+            let key = rest.join(".");
+            if let Some(p) = find(Scope::Client, &key) {
+                let mut steps = keys(&["client"]);
+                steps.extend(key_steps(&key));
+                return Ok(Some((steps, p)));
+            }
+            if find(Scope::TierCall, &key).is_some() {
+                return Err(client_has_no_deadline(&key));
+            }
+            Ok(find(Scope::Call, &key).map(|p| (keys(&["client", "call", &key]), p)))
+        }
+        [name, rest @ ..] => {
+            let Some(i) = scenario.tiers.iter().position(|t| t.name == *name) else {
+                return Ok(None);
+            };
+            let tier = &scenario.tiers[i];
+            let mut steps = vec![Step::Key("tiers".to_string()), Step::Index(i)];
+            let found = match rest {
+                ["slow", rest @ ..] => {
+                    steps.push(Step::Key("slow".to_string()));
+                    let slow = tree["tiers"][i].get("slow");
+                    return window(slow, steps, rest, Scope::Slow, name);
+                }
+                ["fanout", to, key @ ..] => {
+                    let Some(j) = tier.fanout.iter().position(|b| b.to == *to) else {
+                        return Ok(None);
+                    };
+                    let key = key.join(".");
+                    steps.extend([Step::Key("fanout".to_string()), Step::Index(j)]);
+                    find(Scope::Branch, &key)
+                        .map(|p| (key_steps(&key), p))
+                        .or_else(|| call_param(&key).map(|p| (keys(&["call", &key]), p)))
+                }
+                [map, class] if find(Scope::TierClass, map).is_some() => {
+                    find(Scope::TierClass, map).map(|p| (keys(&[map, class]), p))
+                }
+                _ => {
+                    let key = rest.join(".");
+                    if let Some(p) = find(Scope::Tier, &key) {
+                        Some((key_steps(&key), p))
+                    } else if let Some(p) = call_param(&key) {
+                        if tier.call.is_none() {
+                            return Err(no_call_here(tier));
+                        }
+                        Some((keys(&["call", &key]), p))
+                    } else {
+                        None
+                    }
+                }
+            };
+            Ok(found.map(|(more, p)| {
+                steps.extend(more);
+                (steps, p)
+            }))
+        }
+        [] => Ok(None),
+    }
+}
+
+fn call_param(key: &str) -> Option<&'static Param> {
+    find(Scope::Call, key).or_else(|| find(Scope::TierCall, key))
+}
+
+fn no_call_here(tier: &crate::scenario::Tier) -> String {
+    if tier.fanout.is_empty() {
+        return format!(
+            "tier `{}` calls no other tier, so it has no call parameters",
+            tier.name
+        );
+    }
+    let branches: Vec<&str> = tier.fanout.iter().map(|b| b.to.as_str()).collect();
+    format!(
+        "tier `{}` fans out: its call parameters are under `{}.fanout.<branch>.` ({})",
+        tier.name,
+        tier.name,
+        branches.join(", ")
+    )
+}
+
+/// A key of window `n` of `windows` (`[key]` is window 0); the next free
+/// index creates a window.
+fn window(
+    windows: Option<&Value>,
+    mut steps: Vec<Step>,
+    segs: &[&str],
+    scope: Scope,
+    owner: &str,
+) -> Result<Option<(Vec<Step>, &'static Param)>, String> {
     let (index, key) = match segs {
         [key] => (0, *key),
-        [n, key] => (n.parse::<usize>().ok()?, *key),
-        _ => return None,
+        [n, key] => match n.parse::<usize>() {
+            Ok(n) => (n, *key),
+            Err(_) => return Ok(None),
+        },
+        _ => return Ok(None),
     };
-    if index > windows.len() {
-        return Some(Err(format!(
-            "`{owner}` has {} {what} window(s); the next one is index {}",
-            windows.len(),
-            windows.len()
-        )));
+    let Some(param) = find(scope, key) else {
+        return Ok(None);
+    };
+    let len = windows.and_then(Value::as_array).map_or(0, Vec::len);
+    let what = if scope == Scope::Slow {
+        "slow"
+    } else {
+        "spike"
+    };
+    if index > len {
+        return Err(format!(
+            "`{owner}` has {len} {what} window(s); the next one is index {len}"
+        ));
     }
-    let mut window = windows.get(index).cloned().unwrap_or(SlowWindow {
+    steps.push(if index == len {
+        Step::NewWindow
+    } else {
+        Step::Index(index)
+    });
+    steps.push(Step::Key(key.to_string()));
+    Ok(Some((steps, param)))
+}
+
+/// Writes `value` at the end of `steps` (`None` removes the key: an
+/// unbounded cap).
+fn put(tree: &mut Table, steps: &[Step], value: Option<Value>) {
+    let (Some(Step::Key(key)), path) = (steps.last(), &steps[..steps.len() - 1]) else {
+        unreachable!("a location ends with a key")
+    };
+    let mut root = Value::Table(std::mem::take(tree));
+    let mut here = &mut root;
+    for (i, step) in path.iter().enumerate() {
+        here = match step {
+            Step::Key(k) => {
+                let empty = match path.get(i + 1) {
+                    Some(Step::NewWindow) => Value::Array(Vec::new()),
+                    _ => Value::Table(Table::new()),
+                };
+                let table = here.as_table_mut().expect("a key of a table");
+                table.entry(k.clone()).or_insert(empty)
+            }
+            Step::Index(n) => &mut here.as_array_mut().expect("an index of an array")[*n],
+            Step::NewWindow => {
+                let windows = here.as_array_mut().expect("a window list");
+                windows.push(Value::Table(new_window()));
+                windows.last_mut().expect("just pushed")
+            }
+        };
+    }
+    let table = here.as_table_mut().expect("a key of a table");
+    match value {
+        Some(v) => table.insert(key.clone(), v),
+        None => table.remove(key),
+    };
+    let Value::Table(t) = root else {
+        unreachable!("the root is a table")
+    };
+    *tree = t;
+}
+
+/// A window created by a path: it does nothing until its keys are set.
+fn new_window() -> Table {
+    let window = crate::scenario::SlowWindow {
         start_s: 0.0,
         duration_s: 0.0,
         factor: 1.0,
-    });
-    let r = match key {
-        "start_s" => float(v).map(|x| window.start_s = x),
-        "duration_s" => float(v).map(|x| window.duration_s = x),
-        "factor" => float(v).map(|x| window.factor = x),
-        _ => return None,
     };
-    if r.is_ok() {
-        if index == windows.len() {
-            windows.push(window);
-        } else {
-            windows[index] = window;
-        }
-    }
-    Some(r)
+    Table::try_from(window).expect("a window serializes")
+}
+
+/// The value to write for `param`: converted to its field's type and
+/// range-checked (`None`: remove the key, an unbounded cap).
+fn convert(param: &Param, v: &Value) -> Result<Option<Value>, String> {
+    Ok(Some(match param.kind {
+        Kind::Float => Value::Float(float(v)?),
+        Kind::Int => Value::Integer(uint(v, param.max)? as i64),
+        Kind::Bool => Value::Boolean(boolean(v)?),
+        Kind::Text => Value::String(text(v)?),
+        Kind::Choice(names) => Value::String(choice(v, names)?),
+        Kind::Cap => return cap(v).map(|c| c.map(|n| Value::Integer(n as i64))),
+    }))
 }
 
 /// The known name closest to a misspelt one, if it is close enough to be
@@ -1037,17 +1089,13 @@ fn unknown(scenario: &Scenario, path: &str) -> String {
     }
 }
 
-fn type_name(v: &Value) -> &'static str {
-    v.type_str()
-}
-
 fn float(v: &Value) -> Result<f64, String> {
     match v {
         Value::Float(x) => Ok(*x),
         Value::Integer(i) => Ok(*i as f64),
         other => Err(format!(
             "expected a number, got {} {other}",
-            type_name(other)
+            other.type_str()
         )),
     }
 }
@@ -1062,7 +1110,7 @@ fn uint(v: &Value, max: u64) -> Result<u64, String> {
         Some(x) if x < 0.0 => Err(format!("must be >= 0, got {v}")),
         Some(x) if x > max as f64 => Err(format!("must be <= {max}, got {v}")),
         Some(x) => Ok(x as u64),
-        None => Err(format!("expected an integer, got {} {v}", type_name(v))),
+        None => Err(format!("expected an integer, got {} {v}", v.type_str())),
     }
 }
 
@@ -1071,7 +1119,7 @@ fn boolean(v: &Value) -> Result<bool, String> {
         Value::Boolean(b) => Ok(*b),
         other => Err(format!(
             "expected true or false, got {} {other}",
-            type_name(other)
+            other.type_str()
         )),
     }
 }
@@ -1081,17 +1129,18 @@ fn text(v: &Value) -> Result<String, String> {
         Value::String(s) => Ok(s.clone()),
         other => Err(format!(
             "expected a string, got {} {other}",
-            type_name(other)
+            other.type_str()
         )),
     }
 }
 
-fn choice(v: &Value, names: &[&str]) -> Result<usize, String> {
+fn choice(v: &Value, names: &[&str]) -> Result<String, String> {
     let s = text(v).map_err(|_| format!("expected one of {}, got {v}", names.join(", ")))?;
-    names
-        .iter()
-        .position(|n| *n == s)
-        .ok_or_else(|| format!("expected one of {}, got `{s}`", names.join(", ")))
+    if names.contains(&s.as_str()) {
+        Ok(s)
+    } else {
+        Err(format!("expected one of {}, got `{s}`", names.join(", ")))
+    }
 }
 
 fn cap(v: &Value) -> Result<Option<u32>, String> {
@@ -1112,7 +1161,9 @@ pub fn markdown() -> String {
          `<tier>` is a tier's name (ch37: `gateway`, `svc_a`, `svc_b`); call parameters exist\n\
          under `client` and under every tier that calls the next (ch37: `gateway`, `svc_a`),\n\
          and for a tier that fans out, under `<tier>.fanout.<branch>` for each branch (named by\n\
-         the tier it calls), e.g. `agg.fanout.search.attempt_timeout_s`.\n\
+         the tier it calls), e.g. `agg.fanout.search.attempt_timeout_s`. The deadline parameters\n\
+         `deadline_margin_s`, `budget_admission` and `budget_share` exist only under tiers: the\n\
+         client's requests have no deadline for them to act on.\n\
          `strategy` is applied first, whatever the order of the overrides.\n\n\
          | path | type | meaning |\n|---|---|---|\n",
     );
@@ -1121,6 +1172,7 @@ pub fn markdown() -> String {
             Scope::Top => param.key.to_string(),
             Scope::Client => format!("client.{}", param.key),
             Scope::Call => format!("client.{k}, <tier>.{k}", k = param.key),
+            Scope::TierCall => format!("<tier>.{}", param.key),
             Scope::Branch => format!("<tier>.fanout.<branch>.{}", param.key),
             Scope::Class => format!("client.classes.<class>.{}", param.key),
             Scope::TierClass => format!("<tier>.{}.<class>", param.key),

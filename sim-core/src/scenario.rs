@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use strum::VariantNames;
 
 /// A complete, runnable description of one experiment (without the seed).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -45,8 +46,9 @@ fn default_strategy() -> String {
 }
 
 /// MODEL.md 2, "Dispatch discipline".
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, VariantNames)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Dispatch {
     /// Strict first-come-first-served: a finishing server pops its queue
     /// before it replies, and an arrival never overtakes a queued request.
@@ -55,10 +57,6 @@ pub enum Dispatch {
     /// The source program's order: a finishing non-leaf server replies up the
     /// chain before it pops its queue, and an arrival takes any free slot.
     ReplyFirst,
-}
-
-impl Dispatch {
-    pub const NAMES: &'static [&'static str] = &["fifo", "reply_first"];
 }
 
 /// Requirement R2: the first whole second `t` at or after the trigger's end
@@ -153,7 +151,8 @@ pub struct Tier {
     /// Token-bucket burst (tokens; the bucket starts full).
     #[serde(default = "default_burst")]
     pub rate_limit_burst: f64,
-    /// Adaptive concurrency limit (AIMD) below `slots`; see the `limit_*` paths.
+    /// Adaptive concurrency limit below `slots` (AIMD or gradient, by
+    /// `limit_algorithm`); see the `limit_*` paths.
     #[serde(default)]
     pub adaptive_limit: bool,
     #[serde(default = "default_limit_min")]
@@ -296,8 +295,9 @@ fn default_reject_latency() -> f64 {
 
 /// When a caller cancels a request it no longer waits for (a cancelled
 /// request is dropped if it has not started, stopped at once if it has).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, VariantNames)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum CancelMode {
     /// Never: the work goes on for nobody (the source program's behaviour).
     #[default]
@@ -310,13 +310,10 @@ pub enum CancelMode {
     Always,
 }
 
-impl CancelMode {
-    pub const NAMES: &'static [&'static str] = &["never", "hedge_losers", "always"];
-}
-
 /// The rule of an adaptive concurrency limit.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, VariantNames)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum LimitAlgorithm {
     /// Additive increase, multiplicative decrease on a latency target.
     #[default]
@@ -326,13 +323,10 @@ pub enum LimitAlgorithm {
     Gradient,
 }
 
-impl LimitAlgorithm {
-    pub const NAMES: &'static [&'static str] = &["aimd", "gradient"];
-}
-
 /// Dequeue order of a tier's queue.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, VariantNames)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum QueueOrder {
     /// Oldest first.
     #[default]
@@ -342,10 +336,6 @@ pub enum QueueOrder {
     Lifo,
     /// Newest first only while the queue is longer than `lifo_threshold`.
     AdaptiveLifo,
-}
-
-impl QueueOrder {
-    pub const NAMES: &'static [&'static str] = &["fifo", "lifo", "adaptive_lifo"];
 }
 
 /// A service-time distribution, optionally mixed with a slow value.
@@ -382,16 +372,13 @@ impl Default for Service {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, VariantNames)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Dist {
     Exponential,
     Constant,
     Lognormal,
-}
-
-impl Dist {
-    pub const NAMES: &'static [&'static str] = &["exponential", "constant", "lognormal"];
 }
 
 /// A window `[start_s, start_s + duration_s)` in which something is
@@ -561,17 +548,14 @@ fn default_token_ratio() -> f64 {
     0.1
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, VariantNames)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum BackoffKind {
     /// Wait exactly `backoff_base_s`, no jitter.
     Fixed,
     /// Before retry n, wait uniform in `[0, min(cap, base * 2^(n-1))]`.
     FullJitter,
-}
-
-impl BackoffKind {
-    pub const NAMES: &'static [&'static str] = &["fixed", "full_jitter"];
 }
 
 impl Tier {

@@ -1,8 +1,8 @@
 //! Semantic checks of a scenario, run before any simulation. Every problem is
 //! reported, each with the path a user would write to fix it.
 
-use crate::params::ConfigError;
-use crate::scenario::{Call, Dist, Scenario};
+use crate::params::{ConfigError, PARAMS, Scope, client_has_no_deadline};
+use crate::scenario::{BackoffKind, Call, Dist, Scenario};
 use std::collections::BTreeSet;
 
 /// Most users one run may generate; beyond it a run takes hours and
@@ -265,6 +265,7 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
     for edge in s.edges() {
         check_call(&edge.path, edge.call, &mut errors);
     }
+    check_client_call(&s.client.call, &mut errors);
     if errors.is_empty() {
         Ok(())
     } else {
@@ -300,7 +301,11 @@ fn check_call(name: &str, c: &Call, errors: &mut Vec<ConfigError>) {
         "throttle_max_tokens",
         "must be >= 0.001 (the bucket counts in thousandths)",
     );
-    check(c.breaker_window >= 1, "breaker_window", "must be >= 1");
+    check(
+        (1..=100_000).contains(&c.breaker_window),
+        "breaker_window",
+        "must be between 1 and 100000",
+    );
     check(
         non_negative(c.breaker_window_s),
         "breaker_window_s",
@@ -357,9 +362,9 @@ fn check_call(name: &str, c: &Call, errors: &mut Vec<ConfigError>) {
         "must be >= 0",
     );
     check(
-        c.breaker_half_open_probes >= 1,
+        (1..=100_000).contains(&c.breaker_half_open_probes),
         "breaker_half_open_probes",
-        "must be >= 1",
+        "must be between 1 and 100000",
     );
     check(
         c.budget_share > 0.0 && c.budget_share <= 1.0,
@@ -391,6 +396,22 @@ fn check_call(name: &str, c: &Call, errors: &mut Vec<ConfigError>) {
         "throttle_token_ratio",
         "must be >= 0",
     );
+}
+
+/// The deadline parameters ([`Scope::TierCall`]) have nothing to act on at
+/// the client: a value other than the default there is refused, not ignored.
+fn check_client_call(c: &Call, errors: &mut Vec<ConfigError>) {
+    let given = toml::Table::try_from(c).expect("a call serializes");
+    let default = toml::Table::try_from(Call::new(1.0, 0, BackoffKind::Fixed, 0.0))
+        .expect("a call serializes");
+    for p in PARAMS.iter().filter(|p| p.scope == Scope::TierCall) {
+        if given.get(p.key) != default.get(p.key) {
+            errors.push(ConfigError::new(
+                format!("client.{}", p.key),
+                client_has_no_deadline(p.key),
+            ));
+        }
+    }
 }
 
 /// The tiers form a tree rooted at the first: a `call` reaches the next

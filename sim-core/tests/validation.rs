@@ -244,37 +244,6 @@ slots = 10
 }
 
 #[test]
-fn every_catalogued_path_can_be_set() {
-    let mut s = sim_core::ch37();
-    for path in sim_core::params::paths(&s) {
-        let kind = sim_core::params::param_of(&path).expect("catalogued").kind;
-        let value = match kind {
-            sim_core::params::Kind::Float => v("0.5"),
-            sim_core::params::Kind::Int | sim_core::params::Kind::Cap => v("3"),
-            sim_core::params::Kind::Bool => v("true"),
-            sim_core::params::Kind::Choice(names) => v(&format!("\"{}\"", names[0])),
-            sim_core::params::Kind::Text if path == "strategy" => v("\"protected\""),
-            sim_core::params::Kind::Text => v("\"x\""),
-        };
-        sim_core::params::set(&mut s, &path, &value).unwrap_or_else(|e| panic!("{e}"));
-    }
-    // A second slow window by index.
-    sim_core::params::set(&mut s, "svc_b.slow.1.start_s", &v("40")).unwrap();
-    assert_eq!(s.tiers[2].slow.len(), 2);
-    assert!(sim_core::params::set(&mut s, "svc_b.slow.5.start_s", &v("40")).is_err());
-}
-
-#[test]
-fn params_doc_is_current() {
-    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/params.md"))
-        .unwrap_or_default();
-    assert!(
-        doc == sim_core::params::markdown(),
-        "docs/params.md is stale: regenerate it with `cargo run -p sweep -- params --markdown > docs/params.md`"
-    );
-}
-
-#[test]
 fn a_scenario_round_trips_through_toml() {
     let s = common::ch37(
         "protected",
