@@ -141,7 +141,7 @@ fn moved(name: &str, pinned: &str, now: &str) -> String {
     let seconds: Vec<String> = (0..p.len().max(n.len()))
         .filter(|&i| p.get(i) != n.get(i))
         .map(|i| {
-            let at = |xs: &[&str]| xs.get(i).map_or("-".to_string(), |x| x.to_string());
+            let at = |xs: &[&str]| xs.get(i).map_or("nothing".to_string(), |x| x.to_string());
             format!("second {i}: pinned {}, now {}", at(&p), at(&n))
         })
         .collect();
@@ -233,7 +233,7 @@ fn check_pins(file: &str, about: &str, got: &[(String, Vec<(String, String)>)]) 
     }
     assert!(
         problems.is_empty(),
-        "{about}: {} pinned values moved (tests/pins/{file}):\n  {report}\n\
+        "{about}: {} differences from the pins in tests/pins/{file}:\n  {report}\n\
          If the model changed on purpose, rewrite the pins with `{regenerate}` \
          and say why in the commit.",
         problems.len()

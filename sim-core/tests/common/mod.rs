@@ -29,12 +29,11 @@ pub fn set(s: &mut Scenario, sets: &[(&str, &str)]) {
 }
 
 /// Panics with every validation problem of `s`, if it has any.
-pub fn valid(s: Scenario) -> Scenario {
-    if let Err(errors) = sim_core::validate(&s) {
+pub fn valid(s: &Scenario) {
+    if let Err(errors) = sim_core::validate(s) {
         let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
         panic!("{}: invalid: {}", s.name, errors.join("; "));
     }
-    s
 }
 
 /// The path of a shipped scenario file: `grids/scenarios/<file>`.
@@ -44,7 +43,7 @@ pub fn scenario_file(file: &str) -> String {
 
 /// A built-in scenario by name (`ch37`) or a file of grids/scenarios
 /// (`three-hop.toml`), as loaded: not yet validated, for tests that change
-/// it further before [`valid`].
+/// it further (then [`valid`]).
 pub fn load(base: &str) -> Scenario {
     let path = if base.ends_with(".toml") {
         scenario_file(base)
@@ -58,7 +57,8 @@ pub fn load(base: &str) -> Scenario {
 pub fn scenario(base: &str, sets: &[(&str, &str)]) -> Scenario {
     let mut s = load(base);
     set(&mut s, sets);
-    valid(s)
+    valid(&s);
+    s
 }
 
 /// A scenario written in TOML (`name` is its file name in errors) with the
@@ -66,7 +66,8 @@ pub fn scenario(base: &str, sets: &[(&str, &str)]) -> Scenario {
 pub fn from_toml(text: &str, name: &str, sets: &[(&str, &str)]) -> Scenario {
     let mut s = Scenario::from_toml(text, name).unwrap_or_else(|e| panic!("{e}"));
     set(&mut s, sets);
-    valid(s)
+    valid(&s);
+    s
 }
 
 /// ch37 with a strategy, a dispatch discipline and further `path=value` overrides.
