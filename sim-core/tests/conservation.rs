@@ -148,7 +148,7 @@ fn check(s: &Scenario, r: &RunResult, label: &str) {
 
 #[test]
 fn counts_add_up_for_every_preset_and_dispatch() {
-    for dispatch in ["fifo", "reply_first"] {
+    for dispatch in DISPATCHES {
         for p in sim_core::CH37_STRATEGIES {
             for seed in [1, 2] {
                 let s = ch37(p, dispatch, &[]);
@@ -180,12 +180,7 @@ fn counts_add_up_with_users_in_flight_at_the_horizon() {
 fn counts_add_up_with_every_policy_on() {
     for p in ["deadline", "protected"] {
         let mut s = ch37(p, "fifo", &[]);
-        s.client.classes = [("online", 0.6), ("replay", 0.3), ("batch", 0.1)]
-            .map(|(name, share)| sim_core::scenario::RequestClass {
-                name: name.into(),
-                share,
-            })
-            .to_vec();
+        with_classes(&mut s, &[("online", 0.6), ("replay", 0.3), ("batch", 0.1)]);
         set(
             &mut s,
             &[
@@ -216,7 +211,7 @@ fn counts_add_up_with_every_policy_on() {
                 ("client.spike.factor", "2"),
             ],
         );
-        sim_core::validate(&s).unwrap();
+        valid(&s);
         let r = run(&s, 5);
         assert!(r.tiers[2].abandoned > 0);
         check(&s, &r, &format!("{p} with policies"));
@@ -254,16 +249,17 @@ fn counts_add_up_with_fan_out() {
             },
         },
     ];
-    for (k, v) in [
-        ("svc_a.fanout.svc_b.max_in_flight", "30"),
-        ("svc_a.fanout.cache.max_in_flight", "6"),
-        ("svc_a.fanout.svc_b.breaker", "true"),
-        ("svc_a.fanout.svc_b.breaker_window_s", "2"),
-        ("cache.latency.mean_s", "0.001"),
-    ] {
-        sim_core::params::set(&mut s, k, &common::v(v)).unwrap();
-    }
-    sim_core::validate(&s).unwrap();
+    set(
+        &mut s,
+        &[
+            ("svc_a.fanout.svc_b.max_in_flight", "30"),
+            ("svc_a.fanout.cache.max_in_flight", "6"),
+            ("svc_a.fanout.svc_b.breaker", "true"),
+            ("svc_a.fanout.svc_b.breaker_window_s", "2"),
+            ("cache.latency.mean_s", "0.001"),
+        ],
+    );
+    valid(&s);
     let r = run(&s, 3);
     let names: Vec<&str> = r.callers.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(

@@ -1,9 +1,44 @@
 //! The same scenario and seed give bit-identical results, whatever thread
 //! runs them; and the results are pinned, so a change in any draw, order or
 //! count is noticed on every machine.
+//!
+//! # Pins
+//!
+//! `tests/pins/ch37.txt` (ch37 at seed 1, both dispatch disciplines, every
+//! strategy) and `tests/pins/policies.txt` (the shipped scenarios of fan-out,
+//! request classes, cancellation and hedging) are snapshots of the results,
+//! one value a line, `<scenario> <name> = <value>`:
+//!
+//! - every metric of [`sim_core::RunResult::metrics`], e.g.
+//!   `fifo/naive users_ok = 4143`; reals are written with `{:?}`, the
+//!   shortest text that reads back to the same bits, so the pin checks
+//!   bit-identity; an undefined value is `none`;
+//! - every per-second series in full, `series.<name>` for the users' and
+//!   `series.<tier>.<name>` for a tier's, one number a second.
+//!
+//! Which metrics are pinned: every one the snapshot lists, that is, all that
+//! the code reported when the snapshot was written. A metric added since is
+//! not in the snapshot and does not move the pin (a regeneration adds it); a
+//! pinned metric the code no longer reports fails, as does a scenario that
+//! has no pin.
+//!
+//! A failure lists every value that moved, with the scenario, the name and
+//! both values: `fifo/naive users_ok: pinned 4143, now 4150`.
+//!
+//! If a change to the model is intended, rewrite the snapshots with
+//!
+//! ```text
+//! UPDATE_PINS=1 cargo test -p sim-core --test determinism
+//! ```
+//!
+//! and commit them with the change, saying in its message why they moved;
+//! otherwise a moved pin is a determinism or regression bug.
 
 mod common;
 use common::*;
+use sim_core::RunResult;
+use sim_core::result::{Series, TierSeries};
+use std::collections::HashMap;
 
 #[test]
 fn same_seed_same_result_different_seed_different_result() {
@@ -43,57 +78,192 @@ fn common_random_numbers_give_every_strategy_the_same_arrivals() {
     assert!(arrivals.windows(2).all(|w| w[0] == w[1]));
 }
 
-/// FNV-1a over the values of the pinned metrics (those named in
-/// `pinned_metric_names.txt`, so that adding a metric does not move the pin)
-/// and over the per-second series.
-fn fingerprint(r: &sim_core::RunResult) -> u64 {
-    let names: Vec<&str> = include_str!("pinned_metric_names.txt").lines().collect();
-    let pinned: Vec<String> = r
+/// One run's pinned values, `(name, value)` in the order of the report.
+fn snapshot(r: &RunResult) -> Vec<(String, String)> {
+    use sim_core::Value::{Count, Flag, MaybeReal, Real};
+    let mut out: Vec<(String, String)> = r
         .metrics()
         .into_iter()
-        .filter(|m| names.contains(&m.name.as_str()))
-        .map(|m| format!("{}={:?}", m.name, m.value))
+        .map(|m| {
+            let value = match m.value {
+                Count(c) => c.to_string(),
+                Real(x) | MaybeReal(Some(x)) => format!("{x:?}"),
+                MaybeReal(None) => "none".to_string(),
+                Flag(b) => b.to_string(),
+            };
+            (m.name, value)
+        })
         .collect();
-    assert_eq!(pinned.len(), names.len(), "a pinned metric disappeared");
-    let text = format!("{pinned:?}|{:?}", r.series);
-    sim_core::random::fnv1a(text.as_bytes())
+    // Taken apart field by field, so that a new series fails to compile
+    // here until it is pinned too.
+    let Series {
+        user_arrivals,
+        user_ok_by_arrival,
+        successes,
+        failures,
+        tiers,
+    } = &r.series;
+    let mut series = |name: String, xs: &[u64]| {
+        let xs: Vec<String> = xs.iter().map(u64::to_string).collect();
+        out.push((format!("series.{name}"), xs.join(" ")));
+    };
+    series("user_arrivals".into(), user_arrivals);
+    series("user_ok_by_arrival".into(), user_ok_by_arrival);
+    series("successes".into(), successes);
+    series("failures".into(), failures);
+    for t in tiers {
+        let TierSeries {
+            name,
+            arrivals,
+            admitted,
+            completed,
+            late,
+            queue_len,
+            busy,
+        } = t;
+        series(format!("{name}.arrivals"), arrivals);
+        series(format!("{name}.admitted"), admitted);
+        series(format!("{name}.completed"), completed);
+        series(format!("{name}.late"), late);
+        series(format!("{name}.queue_len"), queue_len);
+        series(format!("{name}.busy"), busy);
+    }
+    out
 }
 
-/// Pinned results of ch37 at seed 1. If a change to the model is intended,
-/// update these numbers in the same commit and say why; otherwise a change
-/// here is a determinism or regression bug.
+/// How one pinned value moved: both values, and for a series the seconds
+/// that differ.
+fn moved(name: &str, pinned: &str, now: &str) -> String {
+    if !name.starts_with("series.") {
+        return format!("pinned {pinned}, now {now}");
+    }
+    let (p, n): (Vec<&str>, Vec<&str>) = (pinned.split(' ').collect(), now.split(' ').collect());
+    let seconds: Vec<String> = (0..p.len().max(n.len()))
+        .filter(|&i| p.get(i) != n.get(i))
+        .map(|i| {
+            let at = |xs: &[&str]| xs.get(i).map_or("nothing".to_string(), |x| x.to_string());
+            format!("second {i}: pinned {}, now {}", at(&p), at(&n))
+        })
+        .collect();
+    let mut text = seconds
+        .iter()
+        .take(4)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join("; ");
+    if seconds.len() > 4 {
+        text += &format!("; {} seconds differ in all", seconds.len());
+    }
+    if p.len() != n.len() {
+        text += &format!(" ({} seconds pinned, now {})", p.len(), n.len());
+    }
+    text
+}
+
+/// Checks the results `got` (scenario label, its values) against the
+/// snapshot `tests/pins/<file>`, or with `UPDATE_PINS=1` rewrites it.
+fn check_pins(file: &str, about: &str, got: &[(String, Vec<(String, String)>)]) {
+    let path = format!("{}/tests/pins/{file}", env!("CARGO_MANIFEST_DIR"));
+    let regenerate = "UPDATE_PINS=1 cargo test -p sim-core --test determinism";
+    if std::env::var_os("UPDATE_PINS").is_some_and(|x| x == "1") {
+        let mut text =
+            format!("# {about}\n# Written by `{regenerate}`: see tests/determinism.rs.\n");
+        for (label, values) in got {
+            for (name, value) in values {
+                text += &format!("{label} {name} = {value}\n");
+            }
+        }
+        std::fs::write(&path, text).unwrap_or_else(|e| panic!("{path}: {e}"));
+        eprintln!("rewrote {path}");
+        return;
+    }
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let now: HashMap<(&str, &str), &str> = got
+        .iter()
+        .flat_map(|(label, values)| {
+            values
+                .iter()
+                .map(move |(name, value)| ((label.as_str(), name.as_str()), value.as_str()))
+        })
+        .collect();
+    let mut problems = Vec::new();
+    let mut pinned_labels = Vec::new();
+    for line in text
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+    {
+        let parsed = line
+            .split_once(" = ")
+            .and_then(|(key, value)| key.split_once(' ').map(|(l, n)| (l, n, value)));
+        let Some((label, name, pinned)) = parsed else {
+            problems.push(format!("unreadable line `{line}`"));
+            continue;
+        };
+        if !pinned_labels.contains(&label) {
+            pinned_labels.push(label);
+        }
+        match now.get(&(label, name)) {
+            Some(value) if *value == pinned => {}
+            Some(value) => problems.push(format!("{label} {name}: {}", moved(name, pinned, value))),
+            None if got.iter().any(|(l, _)| l == label) => problems.push(format!(
+                "{label} {name}: pinned {pinned}, no longer reported"
+            )),
+            None => {}
+        }
+    }
+    for (label, _) in got {
+        if !pinned_labels.contains(&label.as_str()) {
+            problems.push(format!("{label}: no pin (a new scenario?)"));
+        }
+    }
+    for label in pinned_labels {
+        if !got.iter().any(|(l, _)| l == label) {
+            problems.push(format!("{label}: pinned, but no longer run"));
+        }
+    }
+    let shown = 40;
+    let mut report = problems
+        .iter()
+        .take(shown)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join("\n  ");
+    if problems.len() > shown {
+        report += &format!("\n  ... and {} more", problems.len() - shown);
+    }
+    assert!(
+        problems.is_empty(),
+        "{about}: {} differences from the pins in tests/pins/{file}:\n  {report}\n\
+         If the model changed on purpose, rewrite the pins with `{regenerate}` \
+         and say why in the commit.",
+        problems.len()
+    );
+}
+
+/// Pinned results of ch37 at seed 1.
 #[test]
 fn ch37_results_are_pinned() {
     let mut got = Vec::new();
-    for dispatch in ["fifo", "reply_first"] {
+    for dispatch in DISPATCHES {
         for p in sim_core::CH37_STRATEGIES {
             let r = run(&ch37(p, dispatch, &[]), 1);
-            got.push(format!(
-                "{dispatch}/{p}: events={} users_ok={} fp={:016x}",
-                r.events,
-                r.users_ok,
-                fingerprint(&r)
-            ));
+            got.push((format!("{dispatch}/{p}"), snapshot(&r)));
         }
     }
-    let expected = include_str!("pinned_ch37.txt");
-    let got = got.join("\n") + "\n";
-    assert_eq!(
-        got, expected,
-        "ch37 results moved: see tests/pinned_ch37.txt"
+    check_pins(
+        "ch37.txt",
+        "ch37 at seed 1, both dispatch disciplines, every strategy",
+        &got,
     );
 }
 
 /// A pinned case: label, scenario file under grids/scenarios, overrides.
 type Case<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)]);
 
-/// The shipped scenarios that exercise fan-out, request classes, hedging
-/// and cancellation, one line each, as `label: events, users_ok and a
-/// fingerprint of the per-second series` (the series hold every tier's
-/// arrivals, admissions, completions, late work, queue and busy slots, and
-/// do not move when a metric is added).
-fn policy_pins() -> String {
-    let grids = concat!(env!("CARGO_MANIFEST_DIR"), "/../grids/scenarios/");
+/// Pinned results at seed 1 of the shipped scenarios that exercise
+/// fan-out, request classes, hedging and cancellation.
+#[test]
+fn policy_scenarios_are_pinned() {
     let cases: [Case; 4] = [
         (
             "fan-out",
@@ -137,28 +307,13 @@ fn policy_pins() -> String {
             ],
         ),
     ];
-    let mut out = String::new();
-    for (label, file, sets) in cases {
-        let overrides: Vec<(String, toml::Value)> =
-            sets.iter().map(|(k, x)| (k.to_string(), v(x))).collect();
-        let s = sim_core::resolve(&format!("{grids}{file}"), &overrides).unwrap();
-        let r = run(&s, 1);
-        let fp = sim_core::random::fnv1a(format!("{:?}", r.series).as_bytes());
-        out += &format!(
-            "{label}: events={} users_ok={} series={fp:016x}\n",
-            r.events, r.users_ok
-        );
-    }
-    out
-}
-
-/// Pinned results of the policy scenarios at seed 1; as for ch37, a change
-/// here must be intended and explained in its commit.
-#[test]
-fn policy_scenarios_are_pinned() {
-    assert_eq!(
-        policy_pins(),
-        include_str!("pinned_policies.txt"),
-        "policy scenario results moved: see tests/pinned_policies.txt"
+    let got: Vec<_> = cases
+        .iter()
+        .map(|(label, file, sets)| (label.to_string(), snapshot(&run(&scenario(file, sets), 1))))
+        .collect();
+    check_pins(
+        "policies.txt",
+        "fan-out, request classes, cancellation and hedging scenarios at seed 1",
+        &got,
     );
 }

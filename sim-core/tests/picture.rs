@@ -8,7 +8,7 @@ const SEEDS: [u64; 3] = [1, 2, 7];
 
 #[test]
 fn quiet_load_succeeds_without_amplification_under_every_strategy() {
-    for dispatch in ["fifo", "reply_first"] {
+    for dispatch in DISPATCHES {
         for p in CH37_STRATEGIES {
             for seed in SEEDS {
                 let r = run(&ch37(p, dispatch, &[("svc_b.slow.duration_s", "0")]), seed);
@@ -45,7 +45,7 @@ fn naive_never_recovers_whatever_the_window() {
 
 #[test]
 fn protected_recovers_fast_fails_fast_and_bounds_its_queues() {
-    for dispatch in ["fifo", "reply_first"] {
+    for dispatch in DISPATCHES {
         for seed in SEEDS {
             let r = run(&ch37("protected", dispatch, &[]), seed);
             let label = format!("{dispatch}/{seed}");
@@ -101,7 +101,7 @@ fn amplification_never_exceeds_its_computable_bound() {
         ("deadline_budget", 9),
         ("protected", 9),
     ] {
-        for dispatch in ["fifo", "reply_first"] {
+        for dispatch in DISPATCHES {
             for seed in SEEDS {
                 let r = run(&ch37(p, dispatch, &[]), seed);
                 assert_eq!(r.leaf().arrival_bound_per_user, bound, "{p}");

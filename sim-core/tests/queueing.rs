@@ -26,7 +26,7 @@ service = {{ dist = "exponential", mean_s = {mean} }}
 "#,
         mean = 1.0 / mu
     );
-    Scenario::from_toml(&text, "mmc").unwrap()
+    common::from_toml(&text, "mmc", &[])
 }
 
 /// Erlang C: mean wait in queue of M/M/c.
@@ -51,10 +51,7 @@ fn check(rho: f64, tolerance: f64) {
     let theory = erlang_c_wait(c, lambda, mu);
     // The mean over seeds of the mean wait of each run.
     let seeds = [1, 2, 3, 4];
-    let runs: Vec<_> = seeds
-        .iter()
-        .map(|&seed| sim_core::run(&s, seed).unwrap())
-        .collect();
+    let runs: Vec<_> = seeds.iter().map(|&seed| common::run(&s, seed)).collect();
     let waits: Vec<f64> = runs
         .iter()
         .map(|r| r.tiers[0].wait_s / r.tiers[0].started as f64)

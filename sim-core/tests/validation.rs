@@ -2,65 +2,80 @@
 //! at once, before any run.
 
 mod common;
-use common::v;
+use common::{overrides, v};
 use sim_core::{ConfigError, RunError};
 
 fn errors(sets: &[(&str, &str)]) -> Vec<String> {
-    let overrides: Vec<_> = sets.iter().map(|(k, x)| (k.to_string(), v(x))).collect();
-    match sim_core::resolve("ch37", &overrides) {
+    match sim_core::resolve("ch37", &overrides(sets)) {
         Ok(_) => vec![],
         Err(e) => e.iter().map(ConfigError::to_string).collect(),
     }
 }
 
+/// Each `(path, value, error)`: ch37 with `path = value` has exactly that
+/// one error.
+fn assert_single_errors(cases: &[(&str, &str, &str)]) {
+    for (path, value, expected) in cases {
+        assert_eq!(errors(&[(path, value)]), [*expected], "{path} = {value}");
+    }
+}
+
 #[test]
 fn unknown_path_suggests_the_closest() {
-    assert_eq!(
-        errors(&[("svc_b.queue_cpa", "3")]),
-        ["svc_b.queue_cpa: unknown parameter; did you mean `svc_b.queue_cap`?"]
-    );
-    assert_eq!(
-        errors(&[("svc_c.slots", "3")]),
-        ["svc_c.slots: unknown parameter; did you mean `svc_a.slots`?"]
-    );
-    assert_eq!(
-        errors(&[("frobnicate", "1")]),
-        ["frobnicate: unknown parameter (see docs/params.md, or `sweep params`)"]
-    );
+    assert_single_errors(&[
+        (
+            "svc_b.queue_cpa",
+            "3",
+            "svc_b.queue_cpa: unknown parameter; did you mean `svc_b.queue_cap`?",
+        ),
+        (
+            "svc_c.slots",
+            "3",
+            "svc_c.slots: unknown parameter; did you mean `svc_a.slots`?",
+        ),
+        (
+            "frobnicate",
+            "1",
+            "frobnicate: unknown parameter (see docs/params.md, or `sweep params`)",
+        ),
+    ]);
 }
 
 #[test]
 fn wrong_types_are_named() {
-    assert_eq!(
-        errors(&[("svc_b.slots", "\"many\"")]),
-        ["svc_b.slots: expected an integer, got string \"many\""]
-    );
-    assert_eq!(
-        errors(&[("svc_b.slots", "-3")]),
-        ["svc_b.slots: must be >= 0, got -3"]
-    );
-    assert_eq!(
-        errors(&[("svc_a.drop_expired", "1")]),
-        ["svc_a.drop_expired: expected true or false, got integer 1"]
-    );
-    assert_eq!(
-        errors(&[("dispatch", "lifo")]),
-        ["dispatch: expected one of fifo, reply_first, got `lifo`"]
-    );
-    assert_eq!(
-        errors(&[("svc_b.queue_cap", "\"lots\"")]),
-        ["svc_b.queue_cap: expected an integer or \"unbounded\", got `lots`"]
-    );
-    assert_eq!(
-        errors(&[("strategy", "fast")]),
-        [
-            "strategy: unknown strategy `fast`; this scenario's presets: deadline, deadline_budget, naive, protected"
-        ]
-    );
-    assert_eq!(
-        errors(&[("svc_b.max_retries", "2")]),
-        ["svc_b.max_retries: tier `svc_b` calls no other tier, so it has no call parameters"]
-    );
+    assert_single_errors(&[
+        (
+            "svc_b.slots",
+            "\"many\"",
+            "svc_b.slots: expected an integer, got string \"many\"",
+        ),
+        ("svc_b.slots", "-3", "svc_b.slots: must be >= 0, got -3"),
+        (
+            "svc_a.drop_expired",
+            "1",
+            "svc_a.drop_expired: expected true or false, got integer 1",
+        ),
+        (
+            "dispatch",
+            "lifo",
+            "dispatch: expected one of fifo, reply_first, got `lifo`",
+        ),
+        (
+            "svc_b.queue_cap",
+            "\"lots\"",
+            "svc_b.queue_cap: expected an integer or \"unbounded\", got `lots`",
+        ),
+        (
+            "strategy",
+            "fast",
+            "strategy: unknown strategy `fast`; this scenario's presets: deadline, deadline_budget, naive, protected",
+        ),
+        (
+            "svc_b.max_retries",
+            "2",
+            "svc_b.max_retries: tier `svc_b` calls no other tier, so it has no call parameters",
+        ),
+    ]);
 }
 
 #[test]
@@ -96,12 +111,11 @@ fn type_errors_of_several_paths_are_all_reported() {
 
 #[test]
 fn runaway_load_is_refused_before_running() {
-    assert_eq!(
-        errors(&[("client.rate_per_s", "1e9")]),
-        [
-            "client.rate_per_s: rate_per_s x duration_s = 60000000000 users; more than 20000000 in one run would run for hours"
-        ]
-    );
+    assert_single_errors(&[(
+        "client.rate_per_s",
+        "1e9",
+        "client.rate_per_s: rate_per_s x duration_s = 60000000000 users; more than 20000000 in one run would run for hours",
+    )]);
 }
 
 #[test]
@@ -131,7 +145,7 @@ fn bad_scenario_files_are_named() {
 
 #[test]
 fn chain_shape_is_checked() {
-    let mut s = sim_core::ch37();
+    let mut s = common::load("ch37");
     s.tiers[2].call = s.tiers[1].call.clone();
     s.tiers[0].call = None;
     s.tiers[1].name = "svc_b".into();
@@ -211,8 +225,7 @@ slots = 10
         "x: called by more than one tier (agg (its [tiers.call]), agg (fan-out)); the tiers must form a tree"
     );
     // Call parameters of a fan-out tier live under its branches.
-    let mut s = sim_core::Scenario::from_toml(&text(&(branch("x") + &branch("y")), ""), "fan.toml")
-        .unwrap();
+    let mut s = common::from_toml(&text(&(branch("x") + &branch("y")), ""), "fan.toml", &[]);
     let e = sim_core::params::set(&mut s, "agg.attempt_timeout_s", &toml::Value::Float(0.2))
         .unwrap_err();
     assert!(
@@ -220,18 +233,13 @@ slots = 10
             .contains("under `agg.fanout.<branch>.` (x, y)"),
         "{e}"
     );
-    sim_core::params::set(
+    common::set(
         &mut s,
-        "agg.fanout.y.attempt_timeout_s",
-        &toml::Value::Float(0.2),
-    )
-    .unwrap();
-    sim_core::params::set(
-        &mut s,
-        "agg.fanout.y.required",
-        &toml::Value::Boolean(false),
-    )
-    .unwrap();
+        &[
+            ("agg.fanout.y.attempt_timeout_s", "0.2"),
+            ("agg.fanout.y.required", "false"),
+        ],
+    );
     assert_eq!(s.tiers[0].fanout[1].call.attempt_timeout_s, 0.2);
     assert!(!s.tiers[0].fanout[1].required);
     let e = sim_core::params::set(
@@ -256,13 +264,8 @@ fn a_scenario_round_trips_through_toml() {
 
 #[test]
 fn request_classes_are_checked() {
-    let mut s = sim_core::ch37();
-    s.client.classes = [("online", 1.0), ("online", 2.0), ("Batch", 0.0)]
-        .map(|(name, share)| sim_core::scenario::RequestClass {
-            name: name.into(),
-            share,
-        })
-        .to_vec();
+    let mut s = common::load("ch37");
+    common::with_classes(&mut s, &[("online", 1.0), ("online", 2.0), ("Batch", 0.0)]);
     s.tiers[2].class_slots.insert("replay".into(), 4);
     s.tiers[2].class_slots.insert("online".into(), 0);
     let got = problems(&s);
@@ -278,7 +281,7 @@ fn request_classes_are_checked() {
     );
     // A class path needs a declared class.
     let e = sim_core::params::set(
-        &mut sim_core::ch37(),
+        &mut common::load("ch37"),
         "client.classes.online.share",
         &toml::Value::Float(0.5),
     )
