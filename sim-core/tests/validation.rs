@@ -2,7 +2,7 @@
 //! at once, before any run.
 
 mod common;
-use common::{overrides, v};
+use common::overrides;
 use sim_core::{ConfigError, RunError};
 
 fn errors(sets: &[(&str, &str)]) -> Vec<String> {
