@@ -50,8 +50,20 @@ pub fn wilson95(successes: u64, n: u64) -> Option<(f64, f64)> {
     let denom = 1.0 + z2 / n;
     let center = (p + z2 / (2.0 * n)) / denom;
     let half = Z95 / denom * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
-    // Rounding can push the bounds a hair outside [0, 1] at p = 0 or 1.
-    Some(((center - half).max(0.0), (center + half).min(1.0)))
+    // Exact bounds at k = 0 and k = n: rounding leaves them a step inside
+    // otherwise, and the observed proportion then falls outside its own
+    // interval. Mathematically the interval always contains p.
+    let lower = if successes == 0 {
+        0.0
+    } else {
+        (center - half).clamp(0.0, p)
+    };
+    let upper = if p == 1.0 {
+        1.0
+    } else {
+        (center + half).clamp(p, 1.0)
+    };
+    Some((lower, upper))
 }
 
 #[cfg(test)]
@@ -89,6 +101,22 @@ mod tests {
         let (lo, hi) = mean_ci95(&[0.0, 1.0]).unwrap();
         assert!(close(lo, 0.5 - 6.35310, 1e-4), "{lo}");
         assert!(close(hi, 0.5 + 6.35310, 1e-4), "{hi}");
+    }
+
+    #[test]
+    fn wilson95_contains_the_observed_proportion_with_exact_ends() {
+        for n in 1..=1000u64 {
+            assert_eq!(wilson95(0, n).unwrap().0, 0.0, "0/{n}");
+            assert_eq!(wilson95(n, n).unwrap().1, 1.0, "{n}/{n}");
+            for k in [0, 1, n / 3, n / 2, n - 1, n] {
+                let p = k as f64 / n as f64;
+                let (lo, hi) = wilson95(k, n).unwrap();
+                assert!(
+                    lo <= p && p <= hi && 0.0 <= lo && hi <= 1.0,
+                    "{k}/{n}: [{lo}, {hi}]"
+                );
+            }
+        }
     }
 
     #[test]
