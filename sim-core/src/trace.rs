@@ -3,6 +3,8 @@
 //! [`crate::trace`] records it. This is how a single run is explained
 //! (the budget-admission experiment prints one); sweeps do not trace.
 
+use crate::caller::{GiveUp, Outcome, Refusal};
+use crate::job::JobKind;
 use serde::Serialize;
 
 /// One step of the traced request.
@@ -45,4 +47,43 @@ pub(crate) struct Tracer {
     /// When the traced request arrived.
     pub arrived: crate::time::Nanos,
     pub steps: Vec<TraceStep>,
+}
+
+/// A step the engine records, named once here: the `event` of a
+/// [`TraceStep`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Step {
+    Send,
+    Hedge,
+    /// How an attempt ended.
+    Ended(Outcome),
+    /// The attempt was not sent.
+    Refused(Refusal),
+    Backoff,
+    GaveUp(GiveUp),
+    Cancelled,
+    Abandoned,
+    /// A job has its final answer, `ok` or not.
+    Answered(JobKind, bool),
+}
+
+impl Step {
+    pub fn name(self) -> &'static str {
+        match self {
+            Step::Send => "send",
+            Step::Hedge => "hedge",
+            Step::Ended(outcome) => outcome.name(),
+            Step::Refused(refusal) => refusal.name(),
+            Step::Backoff => "backoff",
+            Step::GaveUp(why) => why.name(),
+            Step::Cancelled => "cancelled",
+            Step::Abandoned => "abandoned",
+            Step::Answered(JobKind::User, true) => "user ok",
+            Step::Answered(JobKind::User, false) => "user failed",
+            Step::Answered(JobKind::Branch, true) => "branch ok",
+            Step::Answered(JobKind::Branch, false) => "branch failed",
+            Step::Answered(JobKind::Request { .. }, true) => "reply ok",
+            Step::Answered(JobKind::Request { .. }, false) => "reply error",
+        }
+    }
 }
