@@ -398,3 +398,157 @@ impl Caller {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::Backoff;
+
+    const MS: Nanos = 1_000_000;
+
+    /// The client's call of ch37 (`naive`), with no policy beyond retries:
+    /// each test sets what it looks at.
+    fn call() -> CallModel {
+        let s = crate::builtin("ch37").expect("ch37 is built in");
+        let mut c = crate::model::Model::new(&s).callers.remove(0);
+        c.timeout = 100 * MS;
+        c.max_attempts = 3;
+        c.margin = 0;
+        c.budget_admission = false;
+        c.honor_retry_after = false;
+        c.backoff = Backoff::Fixed(10 * MS);
+        c.throttle = None;
+        c.retry_budget = None;
+        c.adaptive_throttle = None;
+        c.breaker = None;
+        c.max_in_flight = u32::MAX;
+        c.budget_share = 1.0;
+        c
+    }
+
+    #[test]
+    fn admit_refuses_in_model_order_and_counts_once() {
+        let mut c = call();
+        c.margin = 20 * MS;
+        c.budget_admission = true;
+        let mut caller = Caller::new(&c, 1);
+        assert_eq!(caller.admit(&c, 0, NEVER), Ok(()));
+        assert_eq!(
+            caller.admit(&c, 500 * MS, 500 * MS),
+            Err(Refusal::NoTimeLeft)
+        );
+        assert_eq!(
+            caller.admit(&c, 490 * MS, 500 * MS),
+            Err(Refusal::MarginExhausted)
+        );
+        // 100 ms of timeout do not fit in the 80 ms before the limit.
+        assert_eq!(
+            caller.admit(&c, 400 * MS, 500 * MS),
+            Err(Refusal::InsufficientDeadline)
+        );
+        assert_eq!(caller.admit(&c, 380 * MS, 500 * MS), Ok(()));
+        let s = &caller.stats;
+        assert_eq!(
+            (s.no_time_left, s.margin_exhausted, s.insufficient_deadline),
+            (1, 1, 1)
+        );
+    }
+
+    #[test]
+    fn the_bulkhead_counts_attempts_in_flight() {
+        let mut c = call();
+        c.max_in_flight = 2;
+        let mut caller = Caller::new(&c, 1);
+        caller.on_sent(1);
+        caller.on_sent(2);
+        let refused = caller.admit(&c, 0, NEVER);
+        assert_eq!(refused, Err(Refusal::BulkheadFull));
+        assert!(refused.unwrap_err().is_failed_attempt());
+        caller.on_ended(&c, 5 * MS, 0, false, Outcome::Timeout);
+        assert_eq!(caller.admit(&c, 5 * MS, NEVER), Ok(()));
+        caller.on_cancelled();
+        let s = &caller.stats;
+        assert_eq!((s.calls, s.retries_sent, s.calls_timeout), (2, 1, 1));
+        assert_eq!((s.bulkhead_rejected, s.calls_cancelled), (1, 1));
+    }
+
+    #[test]
+    fn retry_decision_runs_limit_deadline_then_backoff_and_admission() {
+        let mut c = call();
+        let mut caller = Caller::new(&c, 1);
+        assert_eq!(
+            caller.retry_decision(&c, 0, 3, NEVER, Outcome::Error, 0),
+            RetryDecision::GiveUp(GiveUp::AttemptLimit)
+        );
+        assert_eq!(
+            caller.retry_decision(&c, 50 * MS, 1, 50 * MS, Outcome::Error, 0),
+            RetryDecision::GiveUp(GiveUp::Deadline)
+        );
+        assert_eq!(
+            caller.retry_decision(&c, 0, 1, NEVER, Outcome::Rejected, 30 * MS),
+            RetryDecision::RetryAfter(10 * MS)
+        );
+        c.honor_retry_after = true;
+        assert_eq!(
+            caller.retry_decision(&c, 0, 1, NEVER, Outcome::Rejected, 30 * MS),
+            RetryDecision::RetryAfter(30 * MS),
+            "an honoured Retry-After lengthens the backoff"
+        );
+        assert_eq!(
+            caller.retry_decision(&c, 0, 1, NEVER, Outcome::Timeout, 30 * MS),
+            RetryDecision::RetryAfter(10 * MS),
+            "only a rejection carries a Retry-After"
+        );
+        c.budget_admission = true;
+        // The backoff (10 ms) plus a full attempt (100 ms) pass the deadline.
+        assert_eq!(
+            caller.retry_decision(&c, 0, 1, 105 * MS, Outcome::Error, 0),
+            RetryDecision::GiveUp(GiveUp::InsufficientDeadline)
+        );
+        let s = &caller.stats;
+        assert_eq!(
+            (s.giveup_limit, s.giveup_deadline, s.insufficient_deadline),
+            (1, 1, 1)
+        );
+    }
+
+    #[test]
+    fn a_hedge_stays_within_its_share_of_calls() {
+        let mut c = call();
+        c.hedge_budget = 0.5;
+        c.hedge_delay = 7 * MS;
+        let mut caller = Caller::new(&c, 1);
+        assert_eq!(caller.hedge_delay(&c), 7 * MS);
+        caller.on_sent(1);
+        assert!(!caller.hedge(&c), "one hedge per call would be 100%");
+        caller.on_sent(1);
+        assert!(caller.hedge(&c));
+        let s = &caller.stats;
+        assert_eq!((s.calls, s.hedges_sent, s.hedges_refused), (3, 1, 1));
+    }
+
+    #[test]
+    fn attempt_end_is_the_timeout_cut_by_the_limit_and_the_budget_share() {
+        let mut c = call();
+        c.margin = 10 * MS;
+        assert_eq!(attempt_end(&c, 0, NEVER), 100 * MS);
+        assert_eq!(attempt_end(&c, 0, 60 * MS), 50 * MS);
+        c.budget_share = 0.5;
+        assert_eq!(attempt_end(&c, 0, 210 * MS), 100 * MS);
+        assert_eq!(attempt_end(&c, 0, 110 * MS), 50 * MS);
+        assert_eq!(attempt_end(&c, 0, NEVER), 100 * MS, "no deadline, no share");
+    }
+
+    #[test]
+    fn cancellation_follows_the_mode() {
+        let mut c = call();
+        let outcomes = [Outcome::Ok, Outcome::Timeout, Outcome::Error];
+        let cancels = |c: &CallModel| outcomes.map(|o| cancels_copies(c, o));
+        c.cancel = CancelMode::Never;
+        assert_eq!(cancels(&c), [false, false, false]);
+        c.cancel = CancelMode::HedgeLosers;
+        assert_eq!(cancels(&c), [true, false, true]);
+        c.cancel = CancelMode::Always;
+        assert_eq!(cancels(&c), [true, true, true]);
+    }
+}

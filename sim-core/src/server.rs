@@ -388,3 +388,136 @@ impl Server {
         (t, self.series)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::{Job, NO_EDGE, NO_JOB};
+
+    const MS: Nanos = 1_000_000;
+
+    /// ch37's leaf with one slot, a queue of one, no protection: each test
+    /// sets what it looks at.
+    fn leaf() -> ServerModel {
+        let s = crate::builtin("ch37").expect("ch37 is built in");
+        let mut m = crate::model::Model::new(&s).servers.pop().unwrap();
+        m.slots = 1;
+        m.queue_cap = Some(1);
+        m.queue_order = QueueOrder::Fifo;
+        m.drop_expired = false;
+        m.shed_queue = vec![None];
+        m.class_slots = vec![u32::MAX];
+        m.codel = None;
+        m.rate_limit = None;
+        m.adaptive_limit = None;
+        m
+    }
+
+    fn server(m: &ServerModel) -> Server {
+        Server::new(m, 1, 1, 1)
+    }
+
+    fn request(jobs: &mut Jobs, deadline: Nanos, cancelled: bool) -> JobRef {
+        jobs.alloc(Job {
+            arrived: 0,
+            cancelled,
+            ..Job::request(0, NO_EDGE, NO_JOB, 1, deadline, 0)
+        })
+    }
+
+    #[test]
+    fn admission_starts_queues_then_rejects_a_full_queue() {
+        let m = leaf();
+        let mut srv = server(&m);
+        let mut jobs = Jobs::default();
+        assert_eq!(srv.admit(&m, 0, 0, 0, false), Ok(Admission::Start));
+        srv.on_start(0, 0);
+        assert_eq!(srv.admit(&m, 0, 0, 0, false), Ok(Admission::Queue));
+        srv.enqueue(request(&mut jobs, NEVER, false), 0, 0);
+        assert_eq!(srv.admit(&m, 0, 0, 0, false), Err(Rejection::QueueFull));
+        assert_eq!((srv.stats.admitted, srv.stats.rejected_full), (2, 1));
+        assert_eq!(srv.stats.max_queue, 1);
+    }
+
+    #[test]
+    fn shedding_comes_first_and_only_admitted_requests_take_a_token() {
+        let mut m = leaf();
+        m.rate_limit = Some(TokenBucket::new(1.0, 1.0));
+        let mut srv = server(&m);
+        let mut jobs = Jobs::default();
+        srv.on_start(0, 0);
+        srv.enqueue(request(&mut jobs, NEVER, false), 0, 0);
+        assert_eq!(srv.admit(&m, 0, 0, 0, false), Err(Rejection::QueueFull));
+        m.queue_cap = None;
+        assert_eq!(srv.admit(&m, 0, 0, 0, false), Ok(Admission::Queue));
+        assert_eq!(srv.admit(&m, 0, 0, 0, false), Err(Rejection::RateLimited));
+        m.shed_queue = vec![Some(1)];
+        assert_eq!(srv.admit(&m, 0, 0, 0, false), Err(Rejection::Shed));
+        let t = &srv.stats;
+        assert_eq!((t.rejected_full, t.rate_limited, t.shed), (1, 1, 1));
+    }
+
+    #[test]
+    fn under_fifo_an_arrival_does_not_overtake_the_queue() {
+        let mut m = leaf();
+        m.slots = 2;
+        let mut srv = server(&m);
+        let mut jobs = Jobs::default();
+        srv.enqueue(request(&mut jobs, NEVER, false), 0, 0);
+        assert_eq!(srv.admit(&m, 0, 0, 0, false), Err(Rejection::QueueFull));
+        assert_eq!(srv.admit(&m, 0, 0, 0, true), Ok(Admission::Start));
+    }
+
+    #[test]
+    fn next_to_start_drops_cancelled_then_expired_requests() {
+        let mut m = leaf();
+        m.queue_cap = None;
+        m.drop_expired = true;
+        let mut srv = server(&m);
+        let mut jobs = Jobs::default();
+        let cancelled = request(&mut jobs, NEVER, true);
+        let expired = request(&mut jobs, 5 * MS, false);
+        let fine = request(&mut jobs, NEVER, false);
+        for job in [cancelled, expired, fine] {
+            srv.enqueue(job, 0, 0);
+        }
+        let now = 10 * MS;
+        let mut next = || srv.next_to_start(&m, now, &jobs);
+        assert_eq!(next(), Some((cancelled, Some(Dropped::Cancelled))));
+        assert_eq!(next(), Some((expired, Some(Dropped::Expired))));
+        assert_eq!(next(), Some((fine, None)));
+        assert_eq!(next(), None, "the queue is empty");
+        srv.enqueue(request(&mut jobs, NEVER, false), 0, now);
+        srv.on_start(0, now);
+        assert_eq!(srv.next_to_start(&m, now, &jobs), None, "no free slot");
+        assert_eq!((srv.stats.cancelled, srv.stats.dropped_expired), (1, 1));
+        assert_eq!(Dropped::Cancelled.answer(), None);
+        assert_eq!(Dropped::Expired.answer(), Some(Outcome::Expired));
+        assert_eq!(Dropped::CoDel.answer(), Some(Outcome::Rejected));
+    }
+
+    #[test]
+    fn lifo_serves_the_newest_first() {
+        let mut m = leaf();
+        m.queue_cap = None;
+        m.queue_order = QueueOrder::Lifo;
+        let mut srv = server(&m);
+        let mut jobs = Jobs::default();
+        let (old, new) = (
+            request(&mut jobs, NEVER, false),
+            request(&mut jobs, NEVER, false),
+        );
+        srv.enqueue(old, 0, 0);
+        srv.enqueue(new, 0, 0);
+        assert_eq!(srv.next_to_start(&m, 0, &jobs), Some((new, None)));
+    }
+
+    #[test]
+    fn work_is_abandoned_at_the_first_check_past_the_deadline() {
+        assert_eq!(abandon_at(0, 100, 25, 0), None, "no checks");
+        assert_eq!(abandon_at(0, 100, NEVER, 10), None, "no deadline");
+        assert_eq!(abandon_at(0, 100, 25, 10), Some(30));
+        assert_eq!(abandon_at(0, 100, 95, 10), None, "done before the check");
+        assert_eq!(abandon_at(50, 100, 20, 10), Some(60), "already late");
+    }
+}

@@ -87,3 +87,75 @@ impl Step {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Users read these names (`sweep one --trace`) and match on them.
+    #[test]
+    fn step_names_are_the_documented_ones() {
+        let steps = [
+            Step::Send,
+            Step::Hedge,
+            Step::Ended(Outcome::Ok),
+            Step::Ended(Outcome::Timeout),
+            Step::Ended(Outcome::Rejected),
+            Step::Ended(Outcome::Expired),
+            Step::Ended(Outcome::Error),
+            Step::Backoff,
+            Step::GaveUp(GiveUp::AttemptLimit),
+            Step::GaveUp(GiveUp::Deadline),
+            Step::GaveUp(GiveUp::InsufficientDeadline),
+            Step::Refused(Refusal::NoTimeLeft),
+            Step::Refused(Refusal::MarginExhausted),
+            Step::Refused(Refusal::InsufficientDeadline),
+            Step::GaveUp(GiveUp::RetryThrottled),
+            Step::GaveUp(GiveUp::RetryBudget),
+            Step::Refused(Refusal::BreakerOpen),
+            Step::Refused(Refusal::BulkheadFull),
+            Step::Refused(Refusal::ThrottledLocally),
+            Step::Abandoned,
+            Step::Cancelled,
+            Step::Answered(JobKind::Request { server: 0 }, true),
+            Step::Answered(JobKind::Request { server: 0 }, false),
+            Step::Answered(JobKind::Branch, true),
+            Step::Answered(JobKind::Branch, false),
+            Step::Answered(JobKind::User, true),
+            Step::Answered(JobKind::User, false),
+        ];
+        let names: Vec<&str> = steps.iter().map(|s| s.name()).collect();
+        assert_eq!(
+            names,
+            [
+                "send",
+                "hedge",
+                "ok",
+                "timeout",
+                "rejected",
+                "expired",
+                "error",
+                "backoff",
+                "stop: attempt_limit",
+                "stop: deadline",
+                "stop: insufficient_deadline",
+                "stop: no_time_left",
+                "stop: margin_exhausted",
+                "stop: insufficient_deadline",
+                "stop: retry_throttled",
+                "stop: retry_budget",
+                "breaker_open",
+                "bulkhead_full",
+                "throttled_locally",
+                "abandoned",
+                "cancelled",
+                "reply ok",
+                "reply error",
+                "branch ok",
+                "branch failed",
+                "user ok",
+                "user failed",
+            ]
+        );
+    }
+}
