@@ -24,7 +24,7 @@ pub enum JobKind {
     /// A user request at the client: its answer ends the user's request.
     User,
     /// A request being handled by server `server`: it replies to its caller.
-    /// A `u8` keeps `Job` at its size; servers are indexes of a chain.
+    /// A `u8` keeps `Job` at its size (a scenario has at most 64 tiers).
     Request { server: u8 },
     /// One branch of a fan-out, owned by the server job that made it (its
     /// `caller`): its answer settles the fan-out.
