@@ -10,23 +10,25 @@
 //! bounded by the chain's depth: a server that is already refilling its
 //! slots does not start a second refill from inside the first.
 //!
-//! Levels: a job at level 0 is a user request at the client; a job at level
-//! `s + 1` is a request being handled by server `s`; a job at level
-//! `BRANCH` is one branch of a fan-out, owned by the server job that made
-//! it. A job that calls does so through its edge: `callers[job.edge]`
-//! (in a plain chain, the job at level `l` calls server `l` through edge
-//! `l`).
+//! A job is a user request at the client, a request being handled by a
+//! server, or one branch of a fan-out, owned by the server job that made it
+//! ([`JobKind`]). A job that calls does so through its edge:
+//! `callers[job.edge]`, whose hooks (`admit`, `on_sent`, `on_ended`,
+//! `retry_decision`) hold the caller-side policies; a server's hooks
+//! (`admit`, `next_to_start`) hold the server-side ones. The engine decides
+//! when each hook runs, and what follows from its answer.
 
+use crate::caller::{Caller, Outcome, RetryDecision, attempt_end, cancels_copies};
 use crate::event_queue::EventQueue;
-use crate::model::{Downstream, Model};
+use crate::job::{Job, JobKind, JobRef, Jobs, NO_EDGE, NO_JOB};
+use crate::model::{CallModel, Downstream, Model};
 use crate::random::Stream;
-use crate::result::{
-    CallerStats, ClassStats, Phase, RunResult, Series, TierSeries, TierStats, nearest_rank,
-};
-use crate::scenario::{CancelMode, Dispatch, QueueOrder};
+use crate::result::{ClassStats, Phase, RunResult, Series, nearest_rank};
+use crate::scenario::{CancelMode, Dispatch};
+use crate::server::{Admission, Dropped, Server, abandon_at};
 use crate::time::{NANOS_PER_SEC, NEVER, Nanos, nanos_to_secs};
-use crate::trace::{TraceStep, Tracer};
-use std::collections::{HashMap, VecDeque};
+use crate::trace::{Step, TraceStep, Tracer};
+use std::collections::HashMap;
 
 /// Why a run produced no result.
 #[derive(Clone, Debug, PartialEq)]
@@ -54,170 +56,6 @@ impl std::fmt::Display for RunError {
 
 impl std::error::Error for RunError {}
 
-/// With cooperative cancellation (checks every `check` from `start`), the
-/// first check that finds the deadline passed, if it comes before the work
-/// of length `work` is done.
-fn abandon_at(start: Nanos, work: Nanos, deadline: Nanos, check: Nanos) -> Option<Nanos> {
-    if check == 0 || deadline == NEVER {
-        return None;
-    }
-    let checks = deadline.saturating_sub(start).div_ceil(check).max(1);
-    let at = start.saturating_add(checks.saturating_mul(check));
-    (at < start + work).then_some(at)
-}
-
-/// The instant by which a hop's attempts must end: its deadline less the
-/// safety margin (no deadline, no limit).
-fn limit(deadline: Nanos, margin: Nanos) -> Nanos {
-    if deadline == NEVER {
-        NEVER
-    } else {
-        deadline.saturating_sub(margin)
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct JobRef {
-    idx: u32,
-    generation: u32,
-}
-
-const NO_JOB: JobRef = JobRef {
-    idx: u32::MAX,
-    generation: 0,
-};
-
-/// The level of a fan-out branch job.
-const BRANCH: u8 = u8::MAX;
-/// The edge of a job that calls nobody (a leaf, or a fan-out parent, whose
-/// branches call).
-const NO_EDGE: u16 = u16::MAX;
-
-#[derive(Clone, Copy)]
-struct Job {
-    generation: u32,
-    live: bool,
-    level: u8,
-    /// The edge it calls through (`NO_EDGE`: none).
-    edge: u16,
-    user: u32,
-    /// The job whose attempt created this one, and that attempt's number.
-    caller: JobRef,
-    caller_attempt: u32,
-    /// Propagated deadline; `NEVER` when none was received.
-    deadline: Nanos,
-    arrived: Nanos,
-    /// When it took a slot; `NEVER` while queued.
-    started: Nanos,
-    /// Attempts made so far as a caller.
-    attempts: u32,
-    /// The latest attempt has not ended yet.
-    waiting: bool,
-    /// Its own work was abandoned (cooperative cancellation).
-    abandoned: bool,
-    /// When the latest attempt was sent (for slow-call detection).
-    attempt_started: Nanos,
-    /// When the latest attempt ends (what it propagates).
-    attempt_end: Nanos,
-    /// Its caller cancelled it (the other hedged copy answered first):
-    /// dropped when it would start.
-    cancelled: bool,
-}
-
-impl Job {
-    /// User request `user`, arriving at the client at `now`; it calls the
-    /// first tier through edge 0 and has no deadline of its own.
-    fn user(user: u32, now: Nanos) -> Job {
-        Job {
-            level: 0,
-            edge: 0,
-            arrived: now,
-            started: now,
-            ..Job::request(0, 0, NO_JOB, 0, NEVER, user)
-        }
-    }
-
-    /// A request for server `s` from attempt `caller_attempt` of `caller`,
-    /// just sent: it has not arrived yet.
-    fn request(
-        s: usize,
-        edge: u16,
-        caller: JobRef,
-        caller_attempt: u32,
-        deadline: Nanos,
-        user: u32,
-    ) -> Job {
-        Job {
-            generation: 0,
-            live: true,
-            level: s as u8 + 1,
-            edge,
-            user,
-            caller,
-            caller_attempt,
-            deadline,
-            arrived: NEVER,
-            started: NEVER,
-            attempts: 0,
-            waiting: false,
-            abandoned: false,
-            attempt_started: NEVER,
-            attempt_end: NEVER,
-            cancelled: false,
-        }
-    }
-}
-
-/// Jobs in a slab whose slots are reused; a reference carries the slot's
-/// generation so that a stale one (a timer of a finished job) is detected.
-#[derive(Default)]
-struct Jobs {
-    slots: Vec<Job>,
-    free: Vec<u32>,
-}
-
-impl Jobs {
-    fn alloc(&mut self, mut job: Job) -> JobRef {
-        job.live = true;
-        if let Some(idx) = self.free.pop() {
-            job.generation = self.slots[idx as usize].generation.wrapping_add(1);
-            self.slots[idx as usize] = job;
-            JobRef {
-                idx,
-                generation: job.generation,
-            }
-        } else {
-            job.generation = 0;
-            self.slots.push(job);
-            JobRef {
-                idx: self.slots.len() as u32 - 1,
-                generation: 0,
-            }
-        }
-    }
-
-    fn get(&self, r: JobRef) -> Option<&Job> {
-        self.slots
-            .get(r.idx as usize)
-            .filter(|j| j.live && j.generation == r.generation)
-    }
-
-    fn get_mut(&mut self, r: JobRef) -> &mut Job {
-        let j = &mut self.slots[r.idx as usize];
-        debug_assert!(j.live && j.generation == r.generation);
-        j
-    }
-
-    fn release(&mut self, r: JobRef) {
-        self.slots[r.idx as usize].live = false;
-        self.free.push(r.idx);
-    }
-
-    fn live(&self) -> impl Iterator<Item = &Job> {
-        self.slots.iter().filter(|j| j.live)
-    }
-}
-
 #[derive(Clone, Copy, Debug)]
 enum Action {
     /// The next user request arrives at the client.
@@ -238,140 +76,6 @@ enum Action {
     Reply(JobRef, u32, Outcome),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Outcome {
-    Ok,
-    Timeout,
-    Rejected,
-    Expired,
-    Error,
-}
-
-impl Outcome {
-    fn name(self) -> &'static str {
-        match self {
-            Outcome::Ok => "ok",
-            Outcome::Timeout => "timeout",
-            Outcome::Rejected => "rejected",
-            Outcome::Expired => "expired",
-            Outcome::Error => "error",
-        }
-    }
-}
-
-/// A tier's queue: one queue per request class in priority order, each in
-/// arrival order; a freed slot serves the highest class it may.
-struct ClassQueue {
-    classes: Vec<VecDeque<JobRef>>,
-    len: usize,
-}
-
-impl ClassQueue {
-    fn new(classes: usize) -> ClassQueue {
-        ClassQueue {
-            classes: vec![VecDeque::new(); classes],
-            len: 0,
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.len
-    }
-
-    fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// No request of class `class` or above is waiting.
-    fn none_at_or_above(&self, class: usize) -> bool {
-        self.classes[..=class].iter().all(VecDeque::is_empty)
-    }
-
-    fn push(&mut self, job: JobRef, class: usize) {
-        self.classes[class].push_back(job);
-        self.len += 1;
-    }
-
-    /// The next request to serve: from the highest class that `allowed`
-    /// lets in (its bulkhead has room). `newest_first` for LIFO.
-    fn pop(&mut self, newest_first: bool, allowed: impl Fn(usize) -> bool) -> Option<JobRef> {
-        let (class, q) = self
-            .classes
-            .iter_mut()
-            .enumerate()
-            .find(|(c, q)| !q.is_empty() && allowed(*c))?;
-        let job = if newest_first {
-            q.pop_back()
-        } else {
-            q.pop_front()
-        };
-        debug_assert!(job.is_some(), "class {class} was not empty");
-        self.len -= 1;
-        job
-    }
-}
-
-struct Server {
-    busy: u32,
-    /// Requests in service per class (for the class bulkheads).
-    busy_by_class: Vec<u32>,
-    queue: ClassQueue,
-    /// Set while `fill_slots` runs, so that a nested completion does not
-    /// start a second refill.
-    filling: bool,
-    rng: Stream,
-    latency_rng: Stream,
-    codel: Option<crate::policy::CoDel>,
-    rate_limit: Option<crate::policy::TokenBucket>,
-    /// The adaptive concurrency limit, when the tier has one.
-    limit: Option<crate::policy::ConcurrencyLimit>,
-    stats: TierStats,
-    series: TierSeries,
-    busy_ns: u128,
-    /// Total time requests spent queued before they started.
-    wait_ns: u128,
-    /// Integral of the queue length over time, up to `queue_since`.
-    queue_area_ns: u128,
-    queue_since: Nanos,
-    /// Arrivals here per user request (R1).
-    per_user: Vec<u32>,
-}
-
-impl Server {
-    /// Requests that may be in service now: the slots, or fewer under an
-    /// adaptive limit.
-    fn capacity(&self, slots: u32) -> u32 {
-        self.limit.as_ref().map_or(slots, |l| l.limit().min(slots))
-    }
-
-    /// Adds the queue's length times the time since the last change.
-    fn account_queue(&mut self, now: Nanos) {
-        self.queue_area_ns += self.queue.len() as u128 * (now - self.queue_since) as u128;
-        self.queue_since = now;
-    }
-}
-
-struct Caller {
-    throttle: Option<crate::policy::RetryThrottle>,
-    retry_budget: Option<crate::policy::RetryBudget>,
-    adaptive: Option<crate::policy::AdaptiveThrottle>,
-    breaker: Option<crate::policy::CircuitBreaker>,
-    /// Jitter of the breaker's open times.
-    breaker_rng: Stream,
-    /// Attempts in flight (for the bulkhead).
-    in_flight: u32,
-    /// Latencies of the latest successful attempts, oldest first, and the
-    /// hedging delay they give (0 until there are enough).
-    recent: VecDeque<Nanos>,
-    hedge_after: Nanos,
-    /// Scratch space to sort `recent` in, reused.
-    sorted: Vec<Nanos>,
-    /// Draws of local rejections (adaptive throttling).
-    adaptive_rng: Stream,
-    rng: Stream,
-    stats: CallerStats,
-}
-
 /// A fan-out in progress: its branch jobs, how many are still running,
 /// whether an optional one failed or a required one, and whether the
 /// branches are still being started (the parent settles only after).
@@ -381,27 +85,6 @@ struct FanOut {
     degraded: bool,
     failed: bool,
     starting: bool,
-}
-
-/// Successful attempt latencies a caller keeps for quantile hedging, and
-/// how many it needs before the quantile replaces the fixed delay.
-const HEDGE_SAMPLES: usize = 100;
-const HEDGE_MIN_SAMPLES: usize = 20;
-
-impl Caller {
-    /// Records a successful attempt's latency and updates the hedging
-    /// delay to the `quantile` of the recent ones (nearest rank).
-    fn learn_latency(&mut self, latency: Nanos, quantile: f64) {
-        if self.recent.len() == HEDGE_SAMPLES {
-            self.recent.pop_front();
-        }
-        self.recent.push_back(latency);
-        if self.recent.len() >= HEDGE_MIN_SAMPLES {
-            self.sorted.clear();
-            self.sorted.extend(&self.recent);
-            self.hedge_after = nearest_rank(&mut self.sorted, quantile).unwrap_or(0).max(1);
-        }
-    }
 }
 
 struct Sim<'m> {
@@ -447,61 +130,13 @@ pub fn simulate(
     trace_user: Option<u32>,
 ) -> Result<(RunResult, Vec<TraceStep>), RunError> {
     let secs = m.horizon_secs();
+    let classes = m.class_names.len();
     let servers = m
         .servers
         .iter()
-        .map(|s| Server {
-            busy: 0,
-            busy_by_class: vec![0; m.class_names.len()],
-            queue: ClassQueue::new(m.class_names.len()),
-            filling: false,
-            rng: Stream::new(seed, &format!("service.{}", s.name)),
-            latency_rng: Stream::new(seed, &format!("latency.{}", s.name)),
-            codel: s.codel.clone(),
-            rate_limit: s.rate_limit.clone(),
-            limit: s.adaptive_limit.clone(),
-            stats: TierStats {
-                name: s.name.clone(),
-                arrival_bound_per_user: s.arrival_bound_per_user,
-                ..TierStats::default()
-            },
-            series: TierSeries {
-                name: s.name.clone(),
-                arrivals: vec![0; secs],
-                admitted: vec![0; secs],
-                completed: vec![0; secs],
-                late: vec![0; secs],
-                queue_len: vec![0; secs],
-                busy: vec![0; secs],
-            },
-            busy_ns: 0,
-            wait_ns: 0,
-            queue_area_ns: 0,
-            queue_since: 0,
-            per_user: Vec::new(),
-        })
+        .map(|s| Server::new(s, classes, secs, seed))
         .collect();
-    let callers = m
-        .callers
-        .iter()
-        .map(|c| Caller {
-            throttle: c.throttle.clone(),
-            retry_budget: c.retry_budget.clone(),
-            adaptive: c.adaptive_throttle.clone(),
-            adaptive_rng: Stream::new(seed, &format!("throttle.{}", c.name)),
-            breaker: c.breaker.clone(),
-            breaker_rng: Stream::new(seed, &format!("breaker.{}", c.name)),
-            in_flight: 0,
-            recent: VecDeque::new(),
-            hedge_after: 0,
-            sorted: Vec::new(),
-            rng: Stream::new(seed, &format!("backoff.{}", c.name)),
-            stats: CallerStats {
-                name: c.name.clone(),
-                ..CallerStats::default()
-            },
-        })
-        .collect();
+    let callers = m.callers.iter().map(|c| Caller::new(c, seed)).collect();
     let mut sim = Sim {
         m,
         now: 0,
@@ -582,7 +217,7 @@ impl Sim<'_> {
                 Action::WorkAbandoned(job) => {
                     if self.jobs.get(job).is_some() {
                         self.jobs.get_mut(job).abandoned = true;
-                        self.trace(job, "abandoned");
+                        self.trace(job, Step::Abandoned);
                         self.finish(job, false);
                     }
                 }
@@ -601,15 +236,15 @@ impl Sim<'_> {
 
     /// Records a step of `job` if its user is the one traced.
     #[inline(always)]
-    fn trace(&mut self, job: JobRef, event: &str) {
+    fn trace(&mut self, job: JobRef, step: Step) {
         if self.tracer.is_some() {
-            self.record_step(job, event);
+            self.record_step(job, step);
         }
     }
 
     /// Out of line: sweeps never trace, and their hot path stays small.
     #[inline(never)]
-    fn record_step(&mut self, job: JobRef, event: &str) {
+    fn record_step(&mut self, job: JobRef, step: Step) {
         let Some(tracer) = &mut self.tracer else {
             return;
         };
@@ -617,17 +252,17 @@ impl Sim<'_> {
         if j.user != tracer.user {
             return;
         }
-        let who = match j.level {
-            0 => "client",
-            BRANCH => &self.m.callers[j.edge as usize].name,
-            l => &self.m.servers[l as usize - 1].name,
+        let who = match j.kind {
+            JobKind::User => "client",
+            JobKind::Branch => &self.m.callers[j.edge as usize].name,
+            JobKind::Request { server } => &self.m.servers[server as usize].name,
         };
         tracer.steps.push(TraceStep {
             at_s: nanos_to_secs(self.now),
             t_s: nanos_to_secs(self.now - tracer.arrived),
             who: who.to_string(),
             attempt: j.attempts,
-            event: event.to_string(),
+            event: step.name().to_string(),
             remaining_s: (j.deadline != NEVER)
                 .then(|| (j.deadline as f64 - self.now as f64) / NANOS_PER_SEC as f64),
         });
@@ -725,97 +360,45 @@ impl Sim<'_> {
             .is_some_and(|j| j.waiting && j.attempts == attempt)
     }
 
-    /// Sends the next attempt of `job` to the server below it.
+    /// Sends the next attempt of `job` to the server below it, unless the
+    /// caller's admission refuses it.
     fn start_attempt(&mut self, job: JobRef) {
         let j = *self.jobs.get_mut(job);
         let edge = j.edge as usize;
         let m = self.m;
         let call = &m.callers[edge];
-        let limit = limit(j.deadline, call.margin);
-        let stats = &mut self.callers[edge].stats;
-        let refused = if self.now >= j.deadline {
-            Some((&mut stats.no_time_left, "stop: no_time_left"))
-        } else if self.now >= limit {
-            Some((&mut stats.margin_exhausted, "stop: margin_exhausted"))
-        } else if call.budget_admission && self.now.saturating_add(call.timeout) > limit {
-            Some((
-                &mut stats.insufficient_deadline,
-                "stop: insufficient_deadline",
-            ))
-        } else {
-            None
-        };
-        if let Some((counter, why)) = refused {
-            *counter += 1;
-            self.trace(job, why);
-            self.finish(job, false);
-            return;
-        }
         let now = self.now;
-        let caller = &mut self.callers[edge];
-        if caller.breaker.as_mut().is_some_and(|b| !b.allow(now)) {
-            // Open: a local, fast rejection, counted apart from downstream failures.
-            caller.stats.breaker_rejected += 1;
-            self.jobs.get_mut(job).attempts += 1;
-            self.trace(job, "breaker_open");
-            self.retry_or_give_up(job, Outcome::Error);
-            return;
-        }
-        if caller.in_flight >= call.max_in_flight {
-            // The bulkhead for this downstream is full: fail fast, locally.
-            caller.stats.bulkhead_rejected += 1;
-            self.jobs.get_mut(job).attempts += 1;
-            self.trace(job, "bulkhead_full");
-            self.retry_or_give_up(job, Outcome::Error);
-            return;
-        }
-        if let Some(t) = &mut caller.adaptive {
-            // Requests include the ones rejected locally (the SRE book's rule).
-            t.record_request(now);
-            if caller.adaptive_rng.uniform() < t.reject_probability(now) {
-                caller.stats.rejected_locally += 1;
+        if let Err(refusal) = self.callers[edge].admit(call, now, j.deadline) {
+            if refusal.is_failed_attempt() {
+                // A local, fast rejection, counted apart from downstream failures.
                 self.jobs.get_mut(job).attempts += 1;
-                self.trace(job, "throttled_locally");
+                self.trace(job, Step::Refused(refusal));
                 self.retry_or_give_up(job, Outcome::Error);
-                return;
+            } else {
+                self.trace(job, Step::Refused(refusal));
+                self.finish(job, false);
             }
+            return;
         }
-        let mut end = self.now.saturating_add(call.timeout).min(limit);
-        if call.budget_share < 1.0 && limit != NEVER {
-            let share = ((limit - self.now) as f64 * call.budget_share).round() as Nanos;
-            end = end.min(self.now + share);
-        }
-        let child_deadline = if call.propagate { end } else { NEVER };
+        let end = attempt_end(call, now, j.deadline);
         let attempt = j.attempts + 1;
         {
             let jm = self.jobs.get_mut(job);
             jm.attempts = attempt;
             jm.waiting = true;
-            jm.attempt_started = self.now;
+            jm.attempt_started = now;
             jm.attempt_end = end;
         }
-        let caller = &mut self.callers[edge];
-        caller.stats.calls += 1;
-        caller.in_flight += 1;
-        if attempt > 1 {
-            caller.stats.retries_sent += 1;
-        }
-        if let Some(b) = &mut caller.retry_budget {
-            b.sent(attempt > 1);
-        }
+        self.callers[edge].on_sent(attempt);
         // Scheduled before the request is sent, so that a reply at exactly
         // the attempt's end loses to the timeout: "ok" must come before it.
         self.schedule(end, Action::AttemptTimeout(job, attempt));
-        let hedge_delay = match self.callers[edge].hedge_after {
-            0 => call.hedge_delay,
-            learnt => learnt,
-        };
-        if hedge_delay > 0 && self.now + hedge_delay < end {
-            self.schedule(self.now + hedge_delay, Action::Hedge(job, attempt));
+        let hedge_delay = self.callers[edge].hedge_delay(call);
+        if hedge_delay > 0 && now + hedge_delay < end {
+            self.schedule(now + hedge_delay, Action::Hedge(job, attempt));
         }
-        self.trace(job, "send");
-        let track = (call.cancel != CancelMode::Never).then_some(0);
-        self.send(call.to, job, attempt, child_deadline, track);
+        self.trace(job, Step::Send);
+        self.send(call, job, attempt, end, 0);
     }
 
     /// Sends a second copy of an attempt still unanswered, within the
@@ -825,38 +408,34 @@ impl Sim<'_> {
             return;
         }
         let j = *self.jobs.get_mut(job);
-        let edge = j.edge as usize;
         let m = self.m;
-        let call = &m.callers[edge];
-        let stats = &mut self.callers[edge].stats;
-        if (stats.hedges_sent + 1) as f64 > call.hedge_budget * stats.calls as f64 {
-            stats.hedges_refused += 1;
+        let call = &m.callers[j.edge as usize];
+        if !self.callers[j.edge as usize].hedge(call) {
             return;
         }
-        stats.hedges_sent += 1;
-        stats.calls += 1;
-        self.trace(job, "hedge");
-        let child_deadline = if call.propagate { j.attempt_end } else { NEVER };
-        let track = (call.cancel != CancelMode::Never).then_some(1);
-        self.send(call.to, job, attempt, child_deadline, track);
+        self.trace(job, Step::Hedge);
+        self.send(call, job, attempt, j.attempt_end, 1);
     }
 
-    /// A request of an attempt of `caller` leaves for server `s` as a job of
-    /// that server, not yet arrived: it arrives now, or after the hop's
-    /// latency. `copy` (0, or 1 for a hedge) records it for cancellation.
+    /// A request of an attempt of `caller` that ends at `end` leaves
+    /// through `call` as a job of the server called, not yet arrived: it
+    /// arrives now, or after the hop's latency. A caller that cancels
+    /// records it as copy `copy` (0, or 1 for a hedge).
     #[inline]
     fn send(
         &mut self,
-        s: usize,
+        call: &CallModel,
         caller: JobRef,
         caller_attempt: u32,
-        deadline: Nanos,
-        copy: Option<usize>,
+        end: Nanos,
+        copy: usize,
     ) {
+        let s = call.to;
         let edge = match self.m.servers[s].downstream {
             Downstream::Chain(e) => e as u16,
             Downstream::Leaf | Downstream::Fanout(_) => NO_EDGE,
         };
+        let deadline = if call.propagate { end } else { NEVER };
         let user = self.jobs.get_mut(caller).user;
         let job = self.jobs.alloc(Job::request(
             s,
@@ -866,7 +445,7 @@ impl Sim<'_> {
             deadline,
             user,
         ));
-        if let Some(copy) = copy {
+        if call.cancel != CancelMode::Never {
             self.copies.entry(caller.idx).or_insert([NO_JOB; 2])[copy] = job;
         }
         let latency = self.hop_latency(s);
@@ -901,59 +480,35 @@ impl Sim<'_> {
     /// A request reaches its server: start, queue or reject it.
     fn arrive(&mut self, job: JobRef) {
         let j = *self.jobs.get_mut(job);
-        let (s, user) = (j.level as usize - 1, j.user);
-        let (sec, during) = (self.second(), self.phase_of(self.now) == 1);
+        let (s, user) = (j.server(), j.user as usize);
+        let (now, sec, during) = (self.now, self.second(), self.phase_of(self.now) == 1);
         let m = self.m;
         let model = &m.servers[s];
-        let reply_first = self.m.dispatch == Dispatch::ReplyFirst;
+        let class = self.user_class[user] as usize;
+        let reply_first = m.dispatch == Dispatch::ReplyFirst;
         let srv = &mut self.servers[s];
-        srv.stats.arrivals += 1;
-        srv.series.arrivals[sec] += 1;
-        srv.stats.arrivals_during += during as u64;
-        srv.per_user[user as usize] += 1;
-        srv.stats.arrivals_after_user_left += self.user_ended[user as usize] as u64;
-        let class = self.user_class[user as usize] as usize;
-        // Under FIFO a request never overtakes one of its class or above.
-        let can_start = srv.busy < srv.capacity(model.slots)
-            && srv.busy_by_class[class] < model.class_slots[class]
-            && (reply_first || srv.queue.none_at_or_above(class));
-        let now = self.now;
-        let shed = model.shed_queue[class].is_some_and(|q| srv.queue.len() >= q);
-        let full = !can_start
-            && model
-                .queue_cap
-                .is_some_and(|cap| srv.queue.len() >= cap as usize);
-        // Only a request that would be admitted takes a token.
-        let limited = !full && !shed && srv.rate_limit.as_mut().is_some_and(|b| !b.try_take(now));
-        if limited || full || shed {
-            if shed {
-                srv.stats.shed += 1;
-            } else if limited {
-                srv.stats.rate_limited += 1;
-            } else {
-                srv.stats.rejected_full += 1;
+        srv.on_arrival(sec, during, user, self.user_ended[user]);
+        let admission = match srv.admit(model, now, sec, class, reply_first) {
+            Ok(admission) => admission,
+            Err(_) => {
+                self.jobs.release(job);
+                let at = now + model.reject_latency + self.hop_latency(s);
+                self.schedule(
+                    at,
+                    Action::Reply(j.caller, j.caller_attempt, Outcome::Rejected),
+                );
+                return;
             }
-            self.jobs.release(job);
-            let at = self.now + model.reject_latency + self.hop_latency(s);
-            self.schedule(
-                at,
-                Action::Reply(j.caller, j.caller_attempt, Outcome::Rejected),
-            );
-            return;
-        }
-        srv.stats.admitted += 1;
-        srv.series.admitted[sec] += 1;
-        self.jobs.get_mut(job).arrived = self.now;
-        if can_start && j.cancelled {
-            srv.stats.cancelled += 1;
-            self.jobs.release(job);
-        } else if can_start {
-            self.start_job(s, job);
-        } else {
-            let srv = &mut self.servers[s];
-            srv.account_queue(self.now);
-            srv.queue.push(job, class);
-            srv.stats.max_queue = srv.stats.max_queue.max(srv.queue.len() as u64);
+        };
+        self.jobs.get_mut(job).arrived = now;
+        match admission {
+            Admission::Start if j.cancelled => {
+                // Nobody waits for it: no reply.
+                srv.count_drop(Dropped::Cancelled);
+                self.jobs.release(job);
+            }
+            Admission::Start => self.start_job(s, job),
+            Admission::Queue => srv.enqueue(job, class, now),
         }
     }
 
@@ -961,31 +516,27 @@ impl Sim<'_> {
     fn start_job(&mut self, s: usize, job: JobRef) {
         let m = self.m;
         let model = &m.servers[s];
-        let srv = &mut self.servers[s];
-        srv.busy += 1;
-        srv.stats.started += 1;
-        let class = self.user_class[self.jobs.get_mut(job).user as usize];
-        srv.busy_by_class[class as usize] += 1;
+        let now = self.now;
         let j = self.jobs.get_mut(job);
-        j.started = self.now;
-        srv.wait_ns += (self.now - j.arrived) as u128;
+        j.started = now;
+        let (class, deadline) = (self.user_class[j.user as usize] as usize, j.deadline);
+        let srv = &mut self.servers[s];
+        srv.on_start(class, now - j.arrived);
         if model.service.is_none() {
             self.work_done(job);
         } else {
-            let work = model
-                .service
-                .draw(model.slow_factor(self.now), &mut srv.rng);
-            let deadline = j.deadline;
-            match abandon_at(self.now, work, deadline, model.cancel_check) {
+            let work = model.service.draw(model.slow_factor(now), &mut srv.rng);
+            match abandon_at(now, work, deadline, model.cancel_check) {
                 Some(at) => self.schedule(at, Action::WorkAbandoned(job)),
-                None => self.schedule(self.now + work, Action::WorkDone(job)),
+                None => self.schedule(now + work, Action::WorkDone(job)),
             }
         }
     }
 
-    #[inline]
+    /// Always inlined: the call was measurable on every completion.
+    #[inline(always)]
     fn work_done(&mut self, job: JobRef) {
-        let s = self.jobs.get_mut(job).level as usize - 1;
+        let s = self.jobs.get_mut(job).server();
         let m = self.m;
         match &m.servers[s].downstream {
             Downstream::Leaf => self.finish(job, true),
@@ -1003,7 +554,7 @@ impl Sim<'_> {
             .iter()
             .map(|&e| {
                 self.jobs.alloc(Job {
-                    level: BRANCH,
+                    kind: JobKind::Branch,
                     edge: e as u16,
                     caller: parent,
                     caller_attempt: 0,
@@ -1063,7 +614,7 @@ impl Sim<'_> {
             self.finish(parent, false);
         } else if fan.left == 0 {
             if fan.degraded {
-                let s = self.jobs.get_mut(parent).level as usize - 1;
+                let s = self.jobs.get_mut(parent).server();
                 self.servers[s].stats.degraded += 1;
             }
             self.fanouts.remove(&parent.idx);
@@ -1088,7 +639,7 @@ impl Sim<'_> {
                 continue;
             }
             self.stop_waiting(b);
-            self.trace(b, "cancelled");
+            self.trace(b, Step::Cancelled);
             self.jobs.release(b);
         }
     }
@@ -1103,9 +654,7 @@ impl Sim<'_> {
         }
         j.waiting = false;
         let edge = j.edge as usize;
-        let caller = &mut self.callers[edge];
-        caller.in_flight -= 1;
-        caller.stats.calls_cancelled += 1;
+        self.callers[edge].on_cancelled();
         if self.m.callers[edge].cancel == CancelMode::Always {
             self.cancel_copies(job);
         }
@@ -1125,49 +674,14 @@ impl Sim<'_> {
             j.waiting = false;
             (j.edge as usize, j.attempts > 1, j.attempt_started)
         };
-        let now = self.now;
         let call = &self.m.callers[edge];
-        let cancels = match call.cancel {
-            CancelMode::Never => false,
-            CancelMode::HedgeLosers => outcome != Outcome::Timeout,
-            CancelMode::Always => true,
-        };
-        if cancels {
+        // Before the caller records the outcome: a cancelled copy's
+        // replies, and the draws they cause, come first.
+        if cancels_copies(call, outcome) {
             self.cancel_copies(job);
         }
-        let caller = &mut self.callers[edge];
-        caller.in_flight -= 1;
-        if call.hedge_quantile > 0.0 && outcome == Outcome::Ok {
-            caller.learn_latency(now - sent_at, call.hedge_quantile);
-        }
-        if let Some(b) = &mut caller.breaker {
-            let jitter = caller.breaker_rng.uniform();
-            b.record(now, outcome != Outcome::Ok, now - sent_at, jitter);
-        }
-        if let Some(b) = &mut caller.retry_budget {
-            b.ended(retry);
-        }
-        if let Some(t) = &mut caller.adaptive
-            && matches!(outcome, Outcome::Ok | Outcome::Error)
-        {
-            t.record_accept(self.now);
-        }
-        let stats = &mut caller.stats;
-        match outcome {
-            Outcome::Ok => stats.calls_ok += 1,
-            Outcome::Timeout => stats.calls_timeout += 1,
-            Outcome::Rejected => stats.calls_rejected += 1,
-            Outcome::Expired => stats.calls_expired += 1,
-            Outcome::Error => stats.calls_error += 1,
-        }
-        if let Some(t) = &mut caller.throttle {
-            if outcome == Outcome::Ok {
-                t.on_success();
-            } else {
-                t.on_failure();
-            }
-        }
-        self.trace(job, outcome.name());
+        self.callers[edge].on_ended(call, self.now, sent_at, retry, outcome);
+        self.trace(job, Step::Ended(outcome));
         if outcome == Outcome::Ok {
             self.finish(job, true);
         } else {
@@ -1196,75 +710,49 @@ impl Sim<'_> {
             self.stop_waiting(copy);
             self.cancel_branches(copy);
             self.jobs.get_mut(copy).abandoned = true;
-            self.trace(copy, "cancelled");
+            self.trace(copy, Step::Cancelled);
             self.finish(copy, false);
         }
     }
 
-    /// MODEL.md 2's retry decision, in its order (the throttle has already
-    /// recorded the failure).
+    /// After a failed attempt (the caller has recorded it): a retry after
+    /// the backoff, or the job's final failure.
     fn retry_or_give_up(&mut self, job: JobRef, outcome: Outcome) {
         let j = *self.jobs.get_mut(job);
         let edge = j.edge as usize;
         let m = self.m;
         let call = &m.callers[edge];
-        let caller = &mut self.callers[edge];
-        let why = if j.attempts >= call.max_attempts {
-            caller.stats.giveup_limit += 1;
-            "stop: attempt_limit"
-        } else if self.now >= j.deadline {
-            caller.stats.giveup_deadline += 1;
-            "stop: deadline"
-        } else if caller.throttle.as_ref().is_some_and(|t| !t.retry_allowed()) {
-            caller.stats.retries_throttled += 1;
-            "stop: retry_throttled"
-        } else if caller
-            .retry_budget
-            .as_ref()
-            .is_some_and(|b| !b.retry_allowed())
-        {
-            caller.stats.retry_budget_exhausted += 1;
-            "stop: retry_budget"
-        } else {
-            let mut delay = call.backoff.delay(j.attempts, &mut caller.rng);
-            if call.honor_retry_after && outcome == Outcome::Rejected {
-                // The rejection came from the server this caller calls.
-                delay = delay.max(m.servers[call.to].retry_after);
+        // A rejection's Retry-After comes from the server this caller calls.
+        let retry_after = m.servers[call.to].retry_after;
+        let decision = self.callers[edge].retry_decision(
+            call,
+            self.now,
+            j.attempts,
+            j.deadline,
+            outcome,
+            retry_after,
+        );
+        match decision {
+            RetryDecision::RetryAfter(delay) => {
+                self.schedule(self.now + delay, Action::Retry(job));
+                self.trace(job, Step::Backoff);
             }
-            let next = self.now + delay;
-            if call.budget_admission
-                && next.saturating_add(call.timeout) > limit(j.deadline, call.margin)
-            {
-                caller.stats.insufficient_deadline += 1;
-                "stop: insufficient_deadline"
-            } else {
-                self.schedule(next, Action::Retry(job));
-                self.trace(job, "backoff");
-                return;
+            RetryDecision::GiveUp(why) => {
+                self.trace(job, Step::GaveUp(why));
+                self.finish(job, false);
             }
-        };
-        self.trace(job, why);
-        self.finish(job, false);
+        }
     }
 
-    /// `job` has its final answer: a user is done, or a server replies.
+    /// `job` has its final answer: a user is done, a branch settles its
+    /// fan-out, or a server replies.
     fn finish(&mut self, job: JobRef, ok: bool) {
-        let level = self.jobs.get_mut(job).level;
-        if self.tracer.is_some() {
-            let event = match (level, ok) {
-                (0, true) => "user ok",
-                (0, false) => "user failed",
-                (BRANCH, true) => "branch ok",
-                (BRANCH, false) => "branch failed",
-                (_, true) => "reply ok",
-                (_, false) => "reply error",
-            };
-            self.trace(job, event);
-        }
-        match level {
-            0 => self.user_done(job, ok),
-            BRANCH => self.branch_done(job, ok),
-            _ => self.server_replies(job, ok),
+        let kind = self.jobs.get_mut(job).kind;
+        self.trace(job, Step::Answered(kind, ok));
+        match kind {
+            JobKind::User => self.user_done(job, ok),
+            JobKind::Branch => self.branch_done(job, ok),
+            JobKind::Request { server } => self.server_replies(job, server as usize, ok),
         }
     }
 
@@ -1288,33 +776,16 @@ impl Sim<'_> {
         }
     }
 
-    /// A server job releases its slot and replies to its caller. The order of
-    /// the two is the dispatch discipline; the leaf always refills first.
-    fn server_replies(&mut self, job: JobRef, ok: bool) {
+    /// Request `job` at server `s` releases its slot and replies to its
+    /// caller. The order of the two is the dispatch discipline; the leaf
+    /// always refills first.
+    fn server_replies(&mut self, job: JobRef, s: usize, ok: bool) {
         let j = *self.jobs.get_mut(job);
         self.jobs.release(job);
-        let s = j.level as usize - 1;
-        let sec = self.second();
         let late = !self.is_waiting(j.caller, j.caller_attempt);
-        let srv = &mut self.servers[s];
-        srv.busy -= 1;
-        srv.busy_by_class[self.user_class[j.user as usize] as usize] -= 1;
-        srv.busy_ns += (self.now - j.started) as u128;
-        if let Some(l) = &mut srv.limit {
-            l.record(self.now, self.now - j.arrived, ok, srv.busy + 1);
-        }
-        if j.abandoned {
-            // Not a completion: the work stopped before its end.
-            srv.stats.abandoned += 1;
-        } else {
-            srv.stats.completed += 1;
-            srv.stats.completed_ok += ok as u64;
-            srv.series.completed[sec] += 1;
-            if late {
-                srv.stats.late += 1;
-                srv.series.late[sec] += 1;
-            }
-        }
+        let class = self.user_class[j.user as usize] as usize;
+        let sec = self.second();
+        self.servers[s].on_reply(self.now, sec, class, &j, ok, late);
         let outcome = if ok { Outcome::Ok } else { Outcome::Error };
         let leaf = self.m.servers[s].downstream == Downstream::Leaf;
         if self.m.dispatch == Dispatch::Fifo || leaf {
@@ -1326,52 +797,24 @@ impl Sim<'_> {
         }
     }
 
-    /// Pops the queue of server `s` while it has free slots; with
-    /// drop-expired on, answers expired requests with an error instead.
+    /// Starts queued requests at server `s` while it has free slots;
+    /// answers the ones it drops instead.
     fn fill_slots(&mut self, s: usize) {
         if self.servers[s].filling {
             return;
         }
         self.servers[s].filling = true;
-        let m = self.m;
-        let model = &m.servers[s];
-        while self.servers[s].busy < self.servers[s].capacity(model.slots) {
-            self.servers[s].account_queue(self.now);
-            let srv = &mut self.servers[s];
-            let newest_first = match model.queue_order {
-                QueueOrder::Fifo => false,
-                QueueOrder::Lifo => true,
-                QueueOrder::AdaptiveLifo => srv.queue.len() > model.lifo_threshold,
-            };
-            let busy = &srv.busy_by_class;
-            let popped = srv
-                .queue
-                .pop(newest_first, |c| busy[c] < model.class_slots[c]);
-            let Some(job) = popped else {
-                break;
+        let model = &self.m.servers[s];
+        while let Some((job, dropped)) = self.servers[s].next_to_start(model, self.now, &self.jobs)
+        {
+            let Some(why) = dropped else {
+                self.start_job(s, job);
+                continue;
             };
             let j = *self.jobs.get_mut(job);
-            let now = self.now;
-            let srv = &mut self.servers[s];
-            let queue_empty = srv.queue.is_empty();
-            if j.cancelled {
-                // Nobody waits for it: no reply.
-                self.jobs.release(job);
-                self.servers[s].stats.cancelled += 1;
-            } else if model.drop_expired && now >= j.deadline {
-                self.jobs.release(job);
-                self.servers[s].stats.dropped_expired += 1;
-                self.answer(s, j.caller, j.caller_attempt, Outcome::Expired);
-            } else if srv
-                .codel
-                .as_mut()
-                .is_some_and(|c| c.should_drop(now, now - j.arrived, queue_empty))
-            {
-                self.jobs.release(job);
-                self.servers[s].stats.codel_dropped += 1;
-                self.answer(s, j.caller, j.caller_attempt, Outcome::Rejected);
-            } else {
-                self.start_job(s, job);
+            self.jobs.release(job);
+            if let Some(outcome) = why.answer() {
+                self.answer(s, j.caller, j.caller_attempt, outcome);
             }
         }
         self.servers[s].filling = false;
@@ -1382,40 +825,30 @@ impl Sim<'_> {
         // slot until the horizon.
         let mut unfinished = 0;
         for j in self.jobs.live() {
-            if j.level == 0 {
-                unfinished += 1;
-            } else if j.level == BRANCH {
+            match j.kind {
+                JobKind::User => unfinished += 1,
                 // Its parent holds the slot.
-            } else if j.arrived == NEVER {
-                self.servers[j.level as usize - 1].stats.in_transit_at_end += 1;
-            } else if j.started != NEVER {
-                self.servers[j.level as usize - 1].busy_ns += (self.now - j.started) as u128;
+                JobKind::Branch => {}
+                JobKind::Request { server } => {
+                    let srv = &mut self.servers[server as usize];
+                    if j.arrived == NEVER {
+                        srv.stats.in_transit_at_end += 1;
+                    } else if j.started != NEVER {
+                        srv.busy_ns += (self.now - j.started) as u128;
+                    }
+                }
             }
             if j.waiting {
                 self.callers[j.edge as usize].stats.calls_pending += 1;
             }
         }
         let recovery_s = self.recovery_s();
-        let tiers = self
-            .servers
-            .iter_mut()
-            .map(|s| {
-                s.account_queue(self.now);
-                let mut t = std::mem::take(&mut s.stats);
-                t.wait_s = s.wait_ns as f64 / NANOS_PER_SEC as f64;
-                t.queue_s = s.queue_area_ns as f64 / NANOS_PER_SEC as f64;
-                t.queued_at_end = s.queue.len() as u64;
-                t.busy_at_end = s.busy as u64;
-                t.busy_s = s.busy_ns as f64 / NANOS_PER_SEC as f64;
-                t.max_arrivals_per_user = s.per_user.iter().copied().max().unwrap_or(0) as u64;
-                if let Some(l) = &s.limit {
-                    t.limit_lowest = l.lowest() as u64;
-                    t.limit_at_end = l.limit() as u64;
-                }
-                self.series.tiers.push(std::mem::take(&mut s.series));
-                t
-            })
-            .collect();
+        let now = self.now;
+        let (tiers, tier_series) = std::mem::take(&mut self.servers)
+            .into_iter()
+            .map(|s| s.into_result(now))
+            .unzip();
+        self.series.tiers = tier_series;
         let secs = |n: Option<Nanos>| n.map(nanos_to_secs);
         RunResult {
             events: self.processed,

@@ -7,14 +7,17 @@
 //! seed give a bit-identical [`RunResult`] on any machine.
 
 mod builtin;
+mod caller;
 mod engine;
 mod event_queue;
+mod job;
 mod model;
 pub mod params;
 pub mod policy;
 pub mod random;
 pub mod result;
 pub mod scenario;
+mod server;
 pub mod time;
 pub mod trace;
 mod validate;

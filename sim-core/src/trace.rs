@@ -3,6 +3,8 @@
 //! [`crate::trace`] records it. This is how a single run is explained
 //! (the budget-admission experiment prints one); sweeps do not trace.
 
+use crate::caller::{GiveUp, Outcome, Refusal};
+use crate::job::JobKind;
 use serde::Serialize;
 
 /// One step of the traced request.
@@ -45,4 +47,115 @@ pub(crate) struct Tracer {
     /// When the traced request arrived.
     pub arrived: crate::time::Nanos,
     pub steps: Vec<TraceStep>,
+}
+
+/// A step the engine records, named once here: the `event` of a
+/// [`TraceStep`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Step {
+    Send,
+    Hedge,
+    /// How an attempt ended.
+    Ended(Outcome),
+    /// The attempt was not sent.
+    Refused(Refusal),
+    Backoff,
+    GaveUp(GiveUp),
+    Cancelled,
+    Abandoned,
+    /// A job has its final answer, `ok` or not.
+    Answered(JobKind, bool),
+}
+
+impl Step {
+    pub fn name(self) -> &'static str {
+        match self {
+            Step::Send => "send",
+            Step::Hedge => "hedge",
+            Step::Ended(outcome) => outcome.name(),
+            Step::Refused(refusal) => refusal.name(),
+            Step::Backoff => "backoff",
+            Step::GaveUp(why) => why.name(),
+            Step::Cancelled => "cancelled",
+            Step::Abandoned => "abandoned",
+            Step::Answered(JobKind::User, true) => "user ok",
+            Step::Answered(JobKind::User, false) => "user failed",
+            Step::Answered(JobKind::Branch, true) => "branch ok",
+            Step::Answered(JobKind::Branch, false) => "branch failed",
+            Step::Answered(JobKind::Request { .. }, true) => "reply ok",
+            Step::Answered(JobKind::Request { .. }, false) => "reply error",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Users read these names (`sweep one --trace`) and match on them.
+    #[test]
+    fn step_names_are_the_documented_ones() {
+        let steps = [
+            Step::Send,
+            Step::Hedge,
+            Step::Ended(Outcome::Ok),
+            Step::Ended(Outcome::Timeout),
+            Step::Ended(Outcome::Rejected),
+            Step::Ended(Outcome::Expired),
+            Step::Ended(Outcome::Error),
+            Step::Backoff,
+            Step::GaveUp(GiveUp::AttemptLimit),
+            Step::GaveUp(GiveUp::Deadline),
+            Step::GaveUp(GiveUp::InsufficientDeadline),
+            Step::Refused(Refusal::NoTimeLeft),
+            Step::Refused(Refusal::MarginExhausted),
+            Step::Refused(Refusal::InsufficientDeadline),
+            Step::GaveUp(GiveUp::RetryThrottled),
+            Step::GaveUp(GiveUp::RetryBudget),
+            Step::Refused(Refusal::BreakerOpen),
+            Step::Refused(Refusal::BulkheadFull),
+            Step::Refused(Refusal::ThrottledLocally),
+            Step::Abandoned,
+            Step::Cancelled,
+            Step::Answered(JobKind::Request { server: 0 }, true),
+            Step::Answered(JobKind::Request { server: 0 }, false),
+            Step::Answered(JobKind::Branch, true),
+            Step::Answered(JobKind::Branch, false),
+            Step::Answered(JobKind::User, true),
+            Step::Answered(JobKind::User, false),
+        ];
+        let names: Vec<&str> = steps.iter().map(|s| s.name()).collect();
+        assert_eq!(
+            names,
+            [
+                "send",
+                "hedge",
+                "ok",
+                "timeout",
+                "rejected",
+                "expired",
+                "error",
+                "backoff",
+                "stop: attempt_limit",
+                "stop: deadline",
+                "stop: insufficient_deadline",
+                "stop: no_time_left",
+                "stop: margin_exhausted",
+                "stop: insufficient_deadline",
+                "stop: retry_throttled",
+                "stop: retry_budget",
+                "breaker_open",
+                "bulkhead_full",
+                "throttled_locally",
+                "abandoned",
+                "cancelled",
+                "reply ok",
+                "reply error",
+                "branch ok",
+                "branch failed",
+                "user ok",
+                "user failed",
+            ]
+        );
+    }
 }

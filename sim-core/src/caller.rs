@@ -1,0 +1,554 @@
+//! The caller side of a call edge: the policies a job consults before it
+//! sends an attempt, the records they keep when an attempt ends, and the
+//! retry decision, each in MODEL.md's order. The engine decides when a
+//! hook runs; a hook decides what the policies say and counts its reason.
+
+use crate::model::CallModel;
+use crate::policy::{AdaptiveThrottle, CircuitBreaker, RetryBudget, RetryThrottle};
+use crate::random::Stream;
+use crate::result::{CallerStats, nearest_rank};
+use crate::scenario::CancelMode;
+use crate::time::{NEVER, Nanos};
+use std::collections::VecDeque;
+
+/// How an attempt ended, as its caller sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Ok,
+    Timeout,
+    Rejected,
+    Expired,
+    Error,
+}
+
+impl Outcome {
+    #[inline]
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Timeout => "timeout",
+            Outcome::Rejected => "rejected",
+            Outcome::Expired => "expired",
+            Outcome::Error => "error",
+        }
+    }
+
+    #[inline]
+    fn counter(self, stats: &mut CallerStats) -> &mut u64 {
+        match self {
+            Outcome::Ok => &mut stats.calls_ok,
+            Outcome::Timeout => &mut stats.calls_timeout,
+            Outcome::Rejected => &mut stats.calls_rejected,
+            Outcome::Expired => &mut stats.calls_expired,
+            Outcome::Error => &mut stats.calls_error,
+        }
+    }
+}
+
+/// Why an attempt is not sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The deadline has passed.
+    NoTimeLeft,
+    /// The deadline less the safety margin has passed.
+    MarginExhausted,
+    /// Budget admission: a full attempt would not fit before the limit.
+    InsufficientDeadline,
+    BreakerOpen,
+    /// The bulkhead for this downstream (`max_in_flight`) is full.
+    BulkheadFull,
+    /// Adaptive throttling rejected it locally.
+    ThrottledLocally,
+}
+
+impl Refusal {
+    #[inline]
+    pub fn name(self) -> &'static str {
+        match self {
+            Refusal::NoTimeLeft => "stop: no_time_left",
+            Refusal::MarginExhausted => "stop: margin_exhausted",
+            Refusal::InsufficientDeadline => "stop: insufficient_deadline",
+            Refusal::BreakerOpen => "breaker_open",
+            Refusal::BulkheadFull => "bulkhead_full",
+            Refusal::ThrottledLocally => "throttled_locally",
+        }
+    }
+
+    #[inline]
+    fn counter(self, stats: &mut CallerStats) -> &mut u64 {
+        match self {
+            Refusal::NoTimeLeft => &mut stats.no_time_left,
+            Refusal::MarginExhausted => &mut stats.margin_exhausted,
+            Refusal::InsufficientDeadline => &mut stats.insufficient_deadline,
+            Refusal::BreakerOpen => &mut stats.breaker_rejected,
+            Refusal::BulkheadFull => &mut stats.bulkhead_rejected,
+            Refusal::ThrottledLocally => &mut stats.rejected_locally,
+        }
+    }
+
+    /// A local protection failing fast is a failed attempt, which the retry
+    /// decision sees; running out of time ends the job without one.
+    #[inline]
+    pub fn is_failed_attempt(self) -> bool {
+        match self {
+            Refusal::NoTimeLeft | Refusal::MarginExhausted | Refusal::InsufficientDeadline => false,
+            Refusal::BreakerOpen | Refusal::BulkheadFull | Refusal::ThrottledLocally => true,
+        }
+    }
+}
+
+/// Why a failed attempt is not retried.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GiveUp {
+    AttemptLimit,
+    /// The job's own deadline has passed.
+    Deadline,
+    RetryThrottled,
+    RetryBudget,
+    /// Budget admission: the backoff plus a full attempt would not fit.
+    InsufficientDeadline,
+}
+
+impl GiveUp {
+    #[inline]
+    pub fn name(self) -> &'static str {
+        match self {
+            GiveUp::AttemptLimit => "stop: attempt_limit",
+            GiveUp::Deadline => "stop: deadline",
+            GiveUp::RetryThrottled => "stop: retry_throttled",
+            GiveUp::RetryBudget => "stop: retry_budget",
+            GiveUp::InsufficientDeadline => "stop: insufficient_deadline",
+        }
+    }
+
+    #[inline]
+    fn counter(self, stats: &mut CallerStats) -> &mut u64 {
+        match self {
+            GiveUp::AttemptLimit => &mut stats.giveup_limit,
+            GiveUp::Deadline => &mut stats.giveup_deadline,
+            GiveUp::RetryThrottled => &mut stats.retries_throttled,
+            GiveUp::RetryBudget => &mut stats.retry_budget_exhausted,
+            GiveUp::InsufficientDeadline => &mut stats.insufficient_deadline,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RetryDecision {
+    /// Retry once this backoff has passed.
+    RetryAfter(Nanos),
+    GiveUp(GiveUp),
+}
+
+/// The instant by which a hop's attempts must end: its deadline less the
+/// safety margin (no deadline, no limit).
+#[inline]
+fn limit(deadline: Nanos, margin: Nanos) -> Nanos {
+    if deadline == NEVER {
+        NEVER
+    } else {
+        deadline.saturating_sub(margin)
+    }
+}
+
+/// When an attempt sent at `now` by a job with `deadline` times out: its
+/// timeout, cut by the limit and by the share of the budget it may use.
+#[inline]
+pub fn attempt_end(call: &CallModel, now: Nanos, deadline: Nanos) -> Nanos {
+    let limit = limit(deadline, call.margin);
+    let end = now.saturating_add(call.timeout).min(limit);
+    if call.budget_share < 1.0 && limit != NEVER {
+        let share = ((limit - now) as f64 * call.budget_share).round() as Nanos;
+        end.min(now + share)
+    } else {
+        end
+    }
+}
+
+/// Does an attempt that ended with `outcome` cancel the requests it sent?
+#[inline]
+pub fn cancels_copies(call: &CallModel, outcome: Outcome) -> bool {
+    match call.cancel {
+        CancelMode::Never => false,
+        CancelMode::HedgeLosers => outcome != Outcome::Timeout,
+        CancelMode::Always => true,
+    }
+}
+
+/// Successful attempt latencies a caller keeps for quantile hedging, and
+/// how many it needs before the quantile replaces the fixed delay.
+const HEDGE_SAMPLES: usize = 100;
+const HEDGE_MIN_SAMPLES: usize = 20;
+
+/// The state of one call edge, shared by every job that calls through it.
+pub struct Caller {
+    throttle: Option<RetryThrottle>,
+    retry_budget: Option<RetryBudget>,
+    adaptive: Option<AdaptiveThrottle>,
+    breaker: Option<CircuitBreaker>,
+    /// Jitter of the breaker's open times.
+    breaker_rng: Stream,
+    /// Attempts in flight (for the bulkhead).
+    in_flight: u32,
+    /// Latencies of the latest successful attempts, oldest first, and the
+    /// hedging delay they give (0 until there are enough).
+    recent: VecDeque<Nanos>,
+    hedge_after: Nanos,
+    /// Scratch space to sort `recent` in, reused.
+    sorted: Vec<Nanos>,
+    /// Draws of local rejections (adaptive throttling).
+    adaptive_rng: Stream,
+    /// Backoff jitter.
+    rng: Stream,
+    pub stats: CallerStats,
+}
+
+impl Caller {
+    pub fn new(call: &CallModel, seed: u64) -> Caller {
+        Caller {
+            throttle: call.throttle.clone(),
+            retry_budget: call.retry_budget.clone(),
+            adaptive: call.adaptive_throttle.clone(),
+            adaptive_rng: Stream::new(seed, &format!("throttle.{}", call.name)),
+            breaker: call.breaker.clone(),
+            breaker_rng: Stream::new(seed, &format!("breaker.{}", call.name)),
+            in_flight: 0,
+            recent: VecDeque::new(),
+            hedge_after: 0,
+            sorted: Vec::new(),
+            rng: Stream::new(seed, &format!("backoff.{}", call.name)),
+            stats: CallerStats {
+                name: call.name.clone(),
+                ..CallerStats::default()
+            },
+        }
+    }
+
+    /// Before sending an attempt of a job with `deadline`: the first rule
+    /// that refuses it (counted), in MODEL.md's order. The rules after the
+    /// first refusal are not consulted: they change state (the breaker's
+    /// probes, the throttle's request count and draw).
+    #[inline]
+    pub fn admit(&mut self, call: &CallModel, now: Nanos, deadline: Nanos) -> Result<(), Refusal> {
+        let limit = limit(deadline, call.margin);
+        let refusal = if now >= deadline {
+            Refusal::NoTimeLeft
+        } else if now >= limit {
+            Refusal::MarginExhausted
+        } else if call.budget_admission && now.saturating_add(call.timeout) > limit {
+            Refusal::InsufficientDeadline
+        } else if self.breaker.as_mut().is_some_and(|b| !b.allow(now)) {
+            Refusal::BreakerOpen
+        } else if self.in_flight >= call.max_in_flight {
+            Refusal::BulkheadFull
+        } else if self.throttled_locally(now) {
+            Refusal::ThrottledLocally
+        } else {
+            return Ok(());
+        };
+        *refusal.counter(&mut self.stats) += 1;
+        Err(refusal)
+    }
+
+    #[inline]
+    fn throttled_locally(&mut self, now: Nanos) -> bool {
+        let Some(t) = &mut self.adaptive else {
+            return false;
+        };
+        // Requests include the ones rejected locally (the SRE book's rule).
+        t.record_request(now);
+        self.adaptive_rng.uniform() < t.reject_probability(now)
+    }
+
+    /// Attempt number `attempt` (1 for the first) leaves.
+    #[inline]
+    pub fn on_sent(&mut self, attempt: u32) {
+        let retry = attempt > 1;
+        self.stats.calls += 1;
+        self.in_flight += 1;
+        self.stats.retries_sent += retry as u64;
+        if let Some(b) = &mut self.retry_budget {
+            b.sent(retry);
+        }
+    }
+
+    /// How long an attempt waits before its hedged copy: the learnt
+    /// quantile once there is one, else the fixed delay (0: no hedging).
+    #[inline]
+    pub fn hedge_delay(&self, call: &CallModel) -> Nanos {
+        match self.hedge_after {
+            0 => call.hedge_delay,
+            learnt => learnt,
+        }
+    }
+
+    /// May a hedged copy leave now, within the budget (a fraction of calls)?
+    #[inline]
+    pub fn hedge(&mut self, call: &CallModel) -> bool {
+        let stats = &mut self.stats;
+        if (stats.hedges_sent + 1) as f64 > call.hedge_budget * stats.calls as f64 {
+            stats.hedges_refused += 1;
+            return false;
+        }
+        stats.hedges_sent += 1;
+        stats.calls += 1;
+        true
+    }
+
+    /// An attempt sent at `sent_at` (a retry or not) ended with `outcome`:
+    /// every policy records it.
+    #[inline]
+    pub fn on_ended(
+        &mut self,
+        call: &CallModel,
+        now: Nanos,
+        sent_at: Nanos,
+        retry: bool,
+        outcome: Outcome,
+    ) {
+        self.in_flight -= 1;
+        if call.hedge_quantile > 0.0 && outcome == Outcome::Ok {
+            self.learn_latency(now - sent_at, call.hedge_quantile);
+        }
+        if let Some(b) = &mut self.breaker {
+            let jitter = self.breaker_rng.uniform();
+            b.record(now, outcome != Outcome::Ok, now - sent_at, jitter);
+        }
+        if let Some(b) = &mut self.retry_budget {
+            b.ended(retry);
+        }
+        if let Some(t) = &mut self.adaptive
+            && matches!(outcome, Outcome::Ok | Outcome::Error)
+        {
+            t.record_accept(now);
+        }
+        *outcome.counter(&mut self.stats) += 1;
+        if let Some(t) = &mut self.throttle {
+            if outcome == Outcome::Ok {
+                t.on_success();
+            } else {
+                t.on_failure();
+            }
+        }
+    }
+
+    /// The job stopped waiting for its attempt (it was cancelled itself):
+    /// the attempt ends without an outcome the policies would learn from.
+    #[inline]
+    pub fn on_cancelled(&mut self) {
+        self.in_flight -= 1;
+        self.stats.calls_cancelled += 1;
+    }
+
+    /// MODEL.md 2's retry decision after failed attempt number `attempts`
+    /// of a job with `deadline`, in its order: limit, deadline, throttle,
+    /// retry budget, then the backoff (at least `retry_after`, the callee's
+    /// Retry-After, for an honoured rejection) and budget admission. The
+    /// backoff is drawn only once the first four allow a retry.
+    #[inline]
+    pub fn retry_decision(
+        &mut self,
+        call: &CallModel,
+        now: Nanos,
+        attempts: u32,
+        deadline: Nanos,
+        outcome: Outcome,
+        retry_after: Nanos,
+    ) -> RetryDecision {
+        let give_up = if attempts >= call.max_attempts {
+            GiveUp::AttemptLimit
+        } else if now >= deadline {
+            GiveUp::Deadline
+        } else if self.throttle.as_ref().is_some_and(|t| !t.retry_allowed()) {
+            GiveUp::RetryThrottled
+        } else if self
+            .retry_budget
+            .as_ref()
+            .is_some_and(|b| !b.retry_allowed())
+        {
+            GiveUp::RetryBudget
+        } else {
+            let mut delay = call.backoff.delay(attempts, &mut self.rng);
+            if call.honor_retry_after && outcome == Outcome::Rejected {
+                delay = delay.max(retry_after);
+            }
+            if call.budget_admission
+                && (now + delay).saturating_add(call.timeout) > limit(deadline, call.margin)
+            {
+                GiveUp::InsufficientDeadline
+            } else {
+                return RetryDecision::RetryAfter(delay);
+            }
+        };
+        *give_up.counter(&mut self.stats) += 1;
+        RetryDecision::GiveUp(give_up)
+    }
+
+    /// Records a successful attempt's latency and updates the hedging
+    /// delay to the `quantile` of the recent ones (nearest rank).
+    fn learn_latency(&mut self, latency: Nanos, quantile: f64) {
+        if self.recent.len() == HEDGE_SAMPLES {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(latency);
+        if self.recent.len() >= HEDGE_MIN_SAMPLES {
+            self.sorted.clear();
+            self.sorted.extend(&self.recent);
+            self.hedge_after = nearest_rank(&mut self.sorted, quantile).unwrap_or(0).max(1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::Backoff;
+
+    const MS: Nanos = 1_000_000;
+
+    /// The client's call of ch37 (`naive`), with no policy beyond retries:
+    /// each test sets what it looks at.
+    fn call() -> CallModel {
+        let s = crate::builtin("ch37").expect("ch37 is built in");
+        let mut c = crate::model::Model::new(&s).callers.remove(0);
+        c.timeout = 100 * MS;
+        c.max_attempts = 3;
+        c.margin = 0;
+        c.budget_admission = false;
+        c.honor_retry_after = false;
+        c.backoff = Backoff::Fixed(10 * MS);
+        c.throttle = None;
+        c.retry_budget = None;
+        c.adaptive_throttle = None;
+        c.breaker = None;
+        c.max_in_flight = u32::MAX;
+        c.budget_share = 1.0;
+        c
+    }
+
+    #[test]
+    fn admit_refuses_in_model_order_and_counts_once() {
+        let mut c = call();
+        c.margin = 20 * MS;
+        c.budget_admission = true;
+        let mut caller = Caller::new(&c, 1);
+        assert_eq!(caller.admit(&c, 0, NEVER), Ok(()));
+        assert_eq!(
+            caller.admit(&c, 500 * MS, 500 * MS),
+            Err(Refusal::NoTimeLeft)
+        );
+        assert_eq!(
+            caller.admit(&c, 490 * MS, 500 * MS),
+            Err(Refusal::MarginExhausted)
+        );
+        // 100 ms of timeout do not fit in the 80 ms before the limit.
+        assert_eq!(
+            caller.admit(&c, 400 * MS, 500 * MS),
+            Err(Refusal::InsufficientDeadline)
+        );
+        assert_eq!(caller.admit(&c, 380 * MS, 500 * MS), Ok(()));
+        let s = &caller.stats;
+        assert_eq!(
+            (s.no_time_left, s.margin_exhausted, s.insufficient_deadline),
+            (1, 1, 1)
+        );
+    }
+
+    #[test]
+    fn the_bulkhead_counts_attempts_in_flight() {
+        let mut c = call();
+        c.max_in_flight = 2;
+        let mut caller = Caller::new(&c, 1);
+        caller.on_sent(1);
+        caller.on_sent(2);
+        let refused = caller.admit(&c, 0, NEVER);
+        assert_eq!(refused, Err(Refusal::BulkheadFull));
+        assert!(refused.unwrap_err().is_failed_attempt());
+        caller.on_ended(&c, 5 * MS, 0, false, Outcome::Timeout);
+        assert_eq!(caller.admit(&c, 5 * MS, NEVER), Ok(()));
+        caller.on_cancelled();
+        let s = &caller.stats;
+        assert_eq!((s.calls, s.retries_sent, s.calls_timeout), (2, 1, 1));
+        assert_eq!((s.bulkhead_rejected, s.calls_cancelled), (1, 1));
+    }
+
+    #[test]
+    fn retry_decision_runs_limit_deadline_then_backoff_and_admission() {
+        let mut c = call();
+        let mut caller = Caller::new(&c, 1);
+        assert_eq!(
+            caller.retry_decision(&c, 0, 3, NEVER, Outcome::Error, 0),
+            RetryDecision::GiveUp(GiveUp::AttemptLimit)
+        );
+        assert_eq!(
+            caller.retry_decision(&c, 50 * MS, 1, 50 * MS, Outcome::Error, 0),
+            RetryDecision::GiveUp(GiveUp::Deadline)
+        );
+        assert_eq!(
+            caller.retry_decision(&c, 0, 1, NEVER, Outcome::Rejected, 30 * MS),
+            RetryDecision::RetryAfter(10 * MS)
+        );
+        c.honor_retry_after = true;
+        assert_eq!(
+            caller.retry_decision(&c, 0, 1, NEVER, Outcome::Rejected, 30 * MS),
+            RetryDecision::RetryAfter(30 * MS),
+            "an honoured Retry-After lengthens the backoff"
+        );
+        assert_eq!(
+            caller.retry_decision(&c, 0, 1, NEVER, Outcome::Timeout, 30 * MS),
+            RetryDecision::RetryAfter(10 * MS),
+            "only a rejection carries a Retry-After"
+        );
+        c.budget_admission = true;
+        // The backoff (10 ms) plus a full attempt (100 ms) pass the deadline.
+        assert_eq!(
+            caller.retry_decision(&c, 0, 1, 105 * MS, Outcome::Error, 0),
+            RetryDecision::GiveUp(GiveUp::InsufficientDeadline)
+        );
+        let s = &caller.stats;
+        assert_eq!(
+            (s.giveup_limit, s.giveup_deadline, s.insufficient_deadline),
+            (1, 1, 1)
+        );
+    }
+
+    #[test]
+    fn a_hedge_stays_within_its_share_of_calls() {
+        let mut c = call();
+        c.hedge_budget = 0.5;
+        c.hedge_delay = 7 * MS;
+        let mut caller = Caller::new(&c, 1);
+        assert_eq!(caller.hedge_delay(&c), 7 * MS);
+        caller.on_sent(1);
+        assert!(!caller.hedge(&c), "one hedge per call would be 100%");
+        caller.on_sent(1);
+        assert!(caller.hedge(&c));
+        let s = &caller.stats;
+        assert_eq!((s.calls, s.hedges_sent, s.hedges_refused), (3, 1, 1));
+    }
+
+    #[test]
+    fn attempt_end_is_the_timeout_cut_by_the_limit_and_the_budget_share() {
+        let mut c = call();
+        c.margin = 10 * MS;
+        assert_eq!(attempt_end(&c, 0, NEVER), 100 * MS);
+        assert_eq!(attempt_end(&c, 0, 60 * MS), 50 * MS);
+        c.budget_share = 0.5;
+        assert_eq!(attempt_end(&c, 0, 210 * MS), 100 * MS);
+        assert_eq!(attempt_end(&c, 0, 110 * MS), 50 * MS);
+        assert_eq!(attempt_end(&c, 0, NEVER), 100 * MS, "no deadline, no share");
+    }
+
+    #[test]
+    fn cancellation_follows_the_mode() {
+        let mut c = call();
+        let outcomes = [Outcome::Ok, Outcome::Timeout, Outcome::Error];
+        let cancels = |c: &CallModel| outcomes.map(|o| cancels_copies(c, o));
+        c.cancel = CancelMode::Never;
+        assert_eq!(cancels(&c), [false, false, false]);
+        c.cancel = CancelMode::HedgeLosers;
+        assert_eq!(cancels(&c), [true, false, true]);
+        c.cancel = CancelMode::Always;
+        assert_eq!(cancels(&c), [true, true, true]);
+    }
+}

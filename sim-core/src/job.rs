@@ -1,0 +1,181 @@
+//! Jobs: the user requests, the requests at servers and the fan-out
+//! branches the engine moves through the model, in a slab of reused slots.
+
+use crate::time::{NEVER, Nanos};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JobRef {
+    pub idx: u32,
+    pub generation: u32,
+}
+
+pub const NO_JOB: JobRef = JobRef {
+    idx: u32::MAX,
+    generation: 0,
+};
+
+/// The edge of a job that calls nobody (a leaf, or a fan-out parent, whose
+/// branches call).
+pub const NO_EDGE: u16 = u16::MAX;
+
+/// What a job is, which says where its final answer goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobKind {
+    /// A user request at the client: its answer ends the user's request.
+    User,
+    /// A request being handled by server `server`: it replies to its caller.
+    /// A `u8` keeps `Job` at its size (a scenario has at most 64 tiers).
+    Request { server: u8 },
+    /// One branch of a fan-out, owned by the server job that made it (its
+    /// `caller`): its answer settles the fan-out.
+    Branch,
+}
+
+#[derive(Clone, Copy)]
+pub struct Job {
+    pub generation: u32,
+    pub live: bool,
+    pub kind: JobKind,
+    /// The edge it calls through (`NO_EDGE`: none).
+    pub edge: u16,
+    pub user: u32,
+    /// The job whose attempt created this one, and that attempt's number.
+    pub caller: JobRef,
+    pub caller_attempt: u32,
+    /// Propagated deadline; `NEVER` when none was received.
+    pub deadline: Nanos,
+    pub arrived: Nanos,
+    /// When it took a slot; `NEVER` while queued.
+    pub started: Nanos,
+    /// Attempts made so far as a caller.
+    pub attempts: u32,
+    /// The latest attempt has not ended yet.
+    pub waiting: bool,
+    /// Its own work was abandoned (cooperative cancellation).
+    pub abandoned: bool,
+    /// When the latest attempt was sent (for slow-call detection).
+    pub attempt_started: Nanos,
+    /// When the latest attempt ends (what it propagates).
+    pub attempt_end: Nanos,
+    /// Its caller cancelled it (the other hedged copy answered first):
+    /// dropped when it would start.
+    pub cancelled: bool,
+}
+
+impl Job {
+    /// User request `user`, arriving at the client at `now`; it calls the
+    /// first tier through edge 0 and has no deadline of its own.
+    pub fn user(user: u32, now: Nanos) -> Job {
+        Job {
+            kind: JobKind::User,
+            edge: 0,
+            arrived: now,
+            started: now,
+            ..Job::request(0, 0, NO_JOB, 0, NEVER, user)
+        }
+    }
+
+    /// A request for server `s` from attempt `caller_attempt` of `caller`,
+    /// just sent: it has not arrived yet.
+    pub fn request(
+        s: usize,
+        edge: u16,
+        caller: JobRef,
+        caller_attempt: u32,
+        deadline: Nanos,
+        user: u32,
+    ) -> Job {
+        Job {
+            generation: 0,
+            live: true,
+            kind: JobKind::Request { server: s as u8 },
+            edge,
+            user,
+            caller,
+            caller_attempt,
+            deadline,
+            arrived: NEVER,
+            started: NEVER,
+            attempts: 0,
+            waiting: false,
+            abandoned: false,
+            attempt_started: NEVER,
+            attempt_end: NEVER,
+            cancelled: false,
+        }
+    }
+
+    /// The server handling this request. Only requests are at a server: the
+    /// engine asks only on a server's path (arrival, work, reply).
+    #[inline]
+    pub fn server(&self) -> usize {
+        match self.kind {
+            JobKind::Request { server } => server as usize,
+            JobKind::User | JobKind::Branch => unreachable!("only a request is at a server"),
+        }
+    }
+}
+
+/// Jobs in a slab whose slots are reused; a reference carries the slot's
+/// generation so that a stale one (a timer of a finished job) is detected.
+/// Its accessors run on every event: `#[inline]` lets them inline into the
+/// engine from this module (another codegen unit).
+#[derive(Default)]
+pub struct Jobs {
+    pub slots: Vec<Job>,
+    free: Vec<u32>,
+}
+
+impl Jobs {
+    #[inline]
+    pub fn alloc(&mut self, mut job: Job) -> JobRef {
+        job.live = true;
+        if let Some(idx) = self.free.pop() {
+            job.generation = self.slots[idx as usize].generation.wrapping_add(1);
+            self.slots[idx as usize] = job;
+            JobRef {
+                idx,
+                generation: job.generation,
+            }
+        } else {
+            job.generation = 0;
+            self.slots.push(job);
+            JobRef {
+                idx: self.slots.len() as u32 - 1,
+                generation: 0,
+            }
+        }
+    }
+
+    #[inline]
+    pub fn get(&self, r: JobRef) -> Option<&Job> {
+        self.slots
+            .get(r.idx as usize)
+            .filter(|j| j.live && j.generation == r.generation)
+    }
+
+    /// A job known to be live (a stale reference is a bug).
+    #[inline]
+    pub fn get_live(&self, r: JobRef) -> &Job {
+        let j = &self.slots[r.idx as usize];
+        debug_assert!(j.live && j.generation == r.generation);
+        j
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, r: JobRef) -> &mut Job {
+        let j = &mut self.slots[r.idx as usize];
+        debug_assert!(j.live && j.generation == r.generation);
+        j
+    }
+
+    #[inline]
+    pub fn release(&mut self, r: JobRef) {
+        self.slots[r.idx as usize].live = false;
+        self.free.push(r.idx);
+    }
+
+    pub fn live(&self) -> impl Iterator<Item = &Job> {
+        self.slots.iter().filter(|j| j.live)
+    }
+}

@@ -1,0 +1,523 @@
+//! The server side of a tier: its slots and class queues, the protections
+//! an arriving request meets (admission) and the rules that pick, or drop,
+//! the next queued request a freed slot takes, with the tier's counters.
+//! The engine decides when a hook runs; a hook counts its own reason.
+
+use crate::caller::Outcome;
+use crate::job::{Job, JobRef, Jobs};
+use crate::model::ServerModel;
+use crate::policy::{CoDel, ConcurrencyLimit, TokenBucket};
+use crate::random::Stream;
+use crate::result::{TierSeries, TierStats};
+use crate::scenario::QueueOrder;
+use crate::time::{NANOS_PER_SEC, NEVER, Nanos};
+use std::collections::VecDeque;
+
+/// Why an arriving request is rejected at once (answered `rejected`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rejection {
+    /// The queue is at its class's shedding length.
+    Shed,
+    /// The tier's rate limit has no token.
+    RateLimited,
+    QueueFull,
+}
+
+impl Rejection {
+    #[inline]
+    fn counter(self, stats: &mut TierStats) -> &mut u64 {
+        match self {
+            Rejection::Shed => &mut stats.shed,
+            Rejection::RateLimited => &mut stats.rate_limited,
+            Rejection::QueueFull => &mut stats.rejected_full,
+        }
+    }
+}
+
+/// Why an admitted request is dropped when it would start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dropped {
+    /// Its caller cancelled it.
+    Cancelled,
+    /// Drop-expired: its deadline has passed.
+    Expired,
+    /// CoDel: the queue has stood above its target for too long.
+    CoDel,
+}
+
+impl Dropped {
+    #[inline]
+    fn counter(self, stats: &mut TierStats) -> &mut u64 {
+        match self {
+            Dropped::Cancelled => &mut stats.cancelled,
+            Dropped::Expired => &mut stats.dropped_expired,
+            Dropped::CoDel => &mut stats.codel_dropped,
+        }
+    }
+
+    /// What the caller is answered (nobody waits for a cancelled request).
+    #[inline]
+    pub fn answer(self) -> Option<Outcome> {
+        match self {
+            Dropped::Cancelled => None,
+            Dropped::Expired => Some(Outcome::Expired),
+            Dropped::CoDel => Some(Outcome::Rejected),
+        }
+    }
+}
+
+/// Where an admitted request goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admission {
+    Start,
+    Queue,
+}
+
+/// With cooperative cancellation (checks every `check` from `start`), the
+/// first check that finds the deadline passed, if it comes before the work
+/// of length `work` is done.
+#[inline]
+pub fn abandon_at(start: Nanos, work: Nanos, deadline: Nanos, check: Nanos) -> Option<Nanos> {
+    if check == 0 || deadline == NEVER {
+        return None;
+    }
+    let checks = deadline.saturating_sub(start).div_ceil(check).max(1);
+    let at = start.saturating_add(checks.saturating_mul(check));
+    (at < start + work).then_some(at)
+}
+
+/// A tier's queue: one queue per request class in priority order, each in
+/// arrival order; a freed slot serves the highest class it may.
+pub struct ClassQueue {
+    classes: Vec<VecDeque<JobRef>>,
+    len: usize,
+}
+
+impl ClassQueue {
+    fn new(classes: usize) -> ClassQueue {
+        ClassQueue {
+            classes: vec![VecDeque::new(); classes],
+            len: 0,
+        }
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// No request of class `class` or above is waiting.
+    #[inline]
+    fn none_at_or_above(&self, class: usize) -> bool {
+        self.classes[..=class].iter().all(VecDeque::is_empty)
+    }
+
+    #[inline]
+    fn push(&mut self, job: JobRef, class: usize) {
+        self.classes[class].push_back(job);
+        self.len += 1;
+    }
+
+    /// The next request to serve: from the highest class that `allowed`
+    /// lets in (its bulkhead has room). `newest_first` for LIFO.
+    #[inline]
+    fn pop(&mut self, newest_first: bool, allowed: impl Fn(usize) -> bool) -> Option<JobRef> {
+        let (class, q) = self
+            .classes
+            .iter_mut()
+            .enumerate()
+            .find(|(c, q)| !q.is_empty() && allowed(*c))?;
+        let job = if newest_first {
+            q.pop_back()
+        } else {
+            q.pop_front()
+        };
+        debug_assert!(job.is_some(), "class {class} was not empty");
+        self.len -= 1;
+        job
+    }
+}
+
+pub struct Server {
+    pub busy: u32,
+    /// Requests in service per class (for the class bulkheads).
+    busy_by_class: Vec<u32>,
+    pub queue: ClassQueue,
+    /// Set while the engine refills the slots, so that a nested completion
+    /// does not start a second refill.
+    pub filling: bool,
+    /// Service-time draws.
+    pub rng: Stream,
+    pub latency_rng: Stream,
+    codel: Option<CoDel>,
+    rate_limit: Option<TokenBucket>,
+    /// The adaptive concurrency limit, when the tier has one.
+    limit: Option<ConcurrencyLimit>,
+    pub stats: TierStats,
+    pub series: TierSeries,
+    pub busy_ns: u128,
+    /// Total time requests spent queued before they started.
+    wait_ns: u128,
+    /// Integral of the queue length over time, up to `queue_since`.
+    queue_area_ns: u128,
+    queue_since: Nanos,
+    /// Arrivals here per user request (R1).
+    pub per_user: Vec<u32>,
+}
+
+impl Server {
+    /// Server `model` of a run with `classes` request classes over `secs`
+    /// seconds.
+    pub fn new(model: &ServerModel, classes: usize, secs: usize, seed: u64) -> Server {
+        Server {
+            busy: 0,
+            busy_by_class: vec![0; classes],
+            queue: ClassQueue::new(classes),
+            filling: false,
+            rng: Stream::new(seed, &format!("service.{}", model.name)),
+            latency_rng: Stream::new(seed, &format!("latency.{}", model.name)),
+            codel: model.codel.clone(),
+            rate_limit: model.rate_limit.clone(),
+            limit: model.adaptive_limit.clone(),
+            stats: TierStats {
+                name: model.name.clone(),
+                arrival_bound_per_user: model.arrival_bound_per_user,
+                ..TierStats::default()
+            },
+            series: TierSeries {
+                name: model.name.clone(),
+                arrivals: vec![0; secs],
+                admitted: vec![0; secs],
+                completed: vec![0; secs],
+                late: vec![0; secs],
+                queue_len: vec![0; secs],
+                busy: vec![0; secs],
+            },
+            busy_ns: 0,
+            wait_ns: 0,
+            queue_area_ns: 0,
+            queue_since: 0,
+            per_user: Vec::new(),
+        }
+    }
+
+    /// Requests that may be in service now: the slots, or fewer under an
+    /// adaptive limit.
+    #[inline]
+    fn capacity(&self, slots: u32) -> u32 {
+        self.limit.as_ref().map_or(slots, |l| l.limit().min(slots))
+    }
+
+    /// Adds the queue's length times the time since the last change.
+    #[inline]
+    fn account_queue(&mut self, now: Nanos) {
+        self.queue_area_ns += self.queue.len() as u128 * (now - self.queue_since) as u128;
+        self.queue_since = now;
+    }
+
+    /// A request of `user` arrives in second `sec`, `during` the trigger
+    /// window or not, after its user request has `ended` or not.
+    #[inline]
+    pub fn on_arrival(&mut self, sec: usize, during: bool, user: usize, ended: bool) {
+        self.stats.arrivals += 1;
+        self.series.arrivals[sec] += 1;
+        self.stats.arrivals_during += during as u64;
+        self.per_user[user] += 1;
+        self.stats.arrivals_after_user_left += ended as u64;
+    }
+
+    /// Admission of a request of `class` arriving at `now` (second `sec`):
+    /// it starts if a slot is free to it, else it queues, unless a
+    /// protection rejects it (counted). Under FIFO a request never
+    /// overtakes one of its class or above; `reply_first` lets it.
+    #[inline]
+    pub fn admit(
+        &mut self,
+        model: &ServerModel,
+        now: Nanos,
+        sec: usize,
+        class: usize,
+        reply_first: bool,
+    ) -> Result<Admission, Rejection> {
+        let can_start = self.busy < self.capacity(model.slots)
+            && self.busy_by_class[class] < model.class_slots[class]
+            && (reply_first || self.queue.none_at_or_above(class));
+        let queued = self.queue.len();
+        let rejection = if model.shed_queue[class].is_some_and(|q| queued >= q) {
+            Some(Rejection::Shed)
+        } else if !can_start && model.queue_cap.is_some_and(|cap| queued >= cap as usize) {
+            Some(Rejection::QueueFull)
+        } else if self.rate_limit.as_mut().is_some_and(|b| !b.try_take(now)) {
+            // Only a request that would be admitted takes a token.
+            Some(Rejection::RateLimited)
+        } else {
+            None
+        };
+        if let Some(r) = rejection {
+            *r.counter(&mut self.stats) += 1;
+            return Err(r);
+        }
+        self.stats.admitted += 1;
+        self.series.admitted[sec] += 1;
+        Ok(if can_start {
+            Admission::Start
+        } else {
+            Admission::Queue
+        })
+    }
+
+    /// An admitted request of `class` waits.
+    #[inline]
+    pub fn enqueue(&mut self, job: JobRef, class: usize, now: Nanos) {
+        self.account_queue(now);
+        self.queue.push(job, class);
+        self.stats.max_queue = self.stats.max_queue.max(self.queue.len() as u64);
+    }
+
+    /// The next queued request a free slot takes, with the reason it is
+    /// dropped instead, if any (counted); `None` while no slot is free or
+    /// no waiting class may start. The order: the highest class its
+    /// bulkhead lets in, then queue order; then the drops: cancelled,
+    /// expired, CoDel.
+    #[inline]
+    pub fn next_to_start(
+        &mut self,
+        model: &ServerModel,
+        now: Nanos,
+        jobs: &Jobs,
+    ) -> Option<(JobRef, Option<Dropped>)> {
+        if self.busy >= self.capacity(model.slots) {
+            return None;
+        }
+        self.account_queue(now);
+        let newest_first = match model.queue_order {
+            QueueOrder::Fifo => false,
+            QueueOrder::Lifo => true,
+            QueueOrder::AdaptiveLifo => self.queue.len() > model.lifo_threshold,
+        };
+        let busy = &self.busy_by_class;
+        let job = self
+            .queue
+            .pop(newest_first, |c| busy[c] < model.class_slots[c])?;
+        let j = jobs.get_live(job);
+        let dropped = if j.cancelled {
+            Some(Dropped::Cancelled)
+        } else if model.drop_expired && now >= j.deadline {
+            Some(Dropped::Expired)
+        } else if self
+            .codel
+            .as_mut()
+            .is_some_and(|c| c.should_drop(now, now - j.arrived, self.queue.is_empty()))
+        {
+            Some(Dropped::CoDel)
+        } else {
+            None
+        };
+        if let Some(d) = dropped {
+            self.count_drop(d);
+        }
+        Some((job, dropped))
+    }
+
+    #[inline]
+    pub fn count_drop(&mut self, why: Dropped) {
+        *why.counter(&mut self.stats) += 1;
+    }
+
+    /// A request of `class` that `waited` in the queue takes a slot.
+    #[inline]
+    pub fn on_start(&mut self, class: usize, waited: Nanos) {
+        self.busy += 1;
+        self.stats.started += 1;
+        self.busy_by_class[class] += 1;
+        self.wait_ns += waited as u128;
+    }
+
+    /// Request `j` of `class` releases its slot at `now` (second `sec`)
+    /// with a reply, `ok` or not; `late` if its caller no longer waits.
+    #[inline]
+    pub fn on_reply(
+        &mut self,
+        now: Nanos,
+        sec: usize,
+        class: usize,
+        j: &Job,
+        ok: bool,
+        late: bool,
+    ) {
+        self.busy -= 1;
+        self.busy_by_class[class] -= 1;
+        self.busy_ns += (now - j.started) as u128;
+        if let Some(l) = &mut self.limit {
+            l.record(now, now - j.arrived, ok, self.busy + 1);
+        }
+        if j.abandoned {
+            // Not a completion: the work stopped before its end.
+            self.stats.abandoned += 1;
+        } else {
+            self.stats.completed += 1;
+            self.stats.completed_ok += ok as u64;
+            self.series.completed[sec] += 1;
+            if late {
+                self.stats.late += 1;
+                self.series.late[sec] += 1;
+            }
+        }
+    }
+
+    /// The tier's counters and series at the end of the run (`now`).
+    pub fn into_result(mut self, now: Nanos) -> (TierStats, TierSeries) {
+        self.account_queue(now);
+        let secs = |ns: u128| ns as f64 / NANOS_PER_SEC as f64;
+        let mut t = self.stats;
+        t.wait_s = secs(self.wait_ns);
+        t.queue_s = secs(self.queue_area_ns);
+        t.queued_at_end = self.queue.len() as u64;
+        t.busy_at_end = self.busy as u64;
+        t.busy_s = secs(self.busy_ns);
+        t.max_arrivals_per_user = self.per_user.iter().copied().max().unwrap_or(0) as u64;
+        if let Some(l) = &self.limit {
+            t.limit_lowest = l.lowest() as u64;
+            t.limit_at_end = l.limit() as u64;
+        }
+        (t, self.series)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::{Job, NO_EDGE, NO_JOB};
+
+    const MS: Nanos = 1_000_000;
+
+    /// ch37's leaf with one slot, a queue of one, no protection: each test
+    /// sets what it looks at.
+    fn leaf() -> ServerModel {
+        let s = crate::builtin("ch37").expect("ch37 is built in");
+        let mut m = crate::model::Model::new(&s).servers.pop().unwrap();
+        m.slots = 1;
+        m.queue_cap = Some(1);
+        m.queue_order = QueueOrder::Fifo;
+        m.drop_expired = false;
+        m.shed_queue = vec![None];
+        m.class_slots = vec![u32::MAX];
+        m.codel = None;
+        m.rate_limit = None;
+        m.adaptive_limit = None;
+        m
+    }
+
+    fn server(m: &ServerModel) -> Server {
+        Server::new(m, 1, 1, 1)
+    }
+
+    fn request(jobs: &mut Jobs, deadline: Nanos, cancelled: bool) -> JobRef {
+        jobs.alloc(Job {
+            arrived: 0,
+            cancelled,
+            ..Job::request(0, NO_EDGE, NO_JOB, 1, deadline, 0)
+        })
+    }
+
+    #[test]
+    fn admission_starts_queues_then_rejects_a_full_queue() {
+        let m = leaf();
+        let mut srv = server(&m);
+        let mut jobs = Jobs::default();
+        assert_eq!(srv.admit(&m, 0, 0, 0, false), Ok(Admission::Start));
+        srv.on_start(0, 0);
+        assert_eq!(srv.admit(&m, 0, 0, 0, false), Ok(Admission::Queue));
+        srv.enqueue(request(&mut jobs, NEVER, false), 0, 0);
+        assert_eq!(srv.admit(&m, 0, 0, 0, false), Err(Rejection::QueueFull));
+        assert_eq!((srv.stats.admitted, srv.stats.rejected_full), (2, 1));
+        assert_eq!(srv.stats.max_queue, 1);
+    }
+
+    #[test]
+    fn shedding_comes_first_and_only_admitted_requests_take_a_token() {
+        let mut m = leaf();
+        m.rate_limit = Some(TokenBucket::new(1.0, 1.0));
+        let mut srv = server(&m);
+        let mut jobs = Jobs::default();
+        srv.on_start(0, 0);
+        srv.enqueue(request(&mut jobs, NEVER, false), 0, 0);
+        assert_eq!(srv.admit(&m, 0, 0, 0, false), Err(Rejection::QueueFull));
+        m.queue_cap = None;
+        assert_eq!(srv.admit(&m, 0, 0, 0, false), Ok(Admission::Queue));
+        assert_eq!(srv.admit(&m, 0, 0, 0, false), Err(Rejection::RateLimited));
+        m.shed_queue = vec![Some(1)];
+        assert_eq!(srv.admit(&m, 0, 0, 0, false), Err(Rejection::Shed));
+        let t = &srv.stats;
+        assert_eq!((t.rejected_full, t.rate_limited, t.shed), (1, 1, 1));
+    }
+
+    #[test]
+    fn under_fifo_an_arrival_does_not_overtake_the_queue() {
+        let mut m = leaf();
+        m.slots = 2;
+        let mut srv = server(&m);
+        let mut jobs = Jobs::default();
+        srv.enqueue(request(&mut jobs, NEVER, false), 0, 0);
+        assert_eq!(srv.admit(&m, 0, 0, 0, false), Err(Rejection::QueueFull));
+        assert_eq!(srv.admit(&m, 0, 0, 0, true), Ok(Admission::Start));
+    }
+
+    #[test]
+    fn next_to_start_drops_cancelled_then_expired_requests() {
+        let mut m = leaf();
+        m.queue_cap = None;
+        m.drop_expired = true;
+        let mut srv = server(&m);
+        let mut jobs = Jobs::default();
+        let cancelled = request(&mut jobs, NEVER, true);
+        let expired = request(&mut jobs, 5 * MS, false);
+        let fine = request(&mut jobs, NEVER, false);
+        for job in [cancelled, expired, fine] {
+            srv.enqueue(job, 0, 0);
+        }
+        let now = 10 * MS;
+        let mut next = || srv.next_to_start(&m, now, &jobs);
+        assert_eq!(next(), Some((cancelled, Some(Dropped::Cancelled))));
+        assert_eq!(next(), Some((expired, Some(Dropped::Expired))));
+        assert_eq!(next(), Some((fine, None)));
+        assert_eq!(next(), None, "the queue is empty");
+        srv.enqueue(request(&mut jobs, NEVER, false), 0, now);
+        srv.on_start(0, now);
+        assert_eq!(srv.next_to_start(&m, now, &jobs), None, "no free slot");
+        assert_eq!((srv.stats.cancelled, srv.stats.dropped_expired), (1, 1));
+        assert_eq!(Dropped::Cancelled.answer(), None);
+        assert_eq!(Dropped::Expired.answer(), Some(Outcome::Expired));
+        assert_eq!(Dropped::CoDel.answer(), Some(Outcome::Rejected));
+    }
+
+    #[test]
+    fn lifo_serves_the_newest_first() {
+        let mut m = leaf();
+        m.queue_cap = None;
+        m.queue_order = QueueOrder::Lifo;
+        let mut srv = server(&m);
+        let mut jobs = Jobs::default();
+        let (old, new) = (
+            request(&mut jobs, NEVER, false),
+            request(&mut jobs, NEVER, false),
+        );
+        srv.enqueue(old, 0, 0);
+        srv.enqueue(new, 0, 0);
+        assert_eq!(srv.next_to_start(&m, 0, &jobs), Some((new, None)));
+    }
+
+    #[test]
+    fn work_is_abandoned_at_the_first_check_past_the_deadline() {
+        assert_eq!(abandon_at(0, 100, 25, 0), None, "no checks");
+        assert_eq!(abandon_at(0, 100, NEVER, 10), None, "no deadline");
+        assert_eq!(abandon_at(0, 100, 25, 10), Some(30));
+        assert_eq!(abandon_at(0, 100, 95, 10), None, "done before the check");
+        assert_eq!(abandon_at(50, 100, 20, 10), Some(60), "already late");
+    }
+}
