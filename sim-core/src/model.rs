@@ -307,7 +307,11 @@ impl Model {
                         .iter()
                         .map(|w| {
                             let start = secs_to_nanos(w.start_s);
-                            (start, start + secs_to_nanos(w.duration_s), w.factor)
+                            (
+                                start,
+                                start.saturating_add(secs_to_nanos(w.duration_s)),
+                                w.factor,
+                            )
                         })
                         .collect(),
                     arrival_bound_per_user: bounds[i],
@@ -318,15 +322,7 @@ impl Model {
         let (ws, we) = s.trigger_window_s();
         let arrivals_end = secs_to_nanos(s.client.duration_s);
         let arrival_segments = arrival_segments(&s.client.spike, arrivals_end);
-        let expected_users = s.client.rate_per_s
-            * arrival_segments
-                .iter()
-                .enumerate()
-                .map(|(i, (start, f))| {
-                    let end = arrival_segments.get(i + 1).map_or(arrivals_end, |n| n.0);
-                    nanos_to_secs(end.saturating_sub(*start)) * f
-                })
-                .sum::<f64>();
+        let expected_users = expected_users(s);
         let bounds: u64 = servers.iter().map(|m| m.arrival_bound_per_user).sum();
         Model {
             dispatch: s.dispatch,
@@ -352,6 +348,20 @@ impl Model {
     }
 }
 
+/// The mean number of users of one run: the arrival rate integrated over
+/// `[0, duration_s)`, load spikes included.
+pub fn expected_users(s: &Scenario) -> f64 {
+    let end = secs_to_nanos(s.client.duration_s);
+    let segments = arrival_segments(&s.client.spike, end);
+    let seconds: f64 = (segments.iter().enumerate())
+        .map(|(i, (start, factor))| {
+            let next = segments.get(i + 1).map_or(end, |n| n.0);
+            nanos_to_secs(next.saturating_sub(*start)) * factor
+        })
+        .sum();
+    s.client.rate_per_s * seconds
+}
+
 /// The arrival-rate multiplier as `(start, factor)` segments covering
 /// `[0, end)`: a new segment wherever a spike starts or ends.
 fn arrival_segments(spikes: &[crate::scenario::SlowWindow], end: Nanos) -> Vec<(Nanos, f64)> {
@@ -359,7 +369,11 @@ fn arrival_segments(spikes: &[crate::scenario::SlowWindow], end: Nanos) -> Vec<(
         .iter()
         .map(|w| {
             let start = secs_to_nanos(w.start_s);
-            (start, start + secs_to_nanos(w.duration_s), w.factor)
+            (
+                start,
+                start.saturating_add(secs_to_nanos(w.duration_s)),
+                w.factor,
+            )
         })
         .collect();
     let mut bounds: Vec<Nanos> = std::iter::once(0)

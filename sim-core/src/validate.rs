@@ -9,6 +9,9 @@ use std::collections::BTreeSet;
 /// gigabytes, which is a typo, not an experiment.
 pub const MAX_EXPECTED_USERS: f64 = 20_000_000.0;
 
+/// Longest simulated time of one run: its per-second series grow with it.
+pub const MAX_HORIZON_S: f64 = 1_000_000.0;
+
 pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
     let mut errors = Vec::new();
     let mut check = |ok: bool, path: String, message: &str| {
@@ -43,13 +46,35 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
         ),
     );
     check(
-        s.client.rate_per_s * s.client.duration_s <= MAX_EXPECTED_USERS,
-        "client.rate_per_s".into(),
+        !positive(s.horizon_s) || s.horizon_s <= MAX_HORIZON_S,
+        "horizon_s".into(),
         &format!(
-            "rate_per_s x duration_s = {:.0} users; more than {MAX_EXPECTED_USERS:.0} in one run would run for hours",
-            s.client.rate_per_s * s.client.duration_s
+            "must be at most {MAX_HORIZON_S:.0} s (11.6 days): every run keeps per-second series"
         ),
     );
+    // Load spikes count: a factor of 10 for the whole run is ten times the users.
+    let countable = positive(s.client.rate_per_s)
+        && positive(s.client.duration_s)
+        && s.client.duration_s <= MAX_HORIZON_S
+        && s.client
+            .spike
+            .iter()
+            .all(|w| non_negative(w.start_s) && non_negative(w.duration_s) && positive(w.factor));
+    if countable {
+        let users = crate::model::expected_users(s);
+        let spikes = if s.client.spike.is_empty() {
+            ""
+        } else {
+            " with its load spikes"
+        };
+        check(
+            users <= MAX_EXPECTED_USERS,
+            "client.rate_per_s".into(),
+            &format!(
+                "rate_per_s x duration_s{spikes} = {users:.0} users; more than {MAX_EXPECTED_USERS:.0} in one run would run for hours"
+            ),
+        );
+    }
     check(s.max_events != Some(0), "max_events".into(), "must be >= 1");
     let classes: Vec<&str> = s.client.classes.iter().map(|c| c.name.as_str()).collect();
     for (i, c) in s.client.classes.iter().enumerate() {

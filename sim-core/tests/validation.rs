@@ -298,3 +298,28 @@ fn problems(s: &sim_core::Scenario) -> Vec<String> {
         .map(ToString::to_string)
         .collect()
 }
+
+#[test]
+fn a_run_too_large_to_finish_is_refused_before_it_starts() {
+    // 18 million users: under the cap; a 2x spike for 10 s adds 3 million.
+    let mut s = sim_core::ch37();
+    s.client.rate_per_s = 300_000.0;
+    assert!(problems(&s).is_empty(), "{:?}", problems(&s));
+    s.client.spike = vec![sim_core::scenario::SlowWindow {
+        start_s: 20.0,
+        duration_s: 10.0,
+        factor: 2.0,
+    }];
+    assert_eq!(
+        problems(&s),
+        [
+            "client.rate_per_s: rate_per_s x duration_s with its load spikes = 21000000 users; more than 20000000 in one run would run for hours"
+        ]
+    );
+    let mut s = sim_core::ch37();
+    s.horizon_s = 2e6;
+    assert_eq!(
+        problems(&s),
+        ["horizon_s: must be at most 1000000 s (11.6 days): every run keeps per-second series"]
+    );
+}
