@@ -5,6 +5,22 @@ use crate::part::PartError;
 use polars::prelude::PolarsError;
 use std::path::PathBuf;
 
+/// An I/O error on a file or a directory, with its path.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {source}", path.display())]
+pub struct IoError {
+    pub path: PathBuf,
+    pub source: std::io::Error,
+}
+
+impl IoError {
+    /// For `map_err`: the error of an operation on `path`.
+    pub fn at(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> IoError {
+        let path = path.into();
+        move |source| IoError { path, source }
+    }
+}
+
 /// Reading a sweep's output back ([`crate::load::Sweep::load`]).
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
@@ -62,11 +78,8 @@ pub enum ReportError {
     Load(#[from] LoadError),
     #[error(transparent)]
     Plot(#[from] PlotError),
-    #[error("{}: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] IoError),
     #[error(transparent)]
     Part(#[from] PartError),
     /// Writing a table as Parquet or CSV.
@@ -81,11 +94,6 @@ pub enum ReportError {
 }
 
 impl ReportError {
-    pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> ReportError {
-        let path = path.into();
-        move |source| ReportError::Io { path, source }
-    }
-
     pub(crate) fn table(what: &'static str) -> impl FnOnce(PolarsError) -> ReportError {
         move |source| ReportError::Table { what, source }
     }

@@ -13,6 +13,6 @@ pub mod sensitivity;
 pub mod stats;
 pub mod tables;
 
-pub use error::{LoadError, PlotError, ReportError};
+pub use error::{IoError, LoadError, PlotError, ReportError};
 pub use part::PartError;
 pub use report::{Report, write as write_report};

@@ -1,7 +1,7 @@
 //! The report people read in the morning: `analysis/index.md` (and a
 //! self-contained `index.html`), with the tables and plots it links.
 
-use crate::error::ReportError;
+use crate::error::{IoError, ReportError};
 use crate::load::Sweep;
 use crate::part::{self, Part};
 use crate::plots::{self, Band, BandPoint, HeatPanel, IndexBars};
@@ -26,7 +26,7 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
     let sweep = Sweep::load(out_dir)?;
     let dir = out_dir.join("analysis");
     let plot_dir = dir.join("plots");
-    std::fs::create_dir_all(&plot_dir).map_err(ReportError::io(&plot_dir))?;
+    std::fs::create_dir_all(&plot_dir).map_err(IoError::at(&plot_dir))?;
     let metrics = tables::main_metrics(&sweep);
 
     let mut summary = tables::summary(&sweep, &metrics)?;
@@ -99,13 +99,13 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
 }
 
 fn write_text(path: &Path, text: &str) -> Result<(), ReportError> {
-    std::fs::write(path, text).map_err(ReportError::io(path))
+    Ok(std::fs::write(path, text).map_err(IoError::at(path))?)
 }
 
 /// `name.parquet` and `name.csv` in `dir`.
 fn write_frame(dir: &Path, name: &str, df: &mut DataFrame) -> Result<(), ReportError> {
     let path = |ext: &str| dir.join(format!("{name}.{ext}"));
-    let create = |p: &Path| File::create(p).map_err(ReportError::io(p));
+    let create = |p: &Path| File::create(p).map_err(IoError::at(p));
     let failed = |path: PathBuf| move |source| ReportError::File { path, source };
     let parquet = path("parquet");
     ParquetWriter::new(create(&parquet)?)
@@ -325,7 +325,7 @@ fn time_plots(
     let series_dir = sweep.dir.join("series");
     let mut wanted = vec!["run_id", "second"];
     wanted.extend(series_cols.iter().map(String::as_str));
-    for path in part::list(&series_dir, ".parquet").map_err(ReportError::io(&series_dir))? {
+    for path in part::list(&series_dir, ".parquet").map_err(IoError::at(&series_dir))? {
         let part = Part::read(&path, Some(&wanted))?;
         let ids = part.str("run_id")?;
         let secs = part.u32("second")?;

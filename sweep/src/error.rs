@@ -3,7 +3,7 @@
 //! CLI edge ([`Error`], used by `main`) adds the context line and prints
 //! one problem per line.
 
-use analysis::{PartError, PlotError, ReportError};
+use analysis::{IoError, PartError, PlotError, ReportError};
 use polars::prelude::PolarsError;
 use sim_core::ConfigError;
 use std::path::PathBuf;
@@ -72,11 +72,8 @@ pub enum ShardError {
 /// The output directory's files: parts, manifests, their directories.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("{}: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] IoError),
     #[error(transparent)]
     Part(#[from] PartError),
     /// Writing a part, or appending one to the others.
@@ -85,13 +82,6 @@ pub enum StoreError {
     /// Building a batch's tables before writing them.
     #[error("{0}")]
     Batch(#[source] PolarsError),
-}
-
-impl StoreError {
-    pub fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> StoreError {
-        let path = path.into();
-        move |source| StoreError::Io { path, source }
-    }
 }
 
 /// A manifest of another sweep in the output directory.
@@ -143,6 +133,8 @@ pub enum DirError {
     },
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error(transparent)]
+    Io(#[from] IoError),
 }
 
 /// `sweep run` after the directory is prepared.
@@ -207,6 +199,8 @@ pub enum RefineError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Pool(#[from] rayon::ThreadPoolBuildError),
+    #[error(transparent)]
+    Io(#[from] IoError),
     #[error(transparent)]
     Plot(#[from] PlotError),
     #[error(transparent)]

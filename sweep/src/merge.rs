@@ -4,6 +4,7 @@
 use crate::error::{Error, MergeError, StoreError};
 use crate::runner::now_rfc3339;
 use crate::store::{Manifest, Shard, Store, count_runs};
+use analysis::IoError;
 use clap::Args;
 use polars::prelude::*;
 use std::path::{Path, PathBuf};
@@ -134,12 +135,12 @@ fn copy_results(from: &Path, to: &Path) -> Result<(), StoreError> {
     let copy = |src: &Path, dst: &Path| {
         std::fs::copy(src, dst)
             .map(|_| ())
-            .map_err(StoreError::io(src))
+            .map_err(IoError::at(src))
     };
     for sub in ["runs", "series"] {
         let dir = from.join(sub);
-        for entry in std::fs::read_dir(&dir).map_err(StoreError::io(&dir))? {
-            let p = entry.map_err(StoreError::io(&dir))?.path();
+        for entry in std::fs::read_dir(&dir).map_err(IoError::at(&dir))? {
+            let p = entry.map_err(IoError::at(&dir))?.path();
             if p.extension().is_some_and(|e| e == "parquet") {
                 copy(&p, &to.join(sub).join(p.file_name().expect("a file")))?;
             }

@@ -10,6 +10,7 @@ use crate::grid::{Grid, sha256_hex};
 use crate::records::{Layout, Outcome};
 use crate::runner::{execute_point, new_manifest, now_rfc3339, silence_panics, worker_pool};
 use crate::store::{Shard, Store, count_runs};
+use analysis::IoError;
 use analysis::PlotError;
 use clap::Args;
 use rayon::prelude::*;
@@ -264,9 +265,9 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
     store.write_manifest(&manifest)?;
     let table = boundary_table(&grid, &others, &slices, &args.axis, args.threshold);
     let dir = out.join("analysis");
-    std::fs::create_dir_all(&dir).map_err(StoreError::io(&dir))?;
+    std::fs::create_dir_all(&dir).map_err(IoError::at(&dir))?;
     let boundary = dir.join("boundary.md");
-    std::fs::write(&boundary, &table).map_err(StoreError::io(boundary))?;
+    std::fs::write(&boundary, &table).map_err(IoError::at(boundary))?;
     println!("{table}");
     draw_boundary(&dir, &grid, &others, &slices, &args.axis, args.threshold)?;
     println!(

@@ -10,6 +10,7 @@ use crate::grid::Grid;
 use crate::progress::{Progress, human_duration};
 use crate::records::{Layout, Outcome, RunFailure};
 use crate::store::{Manifest, Shard, Store, count_runs, parse_shard};
+use analysis::IoError;
 use clap::Args;
 use rayon::prelude::*;
 use std::cell::RefCell;
@@ -99,11 +100,11 @@ fn prepare_dir(store: &Store, grid: &Grid, shard: Shard, args: &RunArgs) -> Resu
         for sub in ["runs", "series", "analysis", "slurm"] {
             let p = store.root.join(sub);
             if p.exists() {
-                std::fs::remove_dir_all(&p).map_err(StoreError::io(p))?;
+                std::fs::remove_dir_all(&p).map_err(IoError::at(p))?;
             }
         }
         for (p, _) in &manifests {
-            std::fs::remove_file(p).map_err(StoreError::io(p))?;
+            std::fs::remove_file(p).map_err(IoError::at(p))?;
         }
         return Ok(store.create_dirs()?);
     }

@@ -12,6 +12,7 @@
 //! and the run ids found in runs parts are done.
 
 use crate::error::{DirError, ForeignResults, ShardError, StoreError};
+use analysis::IoError;
 pub use analysis::manifest::Manifest;
 pub use analysis::manifest::Shard;
 use analysis::part::{Part, list};
@@ -67,7 +68,7 @@ impl Store {
 
     pub fn create_dirs(&self) -> Result<(), StoreError> {
         for dir in [runs_dir(&self.root), series_dir(&self.root)] {
-            fs::create_dir_all(&dir).map_err(StoreError::io(dir))?;
+            fs::create_dir_all(&dir).map_err(IoError::at(dir))?;
         }
         Ok(())
     }
@@ -104,7 +105,7 @@ impl Store {
     pub fn write_manifest(&self, m: &Manifest) -> Result<(), StoreError> {
         let text = serde_json::to_string_pretty(m).expect("a manifest serializes") + "\n";
         let path = self.manifest_path(m.shard);
-        write_atomic(&path, text.as_bytes()).map_err(StoreError::io(path))
+        Ok(write_atomic(&path, text.as_bytes()).map_err(IoError::at(path))?)
     }
 
     /// A manifest in the directory of another sweep than `fingerprint`'s,
@@ -292,11 +293,11 @@ pub fn count_runs(store: &Store, shard: Option<Shard>) -> Result<(u64, u64, u64)
 
 /// [`list`], naming the directory in an error.
 fn list_in(dir: &Path, suffix: &str) -> Result<Vec<PathBuf>, StoreError> {
-    list(dir, suffix).map_err(StoreError::io(dir))
+    Ok(list(dir, suffix).map_err(IoError::at(dir))?)
 }
 
 fn remove(path: &Path) -> Result<(), StoreError> {
-    fs::remove_file(path).map_err(StoreError::io(path))
+    Ok(fs::remove_file(path).map_err(IoError::at(path))?)
 }
 
 fn write_parquet(
@@ -305,9 +306,11 @@ fn write_parquet(
     metadata: &[(String, String)],
 ) -> Result<(), StoreError> {
     let tmp = path.with_extension("parquet.tmp");
-    let io = |e| StoreError::Io {
-        path: path.to_path_buf(),
-        source: e,
+    let io = |source| {
+        StoreError::Io(IoError {
+            path: path.to_path_buf(),
+            source,
+        })
     };
     let mut file = File::create(&tmp).map_err(io)?;
     ParquetWriter::new(&mut file)
