@@ -3,11 +3,16 @@
 //! Reads lazily with polars (only the columns it needs), so the size of a
 //! sweep is bounded by disk, not memory. Writes under `OUT_DIR/analysis/`.
 
+pub mod error;
 pub mod load;
+pub mod manifest;
+pub mod part;
 pub mod plots;
 pub mod report;
 pub mod sensitivity;
 pub mod stats;
 pub mod tables;
 
+pub use error::{IoError, LoadError, PlotError, ReportError};
+pub use part::PartError;
 pub use report::{Report, write as write_report};

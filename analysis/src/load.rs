@@ -2,6 +2,8 @@
 //! analysis needs (lazily, so other columns are never read), and each run's
 //! position in the grid.
 
+use crate::error::LoadError;
+use crate::manifest::Manifest;
 use crate::sensitivity::Design;
 use polars::prelude::*;
 use std::path::{Path, PathBuf};
@@ -15,6 +17,9 @@ const IDENTITY: &[&str] = &[
     "window_end_s",
 ];
 
+/// Every tier has a `<tier>_max_queue` column: the tiers are read from it.
+const TIER_MARKER: &str = "_max_queue";
+
 /// One dimension of the grid: an axis, or a zip group (paths moving together).
 pub struct Dim {
     /// The path, or the zip group's paths joined by `+`.
@@ -26,7 +31,7 @@ pub struct Dim {
 
 pub struct Sweep {
     pub dir: PathBuf,
-    pub manifest: serde_json::Value,
+    pub manifest: Manifest,
     pub dims: Vec<Dim>,
     /// The runs, ordered by `run_index`.
     pub runs: DataFrame,
@@ -41,29 +46,23 @@ pub struct Sweep {
 }
 
 impl Sweep {
-    pub fn load(dir: &Path) -> Result<Sweep, String> {
-        let err = |e: PolarsError| format!("{}: {e}", dir.display());
+    pub fn load(dir: &Path) -> Result<Sweep, LoadError> {
+        let err = |source: PolarsError| LoadError::Runs {
+            dir: dir.to_path_buf(),
+            source,
+        };
         let manifest_path = dir.join("manifest.json");
-        let text = std::fs::read_to_string(&manifest_path)
-            .map_err(|e| format!("{}: {e}", manifest_path.display()))?;
-        let manifest: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", manifest_path.display()))?;
-        let strings = |v: &serde_json::Value| -> Vec<String> {
-            v.as_array()
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|s| s.as_str().map(str::to_string))
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        let dim_paths: Vec<Vec<String>> = match manifest["dimensions"].as_array() {
-            Some(dims) => dims.iter().map(strings).collect(),
-            None => strings(&manifest["axes"])
-                .into_iter()
-                .map(|a| vec![a])
-                .collect(),
-        };
+        let text =
+            std::fs::read_to_string(&manifest_path).map_err(|source| LoadError::ReadManifest {
+                path: manifest_path.clone(),
+                source,
+            })?;
+        let manifest: Manifest =
+            serde_json::from_str(&text).map_err(|source| LoadError::ParseManifest {
+                path: manifest_path.clone(),
+                source,
+            })?;
+        let dim_paths = manifest.dimension_paths();
         let pattern = dir.join("runs").join("*.parquet");
         let lazy = LazyFrame::scan_parquet(
             PlRefPath::try_from_path(&pattern).map_err(err)?,
@@ -73,16 +72,15 @@ impl Sweep {
         let schema = lazy.clone().collect_schema().map_err(err)?;
         let tiers: Vec<String> = schema
             .iter_names()
-            .filter_map(|n| n.strip_suffix("_max_queue").map(str::to_string))
+            .filter_map(|n| n.strip_suffix(TIER_MARKER).map(str::to_string))
             .collect();
         // Only what the report uses: a million runs stay small in memory.
         let axis_paths: Vec<&String> = dim_paths.iter().flatten().collect();
-        let report_metrics = report_metrics(&manifest);
+        let report_metrics = manifest.report.metrics.clone();
+        let metrics = crate::tables::metric_names(&tiers);
         let wanted = |n: &str| {
             IDENTITY.contains(&n)
-                || crate::tables::METRICS.contains(&n)
-                || n.ends_with("_max_queue")
-                || n.ends_with("_arrivals_per_user_during")
+                || metrics.iter().any(|m| m.as_str() == n)
                 || axis_paths.iter().any(|p| p.as_str() == n)
                 || report_metrics.iter().any(|m| m.as_str() == n)
         };
@@ -109,8 +107,11 @@ impl Sweep {
             let columns: Vec<&Column> = shown
                 .iter()
                 .map(|p| {
-                    runs.column(p)
-                        .map_err(|e| format!("{}: axis column `{p}`: {e}", dir.display()))
+                    runs.column(p).map_err(|source| LoadError::AxisColumn {
+                        dir: dir.to_path_buf(),
+                        column: p.clone(),
+                        source,
+                    })
                 })
                 .collect::<Result<_, _>>()?;
             let mut labels: Vec<String> = Vec::new();
@@ -180,6 +181,24 @@ impl Sweep {
         self.dims.iter().position(|d| d.name == "strategy")
     }
 
+    /// `dim=label` for each (dimension, level position) pair, joined by `sep`.
+    pub fn describe_levels(
+        &self,
+        levels: impl IntoIterator<Item = (usize, usize)>,
+        sep: &str,
+    ) -> String {
+        levels
+            .into_iter()
+            .map(|(d, l)| format!("{}={}", self.dims[d].name, self.dims[d].labels[l]))
+            .collect::<Vec<_>>()
+            .join(sep)
+    }
+
+    /// Grid cell `cell` as `dim=label` for every dimension.
+    pub fn describe_cell(&self, cell: usize) -> String {
+        self.describe_levels(self.design.positions(cell).into_iter().enumerate(), " ")
+    }
+
     /// Which runs ended with status `ok`.
     pub fn ok(&self) -> &[bool] {
         &self.ok
@@ -195,16 +214,4 @@ fn label(c: &Column, row: usize) -> String {
         Ok(v) => v.to_string(),
         Err(_) => "?".to_string(),
     }
-}
-
-/// The metrics a grid's `[report]` asks for besides the usual ones.
-fn report_metrics(manifest: &serde_json::Value) -> Vec<String> {
-    manifest["report"]["metrics"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|m| m.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
 }

@@ -21,6 +21,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+pub use crate::error::PlotError;
+
 /// One series of a time plot: per x, the median and the interquartile range
 /// over seeds.
 #[derive(Debug, Clone, PartialEq)]
@@ -96,31 +98,33 @@ const S1_COLOR: RGBColor = PALETTE[0];
 const ST_COLOR: RGBColor = PALETTE[1];
 
 /// Registers DejaVu Sans (regular and bold) as `"sans-serif"`, once.
-fn ensure_fonts() -> Result<(), String> {
-    static DONE: OnceLock<Result<(), String>> = OnceLock::new();
+fn ensure_fonts() -> Result<(), PlotError> {
+    static DONE: OnceLock<Result<(), &'static str>> = OnceLock::new();
     DONE.get_or_init(|| {
-        for (style, bytes) in [
-            (FontStyle::Normal, dejavu::sans::regular()),
-            (FontStyle::Bold, dejavu::sans::bold()),
+        for (style, name, bytes) in [
+            (FontStyle::Normal, "normal", dejavu::sans::regular()),
+            (FontStyle::Bold, "bold", dejavu::sans::bold()),
         ] {
-            plotters::style::register_font(FONT, style, bytes)
-                .map_err(|_| format!("cannot register DejaVu Sans ({}) font", style.as_str()))?;
+            plotters::style::register_font(FONT, style, bytes).map_err(|_| name)?;
         }
         Ok(())
     })
-    .clone()
+    .map_err(|style| PlotError::Font { style })
 }
 
 /// `stem.svg` and `stem.png` (appended, not replacing an extension);
 /// creates the parent directory.
-fn output_paths(stem: &Path) -> Result<(PathBuf, PathBuf), String> {
+fn output_paths(stem: &Path) -> Result<(PathBuf, PathBuf), PlotError> {
     if stem.as_os_str().is_empty() {
-        return Err("empty output path".to_string());
+        return Err(PlotError::EmptyPath);
     }
     if let Some(parent) = stem.parent()
         && !parent.as_os_str().is_empty()
     {
-        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        std::fs::create_dir_all(parent).map_err(|source| PlotError::CreateDir {
+            path: parent.to_path_buf(),
+            source,
+        })?;
     }
     let with = |ext: &str| {
         let mut s = stem.as_os_str().to_owned();
@@ -131,9 +135,18 @@ fn output_paths(stem: &Path) -> Result<(PathBuf, PathBuf), String> {
     Ok((with("svg"), with("png")))
 }
 
-/// Converts a drawing error to a message.
-fn de<E: std::error::Error + Send + Sync>(e: DrawingAreaErrorKind<E>) -> String {
-    format!("drawing failed: {e}")
+/// A drawing error (its backend's error type need not be `'static`, so it
+/// is kept as its message).
+fn de<E: std::error::Error + Send + Sync>(e: DrawingAreaErrorKind<E>) -> PlotError {
+    PlotError::Draw(e.to_string())
+}
+
+/// The input of a plot cannot be drawn.
+fn bad_input(title: &str, problem: String) -> PlotError {
+    PlotError::Input {
+        title: title.to_string(),
+        problem,
+    }
 }
 
 /// Runs `$draw` (an expression using the drawing area `$root`) once on an
@@ -143,20 +156,22 @@ macro_rules! render_both {
         ensure_fonts()?;
         let (svg, png) = output_paths($stem)?;
         let size: (u32, u32) = $size;
-        let result = (|| -> Result<(), String> {
+        let result = (|| -> Result<(), PlotError> {
             {
                 let $root = SVGBackend::new(&svg, size).into_drawing_area();
                 $draw?;
-                $root
-                    .present()
-                    .map_err(|e| format!("{}: {e}", svg.display()))?;
+                $root.present().map_err(|e| PlotError::Write {
+                    path: svg.clone(),
+                    source: Box::new(e),
+                })?;
             }
             {
                 let $root = BitMapBackend::new(&png, size).into_drawing_area();
                 $draw?;
-                $root
-                    .present()
-                    .map_err(|e| format!("{}: {e}", png.display()))?;
+                $root.present().map_err(|e| PlotError::Write {
+                    path: png.clone(),
+                    source: Box::new(e),
+                })?;
             }
             Ok(())
         })();
@@ -183,7 +198,7 @@ fn bold(size: f64) -> TextStyle<'static> {
 fn titled<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
-) -> Result<DrawingArea<DB, Shift>, String> {
+) -> Result<DrawingArea<DB, Shift>, PlotError> {
     root.fill(&WHITE).map_err(de)?;
     root.titled(title, bold(24.0)).map_err(de)
 }
@@ -233,7 +248,7 @@ fn swatch<DB: DrawingBackend>(
     (w, h): (i32, i32),
     fill: ShapeStyle,
     line: Option<ShapeStyle>,
-) -> Result<(), String> {
+) -> Result<(), PlotError> {
     area.draw(&Rectangle::new([(x, y), (x + w, y + h)], fill))
         .map_err(de)?;
     if let Some(line) = line {
@@ -269,9 +284,9 @@ pub fn time_bands(
     bands: &[Band],
     shade: Option<(f64, f64)>,
     y_range: Option<(f64, f64)>,
-) -> Result<(), String> {
+) -> Result<(), PlotError> {
     if bands.is_empty() {
-        return Err(format!("{title}: no bands to plot"));
+        return Err(bad_input(title, "no bands to plot".to_string()));
     }
     let sorted: Vec<Vec<BandPoint>> = bands
         .iter()
@@ -296,7 +311,10 @@ pub fn time_bands(
         (lo.min(x), hi.max(x))
     });
     if x_lo > x_hi {
-        return Err(format!("{title}: no point with a finite x and median"));
+        return Err(bad_input(
+            title,
+            "no point with a finite x and median".to_string(),
+        ));
     }
     let x_range = if x_lo < x_hi {
         (x_lo, x_hi)
@@ -349,7 +367,7 @@ struct TimePlot<'a> {
 }
 
 impl TimePlot<'_> {
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), PlotError> {
         let body = titled(root, self.title)?;
         let legend_font = text(15.0);
         let mut entries: Vec<(String, RGBColor, bool)> = self
@@ -521,22 +539,25 @@ pub fn heatmaps(
     y_levels: &[String],
     panels: &[HeatPanel],
     value_label: &str,
-) -> Result<(), String> {
+) -> Result<(), PlotError> {
     if panels.is_empty() {
-        return Err(format!("{title}: no panels to plot"));
+        return Err(bad_input(title, "no panels to plot".to_string()));
     }
     if x_levels.is_empty() || y_levels.is_empty() {
-        return Err(format!("{title}: no x or y levels"));
+        return Err(bad_input(title, "no x or y levels".to_string()));
     }
     for p in panels {
         if p.values.len() != y_levels.len()
             || p.values.iter().any(|row| row.len() != x_levels.len())
         {
-            return Err(format!(
-                "{title}: panel {:?} is not {} rows of {} values",
-                p.title,
-                y_levels.len(),
-                x_levels.len()
+            return Err(bad_input(
+                title,
+                format!(
+                    "panel {:?} is not {} rows of {} values",
+                    p.title,
+                    y_levels.len(),
+                    x_levels.len()
+                ),
             ));
         }
     }
@@ -637,7 +658,7 @@ fn level(levels: &[String], v: f64) -> String {
 }
 
 impl HeatPlot<'_> {
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), PlotError> {
         let body = titled(root, self.title)?;
         let (w, _) = body.dim_in_pixel();
         let (main, scale) = body.split_horizontally(w - 160);
@@ -774,9 +795,9 @@ impl HeatPlot<'_> {
 ///
 /// Errors (no file written): no panels, or a panel whose five vectors are
 /// not all the same length. A panel without axes is drawn empty.
-pub fn sensitivity_bars(stem: &Path, title: &str, panels: &[IndexBars]) -> Result<(), String> {
+pub fn sensitivity_bars(stem: &Path, title: &str, panels: &[IndexBars]) -> Result<(), PlotError> {
     if panels.is_empty() {
-        return Err(format!("{title}: no panels to plot"));
+        return Err(bad_input(title, "no panels to plot".to_string()));
     }
     for p in panels {
         let n = p.axes.len();
@@ -784,14 +805,17 @@ pub fn sensitivity_bars(stem: &Path, title: &str, panels: &[IndexBars]) -> Resul
             .iter()
             .any(|&l| l != n)
         {
-            return Err(format!(
-                "{title}: panel {:?} has {} axes but {}/{}/{}/{} S1/S1 conf/ST/ST conf values",
-                p.metric,
-                n,
-                p.s1.len(),
-                p.s1_conf.len(),
-                p.st.len(),
-                p.st_conf.len()
+            return Err(bad_input(
+                title,
+                format!(
+                    "panel {:?} has {} axes but {}/{}/{}/{} S1/S1 conf/ST/ST conf values",
+                    p.metric,
+                    n,
+                    p.s1.len(),
+                    p.s1_conf.len(),
+                    p.st.len(),
+                    p.st_conf.len()
+                ),
             ));
         }
     }
@@ -834,7 +858,7 @@ struct BarsPlot<'a> {
 }
 
 impl BarsPlot<'_> {
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), PlotError> {
         let body = titled(root, self.title)?;
         let (legend, grid) = body.split_vertically(34);
         self.legend(&legend)?;
@@ -849,7 +873,7 @@ impl BarsPlot<'_> {
     }
 
     /// The shared legend, centred under the title.
-    fn legend<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), String> {
+    fn legend<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), PlotError> {
         let font = text(15.0);
         let items = [
             "S1 (first-order)",
@@ -897,7 +921,7 @@ impl BarsPlot<'_> {
         root: &DrawingArea<DB, Shift>,
         area: &DrawingArea<DB, Shift>,
         p: &IndexBars,
-    ) -> Result<(), String> {
+    ) -> Result<(), PlotError> {
         let n = p.axes.len();
         let y_label_w = 75;
         let (aw, _) = area.dim_in_pixel();
@@ -1028,20 +1052,6 @@ impl BarsPlot<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    /// A fresh directory under the system temp dir.
-    fn temp_dir(name: &str) -> PathBuf {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "analysis-plots-{}-{}-{name}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
-    }
 
     /// Asserts both files exist, are well-formed-ish, of `size`, with
     /// `title` in the SVG, and that the PNG is not blank.
@@ -1135,7 +1145,8 @@ mod tests {
 
     #[test]
     fn time_bands_writes_svg_and_png() {
-        let dir = temp_dir("time");
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let stem = dir.join("success_rate");
         let title = "Success rate over time";
         time_bands(
@@ -1153,7 +1164,8 @@ mod tests {
 
     #[test]
     fn time_bands_edge_cases() {
-        let dir = temp_dir("time-edge");
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         assert!(time_bands(&dir.join("a"), "t", "x", "y", &[], None, None).is_err());
         let nan = Band {
             label: "nan".into(),
@@ -1211,7 +1223,8 @@ mod tests {
 
     #[test]
     fn heatmaps_write_svg_and_png() {
-        let dir = temp_dir("heat");
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let stem = dir.join("not_recovered");
         let title = "Probability of not recovering";
         let (xs, ys, panels) = heat_input();
@@ -1231,7 +1244,8 @@ mod tests {
 
     #[test]
     fn heatmaps_edge_cases() {
-        let dir = temp_dir("heat-edge");
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let (xs, ys, panels) = heat_input();
         let stem = dir.join("h");
         assert!(heatmaps(&stem, "t", "x", &xs, "y", &ys, &[], "v").is_err());
@@ -1254,7 +1268,8 @@ mod tests {
 
     #[test]
     fn sensitivity_bars_write_svg_and_png() {
-        let dir = temp_dir("bars");
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let stem = dir.join("sobol");
         let title = "Sobol indices";
         sensitivity_bars(&stem, title, &bars_input()).unwrap();
@@ -1263,7 +1278,8 @@ mod tests {
 
     #[test]
     fn sensitivity_bars_edge_cases() {
-        let dir = temp_dir("bars-edge");
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let stem = dir.join("s");
         assert!(sensitivity_bars(&stem, "t", &[]).is_err());
         let mut bad = bars_input();
@@ -1294,7 +1310,8 @@ mod tests {
 
     #[test]
     fn svg_escapes_title() {
-        let dir = temp_dir("escape");
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let stem = dir.join("e");
         sensitivity_bars(&stem, "S1 & ST <all>", &bars_input()[..1]).unwrap();
         check(&stem, "S1 &amp; ST &lt;all&gt;", SIZE);
@@ -1328,39 +1345,5 @@ mod tests {
             .filter(|p| p[0] != p[1] || p[1] != p[2])
             .count();
         assert!(colored > 1000, "too few coloured pixels: {colored}");
-    }
-
-    /// Writes the three plots to /tmp/plots-preview/ for a look.
-    #[test]
-    fn preview() {
-        let dir = Path::new("/tmp/plots-preview");
-        time_bands(
-            &dir.join("time_bands"),
-            "Success rate over time",
-            "time (s)",
-            "success rate (share of requests)",
-            &bands(),
-            Some((20.0, 40.0)),
-            Some((0.0, 1.0)),
-        )
-        .unwrap();
-        let (xs, ys, panels) = heat_input();
-        heatmaps(
-            &dir.join("heatmaps"),
-            "Probability of not recovering",
-            "timeout (s)",
-            &xs,
-            "users",
-            &ys,
-            &panels,
-            "P(not recovered)",
-        )
-        .unwrap();
-        sensitivity_bars(
-            &dir.join("sensitivity_bars"),
-            "Sobol indices per metric",
-            &bars_input(),
-        )
-        .unwrap();
     }
 }

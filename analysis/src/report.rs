@@ -1,7 +1,9 @@
 //! The report people read in the morning: `analysis/index.md` (and a
 //! self-contained `index.html`), with the tables and plots it links.
 
+use crate::error::{IoError, ReportError};
 use crate::load::Sweep;
+use crate::part::{self, Part};
 use crate::plots::{self, Band, BandPoint, HeatPanel, IndexBars};
 use crate::tables::{self, Effect, MetricSensitivity};
 use polars::prelude::*;
@@ -20,29 +22,29 @@ pub struct Report {
 }
 
 /// Writes everything under `OUT_DIR/analysis/`.
-pub fn write(out_dir: &Path) -> Result<Report, String> {
+pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
     let sweep = Sweep::load(out_dir)?;
     let dir = out_dir.join("analysis");
     let plot_dir = dir.join("plots");
-    std::fs::create_dir_all(&plot_dir).map_err(|e| format!("{}: {e}", plot_dir.display()))?;
+    std::fs::create_dir_all(&plot_dir).map_err(IoError::at(&plot_dir))?;
     let metrics = tables::main_metrics(&sweep);
 
     let mut summary = tables::summary(&sweep, &metrics)?;
     write_frame(&dir, "summary", &mut summary)?;
     let headline = headline(&sweep, &summary)?;
-    std::fs::write(dir.join("summary.md"), &headline).map_err(|e| e.to_string())?;
+    write_text(&dir.join("summary.md"), &headline)?;
 
     let sens = tables::sensitivity(&sweep, &metrics);
     let mut sens_df = tables::sensitivity_frame(&sens)?;
     write_frame(&dir, "sensitivity", &mut sens_df)?;
     let sens_md = sensitivity_markdown(&sens);
-    std::fs::write(dir.join("sensitivity.md"), &sens_md).map_err(|e| e.to_string())?;
+    write_text(&dir.join("sensitivity.md"), &sens_md)?;
 
     let effects = tables::main_effects(&sweep, &metrics);
     let mut effects_df = tables::effects_frame(&effects)?;
     write_frame(&dir, "main_effects", &mut effects_df)?;
     let effects_md = effects_markdown(&sweep, &effects);
-    std::fs::write(dir.join("main_effects.md"), &effects_md).map_err(|e| e.to_string())?;
+    write_text(&dir.join("main_effects.md"), &effects_md)?;
 
     let mut plot_notes = Vec::new();
     let mut plot_files = Vec::new();
@@ -84,11 +86,11 @@ pub fn write(out_dir: &Path) -> Result<Report, String> {
         &plot_notes,
     )?;
     let index_md = dir.join("index.md");
-    std::fs::write(&index_md, &md).map_err(|e| e.to_string())?;
+    write_text(&index_md, &md)?;
     let index_html = dir.join("index.html");
     let mut inlined = plot_files.clone();
     inlined.push(("Boundary".to_string(), "boundary".to_string()));
-    std::fs::write(&index_html, html(&md, &plot_dir, &inlined)).map_err(|e| e.to_string())?;
+    write_text(&index_html, &html(&md, &plot_dir, &inlined))?;
     Ok(Report {
         index_md,
         index_html,
@@ -96,17 +98,23 @@ pub fn write(out_dir: &Path) -> Result<Report, String> {
     })
 }
 
-fn write_frame(dir: &Path, name: &str, df: &mut DataFrame) -> Result<(), String> {
-    let create = |ext: &str| {
-        let p = dir.join(format!("{name}.{ext}"));
-        File::create(&p).map_err(|e| format!("{}: {e}", p.display()))
-    };
-    ParquetWriter::new(create("parquet")?)
+fn write_text(path: &Path, text: &str) -> Result<(), ReportError> {
+    Ok(std::fs::write(path, text).map_err(IoError::at(path))?)
+}
+
+/// `name.parquet` and `name.csv` in `dir`.
+fn write_frame(dir: &Path, name: &str, df: &mut DataFrame) -> Result<(), ReportError> {
+    let path = |ext: &str| dir.join(format!("{name}.{ext}"));
+    let create = |p: &Path| File::create(p).map_err(IoError::at(p));
+    let failed = |path: PathBuf| move |source| ReportError::File { path, source };
+    let parquet = path("parquet");
+    ParquetWriter::new(create(&parquet)?)
         .finish(df)
-        .map_err(|e| e.to_string())?;
-    CsvWriter::new(create("csv")?)
+        .map_err(failed(parquet))?;
+    let csv = path("csv");
+    CsvWriter::new(create(&csv)?)
         .finish(df)
-        .map_err(|e| e.to_string())
+        .map_err(failed(csv))
 }
 
 /// The per-point table with the columns people read first.
@@ -122,7 +130,7 @@ fn level_columns(sweep: &Sweep) -> Vec<String> {
 
 /// The points ranked: recovered in more seeds first, then faster recovery,
 /// higher goodput, lower failed-request latency; the first `n`.
-fn ranking(sweep: &Sweep, summary: &DataFrame, n: usize) -> Result<String, String> {
+fn ranking(sweep: &Sweep, summary: &DataFrame, n: usize) -> Result<String, ReportError> {
     let keys = [
         ("p_not_recovered", false),
         ("recovery_censored_s_mean", false),
@@ -146,11 +154,11 @@ fn ranking(sweep: &Sweep, summary: &DataFrame, n: usize) -> Result<String, Strin
                 .with_nulls_last(true),
         )
         .and_then(|df| df.select(cols.iter().map(String::as_str)))
-        .map_err(|e| e.to_string())?;
+        .map_err(ReportError::table("ranking"))?;
     Ok(tables::markdown(&sorted.head(Some(n))))
 }
 
-fn headline(sweep: &Sweep, summary: &DataFrame) -> Result<String, String> {
+fn headline(sweep: &Sweep, summary: &DataFrame) -> Result<String, ReportError> {
     let mut cols: Vec<String> = level_columns(sweep);
     cols.extend(
         [
@@ -182,7 +190,7 @@ fn headline(sweep: &Sweep, summary: &DataFrame) -> Result<String, String> {
     cols.retain(|c| summary.column(c).is_ok());
     let table = summary
         .select(cols.iter().map(String::as_str))
-        .map_err(|e| e.to_string())?;
+        .map_err(ReportError::table("headline"))?;
     Ok(tables::markdown(&table))
 }
 
@@ -285,11 +293,7 @@ fn slice_name(sweep: &Sweep, slice: &[(usize, usize)]) -> String {
     if slice.is_empty() {
         return "all runs".to_string();
     }
-    slice
-        .iter()
-        .map(|(d, l)| format!("{}={}", sweep.dims[*d].name, sweep.dims[*d].labels[*l]))
-        .collect::<Vec<_>>()
-        .join(", ")
+    sweep.describe_levels(slice.iter().copied(), ", ")
 }
 
 /// Per-second success rate and queue length per tier: median over seeds
@@ -299,7 +303,7 @@ fn time_plots(
     plot_dir: &Path,
     files: &mut Vec<(String, String)>,
     notes: &mut Vec<String>,
-) -> Result<(), String> {
+) -> Result<(), ReportError> {
     let (s, total) = slicing(sweep);
     if total > s.slices.len() {
         notes.push(format!(
@@ -307,54 +311,27 @@ fn time_plots(
             s.slices.len()
         ));
     }
-    let run_ids: HashMap<String, usize> = {
-        let ids = sweep
-            .runs
-            .column("run_id")
-            .map_err(|e| e.to_string())?
-            .str()
-            .map_err(|e| e.to_string())?
-            .clone();
-        ids.iter()
+    let run_ids: HashMap<String, usize> =
+        part::column(&sweep.runs, &sweep.dir.join("runs"), "run_id", Column::str)?
+            .iter()
             .enumerate()
             .filter_map(|(i, v)| v.map(|v| (v.to_string(), i)))
-            .collect()
-    };
+            .collect();
     let mut series_cols = vec!["success_rate".to_string()];
     series_cols.extend(sweep.tiers.iter().map(|t| format!("{t}_queue_len")));
     // values[column][(slice, line, second)] = one value per run
     let mut values: Vec<HashMap<(usize, usize, u32), Vec<f64>>> =
         vec![HashMap::new(); series_cols.len()];
-    let mut parts: Vec<PathBuf> = std::fs::read_dir(sweep.dir.join("series"))
-        .map_err(|e| e.to_string())?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
-        .collect();
-    parts.sort();
-    for part in parts {
-        let mut wanted = vec!["run_id".to_string(), "second".to_string()];
-        wanted.extend(series_cols.iter().cloned());
-        let df = ParquetReader::new(File::open(&part).map_err(|e| e.to_string())?)
-            .with_columns(Some(wanted))
-            .finish()
-            .map_err(|e| format!("{}: {e}", part.display()))?;
-        let ids = df
-            .column("run_id")
-            .and_then(|c| c.str().cloned())
-            .map_err(|e| e.to_string())?;
-        let secs = df
-            .column("second")
-            .and_then(|c| c.u32().cloned())
-            .map_err(|e| e.to_string())?;
+    let series_dir = sweep.dir.join("series");
+    let mut wanted = vec!["run_id", "second"];
+    wanted.extend(series_cols.iter().map(String::as_str));
+    for path in part::list(&series_dir, ".parquet").map_err(IoError::at(&series_dir))? {
+        let part = Part::read(&path, Some(&wanted))?;
+        let ids = part.str("run_id")?;
+        let secs = part.u32("second")?;
         let cols: Vec<Float64Chunked> = series_cols
             .iter()
-            .map(|c| {
-                df.column(c)
-                    .and_then(|c| c.cast(&DataType::Float64))
-                    .and_then(|c| c.f64().cloned())
-                    .map_err(|e| e.to_string())
-            })
+            .map(|c| part.f64(c))
             .collect::<Result<_, _>>()?;
         for (i, (id, sec)) in ids.iter().zip(secs.iter()).enumerate() {
             let (Some(id), Some(sec)) = (id, sec) else {
@@ -464,19 +441,16 @@ fn heatmap(
     plot_dir: &Path,
     files: &mut Vec<(String, String)>,
     notes: &mut Vec<String>,
-) -> Result<(), String> {
+) -> Result<(), ReportError> {
     let Some(recovered) = sweep.metric("recovered") else {
         notes.push("No heatmap: the runs have no `recovered` column.".to_string());
         return Ok(());
     };
     // The grid's [report] choice, else strategy panels and the two other
     // axes with the most levels.
-    let chosen = |key: &str| {
-        sweep.manifest["report"][key]
-            .as_str()
-            .and_then(|p| sweep.dim_of(p))
-    };
-    let panel_dim = chosen("panels").or(sweep.strategy_dim());
+    let options = &sweep.manifest.report;
+    let chosen = |axis: &Option<String>| axis.as_deref().and_then(|p| sweep.dim_of(p));
+    let panel_dim = chosen(&options.panels).or(sweep.strategy_dim());
     let mut candidates: Vec<usize> = (0..sweep.dims.len())
         .filter(|d| Some(*d) != panel_dim && sweep.dims[*d].labels.len() > 1)
         .collect();
@@ -485,7 +459,7 @@ fn heatmap(
         [a, b, ..] => Some((a.min(b), a.max(b))),
         _ => None,
     };
-    let xy = match (chosen("heatmap_x"), chosen("heatmap_y")) {
+    let xy = match (chosen(&options.heatmap_x), chosen(&options.heatmap_y)) {
         (Some(x), Some(y)) => Some((x, y)),
         _ => default_xy,
     };
@@ -566,26 +540,25 @@ fn index_markdown(
     effects_md: &str,
     plot_files: &[(String, String)],
     plot_notes: &[String],
-) -> Result<String, String> {
+) -> Result<String, ReportError> {
     let m = &sweep.manifest;
-    let s = |k: &str| m[k].as_str().unwrap_or("?").to_string();
-    let mut md = format!("# Sweep `{}`\n\n", s("grid_name"));
+    let mut md = format!("# Sweep `{}`\n\n", m.grid_name);
     md.push_str(&format!(
         "- grid: `{}` (SHA-256 `{}`), scenario `{}`\n- runs: {} planned, {} ok, {} failed; {} events\n- by {} ({}) on {}, {} threads, {} to {} ({})\n\n",
-        s("grid_file"),
-        &s("grid_sha256")[..12.min(s("grid_sha256").len())],
-        s("scenario"),
-        m["planned"],
-        m["ok"],
-        m["failed"],
-        m["events_total"],
-        s("tool"),
-        s("git_commit"),
-        s("host"),
-        m["threads"],
-        s("started_at"),
-        m["finished_at"].as_str().unwrap_or("?"),
-        s("status"),
+        m.grid_file,
+        &m.grid_sha256[..12.min(m.grid_sha256.len())],
+        m.scenario,
+        m.planned,
+        m.ok,
+        m.failed,
+        m.events_total,
+        m.tool,
+        m.git_commit,
+        m.host,
+        m.threads,
+        m.started_at,
+        m.finished_at.as_deref().unwrap_or("?"),
+        m.status,
     ));
     md.push_str("## In short\n\n");
     md.push_str(&plain_words(sweep, sens)?);
@@ -620,7 +593,7 @@ fn index_markdown(
 
 /// Which points never recover, the fastest to recover, and the most
 /// influential axis for each metric, in sentences.
-fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, String> {
+fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, ReportError> {
     let mut out = String::new();
     let recovered = sweep.metric("recovered");
     let recovery = sweep.metric("recovery_censored_s");
@@ -639,17 +612,10 @@ fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, Stri
         let mut cells: Vec<_> = per_cell.into_iter().collect();
         cells.sort_by_key(|(c, _)| *c);
         let describe = |c: usize| {
-            let pos = sweep.design.positions(c);
-            let d: Vec<String> = sweep
-                .dims
-                .iter()
-                .zip(pos)
-                .map(|(d, p)| format!("{}={}", d.name, d.labels[p]))
-                .collect();
-            if d.is_empty() {
+            if sweep.dims.is_empty() {
                 "the single point".to_string()
             } else {
-                d.join(" ")
+                sweep.describe_cell(c)
             }
         };
         let never: Vec<String> = cells

@@ -2,50 +2,62 @@
 //! and main effects. Each is a `DataFrame` (written as Parquet and CSV) and
 //! a Markdown rendering.
 
+use crate::error::ReportError;
 use crate::load::Sweep;
 use crate::sensitivity::{self, Sensitivity};
 use crate::stats::{mean, mean_ci95, std_dev, wilson95};
 use polars::prelude::*;
 
-/// The chain-level metrics the report is about (per-tier ones are added by
-/// [`main_metrics`]).
-pub const METRICS: &[&str] = &[
-    "recovered",
-    "recovery_censored_s",
-    "success_rate_during",
-    "success_rate_after",
-    "goodput",
-    "wasted_share",
-    "failed_latency_median_s",
-    "success_latency_p99_s",
+/// One of the metrics the report is about: a `runs` column of the whole
+/// chain, or one named after a tier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReportMetric {
+    /// A chain-level column (`goodput`).
+    Chain(&'static str),
+    /// `<last tier><suffix>`: the leaf of the chain.
+    Leaf(&'static str),
+    /// `<tier><suffix>` for every tier, in chain order.
+    EachTier(&'static str),
+}
+
+/// The metrics the report is about, in the order of its tables: the one
+/// list that both the columns read from `runs` ([`Sweep::load`]) and the
+/// summary, sensitivity and main-effect tables ([`main_metrics`]) come from.
+/// Recovery time is censored: its indices and means use
+/// `recovery_censored_s` (not recovered = the first recovery time the run
+/// could not observe), and `recovered` carries the yes/no.
+pub const METRICS: &[ReportMetric] = &[
+    ReportMetric::Chain("recovered"),
+    ReportMetric::Chain("recovery_censored_s"),
+    ReportMetric::Chain("success_rate_during"),
+    ReportMetric::Chain("success_rate_after"),
+    ReportMetric::Leaf("_arrivals_per_user_during"),
+    ReportMetric::Chain("goodput"),
+    ReportMetric::Chain("wasted_share"),
+    ReportMetric::Chain("failed_latency_median_s"),
+    ReportMetric::Chain("success_latency_p99_s"),
+    ReportMetric::EachTier("_max_queue"),
 ];
 
-/// The metrics the report is about. Recovery time is censored: its indices
-/// and means use `recovery_censored_s` (not recovered = the first recovery
-/// time the run could not observe), and `recovered` carries the yes/no.
-pub fn main_metrics(sweep: &Sweep) -> Vec<String> {
-    let mut m: Vec<String> = [
-        "recovered",
-        "recovery_censored_s",
-        "success_rate_during",
-        "success_rate_after",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    if let Some(leaf) = sweep.tiers.last() {
-        m.push(format!("{leaf}_arrivals_per_user_during"));
+/// [`METRICS`] as column names for a chain of `tiers`.
+pub fn metric_names(tiers: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for m in METRICS {
+        match *m {
+            ReportMetric::Chain(name) => out.push(name.to_string()),
+            ReportMetric::Leaf(suffix) => out.extend(tiers.last().map(|t| format!("{t}{suffix}"))),
+            ReportMetric::EachTier(suffix) => {
+                out.extend(tiers.iter().map(|t| format!("{t}{suffix}")))
+            }
+        }
     }
-    m.extend(
-        [
-            "goodput",
-            "wasted_share",
-            "failed_latency_median_s",
-            "success_latency_p99_s",
-        ]
-        .map(String::from),
-    );
-    m.extend(sweep.tiers.iter().map(|t| format!("{t}_max_queue")));
+    out
+}
+
+/// The metrics the report is about: [`METRICS`], then those the grid's
+/// `[report]` asks for, each once, those without a column left out.
+pub fn main_metrics(sweep: &Sweep) -> Vec<String> {
+    let mut m = metric_names(&sweep.tiers);
     for asked in &sweep.report_metrics {
         if !m.contains(asked) {
             m.push(asked.clone());
@@ -67,8 +79,11 @@ fn rows_by_cell(sweep: &Sweep) -> Vec<Vec<usize>> {
 /// One row per point: axis values, run counts, P(not recovered) with its
 /// Wilson interval, and per metric mean, std, 95% t-interval, min and max
 /// over the point's ok runs.
-pub fn summary(sweep: &Sweep, metrics: &[String]) -> Result<DataFrame, String> {
-    let err = |e: PolarsError| e.to_string();
+pub fn summary(sweep: &Sweep, metrics: &[String]) -> Result<DataFrame, ReportError> {
+    let err = |source| ReportError::Table {
+        what: "summary",
+        source,
+    };
     let cells: Vec<Vec<usize>> = rows_by_cell(sweep)
         .into_iter()
         .filter(|c| !c.is_empty())
@@ -176,7 +191,7 @@ pub fn sensitivity(sweep: &Sweep, metrics: &[String]) -> Vec<MetricSensitivity> 
                     match per_cell.iter().position(Vec::is_empty) {
                         Some(c) => Err(format!(
                             "undefined at point {} (no ok run has a value), so the grid is not complete for it",
-                            describe_cell(sweep, c)
+                            sweep.describe_cell(c)
                         )),
                         None => sensitivity::analyze(&sweep.design, &per_cell, 200, 1),
                     }
@@ -187,18 +202,7 @@ pub fn sensitivity(sweep: &Sweep, metrics: &[String]) -> Vec<MetricSensitivity> 
         .collect()
 }
 
-fn describe_cell(sweep: &Sweep, cell: usize) -> String {
-    let pos = sweep.design.positions(cell);
-    sweep
-        .dims
-        .iter()
-        .zip(pos)
-        .map(|(d, p)| format!("{}={}", d.name, d.labels[p]))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-pub fn sensitivity_frame(results: &[MetricSensitivity]) -> Result<DataFrame, String> {
+pub fn sensitivity_frame(results: &[MetricSensitivity]) -> Result<DataFrame, ReportError> {
     let rows: Vec<(&str, &Sensitivity, &sensitivity::AxisIndices)> = results
         .iter()
         .filter_map(|r| r.result.as_ref().ok().map(|s| (r.metric.as_str(), s)))
@@ -234,7 +238,7 @@ pub fn sensitivity_frame(results: &[MetricSensitivity]) -> Result<DataFrame, Str
             ),
         ],
     )
-    .map_err(|e| e.to_string())
+    .map_err(ReportError::table("sensitivity"))
 }
 
 /// One row per (dimension, level, strategy, metric): the metric's mean and
@@ -289,7 +293,7 @@ pub fn main_effects(sweep: &Sweep, metrics: &[String]) -> Vec<Effect> {
     out
 }
 
-pub fn effects_frame(effects: &[Effect]) -> Result<DataFrame, String> {
+pub fn effects_frame(effects: &[Effect]) -> Result<DataFrame, ReportError> {
     DataFrame::new(
         effects.len(),
         vec![
@@ -339,7 +343,7 @@ pub fn effects_frame(effects: &[Effect]) -> Result<DataFrame, String> {
             ),
         ],
     )
-    .map_err(|e| e.to_string())
+    .map_err(ReportError::table("main effects"))
 }
 
 /// Main effects of one metric as a level x strategy table (the source's

@@ -3,13 +3,14 @@
 use analysis::load::Sweep;
 use analysis::tables;
 use polars::prelude::*;
-use std::path::PathBuf;
+use tempfile::TempDir;
 
 /// strategy in {a, b} x x in {1, 2} x 2 seeds; success_rate_after and
 /// recovered chosen so that every mean is easy to check.
-fn write_sweep(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("analysis-known-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+/// The directory is removed when the returned value is dropped.
+fn write_sweep() -> TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     std::fs::create_dir_all(dir.join("runs")).unwrap();
     std::fs::create_dir_all(dir.join("series")).unwrap();
     std::fs::write(
@@ -76,7 +77,7 @@ fn write_sweep(name: &str) -> PathBuf {
     )
     .finish(&mut series)
     .unwrap();
-    dir
+    tmp
 }
 
 fn close(a: f64, b: f64) -> bool {
@@ -85,7 +86,8 @@ fn close(a: f64, b: f64) -> bool {
 
 #[test]
 fn main_effects_match_hand_computed_values() {
-    let sweep = Sweep::load(&write_sweep("effects")).unwrap();
+    let tmp = write_sweep();
+    let sweep = Sweep::load(tmp.path()).unwrap();
     assert_eq!(sweep.dims.len(), 2);
     assert_eq!(sweep.dims[1].labels, ["1", "2"]);
     let effects = tables::main_effects(&sweep, &["success_rate_after".to_string()]);
@@ -122,7 +124,8 @@ fn main_effects_match_hand_computed_values() {
 
 #[test]
 fn summary_has_wilson_intervals_and_moments() {
-    let sweep = Sweep::load(&write_sweep("summary")).unwrap();
+    let tmp = write_sweep();
+    let sweep = Sweep::load(tmp.path()).unwrap();
     let metrics = tables::main_metrics(&sweep);
     assert!(metrics.contains(&"svc_max_queue".to_string()));
     let s = tables::summary(&sweep, &metrics).unwrap();
@@ -161,8 +164,9 @@ fn summary_has_wilson_intervals_and_moments() {
 
 #[test]
 fn the_whole_report_is_written() {
-    let dir = write_sweep("report");
-    let report = analysis::write_report(&dir).unwrap();
+    let tmp = write_sweep();
+    let dir = tmp.path();
+    let report = analysis::write_report(dir).unwrap();
     let md = std::fs::read_to_string(&report.index_md).unwrap();
     assert!(
         md.contains("**Never recovered** (no seed): 2 of 4 points"),

@@ -5,6 +5,8 @@
 //! file order) and the `[[zip]]` groups (each one dimension), the last
 //! varying fastest; run `i` is point `i / seeds` with seed `i % seeds`.
 
+use crate::error::{GridError, GridErrors};
+pub use analysis::manifest::ReportOptions;
 use sha2::{Digest, Sha256};
 use sim_core::params::{self, Kind};
 use sim_core::{ConfigError, Scenario};
@@ -25,25 +27,6 @@ struct GridFile {
     zip: Vec<toml::Table>,
     #[serde(default)]
     report: ReportOptions,
-}
-
-/// How the report draws this grid (`[report]`): which axes the heatmap
-/// of P(not recovered) uses and which one makes its panels. Each names an
-/// axis path (for a zip group, any of its paths). Default: the two axes
-/// with the most levels besides `strategy`, panels by `strategy`.
-#[derive(Clone, Debug, Default, serde::Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct ReportOptions {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub heatmap_x: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub heatmap_y: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub panels: Option<String>,
-    /// Metrics (`runs` columns) the grid is about, summarised and ranked
-    /// besides the usual ones.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub metrics: Vec<String>,
 }
 
 #[derive(serde::Deserialize)]
@@ -94,13 +77,29 @@ pub struct PointColumn {
 }
 
 impl Grid {
-    pub fn load(path: &Path) -> Result<Grid, Vec<String>> {
-        let file = path.display().to_string();
-        let text =
-            std::fs::read_to_string(path).map_err(|e| vec![format!("{file}: cannot read: {e}")])?;
-        let raw: GridFile = toml::from_str(&text).map_err(|e| vec![format!("{file}: {e}")])?;
+    /// The grid of file `path`, or every problem it has.
+    pub fn load(path: &Path) -> Result<Grid, GridErrors> {
+        let file = path.to_path_buf();
+        let one = |e: GridError| GridErrors(vec![e]);
+        let text = std::fs::read_to_string(path).map_err(|source| {
+            one(GridError::Read {
+                file: file.clone(),
+                source,
+            })
+        })?;
+        let raw: GridFile = toml::from_str(&text).map_err(|source| {
+            one(GridError::Parse {
+                file: file.clone(),
+                source,
+            })
+        })?;
         let mut errors = Vec::new();
-        let mut err = |key: &str, msg: String| errors.push(format!("{file}: {key}: {msg}"));
+        let invalid = |key: &str, reason: String| GridError::Invalid {
+            file: file.clone(),
+            key: key.to_string(),
+            reason,
+        };
+        let mut err = |key: &str, msg: String| errors.push(invalid(key, msg));
 
         if raw.name.is_empty()
             || !raw
@@ -254,48 +253,60 @@ impl Grid {
             if let Some(a) = axis
                 && !dimensions.iter().any(|d| d.paths.contains(a))
             {
-                errors.push(format!(
-                    "{file}: report.{key}: `{a}` is not an axis of this grid"
+                errors.push(invalid(
+                    &format!("report.{key}"),
+                    format!("`{a}` is not an axis of this grid"),
                 ));
             }
         }
         let Some(base) = base else {
-            return Err(errors);
+            return Err(GridErrors(errors));
         };
         let schema = sim_core::result::metric_schema(&base);
         for m in &raw.report.metrics {
             if !schema.iter().any(|s| s.name == *m) {
                 let hint = sim_core::params::closest(m, schema.iter().map(|s| s.name.as_str()))
                     .map_or(String::new(), |k| format!("; did you mean `{k}`?"));
-                errors.push(format!(
-                    "{file}: report.metrics: `{m}` is not a metric of this scenario{hint}"
+                errors.push(invalid(
+                    "report.metrics",
+                    format!("`{m}` is not a metric of this scenario{hint}"),
                 ));
             }
         }
         // Every value of every path on its own: unknown paths and types.
-        let mut probe_errors = Vec::new();
-        for (k, v) in &fixed {
-            if let Err(e) = params::set(&mut base.clone(), k, v) {
-                probe_errors.push(format!("{file}: set.\"{k}\" = {v}: {}", e.message));
+        let mut probe_errors: Vec<GridError> = Vec::new();
+        let mut probe = |table: &'static str, path: &str, value: &Value| {
+            if let Err(cause) = params::set(&mut base.clone(), path, value) {
+                let e = GridError::Value {
+                    file: file.clone(),
+                    table,
+                    path: path.to_string(),
+                    value: value.clone(),
+                    cause,
+                };
+                // The same problem at consecutive levels is said once.
+                if probe_errors
+                    .last()
+                    .is_none_or(|l| l.to_string() != e.to_string())
+                {
+                    probe_errors.push(e);
+                }
             }
+        };
+        for (k, v) in &fixed {
+            probe("set", k, v);
         }
         for d in &dimensions {
             let table = if d.is_zip() { "zip" } else { "axes" };
             for (j, p) in d.paths.iter().enumerate() {
                 for level in &d.levels {
-                    if let Err(e) = params::set(&mut base.clone(), p, &level[j]) {
-                        probe_errors.push(format!(
-                            "{file}: {table}.\"{p}\" = {}: {}",
-                            level[j], e.message
-                        ));
-                    }
+                    probe(table, p, &level[j]);
                 }
             }
         }
-        probe_errors.dedup();
         errors.extend(probe_errors);
         if !errors.is_empty() {
-            return Err(errors);
+            return Err(GridErrors(errors));
         }
         let grid = Grid {
             name: raw.name,
@@ -316,20 +327,21 @@ impl Grid {
 
     /// Resolves and validates every point; distinct problems are reported
     /// once each, with the first point that shows them.
-    fn validate_points(&self, file: &str) -> Result<(), Vec<String>> {
-        let mut errors: Vec<String> = Vec::new();
-        let mut seen: Vec<String> = Vec::new();
+    fn validate_points(&self, file: &Path) -> Result<(), GridErrors> {
+        let mut errors: Vec<GridError> = Vec::new();
+        let mut seen: Vec<sim_core::ConfigError> = Vec::new();
         for i in 0..self.points() {
             let overrides = self.point(i);
             if let Err(es) = self.scenario(&overrides) {
-                for e in es {
-                    let msg = e.to_string();
-                    if !seen.contains(&msg) {
-                        errors.push(format!(
-                            "{file}: point {i} ({}): {msg}",
-                            describe(&overrides[self.fixed.len()..])
-                        ));
-                        seen.push(msg);
+                for cause in es {
+                    if !seen.contains(&cause) {
+                        seen.push(cause.clone());
+                        errors.push(GridError::Point {
+                            file: file.to_path_buf(),
+                            index: i,
+                            point: describe(&overrides[self.fixed.len()..]),
+                            cause,
+                        });
                     }
                 }
             }
@@ -337,14 +349,23 @@ impl Grid {
         if errors.is_empty() {
             Ok(())
         } else {
-            Err(errors)
+            Err(GridErrors(errors))
         }
     }
 
     pub fn points(&self) -> u64 {
-        self.dimensions
-            .iter()
-            .map(|d| d.levels.len() as u64)
+        self.points_of(&self.all_dimensions())
+    }
+
+    /// The indexes of every dimension, in order.
+    pub fn all_dimensions(&self) -> Vec<usize> {
+        (0..self.dimensions.len()).collect()
+    }
+
+    /// How many combinations of levels the dimensions `dims` have.
+    pub fn points_of(&self, dims: &[usize]) -> u64 {
+        dims.iter()
+            .map(|d| self.dimensions[*d].levels.len() as u64)
             .product()
     }
 
@@ -353,16 +374,24 @@ impl Grid {
     }
 
     /// The overrides of point `i`: fixed ones, then one per axis path.
-    pub fn point(&self, mut i: u64) -> Vec<(String, Value)> {
-        let mut positions = vec![0usize; self.dimensions.len()];
-        for (pos, d) in positions.iter_mut().zip(&self.dimensions).rev() {
-            let n = d.levels.len() as u64;
+    pub fn point(&self, i: u64) -> Vec<(String, Value)> {
+        self.point_of(&self.all_dimensions(), i)
+    }
+
+    /// The fixed overrides and those of the dimensions `dims` at their
+    /// combination `i`, in the enumeration's mixed radix (the last of
+    /// `dims` varies fastest).
+    pub fn point_of(&self, dims: &[usize], mut i: u64) -> Vec<(String, Value)> {
+        let mut positions = vec![0usize; dims.len()];
+        for (pos, d) in positions.iter_mut().zip(dims).rev() {
+            let n = self.dimensions[*d].levels.len() as u64;
             *pos = (i % n) as usize;
             i /= n;
         }
         let mut out = self.fixed.clone();
-        for (d, pos) in self.dimensions.iter().zip(positions) {
-            for (p, v) in d.paths.iter().zip(&d.levels[pos]) {
+        for (d, pos) in dims.iter().zip(positions) {
+            let dim = &self.dimensions[*d];
+            for (p, v) in dim.paths.iter().zip(&dim.levels[pos]) {
                 out.push((p.clone(), v.clone()));
             }
         }

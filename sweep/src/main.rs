@@ -1,5 +1,6 @@
 //! `sweep`: run scenarios of the call-chain simulator, alone or as grids.
 
+mod error;
 mod grid;
 mod merge;
 mod one;
@@ -65,17 +66,17 @@ enum ScenarioCommand {
 }
 
 /// Prints `error: context:` and one indented line per problem; exit code 2.
-pub fn fail_all<E: std::fmt::Display>(context: &str, errors: &[E]) -> ExitCode {
-    eprintln!("error: {context}:");
-    for e in errors {
-        eprintln!("  {e}");
+fn fail(error: &error::Error) -> ExitCode {
+    eprintln!("error: {error}:");
+    for problem in error.problems() {
+        eprintln!("  {problem}");
     }
     ExitCode::from(2)
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
+    let result = match cli.command {
         Command::Run(args) => runner::run(&args),
         Command::Plan(args) => plan::plan(&args),
         Command::One(args) => one::run_one(&args),
@@ -93,12 +94,13 @@ fn main() -> ExitCode {
                     println!("{p:40} {kind}");
                 }
             }
-            ExitCode::SUCCESS
+            Ok(ExitCode::SUCCESS)
         }
         Command::Merge(args) => merge::merge(&args),
         Command::Compare(args) => merge::compare(&args),
         Command::Report(args) => report::report(&args),
         Command::Slurm(args) => slurm::slurm(&args),
         Command::Refine(args) => refine::refine(&args),
-    }
+    };
+    result.unwrap_or_else(|e| fail(&e))
 }

@@ -1,8 +1,10 @@
 //! `sweep merge` (shards into one result) and `sweep compare` (are two
 //! results the same runs with the same numbers?).
 
+use crate::error::{Error, MergeError, StoreError};
 use crate::runner::now_rfc3339;
 use crate::store::{Manifest, Shard, Store, count_runs};
+use analysis::IoError;
 use clap::Args;
 use polars::prelude::*;
 use std::path::{Path, PathBuf};
@@ -21,42 +23,31 @@ pub struct MergeArgs {
     pub no_report: bool,
 }
 
-pub fn merge(args: &MergeArgs) -> ExitCode {
+pub fn merge(args: &MergeArgs) -> Result<ExitCode, Error> {
     let target = match (&args.into, args.dirs.as_slice()) {
         (Some(t), _) => t.clone(),
         (None, [one]) => one.clone(),
-        (None, _) => {
-            return crate::fail_all(
-                "merge",
-                &["several directories need --into DIR".to_string()],
-            );
-        }
+        (None, _) => return Err(Error::Merge(MergeError::NeedsInto)),
     };
-    match merge_into(&target, &args.dirs) {
-        Ok((m, shards)) => {
-            println!(
-                "merged {shards} shard(s) of `{}`: {} runs ({} ok, {} failed) in {}",
-                m.grid_name,
-                m.ok + m.failed,
-                m.ok,
-                m.failed,
-                target.display()
-            );
-            if !args.no_report
-                && let Err(e) = crate::report::write_report(&target)
-            {
-                return crate::fail_all("report", &[e]);
-            }
-            ExitCode::SUCCESS
-        }
-        Err(e) => crate::fail_all("merge", &[e]),
+    let (m, shards) = merge_into(&target, &args.dirs).map_err(Error::Merge)?;
+    println!(
+        "merged {shards} shard(s) of `{}`: {} runs ({} ok, {} failed) in {}",
+        m.grid_name,
+        m.ok + m.failed,
+        m.ok,
+        m.failed,
+        target.display()
+    );
+    if !args.no_report {
+        crate::report::write_report(&target)?;
     }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The merged manifest and the number of shards it combines.
-fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<(Manifest, u64), String> {
+fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<(Manifest, u64), MergeError> {
     let store = Store::new(target);
-    store.create_dirs().map_err(|e| e.to_string())?;
+    store.create_dirs()?;
     for dir in dirs.iter().filter(|d| d.as_path() != target) {
         copy_results(dir, target)?;
     }
@@ -66,14 +57,14 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<(Manifest, u64), String
         .map(|(_, m)| m)
         .filter(|m| m.status != "merged")
         .collect();
-    let first = shards
-        .first()
-        .ok_or_else(|| format!("{}: no manifest found", target.display()))?;
+    let first = shards.first().ok_or_else(|| MergeError::NoManifest {
+        dir: target.to_path_buf(),
+    })?;
     if let Some(other) = shards.iter().find(|m| m.fingerprint != first.fingerprint) {
-        return Err(format!(
-            "manifests of different grids: `{}` and `{}`",
-            first.grid_name, other.grid_name
-        ));
+        return Err(MergeError::DifferentGrids {
+            first: first.grid_name.clone(),
+            other: other.grid_name.clone(),
+        });
     }
     let count = first.shard.count;
     let mut missing = Vec::new();
@@ -88,21 +79,29 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<(Manifest, u64), String
         }
     }
     if !missing.is_empty() {
-        return Err(format!("incomplete: {}", missing.join("; ")));
+        return Err(MergeError::Incomplete { missing });
     }
     let planned: u64 = shards
         .iter()
         .filter(|m| m.shard.count == count)
         .map(|m| m.planned)
         .sum();
-    let runs = store.read_runs()?.ok_or("no runs written")?;
-    let ids = runs.column("run_id").map_err(|e| e.to_string())?;
-    let distinct = ids.n_unique().map_err(|e| e.to_string())?;
+    let runs = store.read_runs()?.ok_or(MergeError::NoRunsWritten)?;
+    let distinct = runs
+        .column("run_id")
+        .and_then(|ids| ids.n_unique())
+        .map_err(|source| MergeError::Table {
+            dir: target.join("runs"),
+            source,
+        })?;
     if distinct != runs.height() {
-        return Err(format!("{} duplicate run rows", runs.height() - distinct));
+        return Err(MergeError::Duplicates(runs.height() - distinct));
     }
     if distinct as u64 != planned {
-        return Err(format!("{distinct} runs written, {planned} planned"));
+        return Err(MergeError::Count {
+            written: distinct,
+            planned,
+        });
     }
     let (ok, failed, events) = count_runs(&store, None)?;
     let merged = Manifest {
@@ -128,20 +127,20 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<(Manifest, u64), String
         finished_at: Some(now_rfc3339()),
         ..first.clone()
     };
-    store.write_manifest(&merged).map_err(|e| e.to_string())?;
+    store.write_manifest(&merged)?;
     Ok((merged, count))
 }
 
-fn copy_results(from: &Path, to: &Path) -> Result<(), String> {
+fn copy_results(from: &Path, to: &Path) -> Result<(), StoreError> {
     let copy = |src: &Path, dst: &Path| {
         std::fs::copy(src, dst)
             .map(|_| ())
-            .map_err(|e| format!("{}: {e}", src.display()))
+            .map_err(IoError::at(src))
     };
     for sub in ["runs", "series"] {
         let dir = from.join(sub);
-        for entry in std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))? {
-            let p = entry.map_err(|e| e.to_string())?.path();
+        for entry in std::fs::read_dir(&dir).map_err(IoError::at(&dir))? {
+            let p = entry.map_err(IoError::at(&dir))?.path();
             if p.extension().is_some_and(|e| e == "parquet") {
                 copy(&p, &to.join(sub).join(p.file_name().expect("a file")))?;
             }
@@ -164,18 +163,23 @@ pub struct CompareArgs {
 /// Columns that measure the machine, not the model.
 const TIMING_COLUMNS: &[&str] = &["wall_ms"];
 
-pub fn compare(args: &CompareArgs) -> ExitCode {
-    let load = |dir: &Path| -> Result<DataFrame, String> {
+pub fn compare(args: &CompareArgs) -> Result<ExitCode, Error> {
+    let load = |dir: &Path| -> Result<DataFrame, MergeError> {
         let df = Store::new(dir)
             .read_runs()?
-            .ok_or_else(|| format!("{}: no runs", dir.display()))?;
+            .ok_or_else(|| MergeError::NoRuns {
+                dir: dir.to_path_buf(),
+            })?;
         df.drop_many(TIMING_COLUMNS.iter().copied())
             .sort(["run_id"], SortMultipleOptions::default())
-            .map_err(|e| e.to_string())
+            .map_err(|source| MergeError::Table {
+                dir: dir.join("runs"),
+                source,
+            })
     };
     let (a, b) = match (load(&args.a), load(&args.b)) {
         (Ok(a), Ok(b)) => (a, b),
-        (Err(e), _) | (_, Err(e)) => return crate::fail_all("compare", &[e]),
+        (Err(e), _) | (_, Err(e)) => return Err(Error::Compare(e)),
     };
     if a.equals_missing(&b) {
         println!(
@@ -183,7 +187,7 @@ pub fn compare(args: &CompareArgs) -> ExitCode {
             a.height(),
             a.width()
         );
-        return ExitCode::SUCCESS;
+        return Ok(ExitCode::SUCCESS);
     }
     println!("DIFFERENT: {} vs {} runs", a.height(), b.height());
     if a.get_column_names() != b.get_column_names() {
@@ -196,5 +200,5 @@ pub fn compare(args: &CompareArgs) -> ExitCode {
             }
         }
     }
-    ExitCode::FAILURE
+    Ok(ExitCode::FAILURE)
 }

@@ -1,5 +1,6 @@
 //! `sweep one` and `sweep scenario show`: a single scenario, no grid.
 
+use crate::error::Error;
 use crate::table;
 use clap::Args;
 use sim_core::{ConfigError, Scenario};
@@ -79,24 +80,24 @@ fn resolve(
     sim_core::resolve(base, &overrides)
 }
 
-pub fn run_one(args: &OneArgs) -> ExitCode {
-    let sets = match parse_sets(&args.sets) {
-        Ok(s) => s,
-        Err(e) => return crate::fail_all("bad --set", &e),
-    };
+/// Overrides that do not parse or apply, under `context`.
+fn config(context: &str) -> impl FnOnce(Vec<ConfigError>) -> Error {
+    let context = context.to_string();
+    move |errors| Error::Config { context, errors }
+}
+
+pub fn run_one(args: &OneArgs) -> Result<ExitCode, Error> {
+    let sets = parse_sets(&args.sets).map_err(config("bad --set"))?;
     let presets: Vec<Option<String>> = if args.presets.iter().any(|p| p == "all") {
         match sim_core::load_base(&args.scenario) {
             Ok(s) if !s.presets.is_empty() => s.presets.keys().cloned().map(Some).collect(),
             Ok(_) => {
-                return crate::fail_all(
-                    &args.scenario,
-                    &[ConfigError::new(
-                        "--preset",
-                        "`all`: this scenario defines no presets",
-                    )],
-                );
+                return Err(config(&args.scenario)(vec![ConfigError::new(
+                    "--preset",
+                    "`all`: this scenario defines no presets",
+                )]));
             }
-            Err(e) => return crate::fail_all("cannot load the scenario", &e),
+            Err(e) => return Err(config("cannot load the scenario")(e)),
         }
     } else if args.presets.is_empty() {
         vec![None]
@@ -114,11 +115,13 @@ pub fn run_one(args: &OneArgs) -> ExitCode {
     }
     if !errors.is_empty() {
         errors.dedup();
-        return crate::fail_all(&format!("invalid scenario `{}`", args.scenario), &errors);
+        return Err(config(&format!("invalid scenario `{}`", args.scenario))(
+            errors,
+        ));
     }
     order_like_the_source(&mut scenarios);
     if let Some(user) = args.trace {
-        return print_traces(&scenarios, args.seed, user, args.json);
+        return Ok(print_traces(&scenarios, args.seed, user, args.json));
     }
     let mut runs = Vec::new();
     for s in &scenarios {
@@ -126,7 +129,7 @@ pub fn run_one(args: &OneArgs) -> ExitCode {
             Ok(r) => runs.push((s.strategy.clone(), r)),
             Err(e) => {
                 eprintln!("error: run `{}` seed {} failed: {e}", s.strategy, args.seed);
-                return ExitCode::FAILURE;
+                return Ok(ExitCode::FAILURE);
             }
         }
     }
@@ -137,7 +140,7 @@ pub fn run_one(args: &OneArgs) -> ExitCode {
     } else {
         print!("{}", table::render(&args.scenario, args.seed, &runs));
     }
-    ExitCode::SUCCESS
+    Ok(ExitCode::SUCCESS)
 }
 
 fn print_traces(scenarios: &[Scenario], seed: u64, user: u32, json: bool) -> ExitCode {
@@ -229,16 +232,10 @@ fn order_like_the_source(scenarios: &mut [Scenario]) {
     });
 }
 
-pub fn show(args: &ShowArgs) -> ExitCode {
-    let sets = match parse_sets(&args.sets) {
-        Ok(s) => s,
-        Err(e) => return crate::fail_all("bad --set", &e),
-    };
-    match resolve(&args.scenario, args.preset.as_deref(), &sets) {
-        Ok(s) => {
-            print!("{}", s.to_toml());
-            ExitCode::SUCCESS
-        }
-        Err(e) => crate::fail_all(&format!("invalid scenario `{}`", args.scenario), &e),
-    }
+pub fn show(args: &ShowArgs) -> Result<ExitCode, Error> {
+    let sets = parse_sets(&args.sets).map_err(config("bad --set"))?;
+    let s = resolve(&args.scenario, args.preset.as_deref(), &sets)
+        .map_err(config(&format!("invalid scenario `{}`", args.scenario)))?;
+    print!("{}", s.to_toml());
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,5 +1,6 @@
 //! `sweep plan`: what a grid will run, and how long it should take here.
 
+use crate::error::Error;
 use crate::grid::{Grid, describe};
 use crate::progress::human_duration;
 use clap::Args;
@@ -19,11 +20,8 @@ pub struct PlanArgs {
     pub calibrate: u64,
 }
 
-pub fn plan(args: &PlanArgs) -> ExitCode {
-    let grid = match Grid::load(&args.grid) {
-        Ok(g) => g,
-        Err(errors) => return crate::fail_all("invalid grid", &errors),
-    };
+pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
+    let grid = Grid::load(&args.grid)?;
     let jobs = crate::runner::jobs_or_cores(args.jobs);
     println!(
         "grid {} ({}), scenario {}",
@@ -95,5 +93,5 @@ pub fn plan(args: &PlanArgs) -> ExitCode {
         "nothing was written; run it with: sweep run {}",
         grid.path.display()
     );
-    ExitCode::SUCCESS
+    Ok(ExitCode::SUCCESS)
 }

@@ -13,6 +13,19 @@ use polars::prelude::*;
 use sim_core::params::Kind;
 use sim_core::{RunResult, Value as Metric};
 
+/// Why a run has no result; its message is the runs table's `error`.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum RunFailure {
+    /// The point's scenario does not validate.
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    Invalid(Vec<sim_core::ConfigError>),
+    /// The simulation panicked (the panic's message).
+    #[error("panicked: {0}")]
+    Panicked(String),
+    #[error("{0}")]
+    Run(sim_core::RunError),
+}
+
 /// What executing one run produced.
 pub struct Outcome {
     pub index: u64,
@@ -21,7 +34,7 @@ pub struct Outcome {
     pub seed: u64,
     pub point: Vec<(String, toml::Value)>,
     pub wall_ms: f64,
-    pub result: Result<RunResult, String>,
+    pub result: Result<RunResult, RunFailure>,
 }
 
 /// The column layout of a sweep's tables, fixed before the first run so that
@@ -83,7 +96,7 @@ impl Layout {
             "error".into(),
             batch
                 .iter()
-                .map(|o| o.result.as_ref().err().map(String::as_str))
+                .map(|o| o.result.as_ref().err().map(ToString::to_string))
                 .collect::<Vec<_>>(),
         ));
         cols.push(Column::new(

@@ -5,10 +5,13 @@
 //! Every run is written like a sweep's (same Parquet, same ids), so a
 //! second invocation reuses what is there and only runs what is missing.
 
+use crate::error::{Error, RefineError, StoreError};
 use crate::grid::{Grid, sha256_hex};
 use crate::records::{Layout, Outcome};
 use crate::runner::{execute_point, new_manifest, now_rfc3339, silence_panics, worker_pool};
-use crate::store::{Shard, Store, count_runs, read_parquet};
+use crate::store::{Shard, Store, count_runs};
+use analysis::IoError;
+use analysis::PlotError;
 use clap::Args;
 use rayon::prelude::*;
 use sim_core::params::{Kind, param_of};
@@ -67,35 +70,27 @@ impl Estimate {
     }
 }
 
-pub fn refine(args: &RefineArgs) -> ExitCode {
-    match run(args) {
-        Ok(code) => code,
-        Err(errors) => crate::fail_all("refine", &errors),
-    }
+pub fn refine(args: &RefineArgs) -> Result<ExitCode, Error> {
+    Ok(run(args)?)
 }
 
-fn run(args: &RefineArgs) -> Result<ExitCode, Vec<String>> {
-    let grid = Grid::load(&args.grid)?;
-    let fail = |m: String| vec![m];
+fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
+    let grid = Grid::load(&args.grid).map_err(RefineError::Grid)?;
+    let axis = || args.axis.clone();
     let d = grid
         .dimensions
         .iter()
         .position(|d| d.paths == [args.axis.clone()])
-        .ok_or_else(|| {
-            fail(format!(
-                "--axis `{}` is not a (non-zipped) axis of {}",
-                args.axis,
-                args.grid.display()
-            ))
+        .ok_or_else(|| RefineError::NotAnAxis {
+            axis: axis(),
+            grid: args.grid.clone(),
         })?;
     let kind = param_of(&args.axis).map(|p| p.kind);
     if !matches!(kind, Some(Kind::Float | Kind::Int)) {
-        return Err(fail(format!("--axis `{}` is not numeric", args.axis)));
+        return Err(RefineError::NotNumeric { axis: axis() });
     }
     if !(args.threshold > 0.0 && args.threshold < 1.0) || args.precision <= 0.0 {
-        return Err(fail(
-            "--threshold must be in (0, 1) and --precision > 0".to_string(),
-        ));
+        return Err(RefineError::Bounds);
     }
     let levels: Vec<f64> = grid.dimensions[d]
         .levels
@@ -107,10 +102,7 @@ fn run(args: &RefineArgs) -> Result<ExitCode, Vec<String>> {
         levels.iter().copied().fold(f64::NEG_INFINITY, f64::max),
     );
     if levels.len() < 2 || lo >= hi {
-        return Err(fail(format!(
-            "--axis `{}` needs two distinct levels to bracket the search",
-            args.axis
-        )));
+        return Err(RefineError::TwoLevels { axis: axis() });
     }
     let integer = kind == Some(Kind::Int);
     let precision = if integer {
@@ -135,79 +127,36 @@ fn run(args: &RefineArgs) -> Result<ExitCode, Vec<String>> {
         .as_bytes(),
     )[..16]
         .to_string();
-    if let Some((p, m)) = store
-        .manifests()
-        .into_iter()
-        .find(|(_, m)| m.fingerprint != fingerprint)
-    {
-        return Err(fail(format!(
-            "{} holds results of another sweep or refinement (`{}`, see {}); choose another --out",
-            out.display(),
-            m.grid_name,
-            p.display()
-        )));
-    }
-    store.create_dirs().map_err(|e| fail(e.to_string()))?;
-    store
-        .clean_incomplete(Shard::WHOLE)
-        .map_err(|e| fail(e.to_string()))?;
-    let mut known = known_results(&store).map_err(fail)?;
+    store.refuse_foreign(&fingerprint, "sweep or refinement", "")?;
+    store.create_dirs()?;
+    store.clean_incomplete(Shard::WHOLE)?;
+    let mut known = known_results(&store)?;
 
     // Every point of the other axes, in grid order.
     let others: Vec<usize> = (0..grid.dimensions.len()).filter(|i| *i != d).collect();
-    let combos: u64 = others
-        .iter()
-        .map(|i| grid.dimensions[*i].levels.len() as u64)
-        .product();
-    let mut slices: Vec<Slice> = (0..combos)
-        .map(|mut c| {
-            let mut point = grid.fixed.clone();
-            let mut positions = vec![0; others.len()];
-            for (k, i) in others.iter().enumerate().rev() {
-                let n = grid.dimensions[*i].levels.len() as u64;
-                positions[k] = (c % n) as usize;
-                c /= n;
-            }
-            for (k, i) in others.iter().enumerate() {
-                let dim = &grid.dimensions[*i];
-                point.extend(
-                    dim.paths
-                        .iter()
-                        .cloned()
-                        .zip(dim.levels[positions[k]].iter().cloned()),
-                );
-            }
-            Slice {
-                point,
-                lo,
-                hi,
-                p_lo: None,
-                p_hi: None,
-                done: false,
-            }
+    let mut slices: Vec<Slice> = (0..grid.points_of(&others))
+        .map(|c| Slice {
+            point: grid.point_of(&others, c),
+            lo,
+            hi,
+            p_lo: None,
+            p_hi: None,
+            done: false,
         })
         .collect();
 
-    let (pool, jobs) = worker_pool(args.jobs).map_err(fail)?;
+    let (pool, jobs) = worker_pool(args.jobs)?;
     let axis_point = grid.point(0);
     let layout = Layout::new(
-        axis_point
-            .iter()
-            .map(|(p, _)| crate::grid::PointColumn {
-                path: p.clone(),
-                kind: param_of(p).map_or(Kind::Text, |x| x.kind),
-            })
-            .collect(),
+        grid.point_columns(),
         &grid
             .scenario(&axis_point)
-            .map_err(|e| e.iter().map(ToString::to_string).collect::<Vec<_>>())?,
+            .map_err(RefineError::InvalidPoint)?,
     );
     let mut manifest = new_manifest(&grid, Shard::WHOLE, jobs, 0);
     manifest.fingerprint = fingerprint;
     manifest.status = "running".to_string();
-    store
-        .write_manifest(&manifest)
-        .map_err(|e| fail(e.to_string()))?;
+    store.write_manifest(&manifest)?;
     let metadata = vec![(
         "sweep.refine".to_string(),
         format!(
@@ -282,18 +231,10 @@ fn run(args: &RefineArgs) -> Result<ExitCode, Vec<String>> {
                     o.result.as_ref().ok().map(|r| r.recovery_s.is_some()),
                 );
             }
-            let mut runs = layout
-                .runs_frame(&outcomes)
-                .map_err(|e| fail(e.to_string()))?;
-            let mut series = layout
-                .series_frame(&outcomes)
-                .map_err(|e| fail(e.to_string()))?;
-            let part = store
-                .next_part(Shard::WHOLE)
-                .map_err(|e| fail(e.to_string()))?;
-            store
-                .write_batch(Shard::WHOLE, part, &mut runs, &mut series, &metadata)
-                .map_err(fail)?;
+            let mut runs = layout.runs_frame(&outcomes).map_err(StoreError::Batch)?;
+            let mut series = layout.series_frame(&outcomes).map_err(StoreError::Batch)?;
+            let part = store.next_part(Shard::WHOLE)?;
+            store.write_batch(Shard::WHOLE, part, &mut runs, &mut series, &metadata)?;
             outcomes.clear();
         }
         for (i, x) in wanted {
@@ -314,28 +255,27 @@ fn run(args: &RefineArgs) -> Result<ExitCode, Vec<String>> {
         }
     }
 
-    let (ok, failed, events) = count_runs(&store, None).map_err(fail)?;
+    let (ok, failed, events) = count_runs(&store, None)?;
     manifest.planned = ok + failed;
     manifest.ok = ok;
     manifest.failed = failed;
     manifest.events_total = events;
     manifest.status = "complete".to_string();
     manifest.finished_at = Some(now_rfc3339());
-    store
-        .write_manifest(&manifest)
-        .map_err(|e| fail(e.to_string()))?;
+    store.write_manifest(&manifest)?;
     let table = boundary_table(&grid, &others, &slices, &args.axis, args.threshold);
     let dir = out.join("analysis");
-    std::fs::create_dir_all(&dir).map_err(|e| fail(e.to_string()))?;
-    std::fs::write(dir.join("boundary.md"), &table).map_err(|e| fail(e.to_string()))?;
+    std::fs::create_dir_all(&dir).map_err(IoError::at(&dir))?;
+    let boundary = dir.join("boundary.md");
+    std::fs::write(&boundary, &table).map_err(IoError::at(boundary))?;
     println!("{table}");
-    draw_boundary(&dir, &grid, &others, &slices, &args.axis, args.threshold).map_err(fail)?;
+    draw_boundary(&dir, &grid, &others, &slices, &args.axis, args.threshold)?;
     println!(
         "boundary: {0}/analysis/boundary.md, {0}/analysis/plots/boundary.svg; runs: {0}/runs/*.parquet",
         out.display()
     );
     if !args.no_report {
-        crate::report::write_report(&out).map_err(fail)?;
+        crate::report::write_report(&out)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -369,19 +309,14 @@ fn update(s: &mut Slice, x: f64, est: Estimate, threshold: f64, precision: f64, 
 }
 
 /// Results already in the output directory: run id -> recovered (None for a failed run).
-fn known_results(store: &Store) -> Result<HashMap<String, Option<bool>>, String> {
+fn known_results(store: &Store) -> Result<HashMap<String, Option<bool>>, StoreError> {
     let mut known = HashMap::new();
-    for part in store.runs_parts().map_err(|e| e.to_string())? {
-        let df = read_parquet(&part, Some(&["run_id", "recovered"]))?;
-        let ids = df
-            .column("run_id")
-            .and_then(|c| c.str().cloned())
-            .map_err(|e| e.to_string())?;
-        let rec = df
-            .column("recovered")
-            .and_then(|c| c.bool().cloned())
-            .map_err(|e| e.to_string())?;
-        for (id, r) in ids.iter().zip(rec.iter()) {
+    for part in store.read_parts(None, &["run_id", "recovered"])? {
+        for (id, r) in part
+            .str("run_id")?
+            .iter()
+            .zip(part.bool("recovered")?.iter())
+        {
             if let Some(id) = id {
                 known.insert(id.to_string(), r);
             }
@@ -462,7 +397,7 @@ fn draw_boundary(
     slices: &[Slice],
     axis: &str,
     threshold: f64,
-) -> Result<(), String> {
+) -> Result<(), PlotError> {
     use analysis::plots::{Band, BandPoint, time_bands};
     let mut bands: Vec<Band> = Vec::new();
     for (n, s) in slices.iter().enumerate() {

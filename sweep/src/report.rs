@@ -1,6 +1,8 @@
 //! The end of a sweep (and `sweep report`): the analysis crate's report,
 //! and where to find it.
 
+use crate::error::Error;
+use analysis::ReportError;
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -11,7 +13,7 @@ pub struct ReportArgs {
     pub dir: PathBuf,
 }
 
-pub fn write_report(dir: &Path) -> Result<(), String> {
+pub fn write_report(dir: &Path) -> Result<(), ReportError> {
     let report = analysis::write_report(dir)?;
     // A terminal gets the head of the table; the files have all of it.
     const SHOWN: usize = 40;
@@ -36,9 +38,7 @@ pub fn write_report(dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
-pub fn report(args: &ReportArgs) -> ExitCode {
-    match write_report(&args.dir) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => crate::fail_all("report", &[e]),
-    }
+pub fn report(args: &ReportArgs) -> Result<ExitCode, Error> {
+    write_report(&args.dir)?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -5,10 +5,12 @@
 //! thread batches them and writes a part every few hundred runs or seconds,
 //! so memory stays flat and a crash loses at most one batch of work.
 
+use crate::error::{DirError, Error, RunnerError, ShardError, StoreError};
 use crate::grid::Grid;
 use crate::progress::{Progress, human_duration};
-use crate::records::{Layout, Outcome};
-use crate::store::{Manifest, Shard, Store, count_runs};
+use crate::records::{Layout, Outcome, RunFailure};
+use crate::store::{Manifest, Shard, Store, count_runs, parse_shard};
+use analysis::IoError;
 use clap::Args;
 use rayon::prelude::*;
 use std::cell::RefCell;
@@ -63,94 +65,70 @@ pub fn default_out(grid: &Grid) -> PathBuf {
     Path::new("out").join(&grid.name)
 }
 
-fn shard_from(args: &RunArgs) -> Result<Shard, String> {
+fn shard_from(args: &RunArgs) -> Result<Shard, ShardError> {
     if let Some(s) = &args.shard {
-        return Shard::parse(s);
+        return parse_shard(s);
     }
     match (
         std::env::var("SLURM_ARRAY_TASK_ID"),
         std::env::var("SLURM_ARRAY_TASK_COUNT"),
     ) {
-        (Ok(i), Ok(n)) => Shard::parse(&format!("{i}/{n}"))
-            .map_err(|e| format!("from SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT: {e}")),
+        (Ok(i), Ok(n)) => {
+            parse_shard(&format!("{i}/{n}")).map_err(|e| ShardError::FromSlurm(Box::new(e)))
+        }
         _ => Ok(Shard::WHOLE),
     }
 }
 
-pub fn run(args: &RunArgs) -> ExitCode {
-    let grid = match Grid::load(&args.grid) {
-        Ok(g) => g,
-        Err(errors) => return crate::fail_all("invalid grid", &errors),
-    };
-    let shard = match shard_from(args) {
-        Ok(s) => s,
-        Err(e) => return crate::fail_all("bad shard", &[e]),
-    };
+pub fn run(args: &RunArgs) -> Result<ExitCode, Error> {
+    let grid = Grid::load(&args.grid)?;
+    let shard = shard_from(args)?;
     let out = args.out.clone().unwrap_or_else(|| default_out(&grid));
     let store = Store::new(&out);
-    if let Err(e) = prepare_dir(&store, &grid, shard, args) {
-        return crate::fail_all("cannot use the output directory", &[e]);
-    }
-    match execute(&grid, &store, shard, args) {
-        Ok(code) => code,
-        Err(e) => crate::fail_all("sweep failed", &[e]),
-    }
+    prepare_dir(&store, &grid, shard, args)?;
+    Ok(execute(&grid, &store, shard, args)?)
 }
 
 /// Refuses a directory of another grid, and results of this shard of the
 /// same grid unless told what to do with them. Shards share a directory, so
 /// a shard only ever looks at (and deletes) its own files.
-fn prepare_dir(store: &Store, grid: &Grid, shard: Shard, args: &RunArgs) -> Result<(), String> {
-    let dir = store.root.display();
+fn prepare_dir(store: &Store, grid: &Grid, shard: Shard, args: &RunArgs) -> Result<(), DirError> {
+    let dir = || store.root.clone();
     let manifests = store.manifests();
-    let own_parts = store.own_parts(shard).map_err(|e| format!("{dir}: {e}"))?;
-    let foreign = manifests
-        .iter()
-        .find(|(_, m)| m.fingerprint != grid.fingerprint());
+    let own_parts = store.own_parts(shard)?;
     if args.force && shard == Shard::WHOLE {
         for sub in ["runs", "series", "analysis", "slurm"] {
             let p = store.root.join(sub);
             if p.exists() {
-                std::fs::remove_dir_all(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+                std::fs::remove_dir_all(&p).map_err(IoError::at(p))?;
             }
         }
         for (p, _) in &manifests {
-            std::fs::remove_file(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            std::fs::remove_file(p).map_err(IoError::at(p))?;
         }
-        return store.create_dirs().map_err(|e| format!("{dir}: {e}"));
+        return Ok(store.create_dirs()?);
     }
-    if let Some((path, m)) = foreign {
-        let fix = if shard == Shard::WHOLE {
-            ", or --force to delete them"
-        } else {
-            " (or delete it first)"
-        };
-        return Err(format!(
-            "{dir} holds results of another grid (`{}` from {}, see {}); choose another --out{fix}",
-            m.grid_name,
-            m.grid_file,
-            path.display()
-        ));
-    }
+    let fix = if shard == Shard::WHOLE {
+        ", or --force to delete them"
+    } else {
+        " (or delete it first)"
+    };
+    store.refuse_foreign(&grid.fingerprint(), "grid", fix)?;
     if args.force {
-        store.remove_own(shard).map_err(|e| format!("{dir}: {e}"))?;
+        store.remove_own(shard)?;
     } else if !own_parts.is_empty() && !manifests.iter().any(|(_, m)| m.shard == shard) {
-        return Err(format!(
-            "{dir} holds run files but no manifest; choose another --out, or --force to delete them"
-        ));
+        return Err(DirError::NoManifest { dir: dir() });
     } else if !own_parts.is_empty() && !args.resume && own_manifest_complete(&manifests, shard) {
-        return Err(format!(
-            "{dir} already holds the complete results of this grid (report: {dir}/analysis/index.md); --force to run it again"
-        ));
+        return Err(DirError::Complete { dir: dir() });
     } else if !own_parts.is_empty() && !args.resume {
-        return Err(format!(
-            "{dir} already holds {} part file(s) of this grid; to finish it: sweep run {} --out {dir} --resume{}  (or --force to start over)",
-            own_parts.len(),
-            grid.path.display(),
-            shard_flag(shard)
-        ));
+        return Err(DirError::Unfinished {
+            dir: dir(),
+            parts: own_parts.len(),
+            grid: grid.path.clone(),
+            shard_flag: shard_flag(shard),
+        });
     }
-    store.create_dirs().map_err(|e| format!("{dir}: {e}"))
+    Ok(store.create_dirs()?)
 }
 
 fn own_manifest_complete(manifests: &[(PathBuf, Manifest)], shard: Shard) -> bool {
@@ -159,8 +137,13 @@ fn own_manifest_complete(manifests: &[(PathBuf, Manifest)], shard: Shard) -> boo
         .any(|(_, m)| m.shard == shard && m.status == "complete")
 }
 
-fn execute(grid: &Grid, store: &Store, shard: Shard, args: &RunArgs) -> Result<ExitCode, String> {
-    let cleaned = store.clean_incomplete(shard).map_err(|e| e.to_string())?;
+fn execute(
+    grid: &Grid,
+    store: &Store,
+    shard: Shard,
+    args: &RunArgs,
+) -> Result<ExitCode, RunnerError> {
+    let cleaned = store.clean_incomplete(shard)?;
     if cleaned > 0 {
         eprintln!("removed {cleaned} incomplete file(s) left by an interrupted run");
     }
@@ -177,7 +160,7 @@ fn execute(grid: &Grid, store: &Store, shard: Shard, args: &RunArgs) -> Result<E
     let (pool, jobs) = worker_pool(args.jobs)?;
 
     let mut manifest = new_manifest(grid, shard, jobs, planned.len() as u64);
-    store.write_manifest(&manifest).map_err(|e| e.to_string())?;
+    store.write_manifest(&manifest)?;
     let metadata = vec![
         ("sweep.grid_name".to_string(), grid.name.clone()),
         ("sweep.grid_sha256".to_string(), grid.sha256.clone()),
@@ -193,7 +176,7 @@ fn execute(grid: &Grid, store: &Store, shard: Shard, args: &RunArgs) -> Result<E
         grid.point_columns(),
         &grid
             .scenario(&grid.point(0))
-            .map_err(|_| "point 0 is invalid")?,
+            .map_err(|_| RunnerError::InvalidFirstPoint)?,
     );
 
     eprintln!(
@@ -218,7 +201,7 @@ fn execute(grid: &Grid, store: &Store, shard: Shard, args: &RunArgs) -> Result<E
     let mut progress = Progress::new(todo.len() as u64);
     let mut failures: Vec<(u64, String)> = Vec::new();
     let mut batch: Vec<Outcome> = Vec::new();
-    let mut next_part = store.next_part(shard).map_err(|e| e.to_string())?;
+    let mut next_part = store.next_part(shard)?;
     let mut last_flush = Instant::now();
     let mut sim_ms = 0.0;
     let mut write_error = None;
@@ -245,7 +228,7 @@ fn execute(grid: &Grid, store: &Store, shard: Shard, args: &RunArgs) -> Result<E
                 progress.record(o.result.is_err());
                 sim_ms += o.wall_ms;
                 if let Err(e) = &o.result {
-                    failures.push((o.index, e.clone()));
+                    failures.push((o.index, e.to_string()));
                 }
                 batch.push(o);
             }
@@ -268,7 +251,7 @@ fn execute(grid: &Grid, store: &Store, shard: Shard, args: &RunArgs) -> Result<E
     progress.finish();
     let _ = std::panic::take_hook();
     if let Some(e) = write_error {
-        return Err(format!("writing results failed, sweep stopped: {e}"));
+        return Err(RunnerError::WriteStopped(e));
     }
 
     let wall = started.elapsed().as_secs_f64();
@@ -284,7 +267,7 @@ fn execute(grid: &Grid, store: &Store, shard: Shard, args: &RunArgs) -> Result<E
         "complete"
     }
     .to_string();
-    store.write_manifest(&manifest).map_err(|e| e.to_string())?;
+    store.write_manifest(&manifest)?;
 
     let ran = progress.done();
     eprintln!(
@@ -357,10 +340,10 @@ fn flush(
     part: u64,
     batch: &mut Vec<Outcome>,
     metadata: &[(String, String)],
-) -> Result<(), String> {
+) -> Result<(), StoreError> {
     batch.sort_by_key(|o| o.index);
-    let mut runs = layout.runs_frame(batch).map_err(|e| e.to_string())?;
-    let mut series = layout.series_frame(batch).map_err(|e| e.to_string())?;
+    let mut runs = layout.runs_frame(batch).map_err(StoreError::Batch)?;
+    let mut series = layout.series_frame(batch).map_err(StoreError::Batch)?;
     store.write_batch(shard, part, &mut runs, &mut series, metadata)?;
     batch.clear();
     Ok(())
@@ -385,19 +368,15 @@ pub fn execute_point(
     let run_id = Grid::run_id(&point_id, seed);
     let started = Instant::now();
     let result = match grid.scenario(&point) {
-        Err(errors) => Err(errors
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join("; ")),
+        Err(errors) => Err(RunFailure::Invalid(errors)),
         Ok(scenario) => std::panic::catch_unwind(|| {
             if inject_panic {
                 panic!("injected panic (test)");
             }
             sim_core::run(&scenario, seed)
         })
-        .map_err(|_| format!("panicked: {}", LAST_PANIC.with(|p| p.borrow().clone())))
-        .and_then(|r| r.map_err(|e| e.to_string())),
+        .map_err(|_| RunFailure::Panicked(LAST_PANIC.with(|p| p.borrow().clone())))
+        .and_then(|r| r.map_err(RunFailure::Run)),
     };
     Outcome {
         index,
@@ -416,12 +395,11 @@ pub fn jobs_or_cores(jobs: Option<usize>) -> usize {
 }
 
 /// The rayon pool of `jobs` workers (default: every core) and its size.
-pub fn worker_pool(jobs: Option<usize>) -> Result<(rayon::ThreadPool, usize), String> {
+pub fn worker_pool(
+    jobs: Option<usize>,
+) -> Result<(rayon::ThreadPool, usize), rayon::ThreadPoolBuildError> {
     let jobs = jobs_or_cores(jobs);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs)
-        .build()
-        .map_err(|e| e.to_string())?;
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build()?;
     Ok((pool, jobs))
 }
 

@@ -1,6 +1,7 @@
 //! `sweep slurm`: an `sbatch --array` script that runs a grid as N shards
 //! into one shared output directory.
 
+use crate::error::{Error, SlurmError};
 use crate::grid::Grid;
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -31,13 +32,10 @@ fn absolute(p: &Path) -> PathBuf {
     std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
-pub fn slurm(args: &SlurmArgs) -> ExitCode {
-    let grid = match Grid::load(&args.grid) {
-        Ok(g) => g,
-        Err(errors) => return crate::fail_all("invalid grid", &errors),
-    };
+pub fn slurm(args: &SlurmArgs) -> Result<ExitCode, Error> {
+    let grid = Grid::load(&args.grid)?;
     if args.tasks == 0 {
-        return crate::fail_all("slurm", &["--tasks must be >= 1".to_string()]);
+        return Err(SlurmError::NoTasks.into());
     }
     let out = absolute(
         &args
@@ -81,9 +79,12 @@ pub fn slurm(args: &SlurmArgs) -> ExitCode {
         out = shell_quote(&out.display().to_string()),
     ));
     let path = dir.join("sweep.sbatch");
-    if let Err(e) = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&path, &script)) {
-        return crate::fail_all("slurm", &[format!("{}: {e}", path.display())]);
-    }
+    std::fs::create_dir_all(&dir)
+        .and_then(|_| std::fs::write(&path, &script))
+        .map_err(|source| SlurmError::Write {
+            path: path.clone(),
+            source,
+        })?;
     eprintln!(
         "{} runs in {n} tasks; merge when done: sweep merge {}",
         grid.runs(),
@@ -98,16 +99,16 @@ pub fn slurm(args: &SlurmArgs) -> ExitCode {
                 );
             }
             Ok(o) => {
-                return crate::fail_all(
-                    "sbatch failed",
-                    &[String::from_utf8_lossy(&o.stderr).trim().to_string()],
-                );
+                return Err(SlurmError::Sbatch {
+                    stderr: String::from_utf8_lossy(&o.stderr).trim().to_string(),
+                }
+                .into());
             }
-            Err(e) => return crate::fail_all("cannot run sbatch", &[e.to_string()]),
+            Err(e) => return Err(SlurmError::Spawn(e).into()),
         }
     }
     println!("{}", path.display());
-    ExitCode::SUCCESS
+    Ok(ExitCode::SUCCESS)
 }
 
 fn shell_quote(s: &str) -> String {

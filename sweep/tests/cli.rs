@@ -18,11 +18,19 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).to_string()
 }
 
-fn tempdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("sweep-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// `sweep run GRID --out OUT EXTRA... --no-report`.
+fn run_grid(grid: &str, out: &str, extra: &[&str]) -> Output {
+    let mut args = vec!["run", grid, "--out", out];
+    args.extend(extra);
+    args.push("--no-report");
+    sweep(&args)
+}
+
+/// Asserts that `err` says each of `expected`.
+fn assert_says(err: &str, expected: &[&str]) {
+    for e in expected {
+        assert!(err.contains(e), "missing `{e}` in:\n{err}");
+    }
 }
 
 fn write_grid(dir: &Path, text: &str) -> String {
@@ -125,8 +133,9 @@ fn assert_same(a: &Path, b: &Path) {
 
 #[test]
 fn runs_table_is_identical_across_threads_and_shards() {
-    let dir = tempdir("determinism");
-    let grid = write_grid(&dir, &small_grid(3));
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let grid = write_grid(dir, &small_grid(3));
     let out = |n: &str| dir.join(n).display().to_string();
     for (name, jobs) in [("j1", "1"), ("j2", "2")] {
         let o = sweep(&[
@@ -162,8 +171,8 @@ fn runs_table_is_identical_across_threads_and_shards() {
     let t = runs_table(&dir.join("j1"));
     assert_eq!(t.height(), 24);
     // A different seed list is a different table: compare can fail.
-    let other = write_grid(&dir, &small_grid(3).replace("first = 1", "first = 2"));
-    let o = sweep(&["run", &other, "--out", &out("other"), "--no-report"]);
+    let other = write_grid(dir, &small_grid(3).replace("first = 1", "first = 2"));
+    let o = run_grid(&other, &out("other"), &[]);
     assert!(o.status.success());
     assert!(
         !sweep(&["compare", &out("j1"), &out("other")])
@@ -174,14 +183,11 @@ fn runs_table_is_identical_across_threads_and_shards() {
 
 #[test]
 fn merge_refuses_missing_shards() {
-    let dir = tempdir("merge");
-    let grid = write_grid(&dir, &small_grid(1));
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let grid = write_grid(dir, &small_grid(1));
     let out = dir.join("o").display().to_string();
-    assert!(
-        sweep(&["run", &grid, "--out", &out, "--shard", "0/2", "--no-report"])
-            .status
-            .success()
-    );
+    assert!(run_grid(&grid, &out, &["--shard", "0/2"]).status.success());
     let o = sweep(&["merge", &out, "--no-report"]);
     assert!(!o.status.success());
     assert!(
@@ -193,8 +199,9 @@ fn merge_refuses_missing_shards() {
 
 #[test]
 fn kill_9_then_resume_gives_the_uninterrupted_table() {
-    let dir = tempdir("kill");
-    let grid = write_grid(&dir, &small_grid(150)); // 1200 runs
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let grid = write_grid(dir, &small_grid(150)); // 1200 runs
     let out = dir.join("killed");
     let mut child = spawn_until_parts(&grid, &out, 3, std::process::Stdio::null());
     child.kill().unwrap(); // SIGKILL
@@ -205,23 +212,10 @@ fn kill_9_then_resume_gives_the_uninterrupted_table() {
         "killed mid-way: {written} rows"
     );
 
-    let again = sweep(&[
-        "run",
-        &grid,
-        "--out",
-        &out.display().to_string(),
-        "--no-report",
-    ]);
+    let again = run_grid(&grid, &out.display().to_string(), &[]);
     assert!(!again.status.success());
     assert!(stderr(&again).contains("--resume"), "{}", stderr(&again));
-    let resumed = sweep(&[
-        "run",
-        &grid,
-        "--out",
-        &out.display().to_string(),
-        "--resume",
-        "--no-report",
-    ]);
+    let resumed = run_grid(&grid, &out.display().to_string(), &["--resume"]);
     assert!(resumed.status.success(), "{}", stderr(&resumed));
     assert!(
         stderr(&resumed).contains(&format!("{written} already done")),
@@ -231,15 +225,9 @@ fn kill_9_then_resume_gives_the_uninterrupted_table() {
 
     let full = dir.join("full");
     assert!(
-        sweep(&[
-            "run",
-            &grid,
-            "--out",
-            &full.display().to_string(),
-            "--no-report"
-        ])
-        .status
-        .success()
+        run_grid(&grid, &full.display().to_string(), &[])
+            .status
+            .success()
     );
     assert_same(&out, &full);
     let manifest: serde_json::Value =
@@ -250,9 +238,10 @@ fn kill_9_then_resume_gives_the_uninterrupted_table() {
 
 #[test]
 fn failed_runs_are_recorded_and_the_sweep_goes_on() {
-    let dir = tempdir("failures");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     let grid = write_grid(
-        &dir,
+        dir,
         r#"name = "failing"
 scenario = "ch37"
 seeds = [1, 2]
@@ -264,15 +253,7 @@ max_events = [500, 100000000]
 "#,
     );
     let out = dir.join("o");
-    let o = sweep(&[
-        "run",
-        &grid,
-        "--out",
-        &out.display().to_string(),
-        "--inject-panic",
-        "3",
-        "--no-report",
-    ]);
+    let o = run_grid(&grid, &out.display().to_string(), &["--inject-panic", "3"]);
     assert_eq!(
         o.status.code(),
         Some(1),
@@ -310,19 +291,14 @@ max_events = [500, 100000000]
 
 #[test]
 fn columns_are_typed() {
-    let dir = tempdir("types");
-    let grid = write_grid(&dir, &small_grid(1));
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let grid = write_grid(dir, &small_grid(1));
     let out = dir.join("o");
     assert!(
-        sweep(&[
-            "run",
-            &grid,
-            "--out",
-            &out.display().to_string(),
-            "--no-report"
-        ])
-        .status
-        .success()
+        run_grid(&grid, &out.display().to_string(), &[])
+            .status
+            .success()
     );
     let t = runs_table(&out);
     let dtype = |c: &str| t.column(c).unwrap().dtype().clone();
@@ -349,9 +325,10 @@ fn columns_are_typed() {
 
 #[test]
 fn bad_grids_report_every_error_with_file_key_and_reason() {
-    let dir = tempdir("badgrid");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     let grid = write_grid(
-        &dir,
+        dir,
         r#"name = "bad"
 scenario = "ch37"
 seeds = [1, 1]
@@ -370,16 +347,17 @@ strategy = ["naive", "fastest"]
     let o = sweep(&["run", &grid]);
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
-    for expected in [
-        "grid.toml: seeds: seed 1 appears twice",
-        "grid.toml: axes.\"svc_b.slots\": empty axis",
-        "grid.toml: zip[0]: zipped lists must have equal length: \"svc_a.attempt_timeout_s\" has 2, \"client.rate_per_s\" has 3",
-    ] {
-        assert!(err.contains(expected), "missing `{expected}` in:\n{err}");
-    }
+    assert_says(
+        &err,
+        &[
+            "grid.toml: seeds: seed 1 appears twice",
+            "grid.toml: axes.\"svc_b.slots\": empty axis",
+            "grid.toml: zip[0]: zipped lists must have equal length: \"svc_a.attempt_timeout_s\" has 2, \"client.rate_per_s\" has 3",
+        ],
+    );
     // Fix the structural errors: the value errors are then all reported.
     let grid = write_grid(
-        &dir,
+        dir,
         r#"name = "bad"
 scenario = "ch37"
 seeds = [1]
@@ -395,16 +373,17 @@ strategy = ["naive", "fastest"]
 "#,
     );
     let err = stderr(&sweep(&["plan", &grid]));
-    for expected in [
-        "grid.toml: \"client.rate_per_s\": duplicate axis",
-        "grid.toml: set.\"svc_b.queue_cpa\" = 3: unknown parameter; did you mean `svc_b.queue_cap`?",
-        "grid.toml: axes.\"strategy\" = \"fastest\": unknown strategy `fastest`",
-        "grid.toml: axes.\"svc_a.max_retries\" = \"two\": expected an integer, got string \"two\"",
-    ] {
-        assert!(err.contains(expected), "missing `{expected}` in:\n{err}");
-    }
+    assert_says(
+        &err,
+        &[
+            "grid.toml: \"client.rate_per_s\": duplicate axis",
+            "grid.toml: set.\"svc_b.queue_cpa\" = 3: unknown parameter; did you mean `svc_b.queue_cap`?",
+            "grid.toml: axes.\"strategy\" = \"fastest\": unknown strategy `fastest`",
+            "grid.toml: axes.\"svc_a.max_retries\" = \"two\": expected an integer, got string \"two\"",
+        ],
+    );
     let grid = write_grid(
-        &dir,
+        dir,
         r#"name = "bad"
 scenario = "ch37"
 seeds = [1]
@@ -423,7 +402,7 @@ seeds = [1]
     ]));
     assert!(err.contains("nope.toml: cannot read"), "{err}");
     let grid = write_grid(
-        &dir,
+        dir,
         "name = \"x\"\nscenario = \"ch37\"\nseeds = [1]\n[axis]\nstrategy = [\"naive\"]\n",
     );
     let err = stderr(&sweep(&["plan", &grid]));
@@ -435,45 +414,30 @@ seeds = [1]
 
 #[test]
 fn an_output_directory_of_another_grid_is_refused() {
-    let dir = tempdir("guard");
-    let grid = write_grid(&dir, &small_grid(1));
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let grid = write_grid(dir, &small_grid(1));
     let out = dir.join("o").display().to_string();
-    assert!(
-        sweep(&["run", &grid, "--out", &out, "--no-report"])
-            .status
-            .success()
-    );
+    assert!(run_grid(&grid, &out, &[]).status.success());
     let other = dir.join("other.toml");
     std::fs::write(&other, small_grid(2)).unwrap();
-    let o = sweep(&[
-        "run",
-        &other.display().to_string(),
-        "--out",
-        &out,
-        "--no-report",
-    ]);
+    let o = run_grid(&other.display().to_string(), &out, &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
         stderr(&o).contains("holds results of another grid"),
         "{}",
         stderr(&o)
     );
-    let o = sweep(&[
-        "run",
-        &other.display().to_string(),
-        "--out",
-        &out,
-        "--force",
-        "--no-report",
-    ]);
+    let o = run_grid(&other.display().to_string(), &out, &["--force"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(runs_table(Path::new(&out)).height(), 16);
 }
 
 #[test]
 fn slurm_script_runs_each_task_as_a_shard() {
-    let dir = tempdir("slurm");
-    let grid = write_grid(&dir, &small_grid(1));
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let grid = write_grid(dir, &small_grid(1));
     let out = dir.join("o").display().to_string();
     let o = sweep(&[
         "slurm",
@@ -501,8 +465,9 @@ fn slurm_script_runs_each_task_as_a_shard() {
 
 #[test]
 fn shard_comes_from_slurm_environment() {
-    let dir = tempdir("slurmenv");
-    let grid = write_grid(&dir, &small_grid(1));
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let grid = write_grid(dir, &small_grid(1));
     let out = dir.join("o").display().to_string();
     let o = Command::new(env!("CARGO_BIN_EXE_sweep"))
         .args(["run", &grid, "--out", &out, "--no-report"])
@@ -517,8 +482,9 @@ fn shard_comes_from_slurm_environment() {
 
 #[test]
 fn ctrl_c_writes_what_is_done_and_says_how_to_resume() {
-    let dir = tempdir("sigint");
-    let grid = write_grid(&dir, &small_grid(150));
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let grid = write_grid(dir, &small_grid(150));
     let out = dir.join("o");
     let child = spawn_until_parts(&grid, &out, 2, std::process::Stdio::piped());
     let kill = Command::new("kill")
@@ -542,14 +508,7 @@ fn ctrl_c_writes_what_is_done_and_says_how_to_resume() {
         written,
         "every finished run was written"
     );
-    let resumed = sweep(&[
-        "run",
-        &grid,
-        "--out",
-        &out.display().to_string(),
-        "--resume",
-        "--no-report",
-    ]);
+    let resumed = run_grid(&grid, &out.display().to_string(), &["--resume"]);
     assert!(resumed.status.success(), "{}", stderr(&resumed));
     assert_eq!(runs_table(&out).height(), 1200);
 }
@@ -573,9 +532,10 @@ fn every_shipped_grid_is_valid() {
 
 #[test]
 fn report_options_must_name_axes() {
-    let dir = tempdir("reportopts");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     let grid = write_grid(
-        &dir,
+        dir,
         &format!(
             "{}\n[report]\nheatmap_x = \"svc_b.queue_cap\"\nheatmap_y = \"horizon_s\"\nmetrics = [\"goodput\", \"svc_b_late\", \"svc_b_lates\"]\n",
             small_grid(1)
@@ -596,9 +556,10 @@ fn report_options_must_name_axes() {
 
 #[test]
 fn refine_brackets_the_tipping_point_and_resumes() {
-    let dir = tempdir("refine");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     let grid = write_grid(
-        &dir,
+        dir,
         r#"name = "tip"
 scenario = "ch37"
 seeds = { first = 1, count = 4 }

@@ -1,0 +1,148 @@
+//! `manifest.json`: a sweep's provenance and counts, written by `sweep`
+//! (one per shard, `manifest-s<I>of<N>.json`) and read back here for the
+//! grid's dimensions, `[report]` options and the report's header.
+//!
+//! The JSON field names are the on-disk format: a manifest written by an
+//! older `sweep` (without `dimensions` or `report`, say) still reads, its
+//! missing fields taking their defaults.
+
+use serde::{Deserialize, Serialize};
+
+/// Which runs of the enumeration a process owns: run `i` belongs to shard
+/// `i % count` (round-robin, so every shard gets a fair mix).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    pub index: u64,
+    pub count: u64,
+}
+
+impl Shard {
+    pub const WHOLE: Shard = Shard { index: 0, count: 1 };
+
+    pub fn owns(&self, run: u64) -> bool {
+        run % self.count == self.index
+    }
+}
+
+impl Default for Shard {
+    fn default() -> Self {
+        Shard::WHOLE
+    }
+}
+
+/// How the report draws a grid (the grid's `[report]` table): which axes
+/// the heatmap of P(not recovered) uses and which one makes its panels.
+/// Each names an axis path (for a zip group, any of its paths). Default:
+/// the two axes with the most levels besides `strategy`, panels by
+/// `strategy`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReportOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heatmap_x: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heatmap_y: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub panels: Option<String>,
+    /// Metrics (`runs` columns) the grid is about, summarised and ranked
+    /// besides the usual ones.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub metrics: Vec<String>,
+}
+
+/// Provenance and counts, written beside the data (and as file metadata).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Manifest {
+    pub tool: String,
+    pub git_commit: String,
+    pub grid_name: String,
+    pub grid_file: String,
+    pub grid_sha256: String,
+    pub grid_text: String,
+    pub scenario: String,
+    pub scenario_id: String,
+    /// Grid and scenario content; a directory is resumed only by the same.
+    pub fingerprint: String,
+    pub shard: Shard,
+    pub host: String,
+    pub threads: usize,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    /// `running`, `complete`, `interrupted`, or `merged`.
+    pub status: String,
+    /// The grid's axis paths (columns of the runs table that vary), in order.
+    pub axes: Vec<String>,
+    /// The grid's dimensions: one axis, or the paths of one zip group.
+    /// Manifests written before zip groups have none (see
+    /// [`Manifest::dimension_paths`]).
+    pub dimensions: Vec<Vec<String>>,
+    /// The fixed overrides' paths (columns that do not vary).
+    pub fixed: Vec<String>,
+    /// The grid's `[report]` options.
+    pub report: ReportOptions,
+    /// Runs this manifest covers (the shard's, or the whole grid's).
+    pub planned: u64,
+    pub ok: u64,
+    pub failed: u64,
+    pub events_total: u64,
+    pub command: Vec<String>,
+}
+
+impl Manifest {
+    /// The paths of each dimension: `dimensions`, or one per axis for a
+    /// manifest that predates zip groups.
+    pub fn dimension_paths(&self) -> Vec<Vec<String>> {
+        if self.dimensions.is_empty() {
+            self.axes.iter().map(|a| vec![a.clone()]).collect()
+        } else {
+            self.dimensions.clone()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_old_manifest_without_dimensions_or_report_reads() {
+        let m: Manifest = serde_json::from_str(
+            r#"{"grid_name": "old", "axes": ["strategy", "x"], "shard": {"index": 1, "count": 2},
+                "planned": 8, "finished_at": null, "status": "complete"}"#,
+        )
+        .unwrap();
+        assert_eq!(m.grid_name, "old");
+        assert_eq!(m.shard, Shard { index: 1, count: 2 });
+        assert_eq!(m.dimension_paths(), [["strategy"], ["x"]]);
+        assert_eq!(m.report, ReportOptions::default());
+        assert_eq!(m.finished_at, None);
+    }
+
+    #[test]
+    fn a_manifest_round_trips_with_its_field_names() {
+        let m = Manifest {
+            grid_name: "g".into(),
+            dimensions: vec![vec!["a".into(), "b".into()]],
+            report: ReportOptions {
+                panels: Some("a".into()),
+                ..ReportOptions::default()
+            },
+            ..Manifest::default()
+        };
+        let json: serde_json::Value = serde_json::to_value(&m).unwrap();
+        for key in [
+            "grid_name",
+            "fingerprint",
+            "shard",
+            "dimensions",
+            "report",
+            "events_total",
+        ] {
+            assert!(json.get(key).is_some(), "{key}");
+        }
+        assert_eq!(json["report"], serde_json::json!({"panels": "a"}));
+        let back: Manifest = serde_json::from_value(json).unwrap();
+        assert_eq!(back.dimension_paths(), [["a", "b"]]);
+    }
+}

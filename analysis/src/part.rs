@@ -1,0 +1,121 @@
+//! One Parquet part file of a sweep (`runs/part-*.parquet` or
+//! `series/part-*.parquet`) read eagerly, with its columns as their polars
+//! types; every error names the file.
+
+use polars::prelude::*;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum PartError {
+    #[error("{}: {source}", path.display())]
+    Open {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: {source}", path.display())]
+    Read { path: PathBuf, source: PolarsError },
+    /// A missing column, or one of another type.
+    #[error("{}: column `{column}`: {source}", path.display())]
+    Column {
+        path: PathBuf,
+        column: String,
+        source: PolarsError,
+    },
+}
+
+/// A part's frame and where it came from.
+pub struct Part {
+    pub path: PathBuf,
+    pub frame: DataFrame,
+}
+
+impl Part {
+    /// Reads `path`, only `columns` when given.
+    pub fn read(path: &Path, columns: Option<&[&str]>) -> Result<Part, PartError> {
+        let file = File::open(path).map_err(|source| PartError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let mut reader = ParquetReader::new(file);
+        if let Some(cols) = columns {
+            reader = reader.with_columns(Some(cols.iter().map(|c| c.to_string()).collect()));
+        }
+        let frame = reader.finish().map_err(|source| PartError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(Part {
+            path: path.to_path_buf(),
+            frame,
+        })
+    }
+
+    pub fn str(&self, name: &str) -> Result<&StringChunked, PartError> {
+        column(&self.frame, &self.path, name, Column::str)
+    }
+
+    pub fn u64(&self, name: &str) -> Result<&UInt64Chunked, PartError> {
+        column(&self.frame, &self.path, name, Column::u64)
+    }
+
+    pub fn u32(&self, name: &str) -> Result<&UInt32Chunked, PartError> {
+        column(&self.frame, &self.path, name, Column::u32)
+    }
+
+    pub fn bool(&self, name: &str) -> Result<&BooleanChunked, PartError> {
+        column(&self.frame, &self.path, name, Column::bool)
+    }
+
+    /// A numeric column as floats.
+    pub fn f64(&self, name: &str) -> Result<Float64Chunked, PartError> {
+        let fail = |source| PartError::Column {
+            path: self.path.clone(),
+            column: name.to_string(),
+            source,
+        };
+        let c = self.frame.column(name).map_err(fail)?;
+        let c = c.cast(&DataType::Float64).map_err(fail)?;
+        c.f64().cloned().map_err(fail)
+    }
+}
+
+/// Column `name` of `frame` (read from `path`) as the type `get` asks for.
+pub fn column<'a, T: ?Sized>(
+    frame: &'a DataFrame,
+    path: &Path,
+    name: &str,
+    get: impl FnOnce(&'a Column) -> PolarsResult<&'a T>,
+) -> Result<&'a T, PartError> {
+    frame
+        .column(name)
+        .and_then(get)
+        .map_err(|source| PartError::Column {
+            path: path.to_path_buf(),
+            column: name.to_string(),
+            source,
+        })
+}
+
+/// The files of `dir` whose names end with `suffix`, sorted; none when the
+/// directory does not exist (yet).
+pub fn list(dir: &Path, suffix: &str) -> std::io::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    match std::fs::read_dir(dir) {
+        Ok(entries) => {
+            for e in entries {
+                let p = e?.path();
+                if p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.ends_with(suffix))
+                {
+                    out.push(p);
+                }
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    out.sort();
+    Ok(out)
+}

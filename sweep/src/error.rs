@@ -1,0 +1,279 @@
+//! The errors of `sweep`'s commands. Each module's failures are an enum
+//! here that keeps the source error and, for every file, its path; the
+//! CLI edge ([`Error`], used by `main`) adds the context line and prints
+//! one problem per line.
+
+use analysis::{IoError, PartError, PlotError, ReportError};
+use polars::prelude::PolarsError;
+use sim_core::ConfigError;
+use std::path::PathBuf;
+
+/// One problem of a grid file, located by the file and the key to fix.
+#[derive(Debug, thiserror::Error)]
+pub enum GridError {
+    #[error("{}: cannot read: {source}", file.display())]
+    Read {
+        file: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: {source}", file.display())]
+    Parse {
+        file: PathBuf,
+        source: toml::de::Error,
+    },
+    /// A structural problem: a name, the seeds, an axis, a zip group, the
+    /// scenario, a `[report]` option.
+    #[error("{}: {key}: {reason}", file.display())]
+    Invalid {
+        file: PathBuf,
+        key: String,
+        reason: String,
+    },
+    /// A value that its parameter path does not take.
+    #[error("{}: {table}.\"{path}\" = {value}: {}", file.display(), cause.message)]
+    Value {
+        file: PathBuf,
+        table: &'static str,
+        path: String,
+        value: toml::Value,
+        cause: ConfigError,
+    },
+    /// A point whose scenario does not validate.
+    #[error("{}: point {index} ({point}): {cause}", file.display())]
+    Point {
+        file: PathBuf,
+        index: u64,
+        point: String,
+        cause: ConfigError,
+    },
+}
+
+/// Every problem of a grid, found before anything runs.
+#[derive(Debug)]
+pub struct GridErrors(pub Vec<GridError>);
+
+impl std::fmt::Display for GridErrors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let lines: Vec<String> = self.0.iter().map(ToString::to_string).collect();
+        f.write_str(&lines.join("\n"))
+    }
+}
+
+impl std::error::Error for GridErrors {}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ShardError {
+    #[error("--shard expects I/N with 0 <= I < N (e.g. 0/4), got `{text}`")]
+    Spec { text: String },
+    #[error("from SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT: {0}")]
+    FromSlurm(#[source] Box<ShardError>),
+}
+
+/// The output directory's files: parts, manifests, their directories.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error(transparent)]
+    Io(#[from] IoError),
+    #[error(transparent)]
+    Part(#[from] PartError),
+    /// Writing a part, or appending one to the others.
+    #[error("{}: {source}", path.display())]
+    Parquet { path: PathBuf, source: PolarsError },
+    /// Building a batch's tables before writing them.
+    #[error("{0}")]
+    Batch(#[source] PolarsError),
+}
+
+/// A manifest of another sweep in the output directory.
+#[derive(Debug)]
+pub struct ForeignResults {
+    pub dir: PathBuf,
+    /// What this directory was asked for: `grid`, or `sweep or refinement`.
+    pub what: &'static str,
+    pub grid_name: String,
+    pub grid_file: String,
+    pub manifest: PathBuf,
+    /// How else to go on, if there is a way.
+    pub fix: &'static str,
+}
+
+/// Why an output directory cannot be used (as it is) for this sweep.
+#[derive(Debug, thiserror::Error)]
+pub enum DirError {
+    #[error(
+        "{} holds results of another {} (`{}` from {}, see {}); choose another --out{}",
+        .0.dir.display(),
+        .0.what,
+        .0.grid_name,
+        .0.grid_file,
+        .0.manifest.display(),
+        .0.fix
+    )]
+    Foreign(Box<ForeignResults>),
+    #[error(
+        "{} holds run files but no manifest; choose another --out, or --force to delete them",
+        dir.display()
+    )]
+    NoManifest { dir: PathBuf },
+    #[error(
+        "{0} already holds the complete results of this grid (report: {0}/analysis/index.md); --force to run it again",
+        dir.display()
+    )]
+    Complete { dir: PathBuf },
+    #[error(
+        "{0} already holds {parts} part file(s) of this grid; to finish it: sweep run {1} --out {0} --resume{shard_flag}  (or --force to start over)",
+        dir.display(),
+        grid.display()
+    )]
+    Unfinished {
+        dir: PathBuf,
+        parts: usize,
+        grid: PathBuf,
+        shard_flag: String,
+    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Io(#[from] IoError),
+}
+
+/// `sweep run` after the directory is prepared.
+#[derive(Debug, thiserror::Error)]
+pub enum RunnerError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Pool(#[from] rayon::ThreadPoolBuildError),
+    #[error("point 0 is invalid")]
+    InvalidFirstPoint,
+    #[error("writing results failed, sweep stopped: {0}")]
+    WriteStopped(#[source] StoreError),
+    #[error(transparent)]
+    Report(#[from] ReportError),
+}
+
+/// `sweep merge` and `sweep compare`.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    #[error("several directories need --into DIR")]
+    NeedsInto,
+    #[error("{}: no manifest found", dir.display())]
+    NoManifest { dir: PathBuf },
+    #[error("manifests of different grids: `{first}` and `{other}`")]
+    DifferentGrids { first: String, other: String },
+    #[error("incomplete: {}", missing.join("; "))]
+    Incomplete { missing: Vec<String> },
+    #[error("no runs written")]
+    NoRunsWritten,
+    #[error("{}: no runs", dir.display())]
+    NoRuns { dir: PathBuf },
+    #[error("{0} duplicate run rows")]
+    Duplicates(usize),
+    #[error("{written} runs written, {planned} planned")]
+    Count { written: usize, planned: u64 },
+    #[error("{}: {source}", dir.display())]
+    Table { dir: PathBuf, source: PolarsError },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// `sweep refine`.
+#[derive(Debug, thiserror::Error)]
+pub enum RefineError {
+    #[error(transparent)]
+    Grid(GridErrors),
+    #[error("--axis `{axis}` is not a (non-zipped) axis of {}", grid.display())]
+    NotAnAxis { axis: String, grid: PathBuf },
+    #[error("--axis `{axis}` is not numeric")]
+    NotNumeric { axis: String },
+    #[error("--threshold must be in (0, 1) and --precision > 0")]
+    Bounds,
+    #[error("--axis `{axis}` needs two distinct levels to bracket the search")]
+    TwoLevels { axis: String },
+    /// The grid's first point does not validate (one problem per entry).
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    InvalidPoint(Vec<ConfigError>),
+    #[error(transparent)]
+    Dir(#[from] DirError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Pool(#[from] rayon::ThreadPoolBuildError),
+    #[error(transparent)]
+    Io(#[from] IoError),
+    #[error(transparent)]
+    Plot(#[from] PlotError),
+    #[error(transparent)]
+    Report(#[from] ReportError),
+}
+
+/// `sweep slurm`.
+#[derive(Debug, thiserror::Error)]
+pub enum SlurmError {
+    #[error("--tasks must be >= 1")]
+    NoTasks,
+    #[error("{}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{stderr}")]
+    Sbatch { stderr: String },
+    #[error(transparent)]
+    Spawn(std::io::Error),
+}
+
+/// What a command reports to the user: the context line `main` prints
+/// (`error: invalid grid:`) and the problems under it.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("invalid grid")]
+    Grid(#[from] GridErrors),
+    #[error("bad shard")]
+    Shard(#[from] ShardError),
+    #[error("cannot use the output directory")]
+    OutputDir(#[from] DirError),
+    #[error("sweep failed")]
+    Run(#[from] RunnerError),
+    #[error("refine")]
+    Refine(#[from] RefineError),
+    #[error("merge")]
+    Merge(#[source] MergeError),
+    #[error("compare")]
+    Compare(#[source] MergeError),
+    #[error("report")]
+    Report(#[from] ReportError),
+    #[error("{}", match .0 {
+        SlurmError::Sbatch { .. } => "sbatch failed",
+        SlurmError::Spawn(_) => "cannot run sbatch",
+        _ => "slurm",
+    })]
+    Slurm(#[from] SlurmError),
+    /// Overrides or a scenario that do not validate.
+    #[error("{context}")]
+    Config {
+        context: String,
+        errors: Vec<ConfigError>,
+    },
+}
+
+impl Error {
+    /// One line per problem.
+    pub fn problems(&self) -> Vec<String> {
+        let all = |errors: &[ConfigError]| errors.iter().map(ToString::to_string).collect();
+        match self {
+            Error::Grid(errors) | Error::Refine(RefineError::Grid(errors)) => {
+                errors.0.iter().map(ToString::to_string).collect()
+            }
+            Error::Refine(RefineError::InvalidPoint(errors)) => all(errors),
+            Error::Config { errors, .. } => all(errors),
+            Error::Shard(e) => vec![e.to_string()],
+            Error::OutputDir(e) => vec![e.to_string()],
+            Error::Run(e) => vec![e.to_string()],
+            Error::Refine(e) => vec![e.to_string()],
+            Error::Merge(e) | Error::Compare(e) => vec![e.to_string()],
+            Error::Report(e) => vec![e.to_string()],
+            Error::Slurm(e) => vec![e.to_string()],
+        }
+    }
+}
