@@ -31,30 +31,22 @@ use crate::trace::{Step, TraceStep, Tracer};
 use std::collections::HashMap;
 
 /// Why a run produced no result.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum RunError {
     /// The scenario failed validation; every problem is listed.
+    #[error("invalid scenario: {}", join(.0))]
     Invalid(Vec<crate::ConfigError>),
     /// The run needed more events than its budget (`max_events`).
+    #[error(
+        "event budget exceeded: more than {max_events} events by t = {at_s:.3} s (raise max_events if this load is intended)"
+    )]
     EventBudget { max_events: u64, at_s: f64 },
 }
 
-impl std::fmt::Display for RunError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RunError::Invalid(errors) => {
-                let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
-                write!(f, "invalid scenario: {}", lines.join("; "))
-            }
-            RunError::EventBudget { max_events, at_s } => write!(
-                f,
-                "event budget exceeded: more than {max_events} events by t = {at_s:.3} s (raise max_events if this load is intended)"
-            ),
-        }
-    }
+fn join(errors: &[crate::ConfigError]) -> String {
+    let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    lines.join("; ")
 }
-
-impl std::error::Error for RunError {}
 
 #[derive(Clone, Copy, Debug)]
 enum Action {

@@ -13,7 +13,6 @@
 use crate::scenario::{
     BackoffKind, CancelMode, Dispatch, Dist, LimitAlgorithm, QueueOrder, Scenario,
 };
-use std::fmt;
 use strum::VariantNames;
 use toml::{Table, Value};
 
@@ -625,7 +624,8 @@ pub const PARAMS: &[Param] = &[
 ];
 
 /// A problem with a scenario, a path or a value, located by its path.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {message}")]
 pub struct ConfigError {
     pub path: String,
     pub message: String,
@@ -639,14 +639,6 @@ impl ConfigError {
         }
     }
 }
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path, self.message)
-    }
-}
-
-impl std::error::Error for ConfigError {}
 
 /// Why a deadline parameter is refused under `client.`: the client is where
 /// users start, so no deadline reaches it for the parameter to act on.
