@@ -244,3 +244,87 @@ fn a_profile_draws_from_its_own_stream_and_is_deterministic() {
         run(&s, 5).series.user_arrivals
     );
 }
+
+/// grids/open-vs-closed.toml, one point: ch37 under naive, svc_b slow for
+/// `window_s` from 10 s, open arrivals at 400/s (`users` 0) or closed-loop
+/// users thinking `think_s` (exponential).
+fn open_or_closed(users: &str, think_s: &str, window_s: &str) -> sim_core::Scenario {
+    let rate = if users == "0" { "400" } else { "0" };
+    scenario(
+        "ch37",
+        &[
+            ("strategy", "naive"),
+            ("svc_b.slow.start_s", "10"),
+            ("svc_b.slow.duration_s", window_s),
+            ("client.closed.think.dist", "exponential"),
+            ("client.rate_per_s", rate),
+            ("client.closed.users", users),
+            ("client.closed.think.mean_s", think_s),
+        ],
+    )
+}
+
+#[test]
+fn open_vs_closed_grid_retries_sustain_the_storm_only_with_open_arrivals() {
+    for seed in [1, 2] {
+        for window in ["2", "5", "10", "20"] {
+            let open = run(&open_or_closed("0", "1", window), seed);
+            assert_eq!(open.recovery_s, None, "open, {window} s, seed {seed}");
+            // Few users thinking briefly: the slow window slows their load
+            // at once, and every request after it succeeds.
+            let few = run(&open_or_closed("48", "0.1", window), seed);
+            assert_eq!(few.recovery_s, Some(0.0), "48 users, {window} s");
+            assert_eq!(few.phases[2].success_rate(), Some(1.0));
+            // The same load before the window.
+            let ratio = few.phases[0].users as f64 / open.phases[0].users as f64;
+            assert!((ratio - 1.0).abs() < 0.05, "{ratio}");
+        }
+        // Many users thinking longer keep more requests in flight: they
+        // recover after short windows, later after longer ones, and a 20 s
+        // window holds them in the storm too.
+        let many = |w| run(&open_or_closed("408", "1", w), seed).recovery_s;
+        let (two, five, ten) = (many("2"), many("5"), many("10"));
+        assert!(two.is_some() && five.is_some() && ten.is_some());
+        assert!(two <= five && five <= ten, "{two:?} {five:?} {ten:?}");
+        assert_eq!(many("20"), None);
+    }
+}
+
+#[test]
+fn ramp_grid_each_strategy_against_a_ramp_to_one_and_a_half_capacity() {
+    let ramp = |strategy, dispatch| {
+        let s = ch37(
+            strategy,
+            dispatch,
+            &[
+                ("client.rate_per_s", "0"),
+                ("client.profile.0.at_s", "10"),
+                ("client.profile.0.rate_per_s", "400"),
+                ("client.profile.1.at_s", "20"),
+                ("client.profile.1.rate_per_s", "1200"),
+                ("client.profile.2.at_s", "25"),
+                ("client.profile.2.rate_per_s", "1200"),
+                ("client.profile.3.at_s", "35"),
+                ("client.profile.3.rate_per_s", "400"),
+                ("svc_b.slow.start_s", "30"),
+                ("svc_b.slow.duration_s", "0"),
+            ],
+        );
+        run(&s, 1)
+    };
+    for dispatch in DISPATCHES {
+        let naive = ramp("naive", dispatch);
+        assert_eq!(naive.recovery_s, None, "naive {dispatch}");
+        assert_eq!(naive.phases[2].success_rate(), Some(0.0));
+        let protected = ramp("protected", dispatch);
+        assert_eq!(protected.recovery_s, Some(0.0), "protected {dispatch}");
+        // 400/s for 10 s, the ramp's integral, 400/s for 25 s.
+        let expected = 400.0 * 10.0 + (800.0 * 10.0 + 1200.0 * 5.0 + 800.0 * 10.0) + 400.0 * 25.0;
+        assert!(((naive.users as f64) - expected).abs() < 4.0 * expected.sqrt());
+    }
+    for strategy in ["deadline", "deadline_budget"] {
+        let fifo = ramp(strategy, "fifo").recovery_s.expect("recovers");
+        let reply_first = ramp(strategy, "reply_first").recovery_s.expect("recovers");
+        assert!(reply_first < fifo, "{strategy}: {reply_first} vs {fifo}");
+    }
+}
