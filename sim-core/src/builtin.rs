@@ -58,6 +58,10 @@ pub fn ch37() -> Scenario {
         client: Client {
             rate_per_s: 400.0,
             duration_s: 60.0,
+            closed: Default::default(),
+            profile: Vec::new(),
+            profile_csv: None,
+            sinusoid: Default::default(),
             classes: Vec::new(),
             spike: Vec::new(),
             call: client_call,

@@ -21,9 +21,9 @@
 use crate::caller::{Caller, Outcome, RetryDecision, attempt_end, cancels_copies};
 use crate::event_queue::EventQueue;
 use crate::job::{Job, JobKind, JobRef, Jobs, NO_EDGE, NO_JOB};
-use crate::model::{CallModel, Downstream, Model};
+use crate::model::{CallModel, Downstream, Model, RateProfile};
 use crate::random::Stream;
-use crate::result::{ClassStats, Phase, RunResult, Series, nearest_rank};
+use crate::result::{ClassStats, ClosedStats, Phase, RunResult, Series, nearest_rank};
 use crate::scenario::{CancelMode, Dispatch};
 use crate::server::{Admission, Dropped, Server, abandon_at};
 use crate::time::{NANOS_PER_SEC, NEVER, Nanos, nanos_to_secs};
@@ -52,6 +52,8 @@ fn join(errors: &[crate::ConfigError]) -> String {
 enum Action {
     /// The next user request arrives at the client.
     UserArrival,
+    /// Closed-loop user `0` has thought and sends its next request.
+    LoopUserSends(u32),
     /// Attempt `1` of job `0` reaches its end.
     AttemptTimeout(JobRef, u32),
     /// The backoff before a retry is over.
@@ -113,6 +115,25 @@ struct Sim<'m> {
     /// first copy and the hedge), by the caller's slot; stale references
     /// once they are done.
     copies: HashMap<u32, [JobRef; 2]>,
+    /// Thinning draws of a time-varying arrival rate: a stream of their own,
+    /// so that runs without a profile keep their arrivals' draws.
+    profile_draws: Stream,
+    /// Closed-loop users, when the client has them.
+    closed: Option<ClosedLoop>,
+}
+
+/// The state of closed-loop users.
+struct ClosedLoop {
+    think: Stream,
+    /// Per user request: the closed-loop user who sent it.
+    sender: Vec<u32>,
+    /// Per closed-loop user: when its latest request ended (0 before any).
+    last_done: Vec<Nanos>,
+    /// Requests that ended, their response times and the think times
+    /// before them: each user's cycles tile `[0, last_done]` exactly.
+    cycles: u64,
+    response_ns: u128,
+    think_ns: u128,
 }
 
 /// Runs the model; with `trace_user`, also the steps taken for that user.
@@ -159,13 +180,25 @@ pub fn simulate(
         next_sample: 0,
         fanouts: HashMap::new(),
         copies: HashMap::new(),
+        profile_draws: Stream::new(seed, "arrivals.profile"),
+        closed: m.closed.as_ref().map(|c| ClosedLoop {
+            think: Stream::new(seed, "think"),
+            sender: Vec::new(),
+            last_done: vec![0; c.users as usize],
+            cycles: 0,
+            response_ns: 0,
+            think_ns: 0,
+        }),
         tracer: trace_user.map(|user| Tracer {
             user,
             arrived: 0,
             steps: Vec::new(),
         }),
     };
-    sim.schedule_next_arrival(0);
+    match &m.closed {
+        None => sim.schedule_next_arrival(0),
+        Some(c) => (0..c.users).for_each(|u| sim.think_then_send(u)),
+    }
     sim.run_until_horizon()?;
     let steps = sim.tracer.take().map_or_else(Vec::new, |t| t.steps);
     Ok((sim.into_result(), steps))
@@ -187,7 +220,15 @@ impl Sim<'_> {
                 });
             }
             match event.item {
-                Action::UserArrival => self.user_arrives(),
+                Action::UserArrival => {
+                    self.schedule_next_arrival(self.now);
+                    self.user_arrives();
+                }
+                Action::LoopUserSends(u) => {
+                    let closed = self.closed.as_mut().expect("closed-loop users");
+                    closed.sender.push(u);
+                    self.user_arrives();
+                }
                 Action::AttemptTimeout(job, attempt) => {
                     if self.is_waiting(job, attempt) {
                         self.attempt_ended(job, Outcome::Timeout);
@@ -265,6 +306,10 @@ impl Sim<'_> {
     /// At the base rate this is the plain exponential gap.
     fn schedule_next_arrival(&mut self, after: Nanos) {
         let m = self.m;
+        if let Some(profile) = &m.profile {
+            self.schedule_next_profiled_arrival(after, profile);
+            return;
+        }
         let mut budget = self.arrivals.exponential(1.0);
         let mut t = after;
         let segments = &m.arrival_segments;
@@ -283,6 +328,58 @@ impl Sim<'_> {
             budget -= (end - t) as f64 * factor / m.mean_gap;
             t = end;
             i += 1;
+        }
+    }
+
+    /// A time-varying rate, by thinning: candidates of a Poisson process at
+    /// the envelope's piecewise-constant rate (an exponential amount of
+    /// expected arrivals spent segment by segment, as above), each kept with
+    /// probability rate / envelope. Exact for any rate under the envelope.
+    fn schedule_next_profiled_arrival(&mut self, after: Nanos, p: &RateProfile) {
+        let end = self.m.arrivals_end;
+        let env = &p.envelope;
+        let mut t = after as f64;
+        let mut i = env.partition_point(|(start, _)| *start <= after) - 1;
+        loop {
+            let mut budget = self.profile_draws.exponential(1.0);
+            loop {
+                let (_, rate) = env[i];
+                let piece_end = env.get(i + 1).map_or(end, |e| e.0) as f64;
+                if rate > 0.0 {
+                    let gap = budget * NANOS_PER_SEC as f64 / rate;
+                    if t + gap < piece_end {
+                        t += gap;
+                        break;
+                    }
+                    budget -= (piece_end - t) * rate / NANOS_PER_SEC as f64;
+                }
+                if i + 1 == env.len() {
+                    return; // past the end of arrivals
+                }
+                t = piece_end;
+                i += 1;
+            }
+            // Truncated, so that the instant stays on the envelope's piece.
+            let at = t as Nanos;
+            if self.profile_draws.uniform() * env[i].1 < p.rate(at) {
+                self.schedule(at, Action::UserArrival);
+                return;
+            }
+        }
+    }
+
+    /// Closed-loop user `u` thinks, then sends its next request, unless
+    /// arrivals have ended by then.
+    fn think_then_send(&mut self, u: u32) {
+        let m = self.m;
+        let closed = self.closed.as_mut().expect("closed-loop users");
+        let think = (m.closed.as_ref())
+            .expect("closed-loop users")
+            .think
+            .draw(1.0, &mut closed.think);
+        let at = self.now.saturating_add(think);
+        if at < m.arrivals_end {
+            self.schedule(at, Action::LoopUserSends(u));
         }
     }
 
@@ -314,7 +411,6 @@ impl Sim<'_> {
     }
 
     fn user_arrives(&mut self) {
-        self.schedule_next_arrival(self.now);
         let user = self.users as u32;
         self.users += 1;
         let sec = self.second();
@@ -766,6 +862,14 @@ impl Sim<'_> {
             self.series.failures[sec] += 1;
             self.failed_latencies.push(latency);
         }
+        if let Some(closed) = &mut self.closed {
+            let u = closed.sender[j.user as usize];
+            let last = std::mem::replace(&mut closed.last_done[u as usize], self.now);
+            closed.cycles += 1;
+            closed.response_ns += latency as u128;
+            closed.think_ns += (j.arrived - last) as u128;
+            self.think_then_send(u);
+        }
     }
 
     /// Request `job` at server `s` releases its slot and replies to its
@@ -870,6 +974,13 @@ impl Sim<'_> {
             success_latency_p99_s: secs(nearest_rank(&mut self.ok_latencies, 0.99)),
             failed_latency_median_s: secs(nearest_rank(&mut self.failed_latencies, 0.5)),
             tiers,
+            closed: self.closed.map(|c| ClosedStats {
+                users: c.last_done.len() as u64,
+                cycles: c.cycles,
+                response_ns: c.response_ns,
+                think_ns: c.think_ns,
+                span_ns: c.last_done.iter().map(|t| *t as u128).sum(),
+            }),
             callers: self.callers.into_iter().map(|c| c.stats).collect(),
             series: self.series,
         }

@@ -76,5 +76,33 @@ pub fn load_base(base: &str) -> Result<Scenario, Vec<ConfigError>> {
             BUILTIN_SCENARIOS.join(", ")
         ))
     })?;
-    Scenario::from_toml(&text, base).map_err(fail)
+    let mut scenario = Scenario::from_toml(&text, base).map_err(fail)?;
+    let dir = std::path::Path::new(base).parent().unwrap_or(".".as_ref());
+    read_profile_csv(&mut scenario, dir)?;
+    Ok(scenario)
+}
+
+/// Reads `client.profile_csv`, relative to `dir` (the scenario file's), into
+/// `client.profile`, so that the scenario no longer names a file: runs
+/// read none, and the points show in the resolved scenario.
+pub fn read_profile_csv(
+    scenario: &mut Scenario,
+    dir: &std::path::Path,
+) -> Result<(), Vec<ConfigError>> {
+    let Some(file) = scenario.client.profile_csv.take() else {
+        return Ok(());
+    };
+    let fail = |m: String| vec![ConfigError::new("client.profile_csv", m)];
+    if !scenario.client.profile.is_empty() {
+        return Err(fail(
+            "give the load profile either as [[client.profile]] points or as a CSV file, not both"
+                .into(),
+        ));
+    }
+    let path = dir.join(&file);
+    let shown = path.display().to_string();
+    let text =
+        std::fs::read_to_string(&path).map_err(|e| fail(format!("cannot read `{shown}`: {e}")))?;
+    scenario.client.profile = scenario::profile_from_csv(&text, &shown).map_err(fail)?;
+    Ok(())
 }

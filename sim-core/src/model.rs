@@ -18,6 +18,10 @@ pub struct Model {
     /// The arrival rate's multiplier, piecewise constant: `(start, factor)`
     /// from 0, sorted; each holds until the next start.
     pub arrival_segments: Vec<(Nanos, f64)>,
+    /// A time-varying open arrival rate (profile or sinusoid), if any.
+    pub profile: Option<RateProfile>,
+    /// Closed-loop users instead of open arrivals, if any.
+    pub closed: Option<ClosedModel>,
     /// Request classes in priority order, and the cumulative shares a
     /// uniform draw is compared with (empty with a single class).
     pub class_names: Vec<String>,
@@ -31,6 +35,166 @@ pub struct Model {
     /// client's; in a plain chain `callers[i]` is server `i - 1`'s.
     pub callers: Vec<CallModel>,
     pub servers: Vec<ServerModel>,
+}
+
+/// Closed-loop users: how many, and their think time.
+pub struct ClosedModel {
+    pub users: u32,
+    pub think: ServiceModel,
+}
+
+/// An open arrival rate that varies in time: a profile's piecewise-linear
+/// rate or a sinusoid, times the load spikes' factor. Arrivals follow it
+/// exactly by thinning a Poisson process at `envelope`, a piecewise-constant
+/// rate never below it.
+pub struct RateProfile {
+    base: BaseRate,
+    /// Load spikes' factor: `(start, factor)` segments as
+    /// [`Model::arrival_segments`].
+    spikes: Vec<(Nanos, f64)>,
+    /// `(start, rate per second)` from 0, sorted: an upper bound of the rate
+    /// on each piece, until the next start.
+    pub envelope: Vec<(Nanos, f64)>,
+}
+
+enum BaseRate {
+    /// `(at, rate per second)`, in time order.
+    Points(Vec<(Nanos, f64)>),
+    /// `rate x (1 + amplitude sin(2 pi t / period))`.
+    Sinusoid {
+        rate: f64,
+        amplitude: f64,
+        period: Nanos,
+    },
+}
+
+impl BaseRate {
+    /// The rate at `t` (per second).
+    fn at(&self, t: Nanos) -> f64 {
+        match self {
+            BaseRate::Points(points) => {
+                // The first point after `t`: `t` lies between it and the one before.
+                let i = points.partition_point(|(at, _)| *at <= t);
+                match (i.checked_sub(1).map(|j| points[j]), points.get(i).copied()) {
+                    (None, Some((_, r))) | (Some((_, r)), None) => r,
+                    (Some((a0, r0)), Some((a1, r1))) => {
+                        r0 + (r1 - r0) * (t - a0) as f64 / (a1 - a0) as f64
+                    }
+                    (None, None) => unreachable!("a profile has points"),
+                }
+            }
+            BaseRate::Sinusoid {
+                rate,
+                amplitude,
+                period,
+            } => {
+                let phase = 2.0 * std::f64::consts::PI * (t % period) as f64 / *period as f64;
+                rate * (1.0 + amplitude * libm::sin(phase))
+            }
+        }
+    }
+
+    /// The largest rate on the piece starting at `t` that ends at the next
+    /// breakpoint (a point's time): linear on it, so at most its ends' rates.
+    fn bound(&self, t: Nanos) -> f64 {
+        match self {
+            BaseRate::Points(points) => {
+                let i = points.partition_point(|(at, _)| *at <= t);
+                let before = i.checked_sub(1).map(|j| points[j].1);
+                let after = points.get(i).map(|p| p.1);
+                before.into_iter().chain(after).fold(0.0, f64::max)
+            }
+            BaseRate::Sinusoid {
+                rate, amplitude, ..
+            } => rate * (1.0 + amplitude),
+        }
+    }
+
+    /// The integral of the rate over `[a, b)`, a piece on which it is
+    /// linear (points) or anywhere (sinusoid).
+    fn integral(&self, a: Nanos, b: Nanos) -> f64 {
+        let seconds = nanos_to_secs(b - a);
+        match self {
+            // A linear function's integral is its value at the midpoint.
+            BaseRate::Points(_) => self.at(a + (b - a) / 2) * seconds,
+            BaseRate::Sinusoid {
+                rate,
+                amplitude,
+                period,
+            } => {
+                let p = nanos_to_secs(*period);
+                let w = 2.0 * std::f64::consts::PI / p;
+                let (ta, tb) = (nanos_to_secs(a), nanos_to_secs(b));
+                rate * (seconds + amplitude / w * (libm::cos(w * ta) - libm::cos(w * tb)))
+            }
+        }
+    }
+
+    fn breakpoints(&self) -> Vec<Nanos> {
+        match self {
+            BaseRate::Points(points) => points.iter().map(|p| p.0).collect(),
+            BaseRate::Sinusoid { .. } => Vec::new(),
+        }
+    }
+}
+
+impl RateProfile {
+    /// The profile of a scenario's client, if it has one.
+    fn new(s: &Scenario) -> Option<RateProfile> {
+        let c = &s.client;
+        let base = if !c.profile.is_empty() {
+            BaseRate::Points(
+                (c.profile.iter())
+                    .map(|p| (secs_to_nanos(p.at_s), p.rate_per_s))
+                    .collect(),
+            )
+        } else if !c.sinusoid.is_off() {
+            BaseRate::Sinusoid {
+                rate: c.rate_per_s,
+                amplitude: c.sinusoid.amplitude,
+                period: secs_to_nanos(c.sinusoid.period_s).max(1),
+            }
+        } else {
+            return None;
+        };
+        let end = secs_to_nanos(c.duration_s);
+        let spikes = arrival_segments(&c.spike, end);
+        let mut starts: Vec<Nanos> = (spikes.iter().map(|s| s.0))
+            .chain(base.breakpoints())
+            .filter(|b| *b < end)
+            .collect();
+        starts.sort_unstable();
+        starts.dedup();
+        let mut profile = RateProfile {
+            base,
+            spikes,
+            envelope: Vec::new(),
+        };
+        profile.envelope = (starts.iter())
+            .map(|&b| (b, profile.base.bound(b) * profile.spike_factor(b)))
+            .collect();
+        Some(profile)
+    }
+
+    fn spike_factor(&self, t: Nanos) -> f64 {
+        let i = self.spikes.partition_point(|(start, _)| *start <= t);
+        self.spikes[i - 1].1
+    }
+
+    /// The arrival rate at `t` (per second), spikes included.
+    pub fn rate(&self, t: Nanos) -> f64 {
+        self.base.at(t) * self.spike_factor(t)
+    }
+
+    /// The mean number of arrivals in `[0, end)`.
+    fn expected(&self, end: Nanos) -> f64 {
+        (self.envelope.iter().enumerate())
+            .map(|(i, (start, _))| {
+                let next = self.envelope.get(i + 1).map_or(end, |n| n.0);
+                self.base.integral(*start, next) * self.spike_factor(*start)
+            })
+            .sum()
+    }
 }
 
 pub struct CallModel {
@@ -322,6 +486,10 @@ impl Model {
         let (ws, we) = s.trigger_window_s();
         let arrivals_end = secs_to_nanos(s.client.duration_s);
         let arrival_segments = arrival_segments(&s.client.spike, arrivals_end);
+        let closed = (!s.client.closed.is_off()).then(|| ClosedModel {
+            users: s.client.closed.users,
+            think: ServiceModel::new(&s.client.closed.think),
+        });
         let expected_users = expected_users(s);
         let bounds: u64 = servers.iter().map(|m| m.arrival_bound_per_user).sum();
         Model {
@@ -330,6 +498,8 @@ impl Model {
             arrivals_end,
             mean_gap: 1e9 / s.client.rate_per_s,
             arrival_segments,
+            profile: RateProfile::new(s),
+            closed,
             class_cumulative,
             class_names,
             max_events: s
@@ -349,9 +519,18 @@ impl Model {
 }
 
 /// The mean number of users of one run: the arrival rate integrated over
-/// `[0, duration_s)`, load spikes included.
+/// `[0, duration_s)`, load spikes and profiles included. Closed-loop users
+/// send at most one request per think time, plus their first (a bound:
+/// responses only lengthen a cycle).
 pub fn expected_users(s: &Scenario) -> f64 {
-    let end = secs_to_nanos(s.client.duration_s);
+    let c = &s.client;
+    if !c.closed.is_off() {
+        return c.closed.users as f64 * (1.0 + c.duration_s / c.closed.think.mean_s);
+    }
+    let end = secs_to_nanos(c.duration_s);
+    if let Some(profile) = RateProfile::new(s) {
+        return profile.expected(end);
+    }
     let segments = arrival_segments(&s.client.spike, end);
     let seconds: f64 = (segments.iter().enumerate())
         .map(|(i, (start, factor))| {

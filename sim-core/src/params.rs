@@ -70,6 +70,11 @@ pub enum Scope {
     Slow,
     /// Under `client.spike.` (first spike) or `client.spike.<n>.` (spike n).
     Spike,
+    /// Under `client.profile.` (first point) or `client.profile.<n>.` (point n).
+    Profile,
+    /// Under `client.` in a scenario file only: read when the file is
+    /// loaded, so refused as an override (see [`read_when_loaded`]).
+    ClientFile,
 }
 
 pub struct Param {
@@ -146,6 +151,72 @@ pub const PARAMS: &[Param] = &[
         "duration_s",
         Kind::Float,
         "Users arrive during [0, duration_s).",
+    ),
+    p(
+        Scope::Client,
+        "closed.users",
+        Kind::Int,
+        "Closed-loop users instead of open arrivals (0: open, the default): each user starts by thinking, then sends one request, waits for its outcome (with the client's retries), thinks again and sends the next, until duration_s; the load is users / (think + response), so a slow system slows its own users. client.rate_per_s, profiles, sinusoids and load spikes are refused with it. At most 1000000. Metrics: closed_cycles, closed_response_mean_s, closed_think_mean_s, closed_throughput_per_s (= users / (response + think) exactly).",
+    ),
+    p(
+        Scope::Client,
+        "closed.think.dist",
+        Kind::Choice(Dist::VARIANTS),
+        "Closed-loop users: distribution of the think time (as service times: closed.think.sigma for a lognormal, closed.think.slow_p / closed.think.slow_s for a slow value).",
+    ),
+    p(
+        Scope::Client,
+        "closed.think.mean_s",
+        Kind::Float,
+        "Closed-loop users: mean think time between an outcome and the next request; must be > 0.",
+    ),
+    p(
+        Scope::Client,
+        "closed.think.sigma",
+        Kind::Float,
+        "Closed-loop users: lognormal shape of the think time.",
+    ),
+    p(
+        Scope::Client,
+        "closed.think.slow_p",
+        Kind::Float,
+        "Closed-loop users: probability of the long think time closed.think.slow_s.",
+    ),
+    p(
+        Scope::Client,
+        "closed.think.slow_s",
+        Kind::Float,
+        "Closed-loop users: the long think time.",
+    ),
+    p(
+        Scope::Profile,
+        "at_s",
+        Kind::Float,
+        "Load profile (`[[client.profile]]` points with at_s and rate_per_s, times non-decreasing; two at the same time make a step): the open arrival rate is linear between points, the first point's before it and the last's after; arrivals are an exact non-homogeneous Poisson process (by thinning), load spikes multiply it, and client.rate_per_s must be 0. `client.profile.<key>` is the first point; `client.profile.<n>.<key>` point n, created when n is the next index.",
+    ),
+    p(
+        Scope::Profile,
+        "rate_per_s",
+        Kind::Float,
+        "Load profile: the arrival rate at this point (per second, >= 0).",
+    ),
+    p(
+        Scope::ClientFile,
+        "profile_csv",
+        Kind::Text,
+        "Load profile from a CSV file of `time_s,rate_per_s` rows (a header line, blank lines and `#` comments allowed), its path relative to the scenario file; read into client.profile when the scenario file is loaded, so it can be given in a file but not as an override.",
+    ),
+    p(
+        Scope::Client,
+        "sinusoid.amplitude",
+        Kind::Float,
+        "Diurnal load: the open arrival rate is rate_per_s x (1 + amplitude x sin(2 pi t / sinusoid.period_s)), amplitude in [0, 1] (0: off); load spikes multiply it. Not with a profile or closed-loop users.",
+    ),
+    p(
+        Scope::Client,
+        "sinusoid.period_s",
+        Kind::Float,
+        "Diurnal load: period of the sinusoid (seconds, > 0 when the amplitude is not 0).",
     ),
     p(
         Scope::Class,
@@ -640,6 +711,14 @@ impl ConfigError {
     }
 }
 
+/// Why a [`Scope::ClientFile`] parameter is refused as an override: it names
+/// a file, read only where the scenario file is loaded (runs read no files).
+pub fn read_when_loaded(key: &str) -> String {
+    format!(
+        "`{key}` is read when the scenario file is loaded (its path relative to that file), so it can be given in the scenario file but not as an override; give the points as `client.profile.<n>.at_s` / `rate_per_s` instead"
+    )
+}
+
 /// Why a deadline parameter is refused under `client.`: the client is where
 /// users start, so no deadline reaches it for the parameter to act on.
 pub fn client_has_no_deadline(key: &str) -> String {
@@ -689,6 +768,9 @@ pub fn paths(scenario: &Scenario) -> Vec<String> {
                     .map(|t| format!("{}.slow.{key}", t.name)),
             ),
             Scope::Spike => out.push(format!("client.spike.{key}")),
+            Scope::Profile => out.push(format!("client.profile.{key}")),
+            // Not settable by a path: see `read_when_loaded`.
+            Scope::ClientFile => {}
         }
     }
     out
@@ -711,11 +793,12 @@ pub fn param_of(path: &str) -> Option<&'static Param> {
         }
         Scope::TierClass => segs.len() == 3 && segs[1] == p.key,
         Scope::Tier => segs.len() >= 2 && key_after(1) == p.key,
-        Scope::Slow | Scope::Spike => {
-            let window = if p.scope == Scope::Slow {
-                "slow"
-            } else {
-                "spike"
+        Scope::ClientFile => segs.len() == 2 && segs[0] == "client" && segs[1] == p.key,
+        Scope::Slow | Scope::Spike | Scope::Profile => {
+            let window = match p.scope {
+                Scope::Slow => "slow",
+                Scope::Spike => "spike",
+                _ => "profile",
             };
             (p.scope == Scope::Slow || segs[0] == "client")
                 && ((segs.len() == 3 && segs[1] == window && segs[2] == p.key)
@@ -822,9 +905,9 @@ enum Step {
     Key(String),
     /// An element of an array (tiers, fan-out branches, classes, windows).
     Index(usize),
-    /// A new last element of an absent or shorter array: a window created
-    /// by naming the next free index.
-    NewWindow,
+    /// A new last element of an absent or shorter array: a window (or a
+    /// profile point) created by naming the next free index.
+    NewElement(Table),
 }
 
 fn write(scenario: &Scenario, tree: &mut Table, path: &str, value: &Value) -> Result<(), String> {
@@ -882,8 +965,21 @@ fn locate(
                 "client",
             )
         }
+        ["client", "profile", rest @ ..] => {
+            let points = tree["client"].get("profile");
+            window(
+                points,
+                keys(&["client", "profile"]),
+                rest,
+                Scope::Profile,
+                "client",
+            )
+        }
         ["client", rest @ ..] => {
             let key = rest.join(".");
+            if find(Scope::ClientFile, &key).is_some() {
+                return Err(read_when_loaded(&key));
+            }
             if let Some(p) = find(Scope::Client, &key) {
                 let mut steps = keys(&["client"]);
                 steps.extend(key_steps(&key));
@@ -983,18 +1079,18 @@ fn window(
         return Ok(None);
     };
     let len = windows.and_then(Value::as_array).map_or(0, Vec::len);
-    let what = if scope == Scope::Slow {
-        "slow"
-    } else {
-        "spike"
+    let what = match scope {
+        Scope::Slow => "slow window(s)",
+        Scope::Spike => "spike window(s)",
+        _ => "profile point(s)",
     };
     if index > len {
         return Err(format!(
-            "`{owner}` has {len} {what} window(s); the next one is index {len}"
+            "`{owner}` has {len} {what}; the next one is index {len}"
         ));
     }
     steps.push(if index == len {
-        Step::NewWindow
+        Step::NewElement(new_element(scope))
     } else {
         Step::Index(index)
     });
@@ -1014,17 +1110,17 @@ fn put(tree: &mut Table, steps: &[Step], value: Option<Value>) {
         here = match step {
             Step::Key(k) => {
                 let empty = match path.get(i + 1) {
-                    Some(Step::NewWindow) => Value::Array(Vec::new()),
+                    Some(Step::NewElement(_)) => Value::Array(Vec::new()),
                     _ => Value::Table(Table::new()),
                 };
                 let table = here.as_table_mut().expect("a key of a table");
                 table.entry(k.clone()).or_insert(empty)
             }
             Step::Index(n) => &mut here.as_array_mut().expect("an index of an array")[*n],
-            Step::NewWindow => {
-                let windows = here.as_array_mut().expect("a window list");
-                windows.push(Value::Table(new_window()));
-                windows.last_mut().expect("just pushed")
+            Step::NewElement(element) => {
+                let list = here.as_array_mut().expect("a list of windows or points");
+                list.push(Value::Table(element.clone()));
+                list.last_mut().expect("just pushed")
             }
         };
     }
@@ -1039,8 +1135,16 @@ fn put(tree: &mut Table, steps: &[Step], value: Option<Value>) {
     *tree = t;
 }
 
-/// A window created by a path: it does nothing until its keys are set.
-fn new_window() -> Table {
+/// A window or profile point created by a path: a window does nothing
+/// until its keys are set; a point's rate is 0 until set.
+fn new_element(scope: Scope) -> Table {
+    if scope == Scope::Profile {
+        let point = crate::scenario::ProfilePoint {
+            at_s: 0.0,
+            rate_per_s: 0.0,
+        };
+        return Table::try_from(point).expect("a point serializes");
+    }
     let window = crate::scenario::SlowWindow {
         start_s: 0.0,
         duration_s: 0.0,
@@ -1171,6 +1275,10 @@ pub fn markdown() -> String {
             Scope::Tier => format!("<tier>.{}", param.key),
             Scope::Slow => format!("<tier>.slow.{k}, <tier>.slow.<n>.{k}", k = param.key),
             Scope::Spike => format!("client.spike.{k}, client.spike.<n>.{k}", k = param.key),
+            Scope::Profile => {
+                format!("client.profile.{k}, client.profile.<n>.{k}", k = param.key)
+            }
+            Scope::ClientFile => format!("client.{}", param.key),
         };
         let path = path
             .split(", ")

@@ -32,8 +32,47 @@ pub struct RunResult {
     /// Finished failed users only (the unfinished have no latency yet).
     pub failed_latency_median_s: Option<f64>,
     pub tiers: Vec<TierStats>,
+    /// Closed-loop users' cycles (none with open arrivals).
+    pub closed: Option<ClosedStats>,
     pub callers: Vec<CallerStats>,
     pub series: Series,
+}
+
+/// Closed-loop users: each cycle is a think time and the response to the
+/// request sent after it. Only cycles whose request ended count, so that
+/// each user's cycles tile `[0, its last outcome]` and, in integer
+/// nanoseconds, `span_ns == think_ns + response_ns`: the interactive
+/// response time law X = users / (R + Z) holds exactly with X = users x
+/// cycles / span.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ClosedStats {
+    pub users: u64,
+    /// Requests that ended (ok or failed; unfinished ones do not count).
+    pub cycles: u64,
+    /// Their response times (client retries included), summed.
+    pub response_ns: u128,
+    /// The think times before them, summed.
+    pub think_ns: u128,
+    /// Per user, the time of its last outcome, summed.
+    pub span_ns: u128,
+}
+
+impl ClosedStats {
+    /// R: mean response time of the cycles (seconds).
+    pub fn response_mean_s(&self) -> Option<f64> {
+        (self.cycles > 0).then(|| self.response_ns as f64 / 1e9 / self.cycles as f64)
+    }
+
+    /// Z: mean think time of the cycles (seconds).
+    pub fn think_mean_s(&self) -> Option<f64> {
+        (self.cycles > 0).then(|| self.think_ns as f64 / 1e9 / self.cycles as f64)
+    }
+
+    /// X: cycles per second of the users' mean span, users / (R + Z).
+    pub fn throughput_per_s(&self) -> Option<f64> {
+        (self.span_ns > 0)
+            .then(|| self.users as f64 * self.cycles as f64 / (self.span_ns as f64 / 1e9))
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
@@ -283,6 +322,20 @@ impl RunResult {
         put(
             "failed_latency_median_s".into(),
             MaybeReal(self.failed_latency_median_s),
+        );
+        let closed = self.closed.clone().unwrap_or_default();
+        put("closed_cycles".into(), Count(closed.cycles));
+        put(
+            "closed_response_mean_s".into(),
+            MaybeReal(closed.response_mean_s()),
+        );
+        put(
+            "closed_think_mean_s".into(),
+            MaybeReal(closed.think_mean_s()),
+        );
+        put(
+            "closed_throughput_per_s".into(),
+            MaybeReal(closed.throughput_per_s()),
         );
         let sum_t = |f: fn(&TierStats) -> u64| self.tiers.iter().map(f).sum::<u64>();
         let sum_c = |f: fn(&CallerStats) -> u64| self.callers.iter().map(f).sum::<u64>();

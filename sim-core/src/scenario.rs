@@ -87,14 +87,32 @@ pub struct RequestClass {
     pub share: f64,
 }
 
-/// The source of user requests.
+/// The source of user requests: open arrivals (Poisson at `rate_per_s`,
+/// shaped by a `profile` or a `sinusoid`), or `closed` loops of users.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Client {
-    /// Mean Poisson arrival rate of user requests (per second).
+    /// Mean Poisson arrival rate of user requests (per second); 0 (absent)
+    /// when a profile or closed-loop users set the load instead.
+    #[serde(default)]
     pub rate_per_s: f64,
     /// Arrivals happen in `[0, duration_s)`.
     pub duration_s: f64,
+    /// Closed-loop users instead of open arrivals (off with 0 users).
+    #[serde(default, skip_serializing_if = "ClosedLoop::is_off")]
+    pub closed: ClosedLoop,
+    /// A piecewise-linear arrival rate instead of `rate_per_s`: the rate
+    /// before the first point is the first point's, after the last the last's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profile: Vec<ProfilePoint>,
+    /// A CSV file of `time_s,rate_per_s` rows, relative to the scenario
+    /// file: read into `profile` when the file is loaded ([`crate::load_base`]),
+    /// so that a run never reads files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile_csv: Option<String>,
+    /// A diurnal cycle: the rate is `rate_per_s x (1 + amplitude sin(2 pi t / period_s))`.
+    #[serde(default, skip_serializing_if = "Sinusoid::is_off")]
+    pub sinusoid: Sinusoid,
     /// Request classes in priority order (the first is served first),
     /// each user drawn into one by the shares. Empty: one class.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -104,6 +122,51 @@ pub struct Client {
     pub spike: Vec<SlowWindow>,
     /// The client's attempts towards the first tier.
     pub call: Call,
+}
+
+/// Closed-loop users: each sends one request, waits for its outcome (with
+/// the client's retries), thinks, and sends the next, until the client's
+/// `duration_s`. Each user starts by thinking.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClosedLoop {
+    /// Number of users; 0: open arrivals.
+    #[serde(default)]
+    pub users: u32,
+    /// Think time between an outcome and the next request.
+    #[serde(default)]
+    pub think: Service,
+}
+
+impl ClosedLoop {
+    pub fn is_off(&self) -> bool {
+        self.users == 0
+    }
+}
+
+/// A point of a piecewise-linear arrival rate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfilePoint {
+    pub at_s: f64,
+    pub rate_per_s: f64,
+}
+
+/// A sinusoidal modulation of the open arrival rate (off with amplitude 0).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sinusoid {
+    #[serde(default)]
+    pub period_s: f64,
+    /// In `[0, 1]`, so that the rate never falls below 0.
+    #[serde(default)]
+    pub amplitude: f64,
+}
+
+impl Sinusoid {
+    pub fn is_off(&self) -> bool {
+        self.amplitude == 0.0
+    }
 }
 
 /// One server of the chain.
@@ -338,9 +401,11 @@ pub enum QueueOrder {
     AdaptiveLifo,
 }
 
-/// A service-time distribution, optionally mixed with a slow value.
+/// A service-time distribution, optionally mixed with a slow value. A key
+/// left out takes its default (no work: constant 0), so that one path such
+/// as `client.closed.think.mean_s` can be set alone.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct Service {
     pub dist: Dist,
     /// Mean of the distribution (seconds); 0 means no own work.
@@ -556,6 +621,42 @@ pub enum BackoffKind {
     Fixed,
     /// Before retry n, wait uniform in `[0, min(cap, base * 2^(n-1))]`.
     FullJitter,
+}
+
+/// The points of a load profile from CSV text: `time_s,rate_per_s` rows;
+/// blank lines, `#` comments and a header line (a first row whose time is
+/// not a number) are skipped. `file` names the source in errors, with the
+/// line number.
+pub fn profile_from_csv(text: &str, file: &str) -> Result<Vec<ProfilePoint>, String> {
+    let mut points = Vec::new();
+    let mut first = true;
+    for (n, line) in text.lines().enumerate() {
+        let row = line.trim();
+        if row.is_empty() || row.starts_with('#') {
+            continue;
+        }
+        let fields: Vec<&str> = row.split(',').map(str::trim).collect();
+        let header = first && fields[0].parse::<f64>().is_err();
+        first = false;
+        if header {
+            continue;
+        }
+        let point = match fields[..] {
+            [at, rate] => at.parse().ok().zip(rate.parse().ok()),
+            _ => None,
+        };
+        let Some((at_s, rate_per_s)) = point else {
+            return Err(format!(
+                "`{file}` line {}: expected `time_s,rate_per_s` (two numbers), got `{row}`",
+                n + 1
+            ));
+        };
+        points.push(ProfilePoint { at_s, rate_per_s });
+    }
+    if points.is_empty() {
+        return Err(format!("`{file}`: no `time_s,rate_per_s` rows"));
+    }
+    Ok(points)
 }
 
 impl Tier {

@@ -2,7 +2,7 @@
 //! reported, each with the path a user would write to fix it.
 
 use crate::params::{ConfigError, PARAMS, Scope, client_has_no_deadline};
-use crate::scenario::{BackoffKind, Call, Dist, Scenario};
+use crate::scenario::{BackoffKind, Call, Dist, Scenario, Service};
 use std::collections::BTreeSet;
 
 /// Most users one run may generate; beyond it a run takes hours and
@@ -11,6 +11,9 @@ pub const MAX_EXPECTED_USERS: f64 = 20_000_000.0;
 
 /// Longest simulated time of one run: its per-second series grow with it.
 pub const MAX_HORIZON_S: f64 = 1_000_000.0;
+
+/// Most closed-loop users: each keeps its state for the whole run.
+pub const MAX_CLOSED_USERS: u32 = 1_000_000;
 
 pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
     let mut errors = Vec::new();
@@ -27,11 +30,7 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
         "horizon_s".into(),
         "must be a positive number of seconds",
     );
-    check(
-        positive(s.client.rate_per_s),
-        "client.rate_per_s".into(),
-        "must be > 0",
-    );
+    check_load(s, &mut check);
     check(
         positive(s.client.duration_s),
         "client.duration_s".into(),
@@ -52,26 +51,47 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
             "must be at most {MAX_HORIZON_S:.0} s (11.6 days): every run keeps per-second series"
         ),
     );
-    // Load spikes count: a factor of 10 for the whole run is ten times the users.
-    let countable = positive(s.client.rate_per_s)
-        && positive(s.client.duration_s)
-        && s.client.duration_s <= MAX_HORIZON_S
-        && s.client
-            .spike
+    // Load spikes and profiles count: a factor of 10 for the whole run is
+    // ten times the users.
+    let c = &s.client;
+    let open = c.closed.is_off();
+    let countable = positive(c.duration_s)
+        && c.duration_s <= MAX_HORIZON_S
+        && c.spike
             .iter()
-            .all(|w| non_negative(w.start_s) && non_negative(w.duration_s) && positive(w.factor));
+            .all(|w| non_negative(w.start_s) && non_negative(w.duration_s) && positive(w.factor))
+        && c.profile
+            .iter()
+            .all(|p| non_negative(p.at_s) && non_negative(p.rate_per_s))
+        && (c.sinusoid.is_off() || positive(c.sinusoid.period_s))
+        && (open && non_negative(c.rate_per_s) || !open && positive(c.closed.think.mean_s));
     if countable {
         let users = crate::model::expected_users(s);
-        let spikes = if s.client.spike.is_empty() {
-            ""
+        let (path, how) = if !open {
+            (
+                "client.closed.users",
+                "users x (1 + duration_s / think mean), a bound of the requests they can make,",
+            )
+        } else if !c.profile.is_empty() {
+            ("client.profile", "the profile's rate over duration_s")
+        } else if !c.sinusoid.is_off() {
+            (
+                "client.rate_per_s",
+                "rate_per_s x duration_s with its sinusoid",
+            )
+        } else if !c.spike.is_empty() {
+            (
+                "client.rate_per_s",
+                "rate_per_s x duration_s with its load spikes",
+            )
         } else {
-            " with its load spikes"
+            ("client.rate_per_s", "rate_per_s x duration_s")
         };
         check(
             users <= MAX_EXPECTED_USERS,
-            "client.rate_per_s".into(),
+            path.into(),
             &format!(
-                "rate_per_s x duration_s{spikes} = {users:.0} users; more than {MAX_EXPECTED_USERS:.0} in one run would run for hours"
+                "{how} = {users:.0} users; more than {MAX_EXPECTED_USERS:.0} in one run would run for hours"
             ),
         );
     }
@@ -244,19 +264,7 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
             "must be >= 0",
         );
         for (what, d) in [("service", &t.service), ("latency", &t.latency)] {
-            let key = |k: &str| path(&format!("{what}.{k}"));
-            check(non_negative(d.mean_s), key("mean_s"), "must be >= 0");
-            check(
-                d.dist != Dist::Lognormal || positive(d.sigma),
-                key("sigma"),
-                "must be > 0 for a lognormal",
-            );
-            check(
-                (0.0..=1.0).contains(&d.slow_p),
-                key("slow_p"),
-                "must be a probability in [0, 1]",
-            );
-            check(non_negative(d.slow_s), key("slow_s"), "must be >= 0");
+            check_dist(&path(what), d, &mut check);
         }
     }
     // Slow windows of every tier and load spikes of the client.
@@ -296,6 +304,138 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
     } else {
         Err(errors)
     }
+}
+
+/// Where the load comes from: open arrivals at `rate_per_s`, shaped by a
+/// sinusoid, or given by a profile; or closed-loop users. Each of these
+/// refuses the parameters that cannot act with it.
+fn check_load(s: &Scenario, check: &mut impl FnMut(bool, String, &str)) {
+    let c = &s.client;
+    let rate_given = c.rate_per_s != 0.0;
+    check(
+        c.profile_csv.is_none(),
+        "client.profile_csv".into(),
+        &format!(
+            "`{}` was not read: {}",
+            c.profile_csv.as_deref().unwrap_or_default(),
+            crate::params::read_when_loaded("profile_csv")
+        ),
+    );
+    if !c.closed.is_off() {
+        let why = "closed-loop users send at their own pace (users / (think + response)), so";
+        check(
+            !rate_given,
+            "client.rate_per_s".into(),
+            &format!(
+                "{why} an arrival rate has nothing to act on; remove it (or set client.closed.users = 0)"
+            ),
+        );
+        check(
+            c.profile.is_empty(),
+            "client.profile".into(),
+            &format!("{why} a load profile has no arrival rate to shape"),
+        );
+        check(
+            c.sinusoid.is_off(),
+            "client.sinusoid.amplitude".into(),
+            &format!("{why} a sinusoid has no arrival rate to shape"),
+        );
+        check(
+            c.spike.is_empty(),
+            "client.spike".into(),
+            &format!("{why} a load spike has no arrival rate to multiply"),
+        );
+        check(
+            c.closed.users <= MAX_CLOSED_USERS,
+            "client.closed.users".into(),
+            &format!("must be at most {MAX_CLOSED_USERS}"),
+        );
+        let think = &c.closed.think;
+        check(
+            think.mean_s.is_finite() && think.mean_s > 0.0,
+            "client.closed.think.mean_s".into(),
+            "must be > 0: without thinking, a user whose requests are answered at once would send forever at one instant",
+        );
+        check_dist("client.closed.think", think, check);
+        return;
+    }
+    if !c.profile.is_empty() {
+        check(
+            !rate_given,
+            "client.rate_per_s".into(),
+            "a load profile gives the arrival rate itself; remove client.rate_per_s (or set it to 0)",
+        );
+        check(
+            c.sinusoid.is_off(),
+            "client.sinusoid.amplitude".into(),
+            "a sinusoid modulates client.rate_per_s, which a load profile replaces; put the cycle into the profile's points",
+        );
+        for (i, p) in c.profile.iter().enumerate() {
+            let path = |k: &str| {
+                if i == 0 {
+                    format!("client.profile.{k}")
+                } else {
+                    format!("client.profile.{i}.{k}")
+                }
+            };
+            check(
+                p.at_s.is_finite() && p.at_s >= 0.0,
+                path("at_s"),
+                "must be >= 0",
+            );
+            check(
+                i == 0 || p.at_s >= c.profile[i - 1].at_s,
+                path("at_s"),
+                "profile points must be in time order",
+            );
+            check(
+                p.rate_per_s.is_finite() && p.rate_per_s >= 0.0,
+                path("rate_per_s"),
+                "must be >= 0",
+            );
+        }
+        check(
+            c.profile.iter().any(|p| p.rate_per_s > 0.0),
+            "client.profile".into(),
+            "every point's rate is 0: no user would arrive",
+        );
+        return;
+    }
+    check(
+        c.rate_per_s.is_finite() && c.rate_per_s > 0.0,
+        "client.rate_per_s".into(),
+        "must be > 0",
+    );
+    if !c.sinusoid.is_off() {
+        check(
+            (0.0..=1.0).contains(&c.sinusoid.amplitude),
+            "client.sinusoid.amplitude".into(),
+            "must be in [0, 1]: the rate must not fall below 0",
+        );
+        check(
+            c.sinusoid.period_s.is_finite() && c.sinusoid.period_s > 0.0,
+            "client.sinusoid.period_s".into(),
+            "must be > 0",
+        );
+    }
+}
+
+/// A distribution's parameters (service and latency of a tier, think time).
+fn check_dist(prefix: &str, d: &Service, check: &mut impl FnMut(bool, String, &str)) {
+    let key = |k: &str| format!("{prefix}.{k}");
+    let non_negative = |x: f64| x.is_finite() && x >= 0.0;
+    check(non_negative(d.mean_s), key("mean_s"), "must be >= 0");
+    check(
+        d.dist != Dist::Lognormal || (d.sigma.is_finite() && d.sigma > 0.0),
+        key("sigma"),
+        "must be > 0 for a lognormal",
+    );
+    check(
+        (0.0..=1.0).contains(&d.slow_p),
+        key("slow_p"),
+        "must be a probability in [0, 1]",
+    );
+    check(non_negative(d.slow_s), key("slow_s"), "must be >= 0");
 }
 
 fn check_call(name: &str, c: &Call, errors: &mut Vec<ConfigError>) {

@@ -271,3 +271,36 @@ fn counts_add_up_with_fan_out() {
     assert!(r.callers[2].bulkhead_rejected + r.callers[3].bulkhead_rejected > 0);
     check(&s, &r, "fan-out");
 }
+
+#[test]
+fn counts_add_up_with_closed_loop_users() {
+    // Closed-loop users under every preset, and cut by the horizon while
+    // naive's queues are full: every request ends exactly once, and every
+    // request that ended is one user's cycle.
+    for p in sim_core::CH37_STRATEGIES {
+        for horizon in ["70", "60.5"] {
+            let s = ch37(
+                p,
+                "fifo",
+                &[
+                    ("horizon_s", horizon),
+                    ("client.rate_per_s", "0"),
+                    ("client.closed.users", "408"),
+                    ("client.closed.think.mean_s", "1"),
+                    ("client.closed.think.dist", "exponential"),
+                ],
+            );
+            let r = run(&s, 2);
+            let label = format!("closed {p} until {horizon} s");
+            check(&s, &r, &label);
+            let closed = r.closed.as_ref().unwrap();
+            assert_eq!(
+                closed.cycles,
+                r.users - r.users_unfinished,
+                "{label}: one cycle per ended request"
+            );
+            assert!(r.users_unfinished <= 408, "{label}");
+            assert_eq!(closed.span_ns, closed.think_ns + closed.response_ns);
+        }
+    }
+}

@@ -323,3 +323,160 @@ fn a_run_too_large_to_finish_is_refused_before_it_starts() {
         ["horizon_s: must be at most 1000000 s (11.6 days): every run keeps per-second series"]
     );
 }
+
+#[test]
+fn closed_loop_users_refuse_what_cannot_act_on_them() {
+    let closed = [
+        ("client.closed.users", "100"),
+        ("client.closed.think.mean_s", "1"),
+    ];
+    // ch37's 400/s, and a spike and a sinusoid on top.
+    let mut sets = closed.to_vec();
+    sets.extend([
+        ("client.spike.factor", "2"),
+        ("client.sinusoid.amplitude", "0.5"),
+        ("client.sinusoid.period_s", "10"),
+    ]);
+    let why = "closed-loop users send at their own pace (users / (think + response)), so";
+    assert_eq!(
+        errors(&sets),
+        [
+            format!(
+                "client.rate_per_s: {why} an arrival rate has nothing to act on; remove it (or set client.closed.users = 0)"
+            ),
+            format!("client.sinusoid.amplitude: {why} a sinusoid has no arrival rate to shape"),
+            format!("client.spike: {why} a load spike has no arrival rate to multiply"),
+        ]
+    );
+    let mut sets = closed.to_vec();
+    sets.extend([
+        ("client.rate_per_s", "0"),
+        ("client.profile.at_s", "0"),
+        ("client.profile.rate_per_s", "10"),
+        ("client.closed.think.mean_s", "0"),
+    ]);
+    assert_eq!(
+        errors(&sets),
+        [
+            format!("client.profile: {why} a load profile has no arrival rate to shape"),
+            "client.closed.think.mean_s: must be > 0: without thinking, a user whose requests are answered at once would send forever at one instant".to_string(),
+        ]
+    );
+    // The user cap counts the requests closed-loop users can make.
+    assert_eq!(
+        errors(&[
+            ("client.rate_per_s", "0"),
+            ("client.closed.users", "1000000"),
+            ("client.closed.think.mean_s", "0.001"),
+        ]),
+        [
+            "client.closed.users: users x (1 + duration_s / think mean), a bound of the requests they can make, = 60001000000 users; more than 20000000 in one run would run for hours"
+        ]
+    );
+    assert_eq!(
+        errors(&[
+            ("client.rate_per_s", "0"),
+            ("client.closed.users", "1000001"),
+            ("client.closed.think.mean_s", "100"),
+        ]),
+        ["client.closed.users: must be at most 1000000"]
+    );
+}
+
+#[test]
+fn load_profiles_are_checked_point_by_point() {
+    let ramp = [
+        ("client.profile.0.at_s", "10"),
+        ("client.profile.0.rate_per_s", "100"),
+        ("client.profile.1.at_s", "5"),
+        ("client.profile.1.rate_per_s", "-1"),
+        ("client.sinusoid.amplitude", "0.5"),
+    ];
+    assert_eq!(
+        errors(&ramp),
+        [
+            "client.rate_per_s: a load profile gives the arrival rate itself; remove client.rate_per_s (or set it to 0)",
+            "client.sinusoid.amplitude: a sinusoid modulates client.rate_per_s, which a load profile replaces; put the cycle into the profile's points",
+            "client.profile.1.at_s: profile points must be in time order",
+            "client.profile.1.rate_per_s: must be >= 0",
+        ]
+    );
+    assert_eq!(
+        errors(&[
+            ("client.rate_per_s", "0"),
+            ("client.profile.rate_per_s", "0")
+        ]),
+        ["client.profile: every point's rate is 0: no user would arrive"]
+    );
+    // The user cap counts the profile's integral: 1e6/s for 60 s.
+    assert_eq!(
+        errors(&[
+            ("client.rate_per_s", "0"),
+            ("client.profile.rate_per_s", "1e6")
+        ]),
+        [
+            "client.profile: the profile's rate over duration_s = 60000000 users; more than 20000000 in one run would run for hours"
+        ]
+    );
+    assert_eq!(
+        errors(&[("client.sinusoid.amplitude", "1.5")]),
+        [
+            "client.sinusoid.amplitude: must be in [0, 1]: the rate must not fall below 0",
+            "client.sinusoid.period_s: must be > 0",
+        ]
+    );
+}
+
+/// A scenario file with `client` lines, next to a CSV file `load.csv`
+/// holding `csv`, in a fresh directory; loaded by `load_base`.
+fn load_with_csv(name: &str, csv: Option<&str>) -> Result<sim_core::Scenario, Vec<String>> {
+    let dir = std::env::temp_dir().join(format!("sim-core-csv-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(common::scenario_file("single-queue.toml"))
+        .unwrap()
+        .replace("rate_per_s = 80.0", "profile_csv = \"load.csv\"");
+    let file = dir.join("scenario.toml");
+    std::fs::write(&file, text).unwrap();
+    if let Some(csv) = csv {
+        std::fs::write(dir.join("load.csv"), csv).unwrap();
+    }
+    let loaded = sim_core::load_base(file.to_str().unwrap());
+    let _ = std::fs::remove_dir_all(&dir);
+    loaded.map_err(|e| e.iter().map(ConfigError::to_string).collect())
+}
+
+#[test]
+fn a_csv_profile_is_read_when_its_scenario_file_is_loaded() {
+    let s = load_with_csv("ok", Some("time_s,rate_per_s\n# ramp\n0, 10\n\n20,90\n")).unwrap();
+    let points: Vec<(f64, f64)> = s
+        .client
+        .profile
+        .iter()
+        .map(|p| (p.at_s, p.rate_per_s))
+        .collect();
+    assert_eq!(points, [(0.0, 10.0), (20.0, 90.0)]);
+    assert_eq!(s.client.profile_csv, None);
+    sim_core::validate(&s).unwrap();
+    let errors = load_with_csv("garbled", Some("time_s,rate_per_s\n0,10\n5;20\n")).unwrap_err();
+    assert_eq!(errors.len(), 1);
+    assert!(
+        errors[0].starts_with("client.profile_csv: `")
+            && errors[0].ends_with(
+                "load.csv` line 3: expected `time_s,rate_per_s` (two numbers), got `5;20`"
+            ),
+        "{errors:?}"
+    );
+    let errors = load_with_csv("missing", None).unwrap_err();
+    assert!(
+        errors[0].starts_with("client.profile_csv: cannot read `")
+            && errors[0].contains("load.csv`: "),
+        "{errors:?}"
+    );
+    // Not as an override: a run reads no files.
+    assert_eq!(
+        self::errors(&[("client.profile_csv", "\"load.csv\"")]),
+        [
+            "client.profile_csv: `profile_csv` is read when the scenario file is loaded (its path relative to that file), so it can be given in the scenario file but not as an override; give the points as `client.profile.<n>.at_s` / `rate_per_s` instead"
+        ]
+    );
+}

@@ -141,8 +141,8 @@ impl Grid {
         } else {
             let p = path.parent().unwrap_or(Path::new(".")).join(&raw.scenario);
             match std::fs::read_to_string(&p) {
-                Ok(t) => match Scenario::from_toml(&t, &p.display().to_string()) {
-                    Ok(s) => (Some(s), p.display().to_string(), sha256_hex(t.as_bytes())),
+                Ok(t) => match load_scenario_file(&t, &p) {
+                    Ok((s, id)) => (Some(s), p.display().to_string(), id),
                     Err(e) => {
                         err("scenario", e);
                         (None, String::new(), String::new())
@@ -274,9 +274,12 @@ impl Grid {
             }
         }
         // Every value of every path on its own: unknown paths and types.
+        // The fixed overrides build on each other (a window or profile point
+        // `n` needs the ones before it), and every level builds on them.
         let mut probe_errors: Vec<GridError> = Vec::new();
-        let mut probe = |table: &'static str, path: &str, value: &Value| {
-            if let Err(cause) = params::set(&mut base.clone(), path, value) {
+        let mut with_set = base.clone();
+        let mut probe = |table: &'static str, path: &str, value: &Value, on: &mut Scenario| {
+            if let Err(cause) = params::set(on, path, value) {
                 let e = GridError::Value {
                     file: file.clone(),
                     table,
@@ -294,13 +297,13 @@ impl Grid {
             }
         };
         for (k, v) in &fixed {
-            probe("set", k, v);
+            probe("set", k, v, &mut with_set);
         }
         for d in &dimensions {
             let table = if d.is_zip() { "zip" } else { "axes" };
             for (j, p) in d.paths.iter().enumerate() {
                 for level in &d.levels {
-                    probe(table, p, &level[j]);
+                    probe(table, p, &level[j], &mut with_set.clone());
                 }
             }
         }
@@ -476,4 +479,24 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+/// A scenario file and its identity: the SHA-256 of its text, and of the
+/// load profile it reads from a CSV file (so that editing the CSV is a
+/// change of scenario too).
+fn load_scenario_file(text: &str, path: &Path) -> Result<(Scenario, String), String> {
+    let mut s = Scenario::from_toml(text, &path.display().to_string())?;
+    let reads_csv = s.client.profile_csv.is_some();
+    let dir = path.parent().unwrap_or(Path::new("."));
+    sim_core::read_profile_csv(&mut s, dir).map_err(|errors| {
+        let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        lines.join("; ")
+    })?;
+    let id = if reads_csv {
+        let profile = serde_json::to_string(&s.client.profile).expect("points serialize");
+        sha256_hex(format!("{text}\n{profile}").as_bytes())
+    } else {
+        sha256_hex(text.as_bytes())
+    };
+    Ok((s, id))
 }

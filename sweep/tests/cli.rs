@@ -655,3 +655,47 @@ fn one_traces_a_user_request_and_reports_the_overrun() {
     assert_eq!(first_send["remaining_s"], 0.7);
     assert_eq!(first_send["t_s"], 0.1);
 }
+
+#[test]
+fn a_grid_reads_its_scenario_s_csv_load_profile_and_its_points_build_on_each_other() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let queue = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../grids/scenarios/single-queue.toml"),
+    )
+    .unwrap();
+    let scenario = queue.replace(
+        "rate_per_s = 80.0\nduration_s = 30.0\n",
+        "rate_per_s = 0.0\nduration_s = 30.0\nprofile_csv = \"load.csv\"\n",
+    );
+    std::fs::write(dir.join("queue.toml"), scenario).unwrap();
+    std::fs::write(dir.join("load.csv"), "time_s,rate_per_s\n0,20\n30,60\n").unwrap();
+    // Profile points set by index in [set] build on each other.
+    let grid = write_grid(
+        dir,
+        "name = \"csv\"\nscenario = \"queue.toml\"\nseeds = [1]\n[axes]\n\"server.slots\" = [1, 2]\n",
+    );
+    let out = dir.join("o").display().to_string();
+    let o = run_grid(&grid, &out, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let users: Vec<Option<i64>> = runs_table(Path::new(&out))
+        .column("users")
+        .unwrap()
+        .cast(&DataType::Int64)
+        .unwrap()
+        .i64()
+        .unwrap()
+        .iter()
+        .collect();
+    // 20/s rising to 60/s over 30 s: about 1,200 users, not 80/s's 2,400.
+    assert!(
+        users.iter().all(|u| (1000..1400).contains(&u.unwrap())),
+        "{users:?}"
+    );
+    let ramp = write_grid(
+        dir,
+        "name = \"ramp\"\nscenario = \"ch37\"\nseeds = [1]\n[set]\n\"client.rate_per_s\" = 0\n\"client.profile.0.at_s\" = 0\n\"client.profile.0.rate_per_s\" = 100\n\"client.profile.1.at_s\" = 60\n\"client.profile.1.rate_per_s\" = 200\n",
+    );
+    let o = sweep(&["plan", &ramp]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
