@@ -111,10 +111,17 @@ pub enum DirError {
     )]
     Foreign(Box<ForeignResults>),
     #[error(
-        "{} holds run files but no manifest; choose another --out, or --force to delete them",
+        "{} holds run files but no manifest: they are not this tool's (or their manifest was deleted); choose another --out, or move them away yourself",
         dir.display()
     )]
     NoManifest { dir: PathBuf },
+    #[error(
+        "{} is not a sweep's output directory (it holds files but no manifest.json), so --force deletes nothing there; choose another --out",
+        dir.display()
+    )]
+    NotOurs { dir: PathBuf },
+    #[error(transparent)]
+    Lock(#[from] crate::lock::LockError),
     #[error(
         "{0} already holds the complete results of this grid (report: {0}/analysis/index.md); --force to run it again",
         dir.display()

@@ -101,16 +101,18 @@ impl Grid {
         };
         let mut err = |key: &str, msg: String| errors.push(invalid(key, msg));
 
+        // The name becomes out/<name>: no `.`, so that `.` and `..` (and
+        // hidden names) cannot point the output anywhere else.
         if raw.name.is_empty()
             || !raw
                 .name
                 .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+                .all(|c| c.is_ascii_alphanumeric() || "_-".contains(c))
         {
             err(
                 "name",
                 format!(
-                    "`{}` must be letters, digits, `_`, `-` or `.` (it names the output directory)",
+                    "`{}` must be letters, digits, `_` or `-` (it names the output directory out/<name>)",
                     raw.name
                 ),
             );

@@ -2,6 +2,7 @@
 
 mod error;
 mod grid;
+mod lock;
 mod merge;
 mod one;
 mod plan;
@@ -10,6 +11,7 @@ mod records;
 mod refine;
 mod report;
 mod runner;
+mod signals;
 mod slurm;
 mod store;
 mod table;

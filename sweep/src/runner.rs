@@ -7,16 +7,16 @@
 
 use crate::error::{DirError, Error, RunnerError, ShardError, StoreError};
 use crate::grid::Grid;
+use crate::lock::Lock;
 use crate::progress::{Progress, human_duration};
 use crate::records::{Layout, Outcome, RunFailure};
 use crate::store::{Manifest, Shard, Store, count_runs, parse_shard};
-use analysis::IoError;
 use clap::Args;
 use rayon::prelude::*;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -54,9 +54,6 @@ pub struct RunArgs {
     pub inject_panic: Option<u64>,
 }
 
-static STOP: AtomicBool = AtomicBool::new(false);
-static INTERRUPTS: AtomicU32 = AtomicU32::new(0);
-
 thread_local! {
     static LAST_PANIC: RefCell<String> = const { RefCell::new(String::new()) };
 }
@@ -85,6 +82,8 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Error> {
     let shard = shard_from(args)?;
     let out = args.out.clone().unwrap_or_else(|| default_out(&grid));
     let store = Store::new(&out);
+    let whole_dir = args.force && shard == Shard::WHOLE;
+    let _lock = Lock::writer(&out, shard, whole_dir).map_err(DirError::from)?;
     prepare_dir(&store, &grid, shard, args)?;
     Ok(execute(&grid, &store, shard, args)?)
 }
@@ -96,16 +95,11 @@ fn prepare_dir(store: &Store, grid: &Grid, shard: Shard, args: &RunArgs) -> Resu
     let dir = || store.root.clone();
     let manifests = store.manifests();
     let own_parts = store.own_parts(shard)?;
+    if args.force && manifests.is_empty() && store.holds_files()? {
+        return Err(DirError::NotOurs { dir: dir() });
+    }
     if args.force && shard == Shard::WHOLE {
-        for sub in ["runs", "series", "analysis", "slurm"] {
-            let p = store.root.join(sub);
-            if p.exists() {
-                std::fs::remove_dir_all(&p).map_err(IoError::at(p))?;
-            }
-        }
-        for (p, _) in &manifests {
-            std::fs::remove_file(p).map_err(IoError::at(p))?;
-        }
+        store.remove_all_written()?;
         return Ok(store.create_dirs()?);
     }
     let fix = if shard == Shard::WHOLE {
@@ -194,7 +188,7 @@ fn execute(
         todo.len(),
         store.root.display()
     );
-    install_interrupt_handler();
+    crate::signals::install();
     silence_panics();
 
     let started = Instant::now();
@@ -205,16 +199,21 @@ fn execute(
     let mut last_flush = Instant::now();
     let mut sim_ms = 0.0;
     let mut write_error = None;
+    // Set when a part cannot be written: nothing more could be saved.
+    let write_failed = AtomicBool::new(false);
     let (tx, rx) = mpsc::channel::<Outcome>();
     std::thread::scope(|scope| {
         let inject = args.inject_panic;
         let todo = &todo;
+        let write_failed = &write_failed;
         scope.spawn(move || {
             pool.install(|| {
                 // One run per task: runs differ in cost (naive is slower), and
                 // coarse chunks would leave a thread idle at the end.
                 todo.par_iter().with_max_len(1).for_each_with(tx, |tx, &i| {
-                    if !STOP.load(Ordering::Relaxed) {
+                    let stopped = crate::signals::received().is_some()
+                        || write_failed.load(Ordering::Relaxed);
+                    if !stopped {
                         let _ = tx.send(execute_one(grid, i, inject == Some(i)));
                     }
                 })
@@ -236,8 +235,7 @@ fn execute(
                 || (last_flush.elapsed() >= batch_secs && !batch.is_empty());
             if (due || closed) && !batch.is_empty() && write_error.is_none() {
                 if let Err(e) = flush(store, &layout, shard, next_part, &mut batch, &metadata) {
-                    // Stop scheduling: nothing more could be saved.
-                    STOP.store(true, Ordering::Relaxed);
+                    write_failed.store(true, Ordering::Relaxed);
                     write_error = Some(e);
                 }
                 next_part += 1;
@@ -255,13 +253,13 @@ fn execute(
     }
 
     let wall = started.elapsed().as_secs_f64();
-    let interrupted = STOP.load(Ordering::Relaxed);
+    let interrupted = crate::signals::received();
     let (ok, failed, events) = count_runs(store, (shard != Shard::WHOLE).then_some(shard))?;
     manifest.ok = ok;
     manifest.failed = failed;
     manifest.events_total = events;
     manifest.finished_at = Some(now_rfc3339());
-    manifest.status = if interrupted {
+    manifest.status = if interrupted.is_some() {
         "interrupted"
     } else {
         "complete"
@@ -294,7 +292,7 @@ fn execute(
         }
     }
     let dir = store.root.display();
-    if interrupted {
+    if let Some(signal) = interrupted {
         eprintln!(
             "interrupted: {} of {} runs are written. Resume with:",
             ok + failed,
@@ -305,7 +303,7 @@ fn execute(
             grid.path.display(),
             shard_flag(shard)
         );
-        return Ok(ExitCode::from(130));
+        return Ok(ExitCode::from(crate::signals::exit_code(signal)));
     }
     println!(
         "results: {dir}/runs/*.parquet ({ok} ok, {failed} failed), {dir}/series/*.parquet, {dir}/manifest.json"
@@ -411,24 +409,6 @@ pub fn silence_panics() {
     }));
 }
 
-fn install_interrupt_handler() {
-    // Only the first sweep in a process installs it (tests run several).
-    static INSTALLED: AtomicBool = AtomicBool::new(false);
-    if INSTALLED.swap(true, Ordering::SeqCst) {
-        return;
-    }
-    let _ = ctrlc::set_handler(|| {
-        if INTERRUPTS.fetch_add(1, Ordering::SeqCst) == 0 {
-            STOP.store(true, Ordering::SeqCst);
-            eprintln!(
-                "\ninterrupt: finishing the runs in progress and writing them (Ctrl-C again to abort now)"
-            );
-        } else {
-            std::process::exit(130);
-        }
-    });
-}
-
 pub fn new_manifest(grid: &Grid, shard: Shard, threads: usize, planned: u64) -> Manifest {
     Manifest {
         tool: format!("sweep {}", env!("CARGO_PKG_VERSION")),
@@ -473,7 +453,7 @@ fn peak_rss() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-fn hostname() -> String {
+pub fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|s| s.trim().to_string())
         .or_else(|_| std::env::var("HOSTNAME"))

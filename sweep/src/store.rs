@@ -52,6 +52,31 @@ pub struct Store {
     pub root: PathBuf,
 }
 
+/// The files this tool writes in a sweep directory, by folder.
+type Written = (&'static str, fn(&str) -> bool);
+const WRITTEN: &[Written] = &[
+    ("", |n| {
+        n.starts_with("manifest") && (n.ends_with(".json") || n.ends_with(".json.tmp"))
+    }),
+    ("runs", is_part),
+    ("series", is_part),
+    ("analysis", |n| {
+        [".md", ".html", ".csv", ".parquet"]
+            .iter()
+            .any(|e| n.ends_with(e))
+    }),
+    ("analysis/plots", |n| {
+        n.ends_with(".svg") || n.ends_with(".png")
+    }),
+    ("slurm", |n| {
+        n == "sweep.sbatch" || (n.starts_with("task-") && n.ends_with(".out"))
+    }),
+];
+
+fn is_part(name: &str) -> bool {
+    name.starts_with("part-") && (name.ends_with(".parquet") || name.ends_with(".parquet.tmp"))
+}
+
 fn runs_dir(root: &Path) -> PathBuf {
     root.join("runs")
 }
@@ -182,6 +207,45 @@ impl Store {
     }
 
     /// Deletes `shard`'s parts (runs and series) and manifest.
+    /// `--force` of a whole grid: removes every file this tool writes in a
+    /// sweep directory (the parts of every shard and their temporaries, the
+    /// manifests, the report, the Slurm script and its logs), and a folder
+    /// only once it is empty, so that whatever a user put there stays.
+    pub fn remove_all_written(&self) -> Result<(), StoreError> {
+        for (sub, ours) in WRITTEN {
+            let dir = self.root.join(sub);
+            for p in list_in(&dir, "")? {
+                let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                if p.is_file() && ours(name) {
+                    remove(&p)?;
+                }
+            }
+        }
+        for sub in ["analysis/plots", "analysis", "runs", "series", "slurm"] {
+            let dir = self.root.join(sub);
+            match fs::remove_dir(&dir) {
+                Ok(()) => {}
+                // Not there, or holds a user's files: either way it stays.
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::NotFound | std::io::ErrorKind::DirectoryNotEmpty
+                    ) => {}
+                Err(e) => return Err(IoError::at(dir)(e).into()),
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the directory holds anything but this tool's lock files: a
+    /// directory with content and no manifest is not a sweep's.
+    pub fn holds_files(&self) -> Result<bool, StoreError> {
+        Ok(list_in(&self.root, "")?.iter().any(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            !crate::lock::is_lock_file(name)
+        }))
+    }
+
     pub fn remove_own(&self, shard: Shard) -> Result<(), StoreError> {
         for p in self.own_parts(shard)? {
             let series = series_dir(&self.root).join(p.file_name().expect("a file"));

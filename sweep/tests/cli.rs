@@ -480,37 +480,41 @@ fn shard_comes_from_slurm_environment() {
     assert_eq!(runs_table(Path::new(&out)).height(), 2);
 }
 
+/// Ctrl-C, Slurm's and Kubernetes' SIGTERM and a closed terminal's SIGHUP
+/// all stop a sweep the same way, with the shell's exit status for each.
 #[test]
-fn ctrl_c_writes_what_is_done_and_says_how_to_resume() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    let grid = write_grid(dir, &small_grid(150));
-    let out = dir.join("o");
-    let child = spawn_until_parts(&grid, &out, 2, std::process::Stdio::piped());
-    let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let o = child.wait_with_output().unwrap();
-    let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(130), "{err}");
-    assert!(
-        err.contains("Resume with:") && err.contains("--resume"),
-        "{err}"
-    );
-    let manifest: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
-    assert_eq!(manifest["status"], "interrupted");
-    let written = runs_table(&out).height() as u64;
-    assert_eq!(
-        manifest["ok"].as_u64().unwrap(),
-        written,
-        "every finished run was written"
-    );
-    let resumed = run_grid(&grid, &out.display().to_string(), &["--resume"]);
-    assert!(resumed.status.success(), "{}", stderr(&resumed));
-    assert_eq!(runs_table(&out).height(), 1200);
+fn stopping_signals_write_what_is_done_and_say_how_to_resume() {
+    for (signal, status) in [("INT", 130), ("TERM", 143), ("HUP", 129)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let grid = write_grid(dir, &small_grid(150));
+        let out = dir.join("o");
+        let child = spawn_until_parts(&grid, &out, 2, std::process::Stdio::piped());
+        let kill = Command::new("kill")
+            .args([format!("-{signal}"), child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(kill.success());
+        let o = child.wait_with_output().unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(status), "SIG{signal}: {err}");
+        assert_says(&err, &["Resume with:", "--resume"]);
+        let manifest: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap())
+                .unwrap();
+        assert_eq!(manifest["status"], "interrupted", "SIG{signal}");
+        let written = runs_table(&out).height() as u64;
+        assert_eq!(
+            manifest["ok"].as_u64().unwrap(),
+            written,
+            "SIG{signal}: every finished run was written"
+        );
+        if signal == "TERM" {
+            let resumed = run_grid(&grid, &out.display().to_string(), &["--resume"]);
+            assert!(resumed.status.success(), "{}", stderr(&resumed));
+            assert_eq!(runs_table(&out).height(), 1200);
+        }
+    }
 }
 
 #[test]
@@ -698,4 +702,88 @@ fn a_grid_reads_its_scenario_s_csv_load_profile_and_its_points_build_on_each_oth
     );
     let o = sweep(&["plan", &ramp]);
     assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn a_grid_name_cannot_lead_out_of_the_output_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    for name in ["..", ".", ".hidden", "a/b", "a.b"] {
+        let text = small_grid(1).replace("name = \"small\"", &format!("name = {name:?}"));
+        let o = sweep(&["plan", &write_grid(tmp.path(), &text)]);
+        assert_eq!(o.status.code(), Some(2), "{name}");
+        assert_says(
+            &stderr(&o),
+            &[&format!(
+                "name: `{name}` must be letters, digits, `_` or `-` (it names the output directory out/<name>)"
+            )],
+        );
+    }
+}
+
+#[test]
+fn force_removes_only_what_this_tool_wrote() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let grid = write_grid(dir, &small_grid(1));
+    // A folder that is not a sweep's: --force deletes nothing there.
+    let foreign = dir.join("project");
+    std::fs::create_dir_all(foreign.join("analysis")).unwrap();
+    std::fs::write(foreign.join("analysis/lib.rs"), "// code").unwrap();
+    let o = run_grid(&grid, &foreign.display().to_string(), &["--force"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_says(
+        &stderr(&o),
+        &[
+            "is not a sweep's output directory (it holds files but no manifest.json), so --force deletes nothing there",
+        ],
+    );
+    assert!(foreign.join("analysis/lib.rs").exists());
+    assert!(!foreign.join("runs").exists());
+    // A sweep's folder: its results go, a user's files beside them stay.
+    let out = dir.join("o");
+    let o = sweep(&["run", &grid, "--out", &out.display().to_string()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(out.join("analysis/index.html").exists());
+    for mine in ["notes.txt", "analysis/notes.txt", "runs/keep.txt"] {
+        std::fs::write(out.join(mine), "mine").unwrap();
+    }
+    let o = run_grid(&grid, &out.display().to_string(), &["--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for mine in ["notes.txt", "analysis/notes.txt", "runs/keep.txt"] {
+        assert!(out.join(mine).exists(), "{mine} was deleted");
+    }
+    assert!(
+        !out.join("analysis/index.html").exists(),
+        "the old report stays"
+    );
+    assert_eq!(runs_table(&out).height(), 8);
+}
+
+#[test]
+fn a_second_writer_of_the_same_shard_is_refused_naming_the_holder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let grid = write_grid(dir, &small_grid(150));
+    let out = dir.join("o");
+    let mut first = spawn_until_parts(&grid, &out, 1, std::process::Stdio::null());
+    let second = run_grid(&grid, &out.display().to_string(), &["--resume"]);
+    let err = stderr(&second);
+    assert_eq!(second.status.code(), Some(2), "{err}");
+    assert_says(
+        &err,
+        &[
+            "is being written by another sweep (host ",
+            &format!(", pid {}, since ", first.id()),
+            "wait for it to finish, or choose another --out",
+        ],
+    );
+    // Nor may a whole-grid --force delete under a running shard.
+    let forced = run_grid(&grid, &out.display().to_string(), &["--force"]);
+    assert_says(&stderr(&forced), &["is being written by another sweep"]);
+    // The OS releases the lock of a killed writer: resume takes over.
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let resumed = run_grid(&grid, &out.display().to_string(), &["--resume"]);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    assert_eq!(runs_table(&out).height(), 1200);
 }

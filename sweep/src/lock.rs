@@ -1,0 +1,132 @@
+//! One writer per output directory and shard. A writer holds an OS advisory
+//! lock (`flock`) on a lock file in the directory; the lock belongs to the
+//! open file, so the OS releases it when the process exits or dies
+//! (`kill -9`, a node failure), and a second writer gets an error naming
+//! the holder instead of racing it for part numbers and deleting its
+//! unfinished files.
+//!
+//! Every writer holds `.sweep.lock` shared and its shard's
+//! `.sweep-s<I>of<N>.lock` exclusive, so shards of one grid write side by
+//! side; a whole-grid `--force` (which deletes every shard's files) holds
+//! `.sweep.lock` exclusive.
+
+use crate::store::Shard;
+use analysis::IoError;
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{Read, Seek, Write};
+use std::path::{Path, PathBuf};
+
+const DIR_LOCK: &str = ".sweep.lock";
+
+/// Held locks; dropping it releases them.
+pub struct Lock {
+    _files: Vec<File>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error(
+        "{} is being written by another sweep ({holder}); wait for it to finish, or choose another --out",
+        dir.display()
+    )]
+    Held { dir: PathBuf, holder: String },
+    #[error(transparent)]
+    Io(#[from] IoError),
+}
+
+/// Whether `name` is one of this tool's lock files (never results).
+pub fn is_lock_file(name: &str) -> bool {
+    name.starts_with(".sweep") && name.ends_with(".lock")
+}
+
+impl Lock {
+    /// The locks of a writer of `shard` into `root` (created if missing);
+    /// `whole_dir` for one that deletes other shards' files.
+    pub fn writer(root: &Path, shard: Shard, whole_dir: bool) -> Result<Lock, LockError> {
+        std::fs::create_dir_all(root).map_err(IoError::at(root))?;
+        let held = |holder: String| LockError::Held {
+            dir: root.to_path_buf(),
+            holder,
+        };
+        let dir = match take(root, DIR_LOCK, whole_dir)? {
+            Taken::Locked(f) => f,
+            // Shards hold it shared: they are the writers to name.
+            Taken::Busy(_) if whole_dir => return Err(held(shard_holders(root)?)),
+            Taken::Busy(holder) => return Err(held(holder)),
+        };
+        let name = format!(".sweep-s{}of{}.lock", shard.index, shard.count);
+        match take(root, &name, true)? {
+            Taken::Locked(own) => Ok(Lock {
+                _files: vec![dir, own],
+            }),
+            Taken::Busy(holder) => Err(held(holder)),
+        }
+    }
+}
+
+enum Taken {
+    Locked(File),
+    /// Someone holds it; what the last exclusive holder wrote into it.
+    Busy(String),
+}
+
+/// Locks `root/name` (exclusive or shared) without waiting; an exclusive
+/// holder writes who it is into the file, for the next one's error.
+fn take(root: &Path, name: &str, exclusive: bool) -> Result<Taken, LockError> {
+    let path = root.join(name);
+    let io = |e| IoError::at(&path)(e);
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(&io)?;
+    let taken = if exclusive {
+        file.try_lock()
+    } else {
+        file.try_lock_shared()
+    };
+    match taken {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => {
+            let mut holder = String::new();
+            let _ = file.read_to_string(&mut holder);
+            return Ok(Taken::Busy(holder.trim().to_string()));
+        }
+        Err(TryLockError::Error(e)) => return Err(io(e).into()),
+    }
+    if exclusive {
+        let me = format!(
+            "host {}, pid {}, since {}",
+            crate::runner::hostname(),
+            std::process::id(),
+            crate::runner::now_rfc3339()
+        );
+        file.set_len(0).map_err(&io)?;
+        file.rewind().map_err(&io)?;
+        file.write_all(me.as_bytes()).map_err(&io)?;
+    }
+    Ok(Taken::Locked(file))
+}
+
+/// The writers of the shards now running in `root`, for a whole-grid writer
+/// that must wait for them.
+fn shard_holders(root: &Path) -> Result<String, LockError> {
+    let mut holders = Vec::new();
+    for p in analysis::part::list(root, ".lock").map_err(IoError::at(root))? {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name == DIR_LOCK {
+            continue;
+        }
+        if let Taken::Busy(holder) = take(root, name, false)? {
+            let shard = name.trim_start_matches(".sweep-").trim_end_matches(".lock");
+            holders.push(format!("shard {shard}: {holder}"));
+        }
+    }
+    Ok(if holders.is_empty() {
+        "a writer that just finished".to_string()
+    } else {
+        holders.join("; ")
+    })
+}
