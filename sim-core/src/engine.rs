@@ -121,6 +121,27 @@ struct Sim<'m> {
     /// first copy and the hedge), by the caller's slot; stale references
     /// once they are done.
     copies: HashMap<u32, [JobRef; 2]>,
+    /// The event-queue lane of each caller's attempt timeouts and of each
+    /// server's rejections: one lane per fixed delay ([`timer_lanes`]).
+    timeout_lane: Vec<usize>,
+    reject_lane: Vec<usize>,
+}
+
+/// Attempt timeouts are set a caller's timeout ahead, and rejections
+/// answered a server's reject latency ahead: events of the same delay are
+/// pushed in time order, and share a lane of the event queue. Returns each
+/// caller's lane, each server's, and the number of lanes.
+fn timer_lanes(m: &Model) -> (Vec<usize>, Vec<usize>, usize) {
+    let mut delays: Vec<Nanos> = Vec::new();
+    let mut lane = |delay: Nanos| {
+        delays.iter().position(|d| *d == delay).unwrap_or_else(|| {
+            delays.push(delay);
+            delays.len() - 1
+        })
+    };
+    let timeout: Vec<usize> = m.callers.iter().map(|c| lane(c.timeout)).collect();
+    let reject: Vec<usize> = m.servers.iter().map(|s| lane(s.reject_latency)).collect();
+    (timeout, reject, delays.len())
 }
 
 /// Runs the model; with `trace_user`, also the steps taken for that user.
@@ -137,10 +158,11 @@ pub fn simulate(
         .map(|s| Server::new(s, classes, secs, seed))
         .collect();
     let callers = m.callers.iter().map(|c| Caller::new(c, seed)).collect();
+    let (timeout_lane, reject_lane, lanes) = timer_lanes(m);
     let mut sim = Sim {
         m,
         now: 0,
-        events: EventQueue::new(),
+        events: EventQueue::new(lanes),
         processed: 0,
         jobs: Jobs::default(),
         servers,
@@ -167,6 +189,8 @@ pub fn simulate(
         next_sample: 0,
         fanouts: HashMap::new(),
         copies: HashMap::new(),
+        timeout_lane,
+        reject_lane,
         tracer: trace_user.map(|user| Tracer {
             user,
             arrived: 0,
@@ -392,7 +416,8 @@ impl Sim<'_> {
         self.callers[edge].on_sent(attempt);
         // Scheduled before the request is sent, so that a reply at exactly
         // the attempt's end loses to the timeout: "ok" must come before it.
-        self.schedule(end, Action::AttemptTimeout(job, attempt));
+        let lane = self.timeout_lane[edge];
+        (self.events).push_in_lane(lane, end, Action::AttemptTimeout(job, attempt));
         let hedge_delay = self.callers[edge].hedge_delay(call);
         if hedge_delay > 0 && now + hedge_delay < end {
             self.schedule(now + hedge_delay, Action::Hedge(job, attempt));
@@ -493,10 +518,8 @@ impl Sim<'_> {
             Err(_) => {
                 self.jobs.release(job);
                 let at = now + model.reject_latency + self.hop_latency(s);
-                self.schedule(
-                    at,
-                    Action::Reply(j.caller, j.caller_attempt, Outcome::Rejected),
-                );
+                let reply = Action::Reply(j.caller, j.caller_attempt, Outcome::Rejected);
+                self.events.push_in_lane(self.reject_lane[s], at, reply);
                 return;
             }
         };
