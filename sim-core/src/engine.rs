@@ -152,10 +152,13 @@ pub fn simulate(
 ) -> Result<(RunResult, Vec<TraceStep>), RunError> {
     let secs = m.horizon_secs();
     let classes = m.class_names.len();
+    // Per-user vectors are sized up front for the users expected (at the
+    // base rate, with a margin), so that they seldom grow during the run.
+    let users = (1.1 * m.arrivals_end as f64 / m.mean_gap) as usize + 16;
     let servers = m
         .servers
         .iter()
-        .map(|s| Server::new(s, classes, secs, seed))
+        .map(|s| Server::new(s, classes, secs, seed, users))
         .collect();
     let callers = m.callers.iter().map(|c| Caller::new(c, seed)).collect();
     let (timeout_lane, reject_lane, lanes) = timer_lanes(m);
@@ -172,12 +175,12 @@ pub fn simulate(
         users_ok: 0,
         users_failed: 0,
         phases: [Phase::default(); 3],
-        user_ended: Vec::new(),
-        user_class: Vec::new(),
+        user_ended: Vec::with_capacity(users),
+        user_class: Vec::with_capacity(users),
         classes: Stream::new(seed, "classes"),
         class_users: vec![0; m.class_names.len()],
         class_ok: vec![0; m.class_names.len()],
-        ok_latencies: Vec::new(),
+        ok_latencies: Vec::with_capacity(users),
         failed_latencies: Vec::new(),
         series: Series {
             user_arrivals: vec![0; secs],

@@ -23,8 +23,8 @@ use std::collections::BinaryHeap;
 
 /// A bucket is 2^20 ns (about 1 ms).
 const BUCKET_SHIFT: u32 = 20;
-/// 4096 buckets: a ring spanning about 4.3 s.
-const RING: usize = 4096;
+/// 1024 buckets: a ring spanning about 1.07 s.
+const RING: usize = 1024;
 
 #[derive(Clone, Copy)]
 pub struct Entry<T> {
