@@ -414,7 +414,6 @@ impl Sim<'_> {
             jm.attempts = attempt;
             jm.waiting = true;
             jm.attempt_started = now;
-            jm.attempt_end = end;
         }
         self.callers[edge].on_sent(attempt);
         // Scheduled before the request is sent, so that a reply at exactly
@@ -442,7 +441,8 @@ impl Sim<'_> {
             return;
         }
         self.trace(job, Step::Hedge);
-        self.send(call, job, attempt, j.attempt_end, 1);
+        let end = attempt_end(call, j.attempt_started, j.deadline);
+        self.send(call, job, attempt, end, 1);
     }
 
     /// A request of an attempt of `caller` that ends at `end` leaves
