@@ -110,6 +110,9 @@ pub struct ServiceModel {
     sigma: f64,
     slow_p: f64,
     slow: f64,
+    /// No work at all (a pure forwarder, or a hop without latency): asked
+    /// on every request and reply, so decided once.
+    none: bool,
 }
 
 impl ServiceModel {
@@ -126,12 +129,14 @@ impl ServiceModel {
             sigma: s.sigma,
             slow_p: s.slow_p,
             slow: s.slow_s * 1e9,
+            none: mean == 0.0 && s.slow_p == 0.0,
         }
     }
 
     /// True when the tier does no work of its own (a pure forwarder).
+    #[inline]
     pub fn is_none(&self) -> bool {
-        self.mean == 0.0 && self.slow_p == 0.0
+        self.none
     }
 
     /// One service time, multiplied by `factor` (slow windows).
