@@ -42,12 +42,20 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .and_then(|n| n.parse().ok())
         .unwrap_or(20usize);
+    // `--preset NAME` runs that preset only (e.g. to profile it alone).
+    let only = args
+        .iter()
+        .position(|a| a == "--preset")
+        .and_then(|i| args.get(i + 1));
     println!("ch37, default window (10-30 s), fifo, seed 1..={reps}, one thread");
     println!(
         "{:16} {:>12} {:>14} {:>10} {:>12} {:>12} {:>12}",
         "preset", "ms/run", "events/run", "Mevents/s", "allocs/run", "MB alloc/run", "peak MB"
     );
     for preset in sim_core::CH37_STRATEGIES {
+        if only.is_some_and(|p| p != preset) {
+            continue;
+        }
         let overrides = [(
             "strategy".to_string(),
             toml::Value::String(preset.to_string()),

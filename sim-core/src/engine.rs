@@ -120,6 +120,10 @@ struct Sim<'m> {
     profile_draws: Stream,
     /// Closed-loop users, when the client has them.
     closed: Option<ClosedLoop>,
+    /// The event-queue lane of each caller's attempt timeouts and of each
+    /// server's rejections: one lane per fixed delay ([`timer_lanes`]).
+    timeout_lane: Vec<usize>,
+    reject_lane: Vec<usize>,
 }
 
 /// The state of closed-loop users.
@@ -136,6 +140,23 @@ struct ClosedLoop {
     think_ns: u128,
 }
 
+/// Attempt timeouts are set a caller's timeout ahead, and rejections
+/// answered a server's reject latency ahead: events of the same delay are
+/// pushed in time order, and share a lane of the event queue. Returns each
+/// caller's lane, each server's, and the number of lanes.
+fn timer_lanes(m: &Model) -> (Vec<usize>, Vec<usize>, usize) {
+    let mut delays: Vec<Nanos> = Vec::new();
+    let mut lane = |delay: Nanos| {
+        delays.iter().position(|d| *d == delay).unwrap_or_else(|| {
+            delays.push(delay);
+            delays.len() - 1
+        })
+    };
+    let timeout: Vec<usize> = m.callers.iter().map(|c| lane(c.timeout)).collect();
+    let reject: Vec<usize> = m.servers.iter().map(|s| lane(s.reject_latency)).collect();
+    (timeout, reject, delays.len())
+}
+
 /// Runs the model; with `trace_user`, also the steps taken for that user.
 pub fn simulate(
     m: &Model,
@@ -144,16 +165,20 @@ pub fn simulate(
 ) -> Result<(RunResult, Vec<TraceStep>), RunError> {
     let secs = m.horizon_secs();
     let classes = m.class_names.len();
+    // Per-user vectors are sized up front for the users expected (with a
+    // margin), so that they seldom grow during the run.
+    let users = (1.1 * m.expected_users) as usize + 16;
     let servers = m
         .servers
         .iter()
-        .map(|s| Server::new(s, classes, secs, seed))
+        .map(|s| Server::new(s, classes, secs, seed, users))
         .collect();
     let callers = m.callers.iter().map(|c| Caller::new(c, seed)).collect();
+    let (timeout_lane, reject_lane, lanes) = timer_lanes(m);
     let mut sim = Sim {
         m,
         now: 0,
-        events: EventQueue::new(),
+        events: EventQueue::new(lanes),
         processed: 0,
         jobs: Jobs::default(),
         servers,
@@ -163,12 +188,12 @@ pub fn simulate(
         users_ok: 0,
         users_failed: 0,
         phases: [Phase::default(); 3],
-        user_ended: Vec::new(),
-        user_class: Vec::new(),
+        user_ended: Vec::with_capacity(users),
+        user_class: Vec::with_capacity(users),
         classes: Stream::new(seed, "classes"),
         class_users: vec![0; m.class_names.len()],
         class_ok: vec![0; m.class_names.len()],
-        ok_latencies: Vec::new(),
+        ok_latencies: Vec::with_capacity(users),
         failed_latencies: Vec::new(),
         series: Series {
             user_arrivals: vec![0; secs],
@@ -189,6 +214,8 @@ pub fn simulate(
             response_ns: 0,
             think_ns: 0,
         }),
+        timeout_lane,
+        reject_lane,
         tracer: trace_user.map(|user| Tracer {
             user,
             arrived: 0,
@@ -475,12 +502,12 @@ impl Sim<'_> {
             jm.attempts = attempt;
             jm.waiting = true;
             jm.attempt_started = now;
-            jm.attempt_end = end;
         }
         self.callers[edge].on_sent(attempt);
         // Scheduled before the request is sent, so that a reply at exactly
         // the attempt's end loses to the timeout: "ok" must come before it.
-        self.schedule(end, Action::AttemptTimeout(job, attempt));
+        let lane = self.timeout_lane[edge];
+        (self.events).push_in_lane(lane, end, Action::AttemptTimeout(job, attempt));
         let hedge_delay = self.callers[edge].hedge_delay(call);
         if hedge_delay > 0 && now + hedge_delay < end {
             self.schedule(now + hedge_delay, Action::Hedge(job, attempt));
@@ -502,7 +529,8 @@ impl Sim<'_> {
             return;
         }
         self.trace(job, Step::Hedge);
-        self.send(call, job, attempt, j.attempt_end, 1);
+        let end = attempt_end(call, j.attempt_started, j.deadline);
+        self.send(call, job, attempt, end, 1);
     }
 
     /// A request of an attempt of `caller` that ends at `end` leaves
@@ -581,10 +609,8 @@ impl Sim<'_> {
             Err(_) => {
                 self.jobs.release(job);
                 let at = now + model.reject_latency + self.hop_latency(s);
-                self.schedule(
-                    at,
-                    Action::Reply(j.caller, j.caller_attempt, Outcome::Rejected),
-                );
+                let reply = Action::Reply(j.caller, j.caller_attempt, Outcome::Rejected);
+                self.events.push_in_lane(self.reject_lane[s], at, reply);
                 return;
             }
         };

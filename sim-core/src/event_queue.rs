@@ -8,6 +8,14 @@
 //! the current bucket (a handful of events) is kept sorted. Events beyond
 //! the ring's span wait in an overflow heap. Events of a later bucket are always later in time, so
 //! the order is the same as one heap's.
+//!
+//! Timers set a fixed delay ahead (an attempt's timeout) are pushed in time
+//! order, so they need no sorting at all: such an event goes to the back of
+//! its *lane*, a FIFO per delay, whenever it is no earlier than the lane's
+//! last event (else, cut short by a deadline, it goes through the calendar).
+//! A pop takes the earliest of the calendar's and the lanes' fronts. Every
+//! push, lane or not, takes the next insertion number, so the order is still
+//! exactly the one heap's.
 
 use crate::time::Nanos;
 use std::cmp::Ordering;
@@ -15,9 +23,10 @@ use std::collections::BinaryHeap;
 
 /// A bucket is 2^20 ns (about 1 ms).
 const BUCKET_SHIFT: u32 = 20;
-/// 4096 buckets: a ring spanning about 4.3 s.
-const RING: usize = 4096;
+/// 1024 buckets: a ring spanning about 1.07 s.
+const RING: usize = 1024;
 
+#[derive(Clone, Copy)]
 pub struct Entry<T> {
     pub at: Nanos,
     seq: u64,
@@ -53,10 +62,41 @@ pub struct EventQueue<T> {
     in_ring: usize,
     /// Events of buckets `>= cursor + RING`.
     overflow: BinaryHeap<Entry<T>>,
+    lanes: Vec<Lane<T>>,
 }
 
-impl<T> EventQueue<T> {
-    pub fn new() -> Self {
+/// A lane: events in `(time, insertion number)` order, read from `head`.
+/// A plain vector (a `VecDeque`'s wrap-around cost more, measurably): the
+/// events read are dropped from the front once they are half of it.
+struct Lane<T> {
+    events: Vec<Entry<T>>,
+    head: usize,
+}
+
+impl<T: Copy> Lane<T> {
+    #[inline]
+    fn front(&self) -> Option<&Entry<T>> {
+        self.events.get(self.head)
+    }
+
+    #[inline]
+    fn pop_front(&mut self) -> Entry<T> {
+        let e = self.events[self.head];
+        self.head += 1;
+        if self.head == self.events.len() {
+            self.events.clear();
+            self.head = 0;
+        } else if self.head >= 1024 && 2 * self.head >= self.events.len() {
+            self.events.drain(..self.head);
+            self.head = 0;
+        }
+        e
+    }
+}
+
+impl<T: Copy> EventQueue<T> {
+    /// A queue with `lanes` lanes (numbered from 0) for [`EventQueue::push_in_lane`].
+    pub fn new(lanes: usize) -> Self {
         EventQueue {
             seq: 0,
             cursor: 0,
@@ -64,16 +104,46 @@ impl<T> EventQueue<T> {
             ring: (0..RING).map(|_| Vec::new()).collect(),
             in_ring: 0,
             overflow: BinaryHeap::new(),
+            lanes: (0..lanes)
+                .map(|_| Lane {
+                    events: Vec::new(),
+                    head: 0,
+                })
+                .collect(),
         }
     }
 
     pub fn push(&mut self, at: Nanos, item: T) {
+        let entry = self.entry(at, item);
+        self.push_entry(entry);
+    }
+
+    /// Pushes an event that is usually no earlier than the latest one of
+    /// `lane` (a timer a fixed delay ahead): then it joins the lane.
+    #[inline]
+    pub fn push_in_lane(&mut self, lane: usize, at: Nanos, item: T) {
+        let entry = self.entry(at, item);
+        let q = &mut self.lanes[lane].events;
+        if q.last().is_none_or(|last| last.at <= at) {
+            q.push(entry);
+        } else {
+            self.push_entry(entry);
+        }
+    }
+
+    #[inline]
+    fn entry(&mut self, at: Nanos, item: T) -> Entry<T> {
         self.seq += 1;
-        let entry = Entry {
+        Entry {
             at,
             seq: self.seq,
             item,
-        };
+        }
+    }
+
+    /// Into the calendar.
+    fn push_entry(&mut self, entry: Entry<T>) {
+        let at = entry.at;
         let bucket = at >> BUCKET_SHIFT;
         if bucket <= self.cursor {
             // `Entry`'s order is reversed: "greater" is earlier.
@@ -88,16 +158,45 @@ impl<T> EventQueue<T> {
     }
 
     pub fn pop(&mut self) -> Option<Entry<T>> {
-        loop {
-            if let Some(e) = self.current.pop() {
-                return Some(e);
+        // The lane whose front is earliest.
+        let mut lane = None;
+        let mut first = (Nanos::MAX, u64::MAX);
+        for (i, l) in self.lanes.iter().enumerate() {
+            if let Some(e) = l.front()
+                && (e.at, e.seq) < first
+            {
+                first = (e.at, e.seq);
+                lane = Some(i);
             }
-            // Advance to the next bucket that holds anything.
-            self.cursor = if self.in_ring > 0 {
+        }
+        // The calendar need not look past that front's bucket: later
+        // buckets hold later events. (So that `current`, where events
+        // before the cursor are inserted in order, stays a bucket's worth.)
+        if self.current.is_empty() {
+            self.load_buckets_until(first.0 >> BUCKET_SHIFT);
+        }
+        match (self.current.last(), lane) {
+            (Some(c), Some(i)) if first < (c.at, c.seq) => Some(self.lanes[i].pop_front()),
+            (None, Some(i)) => Some(self.lanes[i].pop_front()),
+            _ => self.current.pop(),
+        }
+    }
+
+    /// While `current` is empty, advances the cursor to the next bucket
+    /// that holds anything, up to bucket `limit`.
+    fn load_buckets_until(&mut self, limit: u64) {
+        while self.current.is_empty() {
+            let next = if self.in_ring > 0 {
                 self.cursor + 1
+            } else if let Some(e) = self.overflow.peek() {
+                e.at >> BUCKET_SHIFT
             } else {
-                self.overflow.peek()?.at >> BUCKET_SHIFT
+                return;
             };
+            if next > limit {
+                return;
+            }
+            self.cursor = next;
             // `current` is empty: it becomes the bucket's events, and the
             // bucket keeps the old allocation for reuse.
             let slot = &mut self.ring[(self.cursor % RING as u64) as usize];
@@ -132,23 +231,30 @@ mod tests {
     use crate::random::Stream;
 
     /// Same pops as one binary heap, for interleaved pushes and pops with
-    /// ties, near and far times.
+    /// ties, near and far times, and lanes of fixed delays, some cut short.
     #[test]
     fn pops_in_heap_order() {
         let mut rng = Stream::new(1, "queue");
-        let mut q = EventQueue::new();
+        let mut q = EventQueue::new(2);
         let mut reference = BinaryHeap::new();
         let mut seq = 0;
         let mut now = 0;
         for i in 0..200_000u64 {
             if rng.uniform() < 0.55 {
-                let delay = match rng.below_or_eq(3) {
+                let delay = match rng.below_or_eq(6) {
                     0 => 0,
                     1 => rng.below_or_eq(2_000_000),
                     2 => rng.below_or_eq(1_000_000_000),
-                    _ => rng.below_or_eq(20_000_000_000),
+                    3 => rng.below_or_eq(20_000_000_000),
+                    4 => 1_000_000_000,
+                    5 => 300_000_000,
+                    _ => rng.below_or_eq(300_000_000),
                 };
-                q.push(now + delay, i);
+                match rng.below_or_eq(6) {
+                    4 => q.push_in_lane(0, now + delay, i),
+                    5 | 6 => q.push_in_lane(1, now + delay, i),
+                    _ => q.push(now + delay, i),
+                }
                 seq += 1;
                 reference.push(Entry {
                     at: now + delay,

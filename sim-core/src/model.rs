@@ -10,6 +10,8 @@ use crate::scenario::{CancelMode, Dispatch, Dist, LimitAlgorithm, Scenario, Serv
 use crate::time::{Nanos, nanos_to_secs, secs_to_nanos};
 
 pub struct Model {
+    /// Users one run is expected to see (a bound for closed loops).
+    pub expected_users: f64,
     pub dispatch: Dispatch,
     pub horizon: Nanos,
     pub arrivals_end: Nanos,
@@ -274,6 +276,9 @@ pub struct ServiceModel {
     sigma: f64,
     slow_p: f64,
     slow: f64,
+    /// No work at all (a pure forwarder, or a hop without latency): asked
+    /// on every request and reply, so decided once.
+    none: bool,
 }
 
 impl ServiceModel {
@@ -290,12 +295,14 @@ impl ServiceModel {
             sigma: s.sigma,
             slow_p: s.slow_p,
             slow: s.slow_s * 1e9,
+            none: mean == 0.0 && s.slow_p == 0.0,
         }
     }
 
     /// True when the tier does no work of its own (a pure forwarder).
+    #[inline]
     pub fn is_none(&self) -> bool {
-        self.mean == 0.0 && self.slow_p == 0.0
+        self.none
     }
 
     /// One service time, multiplied by `factor` (slow windows).
@@ -493,6 +500,7 @@ impl Model {
         let expected_users = expected_users(s);
         let bounds: u64 = servers.iter().map(|m| m.arrival_bound_per_user).sum();
         Model {
+            expected_users,
             dispatch: s.dispatch,
             horizon: secs_to_nanos(s.horizon_s),
             arrivals_end,

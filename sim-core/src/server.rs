@@ -172,8 +172,14 @@ pub struct Server {
 
 impl Server {
     /// Server `model` of a run with `classes` request classes over `secs`
-    /// seconds.
-    pub fn new(model: &ServerModel, classes: usize, secs: usize, seed: u64) -> Server {
+    /// seconds, room made for `users` user requests.
+    pub fn new(
+        model: &ServerModel,
+        classes: usize,
+        secs: usize,
+        seed: u64,
+        users: usize,
+    ) -> Server {
         Server {
             busy: 0,
             busy_by_class: vec![0; classes],
@@ -202,7 +208,7 @@ impl Server {
             wait_ns: 0,
             queue_area_ns: 0,
             queue_since: 0,
-            per_user: Vec::new(),
+            per_user: Vec::with_capacity(users),
         }
     }
 
@@ -414,7 +420,7 @@ mod tests {
     }
 
     fn server(m: &ServerModel) -> Server {
-        Server::new(m, 1, 1, 1)
+        Server::new(m, 1, 1, 1, 0)
     }
 
     fn request(jobs: &mut Jobs, deadline: Nanos, cancelled: bool) -> JobRef {
