@@ -87,9 +87,18 @@ pub struct Manifest {
     pub failed: u64,
     pub events_total: u64,
     pub command: Vec<String>,
+    /// The versions (`tool (commit)`) that wrote parts of these results
+    /// before the one named above, when a resume was allowed to change it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub earlier_versions: Vec<String>,
 }
 
 impl Manifest {
+    /// The tool and commit that wrote it, as a person reads them.
+    pub fn version(&self) -> String {
+        format!("{} (commit {})", self.tool, self.git_commit)
+    }
+
     /// The paths of each dimension: `dimensions`, or one per axis for a
     /// manifest that predates zip groups.
     pub fn dimension_paths(&self) -> Vec<Vec<String>> {

@@ -67,6 +67,13 @@ pub enum ShardError {
     Spec { text: String },
     #[error("from SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT: {0}")]
     FromSlurm(#[source] Box<ShardError>),
+    #[error(
+        "{set} is set but {unset} is not, so the shard is unknown; pass --shard I/N (or unset {set} to run the whole grid)"
+    )]
+    HalfSlurm {
+        set: &'static str,
+        unset: &'static str,
+    },
 }
 
 /// The output directory's files: parts, manifests, their directories.
@@ -123,10 +130,24 @@ pub enum DirError {
     #[error(transparent)]
     Lock(#[from] crate::lock::LockError),
     #[error(
-        "{0} already holds the complete results of this grid (report: {0}/analysis/index.md); --force to run it again",
+        "{} holds results of an earlier version of grid `{name}`, and the grid changed since: {}; choose another --out, or --force to delete them",
+        dir.display(),
+        changes.join("; ")
+    )]
+    Edited {
+        dir: PathBuf,
+        name: String,
+        changes: Vec<String>,
+    },
+    #[error(
+        "{} holds results written by {recorded}; this is {now}. Results of two versions would mix: --force to start over, or --allow-version-change to continue (each part records the version that wrote it)",
         dir.display()
     )]
-    Complete { dir: PathBuf },
+    VersionChanged {
+        dir: PathBuf,
+        recorded: String,
+        now: String,
+    },
     #[error(
         "{0} already holds {parts} part file(s) of this grid; to finish it: sweep run {1} --out {0} --resume{shard_flag}  (or --force to start over)",
         dir.display(),

@@ -29,11 +29,43 @@ struct GridFile {
     report: ReportOptions,
 }
 
-#[derive(serde::Deserialize)]
-#[serde(untagged)]
+/// `seeds = [1, 2, 7]` or `seeds = { first = 1, count = 20 }`, read by
+/// hand so that a wrong value is said plainly (not as serde's "untagged
+/// enum").
+#[derive(Debug)]
 enum Seeds {
     List(Vec<u64>),
     Range { first: u64, count: u64 },
+}
+
+impl<'de> serde::Deserialize<'de> for Seeds {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Seeds, D::Error> {
+        use serde::de::Error;
+        let seed = |v: &Value| match v {
+            Value::Integer(i) if *i >= 0 => Ok(*i as u64),
+            other => Err(D::Error::custom(format!(
+                "a seed is an integer >= 0, got {other}"
+            ))),
+        };
+        match Value::deserialize(d)? {
+            Value::Array(items) => items
+                .iter()
+                .map(seed)
+                .collect::<Result<_, _>>()
+                .map(Seeds::List),
+            Value::Table(t)
+                if t.len() == 2 && t.contains_key("first") && t.contains_key("count") =>
+            {
+                Ok(Seeds::Range {
+                    first: seed(&t["first"])?,
+                    count: seed(&t["count"])?,
+                })
+            }
+            other => Err(D::Error::custom(format!(
+                "expected a list of seeds ([1, 2, 7]) or {{ first = 1, count = 20 }}, got {other}"
+            ))),
+        }
+    }
 }
 
 /// One dimension of the grid: a single axis, or a zip group whose paths
@@ -431,6 +463,39 @@ impl Grid {
 
     /// Identifies the grid's content: a different fingerprint is a different
     /// sweep, and its output directory is not resumed.
+    /// What differs between the grid that wrote `m` and this one, in the
+    /// grid's own keys (`axes."svc_b.queue_cap": [16, 64] -> [16, 128]`),
+    /// when it is an edited version of the same grid.
+    pub fn changes_since(&self, m: &analysis::manifest::Manifest) -> Option<Vec<String>> {
+        if m.grid_name != self.name {
+            return None;
+        }
+        let flat = |text: &str| {
+            let mut out = std::collections::BTreeMap::new();
+            if let Ok(t) = text.parse::<toml::Table>() {
+                flatten("", &Value::Table(t), &mut out);
+            }
+            out
+        };
+        let (before, after) = (flat(&m.grid_text), flat(&self.text));
+        let mut changes: Vec<String> = before
+            .keys()
+            .chain(after.keys())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .filter_map(|k| match (before.get(k), after.get(k)) {
+                (Some(a), Some(b)) if a != b => Some(format!("{k}: {a} -> {b}")),
+                (Some(a), None) => Some(format!("{k} = {a} removed")),
+                (None, Some(b)) => Some(format!("{k} = {b} added")),
+                _ => None,
+            })
+            .collect();
+        if m.scenario_id != self.scenario_id {
+            changes.push(format!("the scenario {} changed", self.scenario_ref));
+        }
+        Some(changes)
+    }
+
     pub fn fingerprint(&self) -> String {
         sha256_hex(format!("{}\n{}", self.sha256, self.scenario_id).as_bytes())[..16].to_string()
     }
@@ -501,4 +566,29 @@ fn load_scenario_file(text: &str, path: &Path) -> Result<(Scenario, String), Str
         sha256_hex(text.as_bytes())
     };
     Ok((s, id))
+}
+
+/// The leaves of a TOML table by dotted key (`axes."svc_b.queue_cap"`);
+/// arrays are leaves.
+fn flatten(prefix: &str, v: &Value, out: &mut std::collections::BTreeMap<String, Value>) {
+    match v {
+        Value::Table(t) => {
+            for (k, v) in t {
+                let key = if k.contains('.') {
+                    format!("{k:?}")
+                } else {
+                    k.clone()
+                };
+                let key = if prefix.is_empty() {
+                    key
+                } else {
+                    format!("{prefix}.{key}")
+                };
+                flatten(&key, v, out);
+            }
+        }
+        leaf => {
+            out.insert(prefix.to_string(), leaf.clone());
+        }
+    }
 }

@@ -78,6 +78,20 @@ fn fail(error: &error::Error) -> ExitCode {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Commands that only print end quietly when their reader goes away
+    // (`sweep params | head`), as Unix tools do; the ones that write
+    // results keep Rust's default and see the error, so that they finish.
+    let writes = matches!(
+        cli.command,
+        Command::Run(_) | Command::Refine(_) | Command::Merge(_) | Command::Slurm(_)
+    );
+    if !writes {
+        // SAFETY: no other thread exists yet, and SIG_DFL is a valid
+        // disposition for SIGPIPE.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
     let result = match cli.command {
         Command::Run(args) => runner::run(&args),
         Command::Plan(args) => plan::plan(&args),

@@ -28,7 +28,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Worker threads [default: all cores].
-    #[arg(long)]
+    #[arg(long, short = 'j', value_parser = parse_jobs)]
     pub jobs: Option<usize>,
     /// Run only shard I of N (0-based, round-robin over the runs). Default:
     /// from SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_COUNT when set.
@@ -37,9 +37,14 @@ pub struct RunArgs {
     /// Continue an interrupted sweep of the same grid in the output directory.
     #[arg(long, conflicts_with = "force")]
     pub resume: bool,
-    /// Delete the output directory's previous results first.
+    /// Delete the output directory's previous results first (only the files
+    /// this tool wrote).
     #[arg(long)]
     pub force: bool,
+    /// Resume results written by another version of this tool (refused
+    /// otherwise; the manifest keeps the earlier versions).
+    #[arg(long, requires = "resume")]
+    pub allow_version_change: bool,
     /// Do not write the analysis report at the end.
     #[arg(long)]
     pub no_report: bool,
@@ -66,14 +71,21 @@ fn shard_from(args: &RunArgs) -> Result<Shard, ShardError> {
     if let Some(s) = &args.shard {
         return parse_shard(s);
     }
-    match (
-        std::env::var("SLURM_ARRAY_TASK_ID"),
-        std::env::var("SLURM_ARRAY_TASK_COUNT"),
-    ) {
+    const ID: &str = "SLURM_ARRAY_TASK_ID";
+    const COUNT: &str = "SLURM_ARRAY_TASK_COUNT";
+    match (std::env::var(ID), std::env::var(COUNT)) {
         (Ok(i), Ok(n)) => {
             parse_shard(&format!("{i}/{n}")).map_err(|e| ShardError::FromSlurm(Box::new(e)))
         }
-        _ => Ok(Shard::WHOLE),
+        (Ok(_), Err(_)) => Err(ShardError::HalfSlurm {
+            set: ID,
+            unset: COUNT,
+        }),
+        (Err(_), Ok(_)) => Err(ShardError::HalfSlurm {
+            set: COUNT,
+            unset: ID,
+        }),
+        (Err(_), Err(_)) => Ok(Shard::WHOLE),
     }
 }
 
@@ -84,14 +96,56 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Error> {
     let store = Store::new(&out);
     let whole_dir = args.force && shard == Shard::WHOLE;
     let _lock = Lock::writer(&out, shard, whole_dir).map_err(DirError::from)?;
-    prepare_dir(&store, &grid, shard, args)?;
+    if prepare_dir(&store, &grid, shard, args)? == Prepared::AlreadyComplete {
+        let index = store.root.join("analysis").join("index.md");
+        let report = if index.exists() || shard != Shard::WHOLE {
+            format!("report: {}", index.display())
+        } else {
+            format!(
+                "no report yet: sweep report {}",
+                crate::slurm::shell_quote(&store.root.display().to_string())
+            )
+        };
+        eprintln!(
+            "{} already holds the complete results of this grid ({report}); --force to run it again",
+            store.root.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     Ok(execute(&grid, &store, shard, args)?)
+}
+
+/// What a prepared output directory asks for.
+#[derive(Debug, PartialEq, Eq)]
+enum Prepared {
+    Run,
+    /// Its results of this grid and shard are complete: nothing to do.
+    AlreadyComplete,
+}
+
+/// `--jobs`: at least one worker, and not absurdly many.
+pub fn parse_jobs(text: &str) -> Result<usize, String> {
+    const MOST: usize = 1024;
+    match text.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".to_string()),
+        Ok(n) if n > MOST => Err(format!(
+            "{n} workers is more than {MOST}; this machine has {} cores",
+            jobs_or_cores(None)
+        )),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("expected a number of workers, got `{text}`")),
+    }
 }
 
 /// Refuses a directory of another grid, and results of this shard of the
 /// same grid unless told what to do with them. Shards share a directory, so
 /// a shard only ever looks at (and deletes) its own files.
-fn prepare_dir(store: &Store, grid: &Grid, shard: Shard, args: &RunArgs) -> Result<(), DirError> {
+fn prepare_dir(
+    store: &Store,
+    grid: &Grid,
+    shard: Shard,
+    args: &RunArgs,
+) -> Result<Prepared, DirError> {
     let dir = || store.root.clone();
     let manifests = store.manifests();
     let own_parts = store.own_parts(shard)?;
@@ -100,20 +154,34 @@ fn prepare_dir(store: &Store, grid: &Grid, shard: Shard, args: &RunArgs) -> Resu
     }
     if args.force && shard == Shard::WHOLE {
         store.remove_all_written()?;
-        return Ok(store.create_dirs()?);
+        store.create_dirs()?;
+        return Ok(Prepared::Run);
     }
     let fix = if shard == Shard::WHOLE {
         ", or --force to delete them"
     } else {
         " (or delete it first)"
     };
+    let edited = manifests
+        .iter()
+        .filter(|(_, m)| m.fingerprint != grid.fingerprint())
+        .find_map(|(_, m)| grid.changes_since(m));
+    if let Some(changes) = edited.filter(|c| !c.is_empty())
+        && shard == Shard::WHOLE
+    {
+        return Err(DirError::Edited {
+            dir: dir(),
+            name: grid.name.clone(),
+            changes,
+        });
+    }
     store.refuse_foreign(&grid.fingerprint(), "grid", fix)?;
     if args.force {
         store.remove_own(shard)?;
     } else if !own_parts.is_empty() && !manifests.iter().any(|(_, m)| m.shard == shard) {
         return Err(DirError::NoManifest { dir: dir() });
     } else if !own_parts.is_empty() && !args.resume && own_manifest_complete(&manifests, shard) {
-        return Err(DirError::Complete { dir: dir() });
+        return Ok(Prepared::AlreadyComplete);
     } else if !own_parts.is_empty() && !args.resume {
         return Err(DirError::Unfinished {
             dir: dir(),
@@ -122,7 +190,33 @@ fn prepare_dir(store: &Store, grid: &Grid, shard: Shard, args: &RunArgs) -> Resu
             shard_flag: shard_flag(shard),
         });
     }
-    Ok(store.create_dirs()?)
+    let now = this_version();
+    let recorded = manifests.iter().find(|(_, m)| m.shard == shard);
+    if let Some((_, m)) = recorded.filter(|(_, m)| m.version() != now)
+        && !args.allow_version_change
+    {
+        return Err(DirError::VersionChanged {
+            dir: dir(),
+            recorded: m.version(),
+            now,
+        });
+    }
+    store.create_dirs()?;
+    Ok(Prepared::Run)
+}
+
+/// This build's tool and commit, as a manifest records them.
+fn this_version() -> String {
+    Manifest {
+        tool: tool_name(),
+        git_commit: env!("SWEEP_GIT_COMMIT").to_string(),
+        ..Manifest::default()
+    }
+    .version()
+}
+
+fn tool_name() -> String {
+    format!("sweep {}", env!("CARGO_PKG_VERSION"))
 }
 
 fn own_manifest_complete(manifests: &[(PathBuf, Manifest)], shard: Shard) -> bool {
@@ -154,6 +248,19 @@ fn execute(
     let (pool, jobs) = worker_pool(args.jobs)?;
 
     let mut manifest = new_manifest(grid, shard, jobs, planned.len() as u64);
+    // A resume allowed across versions keeps the names of the earlier ones.
+    if let Some((_, old)) = store
+        .manifests()
+        .into_iter()
+        .find(|(_, m)| m.shard == shard)
+    {
+        manifest.earlier_versions = old.earlier_versions.clone();
+        if old.version() != manifest.version()
+            && !manifest.earlier_versions.contains(&old.version())
+        {
+            manifest.earlier_versions.push(old.version());
+        }
+    }
     store.write_manifest(&manifest)?;
     let metadata = vec![
         ("sweep.grid_name".to_string(), grid.name.clone()),
@@ -313,8 +420,16 @@ fn execute(
             "shard {}/{} done; when all shards are: sweep merge {dir}",
             shard.index, shard.count
         );
-    } else if !args.no_report {
-        crate::report::write_report(&store.root)?;
+    } else if !args.no_report
+        && let Err(e) = crate::report::write_report(&store.root)
+    {
+        // The results stand on their own: say so, and how to redo the report.
+        eprintln!("the results are complete, but writing the report failed: {e}");
+        eprintln!(
+            "write it again with: sweep report {}",
+            crate::slurm::shell_quote(&store.root.display().to_string())
+        );
+        return Ok(ExitCode::FAILURE);
     }
     Ok(if failed > 0 {
         ExitCode::FAILURE
@@ -411,7 +526,7 @@ pub fn silence_panics() {
 
 pub fn new_manifest(grid: &Grid, shard: Shard, threads: usize, planned: u64) -> Manifest {
     Manifest {
-        tool: format!("sweep {}", env!("CARGO_PKG_VERSION")),
+        tool: tool_name(),
         git_commit: env!("SWEEP_GIT_COMMIT").to_string(),
         grid_name: grid.name.clone(),
         grid_file: grid.path.display().to_string(),
@@ -439,6 +554,7 @@ pub fn new_manifest(grid: &Grid, shard: Shard, threads: usize, planned: u64) -> 
         failed: 0,
         events_total: 0,
         command: std::env::args().collect(),
+        earlier_versions: Vec::new(),
     }
 }
 

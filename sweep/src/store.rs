@@ -214,6 +214,9 @@ impl Store {
     pub fn remove_all_written(&self) -> Result<(), StoreError> {
         for (sub, ours) in WRITTEN {
             let dir = self.root.join(sub);
+            if !dir.is_dir() {
+                continue;
+            }
             for p in list_in(&dir, "")? {
                 let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
                 if p.is_file() && ours(name) {
@@ -223,6 +226,9 @@ impl Store {
         }
         for sub in ["analysis/plots", "analysis", "runs", "series", "slurm"] {
             let dir = self.root.join(sub);
+            if !dir.is_dir() {
+                continue;
+            }
             match fs::remove_dir(&dir) {
                 Ok(()) => {}
                 // Not there, or holds a user's files: either way it stays.

@@ -420,7 +420,11 @@ fn an_output_directory_of_another_grid_is_refused() {
     let out = dir.join("o").display().to_string();
     assert!(run_grid(&grid, &out, &[]).status.success());
     let other = dir.join("other.toml");
-    std::fs::write(&other, small_grid(2)).unwrap();
+    std::fs::write(
+        &other,
+        small_grid(2).replace("name = \"small\"", "name = \"other\""),
+    )
+    .unwrap();
     let o = run_grid(&other.display().to_string(), &out, &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
@@ -786,4 +790,153 @@ fn a_second_writer_of_the_same_shard_is_refused_naming_the_holder() {
     let resumed = run_grid(&grid, &out.display().to_string(), &["--resume"]);
     assert!(resumed.status.success(), "{}", stderr(&resumed));
     assert_eq!(runs_table(&out).height(), 1200);
+}
+
+#[test]
+fn a_resume_across_tool_versions_is_refused_unless_allowed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let grid = write_grid(dir, &small_grid(1));
+    let out = dir.join("o");
+    let o = run_grid(&grid, &out.display().to_string(), &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let path = out.join("manifest.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    manifest["git_commit"] = "0000000".into();
+    std::fs::write(&path, manifest.to_string()).unwrap();
+    let o = run_grid(&grid, &out.display().to_string(), &["--resume"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_says(
+        &stderr(&o),
+        &[
+            "holds results written by sweep 0.1.0 (commit 0000000); this is sweep 0.1.0 (commit ",
+            "--allow-version-change to continue",
+        ],
+    );
+    let o = run_grid(
+        &grid,
+        &out.display().to_string(),
+        &["--resume", "--allow-version-change"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        manifest["earlier_versions"],
+        serde_json::json!(["sweep 0.1.0 (commit 0000000)"])
+    );
+}
+
+#[test]
+fn a_complete_sweep_run_again_says_where_its_report_is_or_how_to_write_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let grid = write_grid(dir, &small_grid(1));
+    let out = dir.join("o").display().to_string();
+    assert!(run_grid(&grid, &out, &[]).status.success());
+    let again = sweep(&["run", &grid, "--out", &out]);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert_says(
+        &stderr(&again),
+        &[&format!(
+            "already holds the complete results of this grid (no report yet: sweep report {out})"
+        )],
+    );
+    assert!(sweep(&["report", &out]).status.success());
+    let again = sweep(&["run", &grid, "--out", &out]);
+    assert_says(
+        &stderr(&again),
+        &["(report: ", "index.md); --force to run it again"],
+    );
+    // A report that cannot be written does not undo complete results.
+    let broken = dir.join("broken");
+    std::fs::create_dir_all(&broken).unwrap();
+    let o = sweep(&["run", &grid, "--out", &broken.display().to_string()]);
+    assert!(o.status.success());
+    std::fs::remove_dir_all(broken.join("analysis")).unwrap();
+    std::fs::write(broken.join("analysis"), "a file where the report goes").unwrap();
+    let o = sweep(&[
+        "run",
+        &grid,
+        "--out",
+        &broken.display().to_string(),
+        "--force",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_says(
+        &stderr(&o),
+        &[
+            "the results are complete, but writing the report failed: ",
+            "write it again with: sweep report ",
+        ],
+    );
+}
+
+#[test]
+fn an_edited_grid_is_refused_with_what_changed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let grid = write_grid(dir, &small_grid(1));
+    let out = dir.join("o").display().to_string();
+    assert!(run_grid(&grid, &out, &[]).status.success());
+    let edited = small_grid(2).replace("[16, \"unbounded\"]", "[32, \"unbounded\"]");
+    let grid = write_grid(dir, &edited);
+    let o = run_grid(&grid, &out, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_says(
+        &stderr(&o),
+        &[
+            "holds results of an earlier version of grid `small`, and the grid changed since: ",
+            "axes.\"svc_b.queue_cap\": [16, \"unbounded\"] -> [32, \"unbounded\"]",
+            "seeds.count: 1 -> 2",
+        ],
+    );
+}
+
+#[test]
+fn bad_command_line_values_and_environments_are_refused_plainly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let grid = write_grid(dir, &small_grid(1));
+    let out = dir.join("o").display().to_string();
+    let o = run_grid(&grid, &out, &["--jobs", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_says(&stderr(&o), &["'--jobs <JOBS>': must be at least 1"]);
+    let o = run_grid(&grid, &out, &["-j", "100000"]);
+    assert_says(&stderr(&o), &["100000 workers is more than 1024"]);
+    let o = Command::new(env!("CARGO_BIN_EXE_sweep"))
+        .args(["run", &grid, "--out", &out])
+        .env("SLURM_ARRAY_TASK_ID", "1")
+        .env_remove("SLURM_ARRAY_TASK_COUNT")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert_says(
+        &stderr(&o),
+        &[
+            "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not, so the shard is unknown; pass --shard I/N",
+        ],
+    );
+    let seeds = small_grid(1).replace("seeds = { first = 1, count = 1 }", "seeds = [1, 1, -2]");
+    let o = sweep(&["plan", &write_grid(dir, &seeds)]);
+    assert_says(&stderr(&o), &["a seed is an integer >= 0, got -2"]);
+}
+
+#[test]
+fn printing_commands_end_quietly_when_the_reader_goes_away() {
+    use std::io::BufRead;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sweep"))
+        .args(["params"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with("strategy"), "{first}");
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(stderr(&o), "", "no panic, no message");
 }
