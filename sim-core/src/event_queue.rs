@@ -157,6 +157,7 @@ impl<T: Copy> EventQueue<T> {
         }
     }
 
+    #[inline]
     pub fn pop(&mut self) -> Option<Entry<T>> {
         // The lane whose front is earliest.
         let mut lane = None;
