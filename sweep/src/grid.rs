@@ -233,13 +233,36 @@ impl Grid {
             }
             seen.push(p);
         }
+        // Levels are compared in canonical form: `2` and `2.0` of a float
+        // parameter are one point (one run id), so the second is refused.
         for d in &dimensions {
+            let canon: Vec<Vec<String>> = d
+                .levels
+                .iter()
+                .map(|l| {
+                    d.paths
+                        .iter()
+                        .zip(l)
+                        .map(|(p, v)| canonical(p, v))
+                        .collect()
+                })
+                .collect();
             for (i, a) in d.levels.iter().enumerate() {
-                if d.levels[..i].contains(a) {
-                    let shown: Vec<String> = a.iter().map(Value::to_string).collect();
+                if let Some(j) = canon[..i].iter().position(|c| *c == canon[i]) {
+                    let show = |l: &[Value]| {
+                        l.iter()
+                            .map(Value::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    };
+                    let same = if d.levels[j] == *a {
+                        String::new()
+                    } else {
+                        format!(" (the same value as {})", show(&d.levels[j]))
+                    };
                     err(
                         &format!("axes.\"{}\"", d.paths.join("\"+\"")),
-                        format!("level {} appears twice", shown.join(", ")),
+                        format!("duplicate level: level {} appears twice{same}", show(a)),
                     );
                 }
             }

@@ -9,7 +9,7 @@ use crate::error::{DirError, Error, RunnerError, ShardError, StoreError};
 use crate::grid::Grid;
 use crate::progress::{Progress, human_duration};
 use crate::records::{Layout, Outcome, RunFailure};
-use crate::store::{Manifest, Shard, Store, count_runs, parse_shard};
+use crate::store::{Check, Manifest, Shard, Store, count_runs, parse_shard};
 use analysis::IoError;
 use clap::Args;
 use rayon::prelude::*;
@@ -106,6 +106,7 @@ fn prepare_dir(store: &Store, grid: &Grid, shard: Shard, args: &RunArgs) -> Resu
         for (p, _) in &manifests {
             std::fs::remove_file(p).map_err(IoError::at(p))?;
         }
+        store.remove_indexes()?;
         return Ok(store.create_dirs()?);
     }
     let fix = if shard == Shard::WHOLE {
@@ -131,6 +132,31 @@ fn prepare_dir(store: &Store, grid: &Grid, shard: Shard, args: &RunArgs) -> Resu
     Ok(store.create_dirs()?)
 }
 
+/// The enumeration indexes of the runs already committed, each checked to
+/// be the planned run of its index (same run id) and written once.
+fn committed_planned_runs(
+    grid: &Grid,
+    store: &Store,
+    shard: Shard,
+) -> Result<std::collections::HashSet<u64>, StoreError> {
+    let runs = store.committed_runs(None, Check::Own(shard))?;
+    let total = grid.runs();
+    let bad = runs.par_iter().find_any(|&(id, &i)| {
+        i >= total || {
+            let (_, overrides, seed) = grid.run(i);
+            Grid::run_id(&grid.point_id(&overrides), seed) != *id
+        }
+    });
+    if let Some((id, &index)) = bad {
+        return Err(StoreError::NotPlanned {
+            path: store.root.join("runs"),
+            run_id: id.clone(),
+            index,
+        });
+    }
+    Ok(runs.into_values().collect())
+}
+
 fn own_manifest_complete(manifests: &[(PathBuf, Manifest)], shard: Shard) -> bool {
     manifests
         .iter()
@@ -147,15 +173,15 @@ fn execute(
     if cleaned > 0 {
         eprintln!("removed {cleaned} incomplete file(s) left by an interrupted run");
     }
-    let done = store.done_runs()?;
+    for note in store.drop_uncommitted(shard)? {
+        eprintln!("{note}");
+    }
+    let done = committed_planned_runs(grid, store, shard)?;
     let planned: Vec<u64> = (0..grid.runs()).filter(|i| shard.owns(*i)).collect();
     let todo: Vec<u64> = planned
         .par_iter()
         .copied()
-        .filter(|&i| {
-            let (_, overrides, seed) = grid.run(i);
-            !done.contains(&Grid::run_id(&grid.point_id(&overrides), seed))
-        })
+        .filter(|i| !done.contains(i))
         .collect();
     let (pool, jobs) = worker_pool(args.jobs)?;
 
