@@ -67,6 +67,9 @@ pub struct Grid {
     pub fixed: Vec<(String, Value)>,
     pub dimensions: Vec<Dimension>,
     pub report: ReportOptions,
+    /// How many points were resolved and validated at load (all of them,
+    /// unless loaded by [`Grid::load_sampled`]).
+    pub points_checked: u64,
 }
 
 /// Every column that identifies a point: fixed overrides, then axes.
@@ -76,9 +79,30 @@ pub struct PointColumn {
     pub kind: Kind,
 }
 
+/// The most runs (points x seeds) a grid may have. Every index of the
+/// enumeration is a `u64`, and a sweep keeps its shard's run indexes and
+/// done run ids in memory (tens of bytes each): 10^8 runs is a few GB at
+/// most and days of CPU; a larger study is several grids.
+pub const MAX_RUNS: u64 = 100_000_000;
+
+/// How many points `sweep plan` resolves and validates (spread over the
+/// grid) when the grid has more; `sweep run` validates every point.
+pub const PLAN_SAMPLE: u64 = 500;
+
 impl Grid {
-    /// The grid of file `path`, or every problem it has.
+    /// The grid of file `path`, every point validated, or every problem it has.
     pub fn load(path: &Path) -> Result<Grid, GridErrors> {
+        Grid::load_with(path, None)
+    }
+
+    /// The grid of file `path` with every value checked but at most
+    /// `sample` of its points validated (spread evenly over the grid;
+    /// [`Grid::points_checked`] says how many).
+    pub fn load_sampled(path: &Path, sample: u64) -> Result<Grid, GridErrors> {
+        Grid::load_with(path, Some(sample))
+    }
+
+    fn load_with(path: &Path, sample: Option<u64>) -> Result<Grid, GridErrors> {
         let file = path.to_path_buf();
         let one = |e: GridError| GridErrors(vec![e]);
         let text = std::fs::read_to_string(path).map_err(|source| {
@@ -115,11 +139,31 @@ impl Grid {
                 ),
             );
         }
+        let mut seeds_refused = false;
         let seeds = match raw.seeds {
             Seeds::List(v) => v,
+            Seeds::Range { count, .. } if count > MAX_RUNS => {
+                seeds_refused = true;
+                err(
+                    "seeds",
+                    format!("count = {count} is more than the {MAX_RUNS} runs a grid may have"),
+                );
+                Vec::new()
+            }
+            Seeds::Range { first, count } if first.checked_add(count).is_none() => {
+                seeds_refused = true;
+                err(
+                    "seeds",
+                    format!(
+                        "first = {first} with count = {count} goes past the largest seed ({})",
+                        u64::MAX
+                    ),
+                );
+                Vec::new()
+            }
             Seeds::Range { first, count } => (0..count).map(|i| first + i).collect(),
         };
-        if seeds.is_empty() {
+        if seeds.is_empty() && !seeds_refused {
             err(
                 "seeds",
                 "no seeds: give a list or { first = 1, count = 20 }".into(),
@@ -268,6 +312,32 @@ impl Grid {
             }
         }
 
+        // Checked arithmetic: the enumeration's indexes are u64.
+        let points = dimensions
+            .iter()
+            .try_fold(1u64, |acc, d| acc.checked_mul(d.levels.len() as u64));
+        if !seeds_refused {
+            let size = match points.map(|p| (p, p.checked_mul(seeds.len() as u64))) {
+                None => Some("more than 2^64 points".to_string()),
+                Some((p, None)) => Some(format!(
+                    "{p} points x {} seeds: more than 2^64 runs",
+                    seeds.len()
+                )),
+                Some((p, Some(r))) if r > MAX_RUNS => {
+                    Some(format!("{p} points x {} seeds = {r} runs", seeds.len()))
+                }
+                Some(_) => None,
+            };
+            if let Some(size) = size {
+                err(
+                    "axes",
+                    format!(
+                        "{size}, more than the {MAX_RUNS} runs a grid may have: use fewer levels or seeds, or split it into several grids"
+                    ),
+                );
+            }
+        }
+
         for (key, axis) in [
             ("heatmap_x", &raw.report.heatmap_x),
             ("heatmap_y", &raw.report.heatmap_y),
@@ -343,34 +413,62 @@ impl Grid {
             fixed,
             dimensions,
             report: raw.report,
+            points_checked: 0,
         };
-        grid.validate_points(&file)?;
+        let mut grid = grid;
+        grid.points_checked = grid.validate_points(&file, sample)?;
         Ok(grid)
     }
 
-    /// Resolves and validates every point; distinct problems are reported
-    /// once each, with the first point that shows them.
-    fn validate_points(&self, file: &Path) -> Result<(), GridErrors> {
-        let mut errors: Vec<GridError> = Vec::new();
-        let mut seen: Vec<sim_core::ConfigError> = Vec::new();
-        for i in 0..self.points() {
-            let overrides = self.point(i);
-            if let Err(es) = self.scenario(&overrides) {
-                for cause in es {
-                    if !seen.contains(&cause) {
-                        seen.push(cause.clone());
-                        errors.push(GridError::Point {
-                            file: file.to_path_buf(),
-                            index: i,
-                            point: describe(&overrides[self.fixed.len()..]),
-                            cause,
-                        });
+    /// Resolves and validates every point (or `sample` of them, spread
+    /// evenly), on every core; distinct problems are reported once each,
+    /// with the first point that shows them. Returns how many were checked.
+    fn validate_points(&self, file: &Path, sample: Option<u64>) -> Result<u64, GridErrors> {
+        use rayon::prelude::*;
+        let n = self.points();
+        let checked = sample.map_or(n, |s| s.min(n));
+        // Point `j` of the `checked` ones (all of them when not sampling).
+        let index = |j: u64| {
+            if checked == n {
+                j
+            } else {
+                (j as u128 * n as u128 / checked as u128) as u64
+            }
+        };
+        const CHUNK: u64 = 1024;
+        let chunks: Vec<Vec<(u64, ConfigError)>> = (0..checked.div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|c| {
+                let mut found: Vec<(u64, ConfigError)> = Vec::new();
+                for j in c * CHUNK..((c + 1) * CHUNK).min(checked) {
+                    let i = index(j);
+                    if let Err(es) = self.scenario(&self.point(i)) {
+                        for cause in es {
+                            if !found.iter().any(|(_, c)| *c == cause) {
+                                found.push((i, cause));
+                            }
+                        }
                     }
                 }
+                found
+            })
+            .collect();
+        let mut errors: Vec<GridError> = Vec::new();
+        let mut seen: Vec<sim_core::ConfigError> = Vec::new();
+        for (i, cause) in chunks.into_iter().flatten() {
+            if !seen.contains(&cause) {
+                seen.push(cause.clone());
+                let overrides = self.point(i);
+                errors.push(GridError::Point {
+                    file: file.to_path_buf(),
+                    index: i,
+                    point: describe(&overrides[self.fixed.len()..]),
+                    cause,
+                });
             }
         }
         if errors.is_empty() {
-            Ok(())
+            Ok(checked)
         } else {
             Err(GridErrors(errors))
         }

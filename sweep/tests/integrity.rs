@@ -307,3 +307,99 @@ fn merge_checks_before_it_writes() {
     ]));
     assert_ok(&report(&c));
 }
+
+/// Eight axes of `levels` levels each.
+fn big_grid(levels: usize, seeds: &str) -> String {
+    let values: Vec<String> = (1..=levels)
+        .map(|i| format!("{}", i as f64 / 1000.0))
+        .collect();
+    let list = values.join(", ");
+    let mut text = format!("name = \"big\"\nscenario = \"ch37\"\nseeds = {seeds}\n[axes]\n");
+    for path in [
+        "client.backoff_base_s",
+        "gateway.backoff_base_s",
+        "svc_a.backoff_base_s",
+        "gateway.reject_latency_s",
+        "svc_a.reject_latency_s",
+        "svc_b.reject_latency_s",
+        "gateway.rate_limit_per_s",
+        "svc_a.rate_limit_per_s",
+    ] {
+        text.push_str(&format!("\"{path}\" = [{list}]\n"));
+    }
+    text
+}
+
+#[test]
+fn grids_too_large_are_refused_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    // 256^8 points: wraps to 0 in u64.
+    let grid = write_grid(tmp.path(), "g.toml", &big_grid(256, "[1, 2]"));
+    let started = std::time::Instant::now();
+    let out = s(&tmp.path().join("o"));
+    for args in [vec!["plan", &grid], vec!["run", &grid, "--out", &out]] {
+        assert_fails(
+            &sweep(&args),
+            &["more than 2^64", "100000000 runs a grid may have"],
+        );
+    }
+    assert!(!tmp.path().join("o").exists());
+    // 10^12 runs, no overflow: refused, not validated point by point.
+    let grid = write_grid(
+        tmp.path(),
+        "g.toml",
+        &big_grid(10, "{ first = 1, count = 10000 }"),
+    );
+    let o = sweep(&["plan", &grid]);
+    assert_fails(
+        &o,
+        &[
+            "100000000 points x 10000 seeds = 1000000000000 runs",
+            "runs a grid may have",
+        ],
+    );
+    let grid = write_grid(
+        tmp.path(),
+        "g.toml",
+        &small_grid(1).replace(
+            "{ first = 1, count = 1 }",
+            "{ first = 1, count = 1000000000000 }",
+        ),
+    );
+    let o = sweep(&["plan", &grid]);
+    assert_fails(
+        &o,
+        &["seeds", "count = 1000000000000", "runs a grid may have"],
+    );
+    let grid = write_grid(
+        tmp.path(),
+        "g.toml",
+        &small_grid(1).replace(
+            "{ first = 1, count = 1 }",
+            "{ first = 18446744073709551615, count = 2 }",
+        ),
+    );
+    assert_fails(&sweep(&["plan", &grid]), &["seeds", "largest seed"]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+}
+
+#[test]
+fn plan_validates_a_sample_of_a_large_grid_and_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    // 6^8 = 1.7 million points.
+    let grid = write_grid(tmp.path(), "g.toml", &big_grid(6, "[1]"));
+    let started = std::time::Instant::now();
+    let o = sweep(&["plan", &grid, "--calibrate", "1"]);
+    assert_ok(&o);
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        out.contains("1679616 points x 1 seeds = 1679616 runs"),
+        "{out}"
+    );
+    assert!(out.contains("500 of the 1679616 points"), "{out}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}
