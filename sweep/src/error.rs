@@ -265,6 +265,14 @@ pub enum RefineError {
 pub enum SlurmError {
     #[error("--tasks must be >= 1")]
     NoTasks,
+    #[error(
+        "{what} `{value}` contains the control character `{char}`: it would end its line of the script; choose another"
+    )]
+    ControlCharacter {
+        what: &'static str,
+        value: String,
+        char: String,
+    },
     #[error("{}: {source}", path.display())]
     Write {
         path: PathBuf,
