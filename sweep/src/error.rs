@@ -182,6 +182,16 @@ pub enum RunnerError {
     Pool(#[from] rayon::ThreadPoolBuildError),
     #[error("point 0 is invalid")]
     InvalidFirstPoint,
+    #[error(
+        "point {point} ({describe}) needs about {estimate} for one run, more than the {budget} a run may use ({why}); use fewer --jobs, a larger --max-run-memory, or fewer users at that point"
+    )]
+    RunTooLarge {
+        point: u64,
+        describe: String,
+        estimate: String,
+        budget: String,
+        why: String,
+    },
     #[error("writing results failed, sweep stopped: {0}")]
     WriteStopped(#[source] StoreError),
     #[error(transparent)]

@@ -70,6 +70,10 @@ pub struct Grid {
     /// How many points were resolved and validated at load (all of them,
     /// unless loaded by [`Grid::load_sampled`]).
     pub points_checked: u64,
+    /// The point whose run has the largest memory estimate
+    /// ([`sim_core::estimated_peak_bytes`]) among those checked, and the
+    /// estimate in bytes.
+    pub largest_run: (u64, u64),
 }
 
 /// Every column that identifies a point: fixed overrides, then axes.
@@ -414,16 +418,22 @@ impl Grid {
             dimensions,
             report: raw.report,
             points_checked: 0,
+            largest_run: (0, 0),
         };
         let mut grid = grid;
-        grid.points_checked = grid.validate_points(&file, sample)?;
+        (grid.points_checked, grid.largest_run) = grid.validate_points(&file, sample)?;
         Ok(grid)
     }
 
     /// Resolves and validates every point (or `sample` of them, spread
     /// evenly), on every core; distinct problems are reported once each,
-    /// with the first point that shows them. Returns how many were checked.
-    fn validate_points(&self, file: &Path, sample: Option<u64>) -> Result<u64, GridErrors> {
+    /// with the first point that shows them. Returns how many were checked,
+    /// and the point of the largest memory estimate with its bytes.
+    fn validate_points(
+        &self,
+        file: &Path,
+        sample: Option<u64>,
+    ) -> Result<(u64, (u64, u64)), GridErrors> {
         use rayon::prelude::*;
         let n = self.points();
         let checked = sample.map_or(n, |s| s.min(n));
@@ -436,23 +446,39 @@ impl Grid {
             }
         };
         const CHUNK: u64 = 1024;
-        let chunks: Vec<Vec<(u64, ConfigError)>> = (0..checked.div_ceil(CHUNK))
+        type Found = (Vec<(u64, ConfigError)>, (u64, u64));
+        let chunks: Vec<Found> = (0..checked.div_ceil(CHUNK))
             .into_par_iter()
             .map(|c| {
                 let mut found: Vec<(u64, ConfigError)> = Vec::new();
+                let mut largest = (0, 0);
                 for j in c * CHUNK..((c + 1) * CHUNK).min(checked) {
                     let i = index(j);
-                    if let Err(es) = self.scenario(&self.point(i)) {
-                        for cause in es {
-                            if !found.iter().any(|(_, c)| *c == cause) {
-                                found.push((i, cause));
+                    match self.scenario(&self.point(i)) {
+                        Ok(s) => {
+                            let bytes = sim_core::estimated_peak_bytes(&s);
+                            if bytes > largest.1 {
+                                largest = (i, bytes);
+                            }
+                        }
+                        Err(es) => {
+                            for cause in es {
+                                if !found.iter().any(|(_, c)| *c == cause) {
+                                    found.push((i, cause));
+                                }
                             }
                         }
                     }
                 }
-                found
+                (found, largest)
             })
             .collect();
+        // The first point of the largest estimate.
+        let largest = chunks
+            .iter()
+            .map(|(_, l)| *l)
+            .fold((0, 0), |a, b| if b.1 > a.1 { b } else { a });
+        let chunks: Vec<Vec<(u64, ConfigError)>> = chunks.into_iter().map(|(f, _)| f).collect();
         let mut errors: Vec<GridError> = Vec::new();
         let mut seen: Vec<sim_core::ConfigError> = Vec::new();
         for (i, cause) in chunks.into_iter().flatten() {
@@ -468,7 +494,7 @@ impl Grid {
             }
         }
         if errors.is_empty() {
-            Ok(checked)
+            Ok((checked, largest))
         } else {
             Err(GridErrors(errors))
         }

@@ -74,6 +74,16 @@ pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
             grid.points()
         );
     }
+    let (point, bytes) = grid.largest_run;
+    println!(
+        "largest run: about {} of memory (point #{point}{})",
+        crate::runner::human_bytes(bytes),
+        if grid.points_checked == grid.points() {
+            ""
+        } else {
+            ", of those checked"
+        }
+    );
     println!("sample points:");
     let n = grid.points();
     let mut samples: Vec<u64> = [0, 1, n / 2, n - 1]

@@ -49,6 +49,11 @@ pub struct RunArgs {
     /// Longest time between two part files (seconds).
     #[arg(long, default_value_t = 5.0, hide = true)]
     pub batch_secs: f64,
+    /// Largest memory one run may need (e.g. 2G, 512M) [default: half the
+    /// machine's memory divided by the worker threads]. A grid whose largest
+    /// run is estimated above it is refused before anything runs.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_run_memory: Option<u64>,
     /// Fault injection for tests: the run with this enumeration index panics.
     #[arg(long, hide = true)]
     pub inject_panic: Option<u64>,
@@ -84,9 +89,86 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Error> {
     let grid = Grid::load(&args.grid)?;
     let shard = shard_from(args)?;
     let out = args.out.clone().unwrap_or_else(|| default_out(&grid));
+    check_run_memory(&grid, args)?;
     let store = Store::new(&out);
     prepare_dir(&store, &grid, shard, args)?;
     Ok(execute(&grid, &store, shard, args)?)
+}
+
+/// `4G`, `512M`, `1.5G`, `300K` (binary units) or bytes.
+fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let (number, unit) = match t.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(i) => t.split_at(i),
+        None => (t, ""),
+    };
+    let scale: u64 = match unit.to_ascii_uppercase().trim_end_matches(['B', 'I']) {
+        "" => 1,
+        "K" => 1 << 10,
+        "M" => 1 << 20,
+        "G" => 1 << 30,
+        "T" => 1 << 40,
+        _ => {
+            return Err(format!(
+                "`{text}`: expected a size such as 2G, 512M or 1500000"
+            ));
+        }
+    };
+    match number.trim().parse::<f64>() {
+        Ok(x) if x > 0.0 && x.is_finite() => Ok((x * scale as f64) as u64),
+        _ => Err(format!(
+            "`{text}`: expected a size such as 2G, 512M or 1500000"
+        )),
+    }
+}
+
+/// `bytes` as `1.5 GB` (binary units).
+pub fn human_bytes(bytes: u64) -> String {
+    let b = bytes as f64;
+    match bytes {
+        0..1_048_576 => format!("{:.0} KB", b / 1024.0),
+        1_048_576..1_073_741_824 => format!("{:.0} MB", b / 1_048_576.0),
+        _ => format!("{:.1} GB", b / 1_073_741_824.0),
+    }
+}
+
+/// Refuses a grid whose largest run is estimated to need more memory than
+/// one worker may use: `--max-run-memory`, or half the machine's memory
+/// divided by the workers.
+fn check_run_memory(grid: &Grid, args: &RunArgs) -> Result<(), RunnerError> {
+    let (point, bytes) = grid.largest_run;
+    let jobs = jobs_or_cores(args.jobs).max(1) as u64;
+    let (budget, why) = match args.max_run_memory {
+        Some(b) => (b, "--max-run-memory".to_string()),
+        None => {
+            use sysinfo::{MemoryRefreshKind, RefreshKind, System};
+            let total = System::new_with_specifics(
+                RefreshKind::nothing().with_memory(MemoryRefreshKind::nothing().with_ram()),
+            )
+            .total_memory();
+            if total == 0 {
+                return Ok(()); // unknown: nothing to compare with
+            }
+            (
+                total / 2 / jobs,
+                format!(
+                    "half of this machine's {} divided by {jobs} worker(s)",
+                    human_bytes(total)
+                ),
+            )
+        }
+    };
+    if bytes <= budget {
+        return Ok(());
+    }
+    let overrides = grid.point(point);
+    Err(RunnerError::RunTooLarge {
+        point,
+        describe: crate::grid::describe(&overrides[grid.fixed.len()..]),
+        estimate: human_bytes(bytes),
+        budget: human_bytes(budget),
+        why,
+    })
 }
 
 /// Refuses a directory of another grid, and results of this shard of the

@@ -403,3 +403,44 @@ fn plan_validates_a_sample_of_a_large_grid_and_says_so() {
         started.elapsed()
     );
 }
+
+/// A point near the 20-million-user cap: gigabytes for one run.
+fn heavy_grid() -> String {
+    r#"name = "heavy"
+scenario = "ch37"
+seeds = [1]
+[axes]
+strategy = ["naive", "protected"]
+"client.rate_per_s" = [400, 330000]
+"#
+    .to_string()
+}
+
+#[test]
+fn a_run_larger_than_its_memory_budget_is_refused_before_anything_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(tmp.path(), "g.toml", &heavy_grid());
+    let out = tmp.path().join("o");
+    let o = run(&grid, &out, &["--max-run-memory", "1G"]);
+    assert_fails(
+        &o,
+        &[
+            "point 1 (strategy=\"naive\" client.rate_per_s=330000) needs about 5.1 GB",
+            "more than the 1.0 GB a run may use (--max-run-memory)",
+        ],
+    );
+    assert!(!out.exists());
+    // The default budget: half the machine's memory over the workers.
+    let o = sweep(&["run", &grid, "--out", &s(&out), "--jobs", "100000"]);
+    assert_fails(&o, &["needs about 5.1 GB", "divided by 100000 worker(s)"]);
+    assert!(!out.exists());
+    let o = sweep(&["plan", &grid, "--calibrate", "1"]);
+    assert_ok(&o);
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        text.contains("largest run: about 5.1 GB of memory (point #1)"),
+        "{text}"
+    );
+    let o = run(&grid, &out, &["--max-run-memory", "lots"]);
+    assert_fails(&o, &["expected a size such as 2G"]);
+}
