@@ -87,6 +87,12 @@ pub enum StoreError {
         path: PathBuf,
         source: serde_json::Error,
     },
+    /// Parts, but no index at all: written before parts were indexed.
+    #[error(
+        "{} has part files but no parts-*.json index (written by an older sweep, or not by sweep): they cannot be verified; run the grid again into another --out, or with --force",
+        dir.display()
+    )]
+    NoIndex { dir: PathBuf },
     /// A file in `runs/` that no index lists.
     #[error(
         "{}: not a part this sweep committed (no parts-*.json lists it): a copy or a file from elsewhere? Move it out of the directory (it would count its runs twice)",

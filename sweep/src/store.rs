@@ -432,6 +432,13 @@ impl Store {
         Ok(write_atomic(&path, text.as_bytes()).map_err(IoError::at(path))?)
     }
 
+    /// Whether any shard wrote an index here.
+    fn has_index(&self) -> Result<bool, StoreError> {
+        Ok(list_in(&self.root, ".json")?
+            .iter()
+            .any(|p| file_name(p).starts_with("parts-")))
+    }
+
     /// Every index in the directory: part name -> (index file, entry).
     fn all_indexes(&self) -> Result<HashMap<String, (PathBuf, PartEntry)>, StoreError> {
         let mut out = HashMap::new();
@@ -477,6 +484,11 @@ impl Store {
                 {
                     continue;
                 }
+                if index.is_empty() && !self.has_index()? {
+                    return Err(StoreError::NoIndex {
+                        dir: self.root.clone(),
+                    });
+                }
                 return Err(StoreError::NotCommitted { path });
             }
             parts.push(path);
@@ -519,7 +531,20 @@ impl Store {
     /// (a crash between the two) is removed; a listed part whose runs or
     /// series file is missing is removed with its entry. Their runs are
     /// then run again. Returns one line per part.
+    ///
+    /// The index is created (empty) before the shard's first part, so a
+    /// shard with parts and no index was not written by this version: its
+    /// parts are left for [`Store::committed_parts`] to refuse.
     pub fn drop_uncommitted(&self, shard: Shard) -> Result<Vec<String>, StoreError> {
+        if !self.index_path(shard).exists() {
+            if self.own_parts(shard)?.is_empty() {
+                self.write_index(&PartsIndex {
+                    shard,
+                    parts: Vec::new(),
+                })?;
+            }
+            return Ok(Vec::new());
+        }
         let mut index = self.read_index(shard)?;
         let mut notes = Vec::new();
         let last = index

@@ -444,3 +444,19 @@ fn a_run_larger_than_its_memory_budget_is_refused_before_anything_runs() {
     let o = run(&grid, &out, &["--max-run-memory", "lots"]);
     assert_fails(&o, &["expected a size such as 2G"]);
 }
+
+#[test]
+fn parts_without_an_index_are_refused_and_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (grid, good, bad) = two_sweeps(tmp.path(), 2);
+    std::fs::remove_file(bad.join("parts-s0of1.json")).unwrap();
+    let before = parts(&bad, "runs");
+    for o in [
+        compare(&good, &bad),
+        report(&bad),
+        run(&grid, &bad, &["--resume"]),
+    ] {
+        assert_fails(&o, &["no parts-*.json index", "--force"]);
+    }
+    assert_eq!(parts(&bad, "runs"), before);
+}
