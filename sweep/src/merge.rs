@@ -90,11 +90,15 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<(Manifest, u64), MergeE
         .map(|m| m.planned)
         .sum();
     // Verified parts, each run once, exactly the run indexes 0..planned.
-    let runs = store.committed_runs(None, Check::All)?;
+    let runs = store.committed_runs(None, Check::All)?.runs;
     if runs.is_empty() {
         return Err(MergeError::NoRunsWritten);
     }
-    let indexes: HashSet<u64> = runs.values().copied().filter(|i| *i < planned).collect();
+    let indexes: HashSet<u64> = runs
+        .values()
+        .map(|(i, _)| *i)
+        .filter(|i| *i < planned)
+        .collect();
     if runs.len() as u64 != planned || indexes.len() as u64 != planned {
         return Err(MergeError::Count {
             written: runs.len(),

@@ -221,22 +221,22 @@ fn committed_planned_runs(
     store: &Store,
     shard: Shard,
 ) -> Result<std::collections::HashSet<u64>, StoreError> {
-    let runs = store.committed_runs(None, Check::Own(shard))?;
+    let committed = store.committed_runs(None, Check::Own(shard))?;
     let total = grid.runs();
-    let bad = runs.par_iter().find_any(|&(id, &i)| {
+    let bad = committed.runs.par_iter().find_any(|&(id, &(i, _))| {
         i >= total || {
             let (_, overrides, seed) = grid.run(i);
             Grid::run_id(&grid.point_id(&overrides), seed) != *id
         }
     });
-    if let Some((id, &index)) = bad {
+    if let Some((id, &(index, part))) = bad {
         return Err(StoreError::NotPlanned {
-            path: store.root.join("runs"),
+            path: committed.parts[part].clone(),
             run_id: id.clone(),
             index,
         });
     }
-    Ok(runs.into_values().collect())
+    Ok(committed.runs.into_values().map(|(i, _)| i).collect())
 }
 
 fn own_manifest_complete(manifests: &[(PathBuf, Manifest)], shard: Shard) -> bool {

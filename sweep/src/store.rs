@@ -625,32 +625,40 @@ impl Store {
         Ok(())
     }
 
-    /// Run id -> run index of every committed run (of `shard` or all, as
-    /// [`Store::committed_parts`] checks them); a run id in two rows is refused.
+    /// Every committed run (of `shard` or all, as [`Store::committed_parts`]
+    /// checks them); a run id in two rows is refused.
     pub fn committed_runs(
         &self,
         shard: Option<Shard>,
         check: Check,
-    ) -> Result<HashMap<String, u64>, StoreError> {
-        let mut seen: HashMap<String, (u64, PathBuf)> = HashMap::new();
-        for path in self.committed_parts(shard, check)? {
-            let part = Part::read(&path, Some(&["run_id", "run_index"]))?;
+    ) -> Result<CommittedRuns, StoreError> {
+        let parts = self.committed_parts(shard, check)?;
+        let mut runs: HashMap<String, (u64, usize)> = HashMap::new();
+        for (k, path) in parts.iter().enumerate() {
+            let part = Part::read(path, Some(&["run_id", "run_index"]))?;
             for (id, index) in part
                 .str("run_id")?
                 .iter()
                 .zip(part.u64("run_index")?.iter())
             {
                 let id = id.unwrap_or_default().to_string();
-                if let Some((_, first)) = seen.get(&id) {
+                if let Some((_, first)) = runs.get(&id) {
                     return Err(StoreError::DuplicateRun {
                         run_id: id,
-                        first: first.clone(),
+                        first: parts[*first].clone(),
                         second: path.clone(),
                     });
                 }
-                seen.insert(id, (index.unwrap_or(u64::MAX), path.clone()));
+                runs.insert(id, (index.unwrap_or(u64::MAX), k));
             }
         }
-        Ok(seen.into_iter().map(|(k, (i, _))| (k, i)).collect())
+        Ok(CommittedRuns { parts, runs })
     }
+}
+
+/// The committed runs of a directory: run id -> (run index, the part in
+/// `parts` that holds it).
+pub struct CommittedRuns {
+    pub parts: Vec<PathBuf>,
+    pub runs: HashMap<String, (u64, usize)>,
 }
