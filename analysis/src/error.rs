@@ -91,6 +91,10 @@ pub enum ReportError {
         what: &'static str,
         source: PolarsError,
     },
+    /// The caller's check of the output directory before the report (a
+    /// part not committed, damaged, missing, or a run written twice).
+    #[error(transparent)]
+    Refused(Box<dyn std::error::Error + Send + Sync>),
 }
 
 impl ReportError {

@@ -665,11 +665,40 @@ fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, Repo
     Ok(out)
 }
 
+/// A link target the report may keep: relative, or http(s).
+fn safe_url(url: &str) -> bool {
+    let scheme_end = url.find(':');
+    let path_start = url.find(['/', '?', '#']).unwrap_or(url.len());
+    match scheme_end {
+        Some(i) if i < path_start => {
+            let scheme = url[..i].to_ascii_lowercase();
+            scheme == "http" || scheme == "https"
+        }
+        _ => true,
+    }
+}
+
 /// `index.md` as one HTML file, the SVG plots inlined.
 fn html(md: &str, plot_dir: &Path, plot_files: &[(String, String)]) -> String {
-    use pulldown_cmark::{Options, Parser, html::push_html};
+    use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd, html::push_html};
+    // The Markdown holds user text (zip labels, axis names and levels):
+    // raw HTML in it becomes text (escaped by push_html), and links and
+    // images other than relative or http(s) ones become their text. The
+    // report's own HTML is added below: the plots, SVG that plotters
+    // escapes, in place of their `![..](plots/..svg)` images.
+    let mut open_links: Vec<bool> = Vec::new();
+    let events = Parser::new_ext(md, Options::ENABLE_TABLES).filter_map(|e| match e {
+        Event::Html(t) | Event::InlineHtml(t) => Some(Event::Text(t)),
+        Event::Start(Tag::Link { ref dest_url, .. } | Tag::Image { ref dest_url, .. }) => {
+            let keep = safe_url(dest_url);
+            open_links.push(keep);
+            keep.then_some(e)
+        }
+        Event::End(TagEnd::Link | TagEnd::Image) => open_links.pop().unwrap_or(false).then_some(e),
+        other => Some(other),
+    });
     let mut body = String::new();
-    push_html(&mut body, Parser::new_ext(md, Options::ENABLE_TABLES));
+    push_html(&mut body, events);
     for (_, stem) in plot_files {
         let tag_start = format!("<img src=\"plots/{stem}.svg\"");
         let Some(start) = body.find(&tag_start) else {

@@ -89,6 +89,48 @@ pub enum StoreError {
     /// Building a batch's tables before writing them.
     #[error("{0}")]
     Batch(#[source] PolarsError),
+    #[error("{}: {source}", path.display())]
+    Index {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    /// Parts, but no index at all: written before parts were indexed.
+    #[error(
+        "{} has part files but no parts-*.json index (written by an older sweep, or not by sweep): they cannot be verified; run the grid again into another --out, or with --force",
+        dir.display()
+    )]
+    NoIndex { dir: PathBuf },
+    /// A file in `runs/` that no index lists.
+    #[error(
+        "{}: not a part this sweep committed (no parts-*.json lists it): a copy or a file from elsewhere? Move it out of the directory (it would count its runs twice)",
+        path.display()
+    )]
+    NotCommitted { path: PathBuf },
+    /// A part whose bytes are not those written.
+    #[error(
+        "{}: its SHA-256 is not the one recorded when it was written (damaged or edited): restore it from a backup, or delete it and run the sweep again with --resume to redo its runs",
+        path.display()
+    )]
+    Damaged { path: PathBuf },
+    #[error(
+        "{} is listed in {} but missing: run the sweep again with --resume to redo its runs",
+        path.display(),
+        index.display()
+    )]
+    MissingPart { path: PathBuf, index: PathBuf },
+    #[error("run {run_id} is written twice: in {} and in {}", first.display(), second.display())]
+    DuplicateRun {
+        run_id: String,
+        first: PathBuf,
+        second: PathBuf,
+    },
+    /// A row that is not the planned run of its `run_index`.
+    #[error("{}: run {run_id} (run_index {index}) is not a run of this grid: the part is from another sweep; move it out", path.display())]
+    NotPlanned {
+        path: PathBuf,
+        run_id: String,
+        index: u64,
+    },
 }
 
 /// A manifest of another sweep in the output directory.
@@ -174,6 +216,16 @@ pub enum RunnerError {
     Pool(#[from] rayon::ThreadPoolBuildError),
     #[error("point 0 is invalid")]
     InvalidFirstPoint,
+    #[error(
+        "point {point} ({describe}) needs about {estimate} for one run, more than the {budget} a run may use ({why}); use fewer --jobs, a larger --max-run-memory, or fewer users at that point"
+    )]
+    RunTooLarge {
+        point: u64,
+        describe: String,
+        estimate: String,
+        budget: String,
+        why: String,
+    },
     #[error("writing results failed, sweep stopped: {0}")]
     WriteStopped(#[source] StoreError),
     #[error(transparent)]
@@ -189,6 +241,23 @@ pub enum MergeError {
     NoManifest { dir: PathBuf },
     #[error("manifests of different grids: `{first}` and `{other}`")]
     DifferentGrids { first: String, other: String },
+    #[error(
+        "{} holds grid `{other}` and {} grid `{first}` (another grid, or another version of its file): nothing was merged",
+        other_dir.display(),
+        first_dir.display()
+    )]
+    GridMismatch {
+        first: String,
+        first_dir: PathBuf,
+        other: String,
+        other_dir: PathBuf,
+    },
+    #[error(
+        "{} and {} are different files of one name (the same shard from two sweeps?): nothing was merged",
+        src.display(),
+        other.display()
+    )]
+    Collision { src: PathBuf, other: PathBuf },
     #[error("incomplete: {}", missing.join("; "))]
     Incomplete { missing: Vec<String> },
     #[error("no runs written")]
@@ -240,6 +309,14 @@ pub enum RefineError {
 pub enum SlurmError {
     #[error("--tasks must be >= 1")]
     NoTasks,
+    #[error(
+        "{what} `{value}` contains the control character `{char}`: it would end its line of the script; choose another"
+    )]
+    ControlCharacter {
+        what: &'static str,
+        value: String,
+        char: String,
+    },
     #[error("{}: {source}", path.display())]
     Write {
         path: PathBuf,

@@ -29,43 +29,16 @@ struct GridFile {
     report: ReportOptions,
 }
 
-/// `seeds = [1, 2, 7]` or `seeds = { first = 1, count = 20 }`, read by
-/// hand so that a wrong value is said plainly (not as serde's "untagged
-/// enum").
-#[derive(Debug)]
+/// `seeds = [1, 2, 7]` or `seeds = { first = 1, count = 20 }`; a wrong
+/// value says what is expected (not serde's "untagged enum").
+#[derive(Debug, serde::Deserialize)]
+#[serde(
+    untagged,
+    expecting = "a list of seeds (integers >= 0, e.g. [1, 2, 7]) or { first = 1, count = 20 }"
+)]
 enum Seeds {
     List(Vec<u64>),
     Range { first: u64, count: u64 },
-}
-
-impl<'de> serde::Deserialize<'de> for Seeds {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Seeds, D::Error> {
-        use serde::de::Error;
-        let seed = |v: &Value| match v {
-            Value::Integer(i) if *i >= 0 => Ok(*i as u64),
-            other => Err(D::Error::custom(format!(
-                "a seed is an integer >= 0, got {other}"
-            ))),
-        };
-        match Value::deserialize(d)? {
-            Value::Array(items) => items
-                .iter()
-                .map(seed)
-                .collect::<Result<_, _>>()
-                .map(Seeds::List),
-            Value::Table(t)
-                if t.len() == 2 && t.contains_key("first") && t.contains_key("count") =>
-            {
-                Ok(Seeds::Range {
-                    first: seed(&t["first"])?,
-                    count: seed(&t["count"])?,
-                })
-            }
-            other => Err(D::Error::custom(format!(
-                "expected a list of seeds ([1, 2, 7]) or {{ first = 1, count = 20 }}, got {other}"
-            ))),
-        }
-    }
 }
 
 /// One dimension of the grid: a single axis, or a zip group whose paths
@@ -99,6 +72,13 @@ pub struct Grid {
     pub fixed: Vec<(String, Value)>,
     pub dimensions: Vec<Dimension>,
     pub report: ReportOptions,
+    /// How many points were resolved and validated at load (all of them,
+    /// unless loaded by [`Grid::load_sampled`]).
+    pub points_checked: u64,
+    /// The point whose run has the largest memory estimate
+    /// ([`sim_core::estimated_peak_bytes`]) among those checked, and the
+    /// estimate in bytes.
+    pub largest_run: (u64, u64),
 }
 
 /// Every column that identifies a point: fixed overrides, then axes.
@@ -108,9 +88,30 @@ pub struct PointColumn {
     pub kind: Kind,
 }
 
+/// The most runs (points x seeds) a grid may have. Every index of the
+/// enumeration is a `u64`, and a sweep keeps its shard's run indexes and
+/// done run ids in memory (tens of bytes each): 10^8 runs is a few GB at
+/// most and days of CPU; a larger study is several grids.
+pub const MAX_RUNS: u64 = 100_000_000;
+
+/// How many points `sweep plan` resolves and validates (spread over the
+/// grid) when the grid has more; `sweep run` validates every point.
+pub const PLAN_SAMPLE: u64 = 500;
+
 impl Grid {
-    /// The grid of file `path`, or every problem it has.
+    /// The grid of file `path`, every point validated, or every problem it has.
     pub fn load(path: &Path) -> Result<Grid, GridErrors> {
+        Grid::load_with(path, None)
+    }
+
+    /// The grid of file `path` with every value checked but at most
+    /// `sample` of its points validated (spread evenly over the grid;
+    /// [`Grid::points_checked`] says how many).
+    pub fn load_sampled(path: &Path, sample: u64) -> Result<Grid, GridErrors> {
+        Grid::load_with(path, Some(sample))
+    }
+
+    fn load_with(path: &Path, sample: Option<u64>) -> Result<Grid, GridErrors> {
         let file = path.to_path_buf();
         let one = |e: GridError| GridErrors(vec![e]);
         let text = std::fs::read_to_string(path).map_err(|source| {
@@ -149,11 +150,31 @@ impl Grid {
                 ),
             );
         }
+        let mut seeds_refused = false;
         let seeds = match raw.seeds {
             Seeds::List(v) => v,
+            Seeds::Range { count, .. } if count > MAX_RUNS => {
+                seeds_refused = true;
+                err(
+                    "seeds",
+                    format!("count = {count} is more than the {MAX_RUNS} runs a grid may have"),
+                );
+                Vec::new()
+            }
+            Seeds::Range { first, count } if first.checked_add(count).is_none() => {
+                seeds_refused = true;
+                err(
+                    "seeds",
+                    format!(
+                        "first = {first} with count = {count} goes past the largest seed ({})",
+                        u64::MAX
+                    ),
+                );
+                Vec::new()
+            }
             Seeds::Range { first, count } => (0..count).map(|i| first + i).collect(),
         };
-        if seeds.is_empty() {
+        if seeds.is_empty() && !seeds_refused {
             err(
                 "seeds",
                 "no seeds: give a list or { first = 1, count = 20 }".into(),
@@ -267,15 +288,64 @@ impl Grid {
             }
             seen.push(p);
         }
+        // Levels are compared in canonical form: `2` and `2.0` of a float
+        // parameter are one point (one run id), so the second is refused.
         for d in &dimensions {
+            let canon: Vec<Vec<String>> = d
+                .levels
+                .iter()
+                .map(|l| {
+                    d.paths
+                        .iter()
+                        .zip(l)
+                        .map(|(p, v)| canonical(p, v))
+                        .collect()
+                })
+                .collect();
             for (i, a) in d.levels.iter().enumerate() {
-                if d.levels[..i].contains(a) {
-                    let shown: Vec<String> = a.iter().map(Value::to_string).collect();
+                if let Some(j) = canon[..i].iter().position(|c| *c == canon[i]) {
+                    let show = |l: &[Value]| {
+                        l.iter()
+                            .map(Value::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    };
+                    let same = if d.levels[j] == *a {
+                        String::new()
+                    } else {
+                        format!(" (the same value as {})", show(&d.levels[j]))
+                    };
                     err(
                         &format!("axes.\"{}\"", d.paths.join("\"+\"")),
-                        format!("level {} appears twice", shown.join(", ")),
+                        format!("duplicate level: level {} appears twice{same}", show(a)),
                     );
                 }
+            }
+        }
+
+        // Checked arithmetic: the enumeration's indexes are u64.
+        let points = dimensions
+            .iter()
+            .try_fold(1u64, |acc, d| acc.checked_mul(d.levels.len() as u64));
+        if !seeds_refused {
+            let size = match points.map(|p| (p, p.checked_mul(seeds.len() as u64))) {
+                None => Some("more than 2^64 points".to_string()),
+                Some((p, None)) => Some(format!(
+                    "{p} points x {} seeds: more than 2^64 runs",
+                    seeds.len()
+                )),
+                Some((p, Some(r))) if r > MAX_RUNS => {
+                    Some(format!("{p} points x {} seeds = {r} runs", seeds.len()))
+                }
+                Some(_) => None,
+            };
+            if let Some(size) = size {
+                err(
+                    "axes",
+                    format!(
+                        "{size}, more than the {MAX_RUNS} runs a grid may have: use fewer levels or seeds, or split it into several grids"
+                    ),
+                );
             }
         }
 
@@ -357,34 +427,84 @@ impl Grid {
             fixed,
             dimensions,
             report: raw.report,
+            points_checked: 0,
+            largest_run: (0, 0),
         };
-        grid.validate_points(&file)?;
+        let mut grid = grid;
+        (grid.points_checked, grid.largest_run) = grid.validate_points(&file, sample)?;
         Ok(grid)
     }
 
-    /// Resolves and validates every point; distinct problems are reported
-    /// once each, with the first point that shows them.
-    fn validate_points(&self, file: &Path) -> Result<(), GridErrors> {
-        let mut errors: Vec<GridError> = Vec::new();
-        let mut seen: Vec<sim_core::ConfigError> = Vec::new();
-        for i in 0..self.points() {
-            let overrides = self.point(i);
-            if let Err(es) = self.scenario(&overrides) {
-                for cause in es {
-                    if !seen.contains(&cause) {
-                        seen.push(cause.clone());
-                        errors.push(GridError::Point {
-                            file: file.to_path_buf(),
-                            index: i,
-                            point: describe(&overrides[self.fixed.len()..]),
-                            cause,
-                        });
+    /// Resolves and validates every point (or `sample` of them, spread
+    /// evenly), on every core; distinct problems are reported once each,
+    /// with the first point that shows them. Returns how many were checked,
+    /// and the point of the largest memory estimate with its bytes.
+    fn validate_points(
+        &self,
+        file: &Path,
+        sample: Option<u64>,
+    ) -> Result<(u64, (u64, u64)), GridErrors> {
+        use rayon::prelude::*;
+        let n = self.points();
+        let checked = sample.map_or(n, |s| s.min(n));
+        // Point `j` of the `checked` ones (all of them when not sampling).
+        let index = |j: u64| {
+            if checked == n {
+                j
+            } else {
+                (j as u128 * n as u128 / checked as u128) as u64
+            }
+        };
+        const CHUNK: u64 = 1024;
+        type Found = (Vec<(u64, ConfigError)>, (u64, u64));
+        let chunks: Vec<Found> = (0..checked.div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|c| {
+                let mut found: Vec<(u64, ConfigError)> = Vec::new();
+                let mut largest = (0, 0);
+                for j in c * CHUNK..((c + 1) * CHUNK).min(checked) {
+                    let i = index(j);
+                    match self.scenario(&self.point(i)) {
+                        Ok(s) => {
+                            let bytes = sim_core::estimated_peak_bytes(&s);
+                            if bytes > largest.1 {
+                                largest = (i, bytes);
+                            }
+                        }
+                        Err(es) => {
+                            for cause in es {
+                                if !found.iter().any(|(_, c)| *c == cause) {
+                                    found.push((i, cause));
+                                }
+                            }
+                        }
                     }
                 }
+                (found, largest)
+            })
+            .collect();
+        // The first point of the largest estimate.
+        let largest = chunks
+            .iter()
+            .map(|(_, l)| *l)
+            .fold((0, 0), |a, b| if b.1 > a.1 { b } else { a });
+        let chunks: Vec<Vec<(u64, ConfigError)>> = chunks.into_iter().map(|(f, _)| f).collect();
+        let mut errors: Vec<GridError> = Vec::new();
+        let mut seen: Vec<sim_core::ConfigError> = Vec::new();
+        for (i, cause) in chunks.into_iter().flatten() {
+            if !seen.contains(&cause) {
+                seen.push(cause.clone());
+                let overrides = self.point(i);
+                errors.push(GridError::Point {
+                    file: file.to_path_buf(),
+                    index: i,
+                    point: describe(&overrides[self.fixed.len()..]),
+                    cause,
+                });
             }
         }
         if errors.is_empty() {
-            Ok(())
+            Ok((checked, largest))
         } else {
             Err(GridErrors(errors))
         }

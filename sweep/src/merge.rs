@@ -3,10 +3,11 @@
 
 use crate::error::{Error, MergeError, StoreError};
 use crate::runner::now_rfc3339;
-use crate::store::{Manifest, Shard, Store, count_runs};
+use crate::store::{Check, Manifest, Shard, Store, count_runs};
 use analysis::IoError;
 use clap::Args;
 use polars::prelude::*;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -47,9 +48,11 @@ pub fn merge(args: &MergeArgs) -> Result<ExitCode, Error> {
 /// The merged manifest and the number of shards it combines.
 fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<(Manifest, u64), MergeError> {
     let store = Store::new(target);
+    // Everything is checked before anything is written.
+    let copies = plan_copies(target, dirs)?;
     store.create_dirs()?;
-    for dir in dirs.iter().filter(|d| d.as_path() != target) {
-        copy_results(dir, target)?;
+    for (src, dst) in &copies {
+        copy_atomic(src, dst)?;
     }
     let shards: Vec<Manifest> = store
         .manifests()
@@ -86,20 +89,19 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<(Manifest, u64), MergeE
         .filter(|m| m.shard.count == count)
         .map(|m| m.planned)
         .sum();
-    let runs = store.read_runs()?.ok_or(MergeError::NoRunsWritten)?;
-    let distinct = runs
-        .column("run_id")
-        .and_then(|ids| ids.n_unique())
-        .map_err(|source| MergeError::Table {
-            dir: target.join("runs"),
-            source,
-        })?;
-    if distinct != runs.height() {
-        return Err(MergeError::Duplicates(runs.height() - distinct));
+    // Verified parts, each run once, exactly the run indexes 0..planned.
+    let runs = store.committed_runs(None, Check::All)?.runs;
+    if runs.is_empty() {
+        return Err(MergeError::NoRunsWritten);
     }
-    if distinct as u64 != planned {
+    let indexes: HashSet<u64> = runs
+        .values()
+        .map(|(i, _)| *i)
+        .filter(|i| *i < planned)
+        .collect();
+    if runs.len() as u64 != planned || indexes.len() as u64 != planned {
         return Err(MergeError::Count {
-            written: distinct,
+            written: runs.len(),
             planned,
         });
     }
@@ -131,27 +133,104 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<(Manifest, u64), MergeE
     Ok((merged, count))
 }
 
-fn copy_results(from: &Path, to: &Path) -> Result<(), StoreError> {
-    let copy = |src: &Path, dst: &Path| {
-        std::fs::copy(src, dst)
-            .map(|_| ())
-            .map_err(IoError::at(src))
-    };
-    for sub in ["runs", "series"] {
-        let dir = from.join(sub);
-        for entry in std::fs::read_dir(&dir).map_err(IoError::at(&dir))? {
-            let p = entry.map_err(IoError::at(&dir))?.path();
-            if p.extension().is_some_and(|e| e == "parquet") {
-                copy(&p, &to.join(sub).join(p.file_name().expect("a file")))?;
+/// The files to copy into `target` (source, destination), after checking
+/// that every directory holds the same grid, that each source's parts are
+/// those its index lists, and that no two files of one name differ (the
+/// same shard from two sweeps would overwrite each other).
+fn plan_copies(target: &Path, dirs: &[PathBuf]) -> Result<Vec<(PathBuf, PathBuf)>, MergeError> {
+    let mut grids: Vec<(PathBuf, Manifest)> = Vec::new();
+    for dir in dirs.iter().map(PathBuf::as_path).chain([target]) {
+        for (_, m) in Store::new(dir).manifests() {
+            if m.status != "merged" {
+                grids.push((dir.to_path_buf(), m));
             }
         }
     }
-    for (p, m) in Store::new(from).manifests() {
-        if m.status != "merged" {
-            copy(&p, &to.join(p.file_name().expect("a file")))?;
+    if let Some((first_dir, first)) = grids.first()
+        && let Some((other_dir, other)) = grids
+            .iter()
+            .find(|(_, m)| m.fingerprint != first.fingerprint)
+    {
+        return Err(MergeError::GridMismatch {
+            first: first.grid_name.clone(),
+            first_dir: first_dir.clone(),
+            other: other.grid_name.clone(),
+            other_dir: other_dir.clone(),
+        });
+    }
+    let mut copies: Vec<(PathBuf, PathBuf)> = Vec::new();
+    for dir in dirs.iter().filter(|d| d.as_path() != target) {
+        let source = Store::new(dir);
+        for part in source.committed_parts(None, Check::All)? {
+            let name = part.file_name().expect("a file");
+            for sub in ["series", "runs"] {
+                copies.push((dir.join(sub).join(name), target.join(sub).join(name)));
+            }
+        }
+        let files = std::fs::read_dir(dir).map_err(|e| StoreError::from(IoError::at(dir)(e)))?;
+        let mut indexes = Vec::new();
+        let mut manifests = Vec::new();
+        for entry in files {
+            let p = entry
+                .map_err(|e| StoreError::from(IoError::at(dir)(e)))?
+                .path();
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if name.starts_with("parts-") && name.ends_with(".json") {
+                indexes.push(p.clone());
+            }
+        }
+        for (p, m) in source.manifests() {
+            if m.status != "merged" {
+                manifests.push(p);
+            }
+        }
+        indexes.sort();
+        for p in indexes.into_iter().chain(manifests) {
+            let to = target.join(p.file_name().expect("a file"));
+            copies.push((p, to));
         }
     }
-    Ok(())
+    let same = |a: &Path, b: &Path| -> Result<bool, StoreError> {
+        let read = |p: &Path| std::fs::read(p).map_err(IoError::at(p));
+        Ok(read(a)? == read(b)?)
+    };
+    let mut planned: std::collections::HashMap<&Path, &Path> = Default::default();
+    for (src, dst) in &copies {
+        let clash = match planned.get(dst.as_path()) {
+            Some(other) => (!same(other, src)?).then_some(other.to_path_buf()),
+            // A merged manifest there is rewritten by this merge anyway.
+            None => (dst.exists() && !is_merged_manifest(dst) && !same(dst, src)?)
+                .then_some(dst.clone()),
+        };
+        if let Some(other) = clash {
+            return Err(MergeError::Collision {
+                src: src.clone(),
+                other,
+            });
+        }
+        planned.insert(dst, src);
+    }
+    // Identical files already there need no copy.
+    Ok(copies
+        .into_iter()
+        .filter(|(_, dst)| !dst.exists() || is_merged_manifest(dst))
+        .collect())
+}
+
+fn is_merged_manifest(path: &Path) -> bool {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Manifest>(&t).ok())
+        .is_some_and(|m| m.status == "merged")
+}
+
+/// Copies `src` to `dst` by a temporary name and a rename.
+fn copy_atomic(src: &Path, dst: &Path) -> Result<(), StoreError> {
+    let mut tmp = dst.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    std::fs::copy(src, &tmp).map_err(IoError::at(src))?;
+    Ok(std::fs::rename(&tmp, dst).map_err(IoError::at(dst))?)
 }
 
 #[derive(Args)]
@@ -170,6 +249,16 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Error> {
             .ok_or_else(|| MergeError::NoRuns {
                 dir: dir.to_path_buf(),
             })?;
+        let distinct = df
+            .column("run_id")
+            .and_then(|ids| ids.n_unique())
+            .map_err(|source| MergeError::Table {
+                dir: dir.join("runs"),
+                source,
+            })?;
+        if distinct != df.height() {
+            return Err(MergeError::Duplicates(df.height() - distinct));
+        }
         df.drop_many(TIMING_COLUMNS.iter().copied())
             .sort(["run_id"], SortMultipleOptions::default())
             .map_err(|source| MergeError::Table {

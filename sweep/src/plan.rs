@@ -1,7 +1,7 @@
 //! `sweep plan`: what a grid will run, and how long it should take here.
 
 use crate::error::Error;
-use crate::grid::{Grid, describe};
+use crate::grid::{Grid, PLAN_SAMPLE, describe};
 use crate::progress::human_duration;
 use clap::Args;
 use std::path::PathBuf;
@@ -21,7 +21,9 @@ pub struct PlanArgs {
 }
 
 pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
-    let grid = Grid::load(&args.grid)?;
+    // Every value of every path is checked; points are validated on a
+    // sample, so that `plan` answers at once for any grid.
+    let grid = Grid::load_sampled(&args.grid, PLAN_SAMPLE)?;
     let jobs = crate::runner::jobs_or_cores(args.jobs);
     println!(
         "grid {} ({}), scenario {}",
@@ -62,6 +64,25 @@ pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
         grid.points(),
         grid.seeds.len(),
         grid.runs()
+    );
+    if grid.points_checked == grid.points() {
+        println!("checked: every value and every point");
+    } else {
+        println!(
+            "checked: every value, and {} of the {} points (spread over the grid); `sweep run` validates every point before it starts",
+            grid.points_checked,
+            grid.points()
+        );
+    }
+    let (point, bytes) = grid.largest_run;
+    println!(
+        "largest run: about {} of memory (point #{point}{})",
+        crate::runner::human_bytes(bytes),
+        if grid.points_checked == grid.points() {
+            ""
+        } else {
+            ", of those checked"
+        }
     );
     println!("sample points:");
     let n = grid.points();

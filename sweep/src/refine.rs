@@ -130,6 +130,7 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
     store.refuse_foreign(&fingerprint, "sweep or refinement", "")?;
     store.create_dirs()?;
     store.clean_incomplete(Shard::WHOLE)?;
+    store.drop_uncommitted(Shard::WHOLE)?;
     let mut known = known_results(&store)?;
 
     // Every point of the other axes, in grid order.

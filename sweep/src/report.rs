@@ -13,7 +13,13 @@ pub struct ReportArgs {
     pub dir: PathBuf,
 }
 
+/// The report of `dir`, once every part in it is verified against its
+/// index (and no run is written twice): a report never draws from a
+/// damaged, missing or doubled part.
 pub fn write_report(dir: &Path) -> Result<(), ReportError> {
+    crate::store::Store::new(dir)
+        .committed_runs(None, crate::store::Check::All)
+        .map_err(|e| ReportError::Refused(Box::new(e)))?;
     let report = analysis::write_report(dir)?;
     // A terminal gets the head of the table; the files have all of it.
     const SHOWN: usize = 40;

@@ -10,7 +10,7 @@ use crate::grid::Grid;
 use crate::lock::Lock;
 use crate::progress::{Progress, human_duration};
 use crate::records::{Layout, Outcome, RunFailure};
-use crate::store::{Manifest, Shard, Store, count_runs, parse_shard};
+use crate::store::{Check, Manifest, Shard, Store, count_runs, parse_shard};
 use clap::Args;
 use rayon::prelude::*;
 use std::cell::RefCell;
@@ -54,6 +54,11 @@ pub struct RunArgs {
     /// Longest time between two part files (seconds).
     #[arg(long, default_value_t = 5.0, hide = true)]
     pub batch_secs: f64,
+    /// Largest memory one run may need (e.g. 2G, 512M) [default: half the
+    /// machine's memory divided by the worker threads]. A grid whose largest
+    /// run is estimated above it is refused before anything runs.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_run_memory: Option<u64>,
     /// Fault injection for tests: the run with this enumeration index panics.
     #[arg(long, hide = true)]
     pub inject_panic: Option<u64>,
@@ -93,6 +98,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Error> {
     let grid = Grid::load(&args.grid)?;
     let shard = shard_from(args)?;
     let out = args.out.clone().unwrap_or_else(|| default_out(&grid));
+    check_run_memory(&grid, args)?;
     let store = Store::new(&out);
     let whole_dir = args.force && shard == Shard::WHOLE;
     let _lock = Lock::writer(&out, shard, whole_dir).map_err(DirError::from)?;
@@ -137,6 +143,82 @@ pub fn parse_jobs(text: &str) -> Result<usize, String> {
     }
 }
 
+/// `4G`, `512M`, `1.5G`, `300K` (binary units) or bytes.
+fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let (number, unit) = match t.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(i) => t.split_at(i),
+        None => (t, ""),
+    };
+    let scale: u64 = match unit.to_ascii_uppercase().trim_end_matches(['B', 'I']) {
+        "" => 1,
+        "K" => 1 << 10,
+        "M" => 1 << 20,
+        "G" => 1 << 30,
+        "T" => 1 << 40,
+        _ => {
+            return Err(format!(
+                "`{text}`: expected a size such as 2G, 512M or 1500000"
+            ));
+        }
+    };
+    match number.trim().parse::<f64>() {
+        Ok(x) if x > 0.0 && x.is_finite() => Ok((x * scale as f64) as u64),
+        _ => Err(format!(
+            "`{text}`: expected a size such as 2G, 512M or 1500000"
+        )),
+    }
+}
+
+/// `bytes` as `1.5 GB` (binary units).
+pub fn human_bytes(bytes: u64) -> String {
+    let b = bytes as f64;
+    match bytes {
+        0..1_048_576 => format!("{:.0} KB", b / 1024.0),
+        1_048_576..1_073_741_824 => format!("{:.0} MB", b / 1_048_576.0),
+        _ => format!("{:.1} GB", b / 1_073_741_824.0),
+    }
+}
+
+/// Refuses a grid whose largest run is estimated to need more memory than
+/// one worker may use: `--max-run-memory`, or half the machine's memory
+/// divided by the workers.
+fn check_run_memory(grid: &Grid, args: &RunArgs) -> Result<(), RunnerError> {
+    let (point, bytes) = grid.largest_run;
+    let jobs = jobs_or_cores(args.jobs).max(1) as u64;
+    let (budget, why) = match args.max_run_memory {
+        Some(b) => (b, "--max-run-memory".to_string()),
+        None => {
+            use sysinfo::{MemoryRefreshKind, RefreshKind, System};
+            let total = System::new_with_specifics(
+                RefreshKind::nothing().with_memory(MemoryRefreshKind::nothing().with_ram()),
+            )
+            .total_memory();
+            if total == 0 {
+                return Ok(()); // unknown: nothing to compare with
+            }
+            (
+                total / 2 / jobs,
+                format!(
+                    "half of this machine's {} divided by {jobs} worker(s)",
+                    human_bytes(total)
+                ),
+            )
+        }
+    };
+    if bytes <= budget {
+        return Ok(());
+    }
+    let overrides = grid.point(point);
+    Err(RunnerError::RunTooLarge {
+        point,
+        describe: crate::grid::describe(&overrides[grid.fixed.len()..]),
+        estimate: human_bytes(bytes),
+        budget: human_bytes(budget),
+        why,
+    })
+}
+
 /// Refuses a directory of another grid, and results of this shard of the
 /// same grid unless told what to do with them. Shards share a directory, so
 /// a shard only ever looks at (and deletes) its own files.
@@ -154,6 +236,7 @@ fn prepare_dir(
     }
     if args.force && shard == Shard::WHOLE {
         store.remove_all_written()?;
+        store.remove_indexes()?;
         store.create_dirs()?;
         return Ok(Prepared::Run);
     }
@@ -219,6 +302,31 @@ fn tool_name() -> String {
     format!("sweep {}", env!("CARGO_PKG_VERSION"))
 }
 
+/// The enumeration indexes of the runs already committed, each checked to
+/// be the planned run of its index (same run id) and written once.
+fn committed_planned_runs(
+    grid: &Grid,
+    store: &Store,
+    shard: Shard,
+) -> Result<std::collections::HashSet<u64>, StoreError> {
+    let committed = store.committed_runs(None, Check::Own(shard))?;
+    let total = grid.runs();
+    let bad = committed.runs.par_iter().find_any(|&(id, &(i, _))| {
+        i >= total || {
+            let (_, overrides, seed) = grid.run(i);
+            Grid::run_id(&grid.point_id(&overrides), seed) != *id
+        }
+    });
+    if let Some((id, &(index, part))) = bad {
+        return Err(StoreError::NotPlanned {
+            path: committed.parts[part].clone(),
+            run_id: id.clone(),
+            index,
+        });
+    }
+    Ok(committed.runs.into_values().map(|(i, _)| i).collect())
+}
+
 fn own_manifest_complete(manifests: &[(PathBuf, Manifest)], shard: Shard) -> bool {
     manifests
         .iter()
@@ -235,15 +343,15 @@ fn execute(
     if cleaned > 0 {
         eprintln!("removed {cleaned} incomplete file(s) left by an interrupted run");
     }
-    let done = store.done_runs()?;
+    for note in store.drop_uncommitted(shard)? {
+        eprintln!("{note}");
+    }
+    let done = committed_planned_runs(grid, store, shard)?;
     let planned: Vec<u64> = (0..grid.runs()).filter(|i| shard.owns(*i)).collect();
     let todo: Vec<u64> = planned
         .par_iter()
         .copied()
-        .filter(|&i| {
-            let (_, overrides, seed) = grid.run(i);
-            !done.contains(&Grid::run_id(&grid.point_id(&overrides), seed))
-        })
+        .filter(|i| !done.contains(i))
         .collect();
     let (pool, jobs) = worker_pool(args.jobs)?;
 

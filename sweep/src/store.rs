@@ -17,7 +17,7 @@ pub use analysis::manifest::Manifest;
 pub use analysis::manifest::Shard;
 use analysis::part::{Part, list};
 use polars::prelude::*;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -264,7 +264,7 @@ impl Store {
         if manifest.exists() {
             remove(&manifest)?;
         }
-        Ok(())
+        self.remove_index(shard)
     }
 
     pub fn runs_parts(&self) -> Result<Vec<PathBuf>, StoreError> {
@@ -277,23 +277,10 @@ impl Store {
         shard: Option<Shard>,
         columns: &[&str],
     ) -> Result<Vec<Part>, StoreError> {
-        let parts = match shard {
-            Some(s) => self.own_parts(s)?,
-            None => self.runs_parts()?,
-        };
-        parts
+        self.committed_parts(shard, Check::All)?
             .iter()
             .map(|p| Part::read(p, Some(columns)).map_err(StoreError::from))
             .collect()
-    }
-
-    /// Run ids already written.
-    pub fn done_runs(&self) -> Result<HashSet<String>, StoreError> {
-        let mut done = HashSet::new();
-        for part in self.read_parts(None, &["run_id"])? {
-            done.extend(part.str("run_id")?.iter().flatten().map(str::to_string));
-        }
-        Ok(done)
     }
 
     /// The next free part number of `shard`.
@@ -313,7 +300,8 @@ impl Store {
         Ok(max.map_or(0, |m| m + 1))
     }
 
-    /// Writes one batch: series part, then runs part, each atomically.
+    /// Writes one batch: series part, then runs part, each atomically, then
+    /// the shard's index with both files' rows and SHA-256 (the commit).
     pub fn write_batch(
         &self,
         shard: Shard,
@@ -323,14 +311,23 @@ impl Store {
         metadata: &[(String, String)],
     ) -> Result<(), StoreError> {
         let name = format!("{}{part:06}.parquet", part_prefix(shard));
-        write_parquet(&series_dir(&self.root).join(&name), series, metadata)?;
-        write_parquet(&runs_dir(&self.root).join(&name), runs, metadata)
+        let series_sum = write_parquet(&series_dir(&self.root).join(&name), series, metadata)?;
+        let runs_sum = write_parquet(&runs_dir(&self.root).join(&name), runs, metadata)?;
+        let mut index = self.read_index(shard)?;
+        index.shard = shard;
+        index.parts.retain(|e| e.name != name);
+        index.parts.push(PartEntry {
+            name,
+            runs: runs_sum,
+            series: series_sum,
+        });
+        self.write_index(&index)
     }
 
     /// The whole `runs` table (all parts), or `None` when there is none.
     pub fn read_runs(&self) -> Result<Option<DataFrame>, StoreError> {
         let mut all: Option<DataFrame> = None;
-        for path in self.runs_parts()? {
+        for path in self.committed_parts(None, Check::All)? {
             let df = Part::read(&path, None)?.frame;
             match &mut all {
                 None => all = Some(df),
@@ -374,7 +371,7 @@ fn write_parquet(
     path: &Path,
     df: &mut DataFrame,
     metadata: &[(String, String)],
-) -> Result<(), StoreError> {
+) -> Result<FileSum, StoreError> {
     let tmp = path.with_extension("parquet.tmp");
     let io = |source| {
         StoreError::Io(IoError {
@@ -382,8 +379,8 @@ fn write_parquet(
             source,
         })
     };
-    let mut file = File::create(&tmp).map_err(io)?;
-    ParquetWriter::new(&mut file)
+    let mut bytes = Vec::new();
+    ParquetWriter::new(&mut bytes)
         .with_compression(ParquetCompression::Zstd(None))
         .with_key_value_metadata(Some(KeyValueMetadata::from_static(metadata.to_vec())))
         .finish(df)
@@ -391,8 +388,14 @@ fn write_parquet(
             path: path.to_path_buf(),
             source,
         })?;
+    let mut file = File::create(&tmp).map_err(io)?;
+    file.write_all(&bytes).map_err(io)?;
     file.sync_all().map_err(io)?;
-    fs::rename(&tmp, path).map_err(io)
+    fs::rename(&tmp, path).map_err(io)?;
+    Ok(FileSum {
+        rows: df.height() as u64,
+        sha256: crate::grid::sha256_hex(&bytes),
+    })
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -401,4 +404,331 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     f.write_all(bytes)?;
     f.sync_all()?;
     fs::rename(tmp, path)
+}
+
+/// `parts-s<I>of<N>.json`: the index of the parts `shard` committed.
+pub fn index_name(shard: Shard) -> String {
+    format!("parts-{}.json", tag(shard))
+}
+
+/// One file of a committed part: its rows and SHA-256.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct FileSum {
+    pub rows: u64,
+    pub sha256: String,
+}
+
+/// A committed part: its file name (the same under `runs/` and `series/`)
+/// and what each file held when it was written.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PartEntry {
+    pub name: String,
+    pub runs: FileSum,
+    pub series: FileSum,
+}
+
+/// A shard's index of committed parts (`parts-s<I>of<N>.json`), rewritten
+/// atomically after each runs part's rename: a part is committed once it
+/// is listed here with its checksums.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct PartsIndex {
+    pub shard: Shard,
+    pub parts: Vec<PartEntry>,
+}
+
+/// The shard a part file name belongs to (`part-s<I>of<N>-<k>.parquet`)
+/// and its number, when it is a name this tool writes.
+fn parse_part_name(name: &str) -> Option<(Shard, u64)> {
+    let rest = name.strip_prefix("part-s")?.strip_suffix(".parquet")?;
+    let (i, rest) = rest.split_once("of")?;
+    let (n, k) = rest.split_once('-')?;
+    let all_digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !(all_digits(i) && all_digits(n) && k.len() == 6 && all_digits(k)) {
+        return None;
+    }
+    let shard = Shard {
+        index: i.parse().ok()?,
+        count: n.parse().ok()?,
+    };
+    Some((shard, k.parse().ok()?))
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// SHA-256 of a file's bytes, as hex.
+pub fn file_sha256(path: &Path) -> Result<String, StoreError> {
+    let bytes = fs::read(path).map_err(IoError::at(path))?;
+    Ok(crate::grid::sha256_hex(&bytes))
+}
+
+/// How strictly [`Store::committed_parts`] treats parts that no index lists.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    /// Every file in `runs/` must be committed (merge, compare, report).
+    All,
+    /// Parts of other shards not (yet) listed are being written by them
+    /// right now (a shared directory): skipped, not counted.
+    Own(Shard),
+}
+
+impl Store {
+    pub fn index_path(&self, shard: Shard) -> PathBuf {
+        self.root.join(index_name(shard))
+    }
+
+    /// `shard`'s index; empty when it has none yet.
+    pub fn read_index(&self, shard: Shard) -> Result<PartsIndex, StoreError> {
+        let path = self.index_path(shard);
+        match fs::read_to_string(&path) {
+            Ok(text) => serde_json::from_str(&text).map_err(|source| StoreError::Index {
+                path: path.clone(),
+                source,
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(PartsIndex {
+                shard,
+                parts: Vec::new(),
+            }),
+            Err(e) => Err(IoError { path, source: e }.into()),
+        }
+    }
+
+    fn write_index(&self, index: &PartsIndex) -> Result<(), StoreError> {
+        let text = serde_json::to_string_pretty(index).expect("an index serializes") + "\n";
+        let path = self.index_path(index.shard);
+        Ok(write_atomic(&path, text.as_bytes()).map_err(IoError::at(path))?)
+    }
+
+    /// Whether any shard wrote an index here.
+    fn has_index(&self) -> Result<bool, StoreError> {
+        Ok(list_in(&self.root, ".json")?
+            .iter()
+            .any(|p| file_name(p).starts_with("parts-")))
+    }
+
+    /// Every index in the directory: part name -> (index file, entry).
+    fn all_indexes(&self) -> Result<HashMap<String, (PathBuf, PartEntry)>, StoreError> {
+        let mut out = HashMap::new();
+        for path in list_in(&self.root, ".json")? {
+            let name = file_name(&path);
+            if !(name.starts_with("parts-") && name.ends_with(".json")) {
+                continue;
+            }
+            let text = fs::read_to_string(&path).map_err(IoError::at(&path))?;
+            let index: PartsIndex =
+                serde_json::from_str(&text).map_err(|source| StoreError::Index {
+                    path: path.clone(),
+                    source,
+                })?;
+            for e in index.parts {
+                out.insert(e.name.clone(), (path.clone(), e));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The committed runs parts (of every shard, or of `shard`), each
+    /// checked against its index entry: listed, same SHA-256 for the runs
+    /// part and its series part. Anything else is refused, naming the file.
+    pub fn committed_parts(
+        &self,
+        shard: Option<Shard>,
+        check: Check,
+    ) -> Result<Vec<PathBuf>, StoreError> {
+        let index = self.all_indexes()?;
+        let runs = runs_dir(&self.root);
+        let series = series_dir(&self.root);
+        let mut parts = Vec::new();
+        for path in self.runs_parts()? {
+            let name = file_name(&path);
+            let of = parse_part_name(&name).map(|(s, _)| s);
+            if shard.is_some() && of != shard {
+                continue;
+            }
+            if !index.contains_key(&name) {
+                if let (Check::Own(own), Some(s)) = (check, of)
+                    && s != own
+                {
+                    continue;
+                }
+                if index.is_empty() && !self.has_index()? {
+                    return Err(StoreError::NoIndex {
+                        dir: self.root.clone(),
+                    });
+                }
+                return Err(StoreError::NotCommitted { path });
+            }
+            parts.push(path);
+        }
+        // Listed parts whose files are gone.
+        for (name, (index_file, _)) in &index {
+            let of = parse_part_name(name).map(|(s, _)| s);
+            if shard.is_some() && of != shard {
+                continue;
+            }
+            for dir in [&runs, &series] {
+                let p = dir.join(name);
+                if !p.exists() {
+                    return Err(StoreError::MissingPart {
+                        path: p,
+                        index: index_file.clone(),
+                    });
+                }
+            }
+        }
+        use rayon::prelude::*;
+        parts.par_iter().try_for_each(|path| {
+            let name = file_name(path);
+            let (_, entry) = &index[&name];
+            for (p, sum) in [
+                (path.clone(), &entry.runs),
+                (series.join(&name), &entry.series),
+            ] {
+                if file_sha256(&p)? != sum.sha256 {
+                    return Err(StoreError::Damaged { path: p });
+                }
+            }
+            Ok(())
+        })?;
+        Ok(parts)
+    }
+
+    /// Before a resume: what a crash or a user left of `shard`'s parts
+    /// that can be redone. A runs part renamed but not yet in the index
+    /// (a crash between the two) is removed; a listed part whose runs or
+    /// series file is missing is removed with its entry. Their runs are
+    /// then run again. Returns one line per part.
+    ///
+    /// The index is created (empty) before the shard's first part, so a
+    /// shard with parts and no index was not written by this version: its
+    /// parts are left for [`Store::committed_parts`] to refuse.
+    pub fn drop_uncommitted(&self, shard: Shard) -> Result<Vec<String>, StoreError> {
+        if !self.index_path(shard).exists() {
+            if self.own_parts(shard)?.is_empty() {
+                self.write_index(&PartsIndex {
+                    shard,
+                    parts: Vec::new(),
+                })?;
+            }
+            return Ok(Vec::new());
+        }
+        let mut index = self.read_index(shard)?;
+        let mut notes = Vec::new();
+        let last = index
+            .parts
+            .iter()
+            .filter_map(|e| parse_part_name(&e.name).map(|(_, k)| k))
+            .max();
+        let runs = runs_dir(&self.root);
+        let series = series_dir(&self.root);
+        // Only one part is ever between its rename and the index update:
+        // the one numbered above every listed part. More than one such part
+        // is not a crash's leftover and is refused by `committed_parts`.
+        let unlisted: Vec<PathBuf> = self
+            .own_parts(shard)?
+            .into_iter()
+            .filter(|p| {
+                let name = file_name(p);
+                !index.parts.iter().any(|e| e.name == name)
+                    && parse_part_name(&name).is_some_and(|(_, k)| last.is_none_or(|l| k > l))
+            })
+            .collect();
+        if let [path] = unlisted.as_slice() {
+            let name = file_name(path);
+            remove(path)?;
+            let s = series.join(&name);
+            if s.exists() {
+                remove(&s)?;
+            }
+            notes.push(format!(
+                "{}: written but not committed to {} (interrupted): its runs are redone",
+                path.display(),
+                index_name(shard)
+            ));
+        }
+        let before = index.parts.len();
+        let mut kept = Vec::new();
+        for e in index.parts {
+            let (r, s) = (runs.join(&e.name), series.join(&e.name));
+            match (r.exists(), s.exists()) {
+                (true, true) => kept.push(e),
+                (r_exists, _) => {
+                    let (gone, other) = if r_exists { (&s, &r) } else { (&r, &s) };
+                    if other.exists() {
+                        remove(other)?;
+                    }
+                    notes.push(format!(
+                        "{} is missing: the runs of part {} are redone",
+                        gone.display(),
+                        e.name
+                    ));
+                }
+            }
+        }
+        index.parts = kept;
+        if index.parts.len() != before {
+            self.write_index(&index)?;
+        }
+        Ok(notes)
+    }
+
+    /// Removes `shard`'s index (with its parts, by [`Store::remove_own`] or `--force`).
+    pub fn remove_index(&self, shard: Shard) -> Result<(), StoreError> {
+        let p = self.index_path(shard);
+        if p.exists() {
+            remove(&p)?;
+        }
+        Ok(())
+    }
+
+    /// Removes every shard's index.
+    pub fn remove_indexes(&self) -> Result<(), StoreError> {
+        for p in list_in(&self.root, ".json")? {
+            let name = file_name(&p);
+            if name.starts_with("parts-") {
+                remove(&p)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Every committed run (of `shard` or all, as [`Store::committed_parts`]
+    /// checks them); a run id in two rows is refused.
+    pub fn committed_runs(
+        &self,
+        shard: Option<Shard>,
+        check: Check,
+    ) -> Result<CommittedRuns, StoreError> {
+        let parts = self.committed_parts(shard, check)?;
+        let mut runs: HashMap<String, (u64, usize)> = HashMap::new();
+        for (k, path) in parts.iter().enumerate() {
+            let part = Part::read(path, Some(&["run_id", "run_index"]))?;
+            for (id, index) in part
+                .str("run_id")?
+                .iter()
+                .zip(part.u64("run_index")?.iter())
+            {
+                let id = id.unwrap_or_default().to_string();
+                if let Some((_, first)) = runs.get(&id) {
+                    return Err(StoreError::DuplicateRun {
+                        run_id: id,
+                        first: parts[*first].clone(),
+                        second: path.clone(),
+                    });
+                }
+                runs.insert(id, (index.unwrap_or(u64::MAX), k));
+            }
+        }
+        Ok(CommittedRuns { parts, runs })
+    }
+}
+
+/// The committed runs of a directory: run id -> (run index, the part in
+/// `parts` that holds it).
+pub struct CommittedRuns {
+    pub parts: Vec<PathBuf>,
+    pub runs: HashMap<String, (u64, usize)>,
 }

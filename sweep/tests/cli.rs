@@ -920,7 +920,10 @@ fn bad_command_line_values_and_environments_are_refused_plainly() {
     );
     let seeds = small_grid(1).replace("seeds = { first = 1, count = 1 }", "seeds = [1, 1, -2]");
     let o = sweep(&["plan", &write_grid(dir, &seeds)]);
-    assert_says(&stderr(&o), &["a seed is an integer >= 0, got -2"]);
+    assert_says(
+        &stderr(&o),
+        &["a list of seeds (integers >= 0, e.g. [1, 2, 7]) or { first = 1, count = 20 }"],
+    );
 }
 
 #[test]

@@ -1,0 +1,122 @@
+//! User text never becomes markup or commands: zip labels in the report's
+//! HTML, paths and options in `sweep slurm`'s script.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn sweep(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sweep"))
+        .args(args)
+        .output()
+        .expect("sweep runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+fn write_grid(dir: &Path, text: &str) -> String {
+    let p = dir.join("grid.toml");
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+const LABELS: &str = r#"name = ["<script>alert(1)</script>", "<img src=x onerror=alert(2)>", "[x](javascript:alert(3))"]"#;
+
+fn labelled_grid() -> String {
+    format!(
+        r#"name = "labels"
+scenario = "ch37"
+seeds = [1, 2]
+[set]
+"client.duration_s" = 4
+horizon_s = 5
+"svc_b.slow.start_s" = 1
+[axes]
+strategy = ["naive", "protected"]
+[[zip]]
+{LABELS}
+"svc_a.attempt_timeout_s" = [0.2, 0.3, 0.5]
+"#
+    )
+}
+
+#[test]
+fn zip_labels_are_text_in_the_html_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(tmp.path(), &labelled_grid());
+    let out = tmp.path().join("o");
+    let o = sweep(&["run", &grid, "--out", &out.display().to_string()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(out.join("analysis/index.html")).unwrap();
+    for bad in [
+        "<script>alert",
+        "<img src=x",
+        "href=\"javascript:",
+        "onerror=alert(2)>",
+    ] {
+        assert!(!html.contains(bad), "`{bad}` in index.html");
+    }
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    // The plots are still inlined (the report's own markup).
+    assert!(html.contains("<div class=\"plot\"><svg"));
+    assert!(!html.contains("<img src=\"plots/"));
+}
+
+#[test]
+fn slurm_script_quotes_every_value_and_refuses_control_characters() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(tmp.path(), &labelled_grid());
+    let out = tmp.path().join("out dir; touch pwned");
+    let o = sweep(&[
+        "slurm",
+        &grid,
+        "--tasks",
+        "2",
+        "--out",
+        &out.display().to_string(),
+        "--sbatch-arg=--comment=two words",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let path = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .last()
+        .unwrap()
+        .to_string();
+    let script = std::fs::read_to_string(&path).unwrap();
+    let dir = out.display().to_string();
+    assert!(
+        script.contains(&format!("#SBATCH \"--output={dir}/slurm/task-%A_%a.out\"")),
+        "{script}"
+    );
+    assert!(
+        script.contains("#SBATCH \"--comment=two words\""),
+        "{script}"
+    );
+    assert!(
+        script.contains(&format!("--out '{dir}' --shard")),
+        "{script}"
+    );
+    // bash reads the exec line's --out as one word.
+    let exec = script.lines().find(|l| l.starts_with("exec ")).unwrap();
+    let words = Command::new("bash")
+        .args([
+            "-c",
+            &format!("printf '%s\\n' {}", &exec[5..].trim_end_matches('\\')),
+        ])
+        .output()
+        .unwrap();
+    let words = String::from_utf8_lossy(&words.stdout).to_string();
+    assert!(words.lines().any(|w| w == dir), "{words}");
+
+    for (flag, value) in [
+        ("--out", "x\nrm -rf ~"),
+        ("--sbatch-arg", "--time=10\nrm -rf ~"),
+    ] {
+        let arg = format!("{flag}={value}");
+        let o = sweep(&["slurm", &grid, "--tasks", "2", &arg]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("control character"), "{}", stderr(&o));
+        assert!(stderr(&o).contains(flag), "{}", stderr(&o));
+    }
+}

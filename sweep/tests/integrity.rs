@@ -1,0 +1,462 @@
+//! What `sweep` trusts in an output directory: every part is the one it
+//! committed (listed in the shard's `parts-*.json` with its SHA-256), every
+//! runs part has its series part, every run is written once, and merge
+//! checks before it writes.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn sweep(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sweep"))
+        .args(args)
+        .output()
+        .expect("sweep runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+fn assert_says(o: &Output, expected: &[&str]) {
+    let err = stderr(o);
+    for e in expected {
+        assert!(err.contains(e), "missing `{e}` in:\n{err}");
+    }
+}
+
+fn assert_fails(o: &Output, expected: &[&str]) {
+    assert!(!o.status.success(), "should fail:\n{}", stderr(o));
+    assert_says(o, expected);
+}
+
+fn assert_ok(o: &Output) {
+    assert!(
+        o.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        stderr(o)
+    );
+}
+
+fn write_grid(dir: &Path, file: &str, text: &str) -> String {
+    let p = dir.join(file);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+/// 8 points of 4 s runs with `seeds` seeds.
+fn small_grid(seeds: u32) -> String {
+    format!(
+        r#"name = "small"
+scenario = "ch37"
+seeds = {{ first = 1, count = {seeds} }}
+[set]
+"client.duration_s" = 4
+horizon_s = 5
+"svc_b.slow.start_s" = 1
+[axes]
+strategy = ["naive", "protected"]
+"svc_b.queue_cap" = [16, "unbounded"]
+[[zip]]
+"svc_a.attempt_timeout_s" = [0.2, 0.5]
+"svc_a.max_retries" = [2, 1]
+"#
+    )
+}
+
+/// `sweep run GRID --out OUT --jobs 1 --batch-runs 8 EXTRA... --no-report`:
+/// several parts.
+fn run(grid: &str, out: &Path, extra: &[&str]) -> Output {
+    let out = out.display().to_string();
+    let mut args = vec![
+        "run",
+        grid,
+        "--out",
+        &out,
+        "--jobs",
+        "1",
+        "--batch-runs",
+        "8",
+    ];
+    args.extend(extra);
+    args.push("--no-report");
+    sweep(&args)
+}
+
+fn parts(dir: &Path, sub: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir.join(sub))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    v.sort();
+    v
+}
+
+fn s(p: &Path) -> String {
+    p.display().to_string()
+}
+
+fn compare(a: &Path, b: &Path) -> Output {
+    sweep(&["compare", &s(a), &s(b)])
+}
+
+fn report(dir: &Path) -> Output {
+    sweep(&["report", &s(dir)])
+}
+
+/// One complete reference sweep and a second one to damage.
+fn two_sweeps(dir: &Path, seeds: u32) -> (String, PathBuf, PathBuf) {
+    let grid = write_grid(dir, "grid.toml", &small_grid(seeds));
+    let (good, bad) = (dir.join("good"), dir.join("bad"));
+    assert_ok(&run(&grid, &good, &[]));
+    assert_ok(&run(&grid, &bad, &[]));
+    assert!(parts(&bad, "runs").len() >= 2);
+    (grid, good, bad)
+}
+
+#[test]
+fn a_copy_of_a_part_is_refused_everywhere() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (grid, good, bad) = two_sweeps(tmp.path(), 2);
+    let first = parts(&bad, "runs")[0].clone();
+    let copy = bad.join("runs").join("part-s0of1-000000 (copy).parquet");
+    std::fs::copy(&first, &copy).unwrap();
+    let name = "part-s0of1-000000 (copy).parquet";
+    assert_fails(
+        &compare(&good, &bad),
+        &[name, "not a part this sweep committed"],
+    );
+    assert_fails(&report(&bad), &[name, "Move it out"]);
+    assert_fails(&run(&grid, &bad, &["--resume"]), &[name]);
+    assert_fails(&sweep(&["merge", &s(&bad), "--no-report"]), &[name]);
+    // Moved out, everything agrees again.
+    std::fs::remove_file(&copy).unwrap();
+    assert_ok(&compare(&good, &bad));
+    assert_ok(&report(&bad));
+}
+
+#[test]
+fn a_flipped_byte_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (grid, good, bad) = two_sweeps(tmp.path(), 2);
+    for sub in ["runs", "series"] {
+        let part = parts(&bad, sub)[1].clone();
+        let original = std::fs::read(&part).unwrap();
+        let mut bytes = original.clone();
+        let mid = bytes.len() / 2;
+        bytes[mid] ^= 0x01;
+        std::fs::write(&part, &bytes).unwrap();
+        let name = part.file_name().unwrap().to_str().unwrap().to_string();
+        assert_fails(&compare(&good, &bad), &[&name, "SHA-256"]);
+        assert_fails(&report(&bad), &[&name, "SHA-256"]);
+        assert_fails(&run(&grid, &bad, &["--resume"]), &[&name, "SHA-256"]);
+        std::fs::write(&part, &original).unwrap();
+    }
+    assert_ok(&compare(&good, &bad));
+}
+
+#[test]
+fn a_deleted_or_truncated_series_part_is_noticed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (grid, good, bad) = two_sweeps(tmp.path(), 2);
+    let series = parts(&bad, "series")[0].clone();
+    let bytes = std::fs::read(&series).unwrap();
+    std::fs::write(&series, &bytes[..bytes.len() / 2]).unwrap();
+    let name = series.file_name().unwrap().to_str().unwrap().to_string();
+    assert_fails(&compare(&good, &bad), &[&name, "SHA-256"]);
+    assert_fails(&report(&bad), &[&name]);
+    std::fs::remove_file(&series).unwrap();
+    assert_fails(&compare(&good, &bad), &[&name, "missing", "--resume"]);
+    assert_fails(&report(&bad), &[&name, "missing"]);
+    assert_fails(&sweep(&["merge", &s(&bad), "--no-report"]), &[&name]);
+    // Resume redoes the runs of that part, and says so.
+    let o = run(&grid, &bad, &["--resume"]);
+    assert_ok(&o);
+    assert_says(&o, &[&name, "redone"]);
+    assert_eq!(parts(&bad, "series").len(), parts(&bad, "runs").len());
+    assert_ok(&compare(&good, &bad));
+    assert_ok(&report(&bad));
+}
+
+/// A crash after a runs part's rename and before the index lists it: the
+/// resume neither loses nor doubles those runs.
+#[test]
+fn a_crash_between_the_rename_and_the_index_update_redoes_the_part() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (grid, good, bad) = two_sweeps(tmp.path(), 3);
+    let index_path = bad.join("parts-s0of1.json");
+    let mut index: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&index_path).unwrap()).unwrap();
+    let entries = index["parts"].as_array_mut().unwrap();
+    let last = entries.pop().unwrap();
+    std::fs::write(&index_path, serde_json::to_string(&index).unwrap()).unwrap();
+    // The manifest still says running, as after a kill.
+    let manifest_path = bad.join("manifest.json");
+    let manifest = std::fs::read_to_string(&manifest_path)
+        .unwrap()
+        .replace("\"complete\"", "\"running\"");
+    std::fs::write(&manifest_path, manifest).unwrap();
+    assert_fails(
+        &compare(&good, &bad),
+        &[last["name"].as_str().unwrap(), "not a part"],
+    );
+    let o = run(&grid, &bad, &["--resume"]);
+    assert_ok(&o);
+    assert_says(
+        &o,
+        &["not committed", "redone", "16 already done", "8 to run"],
+    );
+    assert_ok(&compare(&good, &bad));
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest_path).unwrap()).unwrap();
+    assert_eq!(m["ok"], 24);
+}
+
+#[test]
+fn equal_levels_spelled_differently_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(
+        tmp.path(),
+        "grid.toml",
+        &small_grid(1).replace(
+            "[axes]\n",
+            "[axes]\n\"svc_a.backoff_base_s\" = [0.02, 2, 2.0]\n",
+        ),
+    );
+    let o = sweep(&["plan", &grid]);
+    assert_fails(
+        &o,
+        &[
+            "duplicate level",
+            "level 2.0 appears twice (the same value as 2)",
+        ],
+    );
+    let out = tmp.path().join("o");
+    let o = run(&grid, &out, &[]);
+    assert_fails(&o, &["duplicate level"]);
+    assert!(!out.exists());
+}
+
+#[test]
+fn merge_checks_before_it_writes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let grid_a = write_grid(dir, "a.toml", &small_grid(1));
+    let grid_b = write_grid(
+        dir,
+        "b.toml",
+        &small_grid(1).replace("first = 1", "first = 5"),
+    );
+    let (a, b, c) = (dir.join("a"), dir.join("b"), dir.join("c"));
+    assert_ok(&run(&grid_a, &a, &[]));
+    assert_ok(&run(&grid_b, &b, &[]));
+    let snapshot = |d: &Path| -> Vec<(PathBuf, Vec<u8>)> {
+        let mut files = Vec::new();
+        for sub in ["", "runs", "series"] {
+            for p in parts(d, sub).into_iter().filter(|p| p.is_file()) {
+                let bytes = std::fs::read(&p).unwrap();
+                files.push((p, bytes));
+            }
+        }
+        files
+    };
+    let before = snapshot(&a);
+    let o = sweep(&["merge", &s(&a), &s(&b), "--into", &s(&c), "--no-report"]);
+    assert_fails(&o, &["nothing was merged", &s(&b)]);
+    assert!(!c.exists(), "merge wrote into {}", c.display());
+    let o = sweep(&["merge", &s(&a), &s(&b), "--into", &s(&a), "--no-report"]);
+    assert_fails(&o, &["nothing was merged"]);
+    assert_eq!(
+        snapshot(&a),
+        before,
+        "a failed merge changed {}",
+        a.display()
+    );
+    // A's directory is still A's: B's resume into it is refused.
+    let o = run(&grid_b, &a, &["--resume"]);
+    assert_fails(&o, &["holds results of another grid"]);
+    assert_ok(&run(&grid_a, &a, &["--resume"]));
+
+    // Two whole runs of one grid: their parts have the same names.
+    let a2 = dir.join("a2");
+    assert_ok(&run(&grid_a, &a2, &[]));
+    let o = sweep(&["merge", &s(&a), &s(&a2), "--into", &s(&c), "--no-report"]);
+    assert_fails(&o, &["different files of one name", "nothing was merged"]);
+    assert!(!c.exists());
+    // Shards in separate directories merge.
+    let (s0, s1) = (dir.join("s0"), dir.join("s1"));
+    assert_ok(&run(&grid_a, &s0, &["--shard", "0/2"]));
+    assert_ok(&run(&grid_a, &s1, &["--shard", "1/2"]));
+    assert_ok(&sweep(&[
+        "merge",
+        &s(&s0),
+        &s(&s1),
+        "--into",
+        &s(&c),
+        "--no-report",
+    ]));
+    assert_ok(&compare(&a, &c));
+    // And again: the same files are no clash.
+    assert_ok(&sweep(&[
+        "merge",
+        &s(&s0),
+        &s(&s1),
+        "--into",
+        &s(&c),
+        "--no-report",
+    ]));
+    assert_ok(&report(&c));
+}
+
+/// Eight axes of `levels` levels each.
+fn big_grid(levels: usize, seeds: &str) -> String {
+    let values: Vec<String> = (1..=levels)
+        .map(|i| format!("{}", i as f64 / 1000.0))
+        .collect();
+    let list = values.join(", ");
+    let mut text = format!("name = \"big\"\nscenario = \"ch37\"\nseeds = {seeds}\n[axes]\n");
+    for path in [
+        "client.backoff_base_s",
+        "gateway.backoff_base_s",
+        "svc_a.backoff_base_s",
+        "gateway.reject_latency_s",
+        "svc_a.reject_latency_s",
+        "svc_b.reject_latency_s",
+        "gateway.rate_limit_per_s",
+        "svc_a.rate_limit_per_s",
+    ] {
+        text.push_str(&format!("\"{path}\" = [{list}]\n"));
+    }
+    text
+}
+
+#[test]
+fn grids_too_large_are_refused_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    // 256^8 points: wraps to 0 in u64.
+    let grid = write_grid(tmp.path(), "g.toml", &big_grid(256, "[1, 2]"));
+    let started = std::time::Instant::now();
+    let out = s(&tmp.path().join("o"));
+    for args in [vec!["plan", &grid], vec!["run", &grid, "--out", &out]] {
+        assert_fails(
+            &sweep(&args),
+            &["more than 2^64", "100000000 runs a grid may have"],
+        );
+    }
+    assert!(!tmp.path().join("o").exists());
+    // 10^12 runs, no overflow: refused, not validated point by point.
+    let grid = write_grid(
+        tmp.path(),
+        "g.toml",
+        &big_grid(10, "{ first = 1, count = 10000 }"),
+    );
+    let o = sweep(&["plan", &grid]);
+    assert_fails(
+        &o,
+        &[
+            "100000000 points x 10000 seeds = 1000000000000 runs",
+            "runs a grid may have",
+        ],
+    );
+    let grid = write_grid(
+        tmp.path(),
+        "g.toml",
+        &small_grid(1).replace(
+            "{ first = 1, count = 1 }",
+            "{ first = 1, count = 1000000000000 }",
+        ),
+    );
+    let o = sweep(&["plan", &grid]);
+    assert_fails(
+        &o,
+        &["seeds", "count = 1000000000000", "runs a grid may have"],
+    );
+    let grid = write_grid(
+        tmp.path(),
+        "g.toml",
+        &small_grid(1).replace(
+            "{ first = 1, count = 1 }",
+            "{ first = 18446744073709551615, count = 2 }",
+        ),
+    );
+    assert_fails(&sweep(&["plan", &grid]), &["seeds", "largest seed"]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+}
+
+#[test]
+fn plan_validates_a_sample_of_a_large_grid_and_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    // 6^8 = 1.7 million points.
+    let grid = write_grid(tmp.path(), "g.toml", &big_grid(6, "[1]"));
+    let started = std::time::Instant::now();
+    let o = sweep(&["plan", &grid, "--calibrate", "1"]);
+    assert_ok(&o);
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        out.contains("1679616 points x 1 seeds = 1679616 runs"),
+        "{out}"
+    );
+    assert!(out.contains("500 of the 1679616 points"), "{out}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+/// A point near the 20-million-user cap: gigabytes for one run.
+fn heavy_grid() -> String {
+    r#"name = "heavy"
+scenario = "ch37"
+seeds = [1]
+[axes]
+strategy = ["naive", "protected"]
+"client.rate_per_s" = [400, 330000]
+"#
+    .to_string()
+}
+
+#[test]
+fn a_run_larger_than_its_memory_budget_is_refused_before_anything_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(tmp.path(), "g.toml", &heavy_grid());
+    let out = tmp.path().join("o");
+    let o = run(&grid, &out, &["--max-run-memory", "1G"]);
+    assert_fails(
+        &o,
+        &[
+            "point 1 (strategy=\"naive\" client.rate_per_s=330000) needs about 5.1 GB",
+            "more than the 1.0 GB a run may use (--max-run-memory)",
+        ],
+    );
+    assert!(!out.exists());
+    // The default budget: half the machine's memory over the workers.
+    let o = sweep(&["run", &grid, "--out", &s(&out), "--jobs", "100000"]);
+    assert_fails(&o, &["needs about 5.1 GB", "divided by 100000 worker(s)"]);
+    assert!(!out.exists());
+    let o = sweep(&["plan", &grid, "--calibrate", "1"]);
+    assert_ok(&o);
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        text.contains("largest run: about 5.1 GB of memory (point #1)"),
+        "{text}"
+    );
+    let o = run(&grid, &out, &["--max-run-memory", "lots"]);
+    assert_fails(&o, &["expected a size such as 2G"]);
+}
+
+#[test]
+fn parts_without_an_index_are_refused_and_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (grid, good, bad) = two_sweeps(tmp.path(), 2);
+    std::fs::remove_file(bad.join("parts-s0of1.json")).unwrap();
+    let before = parts(&bad, "runs");
+    for o in [
+        compare(&good, &bad),
+        report(&bad),
+        run(&grid, &bad, &["--resume"]),
+    ] {
+        assert_fails(&o, &["no parts-*.json index", "--force"]);
+    }
+    assert_eq!(parts(&bad, "runs"), before);
+}
