@@ -236,7 +236,6 @@ fn prepare_dir(
     }
     if args.force && shard == Shard::WHOLE {
         store.remove_all_written()?;
-        store.remove_indexes()?;
         store.create_dirs()?;
         return Ok(Prepared::Run);
     }

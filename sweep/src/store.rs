@@ -56,7 +56,8 @@ pub struct Store {
 type Written = (&'static str, fn(&str) -> bool);
 const WRITTEN: &[Written] = &[
     ("", |n| {
-        n.starts_with("manifest") && (n.ends_with(".json") || n.ends_with(".json.tmp"))
+        (n.starts_with("manifest") || n.starts_with("parts-"))
+            && (n.ends_with(".json") || n.ends_with(".json.tmp"))
     }),
     ("runs", is_part),
     ("series", is_part),
@@ -206,7 +207,6 @@ impl Store {
             .collect())
     }
 
-    /// Deletes `shard`'s parts (runs and series) and manifest.
     /// `--force` of a whole grid: removes every file this tool writes in a
     /// sweep directory (the parts of every shard and their temporaries, the
     /// manifests, the report, the Slurm script and its logs), and a folder
@@ -252,6 +252,7 @@ impl Store {
         }))
     }
 
+    /// Deletes `shard`'s parts (runs and series) and manifest.
     pub fn remove_own(&self, shard: Shard) -> Result<(), StoreError> {
         for p in self.own_parts(shard)? {
             let series = series_dir(&self.root).join(p.file_name().expect("a file"));
@@ -680,17 +681,6 @@ impl Store {
         let p = self.index_path(shard);
         if p.exists() {
             remove(&p)?;
-        }
-        Ok(())
-    }
-
-    /// Removes every shard's index.
-    pub fn remove_indexes(&self) -> Result<(), StoreError> {
-        for p in list_in(&self.root, ".json")? {
-            let name = file_name(&p);
-            if name.starts_with("parts-") {
-                remove(&p)?;
-            }
         }
         Ok(())
     }
