@@ -1,5 +1,6 @@
 //! Small, exact statistics over plain slices: means, sample standard
-//! deviations and 95% intervals for a mean and for a proportion.
+//! deviations and 95% intervals for a mean and for a proportion, and the
+//! interval each kind of metric gets ([`Support`], [`ci95`]).
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
@@ -64,6 +65,141 @@ pub fn wilson95(successes: u64, n: u64) -> Option<(f64, f64)> {
         (center + half).clamp(p, 1.0)
     };
     Some((lower, upper))
+}
+
+/// The values a metric can take, which decides its interval.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Support {
+    /// A yes/no (a flag column; 1 = yes): Wilson interval of the share.
+    YesNo,
+    /// A rate or share in [0, 1]: t-interval clipped to [0, 1].
+    Unit,
+    /// A time, count or ratio, never negative: t-interval clipped at 0.
+    NonNegative,
+    /// Anything else: the plain t-interval.
+    Real,
+}
+
+impl Support {
+    /// The support of a `runs` column: flags are yes/no; success rates,
+    /// shares and goodput are in [0, 1]; every other metric the simulation
+    /// writes is a count, a time or a ratio of counts, never negative.
+    pub fn of_metric(name: &str, is_flag: bool) -> Support {
+        if is_flag {
+            Support::YesNo
+        } else if name.starts_with("success_rate")
+            || name.contains("_success_rate")
+            || name.ends_with("_share")
+            || name == "goodput"
+        {
+            Support::Unit
+        } else {
+            Support::NonNegative
+        }
+    }
+
+    /// The range a mean of such values lies in.
+    pub fn range(self) -> (f64, f64) {
+        match self {
+            Support::YesNo | Support::Unit => (0.0, 1.0),
+            Support::NonNegative => (0.0, f64::INFINITY),
+            Support::Real => (f64::NEG_INFINITY, f64::INFINITY),
+        }
+    }
+
+    /// The name of the interval a mean of such values gets.
+    pub fn method(self) -> &'static str {
+        match self {
+            Support::YesNo => "Wilson",
+            Support::Unit => "t, clipped to [0, 1]",
+            Support::NonNegative => "t, clipped at 0",
+            Support::Real => "t",
+        }
+    }
+
+    /// `(low, high)` clipped into the support. Clipping never lowers
+    /// coverage: the true mean lies in the support, so an interval that
+    /// held it still does.
+    pub fn clip(self, (low, high): (f64, f64)) -> (f64, f64) {
+        let (a, b) = self.range();
+        (low.clamp(a, b), high.clamp(a, b))
+    }
+}
+
+/// A 95% interval for the mean of a metric over seeds, or why there is none.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ci95 {
+    /// `None` when there is no interval: no seed-to-seed variation was
+    /// observed (a zero-width interval would claim certainty), or one seed.
+    pub bounds: Option<(f64, f64)>,
+    /// How the interval was computed, or why there is none.
+    pub method: String,
+    /// For a yes/no constant over its `n` seeds: `3/n` (capped at 1), the
+    /// rule-of-three 95% upper bound on the rate of the outcome never seen.
+    pub rule_of_three: Option<f64>,
+}
+
+/// The note for values that did not vary over `n` seeds.
+pub fn no_variation(n: usize) -> String {
+    format!("no seed-to-seed variation observed in {n} seeds")
+}
+
+/// The 95% interval of the mean of `xs` (one value per seed) by the
+/// metric's support: Wilson for yes/no (0 or 1 values), the t-interval
+/// clipped to the support otherwise. `None` for no values.
+pub fn ci95(xs: &[f64], support: Support) -> Option<Ci95> {
+    let n = xs.len();
+    if n == 0 {
+        return None;
+    }
+    let constant = xs.iter().all(|x| *x == xs[0]);
+    if support == Support::YesNo {
+        let yes = xs.iter().filter(|x| **x != 0.0).count() as u64;
+        return Some(Ci95 {
+            bounds: wilson95(yes, n as u64),
+            method: if constant {
+                format!("Wilson; {}", no_variation(n))
+            } else {
+                "Wilson".to_string()
+            },
+            rule_of_three: constant.then(|| rule_of_three(n)),
+        });
+    }
+    if n == 1 {
+        return Some(Ci95 {
+            bounds: None,
+            method: "one seed: no interval".to_string(),
+            rule_of_three: None,
+        });
+    }
+    if constant {
+        return Some(Ci95 {
+            bounds: None,
+            method: no_variation(n),
+            rule_of_three: None,
+        });
+    }
+    Some(Ci95 {
+        bounds: mean_ci95(xs).map(|b| support.clip(b)),
+        method: support.method().to_string(),
+        rule_of_three: None,
+    })
+}
+
+/// The 95% t-interval `estimate ± t(0.975, df) · se`, clipped to the
+/// support; `None` when df < 1 or se is not finite.
+pub fn t_interval(estimate: f64, se: f64, df: usize, support: Support) -> Option<(f64, f64)> {
+    if df < 1 || !se.is_finite() {
+        return None;
+    }
+    let t = StudentsT::new(0.0, 1.0, df as f64).ok()?.inverse_cdf(0.975);
+    Some(support.clip((estimate - t * se, estimate + t * se)))
+}
+
+/// The rule of three: after `n` independent trials without an event, `3/n`
+/// bounds its rate from above with about 95% confidence (capped at 1).
+pub fn rule_of_three(n: usize) -> f64 {
+    (3.0 / n as f64).min(1.0)
 }
 
 #[cfg(test)]

@@ -187,7 +187,7 @@ pub fn sensitivity(sweep: &Sweep, metrics: &[String]) -> Vec<MetricSensitivity> 
                 None => Err("no such column".to_string()),
                 Some(_) if sweep.dims.is_empty() => Err("the grid has no axis".to_string()),
                 Some(values) => {
-                    let per_cell: Vec<Vec<f64>> = cells.iter().map(|c| c.iter().filter_map(|r| values[*r]).collect()).collect();
+                    let per_cell: Vec<Vec<(u64, f64)>> = cells.iter().map(|c| c.iter().filter_map(|r| values[*r].map(|v| (sweep.seeds[*r], v))).collect()).collect();
                     match per_cell.iter().position(Vec::is_empty) {
                         Some(c) => Err(format!(
                             "undefined at point {} (no ok run has a value), so the grid is not complete for it",
