@@ -270,4 +270,119 @@ mod tests {
             assert!(close(h, hi, 1e-4), "{k}/{n}: upper {h}");
         }
     }
+
+    /// xorshift64*: enough to draw test samples.
+    struct Rng(u64);
+    impl Rng {
+        fn uniform(&mut self) -> f64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            ((self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) + 1) as f64 / (1u64 << 53) as f64
+        }
+        fn normal(&mut self) -> f64 {
+            let (u, v) = (self.uniform(), self.uniform());
+            (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+        }
+    }
+
+    #[test]
+    fn wilson95_covers_95_percent_on_average() {
+        // Exact coverage (a sum over the binomial outcomes), averaged over
+        // p in [0.05, 0.95].
+        use statrs::distribution::{Binomial, Discrete};
+        for n in [10u64, 20, 50, 100] {
+            let ps: Vec<f64> = (5..=95).map(|i| i as f64 / 100.0).collect();
+            let cover: f64 = ps
+                .iter()
+                .map(|&p| {
+                    let b = Binomial::new(p, n).unwrap();
+                    (0..=n)
+                        .filter(|&k| {
+                            let (lo, hi) = wilson95(k, n).unwrap();
+                            lo <= p && p <= hi
+                        })
+                        .map(|k| b.pmf(k))
+                        .sum::<f64>()
+                })
+                .sum::<f64>()
+                / ps.len() as f64;
+            eprintln!("Wilson coverage, n = {n}: {cover:.4}");
+            assert!((0.93..=0.97).contains(&cover), "n = {n}: {cover}");
+        }
+    }
+
+    /// Share of `reps` samples of `n` whose interval holds `truth`.
+    fn coverage(
+        reps: usize,
+        n: usize,
+        support: Support,
+        truth: f64,
+        draw: &mut dyn FnMut() -> f64,
+    ) -> f64 {
+        let hits = (0..reps)
+            .filter(|_| {
+                let xs: Vec<f64> = (0..n).map(|_| draw()).collect();
+                let (lo, hi) = ci95(&xs, support).unwrap().bounds.unwrap();
+                lo <= truth && truth <= hi
+            })
+            .count();
+        hits as f64 / reps as f64
+    }
+
+    #[test]
+    fn t_intervals_cover_95_percent() {
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        for n in [3, 5, 10] {
+            let c = coverage(4000, n, Support::Real, 2.0, &mut || 2.0 + rng.normal());
+            eprintln!("t coverage, normal, n = {n}: {c:.4}");
+            assert!((0.93..=0.97).contains(&c), "n = {n}: {c}");
+        }
+        // A success rate near 1 (uniform in [0.9, 1]), clipped to [0, 1]:
+        // clipping never loses coverage (93.2% at n = 5).
+        for n in [10, 20] {
+            let c = coverage(4000, n, Support::Unit, 0.95, &mut || {
+                0.9 + 0.1 * rng.uniform()
+            });
+            eprintln!("t coverage, clipped to [0, 1], n = {n}: {c:.4}");
+            assert!((0.93..=0.97).contains(&c), "n = {n}: {c}");
+        }
+        // A skewed time, clipped at 0: exponential, mean 0.5. The t-interval
+        // is short on the long side here: 90.2% at n = 10, 91.9% at 20.
+        for n in [10, 20] {
+            let c = coverage(4000, n, Support::NonNegative, 0.5, &mut || {
+                -0.5 * rng.uniform().ln()
+            });
+            eprintln!("t coverage, exponential, clipped at 0, n = {n}: {c:.4}");
+            assert!((0.90..=0.97).contains(&c), "n = {n}: {c}");
+        }
+    }
+
+    #[test]
+    fn intervals_respect_the_support_and_say_when_seeds_never_differed() {
+        // The report's 0.333 [-1.101, 1.768] s and 0.999 [0.995, 1.002].
+        let (lo, hi) = ci95(&[0.0, 0.0, 1.0], Support::NonNegative)
+            .unwrap()
+            .bounds
+            .unwrap();
+        assert!(lo == 0.0 && (hi - 1.767_592).abs() < 1e-4, "{lo} {hi}");
+        let c = ci95(&[1.0, 0.998, 0.999], Support::Unit).unwrap();
+        assert_eq!(c.bounds.unwrap().1, 1.0);
+        assert_eq!(c.method, "t, clipped to [0, 1]");
+        // Yes/no: Wilson, never above 1, rule of three when constant.
+        let c = ci95(&[1.0; 10], Support::YesNo).unwrap();
+        assert_eq!(c.bounds.unwrap().1, 1.0);
+        assert_eq!(c.rule_of_three, Some(0.3));
+        assert!(
+            c.method
+                .contains("no seed-to-seed variation observed in 10 seeds")
+        );
+        // A constant metric has no interval, and says why.
+        let c = ci95(&[0.5; 4], Support::Unit).unwrap();
+        assert_eq!(c.bounds, None);
+        assert_eq!(c.method, "no seed-to-seed variation observed in 4 seeds");
+        assert_eq!(ci95(&[0.5], Support::Unit).unwrap().bounds, None);
+        assert_eq!(ci95(&[], Support::Unit), None);
+        assert_eq!(rule_of_three(2), 1.0);
+    }
 }
