@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 const IDENTITY: &[&str] = &[
     "run_id",
     "run_index",
+    "seed",
     "status",
     "window_start_s",
     "window_end_s",
@@ -27,6 +28,9 @@ pub struct Dim {
     pub paths: Vec<String>,
     /// Level labels, in grid order.
     pub labels: Vec<String>,
+    /// The levels' values when the dimension is one numeric axis (every
+    /// level a number); `None` for strings, zip groups and unbounded caps.
+    pub values: Option<Vec<f64>>,
 }
 
 pub struct Sweep {
@@ -37,6 +41,9 @@ pub struct Sweep {
     pub runs: DataFrame,
     /// For each run, its level position in each dimension.
     pub positions: Vec<Vec<usize>>,
+    /// For each run, its seed: the `seed` column, or (output without one)
+    /// the run's rank within its point, seeds being enumerated fastest.
+    pub seeds: Vec<u64>,
     pub design: Design,
     /// Tier names, in chain order (from the metric columns).
     pub tiers: Vec<String>,
@@ -127,15 +134,57 @@ impl Sweep {
                 });
                 pos.push(at);
             }
+            let values = match columns.as_slice() {
+                [c] if c.dtype().is_primitive_numeric() => {
+                    let mut v: Vec<Option<f64>> = vec![None; labels.len()];
+                    let floats = c.cast(&DataType::Float64).ok();
+                    if let Some(f) = floats.as_ref().and_then(|f| f.f64().ok()) {
+                        for (row, pos) in positions.iter().enumerate() {
+                            let at = pos[pos.len() - 1];
+                            if v[at].is_none() {
+                                v[at] = f.get(row);
+                            }
+                        }
+                    }
+                    v.into_iter().collect::<Option<Vec<f64>>>()
+                }
+                _ => None,
+            };
             dims.push(Dim {
                 name: shown.join("+"),
                 paths,
                 labels,
+                values,
             });
         }
         let design = Design {
             axes: dims.iter().map(|d| d.name.clone()).collect(),
             levels: dims.iter().map(|d| d.labels.len()).collect(),
+            values: dims.iter().map(|d| d.values.clone()).collect(),
+        };
+        let seeds = match runs
+            .column("seed")
+            .ok()
+            .and_then(|c| c.cast(&DataType::UInt64).ok())
+        {
+            Some(c) if c.null_count() == 0 => c.u64().map_or_else(
+                |_| Vec::new(),
+                |s| s.iter().map(|v| v.unwrap_or(0)).collect(),
+            ),
+            _ => Vec::new(),
+        };
+        let seeds = if seeds.len() == runs.height() {
+            seeds
+        } else {
+            let mut rank = vec![0u64; design.cells()];
+            positions
+                .iter()
+                .map(|p| {
+                    let c = design.cell_index(p);
+                    rank[c] += 1;
+                    rank[c] - 1
+                })
+                .collect()
         };
         let ok = match runs
             .column("status")
@@ -151,6 +200,7 @@ impl Sweep {
             dims,
             runs,
             positions,
+            seeds,
             design,
             tiers,
             report_metrics,

@@ -202,14 +202,43 @@ fn sensitivity_markdown(sens: &[MetricSensitivity]) -> String {
             Err(reason) => md.push_str(&format!("Skipped: {reason}.\n")),
             Ok(s) => {
                 md.push_str(&format!(
-                    "Seed noise: {:.1}% of the variance of single runs (removed from the indices).\n\n",
-                    100.0 * s.noise_share
+                    "Seed noise: {:.1}% of the variance of single runs (removed from the indices); {} seeds.\n\n",
+                    100.0 * s.noise_share,
+                    s.seeds
                 ));
+                if let Some(note) = &s.conf_note {
+                    md.push_str(&format!("No confidence: {note} (an interval of zero width would claim certainty).\n\n"));
+                }
                 md.push_str("| axis | S1 | S1_conf | ST | ST_conf | mu_star | sigma |\n|---|---|---|---|---|---|---|\n");
+                let num = |x: f64| {
+                    if x.is_nan() {
+                        "-".to_string()
+                    } else {
+                        format!("{x:.3}")
+                    }
+                };
                 for a in &s.axes {
                     md.push_str(&format!(
-                        "| {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |\n",
-                        a.axis, a.s1, a.s1_conf, a.st, a.st_conf, a.mu_star, a.sigma
+                        "| {} | {:.3} | {} | {:.3} | {} | {} | {} |\n",
+                        a.axis,
+                        a.s1,
+                        num(a.s1_conf),
+                        a.st,
+                        num(a.st_conf),
+                        num(a.mu_star),
+                        num(a.sigma)
+                    ));
+                }
+                let categorical: Vec<&str> = s
+                    .axes
+                    .iter()
+                    .filter(|a| a.ee_note.is_some())
+                    .map(|a| a.axis.as_str())
+                    .collect();
+                if !categorical.is_empty() {
+                    md.push_str(&format!(
+                        "\nNo elementary effects for {}: categorical, its levels have no order or distance.\n",
+                        categorical.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")
                     ));
                 }
             }
@@ -234,7 +263,9 @@ fn effects_markdown(sweep: &Sweep, effects: &[Effect]) -> String {
             let what = if metric == "recovered" {
                 "share of seeds that recovered".to_string()
             } else {
-                format!("mean `{metric}` [95% CI]")
+                format!(
+                    "mean `{metric}` [95% CI of the mean, seed noise only], points: range of the point means over the other axes"
+                )
             };
             md.push_str(&format!("\n#### `{}` x strategy: {what}\n\n", dim.name));
             md.push_str(&tables::effects_markdown(effects, metric, &dim.name));
@@ -562,16 +593,16 @@ fn index_markdown(
     ));
     md.push_str("## In short\n\n");
     md.push_str(&plain_words(sweep, sens)?);
-    md.push_str("\n## Per point\n\nMeans over seeds (ok runs); P(not recovered) with its Wilson 95% interval. Recovery time is censored: `recovery_censored_s` counts a run that did not recover as the first recovery time it could not observe, so its mean is a lower bound wherever P(not recovered) > 0. Full table with std, 95% CI, min and max: `summary.csv` / `summary.parquet`.\n\n");
+    md.push_str("\n## Per point\n\nMeans over seeds (ok runs); P(not recovered) with its Wilson 95% interval, and the rule of three (3/N) where no seed differed (`p_not_recovered_note`). Recovery time is censored: `recovery_censored_s` counts a run that did not recover as the first recovery time it could not observe, so its mean is a lower bound wherever P(not recovered) > 0. Full table with std, 95% interval of the mean over the point's seeds, min and max: `summary.csv` / `summary.parquet`; `<metric>_ci_method` names each interval: Wilson for yes/no metrics (with `<metric>_rule_of_three` when no seed differed), the t-interval clipped to [0, 1] for rates and shares and at 0 for times and counts (clipping never lowers coverage), none when no seed-to-seed variation was observed.\n\n");
     md.push_str(headline);
     let ranked = ranking(sweep, summary, 10)?;
     if !ranked.is_empty() {
         md.push_str("\n## Ranking\n\nThe best points: recovered in the most seeds, then the fastest recovery, the highest goodput, the lowest failed-request median (first 10).\n\n");
         md.push_str(&ranked);
     }
-    md.push_str("\n## Sensitivity\n\nVariance-based indices computed on the full-factorial grid itself (an ANOVA decomposition, no extra sampling): `S1` first order, `ST` total (interactions included), with the seed noise removed and bootstrap confidence (seeds resampled within points, 1.96 x std). `mu_star`, `sigma`: elementary effects between adjacent levels (levels placed evenly, in grid order). A zip group counts as one axis. `recovered` is the yes/no of recovery; `recovery_censored_s` is the censored time. Table: `sensitivity.csv`.\n");
+    md.push_str("\n## Sensitivity\n\nVariance-based indices computed on the full-factorial grid itself (an ANOVA decomposition, no extra sampling): `S1` first order, `ST` total (interactions included), with the seed noise removed. `S1_conf` / `ST_conf`: half-widths of 95% bootstrap intervals; seeds are shared by the points, so each resample draws one set of seeds for every point, and the half-width is t(0.975, S-1) x sqrt(S/(S-1)) x the bootstrap std over S seeds; none when no seed varied anything. Every point weighs the same whatever its number of seeds (not every run, as ordinary least squares would). `mu_star`, `sigma`: elementary effects between levels adjacent in value, the values scaled to the axis range; none for categorical axes (strategies, zip groups, unbounded caps), whose levels have no order. A zip group counts as one axis. `recovered` is the yes/no of recovery; `recovery_censored_s` is the censored time. Table: `sensitivity.csv`.\n");
     md.push_str(sens_md);
-    md.push_str("\n## Main effects\n\nThe metric at each level of each axis, per strategy (all other axes pooled). Table: `main_effects.csv`.\n");
+    md.push_str("\n## Main effects\n\nThe marginal mean of the metric at each level of each axis, per strategy: the mean of the point means over the other axes (every point weighs the same). Two ranges, not to be confused: `ci_low`/`ci_high` is the 95% confidence interval of that mean from seed noise only (t over the shared seeds, clipped to the metric's range; `ci_method`), `spread_min`/`spread_max` the lowest and highest point mean over the other axes at that level (how much they move it, not uncertainty). Table: `main_effects.csv`.\n");
     md.push_str(effects_md);
     // Written by `sweep refine`: the located boundary.
     if let Ok(boundary) = std::fs::read_to_string(sweep.dir.join("analysis").join("boundary.md")) {

@@ -1,5 +1,6 @@
 //! Small, exact statistics over plain slices: means, sample standard
-//! deviations and 95% intervals for a mean and for a proportion.
+//! deviations and 95% intervals for a mean and for a proportion, and the
+//! interval each kind of metric gets ([`Support`], [`ci95`]).
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
@@ -64,6 +65,141 @@ pub fn wilson95(successes: u64, n: u64) -> Option<(f64, f64)> {
         (center + half).clamp(p, 1.0)
     };
     Some((lower, upper))
+}
+
+/// The values a metric can take, which decides its interval.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Support {
+    /// A yes/no (a flag column; 1 = yes): Wilson interval of the share.
+    YesNo,
+    /// A rate or share in [0, 1]: t-interval clipped to [0, 1].
+    Unit,
+    /// A time, count or ratio, never negative: t-interval clipped at 0.
+    NonNegative,
+    /// Anything else: the plain t-interval.
+    Real,
+}
+
+impl Support {
+    /// The support of a `runs` column: flags are yes/no; success rates,
+    /// shares and goodput are in [0, 1]; every other metric the simulation
+    /// writes is a count, a time or a ratio of counts, never negative.
+    pub fn of_metric(name: &str, is_flag: bool) -> Support {
+        if is_flag {
+            Support::YesNo
+        } else if name.starts_with("success_rate")
+            || name.contains("_success_rate")
+            || name.ends_with("_share")
+            || name == "goodput"
+        {
+            Support::Unit
+        } else {
+            Support::NonNegative
+        }
+    }
+
+    /// The range a mean of such values lies in.
+    pub fn range(self) -> (f64, f64) {
+        match self {
+            Support::YesNo | Support::Unit => (0.0, 1.0),
+            Support::NonNegative => (0.0, f64::INFINITY),
+            Support::Real => (f64::NEG_INFINITY, f64::INFINITY),
+        }
+    }
+
+    /// The name of the interval a mean of such values gets.
+    pub fn method(self) -> &'static str {
+        match self {
+            Support::YesNo => "Wilson",
+            Support::Unit => "t, clipped to [0, 1]",
+            Support::NonNegative => "t, clipped at 0",
+            Support::Real => "t",
+        }
+    }
+
+    /// `(low, high)` clipped into the support. Clipping never lowers
+    /// coverage: the true mean lies in the support, so an interval that
+    /// held it still does.
+    pub fn clip(self, (low, high): (f64, f64)) -> (f64, f64) {
+        let (a, b) = self.range();
+        (low.clamp(a, b), high.clamp(a, b))
+    }
+}
+
+/// A 95% interval for the mean of a metric over seeds, or why there is none.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ci95 {
+    /// `None` when there is no interval: no seed-to-seed variation was
+    /// observed (a zero-width interval would claim certainty), or one seed.
+    pub bounds: Option<(f64, f64)>,
+    /// How the interval was computed, or why there is none.
+    pub method: String,
+    /// For a yes/no constant over its `n` seeds: `3/n` (capped at 1), the
+    /// rule-of-three 95% upper bound on the rate of the outcome never seen.
+    pub rule_of_three: Option<f64>,
+}
+
+/// The note for values that did not vary over `n` seeds.
+pub fn no_variation(n: usize) -> String {
+    format!("no seed-to-seed variation observed in {n} seeds")
+}
+
+/// The 95% interval of the mean of `xs` (one value per seed) by the
+/// metric's support: Wilson for yes/no (0 or 1 values), the t-interval
+/// clipped to the support otherwise. `None` for no values.
+pub fn ci95(xs: &[f64], support: Support) -> Option<Ci95> {
+    let n = xs.len();
+    if n == 0 {
+        return None;
+    }
+    let constant = xs.iter().all(|x| *x == xs[0]);
+    if support == Support::YesNo {
+        let yes = xs.iter().filter(|x| **x != 0.0).count() as u64;
+        return Some(Ci95 {
+            bounds: wilson95(yes, n as u64),
+            method: if constant {
+                format!("Wilson; {}", no_variation(n))
+            } else {
+                "Wilson".to_string()
+            },
+            rule_of_three: constant.then(|| rule_of_three(n)),
+        });
+    }
+    if n == 1 {
+        return Some(Ci95 {
+            bounds: None,
+            method: "one seed: no interval".to_string(),
+            rule_of_three: None,
+        });
+    }
+    if constant {
+        return Some(Ci95 {
+            bounds: None,
+            method: no_variation(n),
+            rule_of_three: None,
+        });
+    }
+    Some(Ci95 {
+        bounds: mean_ci95(xs).map(|b| support.clip(b)),
+        method: support.method().to_string(),
+        rule_of_three: None,
+    })
+}
+
+/// The 95% t-interval `estimate ± t(0.975, df) · se`, clipped to the
+/// support; `None` when df < 1 or se is not finite.
+pub fn t_interval(estimate: f64, se: f64, df: usize, support: Support) -> Option<(f64, f64)> {
+    if df < 1 || !se.is_finite() {
+        return None;
+    }
+    let t = StudentsT::new(0.0, 1.0, df as f64).ok()?.inverse_cdf(0.975);
+    Some(support.clip((estimate - t * se, estimate + t * se)))
+}
+
+/// The rule of three: after `n` independent trials without an event, `3/n`
+/// bounds its rate from above with about 95% confidence (capped at 1).
+pub fn rule_of_three(n: usize) -> f64 {
+    (3.0 / n as f64).min(1.0)
 }
 
 #[cfg(test)]
@@ -133,5 +269,120 @@ mod tests {
             assert!(close(l, lo, 1e-4), "{k}/{n}: lower {l}");
             assert!(close(h, hi, 1e-4), "{k}/{n}: upper {h}");
         }
+    }
+
+    /// xorshift64*: enough to draw test samples.
+    struct Rng(u64);
+    impl Rng {
+        fn uniform(&mut self) -> f64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            ((self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) + 1) as f64 / (1u64 << 53) as f64
+        }
+        fn normal(&mut self) -> f64 {
+            let (u, v) = (self.uniform(), self.uniform());
+            (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+        }
+    }
+
+    #[test]
+    fn wilson95_covers_95_percent_on_average() {
+        // Exact coverage (a sum over the binomial outcomes), averaged over
+        // p in [0.05, 0.95].
+        use statrs::distribution::{Binomial, Discrete};
+        for n in [10u64, 20, 50, 100] {
+            let ps: Vec<f64> = (5..=95).map(|i| i as f64 / 100.0).collect();
+            let cover: f64 = ps
+                .iter()
+                .map(|&p| {
+                    let b = Binomial::new(p, n).unwrap();
+                    (0..=n)
+                        .filter(|&k| {
+                            let (lo, hi) = wilson95(k, n).unwrap();
+                            lo <= p && p <= hi
+                        })
+                        .map(|k| b.pmf(k))
+                        .sum::<f64>()
+                })
+                .sum::<f64>()
+                / ps.len() as f64;
+            eprintln!("Wilson coverage, n = {n}: {cover:.4}");
+            assert!((0.93..=0.97).contains(&cover), "n = {n}: {cover}");
+        }
+    }
+
+    /// Share of `reps` samples of `n` whose interval holds `truth`.
+    fn coverage(
+        reps: usize,
+        n: usize,
+        support: Support,
+        truth: f64,
+        draw: &mut dyn FnMut() -> f64,
+    ) -> f64 {
+        let hits = (0..reps)
+            .filter(|_| {
+                let xs: Vec<f64> = (0..n).map(|_| draw()).collect();
+                let (lo, hi) = ci95(&xs, support).unwrap().bounds.unwrap();
+                lo <= truth && truth <= hi
+            })
+            .count();
+        hits as f64 / reps as f64
+    }
+
+    #[test]
+    fn t_intervals_cover_95_percent() {
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        for n in [3, 5, 10] {
+            let c = coverage(4000, n, Support::Real, 2.0, &mut || 2.0 + rng.normal());
+            eprintln!("t coverage, normal, n = {n}: {c:.4}");
+            assert!((0.93..=0.97).contains(&c), "n = {n}: {c}");
+        }
+        // A success rate near 1 (uniform in [0.9, 1]), clipped to [0, 1]:
+        // clipping never loses coverage (93.2% at n = 5).
+        for n in [10, 20] {
+            let c = coverage(4000, n, Support::Unit, 0.95, &mut || {
+                0.9 + 0.1 * rng.uniform()
+            });
+            eprintln!("t coverage, clipped to [0, 1], n = {n}: {c:.4}");
+            assert!((0.93..=0.97).contains(&c), "n = {n}: {c}");
+        }
+        // A skewed time, clipped at 0: exponential, mean 0.5. The t-interval
+        // is short on the long side here: 90.2% at n = 10, 91.9% at 20.
+        for n in [10, 20] {
+            let c = coverage(4000, n, Support::NonNegative, 0.5, &mut || {
+                -0.5 * rng.uniform().ln()
+            });
+            eprintln!("t coverage, exponential, clipped at 0, n = {n}: {c:.4}");
+            assert!((0.90..=0.97).contains(&c), "n = {n}: {c}");
+        }
+    }
+
+    #[test]
+    fn intervals_respect_the_support_and_say_when_seeds_never_differed() {
+        // The report's 0.333 [-1.101, 1.768] s and 0.999 [0.995, 1.002].
+        let (lo, hi) = ci95(&[0.0, 0.0, 1.0], Support::NonNegative)
+            .unwrap()
+            .bounds
+            .unwrap();
+        assert!(lo == 0.0 && (hi - 1.767_592).abs() < 1e-4, "{lo} {hi}");
+        let c = ci95(&[1.0, 0.998, 0.999], Support::Unit).unwrap();
+        assert_eq!(c.bounds.unwrap().1, 1.0);
+        assert_eq!(c.method, "t, clipped to [0, 1]");
+        // Yes/no: Wilson, never above 1, rule of three when constant.
+        let c = ci95(&[1.0; 10], Support::YesNo).unwrap();
+        assert_eq!(c.bounds.unwrap().1, 1.0);
+        assert_eq!(c.rule_of_three, Some(0.3));
+        assert!(
+            c.method
+                .contains("no seed-to-seed variation observed in 10 seeds")
+        );
+        // A constant metric has no interval, and says why.
+        let c = ci95(&[0.5; 4], Support::Unit).unwrap();
+        assert_eq!(c.bounds, None);
+        assert_eq!(c.method, "no seed-to-seed variation observed in 4 seeds");
+        assert_eq!(ci95(&[0.5], Support::Unit).unwrap().bounds, None);
+        assert_eq!(ci95(&[], Support::Unit), None);
+        assert_eq!(rule_of_three(2), 1.0);
     }
 }

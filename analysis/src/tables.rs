@@ -5,7 +5,7 @@
 use crate::error::ReportError;
 use crate::load::Sweep;
 use crate::sensitivity::{self, Sensitivity};
-use crate::stats::{mean, mean_ci95, std_dev, wilson95};
+use crate::stats::{self, Support, mean, std_dev, wilson95};
 use polars::prelude::*;
 
 /// One of the metrics the report is about: a `runs` column of the whole
@@ -67,6 +67,15 @@ pub fn main_metrics(sweep: &Sweep) -> Vec<String> {
     m
 }
 
+/// The support of metric `name` (a flag column is a yes/no).
+pub fn support(sweep: &Sweep, name: &str) -> Support {
+    let flag = sweep
+        .runs
+        .column(name)
+        .is_ok_and(|c| c.dtype() == &DataType::Boolean);
+    Support::of_metric(name, flag)
+}
+
 /// Rows of each grid cell (point), in grid order.
 fn rows_by_cell(sweep: &Sweep) -> Vec<Vec<usize>> {
     let mut cells = vec![Vec::new(); sweep.design.cells()];
@@ -77,8 +86,11 @@ fn rows_by_cell(sweep: &Sweep) -> Vec<Vec<usize>> {
 }
 
 /// One row per point: axis values, run counts, P(not recovered) with its
-/// Wilson interval, and per metric mean, std, 95% t-interval, min and max
-/// over the point's ok runs.
+/// Wilson interval (and the rule of three when no seed differed), and per
+/// metric mean, std, a 95% interval of the mean by the metric's support
+/// (`{m}_ci_method` names it: Wilson for yes/no, the t-interval clipped to
+/// [0, 1] or at 0 otherwise, none when no seed differed), min and max over
+/// the point's ok runs.
 pub fn summary(sweep: &Sweep, metrics: &[String]) -> Result<DataFrame, ReportError> {
     let err = |source| ReportError::Table {
         what: "summary",
@@ -139,6 +151,13 @@ pub fn summary(sweep: &Sweep, metrics: &[String]) -> Result<DataFrame, ReportErr
             "p_not_recovered_high".into(),
             wilson.iter().map(|w| w.map(|x| x.1)).collect::<Vec<_>>(),
         ));
+        cols.push(Column::new(
+            "p_not_recovered_note".into(),
+            counts
+                .iter()
+                .map(|&(k, n)| rule_of_three_note(k, n, "not recovered", "recovered"))
+                .collect::<Vec<_>>(),
+        ));
     }
     for m in metrics {
         let Some(values) = sweep.metric(m) else {
@@ -154,10 +173,35 @@ pub fn summary(sweep: &Sweep, metrics: &[String]) -> Result<DataFrame, ReportErr
                 per_cell.iter().map(|v| f(v)).collect::<Vec<_>>(),
             )
         };
+        let support = support(sweep, m);
+        let ci: Vec<Option<stats::Ci95>> =
+            per_cell.iter().map(|v| stats::ci95(v, support)).collect();
+        let bound = |suffix: &str, f: fn((f64, f64)) -> f64| {
+            Column::new(
+                format!("{m}_{suffix}").into(),
+                ci.iter()
+                    .map(|c| c.as_ref().and_then(|c| c.bounds).map(f))
+                    .collect::<Vec<_>>(),
+            )
+        };
         cols.push(stat("mean", &mean));
         cols.push(stat("std", &std_dev));
-        cols.push(stat("ci_low", &|v| mean_ci95(v).map(|c| c.0)));
-        cols.push(stat("ci_high", &|v| mean_ci95(v).map(|c| c.1)));
+        cols.push(bound("ci_low", |b| b.0));
+        cols.push(bound("ci_high", |b| b.1));
+        cols.push(Column::new(
+            format!("{m}_ci_method").into(),
+            ci.iter()
+                .map(|c| c.as_ref().map(|c| c.method.clone()))
+                .collect::<Vec<_>>(),
+        ));
+        if support == Support::YesNo {
+            cols.push(Column::new(
+                format!("{m}_rule_of_three").into(),
+                ci.iter()
+                    .map(|c| c.as_ref().and_then(|c| c.rule_of_three))
+                    .collect::<Vec<_>>(),
+            ));
+        }
         cols.push(stat("min", &|v| v.iter().copied().reduce(f64::min)));
         cols.push(stat("max", &|v| v.iter().copied().reduce(f64::max)));
     }
@@ -166,6 +210,20 @@ pub fn summary(sweep: &Sweep, metrics: &[String]) -> Result<DataFrame, ReportErr
         df.with_column(c).map_err(err)?;
     }
     Ok(df)
+}
+
+/// When `k` of `n` seeds had the outcome and none or all did: the rule of
+/// three bounds the rate of the outcome never seen by 3/n.
+fn rule_of_three_note(k: u64, n: u64, yes: &str, no: &str) -> Option<String> {
+    if n == 0 || (k != 0 && k != n) {
+        return None;
+    }
+    let (seen, unseen) = if k == 0 { (no, yes) } else { (yes, no) };
+    Some(format!(
+        "{} in all {n} seeds: P({unseen}) < {:.3} (rule of three, 3/{n})",
+        seen,
+        stats::rule_of_three(n as usize)
+    ))
 }
 
 /// Sensitivity of one metric, or why there is none.
@@ -187,7 +245,7 @@ pub fn sensitivity(sweep: &Sweep, metrics: &[String]) -> Vec<MetricSensitivity> 
                 None => Err("no such column".to_string()),
                 Some(_) if sweep.dims.is_empty() => Err("the grid has no axis".to_string()),
                 Some(values) => {
-                    let per_cell: Vec<Vec<f64>> = cells.iter().map(|c| c.iter().filter_map(|r| values[*r]).collect()).collect();
+                    let per_cell: Vec<Vec<(u64, f64)>> = cells.iter().map(|c| c.iter().filter_map(|r| values[*r].map(|v| (sweep.seeds[*r], v))).collect()).collect();
                     match per_cell.iter().position(Vec::is_empty) {
                         Some(c) => Err(format!(
                             "undefined at point {} (no ok run has a value), so the grid is not complete for it",
@@ -208,10 +266,13 @@ pub fn sensitivity_frame(results: &[MetricSensitivity]) -> Result<DataFrame, Rep
         .filter_map(|r| r.result.as_ref().ok().map(|s| (r.metric.as_str(), s)))
         .flat_map(|(m, s)| s.axes.iter().map(move |a| (m, s, a)))
         .collect();
+    // NaN (no confidence, no elementary effect) is written as null.
     let f = |name: &str, get: &dyn Fn(&sensitivity::AxisIndices) -> f64| {
         Column::new(
             name.into(),
-            rows.iter().map(|(_, _, a)| get(a)).collect::<Vec<_>>(),
+            rows.iter()
+                .map(|(_, _, a)| Some(get(a)).filter(|x| !x.is_nan()))
+                .collect::<Vec<_>>(),
         )
     };
     DataFrame::new(
@@ -236,56 +297,171 @@ pub fn sensitivity_frame(results: &[MetricSensitivity]) -> Result<DataFrame, Rep
                 "noise_share".into(),
                 rows.iter().map(|r| r.1.noise_share).collect::<Vec<_>>(),
             ),
+            Column::new(
+                "seeds".into(),
+                rows.iter().map(|r| r.1.seeds as u64).collect::<Vec<_>>(),
+            ),
+            Column::new(
+                "conf_note".into(),
+                rows.iter()
+                    .map(|r| r.1.conf_note.as_deref())
+                    .collect::<Vec<_>>(),
+            ),
+            Column::new(
+                "ee_note".into(),
+                rows.iter()
+                    .map(|r| r.2.ee_note.as_deref())
+                    .collect::<Vec<_>>(),
+            ),
         ],
     )
     .map_err(ReportError::table("sensitivity"))
 }
 
-/// One row per (dimension, level, strategy, metric): the metric's mean and
-/// 95% interval over the ok runs at that level (of that strategy, when the
-/// grid varies the strategy and the dimension is another one).
+/// One row per (dimension, level, strategy, metric): the marginal mean of
+/// the metric at that level (of that strategy, when the grid varies the
+/// strategy and the dimension is another one) with two different ranges:
+///
+/// * `ci`: the 95% confidence interval of the marginal mean, from seed
+///   noise only. The marginal mean is the mean of the point means (every
+///   point weighs the same, as in the indices, whatever its seed count);
+///   seeds are shared by the points, so its standard error is taken over
+///   seeds (each seed's summed deviations from the point means, a
+///   cluster-by-seed estimate: with every seed at every point it is the
+///   t-interval of the per-seed averages), with t(0.975, S − 1), S seeds,
+///   clipped to the metric's support.
+/// * `spread`: the lowest and highest point mean over the other axes at
+///   that level: how much the other axes move the metric, not uncertainty.
 pub struct Effect {
     pub dim: String,
     pub level: String,
     pub strategy: Option<String>,
     pub metric: String,
+    /// Runs with a value.
     pub n: usize,
+    /// Points with a value.
+    pub points: usize,
     pub mean: Option<f64>,
     pub ci: Option<(f64, f64)>,
+    /// How `ci` was computed, or why there is none.
+    pub ci_method: Option<String>,
+    pub spread: Option<(f64, f64)>,
+}
+
+/// The marginal mean over `cells` (each a point's `(seed, value)`s, none
+/// empty), its 95% interval over seeds and the range of the point means.
+fn marginal(cells: &[Vec<(u64, f64)>], support: Support) -> Effect {
+    let points = cells.len();
+    let n = cells.iter().map(Vec::len).sum();
+    let mut effect = Effect {
+        dim: String::new(),
+        level: String::new(),
+        strategy: None,
+        metric: String::new(),
+        n,
+        points,
+        mean: None,
+        ci: None,
+        ci_method: None,
+        spread: None,
+    };
+    if points == 0 {
+        return effect;
+    }
+    let means: Vec<f64> = cells
+        .iter()
+        .map(|c| c.iter().map(|x| x.1).sum::<f64>() / c.len() as f64)
+        .collect();
+    let m = means.iter().sum::<f64>() / points as f64;
+    effect.mean = Some(m);
+    effect.spread = Some((
+        means.iter().copied().fold(f64::INFINITY, f64::min),
+        means.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    ));
+    // w_s: seed s's share of the deviation of the marginal mean.
+    let mut w: Vec<(u64, f64)> = Vec::new();
+    for (c, mc) in cells.iter().zip(&means) {
+        for &(seed, y) in c {
+            let d = (y - mc) / (c.len() as f64 * points as f64);
+            match w.iter_mut().find(|(s, _)| *s == seed) {
+                Some(e) => e.1 += d,
+                None => w.push((seed, d)),
+            }
+        }
+    }
+    let seeds = w.len();
+    let ss: f64 = w.iter().map(|(_, d)| d * d).sum();
+    let varied = cells.iter().any(|c| c.iter().any(|x| x.1 != c[0].1));
+    effect.ci_method = Some(if seeds < 2 {
+        "one seed: no interval".to_string()
+    } else if !varied {
+        let note = stats::no_variation(seeds);
+        if support == Support::YesNo {
+            format!(
+                "{note}: rate of the outcome not seen < {:.3} per point (rule of three, 3/{seeds})",
+                stats::rule_of_three(seeds)
+            )
+        } else {
+            note
+        }
+    } else {
+        let se = (ss * seeds as f64 / (seeds - 1) as f64).sqrt();
+        let clip = if support == Support::YesNo {
+            Support::Unit
+        } else {
+            support
+        };
+        effect.ci = stats::t_interval(m, se, seeds - 1, clip);
+        match clip {
+            Support::Real => "t over shared seeds".to_string(),
+            Support::NonNegative => "t over shared seeds, clipped at 0".to_string(),
+            _ => "t over shared seeds, clipped to [0, 1]".to_string(),
+        }
+    });
+    effect
 }
 
 pub fn main_effects(sweep: &Sweep, metrics: &[String]) -> Vec<Effect> {
     let strategy = sweep.strategy_dim();
     let strategies = strategy.map_or(0, |s| sweep.dims[s].labels.len());
+    let by_cell = rows_by_cell(sweep);
     let mut out = Vec::new();
     for m in metrics {
         let Some(values) = sweep.metric(m) else {
             continue;
         };
+        let support = support(sweep, m);
+        // Each point's (seed, value)s.
+        let cells: Vec<Vec<(u64, f64)>> = by_cell
+            .iter()
+            .map(|rows| {
+                rows.iter()
+                    .filter_map(|r| values[*r].map(|v| (sweep.seeds[*r], v)))
+                    .collect()
+            })
+            .collect();
         for (d, dim) in sweep.dims.iter().enumerate() {
             // Split by strategy unless this is the strategy dimension.
             let split = strategy.filter(|s| *s != d);
             let groups = split.map_or(1, |_| strategies);
-            // One pass over the runs: values by (level, strategy).
-            let mut by_group: Vec<Vec<f64>> = vec![Vec::new(); dim.labels.len() * groups];
-            for (run, value) in values.iter().enumerate() {
-                if let Some(v) = value {
-                    let pos = &sweep.positions[run];
-                    by_group[pos[d] * groups + split.map_or(0, |s| pos[s])].push(*v);
+            // The points of each (level, strategy).
+            let mut by_group: Vec<Vec<Vec<(u64, f64)>>> =
+                vec![Vec::new(); dim.labels.len() * groups];
+            for (c, cell) in cells.iter().enumerate() {
+                if cell.is_empty() {
+                    continue;
                 }
+                let pos = sweep.design.positions(c);
+                by_group[pos[d] * groups + split.map_or(0, |s| pos[s])].push(cell.clone());
             }
             for (l, level) in dim.labels.iter().enumerate() {
                 for g in 0..groups {
-                    let xs = &by_group[l * groups + g];
-                    out.push(Effect {
-                        dim: dim.name.clone(),
-                        level: level.clone(),
-                        strategy: split.map(|s| sweep.dims[s].labels[g].clone()),
-                        metric: m.clone(),
-                        n: xs.len(),
-                        mean: mean(xs),
-                        ci: mean_ci95(xs),
-                    });
+                    let mut e = marginal(&by_group[l * groups + g], support);
+                    e.dim = dim.name.clone();
+                    e.level = level.clone();
+                    e.strategy = split.map(|s| sweep.dims[s].labels[g].clone());
+                    e.metric = m.clone();
+                    out.push(e);
                 }
             }
         }
@@ -341,6 +517,31 @@ pub fn effects_frame(effects: &[Effect]) -> Result<DataFrame, ReportError> {
                     .map(|e| e.ci.map(|c| c.1))
                     .collect::<Vec<_>>(),
             ),
+            Column::new(
+                "ci_method".into(),
+                effects
+                    .iter()
+                    .map(|e| e.ci_method.as_deref())
+                    .collect::<Vec<_>>(),
+            ),
+            Column::new(
+                "points".into(),
+                effects.iter().map(|e| e.points as u64).collect::<Vec<_>>(),
+            ),
+            Column::new(
+                "spread_min".into(),
+                effects
+                    .iter()
+                    .map(|e| e.spread.map(|c| c.0))
+                    .collect::<Vec<_>>(),
+            ),
+            Column::new(
+                "spread_max".into(),
+                effects
+                    .iter()
+                    .map(|e| e.spread.map(|c| c.1))
+                    .collect::<Vec<_>>(),
+            ),
         ],
     )
     .map_err(ReportError::table("main effects"))
@@ -391,10 +592,21 @@ fn cell(metric: &str, e: &Effect) -> String {
         (_, None) => "-".to_string(),
         ("recovered", Some(0.0)) => "never".to_string(),
         ("recovered", Some(p)) => format!("{:.0}%", p * 100.0),
-        (_, Some(m)) => match e.ci {
-            Some((lo, hi)) if hi - lo > 1e-9 => format!("{m:.3} [{lo:.3}, {hi:.3}]"),
-            _ => format!("{m:.3}"),
-        },
+        (_, Some(m)) => {
+            let ci = match (e.ci, e.ci_method.as_deref()) {
+                (Some((lo, hi)), _) => format!("{m:.3} [{lo:.3}, {hi:.3}]"),
+                (None, Some(why)) if why.starts_with("no seed-to-seed") => {
+                    format!("{m:.3} [no seed variation]")
+                }
+                _ => format!("{m:.3}"),
+            };
+            match e.spread {
+                Some((lo, hi)) if e.points > 1 && hi > lo => {
+                    format!("{ci}, points {lo:.3} to {hi:.3}")
+                }
+                _ => ci,
+            }
+        }
     }
 }
 

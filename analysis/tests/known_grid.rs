@@ -98,14 +98,47 @@ fn main_effects_match_hand_computed_values() {
             .unwrap_or_else(|| panic!("{dim}={level} {strategy:?}"))
     };
     // x = 1, strategy a: runs 0.9 and 1.0 -> mean 0.95; s = 0.0707107,
-    // t(0.975, 1) = 12.7062 -> half-width 12.7062 * 0.0707107 / sqrt(2) = 0.635310.
+    // t(0.975, 1) = 12.7062 -> half-width 12.7062 * 0.0707107 / sqrt(2) = 0.635310,
+    // clipped to [0, 1]: a success rate is never above 1.
     let e = get("x", "1", Some("a"));
-    assert_eq!(e.n, 2);
+    assert_eq!((e.n, e.points), (2, 1));
     assert!(close(e.mean.unwrap(), 0.95));
     let (lo, hi) = e.ci.unwrap();
     assert!(
-        (hi - 0.95 - 0.635310).abs() < 1e-5 && (0.95 - lo - 0.635310).abs() < 1e-5,
+        hi == 1.0 && (0.95 - lo - 0.635310).abs() < 1e-5,
         "{lo} {hi}"
+    );
+    assert_eq!(
+        e.ci_method.as_deref(),
+        Some("t over shared seeds, clipped to [0, 1]")
+    );
+    // Strategy b at x = 2: 0.0 in both seeds, no interval of zero width.
+    let e = get("x", "2", Some("b"));
+    assert!(e.ci.is_none(), "{:?}", e.ci);
+    assert_eq!(
+        e.ci_method.as_deref(),
+        Some("no seed-to-seed variation observed in 2 seeds")
+    );
+    // Strategy a over x: the spread over the points is 0.6 to 0.95.
+    let e = get("strategy", "a", None);
+    assert_eq!((e.n, e.points), (4, 2));
+    let (smin, smax) = e.spread.unwrap();
+    assert!(close(smin, 0.6) && close(smax, 0.95), "{smin} {smax}");
+    // The interval of the marginal mean is over the shared seeds: for
+    // recovery_censored_s at strategy a, points (1, 3) and (2, 9); seed 0
+    // averages 1.5, seed 1 6.0: mean 3.75, s.e. 2.25, half-width
+    // t(0.975, 1) * 2.25 = 28.588961, clipped at 0.
+    let times = tables::main_effects(&sweep, &["recovery_censored_s".to_string()]);
+    let e = times
+        .iter()
+        .find(|e| e.dim == "strategy" && e.level == "a")
+        .unwrap();
+    assert!(close(e.mean.unwrap(), 3.75));
+    let (lo, hi) = e.ci.unwrap();
+    assert!(lo == 0.0 && (hi - 32.338961).abs() < 1e-5, "{lo} {hi}");
+    assert_eq!(
+        e.ci_method.as_deref(),
+        Some("t over shared seeds, clipped at 0")
     );
     assert!(close(get("x", "2", Some("a")).mean.unwrap(), 0.6));
     assert!(close(get("x", "1", Some("b")).mean.unwrap(), 0.3));
@@ -160,6 +193,35 @@ fn summary_has_wilson_intervals_and_moments() {
         col("success_rate_after_std")[0].unwrap(),
         0.0707106781186548
     ));
+    let text = |c: &str| {
+        s.column(c)
+            .unwrap()
+            .str()
+            .unwrap()
+            .iter()
+            .map(|v| v.map(str::to_string))
+            .collect::<Vec<_>>()
+    };
+    // 0.9 and 1.0: the t-interval of a success rate stops at 1.
+    assert_eq!(col("success_rate_after_ci_high")[0], Some(1.0));
+    assert_eq!(
+        text("success_rate_after_ci_method")[0].as_deref(),
+        Some("t, clipped to [0, 1]")
+    );
+    // b/x=2: 0.0 in both seeds: no interval, and why.
+    assert_eq!(col("success_rate_after_ci_low")[3], None);
+    assert_eq!(
+        text("success_rate_after_ci_method")[3].as_deref(),
+        Some("no seed-to-seed variation observed in 2 seeds")
+    );
+    // recovered is a yes/no: Wilson, and the rule of three when constant.
+    assert_eq!(text("recovered_ci_method")[1].as_deref(), Some("Wilson"));
+    assert_eq!(col("recovered_rule_of_three")[0], Some(1.0));
+    assert_eq!(
+        text("p_not_recovered_note")[0].as_deref(),
+        Some("recovered in all 2 seeds: P(not recovered) < 1.000 (rule of three, 3/2)")
+    );
+    assert_eq!(text("p_not_recovered_note")[1], None);
 }
 
 #[test]
