@@ -441,7 +441,7 @@ fn draw_boundary(
         &x_label,
         axis,
         &bands,
-        None,
+        &[],
         None,
     )
 }
