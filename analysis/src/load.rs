@@ -84,6 +84,7 @@ impl Sweep {
                 || axis_paths.iter().any(|p| p.as_str() == n)
                 || report_metrics.iter().any(|m| m.as_str() == n)
                 || trigger_key(n).is_some()
+                || n == "recovery_s"
         };
         let cols: Vec<Expr> = schema
             .iter_names()
