@@ -90,6 +90,8 @@ impl Sweep {
                 || metrics.iter().any(|m| m.as_str() == n)
                 || axis_paths.iter().any(|p| p.as_str() == n)
                 || report_metrics.iter().any(|m| m.as_str() == n)
+                || trigger_key(n).is_some()
+                || n == "recovery_s"
         };
         let cols: Vec<Expr> = schema
             .iter_names()
@@ -255,10 +257,46 @@ impl Sweep {
     }
 }
 
+/// A trigger's parameter column: `<tier>.slow[.<n>].<key>` or
+/// `client.spike[.<n>].<key>` -> (the trigger's path prefix, is a spike,
+/// key), for `key` one of `start_s`, `duration_s`, `factor`.
+pub fn trigger_key(column: &str) -> Option<(&str, bool, &str)> {
+    let (prefix, key) = column.rsplit_once('.')?;
+    if !["start_s", "duration_s", "factor"].contains(&key) {
+        return None;
+    }
+    let base = match prefix.rsplit_once('.') {
+        Some((b, n)) if n.parse::<u32>().is_ok() => b,
+        _ => prefix,
+    };
+    if base == "client.spike" {
+        Some((prefix, true, key))
+    } else if base.ends_with(".slow") && base.len() > ".slow".len() {
+        Some((prefix, false, key))
+    } else {
+        None
+    }
+}
+
+/// The spelling of "no limit" wherever a person reads it (a null cap).
+pub const UNBOUNDED: &str = "unbounded";
+
+/// A number as a person reads it: integers without a decimal point
+/// (`200`, not `200.0`), others as short as they are exact.
+pub fn number(v: f64) -> String {
+    if v.is_finite() && v == v.trunc() && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    }
+}
+
 /// A level's label: the value as written, `unbounded` for a null cap.
 fn label(c: &Column, row: usize) -> String {
     match c.get(row) {
-        Ok(AnyValue::Null) => "unbounded".to_string(),
+        Ok(AnyValue::Null) => UNBOUNDED.to_string(),
+        Ok(AnyValue::Float64(v)) => number(v),
+        Ok(AnyValue::Float32(v)) => number(v as f64),
         Ok(AnyValue::String(s)) => s.to_string(),
         Ok(AnyValue::StringOwned(s)) => s.to_string(),
         Ok(v) => v.to_string(),

@@ -48,6 +48,11 @@ pub struct ReportOptions {
     /// besides the usual ones.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub metrics: Vec<String>,
+    /// Combinations of the other axes to draw time plots of, each as
+    /// `"path=level, path=level"` (every named pair must match; axes not
+    /// named may take any level), before those the report picks itself.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slices: Vec<String>,
 }
 
 /// Provenance and counts, written beside the data (and as file metadata).

@@ -16,8 +16,10 @@
 
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
+use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters_backend::{BackendColor, BackendCoord, BackendTextStyle, DrawingErrorKind};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -44,6 +46,44 @@ pub struct BandPoint {
     pub q25: f64,
     /// 75th percentile over seeds (upper edge of the band).
     pub q75: f64,
+}
+
+/// What a shaded span of a time plot is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShadeKind {
+    /// A tier's slow window.
+    Slow,
+    /// A load spike of the client.
+    Spike,
+    /// A trigger span of unknown kind (a slow window or a load spike).
+    Trigger,
+}
+
+impl ShadeKind {
+    /// The legend's name for it.
+    pub fn label(self) -> &'static str {
+        match self {
+            ShadeKind::Slow => "slow window",
+            ShadeKind::Spike => "load spike",
+            ShadeKind::Trigger => "trigger (slow window or spike)",
+        }
+    }
+
+    fn color(self) -> RGBAColor {
+        match self {
+            ShadeKind::Slow => BLACK.mix(0.1),
+            ShadeKind::Spike => RGBColor(255, 170, 0).mix(0.22),
+            ShadeKind::Trigger => RGBColor(120, 120, 200).mix(0.15),
+        }
+    }
+}
+
+/// A shaded x-span of a time plot: a slow window or a load spike.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Shade {
+    pub kind: ShadeKind,
+    pub from: f64,
+    pub to: f64,
 }
 
 /// One panel of [`heatmaps`]: a grid of values over the x and y levels.
@@ -166,7 +206,7 @@ macro_rules! render_both {
                 })?;
             }
             {
-                let $root = BitMapBackend::new(&png, size).into_drawing_area();
+                let $root = PngBackend(BitMapBackend::new(&png, size)).into_drawing_area();
                 $draw?;
                 $root.present().map_err(|e| PlotError::Write {
                     path: png.clone(),
@@ -261,6 +301,189 @@ fn swatch<DB: DrawingBackend>(
     Ok(())
 }
 
+// ------------------------------------------------------------- PNG text
+
+/// The PNG backend: plotters' bitmap backend, with text drawn the way the
+/// SVG's is laid out by a browser. (plotters' own bitmap text drops each
+/// glyph's left side bearing, so "cl" reads "d" and a decimal point drifts;
+/// it draws glyphs about 7 % larger than the SVG's font size and puts the
+/// baseline half a size below the anchor, so titles are clipped at the top
+/// and stacked labels overlap.) Here: the font size is the SVG's
+/// (`size / 1.24` px per em), glyphs are placed at their advance plus
+/// kerning with their bearings, sub-pixel, and the anchor is the SVG's
+/// (`text-anchor`, and the baseline `0.76em` below a top anchor, half an
+/// x-height below a centre one, half an x-height above a bottom one).
+struct PngBackend<'a>(BitMapBackend<'a>);
+
+/// DejaVu Sans regular and bold, as `ab_glyph` fonts.
+fn glyph_fonts() -> &'static (ab_glyph::FontRef<'static>, ab_glyph::FontRef<'static>) {
+    static FONTS: OnceLock<(ab_glyph::FontRef<'static>, ab_glyph::FontRef<'static>)> =
+        OnceLock::new();
+    FONTS.get_or_init(|| {
+        let load = |b: &'static [u8]| ab_glyph::FontRef::try_from_slice(b).expect("DejaVu parses");
+        (load(dejavu::sans::regular()), load(dejavu::sans::bold()))
+    })
+}
+
+/// DejaVu Sans' x-height, in em (1120 of 2048 units).
+const X_HEIGHT_EM: f32 = 1120.0 / 2048.0;
+
+/// The pixels of `text` at `size` (plotters' size: `size / 1.24` px per
+/// em, as the SVG's `font-size`), relative to the anchor point, with their
+/// coverage: what [`PngBackend`] draws.
+fn text_pixels(
+    text: &str,
+    size: f64,
+    bold: bool,
+    anchor: Pos,
+    transform: plotters::style::FontTransform,
+) -> Vec<(i32, i32, f32)> {
+    use ab_glyph::{Font, ScaleFont, point};
+    use plotters::style::FontTransform as T;
+    let fonts = glyph_fonts();
+    let font = if bold { &fonts.1 } else { &fonts.0 };
+    let em = (size / 1.24) as f32;
+    let upem = font.units_per_em().unwrap_or(2048.0);
+    let scale = ab_glyph::PxScale::from(em * font.height_unscaled() / upem);
+    let sf = font.as_scaled(scale);
+    let mut ids = Vec::new();
+    let mut x = 0.0f32;
+    let mut prev = None;
+    for c in text.chars() {
+        let id = sf.glyph_id(c);
+        if let Some(p) = prev {
+            x += sf.kern(p, id);
+        }
+        ids.push((id, x));
+        x += sf.h_advance(id);
+        prev = Some(id);
+    }
+    let dx = match anchor.h_pos {
+        HPos::Left => 0.0,
+        HPos::Center => -x / 2.0,
+        HPos::Right => -x,
+    };
+    let dy = match anchor.v_pos {
+        VPos::Top => 0.76 * em,
+        VPos::Center => 0.5 * X_HEIGHT_EM * em,
+        VPos::Bottom => -0.5 * X_HEIGHT_EM * em,
+    };
+    let mut out = Vec::new();
+    for (id, gx) in ids {
+        let glyph = id.with_scale_and_position(scale, point(dx + gx, dy));
+        let Some(outline) = font.outline_glyph(glyph) else {
+            continue;
+        };
+        let b = outline.px_bounds();
+        outline.draw(|px, py, cov| {
+            if cov <= 0.0 {
+                return;
+            }
+            let (ux, uy) = (b.min.x as i32 + px as i32, b.min.y as i32 + py as i32);
+            let (rx, ry) = match transform {
+                T::Rotate90 => (-uy, ux),
+                T::Rotate180 => (-ux, -uy),
+                T::Rotate270 => (uy, -ux),
+                _ => (ux, uy),
+            };
+            out.push((rx, ry, cov.min(1.0)));
+        });
+    }
+    out
+}
+
+impl<'a> DrawingBackend for PngBackend<'a> {
+    type ErrorType = <BitMapBackend<'a> as DrawingBackend>::ErrorType;
+
+    fn get_size(&self) -> (u32, u32) {
+        self.0.get_size()
+    }
+    fn ensure_prepared(&mut self) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
+        self.0.ensure_prepared()
+    }
+    fn present(&mut self) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
+        self.0.present()
+    }
+    fn draw_pixel(
+        &mut self,
+        point: BackendCoord,
+        color: BackendColor,
+    ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
+        self.0.draw_pixel(point, color)
+    }
+    fn draw_line<S: plotters_backend::BackendStyle>(
+        &mut self,
+        from: BackendCoord,
+        to: BackendCoord,
+        style: &S,
+    ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
+        self.0.draw_line(from, to, style)
+    }
+    fn draw_rect<S: plotters_backend::BackendStyle>(
+        &mut self,
+        upper_left: BackendCoord,
+        bottom_right: BackendCoord,
+        style: &S,
+        fill: bool,
+    ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
+        self.0.draw_rect(upper_left, bottom_right, style, fill)
+    }
+    fn draw_path<S: plotters_backend::BackendStyle, I: IntoIterator<Item = BackendCoord>>(
+        &mut self,
+        path: I,
+        style: &S,
+    ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
+        self.0.draw_path(path, style)
+    }
+    fn draw_circle<S: plotters_backend::BackendStyle>(
+        &mut self,
+        center: BackendCoord,
+        radius: u32,
+        style: &S,
+        fill: bool,
+    ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
+        self.0.draw_circle(center, radius, style, fill)
+    }
+    fn fill_polygon<S: plotters_backend::BackendStyle, I: IntoIterator<Item = BackendCoord>>(
+        &mut self,
+        vert: I,
+        style: &S,
+    ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
+        self.0.fill_polygon(vert, style)
+    }
+    fn blit_bitmap(
+        &mut self,
+        pos: BackendCoord,
+        iwh: (u32, u32),
+        src: &[u8],
+    ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
+        self.0.blit_bitmap(pos, iwh, src)
+    }
+    fn draw_text<TStyle: BackendTextStyle>(
+        &mut self,
+        text: &str,
+        style: &TStyle,
+        pos: BackendCoord,
+    ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
+        let color = style.color();
+        if color.alpha == 0.0 {
+            return Ok(());
+        }
+        let bold = matches!(style.style(), plotters::style::FontStyle::Bold);
+        for (x, y, cov) in text_pixels(text, style.size(), bold, style.anchor(), style.transform())
+        {
+            self.0.draw_pixel(
+                (pos.0 + x, pos.1 + y),
+                BackendColor {
+                    alpha: color.alpha * cov as f64,
+                    rgb: color.rgb,
+                },
+            )?;
+        }
+        Ok(())
+    }
+}
+
 // ---------------------------------------------------------------- time bands
 
 /// Lines with shaded interquartile bands (one colour per band), optional
@@ -282,7 +505,7 @@ pub fn time_bands(
     x_label: &str,
     y_label: &str,
     bands: &[Band],
-    shade: Option<(f64, f64)>,
+    shade: &[Shade],
     y_range: Option<(f64, f64)>,
 ) -> Result<(), PlotError> {
     if bands.is_empty() {
@@ -336,10 +559,16 @@ pub fn time_bands(
             non_degenerate(lo - pad, hi + pad)
         }
     };
-    let shade = shade
-        .filter(|(a, b)| a.is_finite() && b.is_finite())
-        .map(|(a, b)| (a.min(b).max(x_range.0), a.max(b).min(x_range.1)))
-        .filter(|(a, b)| a < b);
+    let shade: Vec<Shade> = shade
+        .iter()
+        .filter(|s| s.from.is_finite() && s.to.is_finite())
+        .map(|s| Shade {
+            from: s.from.min(s.to).max(x_range.0),
+            to: s.from.max(s.to).min(x_range.1),
+            ..*s
+        })
+        .filter(|s| s.from < s.to)
+        .collect();
     let plot = TimePlot {
         title,
         x_label,
@@ -361,7 +590,7 @@ struct TimePlot<'a> {
     bands: &'a [Band],
     /// Per band, its points with a finite x, sorted by x.
     sorted: &'a [Vec<BandPoint>],
-    shade: Option<(f64, f64)>,
+    shade: Vec<Shade>,
     x_range: (f64, f64),
     y_range: (f64, f64),
 }
@@ -370,19 +599,24 @@ impl TimePlot<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), PlotError> {
         let body = titled(root, self.title)?;
         let legend_font = text(15.0);
-        let mut entries: Vec<(String, RGBColor, bool)> = self
-            .bands
-            .iter()
+        let same = coinciding(self.bands);
+        let labels = legend_labels(self.bands);
+        let mut entries: Vec<(String, Option<usize>)> = labels
+            .into_iter()
             .enumerate()
-            .map(|(i, b)| (b.label.clone(), PALETTE[i % PALETTE.len()], true))
+            .map(|(i, l)| (l, Some(i)))
             .collect();
-        if self.shade.is_some() {
-            entries.push(("slow window".to_string(), BLACK, false));
+        let mut kinds: Vec<ShadeKind> = Vec::new();
+        for s in &self.shade {
+            if !kinds.contains(&s.kind) {
+                kinds.push(s.kind);
+                entries.push((s.kind.label().to_string(), None));
+            }
         }
         let note = ["line: median", "band: 25–75 % over seeds"];
         let widest = entries
             .iter()
-            .map(|(l, _, _)| l.as_str())
+            .map(|(l, _)| l.as_str())
             .chain(note)
             .map(|l| text_width(&body, l, &legend_font))
             .max()
@@ -415,9 +649,12 @@ impl TimePlot<'_> {
             .draw()
             .map_err(de)?;
         let (y0, y1) = self.y_range;
-        if let Some((a, b)) = self.shade {
+        for s in &self.shade {
             chart
-                .draw_series([Rectangle::new([(a, y0), (b, y1)], BLACK.mix(0.1).filled())])
+                .draw_series([Rectangle::new(
+                    [(s.from, y0), (s.to, y1)],
+                    s.kind.color().filled(),
+                )])
                 .map_err(de)?;
         }
         // Bands first, so that every line is drawn above every band.
@@ -447,8 +684,12 @@ impl TimePlot<'_> {
                 }
             }
         }
+        let n_bands = self.sorted.len().max(1);
         for (i, points) in self.sorted.iter().enumerate() {
             let color = PALETTE[i % PALETTE.len()];
+            // A line hidden under an earlier identical one is drawn
+            // thinner and dashed, so both stay visible.
+            let width = if same[i].is_some() { 2 } else { 3 };
             for seg in points.split(|p| !p.median.is_finite()) {
                 match seg {
                     [] => {}
@@ -458,36 +699,71 @@ impl TimePlot<'_> {
                             .map_err(de)?;
                     }
                     _ => {
-                        chart
-                            .draw_series(LineSeries::new(
-                                seg.iter().map(|p| (p.x, p.median)),
-                                color.stroke_width(2),
-                            ))
-                            .map_err(de)?;
+                        let pts = seg.iter().map(|p| (p.x, p.median));
+                        match line_dash(i) {
+                            None => chart
+                                .draw_series(LineSeries::new(pts, color.stroke_width(width)))
+                                .map(|_| ()),
+                            Some((dash, gap)) => chart
+                                .draw_series(DashedLineSeries::new(
+                                    pts,
+                                    dash,
+                                    gap,
+                                    color.stroke_width(width),
+                                ))
+                                .map(|_| ()),
+                        }
+                        .map_err(de)?;
                     }
                 }
+            }
+            // Markers on every `step`-th point, staggered per line, so
+            // that lines on top of each other still show every marker.
+            let step = (points.len() / 8).max(n_bands).max(1);
+            let offset = i * step / n_bands;
+            for p in points
+                .iter()
+                .skip(offset)
+                .step_by(step)
+                .filter(|p| p.median.is_finite())
+            {
+                let c = chart.backend_coord(&(p.x, p.median));
+                marker(root.clone(), c, i, color, 6)?;
             }
         }
 
         // Legend, right of the plot, top aligned with it.
         let (x, mut y) = (5, 20);
-        for (label, color, is_band) in &entries {
-            if *is_band {
-                swatch(
-                    &legend_area,
-                    (x, y),
-                    (28, 14),
-                    color.mix(0.2).filled(),
-                    Some(color.stroke_width(2)),
-                )?;
-            } else {
-                swatch(
-                    &legend_area,
-                    (x, y),
-                    (28, 14),
-                    BLACK.mix(0.1).filled(),
-                    None,
-                )?;
+        for (label, band) in &entries {
+            match band {
+                Some(i) => {
+                    let color = PALETTE[i % PALETTE.len()];
+                    swatch(
+                        &legend_area,
+                        (x, y),
+                        (28, 14),
+                        color.mix(0.2).filled(),
+                        None,
+                    )?;
+                    let style = color.stroke_width(if same[*i].is_some() { 2 } else { 3 });
+                    let line = vec![(x, y + 7), (x + 28, y + 7)];
+                    match line_dash(*i) {
+                        None => legend_area.draw(&PathElement::new(line, style)),
+                        Some((dash, gap)) => {
+                            legend_area.draw(&DashedPathElement::new(line, dash, gap, style))
+                        }
+                    }
+                    .map_err(de)?;
+                    marker(legend_area.clone(), (x + 14, y + 7), *i, color, 6)?;
+                }
+                None => {
+                    let kind = kinds
+                        .iter()
+                        .find(|k| k.label() == label)
+                        .copied()
+                        .unwrap_or(ShadeKind::Trigger);
+                    swatch(&legend_area, (x, y), (28, 14), kind.color().filled(), None)?;
+                }
             }
             legend_area
                 .draw(&Text::new(
@@ -513,6 +789,94 @@ impl TimePlot<'_> {
         }
         Ok(())
     }
+}
+
+/// The dash pattern (dash, gap in pixels) of line `i`; `None`: solid.
+fn line_dash(i: usize) -> Option<(u32, u32)> {
+    [
+        None,
+        Some((10, 5)),
+        Some((3, 4)),
+        Some((14, 4)),
+        Some((6, 6)),
+    ][i % 5]
+}
+
+/// Draws marker `i` (circle, triangle, square, cross, diamond) at `c`.
+fn marker<DB: DrawingBackend>(
+    area: DrawingArea<DB, Shift>,
+    c: (i32, i32),
+    i: usize,
+    color: RGBColor,
+    r: i32,
+) -> Result<(), PlotError> {
+    let (x, y) = c;
+    let style = color.filled();
+    match i % 5 {
+        0 => area.draw(&Circle::new(c, r - 1, style)),
+        1 => area.draw(&Polygon::new(
+            vec![(x, y - r), (x + r, y + r - 1), (x - r, y + r - 1)],
+            style,
+        )),
+        2 => area.draw(&Rectangle::new(
+            [(x - r + 1, y - r + 1), (x + r - 1, y + r - 1)],
+            style,
+        )),
+        3 => area.draw(&Cross::new(c, r, color.stroke_width(2))),
+        _ => area.draw(&Polygon::new(
+            vec![(x, y - r), (x + r, y), (x, y + r), (x - r, y)],
+            style,
+        )),
+    }
+    .map_err(de)
+}
+
+/// For each band, the first earlier band it coincides with: the same x
+/// values and medians within 1 % of the medians' range at every x (lines
+/// that close are drawn on top of each other), whose line it would hide.
+pub fn coinciding(bands: &[Band]) -> Vec<Option<usize>> {
+    let key = |b: &Band| {
+        let mut p: Vec<(f64, f64)> = b
+            .points
+            .iter()
+            .filter(|p| p.x.is_finite())
+            .map(|p| (p.x, p.median))
+            .collect();
+        p.sort_by(|a, b| a.0.total_cmp(&b.0));
+        p
+    };
+    let keys: Vec<Vec<(f64, f64)>> = bands.iter().map(key).collect();
+    let (lo, hi) = keys
+        .iter()
+        .flatten()
+        .map(|p| p.1)
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(v), b.max(v))
+        });
+    let tol = if hi > lo { (hi - lo) * 0.01 } else { 1e-9 };
+    let near = |a: f64, b: f64| (!a.is_finite() && !b.is_finite()) || (a - b).abs() <= tol;
+    let same = |a: &[(f64, f64)], b: &[(f64, f64)]| {
+        !a.is_empty()
+            && a.len() == b.len()
+            && a.iter().zip(b).all(|(p, q)| p.0 == q.0 && near(p.1, q.1))
+    };
+    (0..keys.len())
+        .map(|i| (0..i).find(|&j| same(&keys[i], &keys[j])))
+        .collect()
+}
+
+/// The legend's name of each band: its label, and for a band that
+/// coincides with an earlier one, which (`"b (on top of a)"`).
+pub fn legend_labels(bands: &[Band]) -> Vec<String> {
+    coinciding(bands)
+        .iter()
+        .zip(bands)
+        .map(|(same, b)| match same {
+            Some(j) => format!("{} (on top of {})", b.label, bands[*j].label),
+            None => b.label.clone(),
+        })
+        .collect()
 }
 
 // ------------------------------------------------------------------ heatmaps
@@ -1049,6 +1413,202 @@ impl BarsPlot<'_> {
     }
 }
 
+// ------------------------------------------------------------ recovery lines
+
+/// One x of a [`RecoveryLine`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RecoveryPoint {
+    pub x: f64,
+    /// Median recovery time of the runs that recovered (`None`: none did).
+    pub median: Option<f64>,
+    /// Share of the runs that never recovered.
+    pub never: f64,
+}
+
+/// One line of [`recovery_lines`] (a strategy).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecoveryLine {
+    pub label: String,
+    pub points: Vec<RecoveryPoint>,
+}
+
+/// Recovery time against a numeric axis, one line per entry: the median
+/// over the runs that recovered; above the plot a `never` row where a
+/// cross marks a level at which no run recovered and a hollow marker one at
+/// which some did not (the share printed beside it). Written to `stem.svg`
+/// and `stem.png` (1000 × 600). Errors: no line, or no point at all.
+pub fn recovery_lines(
+    stem: &Path,
+    title: &str,
+    x_label: &str,
+    lines: &[RecoveryLine],
+) -> Result<(), PlotError> {
+    let xs: Vec<f64> = lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.x))
+        .collect();
+    if xs.is_empty() {
+        return Err(bad_input(title, "no points to plot".to_string()));
+    }
+    let (x_lo, x_hi) = xs
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+            (a.min(x), b.max(x))
+        });
+    let pad = ((x_hi - x_lo) * 0.04).max(0.5);
+    let y_max = lines
+        .iter()
+        .flat_map(|l| l.points.iter().filter_map(|p| p.median))
+        .fold(0.0f64, f64::max)
+        .max(1.0);
+    let frame = (x_lo - pad, x_hi + pad, y_max);
+    render_both!(stem, SIZE, |root| draw_recovery(
+        &root, title, x_label, lines, frame
+    ))
+}
+
+fn draw_recovery<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    x_label: &str,
+    lines: &[RecoveryLine],
+    (x_lo, x_hi, y_max): (f64, f64, f64),
+) -> Result<(), PlotError> {
+    let pad = 0.0;
+    let never_y = y_max * 1.15;
+    {
+        let body = titled(root, title)?;
+        let (w, _) = body.dim_in_pixel();
+        let (chart_area, legend_area) = body.split_horizontally(w - 230);
+        let mut chart = ChartBuilder::on(&chart_area)
+            .margin(15)
+            .x_label_area_size(55)
+            .y_label_area_size(80)
+            .build_cartesian_2d(x_lo - pad..x_hi + pad, 0.0..y_max * 1.25)
+            .map_err(de)?;
+        chart
+            .configure_mesh()
+            .x_desc(x_label)
+            .y_desc("recovery time after the trigger (s)")
+            .x_label_formatter(&tick)
+            .y_label_formatter(&|v| {
+                if *v > y_max * 1.05 {
+                    String::new()
+                } else {
+                    tick(v)
+                }
+            })
+            .label_style(text(15.0))
+            .axis_desc_style(text(17.0))
+            .bold_line_style(BLACK.mix(0.12))
+            .light_line_style(BLACK.mix(0.03))
+            .max_light_lines(4)
+            .draw()
+            .map_err(de)?;
+        chart
+            .draw_series([DashedPathElement::new(
+                vec![(x_lo - pad, never_y), (x_hi + pad, never_y)],
+                6,
+                4,
+                BLACK.mix(0.5).stroke_width(1),
+            )])
+            .map_err(de)?;
+        let (nx, ny) = chart.backend_coord(&(x_lo - pad, never_y));
+        root.draw(&Text::new(
+            "never",
+            (nx - 8, ny),
+            text(15.0).pos(Pos::new(HPos::Right, VPos::Center)),
+        ))
+        .map_err(de)?;
+        for (i, line) in lines.iter().enumerate() {
+            let color = PALETTE[i % PALETTE.len()];
+            let mut pts = line.points.clone();
+            pts.sort_by(|a, b| a.x.total_cmp(&b.x));
+            for seg in pts.split(|p| p.median.is_none()) {
+                if seg.len() > 1 {
+                    let path = seg.iter().map(|p| (p.x, p.median.unwrap_or(0.0)));
+                    match line_dash(i) {
+                        None => chart
+                            .draw_series(LineSeries::new(path, color.stroke_width(2)))
+                            .map(|_| ()),
+                        Some((d, g)) => chart
+                            .draw_series(DashedLineSeries::new(path, d, g, color.stroke_width(2)))
+                            .map(|_| ()),
+                    }
+                    .map_err(de)?;
+                }
+            }
+            // Lines at one x are spread a little so that every marker shows.
+            let spread = (i as i32 - lines.len() as i32 / 2) * 7;
+            for p in &pts {
+                if let Some(m) = p.median {
+                    let c = chart.backend_coord(&(p.x, m));
+                    marker(root.clone(), c, i, color, 6)?;
+                }
+                if p.never > 0.0 {
+                    let (cx, cy) = chart.backend_coord(&(p.x, never_y));
+                    let c = (cx + spread, cy);
+                    if p.never >= 1.0 {
+                        root.draw(&Cross::new(c, 7, color.stroke_width(3)))
+                            .map_err(de)?;
+                    } else {
+                        root.draw(&Circle::new(c, 6, color.stroke_width(2)))
+                            .map_err(de)?;
+                        root.draw(&Text::new(
+                            format!("{:.0}%", 100.0 * p.never),
+                            (c.0, c.1 - 9),
+                            text(12.0)
+                                .color(&color)
+                                .pos(Pos::new(HPos::Center, VPos::Bottom)),
+                        ))
+                        .map_err(de)?;
+                    }
+                }
+            }
+        }
+        let (x, mut y) = (5, 20);
+        for (i, line) in lines.iter().enumerate() {
+            let color = PALETTE[i % PALETTE.len()];
+            let seg = vec![(x, y + 7), (x + 28, y + 7)];
+            match line_dash(i) {
+                None => legend_area.draw(&PathElement::new(seg, color.stroke_width(2))),
+                Some((d, g)) => {
+                    legend_area.draw(&DashedPathElement::new(seg, d, g, color.stroke_width(2)))
+                }
+            }
+            .map_err(de)?;
+            marker(legend_area.clone(), (x + 14, y + 7), i, color, 6)?;
+            legend_area
+                .draw(&Text::new(
+                    line.label.clone(),
+                    (x + 36, y + 7),
+                    text(15.0).pos(Pos::new(HPos::Left, VPos::Center)),
+                ))
+                .map_err(de)?;
+            y += 26;
+        }
+        y += 10;
+        for note in [
+            "line: median over the",
+            "runs that recovered",
+            "×: no run recovered",
+            "○ n%: n% did not",
+        ] {
+            legend_area
+                .draw(&Text::new(
+                    note,
+                    (x, y + 7),
+                    text(13.0)
+                        .color(&BLACK.mix(0.7))
+                        .pos(Pos::new(HPos::Left, VPos::Center)),
+                ))
+                .map_err(de)?;
+            y += 20;
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1155,7 +1715,11 @@ mod tests {
             "time (s)",
             "success rate (share)",
             &bands(),
-            Some((20.0, 40.0)),
+            &[Shade {
+                kind: ShadeKind::Slow,
+                from: 20.0,
+                to: 40.0,
+            }],
             Some((0.0, 1.0)),
         )
         .unwrap();
@@ -1166,7 +1730,7 @@ mod tests {
     fn time_bands_edge_cases() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path();
-        assert!(time_bands(&dir.join("a"), "t", "x", "y", &[], None, None).is_err());
+        assert!(time_bands(&dir.join("a"), "t", "x", "y", &[], &[], None).is_err());
         let nan = Band {
             label: "nan".into(),
             points: vec![BandPoint {
@@ -1176,7 +1740,7 @@ mod tests {
                 q75: 1.0,
             }],
         };
-        assert!(time_bands(&dir.join("b"), "t", "x", "y", &[nan], None, None).is_err());
+        assert!(time_bands(&dir.join("b"), "t", "x", "y", &[nan], &[], None).is_err());
         assert!(!dir.join("b.svg").exists() && !dir.join("b.png").exists());
         // A single x, a gap, an empty band, a shade outside the data, a
         // degenerate y range: all drawn.
@@ -1200,7 +1764,11 @@ mod tests {
             "x (s)",
             "y (1)",
             &[single.clone(), empty],
-            Some((10.0, 20.0)),
+            &[Shade {
+                kind: ShadeKind::Spike,
+                from: 10.0,
+                to: 20.0,
+            }],
             None,
         )
         .unwrap();
@@ -1215,7 +1783,7 @@ mod tests {
             "x",
             "y",
             &[gappy, single],
-            None,
+            &[],
             Some((1.0, 1.0)),
         )
         .unwrap();
@@ -1330,7 +1898,11 @@ mod tests {
                 y_label: "y",
                 bands: &bands(),
                 sorted: &bands().into_iter().map(|b| b.points).collect::<Vec<_>>(),
-                shade: Some((20.0, 40.0)),
+                shade: vec![Shade {
+                    kind: ShadeKind::Slow,
+                    from: 20.0,
+                    to: 40.0,
+                }],
                 x_range: (0.0, 59.0),
                 y_range: (0.0, 1.0),
             };
@@ -1345,5 +1917,49 @@ mod tests {
             .filter(|p| p[0] != p[1] || p[1] != p[2])
             .count();
         assert!(colored > 1000, "too few coloured pixels: {colored}");
+    }
+
+    /// PNG text: each glyph keeps its side bearing ("cl" is not "d"), and
+    /// text anchored at its top starts below the anchor, as in the SVG.
+    #[test]
+    fn png_text_keeps_bearings_and_stays_below_a_top_anchor() {
+        use plotters::style::FontTransform;
+        let top = Pos::new(HPos::Left, VPos::Top);
+        let px = |t: &str| text_pixels(t, 24.0, false, top, FontTransform::None);
+        let c_right = px("c").iter().map(|p| p.0).max().unwrap();
+        let cl = px("cl");
+        let l_left = cl
+            .iter()
+            .filter(|p| p.0 > c_right)
+            .map(|p| p.0)
+            .min()
+            .unwrap();
+        // The l stands apart from the c: a gap of its bearing.
+        assert!(
+            l_left >= c_right + 2,
+            "c ends at {c_right}, l starts at {l_left}"
+        );
+        assert!(
+            px("Title").iter().all(|p| p.1 >= 0),
+            "glyphs above a top anchor"
+        );
+        // The SVG's font size: an em of 24 / 1.24 px; a capital is ~0.73 em.
+        let h = px("H");
+        let (lo, hi) = (
+            h.iter().map(|p| p.1).min().unwrap(),
+            h.iter().map(|p| p.1).max().unwrap(),
+        );
+        let cap = (hi - lo + 1) as f64;
+        assert!((cap - 0.73 * 24.0 / 1.24).abs() <= 1.5, "cap height {cap}");
+        // A decimal point sits between its digits.
+        let dot = px("5.0");
+        let five_right = px("5").iter().map(|p| p.0).max().unwrap();
+        let zero_left = px("5.0")
+            .iter()
+            .filter(|p| p.0 > five_right + 6)
+            .map(|p| p.0)
+            .min()
+            .unwrap();
+        assert!(dot.iter().any(|p| p.0 > five_right && p.0 < zero_left));
     }
 }

@@ -4,7 +4,7 @@
 use crate::error::{IoError, ReportError};
 use crate::load::Sweep;
 use crate::part::{self, Part};
-use crate::plots::{self, Band, BandPoint, HeatPanel, IndexBars};
+use crate::plots::{self, Band, BandPoint, HeatPanel, IndexBars, Shade, ShadeKind};
 use crate::tables::{self, Effect, MetricSensitivity};
 use polars::prelude::*;
 use std::collections::HashMap;
@@ -13,6 +13,31 @@ use std::path::{Path, PathBuf};
 
 /// Time plots drawn at most (one per combination of the non-line axes).
 const MAX_SLICES: usize = 6;
+
+/// Which part of the page a plot belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Group {
+    /// What happened: the map of P(not recovered).
+    Map,
+    /// What happened: recovery time against a numeric axis.
+    Recovery,
+    /// What happened: success rate over time.
+    Success,
+    /// What happened: queue length over time (collapsed).
+    Queue,
+    /// Why: the sensitivity indices.
+    Sensitivity,
+}
+
+/// A plot written under `plots/`, with the sentence that says why it is
+/// there.
+#[derive(Debug, Clone)]
+struct PlotFile {
+    title: String,
+    stem: String,
+    caption: String,
+    group: Group,
+}
 
 pub struct Report {
     pub index_md: PathBuf,
@@ -37,7 +62,7 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
     let sens = tables::sensitivity(&sweep, &metrics);
     let mut sens_df = tables::sensitivity_frame(&sens)?;
     write_frame(&dir, "sensitivity", &mut sens_df)?;
-    let sens_md = sensitivity_markdown(&sens);
+    let sens_md = sensitivity_markdown(&sens, has_trigger(&sweep));
     write_text(&dir.join("sensitivity.md"), &sens_md)?;
 
     let effects = tables::main_effects(&sweep, &metrics);
@@ -48,8 +73,10 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
 
     let mut plot_notes = Vec::new();
     let mut plot_files = Vec::new();
-    time_plots(&sweep, &plot_dir, &mut plot_files, &mut plot_notes)?;
     heatmap(&sweep, &plot_dir, &mut plot_files, &mut plot_notes)?;
+    recovery_plot(&sweep, &plot_dir, &mut plot_files, &mut plot_notes)?;
+    time_plots(&sweep, &plot_dir, &mut plot_files, &mut plot_notes)?;
+    plot_notes.push(missing_pictures(&sweep));
     let bars: Vec<IndexBars> = sens
         .iter()
         .filter_map(|m| {
@@ -72,7 +99,12 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
             "Sensitivity: first-order (S1) and total (ST) indices per axis",
             &bars,
         )?;
-        plot_files.push(("Sensitivity indices".to_string(), "sensitivity".to_string()));
+        plot_files.push(PlotFile {
+            title: "Sensitivity indices".to_string(),
+            stem: "sensitivity".to_string(),
+            caption: String::new(),
+            group: Group::Sensitivity,
+        });
     }
 
     let md = index_markdown(
@@ -88,8 +120,8 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
     let index_md = dir.join("index.md");
     write_text(&index_md, &md)?;
     let index_html = dir.join("index.html");
-    let mut inlined = plot_files.clone();
-    inlined.push(("Boundary".to_string(), "boundary".to_string()));
+    let mut inlined: Vec<String> = plot_files.iter().map(|p| p.stem.clone()).collect();
+    inlined.push("boundary".to_string());
     write_text(&index_html, &html(&md, &plot_dir, &inlined))?;
     Ok(Report {
         index_md,
@@ -137,9 +169,11 @@ fn ranking(sweep: &Sweep, summary: &DataFrame, n: usize) -> Result<String, Repor
         ("goodput_mean", true),
         ("failed_latency_median_s_mean", false),
     ];
+    let trigger = has_trigger(sweep);
     let keys: Vec<(&str, bool)> = keys
         .into_iter()
         .filter(|(k, _)| summary.column(k).is_ok())
+        .filter(|(k, _)| trigger || !k.starts_with("p_not") && !k.starts_with("recovery"))
         .collect();
     if keys.is_empty() || summary.height() < 2 {
         return Ok(String::new());
@@ -158,45 +192,69 @@ fn ranking(sweep: &Sweep, summary: &DataFrame, n: usize) -> Result<String, Repor
     Ok(tables::markdown(&sorted.head(Some(n))))
 }
 
+/// The per-point table people read first: recovery with its interval and
+/// the main metrics, then the grid's `[report] metrics`. Without a trigger
+/// recovery means nothing: the `[report] metrics` come first and no
+/// recovery column is shown.
 fn headline(sweep: &Sweep, summary: &DataFrame) -> Result<String, ReportError> {
     let mut cols: Vec<String> = level_columns(sweep);
-    cols.extend(
-        [
-            "runs",
-            "failed",
-            "p_not_recovered",
-            "p_not_recovered_low",
-            "p_not_recovered_high",
-        ]
-        .map(String::from),
-    );
-    let leaf = sweep
-        .tiers
-        .last()
-        .map(|l| format!("{l}_arrivals_per_user_during_mean"));
-    for m in [
-        "recovery_censored_s_mean",
-        "success_rate_after_mean",
-        "goodput_mean",
-        "failed_latency_median_s_mean",
-    ]
-    .into_iter()
-    .map(String::from)
-    .chain(leaf)
-    .chain(sweep.report_metrics.iter().map(|m| format!("{m}_mean")))
-    {
-        cols.push(m);
+    cols.extend(["runs", "failed"].map(String::from));
+    let report: Vec<String> = sweep
+        .report_metrics
+        .iter()
+        .map(|m| format!("{m}_mean"))
+        .collect();
+    if has_trigger(sweep) {
+        cols.extend(
+            [
+                "p_not_recovered",
+                "p_not_recovered_low",
+                "p_not_recovered_high",
+            ]
+            .map(String::from),
+        );
+        let leaf = sweep
+            .tiers
+            .last()
+            .map(|l| format!("{l}_arrivals_per_user_during_mean"));
+        cols.extend(
+            [
+                "recovery_censored_s_mean",
+                "success_rate_after_mean",
+                "goodput_mean",
+                "failed_latency_median_s_mean",
+            ]
+            .into_iter()
+            .map(String::from)
+            .chain(leaf)
+            .chain(report),
+        );
+    } else {
+        cols.extend(report);
+        cols.extend(["goodput_mean", "failed_latency_median_s_mean"].map(String::from));
     }
-    cols.retain(|c| summary.column(c).is_ok());
+    let mut seen = std::collections::HashSet::new();
+    cols.retain(|c| summary.column(c).is_ok() && seen.insert(c.clone()));
     let table = summary
         .select(cols.iter().map(String::as_str))
         .map_err(ReportError::table("headline"))?;
     Ok(tables::markdown(&table))
 }
 
-fn sensitivity_markdown(sens: &[MetricSensitivity]) -> String {
+/// Metrics about recovery, not reported for a grid without a trigger.
+fn about_recovery(metric: &str) -> bool {
+    matches!(
+        metric,
+        "recovered" | "recovery_s" | "recovery_censored_s" | "success_rate_after"
+    )
+}
+
+fn sensitivity_markdown(sens: &[MetricSensitivity], trigger: bool) -> String {
     let mut md = String::new();
-    for m in sens {
+    for m in sens
+        .iter()
+        .filter(|m| trigger || !about_recovery(&m.metric))
+    {
         md.push_str(&format!("\n#### `{}`\n\n", m.metric));
         match &m.result {
             Err(reason) => md.push_str(&format!("Skipped: {reason}.\n")),
@@ -250,12 +308,16 @@ fn sensitivity_markdown(sens: &[MetricSensitivity]) -> String {
 fn effects_markdown(sweep: &Sweep, effects: &[Effect]) -> String {
     let strategy = sweep.strategy_dim();
     let mut md = String::new();
+    let trigger = has_trigger(sweep);
     for metric in [
         "recovered",
         "recovery_censored_s",
         "success_rate_after",
         "goodput",
-    ] {
+    ]
+    .into_iter()
+    .filter(|m| trigger || !about_recovery(m))
+    {
         for (d, dim) in sweep.dims.iter().enumerate() {
             if Some(d) == strategy && sweep.dims.len() > 1 {
                 continue;
@@ -274,50 +336,305 @@ fn effects_markdown(sweep: &Sweep, effects: &[Effect]) -> String {
     md
 }
 
-/// Runs grouped for the time plots: lines are the strategy's levels (or the
-/// first axis'), slices are the combinations of the other axes.
-struct Slicing {
-    line_dim: Option<usize>,
-    slices: Vec<Vec<(usize, usize)>>,
-    /// run row -> (slice, line)
-    of_run: HashMap<usize, (usize, usize)>,
+/// One combination of the non-line axes: the runs drawn in one time plot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Slice {
+    /// Its place among all combinations, in grid order (the file stems').
+    pub index: usize,
+    /// (dimension, level) of every axis but the line axis.
+    pub key: Vec<(usize, usize)>,
+    /// Why it is drawn (empty when every slice is).
+    pub reason: String,
 }
 
-fn slicing(sweep: &Sweep) -> (Slicing, usize) {
-    let line_dim = sweep
+/// Runs grouped for the time plots: lines are the strategy's levels (or the
+/// first axis'), slices are the combinations of the other axes; at most
+/// [`MAX_SLICES`] are drawn, chosen by [`choose_slices`].
+struct Slicing {
+    line_dim: Option<usize>,
+    slices: Vec<Slice>,
+    /// run row -> (position in `slices`, line)
+    of_run: HashMap<usize, (usize, usize)>,
+    /// The first ok run of each drawn slice (its triggers are shaded).
+    first_run: Vec<Option<usize>>,
+    /// How the slices were chosen, for the report.
+    note: Option<String>,
+}
+
+fn line_dim(sweep: &Sweep) -> Option<usize> {
+    sweep
         .strategy_dim()
-        .or(if sweep.dims.is_empty() { None } else { Some(0) });
-    let ok = sweep.ok();
-    // Every combination of the other axes, in grid order; the first
-    // MAX_SLICES are drawn.
-    let mut keys: Vec<Vec<(usize, usize)>> = Vec::new();
-    let mut of_run = HashMap::new();
-    for (run, (position, ok)) in sweep.positions.iter().zip(ok).enumerate() {
+        .or(if sweep.dims.is_empty() { None } else { Some(0) })
+}
+
+/// A combination of the non-line axes ((dimension, level) pairs) and its
+/// ok runs.
+type SliceRuns = (Vec<(usize, usize)>, Vec<usize>);
+
+/// A trigger's parameters found in the runs table: (path prefix, is a
+/// spike, start, duration, factor).
+type TriggerColumns = (String, bool, Option<f64>, Option<f64>, Option<f64>);
+
+/// Every combination of the non-line axes in grid order, with the ok runs
+/// of each.
+fn all_slices(sweep: &Sweep, line_dim: Option<usize>) -> Vec<SliceRuns> {
+    let mut out: Vec<SliceRuns> = Vec::new();
+    for (run, (position, ok)) in sweep.positions.iter().zip(sweep.ok()).enumerate() {
         let key: Vec<(usize, usize)> = position
             .iter()
             .copied()
             .enumerate()
             .filter(|(d, _)| Some(*d) != line_dim)
             .collect();
-        let slice = keys.iter().position(|k| *k == key).unwrap_or_else(|| {
-            keys.push(key);
-            keys.len() - 1
+        let at = out.iter().position(|(k, _)| *k == key).unwrap_or_else(|| {
+            out.push((key, Vec::new()));
+            out.len() - 1
         });
-        if *ok && slice < MAX_SLICES {
-            of_run.insert(run, (slice, line_dim.map_or(0, |d| position[d])));
+        if *ok {
+            out[at].1.push(run);
         }
     }
-    let total = keys.len();
-    keys.truncate(MAX_SLICES);
-    let slices = keys;
-    (
-        Slicing {
-            line_dim,
-            slices,
-            of_run,
+    out
+}
+
+/// The slices worth drawing, at most `max`, in grid order, each with its
+/// reason: those named in the grid's `[report] slices` first, then the
+/// worst (highest P(not recovered) over the lines, then the slowest
+/// recovery), then both sides of the steepest tipping steps (adjacent
+/// levels of one axis between which a line's P(not recovered) changes
+/// most), then the mildest for contrast. Without a trigger (nothing to
+/// rank by) the first `max` in grid order.
+fn choose_slices(
+    sweep: &Sweep,
+    line_dim: Option<usize>,
+    max: usize,
+) -> (Vec<Slice>, Option<String>) {
+    let all = all_slices(sweep, line_dim);
+    let total = all.len();
+    let slice = |i: usize, reason: String| Slice {
+        index: i,
+        key: all[i].0.clone(),
+        reason,
+    };
+    if total <= max {
+        return ((0..total).map(|i| slice(i, String::new())).collect(), None);
+    }
+    let mut chosen: Vec<(usize, String)> = Vec::new();
+    let add = |i: usize, why: String, chosen: &mut Vec<(usize, String)>| {
+        if chosen.len() < max && !chosen.iter().any(|(c, _)| *c == i) {
+            chosen.push((i, why));
+        }
+    };
+    // Named in [report] slices: "path=level, path=level"; every named
+    // pair must match.
+    let mut unknown = Vec::new();
+    for spec in &sweep.manifest.report.slices {
+        let mut want = Vec::new();
+        for pair in spec.split(',') {
+            let Some((path, level)) = pair.split_once('=') else {
+                unknown.push(spec.clone());
+                continue;
+            };
+            match sweep.dim_of(path.trim()).and_then(|d| {
+                let l = sweep.dims[d]
+                    .labels
+                    .iter()
+                    .position(|l| l == level.trim())?;
+                Some((d, l))
+            }) {
+                Some(dl) => want.push(dl),
+                None => unknown.push(spec.clone()),
+            }
+        }
+        for (i, (key, _)) in all.iter().enumerate() {
+            if !want.is_empty() && want.iter().all(|w| key.contains(w)) {
+                add(i, "named in [report]".to_string(), &mut chosen);
+            }
+        }
+    }
+    let recovered = sweep.metric("recovered").filter(|_| has_trigger(sweep));
+    let note_unknown = if unknown.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " `[report] slices` names no level in: {}.",
+            unknown
+                .iter()
+                .map(|u| format!("`{u}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let Some(recovered) = recovered else {
+        for i in 0..total {
+            add(i, String::new(), &mut chosen);
+        }
+        chosen.sort();
+        let note = format!(
+            "Time plots are drawn for {} of {total} combinations of the other axes: {}the first in grid order (no trigger, so no recovery to choose by).{note_unknown}",
+            chosen.len(),
+            if sweep.manifest.report.slices.is_empty() {
+                ""
+            } else {
+                "those named in `[report] slices`, then "
+            },
+        );
+        return (
+            chosen.into_iter().map(|(i, r)| slice(i, r)).collect(),
+            Some(note),
+        );
+    };
+    let time = sweep.metric("recovery_censored_s");
+    let lines = line_dim.map_or(1, |d| sweep.dims[d].labels.len());
+    // P(not recovered) per slice and line, and the mean censored recovery.
+    let stats: Vec<(Vec<Option<f64>>, f64)> = all
+        .iter()
+        .map(|(_, runs)| {
+            let mut per_line = vec![(0usize, 0usize); lines];
+            let (mut t_sum, mut t_n) = (0.0, 0usize);
+            for &r in runs {
+                let line = line_dim.map_or(0, |d| sweep.positions[r][d]);
+                if let Some(v) = recovered[r] {
+                    per_line[line].1 += 1;
+                    per_line[line].0 += (v == 0.0) as usize;
+                }
+                if let Some(t) = time.as_ref().and_then(|t| t[r]) {
+                    t_sum += t;
+                    t_n += 1;
+                }
+            }
+            let p = per_line
+                .iter()
+                .map(|(n, t)| (*t > 0).then(|| *n as f64 / *t as f64))
+                .collect();
+            (p, if t_n > 0 { t_sum / t_n as f64 } else { 0.0 })
+        })
+        .collect();
+    let mean_p = |i: usize| {
+        let v: Vec<f64> = stats[i].0.iter().flatten().copied().collect();
+        if v.is_empty() {
+            0.0
+        } else {
+            v.iter().sum::<f64>() / v.len() as f64
+        }
+    };
+    let line_name =
+        |l: usize| line_dim.map_or("all".to_string(), |d| sweep.dims[d].labels[l].clone());
+    // The worst.
+    let worst = (0..total).max_by(|&a, &b| {
+        mean_p(a)
+            .total_cmp(&mean_p(b))
+            .then(stats[a].1.total_cmp(&stats[b].1))
+            .then(b.cmp(&a))
+    });
+    if let Some(w) = worst {
+        add(
+            w,
+            format!(
+                "the worst: P(not recovered) {:.2} on average over the lines, recovery {:.1} s (censored mean)",
+                mean_p(w),
+                stats[w].1
+            ),
+            &mut chosen,
+        );
+    }
+    // Tipping steps: slices differing by adjacent levels of one axis.
+    let mut steps: Vec<(f64, usize, usize, usize)> = Vec::new(); // (change, a, b, line)
+    for a in 0..total {
+        for b in a + 1..total {
+            let (ka, kb) = (&all[a].0, &all[b].0);
+            let diff: Vec<_> = ka.iter().zip(kb).filter(|(x, y)| x != y).collect();
+            if diff.len() != 1 || diff[0].0.1.abs_diff(diff[0].1.1) != 1 {
+                continue;
+            }
+            for l in 0..lines {
+                if let (Some(pa), Some(pb)) = (stats[a].0[l], stats[b].0[l])
+                    && (pa - pb).abs() > 0.0
+                {
+                    steps.push(((pa - pb).abs(), a, b, l));
+                }
+            }
+        }
+    }
+    steps.sort_by(|x, y| y.0.total_cmp(&x.0).then((x.1, x.2).cmp(&(y.1, y.2))));
+    for (_, a, b, l) in steps {
+        for (here, there) in [(a, b), (b, a)] {
+            let (ph, pt) = (
+                stats[here].0[l].unwrap_or(0.0),
+                stats[there].0[l].unwrap_or(0.0),
+            );
+            let other = all[there]
+                .0
+                .iter()
+                .zip(&all[here].0)
+                .find(|(x, y)| x != y)
+                .map(|(x, _)| sweep.describe_levels([*x], ""))
+                .unwrap_or_default();
+            add(
+                here,
+                format!(
+                    "tipping: P(not recovered) of {} is {ph:.2} here, {pt:.2} at {other}",
+                    line_name(l)
+                ),
+                &mut chosen,
+            );
+        }
+    }
+    // The mildest, for contrast.
+    if let Some(m) = (0..total).min_by(|&a, &b| {
+        mean_p(a)
+            .total_cmp(&mean_p(b))
+            .then(stats[a].1.total_cmp(&stats[b].1))
+            .then(a.cmp(&b))
+    }) {
+        add(
+            m,
+            format!(
+                "the mildest, for contrast: P(not recovered) {:.2} on average",
+                mean_p(m)
+            ),
+            &mut chosen,
+        );
+    }
+    for i in 0..total {
+        add(i, "next in grid order".to_string(), &mut chosen);
+    }
+    chosen.sort();
+    let note = format!(
+        "Time plots are drawn for {} of {total} combinations of the other axes, chosen for what they show ({}the worst, both sides of the steepest tipping steps of P(not recovered), the mildest); each plot says why it is here.{note_unknown}",
+        chosen.len(),
+        if sweep.manifest.report.slices.is_empty() {
+            ""
+        } else {
+            "those named in `[report] slices`, "
         },
-        total,
+    );
+    (
+        chosen.into_iter().map(|(i, r)| slice(i, r)).collect(),
+        Some(note),
     )
+}
+
+fn slicing(sweep: &Sweep) -> Slicing {
+    let line_dim = line_dim(sweep);
+    let (slices, note) = choose_slices(sweep, line_dim, MAX_SLICES);
+    let all = all_slices(sweep, line_dim);
+    let mut of_run = HashMap::new();
+    let mut first_run = Vec::new();
+    for (at, s) in slices.iter().enumerate() {
+        let runs = &all[s.index].1;
+        first_run.push(runs.first().copied());
+        for &run in runs {
+            of_run.insert(run, (at, line_dim.map_or(0, |d| sweep.positions[run][d])));
+        }
+    }
+    Slicing {
+        line_dim,
+        slices,
+        of_run,
+        first_run,
+        note,
+    }
 }
 
 fn slice_name(sweep: &Sweep, slice: &[(usize, usize)]) -> String {
@@ -327,20 +644,104 @@ fn slice_name(sweep: &Sweep, slice: &[(usize, usize)]) -> String {
     sweep.describe_levels(slice.iter().copied(), ", ")
 }
 
+/// Whether the grid has a trigger (a slow window or a load spike) at all:
+/// some ok run's trigger span is not the `[0, 0)` of a scenario without
+/// one. Without one, recovery means nothing and is not reported.
+pub fn has_trigger(sweep: &Sweep) -> bool {
+    let (Some(a), Some(b)) = (sweep.metric("window_start_s"), sweep.metric("window_end_s")) else {
+        return false;
+    };
+    a.iter()
+        .zip(&b)
+        .zip(sweep.ok())
+        .any(|((a, b), ok)| *ok && (a.unwrap_or(0.0) != 0.0 || b.unwrap_or(0.0) != 0.0))
+}
+
+/// The triggers of run `run`, to shade: each slow window and load spike
+/// whose parameters are columns of the runs table (an axis or a fixed
+/// override), a missing start or length taken from the run's trigger span
+/// (`window_start_s`, `window_end_s`); a window of length 0 or a spike of
+/// factor 1 is none. When no column describes a trigger, the trigger span
+/// itself, of unknown kind.
+pub fn triggers_of(sweep: &Sweep, run: usize) -> Vec<Shade> {
+    let get = |c: &str| sweep.metric(c).and_then(|v| v[run]);
+    let span = match (get("window_start_s"), get("window_end_s")) {
+        (Some(a), Some(b)) => Some((a, b)),
+        _ => None,
+    };
+    // prefix -> (spike, start, duration, factor)
+    let mut found: Vec<TriggerColumns> = Vec::new();
+    for name in sweep.runs.get_column_names() {
+        let Some((prefix, spike, key)) = crate::load::trigger_key(name.as_str()) else {
+            continue;
+        };
+        let at = found.iter().position(|f| f.0 == prefix).unwrap_or_else(|| {
+            found.push((prefix.to_string(), spike, None, None, None));
+            found.len() - 1
+        });
+        let v = get(name.as_str());
+        match key {
+            "start_s" => found[at].2 = v,
+            "duration_s" => found[at].3 = v,
+            _ => found[at].4 = v,
+        }
+    }
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut out = Vec::new();
+    for (_, spike, start, duration, factor) in &found {
+        if duration.is_some_and(|d| d <= 0.0) || factor.is_some_and(|f| f == 1.0) {
+            continue;
+        }
+        let Some(from) = start.or(span.map(|s| s.0)) else {
+            continue;
+        };
+        let Some(to) = duration.map(|d| from + d).or(span.map(|s| s.1)) else {
+            continue;
+        };
+        if to > from {
+            out.push(Shade {
+                kind: if *spike {
+                    ShadeKind::Spike
+                } else {
+                    ShadeKind::Slow
+                },
+                from,
+                to,
+            });
+        }
+    }
+    if out.is_empty()
+        && found.is_empty()
+        && let Some((a, b)) = span
+        && b > a
+    {
+        // No column says what it is; ch37's built-in trigger is a slow window.
+        let kind = if sweep.manifest.scenario == "ch37" {
+            ShadeKind::Slow
+        } else {
+            ShadeKind::Trigger
+        };
+        out.push(Shade {
+            kind,
+            from: a,
+            to: b,
+        });
+    }
+    out
+}
+
 /// Per-second success rate and queue length per tier: median over seeds
-/// with the interquartile band, one line per strategy, the window shaded.
+/// with the interquartile band, one line per strategy, each slice's own
+/// triggers shaded.
 fn time_plots(
     sweep: &Sweep,
     plot_dir: &Path,
-    files: &mut Vec<(String, String)>,
+    files: &mut Vec<PlotFile>,
     notes: &mut Vec<String>,
 ) -> Result<(), ReportError> {
-    let (s, total) = slicing(sweep);
-    if total > s.slices.len() {
-        notes.push(format!(
-            "Time plots are drawn for the first {} of {total} combinations of the other axes (in grid order).",
-            s.slices.len()
-        ));
+    let s = slicing(sweep);
+    if let Some(note) = &s.note {
+        notes.push(note.clone());
     }
     let run_ids: HashMap<String, usize> =
         part::column(&sweep.runs, &sweep.dir.join("runs"), "run_id", Column::str)?
@@ -381,9 +782,10 @@ fn time_plots(
     let line_labels: Vec<String> = s
         .line_dim
         .map_or(vec!["all".to_string()], |d| sweep.dims[d].labels.clone());
-    let window = window_of(sweep);
     for (slice_idx, slice) in s.slices.iter().enumerate() {
-        let name = slice_name(sweep, slice);
+        let name = slice_name(sweep, &slice.key);
+        let shades = s.first_run[slice_idx].map_or(Vec::new(), |r| triggers_of(sweep, r));
+        let stem_idx = slice.index;
         for (k, col) in series_cols.iter().enumerate() {
             let bands: Vec<Band> = line_labels
                 .iter()
@@ -417,7 +819,7 @@ fn time_plots(
                     "Success rate of requests by arrival second".to_string(),
                     "success rate (share of users)",
                     Some((0.0, 1.0)),
-                    format!("success_rate_{slice_idx}"),
+                    format!("success_rate_{stem_idx}"),
                 )
             } else {
                 let tier = col.trim_end_matches("_queue_len");
@@ -425,7 +827,7 @@ fn time_plots(
                     format!("Queue length at {tier}"),
                     "queue length (requests, end of second)",
                     None,
-                    format!("queue_{tier}_{slice_idx}"),
+                    format!("queue_{tier}_{stem_idx}"),
                 )
             };
             plots::time_bands(
@@ -434,26 +836,158 @@ fn time_plots(
                 "simulated time (s)",
                 y_label,
                 &bands,
-                window,
+                &shades,
                 y_range,
             )?;
-            files.push((format!("{title}, {name}"), stem));
+            files.push(PlotFile {
+                title: format!("{title}, {name}"),
+                stem,
+                caption: slice.reason.clone(),
+                group: if col == "success_rate" {
+                    Group::Success
+                } else {
+                    Group::Queue
+                },
+            });
         }
     }
     Ok(())
 }
 
-/// The slow window of the first ok run (the report shades it).
-fn window_of(sweep: &Sweep) -> Option<(f64, f64)> {
-    let row = sweep.ok().iter().position(|o| *o)?;
-    let get = |c: &str| match sweep.runs.column(c).ok()?.get(row).ok()? {
-        AnyValue::Float64(x) => Some(x),
-        _ => None,
+/// The numeric axis the recovery plot is drawn against: a trigger's length
+/// if it is an axis, else the numeric axis (not the line axis) with the
+/// most levels. `None` without one of at least two levels.
+fn recovery_axis(sweep: &Sweep, line_dim: Option<usize>) -> Option<usize> {
+    let numeric = |d: &usize| {
+        sweep.dims[*d].labels.len() > 1
+            && sweep.dims[*d]
+                .labels
+                .iter()
+                .all(|l| l.parse::<f64>().is_ok())
     };
-    match (get("window_start_s"), get("window_end_s")) {
-        (Some(a), Some(b)) if b > a => Some((a, b)),
-        _ => None,
+    let candidates: Vec<usize> = (0..sweep.dims.len())
+        .filter(|d| Some(*d) != line_dim)
+        .filter(numeric)
+        .collect();
+    candidates
+        .iter()
+        .copied()
+        .find(|d| {
+            sweep.dims[*d]
+                .paths
+                .iter()
+                .any(|p| p.ends_with("duration_s") && crate::load::trigger_key(p).is_some())
+        })
+        .or_else(|| {
+            candidates
+                .iter()
+                .copied()
+                .max_by_key(|d| (sweep.dims[*d].labels.len(), std::cmp::Reverse(*d)))
+        })
+}
+
+/// The data of the recovery plot: per line (strategy), per level of `axis`
+/// (other axes pooled), the median recovery time of the runs that
+/// recovered and the share that never did.
+fn recovery_data(sweep: &Sweep, line_dim: Option<usize>, axis: usize) -> Vec<plots::RecoveryLine> {
+    let (Some(rec), Some(time)) = (sweep.metric("recovered"), sweep.metric("recovery_s")) else {
+        return Vec::new();
+    };
+    let labels = line_dim.map_or(vec!["all runs".to_string()], |d| {
+        sweep.dims[d].labels.clone()
+    });
+    let levels = &sweep.dims[axis].labels;
+    labels
+        .iter()
+        .enumerate()
+        .map(|(line, label)| {
+            let points = levels
+                .iter()
+                .enumerate()
+                .filter_map(|(lv, text)| {
+                    let (mut never, mut n, mut times) = (0usize, 0usize, Vec::new());
+                    for run in 0..sweep.runs.height() {
+                        let p = &sweep.positions[run];
+                        if p[axis] != lv || line_dim.is_some_and(|d| p[d] != line) {
+                            continue;
+                        }
+                        let Some(r) = rec[run] else { continue };
+                        n += 1;
+                        if r == 0.0 {
+                            never += 1;
+                        } else if let Some(t) = time[run] {
+                            times.push(t);
+                        }
+                    }
+                    (n > 0).then(|| plots::RecoveryPoint {
+                        x: text.parse().unwrap_or(lv as f64),
+                        median: (!times.is_empty()).then(|| quantile(&times, 0.5)),
+                        never: never as f64 / n as f64,
+                    })
+                })
+                .collect();
+            plots::RecoveryLine {
+                label: label.clone(),
+                points,
+            }
+        })
+        .collect()
+}
+
+/// Recovery time against a numeric axis, one line per strategy, `never`
+/// marked.
+fn recovery_plot(
+    sweep: &Sweep,
+    plot_dir: &Path,
+    files: &mut Vec<PlotFile>,
+    notes: &mut Vec<String>,
+) -> Result<(), ReportError> {
+    if !has_trigger(sweep) || sweep.metric("recovered").is_none() {
+        return Ok(());
     }
+    let line_dim = line_dim(sweep);
+    let Some(axis) = recovery_axis(sweep, line_dim) else {
+        notes.push("No plot of recovery time against an axis: no numeric axis (besides the lines') has two levels or more.".to_string());
+        return Ok(());
+    };
+    let lines = recovery_data(sweep, line_dim, axis);
+    if lines.iter().all(|l| l.points.is_empty()) {
+        return Ok(());
+    }
+    let name = &sweep.dims[axis].name;
+    let pooled: Vec<&str> = (0..sweep.dims.len())
+        .filter(|d| *d != axis && Some(*d) != line_dim)
+        .map(|d| sweep.dims[d].name.as_str())
+        .collect();
+    plots::recovery_lines(
+        &plot_dir.join("recovery"),
+        &format!("Recovery time against {name}"),
+        name,
+        &lines,
+    )?;
+    files.push(PlotFile {
+        title: format!("Recovery time against {name}"),
+        stem: "recovery".to_string(),
+        caption: format!(
+            "Median recovery time of the runs that recovered, per {}{}; the `never` row marks levels where runs did not recover.",
+            line_dim.map_or("grid", |d| sweep.dims[d].name.as_str()),
+            if pooled.is_empty() {
+                String::new()
+            } else {
+                format!(" ({} pooled)", pooled.join(", "))
+            }
+        ),
+        group: Group::Recovery,
+    });
+    Ok(())
+}
+
+/// The pictures the data cannot support, and why.
+fn missing_pictures(sweep: &Sweep) -> String {
+    let leaf = sweep.tiers.last().map_or("the bottleneck", String::as_str);
+    format!(
+        "Not drawn: offered load against capacity at {leaf} (the series count arrivals per tier, first tries and retries together, and the runs hold no capacity); a latency CDF (the runs keep only the median and p99 of latencies, not their distribution)."
+    )
 }
 
 /// Linear-interpolated quantile.
@@ -470,9 +1004,13 @@ fn quantile(values: &[f64], p: f64) -> f64 {
 fn heatmap(
     sweep: &Sweep,
     plot_dir: &Path,
-    files: &mut Vec<(String, String)>,
+    files: &mut Vec<PlotFile>,
     notes: &mut Vec<String>,
 ) -> Result<(), ReportError> {
+    if !has_trigger(sweep) {
+        notes.push("No heatmap of P(not recovered): the grid has no slow window or load spike, so there is nothing to recover from.".to_string());
+        return Ok(());
+    }
     let Some(recovered) = sweep.metric("recovered") else {
         notes.push("No heatmap: the runs have no `recovered` column.".to_string());
         return Ok(());
@@ -554,13 +1092,49 @@ fn heatmap(
         &panels,
         "P(not recovered)",
     )?;
-    files.push((
-        "Probability of not recovering".to_string(),
-        "not_recovered".to_string(),
-    ));
+    files.push(PlotFile {
+        title: "Probability of not recovering".to_string(),
+        stem: "not_recovered".to_string(),
+        caption: format!(
+            "P(not recovered) over {} x {}, one panel per {}.",
+            sweep.dims[x].name,
+            sweep.dims[y].name,
+            panel_dim.map_or("grid", |d| sweep.dims[d].name.as_str())
+        ),
+        group: Group::Map,
+    });
     Ok(())
 }
 
+/// `![title](plots/stem.svg)` with its caption.
+fn plot_md(p: &PlotFile) -> String {
+    let mut md = format!("![{}](plots/{}.svg)\n\n", p.title, p.stem);
+    if !p.caption.is_empty() {
+        md.push_str(&format!("*{}*\n\n", p.caption));
+    }
+    md
+}
+
+/// A table collapsed under `summary` (it is wide or long; the page stays
+/// readable and the table is one click away).
+/// The report's own raw HTML, which [`html`] keeps: the lines of
+/// [`collapsed`] (a summary of plain text, no tag), nothing from user text.
+fn is_own_block(html: &str) -> bool {
+    let line = html.trim();
+    line == "</details>"
+        || line
+            .strip_prefix("<details><summary>")
+            .and_then(|rest| rest.strip_suffix("</summary>"))
+            .is_some_and(|summary| !summary.contains(['<', '>']))
+}
+
+fn collapsed(summary: &str, body: &str) -> String {
+    format!("\n<details><summary>{summary}</summary>\n\n{body}\n</details>\n")
+}
+
+/// The page, in reading order: what happened (in short, the map, recovery,
+/// success rate and queues over time), then why (sensitivity), then the
+/// tables.
 #[allow(clippy::too_many_arguments)]
 fn index_markdown(
     sweep: &Sweep,
@@ -569,10 +1143,11 @@ fn index_markdown(
     sens: &[MetricSensitivity],
     sens_md: &str,
     effects_md: &str,
-    plot_files: &[(String, String)],
+    plot_files: &[PlotFile],
     plot_notes: &[String],
 ) -> Result<String, ReportError> {
     let m = &sweep.manifest;
+    let trigger = has_trigger(sweep);
     let mut md = format!("# Sweep `{}`\n\n", m.grid_name);
     md.push_str(&format!(
         "- grid: `{}` (SHA-256 `{}`), scenario `{}`\n- runs: {} planned, {} ok, {} failed; {} events\n- by {} ({}) on {}, {} threads, {} to {} ({})\n\n",
@@ -593,32 +1168,72 @@ fn index_markdown(
     ));
     md.push_str("## In short\n\n");
     md.push_str(&plain_words(sweep, sens)?);
-    md.push_str("\n## Per point\n\nMeans over seeds (ok runs); P(not recovered) with its Wilson 95% interval, and the rule of three (3/N) where no seed differed (`p_not_recovered_note`). Recovery time is censored: `recovery_censored_s` counts a run that did not recover as the first recovery time it could not observe, so its mean is a lower bound wherever P(not recovered) > 0. Full table with std, 95% interval of the mean over the point's seeds, min and max: `summary.csv` / `summary.parquet`; `<metric>_ci_method` names each interval: Wilson for yes/no metrics (with `<metric>_rule_of_three` when no seed differed), the t-interval clipped to [0, 1] for rates and shares and at 0 for times and counts (clipping never lowers coverage), none when no seed-to-seed variation was observed.\n\n");
-    md.push_str(headline);
-    let ranked = ranking(sweep, summary, 10)?;
-    if !ranked.is_empty() {
-        md.push_str("\n## Ranking\n\nThe best points: recovered in the most seeds, then the fastest recovery, the highest goodput, the lowest failed-request median (first 10).\n\n");
-        md.push_str(&ranked);
+    let of = |g: Group| plot_files.iter().filter(move |p| p.group == g);
+    md.push_str("\n## What happened\n\n");
+    for note in plot_notes {
+        md.push_str(&format!("{note}\n\n"));
     }
-    md.push_str("\n## Sensitivity\n\nVariance-based indices computed on the full-factorial grid itself (an ANOVA decomposition, no extra sampling): `S1` first order, `ST` total (interactions included), with the seed noise removed. `S1_conf` / `ST_conf`: half-widths of 95% bootstrap intervals; seeds are shared by the points, so each resample draws one set of seeds for every point, and the half-width is t(0.975, S-1) x sqrt(S/(S-1)) x the bootstrap std over S seeds; none when no seed varied anything. Every point weighs the same whatever its number of seeds (not every run, as ordinary least squares would). `mu_star`, `sigma`: elementary effects between levels adjacent in value, the values scaled to the axis range; none for categorical axes (strategies, zip groups, unbounded caps), whose levels have no order. A zip group counts as one axis. `recovered` is the yes/no of recovery; `recovery_censored_s` is the censored time. Table: `sensitivity.csv`.\n");
-    md.push_str(sens_md);
-    md.push_str("\n## Main effects\n\nThe marginal mean of the metric at each level of each axis, per strategy: the mean of the point means over the other axes (every point weighs the same). Two ranges, not to be confused: `ci_low`/`ci_high` is the 95% confidence interval of that mean from seed noise only (t over the shared seeds, clipped to the metric's range; `ci_method`), `spread_min`/`spread_max` the lowest and highest point mean over the other axes at that level (how much they move it, not uncertainty). Table: `main_effects.csv`.\n");
-    md.push_str(effects_md);
+    for p in of(Group::Map).chain(of(Group::Recovery)) {
+        md.push_str(&plot_md(p));
+    }
+    if of(Group::Success).next().is_some() {
+        md.push_str("### Success rate over time\n\n");
+        for p in of(Group::Success) {
+            md.push_str(&plot_md(p));
+        }
+    }
+    let queues: Vec<&PlotFile> = of(Group::Queue).collect();
+    if !queues.is_empty() {
+        md.push_str("### Queue length over time\n\n");
+        let body: String = queues.iter().map(|p| plot_md(p)).collect();
+        md.push_str(&collapsed(
+            &format!("{} plots: queue length per tier and slice", queues.len()),
+            &body,
+        ));
+    }
     // Written by `sweep refine`: the located boundary.
     if let Ok(boundary) = std::fs::read_to_string(sweep.dir.join("analysis").join("boundary.md")) {
-        md.push_str("\n## Boundary\n\n");
+        md.push_str("\n### Boundary\n\n");
         md.push_str(&boundary);
         if sweep.dir.join("analysis/plots/boundary.svg").exists() {
             md.push_str("\n![Boundary](plots/boundary.svg)\n");
         }
     }
-    md.push_str("\n## Plots\n\n");
-    for note in plot_notes {
-        md.push_str(&format!("{note}\n\n"));
+    md.push_str("\n## Why: sensitivity\n\nVariance-based indices computed on the full-factorial grid itself (an ANOVA decomposition, no extra sampling): `S1` first order, `ST` total (interactions included), with the seed noise removed. `S1_conf` / `ST_conf`: half-widths of 95% bootstrap intervals; seeds are shared by the points, so each resample draws one set of seeds for every point, and the half-width is t(0.975, S-1) x sqrt(S/(S-1)) x the bootstrap std over S seeds; none when no seed varied anything. Every point weighs the same whatever its number of seeds (not every run, as ordinary least squares would). `mu_star`, `sigma`: elementary effects between levels adjacent in value, the values scaled to the axis range; none for categorical axes (strategies, zip groups, unbounded caps), whose levels have no order. A zip group counts as one axis. `recovered` is the yes/no of recovery; `recovery_censored_s` is the censored time. Table: `sensitivity.csv`.\n\n");
+    if !trigger {
+        md.push_str("Recovery metrics are left out: the grid has no trigger.\n\n");
     }
-    for (title, stem) in plot_files {
-        md.push_str(&format!("![{title}](plots/{stem}.svg)\n\n"));
+    for p in of(Group::Sensitivity) {
+        md.push_str(&plot_md(p));
     }
+    md.push_str(&collapsed("Sensitivity tables, per metric", sens_md));
+    md.push_str("\n## Tables\n\n### Per point\n\n");
+    if trigger {
+        md.push_str("Means over seeds (ok runs); P(not recovered) with its Wilson 95% interval, and the rule of three (3/N) where no seed differed (`p_not_recovered_note`). Recovery time is censored: `recovery_censored_s` counts a run that did not recover as the first recovery time it could not observe, so its mean is a lower bound wherever P(not recovered) > 0. ");
+    } else {
+        md.push_str("Means over seeds (ok runs), the grid's `[report] metrics` first; no recovery columns (no trigger). ");
+    }
+    md.push_str("Full table with std, 95% interval of the mean over the point's seeds, min and max: `summary.csv` / `summary.parquet`; `<metric>_ci_method` names each interval: Wilson for yes/no metrics (with `<metric>_rule_of_three` when no seed differed), the t-interval clipped to [0, 1] for rates and shares and at 0 for times and counts (clipping never lowers coverage), none when no seed-to-seed variation was observed.\n\n");
+    let points = summary.height();
+    if points > 12 {
+        md.push_str(&collapsed(&format!("{points} points"), headline));
+    } else {
+        md.push_str(headline);
+    }
+    let ranked = ranking(sweep, summary, 10)?;
+    if !ranked.is_empty() {
+        md.push_str(if trigger {
+            "\n### Ranking\n\nThe best points: recovered in the most seeds, then the fastest recovery, the highest goodput, the lowest failed-request median (first 10).\n\n"
+        } else {
+            "\n### Ranking\n\nThe best points: the highest goodput, then the lowest failed-request median (first 10).\n\n"
+        });
+        md.push_str(&ranked);
+    }
+    md.push_str("\n### Main effects\n\nThe marginal mean of the metric at each level of each axis, per strategy: the mean of the point means over the other axes (every point weighs the same). Two ranges, not to be confused: `ci_low`/`ci_high` is the 95% confidence interval of that mean from seed noise only (t over the shared seeds, clipped to the metric's range; `ci_method`), `spread_min`/`spread_max` the lowest and highest point mean over the other axes at that level (how much they move it, not uncertainty). Table: `main_effects.csv`.\n");
+    md.push_str(&collapsed(
+        "Main-effect tables, per metric and axis",
+        effects_md,
+    ));
     Ok(md)
 }
 
@@ -626,7 +1241,11 @@ fn index_markdown(
 /// influential axis for each metric, in sentences.
 fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, ReportError> {
     let mut out = String::new();
-    let recovered = sweep.metric("recovered");
+    let trigger = has_trigger(sweep);
+    if !trigger {
+        out.push_str("- **No slow window or load spike** in this grid: there is nothing to recover from, so recovery (P(not recovered), recovery time, success after) is not reported; the headline shows the grid's `[report] metrics`.\n");
+    }
+    let recovered = sweep.metric("recovered").filter(|_| trigger);
     let recovery = sweep.metric("recovery_censored_s");
     if let (Some(rec), Some(time)) = (recovered, recovery) {
         let mut per_cell: HashMap<usize, (usize, usize, Vec<f64>)> = HashMap::new();
@@ -678,7 +1297,10 @@ fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, Repo
             out.push_str(&format!("- **Fastest to recover** (every seed): `{}`, {t:.2} s on average after the window.\n", describe(c)));
         }
     }
-    for m in sens {
+    for m in sens
+        .iter()
+        .filter(|m| trigger || !about_recovery(&m.metric))
+    {
         if let Ok(s) = &m.result
             && let Some(top) = s.axes.iter().max_by(|a, b| a.st.total_cmp(&b.st))
             && top.st > 0.0
@@ -710,7 +1332,7 @@ fn safe_url(url: &str) -> bool {
 }
 
 /// `index.md` as one HTML file, the SVG plots inlined.
-fn html(md: &str, plot_dir: &Path, plot_files: &[(String, String)]) -> String {
+fn html(md: &str, plot_dir: &Path, plot_files: &[String]) -> String {
     use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd, html::push_html};
     // The Markdown holds user text (zip labels, axis names and levels):
     // raw HTML in it becomes text (escaped by push_html), and links and
@@ -719,6 +1341,7 @@ fn html(md: &str, plot_dir: &Path, plot_files: &[(String, String)]) -> String {
     // escapes, in place of their `![..](plots/..svg)` images.
     let mut open_links: Vec<bool> = Vec::new();
     let events = Parser::new_ext(md, Options::ENABLE_TABLES).filter_map(|e| match e {
+        Event::Html(t) if is_own_block(&t) => Some(Event::Html(t)),
         Event::Html(t) | Event::InlineHtml(t) => Some(Event::Text(t)),
         Event::Start(Tag::Link { ref dest_url, .. } | Tag::Image { ref dest_url, .. }) => {
             let keep = safe_url(dest_url);
@@ -730,7 +1353,7 @@ fn html(md: &str, plot_dir: &Path, plot_files: &[(String, String)]) -> String {
     });
     let mut body = String::new();
     push_html(&mut body, events);
-    for (_, stem) in plot_files {
+    for stem in plot_files {
         let tag_start = format!("<img src=\"plots/{stem}.svg\"");
         let Some(start) = body.find(&tag_start) else {
             continue;
@@ -745,11 +1368,268 @@ fn html(md: &str, plot_dir: &Path, plot_files: &[(String, String)]) -> String {
             &format!("<div class=\"plot\">{svg}</div>"),
         );
     }
+    let body = body
+        .replace("<table>", "<div class=\"scroll\"><table>")
+        .replace("</table>", "</table></div>");
     format!(
         "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>sweep report</title>\n<style>\
          body{{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}}\
          table{{border-collapse:collapse;font-size:90%;margin:1em 0}}td,th{{border:1px solid #ccc;padding:2px 6px;text-align:right}}\
-         th{{background:#f3f3f3}}.plot svg{{max-width:100%;height:auto}}code{{background:#f6f6f6}}\
+         th{{background:#f3f3f3;position:sticky;top:0}}.plot svg{{max-width:100%;height:auto}}code{{background:#f6f6f6}}\
+         .scroll{{overflow:auto;max-height:32em;max-width:100%}}details{{margin:1em 0}}summary{{cursor:pointer;font-weight:bold}}\
          </style></head><body>\n{body}</body></html>\n"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plots::{Band, BandPoint};
+
+    /// A column's value for (strategy, level).
+    type Value = dyn Fn(usize, usize) -> f64;
+
+    /// A sweep directory: strategy in {a, b} x `axis` over `levels`, one
+    /// seed; `row(strategy, level)` gives the extra columns' values of a
+    /// run; every run's series is 3 seconds of success rate 1.
+    fn write_sweep(
+        axis: &str,
+        levels: &[f64],
+        extra: &[(&str, &Value)],
+        report: &str,
+    ) -> tempfile::TempDir {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        std::fs::create_dir_all(dir.join("runs")).unwrap();
+        std::fs::create_dir_all(dir.join("series")).unwrap();
+        std::fs::write(
+            dir.join("manifest.json"),
+            format!(
+                r#"{{"grid_name": "t", "scenario": "file.toml", "axes": ["strategy", "{axis}"], "dimensions": [["strategy"], ["{axis}"]],
+                "status": "complete", "report": {report}}}"#
+            ),
+        )
+        .unwrap();
+        let n = 2 * levels.len();
+        let (s_of, l_of) = (|i: usize| i / levels.len(), |i: usize| i % levels.len());
+        let ids: Vec<String> = (0..n).map(|i| format!("r{i}")).collect();
+        let mut cols = vec![
+            Column::new("run_id".into(), ids.clone()),
+            Column::new("run_index".into(), (0..n as u64).collect::<Vec<_>>()),
+            Column::new(
+                "strategy".into(),
+                (0..n).map(|i| ["a", "b"][s_of(i)]).collect::<Vec<_>>(),
+            ),
+            Column::new(
+                axis.into(),
+                (0..n).map(|i| levels[l_of(i)]).collect::<Vec<_>>(),
+            ),
+            Column::new("status".into(), vec!["ok"; n]),
+            Column::new("svc_max_queue".into(), vec![1u64; n]),
+        ];
+        for (name, f) in extra {
+            cols.push(Column::new(
+                (*name).into(),
+                (0..n).map(|i| f(s_of(i), l_of(i))).collect::<Vec<_>>(),
+            ));
+        }
+        let mut runs = DataFrame::new(n, cols).unwrap();
+        ParquetWriter::new(File::create(dir.join("runs/part-s0of1-000000.parquet")).unwrap())
+            .finish(&mut runs)
+            .unwrap();
+        let mut series = DataFrame::new(
+            3 * n,
+            vec![
+                Column::new(
+                    "run_id".into(),
+                    ids.iter()
+                        .flat_map(|i| [i.clone(), i.clone(), i.clone()])
+                        .collect::<Vec<_>>(),
+                ),
+                Column::new(
+                    "second".into(),
+                    (0..n).flat_map(|_| [0u32, 1, 2]).collect::<Vec<_>>(),
+                ),
+                Column::new("success_rate".into(), vec![Some(1.0f64); 3 * n]),
+                Column::new("svc_queue_len".into(), vec![0u64; 3 * n]),
+            ],
+        )
+        .unwrap();
+        ParquetWriter::new(File::create(dir.join("series/part-s0of1-000000.parquet")).unwrap())
+            .finish(&mut series)
+            .unwrap();
+        tmp
+    }
+
+    const DURATIONS: [f64; 5] = [2.0, 5.0, 10.0, 20.0, 30.0];
+
+    /// ch37-window: the slow window's length is the axis; each slice's
+    /// shading is its own window (it used to be the first run's, 10-12 s,
+    /// for every slice).
+    #[test]
+    fn each_slice_shades_its_own_slow_window() {
+        let tmp = write_sweep(
+            "svc_b.slow.duration_s",
+            &DURATIONS,
+            &[
+                ("window_start_s", &|_, _| 10.0),
+                ("window_end_s", &|_, l| 10.0 + DURATIONS[l]),
+            ],
+            "{}",
+        );
+        let sweep = Sweep::load(tmp.path()).unwrap();
+        let s = slicing(&sweep);
+        assert_eq!(s.slices.len(), 5);
+        for (at, slice) in s.slices.iter().enumerate() {
+            let run = s.first_run[at].unwrap();
+            let d = DURATIONS[slice.key[0].1];
+            assert_eq!(
+                triggers_of(&sweep, run),
+                [Shade {
+                    kind: ShadeKind::Slow,
+                    from: 10.0,
+                    to: 10.0 + d
+                }],
+                "slice {}",
+                slice_name(&sweep, &slice.key)
+            );
+        }
+        // The levels read as written: 30, not 30.0.
+        assert_eq!(sweep.dims[1].labels, ["2", "5", "10", "20", "30"]);
+        // The recovery plot's data: one line per strategy, never marked.
+        let _ = write(tmp.path()).unwrap();
+        assert!(
+            tmp.path()
+                .join("analysis/plots/success_rate_4.png")
+                .exists()
+        );
+    }
+
+    /// A load spike is shaded as a spike, not as a slow window, and a slow
+    /// window of length 0 is none.
+    #[test]
+    fn a_load_spike_is_shaded_as_a_spike() {
+        let tmp = write_sweep(
+            "client.spike.duration_s",
+            &[2.0, 5.0],
+            &[
+                ("window_start_s", &|_, _| 10.0),
+                ("window_end_s", &|_, l| [12.0, 15.0][l]),
+                ("client.spike.start_s", &|_, _| 10.0),
+                ("client.spike.factor", &|_, _| 2.0),
+                ("svc_b.slow.duration_s", &|_, _| 0.0),
+            ],
+            "{}",
+        );
+        let sweep = Sweep::load(tmp.path()).unwrap();
+        assert_eq!(
+            triggers_of(&sweep, 1),
+            [Shade {
+                kind: ShadeKind::Spike,
+                from: 10.0,
+                to: 15.0
+            }]
+        );
+    }
+
+    /// No trigger: no recovery in the headline, the `[report] metrics` are
+    /// there, and the page says why.
+    #[test]
+    fn without_a_trigger_recovery_is_not_reported() {
+        let tmp = write_sweep(
+            "x",
+            &[1.0, 2.0],
+            &[
+                ("window_start_s", &|_, _| 0.0),
+                ("window_end_s", &|_, _| 0.0),
+                ("recovered", &|_, _| 0.0),
+                ("recovery_censored_s", &|_, _| 3.0),
+                ("goodput", &|s, _| s as f64),
+                ("c_busy_s", &|s, l| (s + l) as f64),
+            ],
+            r#"{"metrics": ["c_busy_s"]}"#,
+        );
+        let report = write(tmp.path()).unwrap();
+        assert!(
+            !report.headline.contains("p_not_recovered"),
+            "{}",
+            report.headline
+        );
+        assert!(
+            report.headline.contains("c_busy_s_mean"),
+            "{}",
+            report.headline
+        );
+        let md = std::fs::read_to_string(&report.index_md).unwrap();
+        assert!(md.contains("**No slow window or load spike**"), "{md}");
+        assert!(!md.contains("Never recovered"), "{md}");
+    }
+
+    /// More combinations than plots: the worst and both sides of the
+    /// tipping step are drawn, each with its reason; `[report] slices`
+    /// comes first.
+    #[test]
+    fn time_plots_pick_the_slices_that_matter() {
+        let levels: Vec<f64> = (1..=10).map(f64::from).collect();
+        // b tips from recovering to not at x = 7; a never tips.
+        let tmp = write_sweep(
+            "x",
+            &levels,
+            &[
+                ("window_start_s", &|_, _| 10.0),
+                ("window_end_s", &|_, _| 12.0),
+                ("recovered", &|s, l| {
+                    if s == 1 && l >= 6 { 0.0 } else { 1.0 }
+                }),
+                ("recovery_censored_s", &|_, l| l as f64),
+            ],
+            r#"{"slices": ["x=2"]}"#,
+        );
+        let sweep = Sweep::load(tmp.path()).unwrap();
+        let line = sweep.dim_of("x").map(|_| 0);
+        let (slices, note) = choose_slices(&sweep, line, 4);
+        let levels: Vec<&str> = slices
+            .iter()
+            .map(|s| sweep.dims[1].labels[s.key[0].1].as_str())
+            .collect();
+        // x=2 named; x=10 the worst; 6 and 7 the tipping step.
+        assert_eq!(levels, ["2", "6", "7", "10"], "{slices:?}");
+        assert!(slices[0].reason.contains("[report]"));
+        assert!(
+            slices[1].reason.starts_with("tipping"),
+            "{}",
+            slices[1].reason
+        );
+        assert!(
+            slices[3].reason.starts_with("the worst"),
+            "{}",
+            slices[3].reason
+        );
+        assert!(note.unwrap().contains("4 of 10"));
+    }
+
+    #[test]
+    fn identical_lines_are_named_in_the_legend() {
+        let band = |label: &str, m: f64| Band {
+            label: label.to_string(),
+            points: (0..5)
+                .map(|i| BandPoint {
+                    x: i as f64,
+                    median: m + i as f64,
+                    q25: m,
+                    q75: m + 5.0,
+                })
+                .collect(),
+        };
+        let bands = [
+            band("deadline", 0.0),
+            band("deadline_budget", 0.0),
+            band("naive", 3.0),
+        ];
+        assert_eq!(plots::coinciding(&bands), [None, Some(0), None]);
+        assert_eq!(
+            plots::legend_labels(&bands),
+            ["deadline", "deadline_budget (on top of deadline)", "naive"]
+        );
+    }
 }

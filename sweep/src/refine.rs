@@ -442,7 +442,7 @@ fn draw_boundary(
         &x_label,
         axis,
         &bands,
-        None,
+        &[],
         None,
     )
 }
