@@ -45,6 +45,7 @@ pub fn ch37() -> Scenario {
             start_s: 10.0,
             duration_s: 20.0,
             factor: 10.0,
+            replicas: Vec::new(),
         }],
         ..Tier::new("svc_b", 16)
     };

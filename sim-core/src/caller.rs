@@ -4,12 +4,16 @@
 //! hook runs; a hook decides what the policies say and counts its reason.
 
 use crate::model::CallModel;
-use crate::policy::{AdaptiveThrottle, CircuitBreaker, RetryBudget, RetryThrottle};
+use crate::policy::{AdaptiveThrottle, CircuitBreaker, LoadBalancer, RetryBudget, RetryThrottle};
 use crate::random::Stream;
 use crate::result::{CallerStats, nearest_rank};
 use crate::scenario::CancelMode;
 use crate::time::{NEVER, Nanos};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
+
+/// No replica: an attempt that timed out was answered by none, and a copy
+/// not sent went to none.
+pub const NO_REPLICA: u8 = u8::MAX;
 
 /// How an attempt ended, as its caller sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -200,7 +204,18 @@ pub struct Caller {
     adaptive_rng: Stream,
     /// Backoff jitter.
     rng: Stream,
+    /// Balancing over the called tier's replicas, when it has several.
+    replicas: Option<Replicas>,
     pub stats: CallerStats,
+}
+
+/// A caller's balancing state: the balancer, its own random stream (so that
+/// other draws do not move when balancing changes), and per job (by slot)
+/// the replicas its latest attempt's copies went to.
+struct Replicas {
+    balancer: LoadBalancer,
+    rng: Stream,
+    sent: HashMap<u32, [u8; 2]>,
 }
 
 impl Caller {
@@ -217,8 +232,14 @@ impl Caller {
             hedge_after: 0,
             sorted: Vec::new(),
             rng: Stream::new(seed, &format!("backoff.{}", call.name)),
+            replicas: call.balancer.clone().map(|balancer| Replicas {
+                balancer,
+                rng: Stream::new(seed, &format!("balancer.{}", call.name)),
+                sent: HashMap::new(),
+            }),
             stats: CallerStats {
                 name: call.name.clone(),
+                balanced: call.balancer.is_some(),
                 ..CallerStats::default()
             },
         }
@@ -335,9 +356,69 @@ impl Caller {
     /// The job stopped waiting for its attempt (it was cancelled itself):
     /// the attempt ends without an outcome the policies would learn from.
     #[inline]
-    pub fn on_cancelled(&mut self) {
+    pub fn on_cancelled(&mut self, slot: u32) {
         self.in_flight -= 1;
         self.stats.calls_cancelled += 1;
+        if let Some(r) = &mut self.replicas {
+            r.release(slot);
+        }
+    }
+
+    /// The replica that copy `copy` (0, or 1 for a hedge) of attempt
+    /// `attempt` of the job in slot `slot` goes to, at `now`: a retry or a
+    /// hedge avoids the replica of the first copy before it, when the call
+    /// says so and another may be chosen. Only for a caller with replicas.
+    pub fn pick_replica(
+        &mut self,
+        call: &CallModel,
+        now: Nanos,
+        slot: u32,
+        attempt: u32,
+        copy: usize,
+    ) -> usize {
+        let r = self.replicas.as_mut().expect("a caller with replicas");
+        let before = r.sent.get(&slot).map_or(NO_REPLICA, |s| s[0]);
+        let again = copy == 1 || attempt > 1;
+        let avoid =
+            (call.retry_other_replica && again && before != NO_REPLICA).then_some(before as usize);
+        let replica = r.balancer.pick(now, avoid, &mut r.rng);
+        r.balancer.sent(replica);
+        let sent = r.sent.entry(slot).or_insert([NO_REPLICA; 2]);
+        if copy == 0 {
+            *sent = [replica as u8, NO_REPLICA];
+        } else {
+            sent[1] = replica as u8;
+        }
+        replica
+    }
+
+    /// The attempt of the job in slot `slot` ended at `now` with `outcome`,
+    /// answered by replica `by` (`NO_REPLICA` for a timeout: then every
+    /// replica it was sent to failed it). No-op without replicas.
+    #[inline]
+    pub fn on_replica_answer(&mut self, now: Nanos, slot: u32, by: u8, outcome: Outcome) {
+        let Some(r) = &mut self.replicas else {
+            return;
+        };
+        let copies = r.release(slot);
+        let failed = outcome != Outcome::Ok;
+        let blamed = if by == NO_REPLICA {
+            copies
+        } else {
+            [by, NO_REPLICA]
+        };
+        for replica in blamed.into_iter().filter(|x| *x != NO_REPLICA) {
+            if r.balancer.record(replica as usize, failed, now).is_some() {
+                self.stats.ejections += 1;
+            }
+        }
+    }
+
+    /// Replica-seconds this caller kept replicas ejected, up to `horizon`.
+    pub fn ejected_s(&self, horizon: Nanos) -> f64 {
+        self.replicas.as_ref().map_or(0.0, |r| {
+            r.balancer.ejected_ns(horizon) as f64 / crate::time::NANOS_PER_SEC as f64
+        })
     }
 
     /// MODEL.md 2's retry decision after failed attempt number `attempts`
@@ -396,6 +477,18 @@ impl Caller {
             self.sorted.extend(&self.recent);
             self.hedge_after = nearest_rank(&mut self.sorted, quantile).unwrap_or(0).max(1);
         }
+    }
+}
+
+impl Replicas {
+    /// The requests of the job in slot `slot`'s latest attempt are no longer
+    /// waited for; returns the replicas they went to.
+    fn release(&mut self, slot: u32) -> [u8; 2] {
+        let copies = self.sent.get(&slot).copied().unwrap_or([NO_REPLICA; 2]);
+        for replica in copies.into_iter().filter(|x| *x != NO_REPLICA) {
+            self.balancer.released(replica as usize);
+        }
+        copies
     }
 }
 
@@ -466,7 +559,7 @@ mod tests {
         assert!(refused.unwrap_err().is_failed_attempt());
         caller.on_ended(&c, 5 * MS, 0, false, Outcome::Timeout);
         assert_eq!(caller.admit(&c, 5 * MS, NEVER), Ok(()));
-        caller.on_cancelled();
+        caller.on_cancelled(0);
         let s = &caller.stats;
         assert_eq!((s.calls, s.retries_sent, s.calls_timeout), (2, 1, 1));
         assert_eq!((s.bulkhead_rejected, s.calls_cancelled), (1, 1));

@@ -18,12 +18,15 @@
 //! (`admit`, `next_to_start`) hold the server-side ones. The engine decides
 //! when each hook runs, and what follows from its answer.
 
-use crate::caller::{Caller, Outcome, RetryDecision, attempt_end, cancels_copies};
+use crate::caller::{Caller, NO_REPLICA, Outcome, RetryDecision, attempt_end, cancels_copies};
 use crate::event_queue::EventQueue;
 use crate::job::{Job, JobKind, JobRef, Jobs, NO_EDGE, NO_JOB};
 use crate::model::{CallModel, Downstream, Model, RateProfile};
 use crate::random::Stream;
-use crate::result::{ClassStats, ClosedStats, Phase, RunResult, Series, nearest_rank};
+use crate::result::{
+    CallerStats, ClassStats, ClosedStats, Phase, RunResult, Series, TierSeries, TierStats,
+    nearest_rank,
+};
 use crate::scenario::{CancelMode, Dispatch};
 use crate::server::{Admission, Dropped, Server, abandon_at};
 use crate::time::{NANOS_PER_SEC, NEVER, Nanos, nanos_to_secs};
@@ -66,8 +69,9 @@ enum Action {
     WorkAbandoned(JobRef),
     /// A request that crossed a network hop reaches its server.
     Arrive(JobRef),
-    /// A reply (or a fast rejection) reaches the caller's attempt.
-    Reply(JobRef, u32, Outcome),
+    /// A reply (or a fast rejection) from replica `3` reaches the caller's
+    /// attempt.
+    Reply(JobRef, u32, Outcome, u8),
 }
 
 /// A fan-out in progress: its branch jobs, how many are still running,
@@ -258,7 +262,7 @@ impl Sim<'_> {
                 }
                 Action::AttemptTimeout(job, attempt) => {
                     if self.is_waiting(job, attempt) {
-                        self.attempt_ended(job, Outcome::Timeout);
+                        self.attempt_ended(job, Outcome::Timeout, NO_REPLICA);
                     }
                 }
                 Action::Retry(job) => {
@@ -282,7 +286,9 @@ impl Sim<'_> {
                     }
                 }
                 Action::Arrive(job) => self.arrive(job),
-                Action::Reply(caller, attempt, outcome) => self.reply(caller, attempt, outcome),
+                Action::Reply(caller, attempt, outcome, by) => {
+                    self.reply(caller, attempt, outcome, by)
+                }
             }
         }
         self.now = self.m.horizon;
@@ -443,7 +449,9 @@ impl Sim<'_> {
         let sec = self.second();
         self.series.user_arrivals[sec] += 1;
         self.phases[self.phase_of(self.now)].users += 1;
-        for s in &mut self.servers {
+        // Replica 0 of each tier counts for the whole tier.
+        let tiers = self.m.tier_instances.len();
+        for s in &mut self.servers[..tiers] {
             s.per_user.push(0);
         }
         self.user_ended.push(false);
@@ -513,7 +521,21 @@ impl Sim<'_> {
             self.schedule(now + hedge_delay, Action::Hedge(job, attempt));
         }
         self.trace(job, Step::Send);
-        self.send(call, job, attempt, end, 0);
+        let s = self.server_for(edge, job, attempt, 0);
+        self.send(call, s, job, attempt, end, 0);
+    }
+
+    /// The server instance copy `copy` of attempt `attempt` of `job` goes
+    /// to: the called tier's only one, or the replica its caller's balancer
+    /// picks (the balancer is consulted only when there is a choice).
+    #[inline]
+    fn server_for(&mut self, edge: usize, job: JobRef, attempt: u32, copy: usize) -> usize {
+        let call = &self.m.callers[edge];
+        if call.balancer.is_none() {
+            return call.to;
+        }
+        let r = self.callers[edge].pick_replica(call, self.now, job.idx, attempt, copy);
+        call.replicas[r]
     }
 
     /// Sends a second copy of an attempt still unanswered, within the
@@ -530,23 +552,24 @@ impl Sim<'_> {
         }
         self.trace(job, Step::Hedge);
         let end = attempt_end(call, j.attempt_started, j.deadline);
-        self.send(call, job, attempt, end, 1);
+        let s = self.server_for(j.edge as usize, job, attempt, 1);
+        self.send(call, s, job, attempt, end, 1);
     }
 
     /// A request of an attempt of `caller` that ends at `end` leaves
-    /// through `call` as a job of the server called, not yet arrived: it
+    /// through `call` as a job of server instance `s`, not yet arrived: it
     /// arrives now, or after the hop's latency. A caller that cancels
     /// records it as copy `copy` (0, or 1 for a hedge).
     #[inline]
     fn send(
         &mut self,
         call: &CallModel,
+        s: usize,
         caller: JobRef,
         caller_attempt: u32,
         end: Nanos,
         copy: usize,
     ) {
-        let s = call.to;
         let edge = match self.m.servers[s].downstream {
             Downstream::Chain(e) => e as u16,
             Downstream::Leaf | Downstream::Fanout(_) => NO_EDGE,
@@ -586,10 +609,12 @@ impl Sim<'_> {
     /// hop's latency.
     fn answer(&mut self, s: usize, caller: JobRef, attempt: u32, outcome: Outcome) {
         let latency = self.hop_latency(s);
+        let by = self.m.servers[s].replica;
         if latency == 0 {
-            self.reply(caller, attempt, outcome);
+            self.reply(caller, attempt, outcome, by);
         } else {
-            self.schedule(self.now + latency, Action::Reply(caller, attempt, outcome));
+            let reply = Action::Reply(caller, attempt, outcome, by);
+            self.schedule(self.now + latency, reply);
         }
     }
 
@@ -602,14 +627,16 @@ impl Sim<'_> {
         let model = &m.servers[s];
         let class = self.user_class[user] as usize;
         let reply_first = m.dispatch == Dispatch::ReplyFirst;
+        self.servers[model.tier].per_user[user] += 1;
         let srv = &mut self.servers[s];
-        srv.on_arrival(sec, during, user, self.user_ended[user]);
+        srv.on_arrival(sec, during, self.user_ended[user]);
         let admission = match srv.admit(model, now, sec, class, reply_first) {
             Ok(admission) => admission,
             Err(_) => {
                 self.jobs.release(job);
                 let at = now + model.reject_latency + self.hop_latency(s);
-                let reply = Action::Reply(j.caller, j.caller_attempt, Outcome::Rejected);
+                let reply =
+                    Action::Reply(j.caller, j.caller_attempt, Outcome::Rejected, model.replica);
                 self.events.push_in_lane(self.reject_lane[s], at, reply);
                 return;
             }
@@ -768,21 +795,24 @@ impl Sim<'_> {
         }
         j.waiting = false;
         let edge = j.edge as usize;
-        self.callers[edge].on_cancelled();
+        self.callers[edge].on_cancelled(job.idx);
         if self.m.callers[edge].cancel == CancelMode::Always {
             self.cancel_copies(job);
         }
     }
 
-    /// The attempt of `caller` numbered `attempt` gets `outcome`, unless that
-    /// attempt has already ended (then the reply is ignored).
-    fn reply(&mut self, caller: JobRef, attempt: u32, outcome: Outcome) {
+    /// The attempt of `caller` numbered `attempt` gets `outcome` from
+    /// replica `by`, unless that attempt has already ended (then the reply
+    /// is ignored).
+    fn reply(&mut self, caller: JobRef, attempt: u32, outcome: Outcome, by: u8) {
         if self.is_waiting(caller, attempt) {
-            self.attempt_ended(caller, outcome);
+            self.attempt_ended(caller, outcome, by);
         }
     }
 
-    fn attempt_ended(&mut self, job: JobRef, outcome: Outcome) {
+    /// The attempt of `job` ended with `outcome`, answered by replica `by`
+    /// (`NO_REPLICA`: a timeout).
+    fn attempt_ended(&mut self, job: JobRef, outcome: Outcome, by: u8) {
         let (edge, retry, sent_at) = {
             let j = self.jobs.get_mut(job);
             j.waiting = false;
@@ -795,6 +825,7 @@ impl Sim<'_> {
             self.cancel_copies(job);
         }
         self.callers[edge].on_ended(call, self.now, sent_at, retry, outcome);
+        self.callers[edge].on_replica_answer(self.now, job.idx, by, outcome);
         self.trace(job, Step::Ended(outcome));
         if outcome == Outcome::Ok {
             self.finish(job, true);
@@ -966,9 +997,20 @@ impl Sim<'_> {
         }
         let recovery_s = self.recovery_s();
         let now = self.now;
-        let (tiers, tier_series) = std::mem::take(&mut self.servers)
-            .into_iter()
-            .map(|s| s.into_result(now))
+        let mut instances: Vec<Option<(TierStats, TierSeries)>> =
+            (std::mem::take(&mut self.servers).into_iter())
+                .map(|s| Some(s.into_result(now)))
+                .collect();
+        let (tiers, tier_series) = (self.m.tier_instances.iter())
+            .map(|ids| {
+                let (stats, series): (Vec<_>, Vec<_>) = (ids.iter())
+                    .map(|i| instances[*i].take().expect("an instance of one tier"))
+                    .unzip();
+                (
+                    TierStats::of_replicas(stats),
+                    TierSeries::of_replicas(series),
+                )
+            })
             .unzip();
         self.series.tiers = tier_series;
         let secs = |n: Option<Nanos>| n.map(nanos_to_secs);
@@ -1007,7 +1049,12 @@ impl Sim<'_> {
                 think_ns: c.think_ns,
                 span_ns: c.last_done.iter().map(|t| *t as u128).sum(),
             }),
-            callers: self.callers.into_iter().map(|c| c.stats).collect(),
+            callers: (self.callers.into_iter())
+                .map(|c| CallerStats {
+                    ejected_s: c.ejected_s(now),
+                    ..c.stats
+                })
+                .collect(),
             series: self.series,
         }
     }

@@ -3,7 +3,7 @@
 
 use crate::policy::{
     AdaptiveThrottle, AimdLimit, Backoff, BreakerConfig, CircuitBreaker, CoDel, ConcurrencyLimit,
-    GradientLimit, RetryBudget, RetryThrottle, TokenBucket,
+    GradientLimit, LoadBalancer, OutlierRule, RetryBudget, RetryThrottle, TokenBucket,
 };
 use crate::random::Stream;
 use crate::scenario::{CancelMode, Dispatch, Dist, LimitAlgorithm, Scenario, Service};
@@ -36,7 +36,12 @@ pub struct Model {
     /// One per call edge, in [`Scenario::edges`] order: `callers[0]` is the
     /// client's; in a plain chain `callers[i]` is server `i - 1`'s.
     pub callers: Vec<CallModel>,
+    /// One per server instance: first replica 0 of every tier, so that
+    /// `servers[t]` is tier `t`'s first (and, without replicas, only)
+    /// instance; then the further replicas, tier by tier.
     pub servers: Vec<ServerModel>,
+    /// Per tier, its instances in replica order (`[t]` for one replica).
+    pub tier_instances: Vec<Vec<usize>>,
 }
 
 /// Closed-loop users: how many, and their think time.
@@ -201,8 +206,13 @@ impl RateProfile {
 
 pub struct CallModel {
     pub name: String,
-    /// The server called.
+    /// The tier called, which is also the instance of its replica 0.
     pub to: usize,
+    /// With several replicas: their instances in replica order, and the
+    /// balancer this caller starts with (`None`: one replica, no choice).
+    pub replicas: Vec<usize>,
+    pub balancer: Option<LoadBalancer>,
+    pub retry_other_replica: bool,
     /// A fan-out branch whose failure fails the caller.
     pub required: bool,
     /// Bulkhead: attempts in flight at most (`u32::MAX`: unbounded).
@@ -228,8 +238,12 @@ pub struct CallModel {
     pub budget_share: f64,
 }
 
+#[derive(Clone)]
 pub struct ServerModel {
     pub name: String,
+    /// The tier this instance belongs to, and its replica number there.
+    pub tier: usize,
+    pub replica: u8,
     pub slots: u32,
     pub queue_cap: Option<u32>,
     pub drop_expired: bool,
@@ -251,7 +265,8 @@ pub struct ServerModel {
     /// One-way latency of the hop into this server.
     pub latency: ServiceModel,
     pub slow: Vec<(Nanos, Nanos, f64)>,
-    /// Most arrivals one user request can cause here (requirement R1).
+    /// Most arrivals one user request can cause at the tier (requirement
+    /// R1; its replicas together).
     pub arrival_bound_per_user: u64,
     pub downstream: Downstream,
 }
@@ -267,6 +282,7 @@ pub enum Downstream {
     Fanout(Vec<usize>),
 }
 
+#[derive(Clone)]
 pub struct ServiceModel {
     dist: Dist,
     /// Mean in nanoseconds.
@@ -360,11 +376,37 @@ impl Model {
             // Rounding must not leave a draw in no class.
             *last = f64::INFINITY;
         }
+        // Further replicas are numbered after every tier's first.
+        let mut tier_instances: Vec<Vec<usize>> = (0..s.tiers.len()).map(|t| vec![t]).collect();
+        let mut next = s.tiers.len();
+        for (t, tier) in s.tiers.iter().enumerate() {
+            for _ in 1..tier.replicas {
+                tier_instances[t].push(next);
+                next += 1;
+            }
+        }
         let call_model = |e: &crate::scenario::Edge| {
             let c = e.call;
+            let replicas = &tier_instances[e.to];
+            let balanced = replicas.len() > 1;
             CallModel {
                 name: e.name.clone(),
                 to: e.to,
+                replicas: if balanced {
+                    replicas.clone()
+                } else {
+                    Vec::new()
+                },
+                balancer: balanced.then(|| {
+                    let outlier = c.outlier_ejection.then(|| OutlierRule {
+                        consecutive: c.outlier_consecutive,
+                        base: secs_to_nanos(c.outlier_base_ejection_s),
+                        max_percent: c.outlier_max_ejection_percent,
+                        interval: secs_to_nanos(c.outlier_interval_s).max(1),
+                    });
+                    LoadBalancer::new(c.balancer, replicas.len(), outlier)
+                }),
+                retry_other_replica: c.retry_other_replica,
                 required: e.required,
                 max_in_flight: c.max_in_flight.unwrap_or(u32::MAX),
                 timeout: secs_to_nanos(c.attempt_timeout_s),
@@ -405,16 +447,18 @@ impl Model {
         };
         let callers: Vec<CallModel> = edges.iter().map(call_model).collect();
         // Requirement R1: every edge multiplies the arrivals its caller can
-        // see by its attempts (and copies: a hedged attempt sends up to two).
-        // Edges run in list order and call later tiers, so the caller's
-        // bound is known when its edges are.
+        // see by its attempts (and copies: a hedged attempt sends up to two);
+        // a tier with several callers sums over them, so over every path
+        // from the client. Edges run in list order and call later tiers, so
+        // the caller's bound is complete when its edges are.
         let mut bounds = vec![0u64; s.tiers.len()];
         for (edge, caller) in edges.iter().zip(&callers) {
             let copies = if caller.hedges() { 2 } else { 1 };
             let from = edge.from.map_or(1, |f| bounds[f]);
-            bounds[edge.to] = from.saturating_mul(caller.max_attempts as u64 * copies);
+            let via = from.saturating_mul(caller.max_attempts as u64 * copies);
+            bounds[edge.to] = bounds[edge.to].saturating_add(via);
         }
-        let servers: Vec<ServerModel> = s
+        let mut servers: Vec<ServerModel> = s
             .tiers
             .iter()
             .enumerate()
@@ -429,6 +473,8 @@ impl Model {
                 };
                 ServerModel {
                     name: t.name.clone(),
+                    tier: i,
+                    replica: 0,
                     slots: t.slots,
                     queue_cap: t.queue_cap,
                     drop_expired: t.drop_expired,
@@ -473,23 +519,22 @@ impl Model {
                     retry_after: secs_to_nanos(t.retry_after_s),
                     service: ServiceModel::new(&t.service),
                     latency: ServiceModel::new(&t.latency),
-                    slow: t
-                        .slow
-                        .iter()
-                        .map(|w| {
-                            let start = secs_to_nanos(w.start_s);
-                            (
-                                start,
-                                start.saturating_add(secs_to_nanos(w.duration_s)),
-                                w.factor,
-                            )
-                        })
-                        .collect(),
+                    slow: slow_windows(t, 0),
                     arrival_bound_per_user: bounds[i],
                     downstream,
                 }
             })
             .collect();
+        // The further replicas: copies of the first, each with the slow
+        // windows that name it.
+        for (t, tier) in s.tiers.iter().enumerate() {
+            for k in 1..tier.replicas {
+                let mut replica = servers[t].clone();
+                replica.replica = k as u8;
+                replica.slow = slow_windows(tier, k);
+                servers.push(replica);
+            }
+        }
         let (ws, we) = s.trigger_window_s();
         let arrivals_end = secs_to_nanos(s.client.duration_s);
         let arrival_segments = arrival_segments(&s.client.spike, arrivals_end);
@@ -498,7 +543,7 @@ impl Model {
             think: ServiceModel::new(&s.client.closed.think),
         });
         let expected_users = expected_users(s);
-        let bounds: u64 = servers.iter().map(|m| m.arrival_bound_per_user).sum();
+        let bounds: u64 = bounds.iter().sum();
         Model {
             expected_users,
             dispatch: s.dispatch,
@@ -518,12 +563,29 @@ impl Model {
             recovery_threshold: s.recovery.threshold,
             callers,
             servers,
+            tier_instances,
         }
     }
 
     pub fn horizon_secs(&self) -> usize {
         nanos_to_secs(self.horizon).ceil() as usize
     }
+}
+
+/// The slow windows of tier `t` that slow its replica `k` (those naming
+/// no replica slow every one), as `(start, end, factor)`.
+fn slow_windows(t: &crate::scenario::Tier, k: u32) -> Vec<(Nanos, Nanos, f64)> {
+    (t.slow.iter())
+        .filter(|w| w.replicas.is_empty() || w.replicas.contains(&k))
+        .map(|w| {
+            let start = secs_to_nanos(w.start_s);
+            (
+                start,
+                start.saturating_add(secs_to_nanos(w.duration_s)),
+                w.factor,
+            )
+        })
+        .collect()
 }
 
 /// The mean number of users of one run: the arrival rate integrated over

@@ -11,7 +11,7 @@
 //! and that every path writes exactly its own key.
 
 use crate::scenario::{
-    BackoffKind, CancelMode, Dispatch, Dist, LimitAlgorithm, QueueOrder, Scenario,
+    BackoffKind, Balancer, CancelMode, Dispatch, Dist, LimitAlgorithm, QueueOrder, Scenario,
 };
 use strum::VariantNames;
 use toml::{Table, Value};
@@ -28,6 +28,8 @@ pub enum Kind {
     Text,
     /// A non-negative integer or `"unbounded"` (a null in columns).
     Cap,
+    /// A list of 0-based indexes (`[2]`, `[0, 3]`), a string in columns.
+    Indexes,
 }
 
 impl Kind {
@@ -39,6 +41,7 @@ impl Kind {
             Kind::Choice(names) => names.join(" / "),
             Kind::Text => "string".to_string(),
             Kind::Cap => "integer or \"unbounded\"".to_string(),
+            Kind::Indexes => "list of integers".to_string(),
         }
     }
 }
@@ -357,6 +360,48 @@ pub const PARAMS: &[Param] = &[
         "Bulkhead for this downstream: at most this many of the caller's attempts in flight at once; one more fails fast locally (bulkhead_rejected) and goes to the retry decision. With fan-out, one pool per branch.",
     ),
     p(
+        Scope::Call,
+        "balancer",
+        Kind::Choice(Balancer::VARIANTS),
+        "Load balancing over the called tier's replicas, by this caller alone (its own requests in flight, cursor and draws, as a client library keeps them; callers never see each other's): round_robin (each in turn), random, least_outstanding (fewest of this caller's requests in flight; ties in turn), p2c (two distinct replicas drawn at random from the caller's own stream, the one with fewer in flight), pin_until_error (the same replica until an attempt to it fails, then the next). Ejected replicas are skipped; if every replica is ejected, all are used (Envoy's panic mode). No effect with one replica.",
+    ),
+    p(
+        Scope::Call,
+        "retry_other_replica",
+        Kind::Bool,
+        "A retry, and a hedged copy, goes to another replica than the attempt before it when another is available (default true).",
+    ),
+    p(
+        Scope::Call,
+        "outlier_ejection",
+        Kind::Bool,
+        "Outlier ejection at this caller (Envoy's consecutive failures rule): a replica whose attempts fail outlier_consecutive times in a row (timeouts, rejections, expired drops and errors; an ok resets the count) is ejected, unless outlier_max_ejection_percent of the replicas already are (one may always be ejected when none is, as in Envoy); it then gets no request from this caller for outlier_base_ejection_s x the number of times it was ejected, and returns at the first outlier_interval_s tick (from t = 0) after that. Metrics <caller>_ejections, <caller>_ejected_s (replica-seconds). Off by default; no effect with one replica.",
+    ),
+    p(
+        Scope::Call,
+        "outlier_consecutive",
+        Kind::Int,
+        "Outlier ejection: failed attempts in a row that eject a replica (Envoy's consecutive_5xx, default 5).",
+    ),
+    p(
+        Scope::Call,
+        "outlier_base_ejection_s",
+        Kind::Float,
+        "Outlier ejection: base ejection time, multiplied by the number of times the replica has been ejected (Envoy's default 30 s).",
+    ),
+    p(
+        Scope::Call,
+        "outlier_max_ejection_percent",
+        Kind::Float,
+        "Outlier ejection: a replica is ejected only while fewer than this percentage of the replicas are ejected, or none is (Envoy's default 10).",
+    ),
+    p(
+        Scope::Call,
+        "outlier_interval_s",
+        Kind::Float,
+        "Outlier ejection: ejected replicas return at the first tick of this interval after their ejection time (Envoy's default 10 s).",
+    ),
+    p(
         Scope::Branch,
         "required",
         Kind::Bool,
@@ -457,6 +502,12 @@ pub const PARAMS: &[Param] = &[
         "slots",
         Kind::Int,
         "Concurrent requests in service. A tier that calls another holds its slot until its final reply.",
+    ),
+    p(
+        Scope::Tier,
+        "replicas",
+        Kind::Int,
+        "Identical instances of the tier (1 to 64, default 1), each with its own slots, queue and protections (queue cap, CoDel, limits...); each caller spreads its requests over them by its balancer. Metrics <tier>_r<k>_arrivals, _admitted, _completed_ok, _max_queue per replica (k from 0) when there are several; the tier's metrics are their sums (max_queue: the longest of its replicas', limit_lowest: the lowest).",
     ),
     p(
         Scope::Tier,
@@ -691,6 +742,12 @@ pub const PARAMS: &[Param] = &[
         "factor",
         Kind::Float,
         "Service-time multiplier inside the window (ch37: 10, i.e. 20 ms -> 200 ms).",
+    ),
+    p(
+        Scope::Slow,
+        "replicas",
+        Kind::Indexes,
+        "The replicas the window slows, 0-based (`[2]`: the third, one bad host); empty (the default): every replica.",
     ),
 ];
 
@@ -1149,6 +1206,7 @@ fn new_element(scope: Scope) -> Table {
         start_s: 0.0,
         duration_s: 0.0,
         factor: 1.0,
+        replicas: Vec::new(),
     };
     Table::try_from(window).expect("a window serializes")
 }
@@ -1163,6 +1221,7 @@ fn convert(param: &Param, v: &Value) -> Result<Option<Value>, String> {
         Kind::Text => Value::String(text(v)?),
         Kind::Choice(names) => Value::String(choice(v, names)?),
         Kind::Cap => return cap(v).map(|c| c.map(|n| Value::Integer(n as i64))),
+        Kind::Indexes => Value::Array(indexes(v)?),
     }))
 }
 
@@ -1237,6 +1296,18 @@ fn choice(v: &Value, names: &[&str]) -> Result<String, String> {
     } else {
         Err(format!("expected one of {}, got `{s}`", names.join(", ")))
     }
+}
+
+fn indexes(v: &Value) -> Result<Vec<Value>, String> {
+    let Value::Array(items) = v else {
+        return Err(format!(
+            "expected a list of integers (`[2]`), got {} {v}",
+            v.type_str()
+        ));
+    };
+    (items.iter())
+        .map(|i| uint(i, u32::MAX as u64).map(|n| Value::Integer(n as i64)))
+        .collect()
 }
 
 fn cap(v: &Value) -> Result<Option<u32>, String> {

@@ -2,6 +2,7 @@
 //! tested in isolation: the gRFC A6 retry throttle and the backoff.
 
 use crate::random::Stream;
+use crate::scenario::Balancer;
 use crate::time::{Nanos, secs_to_nanos};
 
 /// gRFC A6 retry throttling in integer milli-tokens, so that no float
@@ -603,10 +604,288 @@ impl Backoff {
     }
 }
 
+/// Outlier ejection's parameters (Envoy's consecutive failures rule).
+#[derive(Clone, Debug)]
+pub struct OutlierRule {
+    /// Failed attempts in a row that eject a replica.
+    pub consecutive: u32,
+    /// Ejection time per time ejected.
+    pub base: Nanos,
+    /// Most replicas ejected at once, in percent (one always may be).
+    pub max_percent: f64,
+    /// Ejected replicas return at a tick of this interval.
+    pub interval: Nanos,
+}
+
+/// One caller's client-side load balancing over the replicas of the tier
+/// it calls, with outlier ejection: everything here is this caller's own
+/// view (its requests in flight, its cursor), never another caller's.
+#[derive(Clone, Debug)]
+pub struct LoadBalancer {
+    rule: Balancer,
+    /// This caller's requests in flight, per replica.
+    outstanding: Vec<u32>,
+    /// Where the next round starts (round robin, and least outstanding's
+    /// ties), or the pinned replica (pin until error).
+    cursor: usize,
+    outlier: Option<OutlierRule>,
+    /// Per replica: failed attempts in a row, times ejected, and the end of
+    /// its ejection (in the past when it is not ejected).
+    failures: Vec<u32>,
+    ejections: Vec<u32>,
+    ejected_until: Vec<Nanos>,
+    /// Replica-nanoseconds of the ejections so far, to their ends.
+    ejected_ns: u128,
+    /// Scratch space for the replicas a pick may choose, reused.
+    candidates: Vec<usize>,
+}
+
+impl LoadBalancer {
+    pub fn new(rule: Balancer, replicas: usize, outlier: Option<OutlierRule>) -> LoadBalancer {
+        LoadBalancer {
+            rule,
+            outstanding: vec![0; replicas],
+            cursor: 0,
+            outlier,
+            failures: vec![0; replicas],
+            ejections: vec![0; replicas],
+            ejected_until: vec![0; replicas],
+            ejected_ns: 0,
+            candidates: Vec::with_capacity(replicas),
+        }
+    }
+
+    pub fn outstanding(&self, replica: usize) -> u32 {
+        self.outstanding[replica]
+    }
+
+    pub fn is_ejected(&self, replica: usize, now: Nanos) -> bool {
+        now < self.ejected_until[replica]
+    }
+
+    /// The replica for a request sent at `now`, other than `avoid` when
+    /// another may be chosen. Ejected replicas are skipped, unless every
+    /// one is (then all may be chosen: Envoy's panic mode).
+    pub fn pick(&mut self, now: Nanos, avoid: Option<usize>, rng: &mut Stream) -> usize {
+        let n = self.outstanding.len();
+        let mut c = std::mem::take(&mut self.candidates);
+        c.clear();
+        c.extend((0..n).filter(|&r| !self.is_ejected(r, now) && Some(r) != avoid));
+        if c.is_empty() {
+            c.extend((0..n).filter(|&r| !self.is_ejected(r, now)));
+        }
+        if c.is_empty() {
+            c.extend(0..n);
+        }
+        // Candidates in turn from the cursor: round robin's order.
+        let in_turn = |r: usize| (r + n - self.cursor) % n;
+        let first_in_turn = c.iter().copied().min_by_key(|r| in_turn(*r));
+        let chosen = match self.rule {
+            // Pin until error: the pin, or the next one after it.
+            Balancer::RoundRobin | Balancer::PinUntilError => first_in_turn.expect("a candidate"),
+            Balancer::Random => c[rng.below_or_eq(c.len() as u64 - 1) as usize],
+            Balancer::LeastOutstanding => (c.iter().copied())
+                .min_by_key(|r| (self.outstanding[*r], in_turn(*r)))
+                .expect("a candidate"),
+            Balancer::P2c if c.len() == 1 => c[0],
+            Balancer::P2c => {
+                let a = rng.below_or_eq(c.len() as u64 - 1) as usize;
+                let mut b = rng.below_or_eq(c.len() as u64 - 2) as usize;
+                b += (b >= a) as usize;
+                let (a, b) = (c[a], c[b]);
+                if self.outstanding[b] < self.outstanding[a] {
+                    b
+                } else {
+                    a
+                }
+            }
+        };
+        self.cursor = match self.rule {
+            // The pin stays where it is until an error moves it.
+            Balancer::PinUntilError => chosen,
+            _ => (chosen + 1) % n,
+        };
+        self.candidates = c;
+        chosen
+    }
+
+    /// A request to `replica` leaves.
+    pub fn sent(&mut self, replica: usize) {
+        self.outstanding[replica] += 1;
+    }
+
+    /// A request to `replica` is no longer waited for (answered, timed out
+    /// or cancelled).
+    pub fn released(&mut self, replica: usize) {
+        self.outstanding[replica] -= 1;
+    }
+
+    /// An attempt to `replica` ended at `now`, `failed` or not. Returns the
+    /// end of the ejection it causes, if it causes one: at the first
+    /// interval tick at or after `now + base x times ejected`.
+    pub fn record(&mut self, replica: usize, failed: bool, now: Nanos) -> Option<Nanos> {
+        if !failed {
+            self.failures[replica] = 0;
+            return None;
+        }
+        if self.rule == Balancer::PinUntilError && replica == self.cursor {
+            self.cursor = (replica + 1) % self.outstanding.len();
+        }
+        let rule = self.outlier.as_ref()?;
+        self.failures[replica] += 1;
+        if self.failures[replica] < rule.consecutive || self.is_ejected(replica, now) {
+            return None;
+        }
+        let n = self.outstanding.len();
+        let ejected = (0..n).filter(|&r| self.is_ejected(r, now)).count();
+        // Envoy: a host is ejected if none is, or while the ejected share
+        // is below the maximum.
+        if ejected > 0 && ejected as f64 * 100.0 >= rule.max_percent * n as f64 {
+            return None;
+        }
+        self.failures[replica] = 0;
+        self.ejections[replica] += 1;
+        let back = now.saturating_add(rule.base.saturating_mul(self.ejections[replica] as Nanos));
+        let until = back.div_ceil(rule.interval).saturating_mul(rule.interval);
+        self.ejected_until[replica] = until;
+        self.ejected_ns += (until - now) as u128;
+        Some(until)
+    }
+
+    /// Replica-nanoseconds spent ejected up to `horizon`.
+    pub fn ejected_ns(&self, horizon: Nanos) -> u128 {
+        let beyond: u128 = (self.ejected_until.iter())
+            .map(|u| u.saturating_sub(horizon) as u128)
+            .sum();
+        self.ejected_ns - beyond
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::scenario::BackoffKind;
+
+    fn balancer(rule: Balancer, n: usize) -> (LoadBalancer, Stream) {
+        (LoadBalancer::new(rule, n, None), Stream::new(1, "test"))
+    }
+
+    #[test]
+    fn round_robin_cycles_and_skips_what_it_must_avoid() {
+        let (mut lb, mut rng) = balancer(Balancer::RoundRobin, 3);
+        let picks: Vec<usize> = (0..6).map(|_| lb.pick(0, None, &mut rng)).collect();
+        assert_eq!(picks, [0, 1, 2, 0, 1, 2]);
+        assert_eq!(lb.pick(0, Some(0), &mut rng), 1, "0 is avoided");
+        assert_eq!(lb.pick(0, Some(2), &mut rng), 0, "2 is avoided");
+    }
+
+    #[test]
+    fn least_outstanding_never_picks_a_busier_replica() {
+        let (mut lb, mut rng) = balancer(Balancer::LeastOutstanding, 4);
+        for (r, n) in [(0, 3), (1, 1), (2, 2), (3, 1)] {
+            (0..n).for_each(|_| lb.sent(r));
+        }
+        for _ in 0..20 {
+            let r = lb.pick(0, None, &mut rng);
+            let least = (0..4).map(|x| lb.outstanding(x)).min().unwrap();
+            assert_eq!(lb.outstanding(r), least, "picked {r}");
+            lb.sent(r);
+        }
+        // Ties go in turn, not always to the lowest index.
+        let (mut lb, mut rng) = balancer(Balancer::LeastOutstanding, 3);
+        let picks: Vec<usize> = (0..3).map(|_| lb.pick(0, None, &mut rng)).collect();
+        assert_eq!(picks, [0, 1, 2]);
+    }
+
+    #[test]
+    fn p2c_picks_the_less_loaded_of_two_distinct_replicas() {
+        let (mut lb, mut rng) = balancer(Balancer::P2c, 2);
+        (0..5).for_each(|_| lb.sent(0));
+        // With two replicas both are drawn: always the idle one.
+        for _ in 0..50 {
+            assert_eq!(lb.pick(0, None, &mut rng), 1);
+        }
+        // With three, the busiest can never win a pair.
+        let (mut lb, mut rng) = balancer(Balancer::P2c, 3);
+        (0..5).for_each(|_| lb.sent(2));
+        lb.sent(1);
+        let picks: Vec<usize> = (0..200).map(|_| lb.pick(0, None, &mut rng)).collect();
+        assert!(!picks.contains(&2));
+        assert!(
+            picks.contains(&0) && picks.contains(&1),
+            "1 wins its pair with 2"
+        );
+    }
+
+    #[test]
+    fn pin_until_error_moves_on_an_error_only() {
+        let (mut lb, mut rng) = balancer(Balancer::PinUntilError, 3);
+        assert!((0..5).all(|_| lb.pick(0, None, &mut rng) == 0));
+        lb.record(0, false, 0);
+        assert_eq!(lb.pick(0, None, &mut rng), 0, "a success keeps the pin");
+        lb.record(0, true, 0);
+        assert!((0..5).all(|_| lb.pick(0, None, &mut rng) == 1));
+        lb.record(0, true, 0);
+        assert_eq!(
+            lb.pick(0, None, &mut rng),
+            1,
+            "an old replica's error does not move it"
+        );
+    }
+
+    fn outlier(max_percent: f64) -> OutlierRule {
+        OutlierRule {
+            consecutive: 3,
+            base: 30 * SEC,
+            max_percent,
+            interval: 10 * SEC,
+        }
+    }
+
+    const SEC: Nanos = 1_000_000_000;
+
+    #[test]
+    fn ejection_follows_consecutive_failures_and_lasts_base_times_ejections() {
+        let mut lb = LoadBalancer::new(Balancer::RoundRobin, 4, Some(outlier(10.0)));
+        let mut rng = Stream::new(1, "test");
+        assert_eq!(lb.record(1, true, SEC), None);
+        assert_eq!(lb.record(1, false, SEC), None, "an ok resets the count");
+        assert_eq!(lb.record(1, true, SEC), None);
+        assert_eq!(lb.record(1, true, SEC), None);
+        // Third in a row at 5 s: back at 35 s, the next 10 s tick is 40 s.
+        assert_eq!(lb.record(1, true, 5 * SEC), Some(40 * SEC));
+        assert!(lb.is_ejected(1, 39 * SEC) && !lb.is_ejected(1, 40 * SEC));
+        let picks: Vec<usize> = (0..6).map(|_| lb.pick(20 * SEC, None, &mut rng)).collect();
+        assert!(!picks.contains(&1), "no traffic while ejected: {picks:?}");
+        // The second ejection lasts twice as long: 41 + 60 = 101 -> 110 s.
+        for _ in 0..2 {
+            lb.record(1, true, 41 * SEC);
+        }
+        assert_eq!(lb.record(1, true, 41 * SEC), Some(110 * SEC));
+    }
+
+    #[test]
+    fn at_most_the_max_share_is_ejected_but_always_one() {
+        // 10% of 4 replicas is less than one: the first is ejected anyway,
+        // the second is not.
+        let mut lb = LoadBalancer::new(Balancer::RoundRobin, 4, Some(outlier(10.0)));
+        let fail =
+            |lb: &mut LoadBalancer, r: usize| (0..3).filter_map(|_| lb.record(r, true, 0)).last();
+        assert!(fail(&mut lb, 0).is_some());
+        assert!(fail(&mut lb, 1).is_none(), "25% already ejected");
+        assert!(!lb.is_ejected(1, 0));
+        // 50% of 4: two may be ejected, not three.
+        let mut lb = LoadBalancer::new(Balancer::RoundRobin, 4, Some(outlier(50.0)));
+        assert!(fail(&mut lb, 0).is_some());
+        assert!(fail(&mut lb, 1).is_some());
+        assert!(fail(&mut lb, 2).is_none());
+        // Every replica ejected (100%): all are used again (panic mode).
+        let mut lb = LoadBalancer::new(Balancer::RoundRobin, 2, Some(outlier(100.0)));
+        assert!(fail(&mut lb, 0).is_some() && fail(&mut lb, 1).is_some());
+        let mut rng = Stream::new(1, "test");
+        assert_eq!(lb.pick(0, None, &mut rng), 0);
+        assert_eq!(lb.pick(0, None, &mut rng), 1);
+    }
 
     #[test]
     fn throttle_follows_grfc_a6_in_milli_tokens() {

@@ -143,8 +143,75 @@ pub struct TierStats {
     pub limit_at_end: u64,
     /// Most arrivals here caused by one user request.
     pub max_arrivals_per_user: u64,
-    /// The computable bound of that number (product of attempts above).
+    /// The computable bound of that number (product of attempts above,
+    /// summed over the paths from the client).
     pub arrival_bound_per_user: u64,
+    /// Per replica, in order, when the tier has several (the counters above
+    /// are then their sums): each replica's own counters.
+    pub replicas: Vec<TierStats>,
+}
+
+impl TierStats {
+    /// A tier's counters from its replicas': sums, but the longest queue
+    /// and the lowest adaptive limit of any replica. One replica: its own.
+    pub fn of_replicas(mut parts: Vec<TierStats>) -> TierStats {
+        if parts.len() == 1 {
+            return parts.pop().expect("one replica");
+        }
+        let mut t = TierStats {
+            name: parts[0].name.clone(),
+            max_arrivals_per_user: parts[0].max_arrivals_per_user,
+            arrival_bound_per_user: parts[0].arrival_bound_per_user,
+            limit_lowest: parts.iter().map(|p| p.limit_lowest).min().unwrap_or(0),
+            ..TierStats::default()
+        };
+        for p in &parts {
+            t.arrivals += p.arrivals;
+            t.arrivals_during += p.arrivals_during;
+            t.arrivals_after_user_left += p.arrivals_after_user_left;
+            t.admitted += p.admitted;
+            t.rejected_full += p.rejected_full;
+            t.rate_limited += p.rate_limited;
+            t.shed += p.shed;
+            t.dropped_expired += p.dropped_expired;
+            t.codel_dropped += p.codel_dropped;
+            t.started += p.started;
+            t.completed += p.completed;
+            t.completed_ok += p.completed_ok;
+            t.late += p.late;
+            t.abandoned += p.abandoned;
+            t.degraded += p.degraded;
+            t.cancelled += p.cancelled;
+            t.queued_at_end += p.queued_at_end;
+            t.in_transit_at_end += p.in_transit_at_end;
+            t.busy_at_end += p.busy_at_end;
+            t.max_queue = t.max_queue.max(p.max_queue);
+            t.busy_s += p.busy_s;
+            t.wait_s += p.wait_s;
+            t.queue_s += p.queue_s;
+            t.limit_at_end += p.limit_at_end;
+        }
+        t.replicas = parts;
+        t
+    }
+}
+
+impl TierSeries {
+    /// A tier's series from its replicas': sums, second by second.
+    pub fn of_replicas(mut parts: Vec<TierSeries>) -> TierSeries {
+        let mut t = parts.remove(0);
+        for p in &parts {
+            let add =
+                |a: &mut Vec<u64>, b: &Vec<u64>| a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+            add(&mut t.arrivals, &p.arrivals);
+            add(&mut t.admitted, &p.admitted);
+            add(&mut t.completed, &p.completed);
+            add(&mut t.late, &p.late);
+            add(&mut t.queue_len, &p.queue_len);
+            add(&mut t.busy, &p.busy);
+        }
+        t
+    }
 }
 
 /// Counters of one caller's attempts to the next tier.
@@ -192,6 +259,12 @@ pub struct CallerStats {
     /// the budget refused.
     pub hedges_sent: u64,
     pub hedges_refused: u64,
+    /// The tier called has several replicas, balanced by this caller.
+    pub balanced: bool,
+    /// Outlier ejections of a replica by this caller, and the
+    /// replica-seconds they kept replicas out (up to the horizon).
+    pub ejections: u64,
+    pub ejected_s: f64,
 }
 
 /// One request class's users.
@@ -416,6 +489,12 @@ impl RunResult {
                 format!("{n}_arrival_bound_per_user"),
                 Count(t.arrival_bound_per_user),
             );
+            for (k, r) in t.replicas.iter().enumerate() {
+                put(format!("{n}_r{k}_arrivals"), Count(r.arrivals));
+                put(format!("{n}_r{k}_admitted"), Count(r.admitted));
+                put(format!("{n}_r{k}_completed_ok"), Count(r.completed_ok));
+                put(format!("{n}_r{k}_max_queue"), Count(r.max_queue));
+            }
         }
         for c in &self.callers {
             let n = &c.name;
@@ -446,6 +525,10 @@ impl RunResult {
             put(format!("{n}_bulkhead_rejected"), Count(c.bulkhead_rejected));
             put(format!("{n}_hedges_sent"), Count(c.hedges_sent));
             put(format!("{n}_hedges_refused"), Count(c.hedges_refused));
+            if c.balanced {
+                put(format!("{n}_ejections"), Count(c.ejections));
+                put(format!("{n}_ejected_s"), Real(c.ejected_s));
+            }
         }
         out
     }
@@ -462,18 +545,22 @@ impl RunResult {
 /// The metrics a run of `scenario` reports, with zero values: their names
 /// and types, known before any run (a table's schema).
 pub fn metric_schema(scenario: &crate::Scenario) -> Vec<Metric> {
-    let tier = |name: &str| TierStats {
-        name: name.to_string(),
-        ..TierStats::default()
+    let tier = |t: &crate::scenario::Tier| {
+        let one = TierStats {
+            name: t.name.clone(),
+            ..TierStats::default()
+        };
+        TierStats::of_replicas(vec![one; t.replicas.max(1) as usize])
     };
-    let caller = |name: &str| CallerStats {
-        name: name.to_string(),
+    let caller = |e: &crate::scenario::Edge| CallerStats {
+        name: e.name.clone(),
+        balanced: scenario.tiers[e.to].replicas > 1,
         ..CallerStats::default()
     };
     RunResult {
         horizon_s: scenario.horizon_s,
-        tiers: scenario.tiers.iter().map(|t| tier(&t.name)).collect(),
-        callers: scenario.edges().iter().map(|e| caller(&e.name)).collect(),
+        tiers: scenario.tiers.iter().map(tier).collect(),
+        callers: scenario.edges().iter().map(caller).collect(),
         classes: scenario
             .client
             .classes

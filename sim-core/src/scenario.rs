@@ -34,7 +34,8 @@ pub struct Scenario {
     /// The servers: `tiers[0]` is called by the client; a tier with a
     /// `call` calls the next one in the list, a tier with `fanout` calls its
     /// branches' tiers (later in the list) in parallel, and a tier with
-    /// neither is a leaf. Every tier but the first is called by exactly one.
+    /// neither is a leaf. Every tier but the first is called by at least one
+    /// (several callers share it: the call graph is a DAG).
     pub tiers: Vec<Tier>,
     /// Named sets of overrides (`path -> value`) selectable as `strategy`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -178,6 +179,10 @@ pub struct Tier {
     /// Concurrent requests in service. A non-leaf tier holds its slot from
     /// start to final reply, downstream waits and backoff included.
     pub slots: u32,
+    /// Identical instances behind each caller's load balancer, each with
+    /// its own slots, queue and protections (1: a single instance).
+    #[serde(default = "one")]
+    pub replicas: u32,
     /// Maximum queue length; absent means unbounded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue_cap: Option<u32>,
@@ -293,6 +298,10 @@ pub struct Branch {
 
 fn yes() -> bool {
     true
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// A call edge of the topology, as [`Scenario::edges`] lists them.
@@ -455,6 +464,10 @@ pub struct SlowWindow {
     pub start_s: f64,
     pub duration_s: f64,
     pub factor: f64,
+    /// A tier's window: the replicas it slows (0-based); empty: all of them.
+    /// A load spike has none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replicas: Vec<u32>,
 }
 
 /// How a caller (the client or a non-leaf tier) calls the next tier.
@@ -557,6 +570,64 @@ pub struct Call {
     /// (`bulkhead_rejected`). `None`: unbounded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_in_flight: Option<u32>,
+    /// Which replica of the called tier each request goes to (with one
+    /// replica there is no choice to make).
+    #[serde(default)]
+    pub balancer: Balancer,
+    /// A retry (and a hedged copy) goes to another replica than the
+    /// attempt before it, when another may be chosen.
+    #[serde(default = "yes")]
+    pub retry_other_replica: bool,
+    /// Outlier ejection (Envoy's consecutive failures): a replica that fails
+    /// `outlier_consecutive` attempts in a row gets no traffic from this
+    /// caller for `outlier_base_ejection_s` x the times it was ejected,
+    /// returned at the next `outlier_interval_s` tick after that, with at
+    /// most `outlier_max_ejection_percent` of the replicas ejected at once
+    /// (but one always may be).
+    #[serde(default)]
+    pub outlier_ejection: bool,
+    #[serde(default = "default_outlier_consecutive")]
+    pub outlier_consecutive: u32,
+    #[serde(default = "default_outlier_base_ejection")]
+    pub outlier_base_ejection_s: f64,
+    #[serde(default = "default_outlier_max_percent")]
+    pub outlier_max_ejection_percent: f64,
+    #[serde(default = "default_outlier_interval")]
+    pub outlier_interval_s: f64,
+}
+
+fn default_outlier_consecutive() -> u32 {
+    5
+}
+fn default_outlier_base_ejection() -> f64 {
+    30.0
+}
+fn default_outlier_max_percent() -> f64 {
+    10.0
+}
+fn default_outlier_interval() -> f64 {
+    10.0
+}
+
+/// How a caller picks the replica of the called tier for each request. The
+/// state is the caller's own (its requests in flight, its cursor, its
+/// draws), as in client-side load balancing: no caller sees another's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, VariantNames)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum Balancer {
+    /// Each replica in turn.
+    #[default]
+    RoundRobin,
+    /// Uniformly at random.
+    Random,
+    /// The replica with the fewest of this caller's requests in flight.
+    LeastOutstanding,
+    /// Power of two choices: two distinct replicas at random, the one with
+    /// fewer of this caller's requests in flight.
+    P2c,
+    /// The same replica until an attempt to it fails, then the next.
+    PinUntilError,
 }
 
 fn default_budget_share() -> f64 {

@@ -166,7 +166,8 @@ pub struct Server {
     /// Integral of the queue length over time, up to `queue_since`.
     queue_area_ns: u128,
     queue_since: Nanos,
-    /// Arrivals here per user request (R1).
+    /// Arrivals at the tier per user request (R1), kept by its replica 0
+    /// for all of its replicas (empty at the others).
     pub per_user: Vec<u32>,
 }
 
@@ -180,13 +181,19 @@ impl Server {
         seed: u64,
         users: usize,
     ) -> Server {
+        // Replica 0 keeps the tier's names, so that its draws do not move
+        // when replicas are added.
+        let id = match model.replica {
+            0 => model.name.clone(),
+            k => format!("{}.r{k}", model.name),
+        };
         Server {
             busy: 0,
             busy_by_class: vec![0; classes],
             queue: ClassQueue::new(classes),
             filling: false,
-            rng: Stream::new(seed, &format!("service.{}", model.name)),
-            latency_rng: Stream::new(seed, &format!("latency.{}", model.name)),
+            rng: Stream::new(seed, &format!("service.{id}")),
+            latency_rng: Stream::new(seed, &format!("latency.{id}")),
             codel: model.codel.clone(),
             rate_limit: model.rate_limit.clone(),
             limit: model.adaptive_limit.clone(),
@@ -208,7 +215,7 @@ impl Server {
             wait_ns: 0,
             queue_area_ns: 0,
             queue_since: 0,
-            per_user: Vec::with_capacity(users),
+            per_user: Vec::with_capacity(if model.replica == 0 { users } else { 0 }),
         }
     }
 
@@ -226,14 +233,14 @@ impl Server {
         self.queue_since = now;
     }
 
-    /// A request of `user` arrives in second `sec`, `during` the trigger
-    /// window or not, after its user request has `ended` or not.
+    /// A request arrives in second `sec`, `during` the trigger window or
+    /// not, after its user request has `ended` or not (the engine counts it
+    /// for its user at the tier's replica 0: `per_user`).
     #[inline]
-    pub fn on_arrival(&mut self, sec: usize, during: bool, user: usize, ended: bool) {
+    pub fn on_arrival(&mut self, sec: usize, during: bool, ended: bool) {
         self.stats.arrivals += 1;
         self.series.arrivals[sec] += 1;
         self.stats.arrivals_during += during as u64;
-        self.per_user[user] += 1;
         self.stats.arrivals_after_user_left += ended as u64;
     }
 

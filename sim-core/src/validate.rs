@@ -15,6 +15,12 @@ pub const MAX_HORIZON_S: f64 = 1_000_000.0;
 /// Most closed-loop users: each keeps its state for the whole run.
 pub const MAX_CLOSED_USERS: u32 = 1_000_000;
 
+/// Most replicas of one tier, and server instances (replicas of every tier)
+/// in all: a request names its instance in one byte, so that a job stays
+/// one cache line.
+pub const MAX_REPLICAS: u32 = 64;
+pub const MAX_INSTANCES: u32 = 256;
+
 pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
     let mut errors = Vec::new();
     let mut check = |ok: bool, path: String, message: &str| {
@@ -179,6 +185,11 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
             "duplicate tier name",
         );
         check(
+            (1..=MAX_REPLICAS).contains(&t.replicas),
+            path("replicas"),
+            &format!("must be between 1 and {MAX_REPLICAS}"),
+        );
+        check(
             t.slots >= 1,
             path("slots"),
             "must be >= 1: a tier without slots can never serve, and its queue would only fill",
@@ -266,6 +277,45 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
         for (what, d) in [("service", &t.service), ("latency", &t.latency)] {
             check_dist(&path(what), d, &mut check);
         }
+    }
+    let instances: u64 = s.tiers.iter().map(|t| t.replicas as u64).sum();
+    check(
+        instances <= MAX_INSTANCES as u64,
+        "tiers".into(),
+        &format!(
+            "{instances} replicas in all (every tier's replicas summed); at most {MAX_INSTANCES}"
+        ),
+    );
+    for t in &s.tiers {
+        for (i, w) in t.slow.iter().enumerate() {
+            let path = if i == 0 {
+                format!("{}.slow.replicas", t.name)
+            } else {
+                format!("{}.slow.{i}.replicas", t.name)
+            };
+            for r in w.replicas.iter().filter(|r| **r >= t.replicas) {
+                check(
+                    false,
+                    path.clone(),
+                    &format!(
+                        "no replica {r}: `{}` has {} (replicas are numbered from 0)",
+                        t.name, t.replicas
+                    ),
+                );
+            }
+        }
+    }
+    for (i, w) in s.client.spike.iter().enumerate() {
+        let path = if i == 0 {
+            "client.spike.replicas".to_string()
+        } else {
+            format!("client.spike.{i}.replicas")
+        };
+        check(
+            w.replicas.is_empty(),
+            path,
+            "a load spike multiplies the client's arrival rate; it has no replicas to choose",
+        );
     }
     // Slow windows of every tier and load spikes of the client.
     let windows = s
@@ -561,6 +611,26 @@ fn check_call(name: &str, c: &Call, errors: &mut Vec<ConfigError>) {
         "throttle_token_ratio",
         "must be >= 0",
     );
+    check(
+        c.outlier_consecutive >= 1,
+        "outlier_consecutive",
+        "must be >= 1",
+    );
+    check(
+        non_negative(c.outlier_base_ejection_s),
+        "outlier_base_ejection_s",
+        "must be >= 0",
+    );
+    check(
+        (0.0..=100.0).contains(&c.outlier_max_ejection_percent),
+        "outlier_max_ejection_percent",
+        "must be a percentage in [0, 100]",
+    );
+    check(
+        c.outlier_interval_s.is_finite() && c.outlier_interval_s > 0.0,
+        "outlier_interval_s",
+        "must be > 0",
+    );
 }
 
 /// The deadline parameters ([`Scope::TierCall`]) have nothing to act on at
@@ -579,11 +649,26 @@ fn check_client_call(c: &Call, errors: &mut Vec<ConfigError>) {
     }
 }
 
-/// The tiers form a tree rooted at the first: a `call` reaches the next
-/// tier in the list, a fan-out branch a later one by name, and every tier
-/// but the first is reached exactly once.
+/// The tiers form a DAG rooted at the first: a `call` reaches the next
+/// tier in the list, a fan-out branch a later one by name (so that no call
+/// can come back: no cycles), and every tier but the first is reached at
+/// least once; a tier reached several times is shared by its callers.
 fn check_topology(s: &Scenario, errors: &mut Vec<ConfigError>) {
     let mut callers: Vec<Vec<String>> = vec![Vec::new(); s.tiers.len()];
+    // The forward calls, to name the cycle a backward branch would close.
+    let mut calls: Vec<Vec<usize>> = vec![Vec::new(); s.tiers.len()];
+    for (i, t) in s.tiers.iter().enumerate() {
+        if t.call.is_some() && i + 1 < s.tiers.len() {
+            calls[i].push(i + 1);
+        }
+        for b in &t.fanout {
+            if let Some(to) = s.tiers.iter().position(|x| x.name == b.to)
+                && to > i
+            {
+                calls[i].push(to);
+            }
+        }
+    }
     for (i, t) in s.tiers.iter().enumerate() {
         let path = |k: &str| format!("{}.{k}", t.name);
         if t.call.is_some() && !t.fanout.is_empty() {
@@ -613,10 +698,24 @@ fn check_topology(s: &Scenario, errors: &mut Vec<ConfigError>) {
                 Some(to) if to > i => {
                     callers[to].push(format!("{} (fan-out)", t.name));
                 }
-                Some(_) => errors.push(ConfigError::new(
-                    path(&format!("fanout.{}", b.to)),
-                    "a branch must call a tier listed after its caller (no cycles)",
-                )),
+                Some(to) => {
+                    let names: Vec<&str> = (path_between(&calls, to, i).into_iter())
+                        .map(|x| s.tiers[x].name.as_str())
+                        .collect();
+                    let why = if names.is_empty() {
+                        format!(
+                            "`{}` is listed before `{}`; a branch must call a tier listed after its caller (no cycles): move `{}` after `{}`",
+                            b.to, t.name, b.to, t.name
+                        )
+                    } else {
+                        format!(
+                            "this branch would close the cycle {} -> {}; a branch must call a tier listed after its caller (no cycles)",
+                            names.join(" -> "),
+                            b.to
+                        )
+                    };
+                    errors.push(ConfigError::new(path(&format!("fanout.{}", b.to)), why));
+                }
                 None => errors.push(ConfigError::new(
                     path(&format!("fanout.{}", b.to)),
                     format!(
@@ -633,16 +732,29 @@ fn check_topology(s: &Scenario, errors: &mut Vec<ConfigError>) {
         }
     }
     for (t, by) in s.tiers.iter().zip(&callers).skip(1) {
-        match by.len() {
-            1 => {}
-            0 => errors.push(ConfigError::new(
+        if by.is_empty() {
+            errors.push(ConfigError::new(
                 format!("{}.call", t.name),
                 "no tier calls this one: give the tier before it a [tiers.call], or name it in a [[tiers.fanout]]",
-            )),
-            _ => errors.push(ConfigError::new(
-                t.name.clone(),
-                format!("called by more than one tier ({}); the tiers must form a tree", by.join(", ")),
-            )),
+            ));
         }
     }
+}
+
+/// The tiers of a path of forward calls from `from` to `to` (both
+/// included), if there is one: a depth-first search that visits each tier
+/// once.
+fn path_between(calls: &[Vec<usize>], from: usize, to: usize) -> Vec<usize> {
+    fn search(calls: &[Vec<usize>], at: usize, to: usize, seen: &mut [bool]) -> Option<Vec<usize>> {
+        if at == to {
+            return Some(vec![to]);
+        }
+        if std::mem::replace(&mut seen[at], true) {
+            return None;
+        }
+        let mut rest = calls[at].iter().find_map(|&n| search(calls, n, to, seen))?;
+        rest.insert(0, at);
+        Some(rest)
+    }
+    search(calls, from, to, &mut vec![false; calls.len()]).unwrap_or_default()
 }

@@ -46,51 +46,97 @@ fn check(s: &Scenario, r: &RunResult, label: &str) {
     let edges = s.edges();
     for (i, t) in r.tiers.iter().enumerate() {
         let ctx = |what: &str| format!("{label}: {} {what}", t.name);
+        // The tier balances, and so does each of its replicas.
         assert_eq!(
-            t.arrivals,
-            t.admitted + t.rejected_full + t.rate_limited + t.shed,
+            t.replicas.len(),
+            if s.tiers[i].replicas > 1 {
+                s.tiers[i].replicas as usize
+            } else {
+                0
+            },
             "{}",
-            ctx("arrivals")
+            ctx("replicas")
         );
+        for (k, part) in std::iter::once(t).chain(&t.replicas).enumerate() {
+            let ctx = |what: &str| format!("{label}: {} part {k} {what}", t.name);
+            assert_eq!(
+                part.arrivals,
+                part.admitted + part.rejected_full + part.rate_limited + part.shed,
+                "{}",
+                ctx("arrivals")
+            );
+            assert_eq!(
+                part.admitted,
+                part.started
+                    + part.dropped_expired
+                    + part.codel_dropped
+                    + part.cancelled
+                    + part.queued_at_end,
+                "{}",
+                ctx("admitted")
+            );
+            assert_eq!(
+                part.started,
+                part.completed + part.abandoned + part.busy_at_end,
+                "{}",
+                ctx("started")
+            );
+            assert!(part.late <= part.completed);
+        }
+        let sum =
+            |f: fn(&sim_core::result::TierStats) -> u64| t.replicas.iter().map(f).sum::<u64>();
+        if !t.replicas.is_empty() {
+            assert_eq!(
+                sum(|p| p.arrivals),
+                t.arrivals,
+                "{}",
+                ctx("replica arrivals")
+            );
+            assert_eq!(sum(|p| p.completed_ok), t.completed_ok);
+            assert_eq!(
+                t.max_queue,
+                t.replicas.iter().map(|p| p.max_queue).max().unwrap()
+            );
+        }
+        // The callers above sent exactly the requests this tier received.
+        let into: Vec<usize> = (0..edges.len()).filter(|e| edges[*e].to == i).collect();
+        let calls: u64 = into.iter().map(|e| r.callers[*e].calls).sum();
         assert_eq!(
-            t.admitted,
-            t.started + t.dropped_expired + t.codel_dropped + t.cancelled + t.queued_at_end,
-            "{}",
-            ctx("admitted")
-        );
-        assert_eq!(
-            t.started,
-            t.completed + t.abandoned + t.busy_at_end,
-            "{}",
-            ctx("started")
-        );
-        assert!(t.late <= t.completed);
-        // The caller above sent exactly the requests this tier received.
-        let into = edges.iter().position(|e| e.to == i).unwrap();
-        let caller = &r.callers[into];
-        assert_eq!(
-            caller.calls,
+            calls,
             t.arrivals + t.in_transit_at_end,
             "{}",
             ctx("calls = arrivals (+ still on the network)")
         );
-        let ended = caller.calls_ok
-            + caller.calls_timeout
-            + caller.calls_rejected
-            + caller.calls_expired
-            + caller.calls_error
-            + caller.calls_pending
-            + caller.calls_cancelled;
-        assert_eq!(
-            caller.calls - caller.hedges_sent,
-            ended,
-            "{}",
-            ctx("one outcome per attempt (hedges share their attempt's)")
-        );
+        for caller in into.iter().map(|e| &r.callers[*e]) {
+            let ended = caller.calls_ok
+                + caller.calls_timeout
+                + caller.calls_rejected
+                + caller.calls_expired
+                + caller.calls_error
+                + caller.calls_pending
+                + caller.calls_cancelled;
+            assert_eq!(
+                caller.calls - caller.hedges_sent,
+                ended,
+                "{}",
+                ctx("one outcome per attempt (hedges share their attempt's)")
+            );
+            assert_eq!(caller.balanced, !t.replicas.is_empty());
+            assert!(
+                caller.ejected_s <= s.tiers[i].replicas as f64 * r.horizon_s,
+                "{}",
+                ctx("ejected time")
+            );
+            assert!(caller.ejections == 0 || caller.ejected_s > 0.0);
+        }
+        let sum_c = |f: fn(&sim_core::result::CallerStats) -> u64| {
+            into.iter().map(|e| f(&r.callers[*e])).sum::<u64>()
+        };
         assert!(
-            caller.calls_rejected <= t.rejected_full + t.rate_limited + t.shed + t.codel_dropped
+            sum_c(|c| c.calls_rejected)
+                <= t.rejected_full + t.rate_limited + t.shed + t.codel_dropped
         );
-        assert!(caller.calls_expired <= t.dropped_expired);
+        assert!(sum_c(|c| c.calls_expired) <= t.dropped_expired);
         assert!(
             t.max_arrivals_per_user <= t.arrival_bound_per_user,
             "{}",
@@ -135,7 +181,12 @@ fn check(s: &Scenario, r: &RunResult, label: &str) {
         assert_eq!(series.admitted.iter().sum::<u64>(), t.admitted);
         assert_eq!(series.completed.iter().sum::<u64>(), t.completed);
         assert_eq!(series.late.iter().sum::<u64>(), t.late);
-        assert!(series.queue_len.iter().all(|q| *q <= t.max_queue));
+        // The tier's queue is its replicas' together.
+        let longest = match t.replicas.len() {
+            0 => t.max_queue,
+            _ => sum(|p| p.max_queue),
+        };
+        assert!(series.queue_len.iter().all(|q| *q <= longest));
     }
     assert_eq!(r.series.user_arrivals.iter().sum::<u64>(), r.users);
     assert_eq!(r.series.user_ok_by_arrival.iter().sum::<u64>(), r.users_ok);
@@ -304,3 +355,126 @@ fn counts_add_up_with_closed_loop_users() {
         }
     }
 }
+
+#[test]
+fn counts_add_up_with_replicas_and_ejection() {
+    // ch37 with 4 replicas of svc_b (one of them slow), 2 of svc_a, every
+    // balancer at svc_a's calls, outlier ejection, hedging to another
+    // replica and cancellation of the losers, cut by the horizon.
+    for balancer in [
+        "round_robin",
+        "random",
+        "least_outstanding",
+        "p2c",
+        "pin_until_error",
+    ] {
+        for p in ["naive", "protected"] {
+            let s = ch37(
+                p,
+                "fifo",
+                &[
+                    ("horizon_s", "60.5"),
+                    ("client.duration_s", "60"),
+                    ("svc_b.replicas", "4"),
+                    ("svc_b.slots", "4"),
+                    ("svc_b.slow.replicas", "[1]"),
+                    ("svc_a.replicas", "2"),
+                    ("svc_a.slots", "64"),
+                    ("svc_a.balancer", balancer),
+                    ("gateway.balancer", balancer),
+                    ("svc_a.outlier_ejection", "true"),
+                    ("svc_a.outlier_base_ejection_s", "5"),
+                    ("svc_a.outlier_interval_s", "1"),
+                    ("svc_a.outlier_max_ejection_percent", "50"),
+                    ("svc_a.hedge_delay_s", "0.1"),
+                    ("svc_a.cancel", "hedge_losers"),
+                    ("svc_b.latency.mean_s", "0.001"),
+                ],
+            );
+            let r = run(&s, 2);
+            let label = format!("{p} with replicas, {balancer}");
+            check(&s, &r, &label);
+            // Blind rules keep sending it its share, so it fails in a row.
+            if ["round_robin", "random"].contains(&balancer) {
+                assert!(
+                    r.callers[2].ejections > 0,
+                    "{label}: svc_a ejects the slow replica"
+                );
+            }
+            assert!(
+                r.tiers[2].replicas.iter().all(|x| x.arrivals > 0),
+                "{label}"
+            );
+        }
+    }
+}
+
+#[test]
+fn counts_add_up_on_a_diamond() {
+    // client -> a -> fan-out {b, c}, and b and c both call db, under a slow
+    // window at db, with retries on every edge; db has two replicas.
+    let s = from_toml(DIAMOND, "diamond.toml", &[]);
+    for replicas in ["1", "2"] {
+        let mut s = s.clone();
+        set(&mut s, &[("db.replicas", replicas)]);
+        valid(&s);
+        let r = run(&s, 1);
+        let names: Vec<&str> = r.callers.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["client", "a_to_b", "a_to_c", "b_to_db", "c_to_db"]);
+        let db = &r.tiers[3];
+        assert_eq!(
+            db.arrivals,
+            r.callers[3].calls + r.callers[4].calls - db.in_transit_at_end
+        );
+        // R1 sums over both paths: 2 x (2 x 2 + 2 x 3) = 20.
+        assert_eq!(db.arrival_bound_per_user, 20);
+        assert!(
+            db.max_arrivals_per_user > 4,
+            "both paths retried for one user"
+        );
+        check(&s, &r, &format!("diamond, {replicas} replica(s) of db"));
+    }
+}
+
+const DIAMOND: &str = r#"
+name = "diamond"
+horizon_s = 40
+[client]
+rate_per_s = 200
+duration_s = 30
+[client.call]
+attempt_timeout_s = 1.0
+max_retries = 1
+backoff = "fixed"
+backoff_base_s = 0.05
+[[tiers]]
+name = "a"
+slots = 200
+[[tiers.fanout]]
+to = "b"
+call = { attempt_timeout_s = 0.5, max_retries = 1, backoff = "fixed", backoff_base_s = 0.01 }
+[[tiers.fanout]]
+to = "c"
+required = false
+call = { attempt_timeout_s = 0.5, max_retries = 1, backoff = "fixed", backoff_base_s = 0.01 }
+[[tiers]]
+name = "b"
+slots = 100
+service = { dist = "exponential", mean_s = 0.002 }
+[[tiers.fanout]]
+to = "db"
+call = { attempt_timeout_s = 0.2, max_retries = 1, backoff = "fixed", backoff_base_s = 0.01 }
+[[tiers]]
+name = "c"
+slots = 100
+service = { dist = "exponential", mean_s = 0.002 }
+[[tiers.fanout]]
+to = "db"
+call = { attempt_timeout_s = 0.2, max_retries = 2, backoff = "fixed", backoff_base_s = 0.01 }
+[[tiers]]
+name = "db"
+slots = 8
+queue_cap = 50
+service = { dist = "exponential", mean_s = 0.01 }
+slow = [{ start_s = 10.0, duration_s = 10.0, factor = 5.0 }]
+"#;

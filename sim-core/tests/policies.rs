@@ -1065,3 +1065,84 @@ fn cancellation_travels_down_through_callers_that_cancel_always() {
     let r = three_hop(&[("client.cancel", "hedge_losers")]);
     assert_eq!(r.tiers[0].late, never.tiers[0].late);
 }
+
+/// grids/bad-replica.toml, point by point (its `[set]`, then each point):
+/// one of svc_b's 4 replicas is 10x slow for 20 s.
+fn bad_replica(balancer: &str, ejection: bool, seed: u64) -> RunResult {
+    let ejection = ejection.to_string();
+    let s = common::scenario(
+        "bad-replica.toml",
+        &[
+            ("svc_a.outlier_base_ejection_s", "10.0"),
+            ("svc_a.outlier_interval_s", "1.0"),
+            ("svc_a.outlier_max_ejection_percent", "25.0"),
+            ("svc_a.balancer", balancer),
+            ("svc_a.outlier_ejection", &ejection),
+        ],
+    );
+    sim_core::run(&s, seed).unwrap()
+}
+
+#[test]
+fn balancers_keep_requests_away_from_one_bad_replica() {
+    let metric = |r: &RunResult, name: &str| match r.metric(name) {
+        Some(sim_core::Value::Count(n)) => n as f64,
+        Some(sim_core::Value::Real(x) | sim_core::Value::MaybeReal(Some(x))) => x,
+        other => panic!("{name}: {other:?}"),
+    };
+    for seed in [1, 2] {
+        let at = |balancer: &str, ejection: bool| {
+            let r = bad_replica(balancer, ejection, seed);
+            // Retries go to another replica: users never see the bad host.
+            assert!(
+                metric(&r, "success_rate_during") >= 0.999,
+                "{balancer} {ejection}"
+            );
+            let m = |name: &str| metric(&r, name);
+            (
+                m("success_latency_p99_s"),
+                m("svc_a_calls_timeout"),
+                m("svc_a_ejections"),
+            )
+        };
+        let (rr_p99, rr_timeouts, rr_ejections) = at("round_robin", false);
+        let (lo_p99, lo_timeouts, _) = at("least_outstanding", false);
+        let (p2c_p99, p2c_timeouts, _) = at("p2c", false);
+        let (pin_p99, _, _) = at("pin_until_error", false);
+        let (rr_ej_p99, rr_ej_timeouts, rr_ej_ejections) = at("round_robin", true);
+        let label = format!("seed {seed}");
+        // Blind round robin keeps sending the bad host its quarter; the
+        // load-aware rules see its requests pile up and avoid it.
+        assert!(rr_timeouts > 5.0 * lo_timeouts.max(p2c_timeouts), "{label}");
+        assert!(rr_p99 > 1.5 * lo_p99.max(p2c_p99), "{label}");
+        // Pinning moves only on an error: as slow as round robin's tail.
+        assert!(pin_p99 > 1.5 * lo_p99, "{label}");
+        // Ejection takes the bad host out of round robin's turn.
+        assert_eq!(rr_ejections, 0.0);
+        assert!(rr_ej_ejections >= 1.0, "{label}");
+        assert!(rr_ej_timeouts * 10.0 < rr_timeouts, "{label}");
+        assert!(rr_ej_p99 * 2.0 < rr_p99, "{label}");
+    }
+}
+
+/// With one replica the balancer and ejection are never consulted: setting
+/// them changes nothing, bit for bit.
+#[test]
+fn with_one_replica_balancing_changes_nothing() {
+    let plain = common::ch37("naive", "fifo", &[]);
+    let set = common::ch37(
+        "naive",
+        "fifo",
+        &[
+            ("svc_a.balancer", "p2c"),
+            ("svc_a.outlier_ejection", "true"),
+            ("svc_a.outlier_consecutive", "1"),
+            ("svc_b.replicas", "1"),
+            ("svc_b.slow.replicas", "[0]"),
+        ],
+    );
+    assert_eq!(
+        sim_core::run(&plain, 3).unwrap(),
+        sim_core::run(&set, 3).unwrap()
+    );
+}

@@ -218,7 +218,8 @@ fn point_column<'a>(
                 .collect::<Vec<_>>(),
         ),
         Kind::Bool => Column::new(name, values.map(toml::Value::as_bool).collect::<Vec<_>>()),
-        Kind::Choice(_) | Kind::Text => Column::new(
+        // A list of indexes is written as its TOML text (`[2]`).
+        Kind::Choice(_) | Kind::Text | Kind::Indexes => Column::new(
             name,
             values
                 .map(|v| {
