@@ -18,8 +18,10 @@ const IDENTITY: &[&str] = &[
     "window_end_s",
 ];
 
-/// Every tier has a `<tier>_max_queue` column: the tiers are read from it.
-const TIER_MARKER: &str = "_max_queue";
+/// Every tier has a `<tier>_arrivals_per_user_during` column, and nothing
+/// else does (replicas have `<tier>_r<k>_max_queue`, but not this): the
+/// tiers are read from it.
+const TIER_MARKER: &str = "_arrivals_per_user_during";
 
 /// One dimension of the grid: an axis, or a zip group (paths moving together).
 pub struct Dim {

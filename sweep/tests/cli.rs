@@ -951,3 +951,29 @@ fn printing_commands_end_quietly_when_the_reader_goes_away() {
     let o = child.wait_with_output().unwrap();
     assert_eq!(stderr(&o), "", "no panic, no message");
 }
+
+#[test]
+fn a_grid_with_replicas_writes_its_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grids = Path::new(env!("CARGO_MANIFEST_DIR")).join("../grids");
+    let text = std::fs::read_to_string(grids.join("bad-replica.toml"))
+        .unwrap()
+        .replace("seeds = { first = 1, count = 5 }", "seeds = [1]")
+        .replace(
+            "scenario = \"scenarios/bad-replica.toml\"",
+            &format!(
+                "scenario = {:?}",
+                grids
+                    .join("scenarios/bad-replica.toml")
+                    .display()
+                    .to_string()
+            ),
+        );
+    let grid = write_grid(tmp.path(), &text);
+    let out = tmp.path().join("o").display().to_string();
+    let o = sweep(&["run", &grid, "--out", &out]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Replica columns (svc_b_r1_max_queue) are not mistaken for tiers.
+    let index = std::fs::read_to_string(Path::new(&out).join("analysis/index.md")).unwrap();
+    assert!(!index.contains("svc_b_r1 "), "{index}");
+}
