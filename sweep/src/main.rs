@@ -1,5 +1,6 @@
 //! `sweep`: run scenarios of the call-chain simulator, alone or as grids.
 
+mod crash;
 mod error;
 mod grid;
 mod lock;

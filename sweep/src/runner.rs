@@ -62,6 +62,10 @@ pub struct RunArgs {
     /// Fault injection for tests: the run with this enumeration index panics.
     #[arg(long, hide = true)]
     pub inject_panic: Option<u64>,
+    /// Fault injection for tests: abort at STEP of the N-th part committed
+    /// (`series-written`, ..., `index-renamed`: see crash.rs).
+    #[arg(long, hide = true, value_name = "STEP:N", value_parser = crate::crash::parse)]
+    pub inject_crash: Option<(&'static str, u64)>,
 }
 
 thread_local! {
@@ -95,6 +99,9 @@ fn shard_from(args: &RunArgs) -> Result<Shard, ShardError> {
 }
 
 pub fn run(args: &RunArgs) -> Result<ExitCode, Error> {
+    if let Some(at) = args.inject_crash {
+        crate::crash::arm(at);
+    }
     let grid = Grid::load(&args.grid)?;
     let shard = shard_from(args)?;
     let out = args.out.clone().unwrap_or_else(|| default_out(&grid));

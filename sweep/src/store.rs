@@ -131,7 +131,7 @@ impl Store {
     pub fn write_manifest(&self, m: &Manifest) -> Result<(), StoreError> {
         let text = serde_json::to_string_pretty(m).expect("a manifest serializes") + "\n";
         let path = self.manifest_path(m.shard);
-        Ok(write_atomic(&path, text.as_bytes()).map_err(IoError::at(path))?)
+        Ok(write_atomic(&path, text.as_bytes(), "manifest").map_err(IoError::at(path))?)
     }
 
     /// A manifest in the directory of another sweep than `fingerprint`'s,
@@ -312,8 +312,10 @@ impl Store {
         metadata: &[(String, String)],
     ) -> Result<(), StoreError> {
         let name = format!("{}{part:06}.parquet", part_prefix(shard));
-        let series_sum = write_parquet(&series_dir(&self.root).join(&name), series, metadata)?;
-        let runs_sum = write_parquet(&runs_dir(&self.root).join(&name), runs, metadata)?;
+        crate::crash::next_part();
+        let series_path = series_dir(&self.root).join(&name);
+        let series_sum = write_parquet(&series_path, series, metadata, "series")?;
+        let runs_sum = write_parquet(&runs_dir(&self.root).join(&name), runs, metadata, "runs")?;
         let mut index = self.read_index(shard)?;
         index.shard = shard;
         index.parts.retain(|e| e.name != name);
@@ -368,10 +370,13 @@ fn remove(path: &Path) -> Result<(), StoreError> {
     Ok(fs::remove_file(path).map_err(IoError::at(path))?)
 }
 
+/// Writes `df` atomically (temporary name, sync, rename); `what` names the
+/// table for the crash points of the tests.
 fn write_parquet(
     path: &Path,
     df: &mut DataFrame,
     metadata: &[(String, String)],
+    what: &str,
 ) -> Result<FileSum, StoreError> {
     let tmp = path.with_extension("parquet.tmp");
     let io = |source| {
@@ -391,20 +396,29 @@ fn write_parquet(
         })?;
     let mut file = File::create(&tmp).map_err(io)?;
     file.write_all(&bytes).map_err(io)?;
+    crate::crash::point(&format!("{what}-written"));
     file.sync_all().map_err(io)?;
+    crate::crash::point(&format!("{what}-synced"));
     fs::rename(&tmp, path).map_err(io)?;
+    crate::crash::point(&format!("{what}-renamed"));
     Ok(FileSum {
         rows: df.height() as u64,
         sha256: crate::grid::sha256_hex(&bytes),
     })
 }
 
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Writes a small JSON file atomically; `what` names it for the crash
+/// points of the tests.
+fn write_atomic(path: &Path, bytes: &[u8], what: &str) -> std::io::Result<()> {
     let tmp = path.with_extension("json.tmp");
     let mut f = File::create(&tmp)?;
     f.write_all(bytes)?;
+    crate::crash::point(&format!("{what}-written"));
     f.sync_all()?;
-    fs::rename(tmp, path)
+    crate::crash::point(&format!("{what}-synced"));
+    fs::rename(tmp, path)?;
+    crate::crash::point(&format!("{what}-renamed"));
+    Ok(())
 }
 
 /// `parts-s<I>of<N>.json`: the index of the parts `shard` committed.
@@ -500,7 +514,7 @@ impl Store {
     fn write_index(&self, index: &PartsIndex) -> Result<(), StoreError> {
         let text = serde_json::to_string_pretty(index).expect("an index serializes") + "\n";
         let path = self.index_path(index.shard);
-        Ok(write_atomic(&path, text.as_bytes()).map_err(IoError::at(path))?)
+        Ok(write_atomic(&path, text.as_bytes(), "index").map_err(IoError::at(path))?)
     }
 
     /// Whether any shard wrote an index here.
