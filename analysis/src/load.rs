@@ -18,10 +18,16 @@ const IDENTITY: &[&str] = &[
     "window_end_s",
 ];
 
-/// Every tier has a `<tier>_arrivals_per_user_during` column, and nothing
-/// else does (replicas have `<tier>_r<k>_max_queue`, but not this): the
-/// tiers are read from it.
-const TIER_MARKER: &str = "_arrivals_per_user_during";
+/// Every tier has a `<tier>_max_queue` column: the tiers are read from it,
+/// less the replicas' (`<tier>_r<k>_max_queue`, see [`is_replica`]).
+const TIER_MARKER: &str = "_max_queue";
+
+/// Whether `name` is replica `k` of one of `tiers` (`<tier>_r<k>`).
+fn is_replica(name: &str, tiers: &[String]) -> bool {
+    name.rsplit_once("_r").is_some_and(|(tier, k)| {
+        !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()) && tiers.iter().any(|t| t == tier)
+    })
+}
 
 /// One dimension of the grid: an axis, or a zip group (paths moving together).
 pub struct Dim {
@@ -79,9 +85,13 @@ impl Sweep {
         )
         .map_err(err)?;
         let schema = lazy.clone().collect_schema().map_err(err)?;
-        let tiers: Vec<String> = schema
+        let marked: Vec<String> = schema
             .iter_names()
             .filter_map(|n| n.strip_suffix(TIER_MARKER).map(str::to_string))
+            .collect();
+        let tiers: Vec<String> = (marked.iter())
+            .filter(|n| !is_replica(n, &marked))
+            .cloned()
             .collect();
         // Only what the report uses: a million runs stay small in memory.
         let axis_paths: Vec<&String> = dim_paths.iter().flatten().collect();
