@@ -2,21 +2,12 @@
 //! and shards, surviving kill -9, failure isolation, and the errors a user
 //! sees for bad grids and output directories.
 
+mod common;
+use common::*;
 use polars::prelude::*;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
-
-fn sweep(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sweep"))
-        .args(args)
-        .output()
-        .expect("sweep runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).to_string()
-}
 
 /// `sweep run GRID --out OUT EXTRA... --no-report`.
 fn run_grid(grid: &str, out: &str, extra: &[&str]) -> Output {
@@ -24,39 +15,6 @@ fn run_grid(grid: &str, out: &str, extra: &[&str]) -> Output {
     args.extend(extra);
     args.push("--no-report");
     sweep(&args)
-}
-
-/// Asserts that `err` says each of `expected`.
-fn assert_says(err: &str, expected: &[&str]) {
-    for e in expected {
-        assert!(err.contains(e), "missing `{e}` in:\n{err}");
-    }
-}
-
-fn write_grid(dir: &Path, text: &str) -> String {
-    let p = dir.join("grid.toml");
-    std::fs::write(&p, text).unwrap();
-    p.display().to_string()
-}
-
-/// A grid of short runs (4 s of arrivals) with `seeds` seeds.
-fn small_grid(seeds: u32) -> String {
-    format!(
-        r#"name = "small"
-scenario = "ch37"
-seeds = {{ first = 1, count = {seeds} }}
-[set]
-"client.duration_s" = 4
-horizon_s = 5
-"svc_b.slow.start_s" = 1
-[axes]
-strategy = ["naive", "protected"]
-"svc_b.queue_cap" = [16, "unbounded"]
-[[zip]]
-"svc_a.attempt_timeout_s" = [0.2, 0.5]
-"svc_a.max_retries" = [2, 1]
-"#
-    )
 }
 
 fn runs_table(dir: &Path) -> DataFrame {

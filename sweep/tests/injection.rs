@@ -1,25 +1,9 @@
 //! User text never becomes markup or commands: zip labels in the report's
 //! HTML, paths and options in `sweep slurm`'s script.
 
-use std::path::Path;
-use std::process::{Command, Output};
-
-fn sweep(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sweep"))
-        .args(args)
-        .output()
-        .expect("sweep runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).to_string()
-}
-
-fn write_grid(dir: &Path, text: &str) -> String {
-    let p = dir.join("grid.toml");
-    std::fs::write(&p, text).unwrap();
-    p.display().to_string()
-}
+mod common;
+use common::*;
+use std::process::Command;
 
 const LABELS: &str = r#"name = ["<script>alert(1)</script>", "<img src=x onerror=alert(2)>", "[x](javascript:alert(3))"]"#;
 

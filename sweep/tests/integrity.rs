@@ -3,66 +3,10 @@
 //! runs part has its series part, every run is written once, and merge
 //! checks before it writes.
 
+mod common;
+use common::*;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn sweep(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sweep"))
-        .args(args)
-        .output()
-        .expect("sweep runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).to_string()
-}
-
-fn assert_says(o: &Output, expected: &[&str]) {
-    let err = stderr(o);
-    for e in expected {
-        assert!(err.contains(e), "missing `{e}` in:\n{err}");
-    }
-}
-
-fn assert_fails(o: &Output, expected: &[&str]) {
-    assert!(!o.status.success(), "should fail:\n{}", stderr(o));
-    assert_says(o, expected);
-}
-
-fn assert_ok(o: &Output) {
-    assert!(
-        o.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        stderr(o)
-    );
-}
-
-fn write_grid(dir: &Path, file: &str, text: &str) -> String {
-    let p = dir.join(file);
-    std::fs::write(&p, text).unwrap();
-    p.display().to_string()
-}
-
-/// 8 points of 4 s runs with `seeds` seeds.
-fn small_grid(seeds: u32) -> String {
-    format!(
-        r#"name = "small"
-scenario = "ch37"
-seeds = {{ first = 1, count = {seeds} }}
-[set]
-"client.duration_s" = 4
-horizon_s = 5
-"svc_b.slow.start_s" = 1
-[axes]
-strategy = ["naive", "protected"]
-"svc_b.queue_cap" = [16, "unbounded"]
-[[zip]]
-"svc_a.attempt_timeout_s" = [0.2, 0.5]
-"svc_a.max_retries" = [2, 1]
-"#
-    )
-}
+use std::process::Output;
 
 /// `sweep run GRID --out OUT --jobs 1 --batch-runs 8 EXTRA... --no-report`:
 /// several parts.
@@ -106,7 +50,7 @@ fn report(dir: &Path) -> Output {
 
 /// One complete reference sweep and a second one to damage.
 fn two_sweeps(dir: &Path, seeds: u32) -> (String, PathBuf, PathBuf) {
-    let grid = write_grid(dir, "grid.toml", &small_grid(seeds));
+    let grid = write_grid_as(dir, "grid.toml", &small_grid(seeds));
     let (good, bad) = (dir.join("good"), dir.join("bad"));
     assert_ok(&run(&grid, &good, &[]));
     assert_ok(&run(&grid, &bad, &[]));
@@ -172,7 +116,7 @@ fn a_deleted_or_truncated_series_part_is_noticed() {
     // Resume redoes the runs of that part, and says so.
     let o = run(&grid, &bad, &["--resume"]);
     assert_ok(&o);
-    assert_says(&o, &[&name, "redone"]);
+    assert_says(&stderr(&o), &[&name, "redone"]);
     assert_eq!(parts(&bad, "series").len(), parts(&bad, "runs").len());
     assert_ok(&compare(&good, &bad));
     assert_ok(&report(&bad));
@@ -203,7 +147,7 @@ fn a_crash_between_the_rename_and_the_index_update_redoes_the_part() {
     let o = run(&grid, &bad, &["--resume"]);
     assert_ok(&o);
     assert_says(
-        &o,
+        &stderr(&o),
         &["not committed", "redone", "16 already done", "8 to run"],
     );
     assert_ok(&compare(&good, &bad));
@@ -215,7 +159,7 @@ fn a_crash_between_the_rename_and_the_index_update_redoes_the_part() {
 #[test]
 fn equal_levels_spelled_differently_are_refused() {
     let tmp = tempfile::tempdir().unwrap();
-    let grid = write_grid(
+    let grid = write_grid_as(
         tmp.path(),
         "grid.toml",
         &small_grid(1).replace(
@@ -241,8 +185,8 @@ fn equal_levels_spelled_differently_are_refused() {
 fn merge_checks_before_it_writes() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let grid_a = write_grid(dir, "a.toml", &small_grid(1));
-    let grid_b = write_grid(
+    let grid_a = write_grid_as(dir, "a.toml", &small_grid(1));
+    let grid_b = write_grid_as(
         dir,
         "b.toml",
         &small_grid(1).replace("first = 1", "first = 5"),
@@ -339,7 +283,7 @@ fn big_grid(levels: usize, seeds: &str) -> String {
 fn grids_too_large_are_refused_at_once() {
     let tmp = tempfile::tempdir().unwrap();
     // 256^8 points: wraps to 0 in u64.
-    let grid = write_grid(tmp.path(), "g.toml", &big_grid(256, "[1, 2]"));
+    let grid = write_grid_as(tmp.path(), "g.toml", &big_grid(256, "[1, 2]"));
     let started = std::time::Instant::now();
     let out = s(&tmp.path().join("o"));
     for args in [vec!["plan", &grid], vec!["run", &grid, "--out", &out]] {
@@ -350,7 +294,7 @@ fn grids_too_large_are_refused_at_once() {
     }
     assert!(!tmp.path().join("o").exists());
     // 10^12 runs, no overflow: refused, not validated point by point.
-    let grid = write_grid(
+    let grid = write_grid_as(
         tmp.path(),
         "g.toml",
         &big_grid(10, "{ first = 1, count = 10000 }"),
@@ -363,7 +307,7 @@ fn grids_too_large_are_refused_at_once() {
             "runs a grid may have",
         ],
     );
-    let grid = write_grid(
+    let grid = write_grid_as(
         tmp.path(),
         "g.toml",
         &small_grid(1).replace(
@@ -376,7 +320,7 @@ fn grids_too_large_are_refused_at_once() {
         &o,
         &["seeds", "count = 1000000000000", "runs a grid may have"],
     );
-    let grid = write_grid(
+    let grid = write_grid_as(
         tmp.path(),
         "g.toml",
         &small_grid(1).replace(
@@ -392,7 +336,7 @@ fn grids_too_large_are_refused_at_once() {
 fn plan_validates_a_sample_of_a_large_grid_and_says_so() {
     let tmp = tempfile::tempdir().unwrap();
     // 6^8 = 1.7 million points.
-    let grid = write_grid(tmp.path(), "g.toml", &big_grid(6, "[1]"));
+    let grid = write_grid_as(tmp.path(), "g.toml", &big_grid(6, "[1]"));
     let started = std::time::Instant::now();
     let o = sweep(&["plan", &grid, "--calibrate", "1"]);
     assert_ok(&o);
@@ -424,7 +368,7 @@ strategy = ["naive", "protected"]
 #[test]
 fn a_run_larger_than_its_memory_budget_is_refused_before_anything_runs() {
     let tmp = tempfile::tempdir().unwrap();
-    let grid = write_grid(tmp.path(), "g.toml", &heavy_grid());
+    let grid = write_grid_as(tmp.path(), "g.toml", &heavy_grid());
     let out = tmp.path().join("o");
     let o = run(&grid, &out, &["--max-run-memory", "1G"]);
     assert_fails(

@@ -1,0 +1,71 @@
+//! Helpers shared by the end-to-end tests of the `sweep` binary.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Runs the binary with `args`.
+pub fn sweep(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sweep"))
+        .args(args)
+        .output()
+        .expect("sweep runs")
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+/// Asserts that `err` says each of `expected`.
+pub fn assert_says(err: &str, expected: &[&str]) {
+    for e in expected {
+        assert!(err.contains(e), "missing `{e}` in:\n{err}");
+    }
+}
+
+/// Asserts that `o` failed and its error output says each of `expected`.
+pub fn assert_fails(o: &Output, expected: &[&str]) {
+    assert!(!o.status.success(), "should fail:\n{}", stderr(o));
+    assert_says(&stderr(o), expected);
+}
+
+pub fn assert_ok(o: &Output) {
+    assert!(
+        o.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        stderr(o)
+    );
+}
+
+/// Writes `text` as `dir/grid.toml`; returns its path.
+pub fn write_grid(dir: &Path, text: &str) -> String {
+    write_grid_as(dir, "grid.toml", text)
+}
+
+/// Writes `text` as `dir/file`; returns its path.
+pub fn write_grid_as(dir: &Path, file: &str, text: &str) -> String {
+    let p = dir.join(file);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+/// A grid of 8 points of short runs (4 s of arrivals) with `seeds` seeds.
+pub fn small_grid(seeds: u32) -> String {
+    format!(
+        r#"name = "small"
+scenario = "ch37"
+seeds = {{ first = 1, count = {seeds} }}
+[set]
+"client.duration_s" = 4
+horizon_s = 5
+"svc_b.slow.start_s" = 1
+[axes]
+strategy = ["naive", "protected"]
+"svc_b.queue_cap" = [16, "unbounded"]
+[[zip]]
+"svc_a.attempt_timeout_s" = [0.2, 0.5]
+"svc_a.max_retries" = [2, 1]
+"#
+    )
+}
