@@ -211,11 +211,15 @@ pub struct Caller {
 
 /// A caller's balancing state: the balancer, its own random stream (so that
 /// other draws do not move when balancing changes), and per job (by slot)
-/// the replicas its latest attempt's copies went to.
+/// the replicas its latest attempt's copies went to. With
+/// `breaker_scope = "replica"`, one circuit breaker per replica (else none)
+/// and the scratch list of those that let a call through.
 struct Replicas {
     balancer: LoadBalancer,
     rng: Stream,
     sent: HashMap<u32, [u8; 2]>,
+    breakers: Vec<CircuitBreaker>,
+    allowed: Vec<bool>,
 }
 
 impl Caller {
@@ -225,7 +229,7 @@ impl Caller {
             retry_budget: call.retry_budget.clone(),
             adaptive: call.adaptive_throttle.clone(),
             adaptive_rng: Stream::new(seed, &format!("throttle.{}", call.name)),
-            breaker: call.breaker.clone(),
+            breaker: call.breaker.clone().filter(|_| !call.breaker_per_replica),
             breaker_rng: Stream::new(seed, &format!("breaker.{}", call.name)),
             in_flight: 0,
             recent: VecDeque::new(),
@@ -236,6 +240,11 @@ impl Caller {
                 balancer,
                 rng: Stream::new(seed, &format!("balancer.{}", call.name)),
                 sent: HashMap::new(),
+                breakers: match &call.breaker {
+                    Some(b) if call.breaker_per_replica => vec![b.clone(); call.replicas.len()],
+                    _ => Vec::new(),
+                },
+                allowed: Vec::new(),
             }),
             stats: CallerStats {
                 name: call.name.clone(),
@@ -258,7 +267,7 @@ impl Caller {
             Refusal::MarginExhausted
         } else if call.budget_admission && now.saturating_add(call.timeout) > limit {
             Refusal::InsufficientDeadline
-        } else if self.breaker.as_mut().is_some_and(|b| !b.allow(now)) {
+        } else if self.breaker.as_mut().is_some_and(|b| !b.allow(now)) || self.all_open(now) {
             Refusal::BreakerOpen
         } else if self.in_flight >= call.max_in_flight {
             Refusal::BulkheadFull
@@ -269,6 +278,15 @@ impl Caller {
         };
         *refusal.counter(&mut self.stats) += 1;
         Err(refusal)
+    }
+
+    /// Per-replica breakers: is every replica's open? (Asked without taking
+    /// a probe: the replica picked takes it, once the other rules allow.)
+    #[inline]
+    fn all_open(&self, now: Nanos) -> bool {
+        self.replicas.as_ref().is_some_and(|r| {
+            !r.breakers.is_empty() && !r.breakers.iter().any(|b| b.would_allow(now))
+        })
     }
 
     #[inline]
@@ -360,7 +378,8 @@ impl Caller {
         self.in_flight -= 1;
         self.stats.calls_cancelled += 1;
         if let Some(r) = &mut self.replicas {
-            r.release(slot);
+            let copies = r.release(slot);
+            r.forget(copies[0]);
         }
     }
 
@@ -381,7 +400,24 @@ impl Caller {
         let again = copy == 1 || attempt > 1;
         let avoid =
             (call.retry_other_replica && again && before != NO_REPLICA).then_some(before as usize);
-        let replica = r.balancer.pick(now, avoid, &mut r.rng);
+        let replica = if r.breakers.is_empty() {
+            r.balancer.pick(now, avoid, &mut r.rng)
+        } else {
+            r.allowed.clear();
+            r.allowed
+                .extend(r.breakers.iter().map(|b| b.would_allow(now)));
+            if !r.allowed.contains(&true) {
+                // A hedge while every breaker is open: it takes no probe.
+                r.allowed.clear();
+            }
+            let replica = r.balancer.pick_among(now, avoid, &r.allowed, &mut r.rng);
+            if copy == 0 {
+                // Admission found one open; the first copy takes its probe.
+                let allowed = r.breakers[replica].allow(now);
+                debug_assert!(allowed, "admission checked the breakers");
+            }
+            replica
+        };
         r.balancer.sent(replica);
         let sent = r.sent.entry(slot).or_insert([NO_REPLICA; 2]);
         if copy == 0 {
@@ -392,16 +428,36 @@ impl Caller {
         replica
     }
 
-    /// The attempt of the job in slot `slot` ended at `now` with `outcome`,
-    /// answered by replica `by` (`NO_REPLICA` for a timeout: then every
+    /// The attempt of the job in slot `slot`, sent at `sent_at`, ended at
+    /// `now` with `outcome`, answered by replica `by` (`NO_REPLICA` for a timeout: then every
     /// replica it was sent to failed it). No-op without replicas.
+    /// With per-replica breakers, the first copy's replica records the
+    /// outcome if it answered or the attempt timed out, and gives back its
+    /// probe if the hedge answered: a breaker learns only from the copies it
+    /// let through.
     #[inline]
-    pub fn on_replica_answer(&mut self, now: Nanos, slot: u32, by: u8, outcome: Outcome) {
+    pub fn on_replica_answer(
+        &mut self,
+        now: Nanos,
+        sent_at: Nanos,
+        slot: u32,
+        by: u8,
+        outcome: Outcome,
+    ) {
         let Some(r) = &mut self.replicas else {
             return;
         };
         let copies = r.release(slot);
         let failed = outcome != Outcome::Ok;
+        if !r.breakers.is_empty() && copies[0] != NO_REPLICA {
+            if by == NO_REPLICA || by == copies[0] {
+                let jitter = self.breaker_rng.uniform();
+                let b = &mut r.breakers[copies[0] as usize];
+                b.record(now, failed, now - sent_at, jitter);
+            } else {
+                r.forget(copies[0]);
+            }
+        }
         let blamed = if by == NO_REPLICA {
             copies
         } else {
@@ -481,6 +537,16 @@ impl Caller {
 }
 
 impl Replicas {
+    /// The first copy's replica got no outcome of its own: its breaker, if
+    /// it has one, gives back the probe.
+    fn forget(&mut self, replica: u8) {
+        if replica != NO_REPLICA
+            && let Some(b) = self.breakers.get_mut(replica as usize)
+        {
+            b.forget();
+        }
+    }
+
     /// The requests of the job in slot `slot`'s latest attempt are no longer
     /// waited for; returns the replicas they went to.
     fn release(&mut self, slot: u32) -> [u8; 2] {
@@ -495,7 +561,7 @@ impl Replicas {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::Backoff;
+    use crate::policy::{Backoff, BreakerState};
 
     const MS: Nanos = 1_000_000;
 
@@ -563,6 +629,126 @@ mod tests {
         let s = &caller.stats;
         assert_eq!((s.calls, s.retries_sent, s.calls_timeout), (2, 1, 1));
         assert_eq!((s.bulkhead_rejected, s.calls_cancelled), (1, 1));
+    }
+
+    /// A caller over 3 replicas, round robin, with a breaker per replica
+    /// (or one for the edge): 2 outcomes of the last 4 decide, 60% failed
+    /// opens it for 10 s.
+    fn per_replica(scope_replica: bool) -> CallModel {
+        use crate::policy::{BreakerConfig, CircuitBreaker, LoadBalancer};
+        let mut c = call();
+        c.balancer = Some(LoadBalancer::new(
+            crate::scenario::Balancer::RoundRobin,
+            3,
+            None,
+        ));
+        c.replicas = vec![1, 2, 3];
+        c.breaker = Some(CircuitBreaker::new(BreakerConfig {
+            window: 4,
+            window_time: 0,
+            min_samples: 2,
+            failure_rate: 0.6,
+            slow_call_rate: 1.0,
+            slow_call: NEVER,
+            open: 10_000 * MS,
+            open_jitter: 0,
+            probes: 1,
+        }));
+        c.breaker_per_replica = scope_replica;
+        c
+    }
+
+    /// Sends one attempt of the job in `slot` at `now` and ends it 1 ms
+    /// later, failed when its replica is one of `bad`: the replica, or the
+    /// refusal.
+    fn one_call(
+        caller: &mut Caller,
+        c: &CallModel,
+        now: Nanos,
+        slot: u32,
+        bad: &[usize],
+    ) -> Result<usize, Refusal> {
+        caller.admit(c, now, NEVER)?;
+        caller.on_sent(1);
+        let r = caller.pick_replica(c, now, slot, 1, 0);
+        let outcome = if bad.contains(&r) {
+            Outcome::Error
+        } else {
+            Outcome::Ok
+        };
+        caller.on_ended(c, now + MS, now, false, outcome);
+        caller.on_replica_answer(now + MS, now, slot, r as u8, outcome);
+        Ok(r)
+    }
+
+    #[test]
+    fn a_failing_replica_opens_its_own_breaker_and_the_others_take_its_traffic() {
+        let c = per_replica(true);
+        let mut caller = Caller::new(&c, 1);
+        let picks: Vec<usize> = (0..12)
+            .map(|i| one_call(&mut caller, &c, i * 10 * MS, i as u32, &[1]).unwrap())
+            .collect();
+        // Replica 1 fails its first two calls (its breaker's minimum) and is
+        // skipped from then on; 0 and 2 share its turns.
+        assert_eq!(picks, [0, 1, 2, 0, 1, 2, 0, 2, 0, 2, 0, 2]);
+        let states = |caller: &Caller| -> Vec<BreakerState> {
+            let r = caller.replicas.as_ref().unwrap();
+            r.breakers.iter().map(CircuitBreaker::state).collect()
+        };
+        let s = states(&caller);
+        assert_eq!(s[0], BreakerState::Closed);
+        assert!(matches!(s[1], BreakerState::Open { .. }), "{s:?}");
+        assert_eq!(s[2], BreakerState::Closed);
+        assert_eq!(
+            caller.stats.breaker_rejected, 0,
+            "never refused: others are closed"
+        );
+        assert!(caller.breaker.is_none(), "no breaker for the edge");
+        // Once every replica has failed twice, all are open: refused locally.
+        let mut now = 200 * MS;
+        let mut refused = None;
+        for slot in 20..40 {
+            now += 10 * MS;
+            if let Err(e) = one_call(&mut caller, &c, now, slot, &[0, 1, 2]) {
+                refused = Some(e);
+                break;
+            }
+        }
+        assert_eq!(refused, Some(Refusal::BreakerOpen));
+        assert_eq!(caller.stats.breaker_rejected, 1);
+        // After the open time each is half open: its probe (a success)
+        // closes it, and replica 1 takes its turn again.
+        let later = now + 10_001 * MS;
+        let mut picks: Vec<usize> = (0..3)
+            .map(|i| one_call(&mut caller, &c, later, 50 + i, &[]).unwrap())
+            .collect();
+        picks.sort();
+        assert_eq!(picks, [0, 1, 2]);
+        assert_eq!(states(&caller), [BreakerState::Closed; 3]);
+        // A probe whose hedge answered is given back: the breaker may probe
+        // again instead of staying half open for ever.
+        let mut b = per_replica(true).breaker.unwrap();
+        b.record(0, true, MS, 0.0);
+        b.record(0, true, MS, 0.0);
+        assert!(b.allow(10_001 * MS) && !b.would_allow(10_001 * MS));
+        b.forget();
+        assert!(b.would_allow(10_001 * MS));
+    }
+
+    #[test]
+    fn one_breaker_for_the_edge_keeps_feeding_a_bad_replica() {
+        // The same calls with one breaker: a third fail (at most half of
+        // its window), below its 60%.
+        let c = per_replica(false);
+        let mut caller = Caller::new(&c, 1);
+        let picks: Vec<usize> = (0..12)
+            .map(|i| one_call(&mut caller, &c, i * 10 * MS, i as u32, &[1]).unwrap())
+            .collect();
+        assert_eq!(picks.iter().filter(|r| **r == 1).count(), 4);
+        assert_eq!(
+            caller.breaker.as_ref().unwrap().state(),
+            BreakerState::Closed
+        );
     }
 
     #[test]

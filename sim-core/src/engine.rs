@@ -825,7 +825,7 @@ impl Sim<'_> {
             self.cancel_copies(job);
         }
         self.callers[edge].on_ended(call, self.now, sent_at, retry, outcome);
-        self.callers[edge].on_replica_answer(self.now, job.idx, by, outcome);
+        (self.callers[edge]).on_replica_answer(self.now, sent_at, job.idx, by, outcome);
         self.trace(job, Step::Ended(outcome));
         if outcome == Outcome::Ok {
             self.finish(job, true);

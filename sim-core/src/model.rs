@@ -229,6 +229,9 @@ pub struct CallModel {
     pub retry_budget: Option<RetryBudget>,
     pub adaptive_throttle: Option<AdaptiveThrottle>,
     pub breaker: Option<CircuitBreaker>,
+    /// With replicas and `breaker_scope = "replica"`: `breaker` is the one
+    /// each replica starts with, instead of the edge's.
+    pub breaker_per_replica: bool,
     /// Hedging delay (0: none) and budget (a fraction of calls).
     pub hedge_delay: Nanos,
     pub hedge_budget: f64,
@@ -424,6 +427,9 @@ impl Model {
                 hedge_quantile: c.hedge_quantile,
                 cancel: c.cancel,
                 budget_share: c.budget_share,
+                breaker_per_replica: c.breaker
+                    && balanced
+                    && c.breaker_scope == crate::scenario::BreakerScope::Replica,
                 breaker: c.breaker.then(|| {
                     CircuitBreaker::new(BreakerConfig {
                         window: c.breaker_window as usize,

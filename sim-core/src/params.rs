@@ -11,7 +11,8 @@
 //! and that every path writes exactly its own key.
 
 use crate::scenario::{
-    BackoffKind, Balancer, CancelMode, Dispatch, Dist, LimitAlgorithm, QueueOrder, Scenario,
+    BackoffKind, Balancer, BreakerScope, CancelMode, Dispatch, Dist, LimitAlgorithm, QueueOrder,
+    Scenario,
 };
 use strum::VariantNames;
 use toml::{Table, Value};
@@ -352,6 +353,12 @@ pub const PARAMS: &[Param] = &[
         "breaker_window_s",
         Kind::Float,
         "Circuit breaker: a time-based sliding window instead, the outcomes of the last this many seconds (0: the count-based breaker_window).",
+    ),
+    p(
+        Scope::Call,
+        "breaker_scope",
+        Kind::Choice(BreakerScope::VARIANTS),
+        "Circuit breaker: service (one breaker for this caller's calls, today's rule) or replica (one per replica of the called tier, each fed only by the answers of its replica, a timeout blaming the replica of the attempt's first copy; the balancer never picks a replica whose breaker is open, and the call is refused locally, breaker_rejected, only when all are open). Hedged copies take no probe and feed no breaker. No effect with one replica.",
     ),
     p(
         Scope::Call,

@@ -200,6 +200,27 @@ impl CircuitBreaker {
         }
     }
 
+    /// Would [`CircuitBreaker::allow`] let a call through now? Asks without
+    /// changing anything (no probe is taken).
+    pub fn would_allow(&self, now: Nanos) -> bool {
+        match self.state {
+            BreakerState::Closed => true,
+            BreakerState::Open { until } => now >= until,
+            BreakerState::HalfOpen { sent, .. } => sent < self.cfg.probes,
+        }
+    }
+
+    /// A call it allowed ends without an outcome of its own (its caller
+    /// stopped waiting, or another copy answered): in HALF_OPEN the probe
+    /// is given back, so that a probe never answered cannot hold it there.
+    pub fn forget(&mut self) {
+        if let BreakerState::HalfOpen { sent, done, .. } = &mut self.state
+            && *sent > *done
+        {
+            *sent -= 1;
+        }
+    }
+
     /// Records the outcome of a call that was allowed and took `duration`.
     /// `jitter` is a uniform draw in [0, 1) for the next open time.
     pub fn record(&mut self, now: Nanos, failed: bool, duration: Nanos, jitter: f64) {
@@ -667,16 +688,31 @@ impl LoadBalancer {
     /// another may be chosen. Ejected replicas are skipped, unless every
     /// one is (then all may be chosen: Envoy's panic mode).
     pub fn pick(&mut self, now: Nanos, avoid: Option<usize>, rng: &mut Stream) -> usize {
+        self.pick_among(now, avoid, &[], rng)
+    }
+
+    /// [`LoadBalancer::pick`] among the replicas `allowed` lets through (a
+    /// replica whose own circuit breaker is open is never chosen, ejected
+    /// or not; empty: all are allowed). At least one must be allowed.
+    pub fn pick_among(
+        &mut self,
+        now: Nanos,
+        avoid: Option<usize>,
+        allowed: &[bool],
+        rng: &mut Stream,
+    ) -> usize {
         let n = self.outstanding.len();
+        let ok = |r: usize| allowed.is_empty() || allowed[r];
         let mut c = std::mem::take(&mut self.candidates);
         c.clear();
-        c.extend((0..n).filter(|&r| !self.is_ejected(r, now) && Some(r) != avoid));
+        c.extend((0..n).filter(|&r| ok(r) && !self.is_ejected(r, now) && Some(r) != avoid));
         if c.is_empty() {
-            c.extend((0..n).filter(|&r| !self.is_ejected(r, now)));
+            c.extend((0..n).filter(|&r| ok(r) && !self.is_ejected(r, now)));
         }
         if c.is_empty() {
-            c.extend(0..n);
+            c.extend((0..n).filter(|&r| ok(r)));
         }
+        assert!(!c.is_empty(), "a pick with no replica allowed");
         // Candidates in turn from the cursor: round robin's order.
         let in_turn = |r: usize| (r + n - self.cursor) % n;
         let first_in_turn = c.iter().copied().min_by_key(|r| in_turn(*r));

@@ -546,6 +546,10 @@ pub struct Call {
     pub breaker_open_jitter_s: f64,
     #[serde(default = "default_breaker_probes")]
     pub breaker_half_open_probes: u32,
+    /// One breaker for the whole call edge, or one per replica of the
+    /// called tier (the balancer skips replicas whose breaker is open).
+    #[serde(default)]
+    pub breaker_scope: BreakerScope,
     /// Hedged requests: a second copy of an attempt still unanswered after
     /// this delay (0: none); the first answer wins, the other is wasted.
     #[serde(default)]
@@ -607,6 +611,20 @@ fn default_outlier_max_percent() -> f64 {
 }
 fn default_outlier_interval() -> f64 {
     10.0
+}
+
+/// What one circuit breaker of a caller covers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, VariantNames)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum BreakerScope {
+    /// One breaker for the call edge: every replica's outcomes together.
+    #[default]
+    Service,
+    /// One breaker per replica of the called tier, fed by that replica's
+    /// answers: one bad host opens its own, and the balancer sends to the
+    /// others; the call is refused locally only when every one is open.
+    Replica,
 }
 
 /// How a caller picks the replica of the called tier for each request. The

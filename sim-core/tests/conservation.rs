@@ -270,6 +270,28 @@ fn counts_add_up_with_every_policy_on() {
 }
 
 #[test]
+fn counts_add_up_with_a_breaker_per_replica() {
+    // One bad host of four, a breaker per replica at svc_a, hedges (which
+    // take no probe) and cancellation of their losers.
+    for balancer in ["round_robin", "p2c"] {
+        let s = scenario(
+            "bad-replica.toml",
+            &[
+                ("svc_a.balancer", balancer),
+                ("svc_a.breaker", "true"),
+                ("svc_a.breaker_scope", "replica"),
+                ("svc_a.breaker_open_s", "0.5"),
+                ("svc_a.hedge_delay_s", "0.1"),
+                ("svc_a.cancel", "hedge_losers"),
+                ("svc_a.outlier_ejection", "true"),
+            ],
+        );
+        let r = run(&s, 4);
+        check(&s, &r, &format!("breaker per replica, {balancer}"));
+    }
+}
+
+#[test]
 fn counts_add_up_with_fan_out() {
     // ch37 with svc_a fanning out to svc_b (required) and a flaky optional
     // cache, under the slow window, with bulkheads, a time-based breaker

@@ -1146,3 +1146,114 @@ fn with_one_replica_balancing_changes_nothing() {
         sim_core::run(&set, 3).unwrap()
     );
 }
+
+/// grids/shared-db.toml, point by point: svc_a (naive retries) and svc_b
+/// (a deadline, one retry; the users need it) share db, 4x slow for 10 s.
+/// `(success during, success after, recovered)` of the users, i.e. svc_b.
+fn shared_db(bulkhead: &str, cap: &str, budget: &str, seed: u64) -> (f64, f64, bool) {
+    let s = common::scenario(
+        "shared-db.toml",
+        &[
+            ("svc_b.max_in_flight", bulkhead),
+            ("db.queue_cap", cap),
+            ("svc_a.fanout.db.retry_budget", budget),
+        ],
+    );
+    let r = sim_core::run(&s, seed).unwrap();
+    for name in [
+        "db_max_queue",
+        "db_rejected_full",
+        "svc_a_to_db_retries_sent",
+        "svc_b_bulkhead_rejected",
+    ] {
+        assert!(r.metric(name).is_some(), "the grid's metric {name}");
+    }
+    let rate = |name: &str| common::real(&r, name).unwrap();
+    (
+        rate("success_rate_during"),
+        rate("success_rate_after"),
+        r.recovery_s.is_some(),
+    )
+}
+
+#[test]
+fn a_shared_database_carries_one_service_s_retry_storm_to_the_other() {
+    let none = "\"unbounded\"";
+    for seed in [1, 2] {
+        let at = |bulkhead, cap, budget| shared_db(bulkhead, cap, budget, seed);
+        let label = format!("seed {seed}");
+        // Unprotected, svc_a's retries keep db's queue full after the
+        // window: svc_b never recovers, whatever its own deadline.
+        let (during, after, recovered) = at(none, none, "false");
+        assert!(!recovered && after < 0.01 && during < 0.05, "{label}");
+        // svc_b's bulkhead refuses only svc_b's own calls: db's queue
+        // still holds svc_a's storm, and svc_b fails faster.
+        let (b_during, b_after, b_recovered) = at("8", none, "false");
+        assert!(
+            !b_recovered && b_after < 0.01 && b_during <= during,
+            "{label}"
+        );
+        // A queue cap at db rejects the storm fast: svc_b recovers at once
+        // and keeps a third of its users during the window.
+        let (c_during, c_after, c_recovered) = at(none, "50", "false");
+        assert!(c_recovered && c_after > 0.99 && c_during > 0.25, "{label}");
+        // A retry budget at the source ends the storm after the window.
+        let (_, r_after, r_recovered) = at(none, none, "true");
+        assert!(r_recovered && r_after > 0.98, "{label}");
+        // Both: more than half of svc_b's users during the window.
+        let (both_during, both_after, _) = at(none, "50", "true");
+        assert!(both_during > 0.5 && both_after > 0.999, "{label}");
+        // With the cap, svc_b's bulkhead costs it more than half of that.
+        let (bc_during, _, bc_recovered) = at("8", "50", "false");
+        assert!(bc_recovered && bc_during * 2.0 < c_during, "{label}");
+    }
+}
+
+/// grids/scenarios/bad-replica.toml under round robin, with a circuit
+/// breaker at svc_a of scope `scope` (one for svc_b, or one per replica).
+fn bad_replica_breaker(scope: &str, seed: u64) -> RunResult {
+    let s = common::scenario(
+        "bad-replica.toml",
+        &[("svc_a.breaker", "true"), ("svc_a.breaker_scope", scope)],
+    );
+    sim_core::run(&s, seed).unwrap()
+}
+
+#[test]
+fn a_breaker_per_replica_opens_for_the_bad_host_only() {
+    let m = |r: &RunResult, name: &str| common::real(r, name).unwrap();
+    for seed in [1, 2] {
+        let label = format!("seed {seed}");
+        // One breaker for svc_b: the bad host's timeouts (a quarter of the
+        // calls, half of a window now and then) open it for every replica,
+        // and users fail during the window.
+        let edge = bad_replica_breaker("service", seed);
+        assert!(m(&edge, "success_rate_during") < 0.5, "{label}");
+        assert!(m(&edge, "svc_a_breaker_rejected") > 10_000.0, "{label}");
+        // One per replica: only the bad host's opens, the balancer sends its
+        // turns to the other three, and no call is refused.
+        let per = bad_replica_breaker("replica", seed);
+        assert!(m(&per, "success_rate_during") >= 0.999, "{label}");
+        assert_eq!(m(&per, "svc_a_breaker_rejected"), 0.0, "{label}");
+        let (r0, r1) = (m(&per, "svc_b_r0_arrivals"), m(&per, "svc_b_r1_arrivals"));
+        assert!(r1 < 0.7 * r0, "{label}: {r1} vs {r0}");
+        assert!(
+            m(&per, "svc_a_calls_timeout") < 0.6 * m(&edge, "svc_a_calls_timeout"),
+            "{label}"
+        );
+    }
+}
+
+/// With one replica there is one breaker whatever its scope: bit for bit.
+#[test]
+fn with_one_replica_the_breaker_scope_changes_nothing() {
+    let breaker = [("svc_a.breaker", "true"), ("svc_b.replicas", "1")];
+    let plain = common::ch37("naive", "fifo", &breaker);
+    let mut set = breaker.to_vec();
+    set.push(("svc_a.breaker_scope", "replica"));
+    let per = common::ch37("naive", "fifo", &set);
+    assert_eq!(
+        sim_core::run(&plain, 3).unwrap(),
+        sim_core::run(&per, 3).unwrap()
+    );
+}
