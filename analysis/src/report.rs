@@ -1344,6 +1344,10 @@ fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, Repo
             out.push_str(&format!("- **Fastest to recover** (every seed): `{}`, {t:.2} s on average after the window.\n", describe(c)));
         }
     }
+    // The axis that moves each metric most, metrics grouped by it: one
+    // line per axis, the axes in order of the metrics they move.
+    let mut by_axis: Vec<(&str, Vec<String>)> = Vec::new();
+    let mut noise: f64 = 0.0;
     for m in sens
         .iter()
         .filter(|m| trigger || !about_recovery(&m.metric))
@@ -1352,14 +1356,27 @@ fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, Repo
             && let Some(top) = s.axes.iter().max_by(|a, b| a.st.total_cmp(&b.st))
             && top.st > 0.0
         {
-            out.push_str(&format!(
-                "- `{}` is moved most by **{}** (ST {:.2}, S1 {:.2}); seed noise {:.0}% of its variance.\n",
-                m.metric,
-                top.axis,
-                top.st,
-                top.s1,
-                100.0 * s.noise_share
-            ));
+            noise = noise.max(s.noise_share);
+            let at = by_axis
+                .iter()
+                .position(|(a, _)| *a == top.axis)
+                .unwrap_or_else(|| {
+                    by_axis.push((top.axis.as_str(), Vec::new()));
+                    by_axis.len() - 1
+                });
+            by_axis[at]
+                .1
+                .push(format!("`{}` ({:.2})", m.metric, top.st));
+        }
+    }
+    by_axis.sort_by_key(|(_, ms)| std::cmp::Reverse(ms.len()));
+    if !by_axis.is_empty() {
+        out.push_str(&format!(
+            "- What moves each metric most (total index ST; seed noise, at most {:.0}% of a metric's variance, removed):\n",
+            100.0 * noise
+        ));
+        for (axis, ms) in &by_axis {
+            out.push_str(&format!("  - **{axis}** moves most: {}\n", ms.join(", ")));
         }
     }
     Ok(out)
@@ -1719,6 +1736,54 @@ mod tests {
                 .contains("recovery_censored_s_mean")
         );
         assert!(csv.contains("28.0"), "{csv}");
+    }
+
+    /// "In short" says once per axis which metrics it moves most, after the
+    /// answer to the grid's question (never recovered, fastest), instead of
+    /// "is moved most by" once per metric.
+    #[test]
+    fn in_short_groups_the_metrics_by_the_axis_that_moves_them() {
+        let tmp = write_sweep(
+            "x",
+            &[1.0, 1.0, 2.0, 2.0],
+            &[
+                ("window_start_s", &|_, _| 10.0),
+                ("window_end_s", &|_, _| 12.0),
+                ("recovered", &|s, _| s as f64),
+                ("recovery_censored_s", &|s, l| {
+                    [28.0, 1.0][s] + l as f64 * 0.1
+                }),
+                ("goodput", &|s, l| 0.5 * s as f64 + 0.01 * (l % 2) as f64),
+                ("wasted_share", &|s, l| {
+                    0.3 * (l / 2) as f64 + 0.01 * s as f64
+                }),
+            ],
+            "{}",
+        );
+        let report = write(tmp.path()).unwrap();
+        let md = std::fs::read_to_string(&report.index_md).unwrap();
+        let short = &md[md.find("## In short").unwrap()..md.find("## What happened").unwrap()];
+        assert!(!short.contains("is moved most by"), "{short}");
+        let never = short.find("**Never recovered**").expect(short);
+        let fastest = short.find("**Fastest to recover**").expect(short);
+        let groups = short.find("What moves each metric most").expect(short);
+        assert!(never < fastest && fastest < groups, "{short}");
+        let strategy: Vec<&str> = short
+            .lines()
+            .filter(|l| l.contains("**strategy** moves most:"))
+            .collect();
+        assert_eq!(strategy.len(), 1, "{short}");
+        assert!(
+            strategy[0].contains("`recovered`") && strategy[0].contains("`goodput`"),
+            "{short}"
+        );
+        assert!(!strategy[0].contains("`wasted_share`"), "{short}");
+        let x: Vec<&str> = short
+            .lines()
+            .filter(|l| l.contains("**x** moves most:"))
+            .collect();
+        assert_eq!(x.len(), 1, "{short}");
+        assert!(x[0].contains("`wasted_share`"), "{short}");
     }
 
     #[test]
