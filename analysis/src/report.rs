@@ -187,9 +187,8 @@ fn ranking(sweep: &Sweep, summary: &DataFrame, n: usize) -> Result<String, Repor
                 .with_order_descending_multi(keys.iter().map(|(_, d)| *d).collect::<Vec<_>>())
                 .with_nulls_last(true),
         )
-        .and_then(|df| df.select(cols.iter().map(String::as_str)))
         .map_err(ReportError::table("ranking"))?;
-    Ok(tables::markdown(&sorted.head(Some(n))))
+    Ok(tables::markdown(&shown(&sorted.head(Some(n)), &cols)?))
 }
 
 /// The per-point table people read first: recovery with its interval and
@@ -235,10 +234,56 @@ fn headline(sweep: &Sweep, summary: &DataFrame) -> Result<String, ReportError> {
     }
     let mut seen = std::collections::HashSet::new();
     cols.retain(|c| summary.column(c).is_ok() && seen.insert(c.clone()));
-    let table = summary
-        .select(cols.iter().map(String::as_str))
-        .map_err(ReportError::table("headline"))?;
-    Ok(tables::markdown(&table))
+    Ok(tables::markdown(&shown(summary, &cols)?))
+}
+
+/// A per-point table as a person reads it: the censored mean recovery time
+/// (`recovery_censored_s_mean`, a lower bound that reads like a recovery
+/// time) becomes `recovery_s_mean`: `never` where no seed recovered,
+/// `>= X (k of n censored)` where some did not, the mean otherwise. The
+/// counts come from `p_not_recovered` over the point's ok runs (`runs` less
+/// `failed`: every ok run has a `recovered`).
+fn shown(table: &DataFrame, cols: &[String]) -> Result<DataFrame, ReportError> {
+    const CENSORED: &str = "recovery_censored_s_mean";
+    let err = || ReportError::table("per-point table");
+    let select = |df: &DataFrame| df.select(cols.iter().map(String::as_str)).map_err(err());
+    let Ok(mean) = table.column(CENSORED) else {
+        return select(table);
+    };
+    let summary_f64 = |name: &str| -> Option<Vec<Option<f64>>> {
+        let c = table.column(name).ok()?.cast(&DataType::Float64).ok()?;
+        Some(c.f64().ok()?.iter().collect())
+    };
+    let mean: Vec<Option<f64>> = mean
+        .cast(&DataType::Float64)
+        .map_err(err())?
+        .f64()
+        .map_err(err())?
+        .iter()
+        .collect();
+    let p = summary_f64("p_not_recovered");
+    let runs = summary_f64("runs");
+    let failed = summary_f64("failed");
+    let text: Vec<Option<String>> = (0..table.height())
+        .map(|i| {
+            let at = |v: &Option<Vec<Option<f64>>>| v.as_ref().and_then(|v| v[i]);
+            let n = at(&runs).map(|r| r - at(&failed).unwrap_or(0.0));
+            let censored = match (at(&p), n) {
+                (Some(p), Some(n)) => Some(((p * n).round() as usize, n as usize)),
+                _ => None,
+            };
+            tables::recovery_text(mean[i], censored)
+        })
+        .collect();
+    let mut out = table.clone();
+    out.replace(CENSORED, Column::new(CENSORED.into(), text))
+        .map_err(err())?;
+    let mut out = select(&out)?;
+    if out.column(CENSORED).is_ok() {
+        out.rename(CENSORED, "recovery_s_mean".into())
+            .map_err(err())?;
+    }
+    Ok(out)
 }
 
 /// Metrics about recovery, not reported for a grid without a trigger.
@@ -324,6 +369,8 @@ fn effects_markdown(sweep: &Sweep, effects: &[Effect]) -> String {
             }
             let what = if metric == "recovered" {
                 "share of seeds that recovered".to_string()
+            } else if metric == "recovery_censored_s" {
+                "mean recovery time (s) [95% CI of the mean, seed noise only], points: range of the point means over the other axes; `never` where no run recovered, `>= X (k of n censored)` where some did not (a lower bound: a run that did not recover counts as the first recovery time it could not observe)".to_string()
             } else {
                 format!(
                     "mean `{metric}` [95% CI of the mean, seed noise only], points: range of the point means over the other axes"
@@ -1209,7 +1256,7 @@ fn index_markdown(
     md.push_str(&collapsed("Sensitivity tables, per metric", sens_md));
     md.push_str("\n## Tables\n\n### Per point\n\n");
     if trigger {
-        md.push_str("Means over seeds (ok runs); P(not recovered) with its Wilson 95% interval, and the rule of three (3/N) where no seed differed (`p_not_recovered_note`). Recovery time is censored: `recovery_censored_s` counts a run that did not recover as the first recovery time it could not observe, so its mean is a lower bound wherever P(not recovered) > 0. ");
+        md.push_str("Means over seeds (ok runs); P(not recovered) with its Wilson 95% interval, and the rule of three (3/N) where no seed differed (`p_not_recovered_note`). Recovery time is censored: `recovery_s_mean` is `never` where no seed recovered and `>= X (k of n censored)` where some did not (X counts a run that did not recover as the first recovery time it could not observe, a lower bound); the number itself is `recovery_censored_s_mean` in `summary.csv`. ");
     } else {
         md.push_str("Means over seeds (ok runs), the grid's `[report] metrics` first; no recovery columns (no trigger). ");
     }
@@ -1297,6 +1344,10 @@ fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, Repo
             out.push_str(&format!("- **Fastest to recover** (every seed): `{}`, {t:.2} s on average after the window.\n", describe(c)));
         }
     }
+    // The axis that moves each metric most, metrics grouped by it: one
+    // line per axis, the axes in order of the metrics they move.
+    let mut by_axis: Vec<(&str, Vec<String>)> = Vec::new();
+    let mut noise: f64 = 0.0;
     for m in sens
         .iter()
         .filter(|m| trigger || !about_recovery(&m.metric))
@@ -1305,14 +1356,27 @@ fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, Repo
             && let Some(top) = s.axes.iter().max_by(|a, b| a.st.total_cmp(&b.st))
             && top.st > 0.0
         {
-            out.push_str(&format!(
-                "- `{}` is moved most by **{}** (ST {:.2}, S1 {:.2}); seed noise {:.0}% of its variance.\n",
-                m.metric,
-                top.axis,
-                top.st,
-                top.s1,
-                100.0 * s.noise_share
-            ));
+            noise = noise.max(s.noise_share);
+            let at = by_axis
+                .iter()
+                .position(|(a, _)| *a == top.axis)
+                .unwrap_or_else(|| {
+                    by_axis.push((top.axis.as_str(), Vec::new()));
+                    by_axis.len() - 1
+                });
+            by_axis[at]
+                .1
+                .push(format!("`{}` ({:.2})", m.metric, top.st));
+        }
+    }
+    by_axis.sort_by_key(|(_, ms)| std::cmp::Reverse(ms.len()));
+    if !by_axis.is_empty() {
+        out.push_str(&format!(
+            "- What moves each metric most (total index ST; seed noise, at most {:.0}% of a metric's variance, removed):\n",
+            100.0 * noise
+        ));
+        for (axis, ms) in &by_axis {
+            out.push_str(&format!("  - **{axis}** moves most: {}\n", ms.join(", ")));
         }
     }
     Ok(out)
@@ -1606,6 +1670,120 @@ mod tests {
             slices[3].reason
         );
         assert!(note.unwrap().contains("4 of 10"));
+    }
+
+    /// "Never recovered" reads as such, not as the censored number (28.000
+    /// read as a recovery time): `never` where no seed recovered, `>= X (k
+    /// of n censored)` where some did not, in the per-point table (stdout),
+    /// the ranking and the main effects; the number stays in summary.csv.
+    #[test]
+    fn never_recovered_is_not_printed_as_a_time() {
+        // Two seeds per point: levels 1, 1, 2, 2 are two points of x.
+        // a never recovers; b at x=1 recovers in one seed of two, at x=2 in both.
+        let tmp = write_sweep(
+            "x",
+            &[1.0, 1.0, 2.0, 2.0],
+            &[
+                ("window_start_s", &|_, _| 10.0),
+                ("window_end_s", &|_, _| 12.0),
+                ("recovered", &|s, l| {
+                    if s == 0 || l == 1 { 0.0 } else { 1.0 }
+                }),
+                ("recovery_censored_s", &|s, l| {
+                    if s == 0 || l == 1 { 28.0 } else { 2.0 }
+                }),
+                ("goodput", &|s, _| s as f64),
+            ],
+            "{}",
+        );
+        let report = write(tmp.path()).unwrap();
+        let h = &report.headline;
+        assert!(h.contains("| recovery_s_mean |"), "{h}");
+        assert!(!h.contains("recovery_censored_s_mean"), "{h}");
+        assert!(!h.contains("28.000"), "{h}");
+        let rows: Vec<&str> = h.lines().skip(2).collect();
+        assert!(
+            rows[0].starts_with("| a |") && rows[0].contains("| never |"),
+            "{h}"
+        );
+        assert!(
+            rows[1].starts_with("| a |") && rows[1].contains("| never |"),
+            "{h}"
+        );
+        assert!(rows[2].contains("| >= 15.000 (1 of 2 censored) |"), "{h}");
+        assert!(rows[3].contains("| 2.000 |"), "{h}");
+        let md = std::fs::read_to_string(&report.index_md).unwrap();
+        let ranking = &md[md.find("### Ranking").unwrap()..md.find("### Main effects").unwrap()];
+        assert!(ranking.contains("| 2.000 |"), "{ranking}");
+        assert!(
+            ranking.contains("never") && !ranking.contains("28.000"),
+            "{ranking}"
+        );
+        let effects = std::fs::read_to_string(tmp.path().join("analysis/main_effects.md")).unwrap();
+        let times = &effects[effects.find("mean recovery time").unwrap()..];
+        assert!(
+            times.contains("| 1 | never | >= 15.000 (1 of 2 censored) |"),
+            "{times}"
+        );
+        assert!(times.contains("| 2 | never | 2.000"), "{times}");
+        assert!(!times.contains("28.000"), "{times}");
+        // The censored number stays in the columns that say so.
+        let csv = std::fs::read_to_string(tmp.path().join("analysis/summary.csv")).unwrap();
+        assert!(
+            csv.lines()
+                .next()
+                .unwrap()
+                .contains("recovery_censored_s_mean")
+        );
+        assert!(csv.contains("28.0"), "{csv}");
+    }
+
+    /// "In short" says once per axis which metrics it moves most, after the
+    /// answer to the grid's question (never recovered, fastest), instead of
+    /// "is moved most by" once per metric.
+    #[test]
+    fn in_short_groups_the_metrics_by_the_axis_that_moves_them() {
+        let tmp = write_sweep(
+            "x",
+            &[1.0, 1.0, 2.0, 2.0],
+            &[
+                ("window_start_s", &|_, _| 10.0),
+                ("window_end_s", &|_, _| 12.0),
+                ("recovered", &|s, _| s as f64),
+                ("recovery_censored_s", &|s, l| {
+                    [28.0, 1.0][s] + l as f64 * 0.1
+                }),
+                ("goodput", &|s, l| 0.5 * s as f64 + 0.01 * (l % 2) as f64),
+                ("wasted_share", &|s, l| {
+                    0.3 * (l / 2) as f64 + 0.01 * s as f64
+                }),
+            ],
+            "{}",
+        );
+        let report = write(tmp.path()).unwrap();
+        let md = std::fs::read_to_string(&report.index_md).unwrap();
+        let short = &md[md.find("## In short").unwrap()..md.find("## What happened").unwrap()];
+        assert!(!short.contains("is moved most by"), "{short}");
+        let never = short.find("**Never recovered**").expect(short);
+        let fastest = short.find("**Fastest to recover**").expect(short);
+        let groups = short.find("What moves each metric most").expect(short);
+        assert!(never < fastest && fastest < groups, "{short}");
+        let strategy: Vec<&str> = short
+            .lines()
+            .filter(|l| l.contains("**strategy** moves most:"))
+            .collect();
+        assert_eq!(strategy.len(), 1, "{short}");
+        assert!(
+            strategy[0].contains("`recovered`") && strategy[0].contains("`goodput`"),
+            "{short}"
+        );
+        assert!(!strategy[0].contains("`wasted_share`"), "{short}");
+        let x: Vec<&str> = short
+            .lines()
+            .filter(|l| l.contains("**x** moves most:"))
+            .collect();
+        assert_eq!(x.len(), 1, "{short}");
+        assert!(x[0].contains("`wasted_share`"), "{short}");
     }
 
     #[test]

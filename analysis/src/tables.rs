@@ -346,6 +346,22 @@ pub struct Effect {
     /// How `ci` was computed, or why there is none.
     pub ci_method: Option<String>,
     pub spread: Option<(f64, f64)>,
+    /// For the censored recovery time: (runs that did not recover, runs
+    /// with a value); their time is a lower bound.
+    pub censored: Option<(usize, usize)>,
+}
+
+/// The mean recovery time of `n` runs of which `k` did not recover
+/// (`censored` = `(k, n)`; their time is censored), as a person reads it:
+/// `never` when none recovered, `>= X (k of n censored)` (a lower bound)
+/// when some did not, the mean otherwise.
+pub fn recovery_text(mean: Option<f64>, censored: Option<(usize, usize)>) -> Option<String> {
+    let m = mean?;
+    Some(match censored {
+        Some((k, n)) if n > 0 && k >= n => "never".to_string(),
+        Some((k, n)) if k > 0 => format!(">= {m:.3} ({k} of {n} censored)"),
+        _ => format!("{m:.3}"),
+    })
 }
 
 /// The marginal mean over `cells` (each a point's `(seed, value)`s, none
@@ -364,6 +380,7 @@ fn marginal(cells: &[Vec<(u64, f64)>], support: Support) -> Effect {
         ci: None,
         ci_method: None,
         spread: None,
+        censored: None,
     };
     if points == 0 {
         return effect;
@@ -431,6 +448,21 @@ pub fn main_effects(sweep: &Sweep, metrics: &[String]) -> Vec<Effect> {
             continue;
         };
         let support = support(sweep, m);
+        // The censored recovery time: each point's (not recovered, runs).
+        let recovered = sweep
+            .metric("recovered")
+            .filter(|_| m == "recovery_censored_s");
+        let censored_of: Vec<(usize, usize)> = by_cell
+            .iter()
+            .map(|rows| {
+                let rec = recovered.as_ref();
+                let with_value = rows.iter().filter(|r| values[**r].is_some());
+                with_value.fold((0, 0), |(k, n), r| {
+                    let not = rec.is_some_and(|v| v[*r] == Some(0.0));
+                    (k + not as usize, n + 1)
+                })
+            })
+            .collect();
         // Each point's (seed, value)s.
         let cells: Vec<Vec<(u64, f64)>> = by_cell
             .iter()
@@ -447,12 +479,16 @@ pub fn main_effects(sweep: &Sweep, metrics: &[String]) -> Vec<Effect> {
             // The points of each (level, strategy).
             let mut by_group: Vec<Vec<Vec<(u64, f64)>>> =
                 vec![Vec::new(); dim.labels.len() * groups];
+            let mut censored = vec![(0usize, 0usize); dim.labels.len() * groups];
             for (c, cell) in cells.iter().enumerate() {
                 if cell.is_empty() {
                     continue;
                 }
                 let pos = sweep.design.positions(c);
-                by_group[pos[d] * groups + split.map_or(0, |s| pos[s])].push(cell.clone());
+                let g = pos[d] * groups + split.map_or(0, |s| pos[s]);
+                by_group[g].push(cell.clone());
+                censored[g].0 += censored_of[c].0;
+                censored[g].1 += censored_of[c].1;
             }
             for (l, level) in dim.labels.iter().enumerate() {
                 for g in 0..groups {
@@ -461,6 +497,7 @@ pub fn main_effects(sweep: &Sweep, metrics: &[String]) -> Vec<Effect> {
                     e.level = level.clone();
                     e.strategy = split.map(|s| sweep.dims[s].labels[g].clone());
                     e.metric = m.clone();
+                    e.censored = recovered.is_some().then_some(censored[l * groups + g]);
                     out.push(e);
                 }
             }
@@ -592,6 +629,9 @@ fn cell(metric: &str, e: &Effect) -> String {
         (_, None) => "-".to_string(),
         ("recovered", Some(0.0)) => "never".to_string(),
         ("recovered", Some(p)) => format!("{:.0}%", p * 100.0),
+        (_, Some(m)) if e.censored.is_some_and(|(k, _)| k > 0) => {
+            recovery_text(Some(m), e.censored).unwrap_or_default()
+        }
         (_, Some(m)) => {
             let ci = match (e.ci, e.ci_method.as_deref()) {
                 (Some((lo, hi)), _) => format!("{m:.3} [{lo:.3}, {hi:.3}]"),
