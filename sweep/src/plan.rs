@@ -12,6 +12,8 @@ use std::time::Instant;
 pub struct PlanArgs {
     /// Grid file.
     pub grid: PathBuf,
+    #[command(flatten)]
+    pub overrides: crate::grid::Overrides,
     /// Threads the estimate assumes [default: all cores].
     #[arg(long)]
     pub jobs: Option<usize>,
@@ -23,7 +25,7 @@ pub struct PlanArgs {
 pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
     // Every value of every path is checked; points are validated on a
     // sample, so that `plan` answers at once for any grid.
-    let grid = Grid::load_sampled(&args.grid, PLAN_SAMPLE)?;
+    let grid = Grid::load_overridden(&args.grid, Some(PLAN_SAMPLE), &args.overrides)?;
     let jobs = crate::runner::jobs_or_cores(args.jobs);
     println!(
         "grid {} ({}), scenario {}",
@@ -111,8 +113,9 @@ pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
         per_run * 1000.0
     );
     println!(
-        "nothing was written; run it with: sweep run {}",
-        grid.path.display()
+        "nothing was written; run it with: sweep run {}{}",
+        grid.path.display(),
+        args.overrides.as_args()
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -24,6 +24,8 @@ use std::time::{Duration, Instant};
 pub struct RunArgs {
     /// Grid file (see grids/).
     pub grid: PathBuf,
+    #[command(flatten)]
+    pub overrides: crate::grid::Overrides,
     /// Output directory [default: out/<grid name>].
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -102,7 +104,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Error> {
     if let Some(at) = args.inject_crash {
         crate::crash::arm(at);
     }
-    let grid = Grid::load(&args.grid)?;
+    let grid = Grid::load_overridden(&args.grid, None, &args.overrides)?;
     let shard = shard_from(args)?;
     let out = args.out.clone().unwrap_or_else(|| default_out(&grid));
     check_run_memory(&grid, args)?;
@@ -276,7 +278,7 @@ fn prepare_dir(
             dir: dir(),
             parts: own_parts.len(),
             grid: grid.path.clone(),
-            shard_flag: shard_flag(shard),
+            shard_flag: format!("{}{}", args.overrides.as_args(), shard_flag(shard)),
         });
     }
     let now = this_version();
@@ -520,8 +522,9 @@ fn execute(
             planned.len()
         );
         eprintln!(
-            "  sweep run {} --out {dir} --resume{}",
+            "  sweep run {}{} --out {dir} --resume{}",
             grid.path.display(),
+            args.overrides.as_args(),
             shard_flag(shard)
         );
         return Ok(ExitCode::from(crate::signals::exit_code(signal)));
