@@ -171,3 +171,81 @@ fn bad_set_and_axis_values_are_all_reported_naming_the_flag() {
         );
     }
 }
+
+#[test]
+fn quiet_runs_say_only_the_results_and_json_summarises_run_and_plan() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let grid = write(dir, "grid.toml", SMALL);
+    let out = dir.join("quiet").display().to_string();
+    let o = sweep(&["run", &grid, "--out", &out, "--quiet", "--no-report"]);
+    assert!(o.status.success());
+    assert_eq!(stderr(&o), "", "no progress and no notes");
+    let lines: Vec<String> = stdout(&o).lines().map(String::from).collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].starts_with("results: ") && lines[0].contains("(8 ok, 0 failed)"));
+
+    // A failed run: still said (an error), and the exit status is 1.
+    let out = dir.join("json").display().to_string();
+    let o = sweep(&[
+        "run",
+        &grid,
+        "--out",
+        &out,
+        "--json",
+        "--quiet",
+        "--inject-panic",
+        "3",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_says(&stderr(&o), &["1 run(s) failed:", "run 3: "]);
+    let summary: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("stdout is JSON");
+    assert_eq!(summary["status"], "complete");
+    assert_eq!(summary["grid"], "small");
+    assert_eq!(summary["planned"], 8);
+    assert_eq!(summary["ran"], 8);
+    assert_eq!(summary["ok"], 7);
+    assert_eq!(summary["failed"], 1);
+    assert_eq!(summary["failures"][0]["run_index"], 3);
+    assert!(
+        summary["failures"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("injected panic")
+    );
+    assert_eq!(summary["paths"]["manifest"], format!("{out}/manifest.json"));
+    assert_eq!(
+        summary["paths"]["report"],
+        format!("{out}/analysis/index.md")
+    );
+    assert!(summary["timings"]["wall_s"].as_f64().unwrap() > 0.0);
+    assert!(summary["timings"]["threads"].as_u64().unwrap() >= 1);
+
+    // Run again: nothing to do, said in JSON too.
+    let o = sweep(&["run", &grid, "--out", &out, "--json"]);
+    assert!(o.status.success());
+    let again: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(again["status"], "already_complete");
+    assert_eq!(again["ran"], 0);
+    assert_eq!(again["failed"], 1);
+
+    let o = sweep(&["plan", &grid, "--json", "--calibrate", "2", "--jobs", "3"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let plan: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("stdout is JSON");
+    assert_eq!(plan["points"], 8);
+    assert_eq!(plan["runs"], 8);
+    assert_eq!(plan["seeds"], serde_json::json!([1]));
+    assert_eq!(plan["set"]["horizon_s"], 5);
+    assert_eq!(plan["axes"][0]["paths"], serde_json::json!(["strategy"]));
+    assert_eq!(
+        plan["axes"][2]["paths"],
+        serde_json::json!(["svc_a.attempt_timeout_s", "svc_a.max_retries"])
+    );
+    assert_eq!(
+        plan["axes"][1]["levels"],
+        serde_json::json!([[16], ["unbounded"]])
+    );
+    assert_eq!(plan["estimate"]["threads"], 3);
+    assert_eq!(plan["estimate"]["calibration_runs"], 2);
+    assert!(plan["estimate"]["wall_s"].as_f64().unwrap() > 0.0);
+}
