@@ -38,6 +38,21 @@ pub enum GridError {
         value: toml::Value,
         cause: ConfigError,
     },
+    /// A `--set` or `--axis` argument that cannot be applied to the grid.
+    #[error("{flag} {arg}: {reason}")]
+    Flag {
+        flag: &'static str,
+        arg: String,
+        reason: String,
+    },
+    /// A value of `--set` or `--axis` that its parameter path does not take.
+    #[error("{flag} {path}={value}: {}", cause.message)]
+    FlagValue {
+        flag: &'static str,
+        path: String,
+        value: toml::Value,
+        cause: ConfigError,
+    },
     /// A point whose scenario does not validate.
     #[error("{}: point {index} ({point}): {cause}", file.display())]
     Point {

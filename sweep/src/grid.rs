@@ -73,7 +73,7 @@ pub struct Grid {
     pub dimensions: Vec<Dimension>,
     pub report: ReportOptions,
     /// How many points were resolved and validated at load (all of them,
-    /// unless loaded by [`Grid::load_sampled`]).
+    /// unless loaded with a sample by [`Grid::load_overridden`]).
     pub points_checked: u64,
     /// The point whose run has the largest memory estimate
     /// ([`sim_core::estimated_peak_bytes`]) among those checked, and the
@@ -98,35 +98,206 @@ pub const MAX_RUNS: u64 = 100_000_000;
 /// grid) when the grid has more; `sweep run` validates every point.
 pub const PLAN_SAMPLE: u64 = 500;
 
+/// Overrides of a grid on the command line (Hydra's convention): the grid
+/// they give is a grid of its own, with its own fingerprint and point ids.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct Overrides {
+    /// Fix a parameter for every run, like the grid's [set] (replaces the
+    /// path's value there, or its axis); repeatable.
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    pub sets: Vec<String>,
+    /// Add an axis, or replace the path's axis (or [set] value), with these
+    /// levels (`strategy=naive,protected`, or a TOML list); repeatable.
+    #[arg(long = "axis", value_name = "PATH=A,B,...")]
+    pub axes: Vec<String>,
+}
+
+impl Overrides {
+    pub fn is_empty(&self) -> bool {
+        self.sets.is_empty() && self.axes.is_empty()
+    }
+
+    /// The flags again, shell-quoted, each with a leading space (for the
+    /// commands a message suggests).
+    pub fn as_args(&self) -> String {
+        let quote = |s: &str| crate::slurm::shell_quote(s);
+        let sets = self.sets.iter().map(|s| format!(" --set {}", quote(s)));
+        let axes = self.axes.iter().map(|a| format!(" --axis {}", quote(a)));
+        sets.chain(axes).collect()
+    }
+
+    /// Applies the overrides to a grid document: `--set` moves the path to
+    /// `[set]`, `--axis` replaces its axis in place or adds one at the end
+    /// of `[axes]`. Returns which flag gave each path applied, and the
+    /// problems of those that could not be.
+    fn apply(&self, doc: &mut toml::Table) -> (Vec<(String, &'static str)>, Vec<GridError>) {
+        let mut errors = Vec::new();
+        let mut given: Vec<(String, &'static str, Value)> = Vec::new();
+        let flag_error = |flag, arg: &str, reason: String| GridError::Flag {
+            flag,
+            arg: arg.to_string(),
+            reason,
+        };
+        let args = self
+            .sets
+            .iter()
+            .map(|a| ("--set", a))
+            .chain(self.axes.iter().map(|a| ("--axis", a)));
+        for (flag, arg) in args {
+            let Some((path, value)) = arg.split_once('=').filter(|(p, _)| !p.trim().is_empty())
+            else {
+                let example = if flag == "--set" {
+                    "PATH=VALUE (e.g. svc_b.queue_cap=32)"
+                } else {
+                    "PATH=A,B,... (e.g. svc_b.queue_cap=16,64,unbounded)"
+                };
+                errors.push(flag_error(flag, arg, format!("expected {example}")));
+                continue;
+            };
+            let (path, value) = (path.trim().to_string(), value.trim());
+            let value = if flag == "--set" {
+                sim_core::parse_value(value)
+            } else if value.starts_with('[') {
+                match sim_core::parse_value(value) {
+                    Value::Array(levels) if !levels.is_empty() => Value::Array(levels),
+                    _ => {
+                        errors.push(flag_error(
+                            flag,
+                            arg,
+                            "expected a non-empty TOML list of levels".into(),
+                        ));
+                        continue;
+                    }
+                }
+            } else {
+                let levels: Vec<&str> = value.split(',').map(str::trim).collect();
+                if levels.iter().any(|l| l.is_empty()) {
+                    errors.push(flag_error(
+                        flag,
+                        arg,
+                        "empty level: give the levels separated by commas".into(),
+                    ));
+                    continue;
+                }
+                Value::Array(levels.into_iter().map(sim_core::parse_value).collect())
+            };
+            if given.iter().any(|(p, _, _)| *p == path) {
+                errors.push(flag_error(
+                    flag,
+                    arg,
+                    format!("`{path}` is given more than once on the command line"),
+                ));
+                continue;
+            }
+            let zipped = doc.get("zip").and_then(Value::as_array).and_then(|zips| {
+                zips.iter()
+                    .position(|z| z.as_table().is_some_and(|t| t.contains_key(&path)))
+            });
+            if let Some(z) = zipped {
+                errors.push(flag_error(
+                    flag,
+                    arg,
+                    format!(
+                        "`{path}` moves with other paths in the grid's zip[{z}]; change it in the grid file"
+                    ),
+                ));
+                continue;
+            }
+            given.push((path, flag, value));
+        }
+        for (path, flag, _) in &given {
+            let other = if *flag == "--set" { "axes" } else { "set" };
+            if let Some(t) = doc.get_mut(other).and_then(Value::as_table_mut) {
+                t.remove(path);
+            }
+        }
+        for (path, flag, value) in &given {
+            let name = if *flag == "--set" { "set" } else { "axes" };
+            let t = doc
+                .entry(name)
+                .or_insert_with(|| Value::Table(toml::Table::new()));
+            match t.as_table_mut() {
+                Some(t) => {
+                    t.insert(path.clone(), value.clone());
+                }
+                None => errors.push(flag_error(
+                    flag,
+                    path,
+                    format!("the grid's `{name}` is not a table"),
+                )),
+            }
+        }
+        (given.into_iter().map(|(p, f, _)| (p, f)).collect(), errors)
+    }
+}
+
 impl Grid {
     /// The grid of file `path`, every point validated, or every problem it has.
     pub fn load(path: &Path) -> Result<Grid, GridErrors> {
-        Grid::load_with(path, None)
+        Grid::load_with(path, None, &Overrides::default())
     }
 
-    /// The grid of file `path` with every value checked but at most
-    /// `sample` of its points validated (spread evenly over the grid;
-    /// [`Grid::points_checked`] says how many).
-    pub fn load_sampled(path: &Path, sample: u64) -> Result<Grid, GridErrors> {
-        Grid::load_with(path, Some(sample))
+    /// The grid of file `path` with the command line's overrides, every
+    /// point validated (or at most `sample` of them, spread evenly over the
+    /// grid; [`Grid::points_checked`] says how many), or every problem of
+    /// both.
+    pub fn load_overridden(
+        path: &Path,
+        sample: Option<u64>,
+        overrides: &Overrides,
+    ) -> Result<Grid, GridErrors> {
+        Grid::load_with(path, sample, overrides)
     }
 
-    fn load_with(path: &Path, sample: Option<u64>) -> Result<Grid, GridErrors> {
+    fn load_with(
+        path: &Path,
+        sample: Option<u64>,
+        overrides: &Overrides,
+    ) -> Result<Grid, GridErrors> {
         let file = path.to_path_buf();
         let one = |e: GridError| GridErrors(vec![e]);
-        let text = std::fs::read_to_string(path).map_err(|source| {
+        let mut text = std::fs::read_to_string(path).map_err(|source| {
             one(GridError::Read {
                 file: file.clone(),
                 source,
             })
         })?;
-        let raw: GridFile = toml::from_str(&text).map_err(|source| {
+        let mut raw: GridFile = toml::from_str(&text).map_err(|source| {
             one(GridError::Parse {
                 file: file.clone(),
                 source,
             })
         })?;
-        let mut errors = Vec::new();
+        // With overrides, the grid is the file's document with them applied,
+        // written out again: its text (and so its fingerprint, and the
+        // changes a resume reports) includes them.
+        let mut from_flags: Vec<(String, &'static str)> = Vec::new();
+        let mut flag_errors = Vec::new();
+        if !overrides.is_empty() {
+            let original: toml::Table = text.parse().map_err(|source| {
+                one(GridError::Parse {
+                    file: file.clone(),
+                    source,
+                })
+            })?;
+            let mut doc = original.clone();
+            (from_flags, flag_errors) = overrides.apply(&mut doc);
+            if doc != original {
+                raw = Value::Table(doc.clone()).try_into().map_err(|source| {
+                    one(GridError::Parse {
+                        file: file.clone(),
+                        source,
+                    })
+                })?;
+                let name = path.file_name().unwrap_or_default().to_string_lossy();
+                text = format!(
+                    "# {name} with the command line's --set and --axis overrides\n{}",
+                    toml::to_string(&doc).expect("a TOML table serializes")
+                );
+            }
+        }
+        let flag_of = |path: &str| from_flags.iter().find(|(p, _)| p == path).map(|(_, f)| *f);
+        let mut errors = flag_errors;
         let invalid = |key: &str, reason: String| GridError::Invalid {
             file: file.clone(),
             key: key.to_string(),
@@ -384,12 +555,20 @@ impl Grid {
         let mut with_set = base.clone();
         let mut probe = |table: &'static str, path: &str, value: &Value, on: &mut Scenario| {
             if let Err(cause) = params::set(on, path, value) {
-                let e = GridError::Value {
-                    file: file.clone(),
-                    table,
-                    path: path.to_string(),
-                    value: value.clone(),
-                    cause,
+                let e = match flag_of(path) {
+                    Some(flag) => GridError::FlagValue {
+                        flag,
+                        path: path.to_string(),
+                        value: value.clone(),
+                        cause,
+                    },
+                    None => GridError::Value {
+                        file: file.clone(),
+                        table,
+                        path: path.to_string(),
+                        value: value.clone(),
+                        cause,
+                    },
                 };
                 // The same problem at consecutive levels is said once.
                 if probe_errors

@@ -12,27 +12,41 @@ use std::time::Instant;
 pub struct PlanArgs {
     /// Grid file.
     pub grid: PathBuf,
+    #[command(flatten)]
+    pub overrides: crate::grid::Overrides,
     /// Threads the estimate assumes [default: all cores].
     #[arg(long)]
     pub jobs: Option<usize>,
     /// Runs of the calibration (spread over the grid; more is closer).
     #[arg(long, default_value_t = 24)]
     pub calibrate: u64,
+    /// Print a JSON summary on stdout instead: points, runs, axes, sample
+    /// points, estimate.
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
     // Every value of every path is checked; points are validated on a
     // sample, so that `plan` answers at once for any grid.
-    let grid = Grid::load_sampled(&args.grid, PLAN_SAMPLE)?;
+    let grid = Grid::load_overridden(&args.grid, Some(PLAN_SAMPLE), &args.overrides)?;
     let jobs = crate::runner::jobs_or_cores(args.jobs);
-    println!(
+    // The text, unless --json asks for the summary alone.
+    macro_rules! say {
+        ($($t:tt)*) => {
+            if !args.json {
+                println!($($t)*);
+            }
+        };
+    }
+    say!(
         "grid {} ({}), scenario {}",
         grid.name,
         grid.path.display(),
         grid.scenario_ref
     );
     for (k, v) in &grid.fixed {
-        println!("  set   {k} = {v}");
+        say!("  set   {k} = {v}");
     }
     for d in &grid.dimensions {
         let levels = |j: usize| {
@@ -43,12 +57,12 @@ pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
                 .join(", ")
         };
         if d.is_zip() {
-            println!("  zip   {} positions:", d.levels.len());
+            say!("  zip   {} positions:", d.levels.len());
             for (j, p) in d.paths.iter().enumerate() {
-                println!("          {p} = [{}]", levels(j));
+                say!("          {p} = [{}]", levels(j));
             }
         } else {
-            println!(
+            say!(
                 "  axis  {} ({} levels): {}",
                 d.paths[0],
                 d.levels.len(),
@@ -58,24 +72,24 @@ pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
     }
     let seeds: Vec<String> = grid.seeds.iter().take(10).map(u64::to_string).collect();
     let more = if grid.seeds.len() > 10 { ", ..." } else { "" };
-    println!("  seeds {} ({}{more})", grid.seeds.len(), seeds.join(", "));
-    println!(
+    say!("  seeds {} ({}{more})", grid.seeds.len(), seeds.join(", "));
+    say!(
         "{} points x {} seeds = {} runs",
         grid.points(),
         grid.seeds.len(),
         grid.runs()
     );
     if grid.points_checked == grid.points() {
-        println!("checked: every value and every point");
+        say!("checked: every value and every point");
     } else {
-        println!(
+        say!(
             "checked: every value, and {} of the {} points (spread over the grid); `sweep run` validates every point before it starts",
             grid.points_checked,
             grid.points()
         );
     }
     let (point, bytes) = grid.largest_run;
-    println!(
+    say!(
         "largest run: about {} of memory (point #{point}{})",
         crate::runner::human_bytes(bytes),
         if grid.points_checked == grid.points() {
@@ -84,15 +98,15 @@ pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
             ", of those checked"
         }
     );
-    println!("sample points:");
+    say!("sample points:");
     let n = grid.points();
     let mut samples: Vec<u64> = [0, 1, n / 2, n - 1]
         .into_iter()
         .filter(|i| *i < n)
         .collect();
     samples.dedup();
-    for i in samples {
-        println!("  #{i}: {}", describe(&grid.point(i)[grid.fixed.len()..]));
+    for i in &samples {
+        say!("  #{i}: {}", describe(&grid.point(*i)[grid.fixed.len()..]));
     }
     // Calibrate on runs spread evenly over the enumeration.
     let k = args.calibrate.min(grid.runs()).max(1);
@@ -105,14 +119,48 @@ pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
     }
     let per_run = started.elapsed().as_secs_f64() / k as f64;
     let estimate = per_run * grid.runs() as f64 / jobs as f64;
-    println!(
+    say!(
         "estimated wall time: {} on {jobs} threads (calibrated on {k} runs here: {:.1} ms per run)",
         human_duration(estimate),
         per_run * 1000.0
     );
-    println!(
-        "nothing was written; run it with: sweep run {}",
-        grid.path.display()
+    say!(
+        "nothing was written; run it with: sweep run {}{}",
+        grid.path.display(),
+        args.overrides.as_args()
     );
+    if args.json {
+        let value = |v: &toml::Value| serde_json::to_value(v).expect("TOML values serialize");
+        let summary = serde_json::json!({
+            "grid": grid.name,
+            "grid_file": grid.path.display().to_string(),
+            "scenario": grid.scenario_ref,
+            "fingerprint": grid.fingerprint(),
+            "points": grid.points(),
+            "seeds": grid.seeds,
+            "runs": grid.runs(),
+            "set": grid.fixed.iter().map(|(k, v)| (k.clone(), value(v))).collect::<serde_json::Map<_, _>>(),
+            "axes": grid.dimensions.iter().map(|d| serde_json::json!({
+                "paths": d.paths,
+                "levels": d.levels.iter().map(|l| l.iter().map(value).collect::<Vec<_>>()).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+            "points_checked": grid.points_checked,
+            "largest_run": { "point": point, "bytes": bytes },
+            "sample_points": samples.iter().map(|i| serde_json::json!({
+                "point": i,
+                "overrides": grid.point(*i)[grid.fixed.len()..].iter().map(|(k, v)| (k.clone(), value(v))).collect::<serde_json::Map<_, _>>(),
+            })).collect::<Vec<_>>(),
+            "estimate": {
+                "wall_s": estimate,
+                "threads": jobs,
+                "calibration_runs": k,
+                "per_run_ms": per_run * 1000.0,
+            },
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&summary).expect("a summary serializes")
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -14,11 +14,14 @@ pub struct Progress {
     failed: u64,
     started: Instant,
     last_line: Instant,
+    shown: bool,
 }
 
 impl Progress {
-    pub fn new(total: u64) -> Progress {
-        let bar = std::io::stderr().is_terminal().then(|| {
+    /// A progress that shows nothing when `shown` is false (`--quiet`),
+    /// but still counts.
+    pub fn shown(total: u64, shown: bool) -> Progress {
+        let bar = (shown && std::io::stderr().is_terminal()).then(|| {
             let bar = ProgressBar::new(total);
             bar.set_style(
                 ProgressStyle::with_template(
@@ -38,6 +41,7 @@ impl Progress {
             failed: 0,
             started: now,
             last_line: now,
+            shown,
         }
     }
 
@@ -51,7 +55,7 @@ impl Progress {
                     bar.set_message(format!("{} failed", self.failed));
                 }
             }
-            None if self.last_line.elapsed() >= PLAIN_EVERY => {
+            None if self.shown && self.last_line.elapsed() >= PLAIN_EVERY => {
                 self.last_line = Instant::now();
                 eprintln!("{}", self.line());
             }

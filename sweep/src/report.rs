@@ -17,10 +17,7 @@ pub struct ReportArgs {
 /// index (and no run is written twice): a report never draws from a
 /// damaged, missing or doubled part.
 pub fn write_report(dir: &Path) -> Result<(), ReportError> {
-    crate::store::Store::new(dir)
-        .committed_runs(None, crate::store::Check::All)
-        .map_err(|e| ReportError::Refused(Box::new(e)))?;
-    let report = analysis::write_report(dir)?;
+    let report = write_report_quietly(dir)?;
     // A terminal gets the head of the table; the files have all of it.
     const SHOWN: usize = 40;
     let lines: Vec<&str> = report.headline.lines().collect();
@@ -42,6 +39,14 @@ pub fn write_report(dir: &Path) -> Result<(), ReportError> {
         dir.display()
     );
     Ok(())
+}
+
+/// The report of `dir`, verified as [`write_report`]'s, printing nothing.
+pub fn write_report_quietly(dir: &Path) -> Result<analysis::Report, ReportError> {
+    crate::store::Store::new(dir)
+        .committed_runs(None, crate::store::Check::All)
+        .map_err(|e| ReportError::Refused(Box::new(e)))?;
+    analysis::write_report(dir)
 }
 
 pub fn report(args: &ReportArgs) -> Result<ExitCode, Error> {

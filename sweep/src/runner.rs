@@ -24,6 +24,8 @@ use std::time::{Duration, Instant};
 pub struct RunArgs {
     /// Grid file (see grids/).
     pub grid: PathBuf,
+    #[command(flatten)]
+    pub overrides: crate::grid::Overrides,
     /// Output directory [default: out/<grid name>].
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -48,6 +50,13 @@ pub struct RunArgs {
     /// Do not write the analysis report at the end.
     #[arg(long)]
     pub no_report: bool,
+    /// No progress and no notes: only errors and the results line.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// Print a JSON summary on stdout instead of the results line and the
+    /// report's table: counts, failures, paths, timings.
+    #[arg(long)]
+    pub json: bool,
     /// Runs per part file.
     #[arg(long, default_value_t = 1000, hide = true)]
     pub batch_runs: usize,
@@ -102,7 +111,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Error> {
     if let Some(at) = args.inject_crash {
         crate::crash::arm(at);
     }
-    let grid = Grid::load(&args.grid)?;
+    let grid = Grid::load_overridden(&args.grid, None, &args.overrides)?;
     let shard = shard_from(args)?;
     let out = args.out.clone().unwrap_or_else(|| default_out(&grid));
     check_run_memory(&grid, args)?;
@@ -119,6 +128,15 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Error> {
                 crate::slurm::shell_quote(&store.root.display().to_string())
             )
         };
+        if args.json {
+            let (ok, failed, _) = count_runs(&store, (shard != Shard::WHOLE).then_some(shard))
+                .map_err(RunnerError::from)?;
+            let mut summary = Summary::new(&grid, &store, shard, "already_complete");
+            (summary.planned, summary.already_done) = (ok + failed, ok + failed);
+            (summary.ok, summary.failed) = (ok, failed);
+            summary.paths.report = index.exists().then(|| index.display().to_string());
+            summary.print();
+        }
         eprintln!(
             "{} already holds the complete results of this grid ({report}); --force to run it again",
             store.root.display()
@@ -276,7 +294,7 @@ fn prepare_dir(
             dir: dir(),
             parts: own_parts.len(),
             grid: grid.path.clone(),
-            shard_flag: shard_flag(shard),
+            shard_flag: format!("{}{}", args.overrides.as_args(), shard_flag(shard)),
         });
     }
     let now = this_version();
@@ -346,11 +364,13 @@ fn execute(
     args: &RunArgs,
 ) -> Result<ExitCode, RunnerError> {
     let cleaned = store.clean_incomplete(shard)?;
-    if cleaned > 0 {
+    if cleaned > 0 && !args.quiet {
         eprintln!("removed {cleaned} incomplete file(s) left by an interrupted run");
     }
     for note in store.drop_uncommitted(shard)? {
-        eprintln!("{note}");
+        if !args.quiet {
+            eprintln!("{note}");
+        }
     }
     let done = committed_planned_runs(grid, store, shard)?;
     let planned: Vec<u64> = (0..grid.runs()).filter(|i| shard.owns(*i)).collect();
@@ -394,7 +414,12 @@ fn execute(
             .map_err(|_| RunnerError::InvalidFirstPoint)?,
     );
 
-    eprintln!(
+    let note = |line: String| {
+        if !args.quiet {
+            eprintln!("{line}");
+        }
+    };
+    note(format!(
         "sweep {}: {} runs ({} points x {} seeds){}, {} already done, {} to run on {jobs} threads -> {}",
         grid.name,
         grid.runs(),
@@ -408,12 +433,12 @@ fn execute(
         planned.len() - todo.len(),
         todo.len(),
         store.root.display()
-    );
+    ));
     crate::signals::install();
     silence_panics();
 
     let started = Instant::now();
-    let mut progress = Progress::new(todo.len() as u64);
+    let mut progress = Progress::shown(todo.len() as u64, !args.quiet);
     let mut failures: Vec<(u64, String)> = Vec::new();
     let mut batch: Vec<Outcome> = Vec::new();
     let mut next_part = store.next_part(shard)?;
@@ -489,18 +514,37 @@ fn execute(
     store.write_manifest(&manifest)?;
 
     let ran = progress.done();
-    eprintln!(
+    let simulation_share = sim_ms / 1000.0 / (wall * jobs as f64).max(1e-9);
+    note(format!(
         "{ran} runs in {} ({:.1} runs/s on {jobs} threads; simulation {:.0}% of worker time; peak RSS {})",
         human_duration(wall),
         ran as f64 / wall.max(1e-9),
-        100.0 * sim_ms / 1000.0 / (wall * jobs as f64).max(1e-9),
+        100.0 * simulation_share,
         peak_rss().map_or("unknown".to_string(), |kb| format!(
             "{:.0} MB",
             kb as f64 / 1024.0
         ))
-    );
+    ));
+    failures.sort();
+    let mut summary = Summary::new(grid, store, shard, "complete");
+    summary.planned = planned.len() as u64;
+    summary.already_done = (planned.len() - todo.len()) as u64;
+    (summary.ran, summary.ok, summary.failed) = (ran, ok, failed);
+    summary.failures = failures
+        .iter()
+        .map(|(i, e)| FailedRun {
+            run_index: *i,
+            error: e.clone(),
+        })
+        .collect();
+    summary.timings = Timings {
+        wall_s: wall,
+        runs_per_s: ran as f64 / wall.max(1e-9),
+        threads: jobs,
+        simulation_share,
+        peak_rss_bytes: peak_rss().map(|kb| kb * 1024),
+    };
     if !failures.is_empty() {
-        failures.sort();
         eprintln!("{} run(s) failed:", failures.len());
         for (i, e) in failures.iter().take(20) {
             eprintln!("  run {i}: {e}");
@@ -513,43 +557,158 @@ fn execute(
         }
     }
     let dir = store.root.display();
+    let resume = format!(
+        "sweep run {}{} --out {dir} --resume{}",
+        crate::slurm::shell_quote(&grid.path.display().to_string()),
+        args.overrides.as_args(),
+        shard_flag(shard)
+    );
     if let Some(signal) = interrupted {
+        if args.json {
+            summary.status = "interrupted";
+            summary.signal = Some(signal);
+            summary.resume = Some(resume.clone());
+            summary.print();
+        }
         eprintln!(
             "interrupted: {} of {} runs are written. Resume with:",
             ok + failed,
             planned.len()
         );
-        eprintln!(
-            "  sweep run {} --out {dir} --resume{}",
-            grid.path.display(),
-            shard_flag(shard)
-        );
+        eprintln!("  {resume}");
         return Ok(ExitCode::from(crate::signals::exit_code(signal)));
     }
-    println!(
-        "results: {dir}/runs/*.parquet ({ok} ok, {failed} failed), {dir}/series/*.parquet, {dir}/manifest.json"
-    );
-    if shard != Shard::WHOLE {
+    if !args.json {
         println!(
-            "shard {}/{} done; when all shards are: sweep merge {dir}",
-            shard.index, shard.count
+            "results: {dir}/runs/*.parquet ({ok} ok, {failed} failed), {dir}/series/*.parquet, {dir}/manifest.json"
         );
-    } else if !args.no_report
-        && let Err(e) = crate::report::write_report(&store.root)
-    {
-        // The results stand on their own: say so, and how to redo the report.
-        eprintln!("the results are complete, but writing the report failed: {e}");
-        eprintln!(
-            "write it again with: sweep report {}",
-            crate::slurm::shell_quote(&store.root.display().to_string())
-        );
-        return Ok(ExitCode::FAILURE);
+    }
+    if shard != Shard::WHOLE {
+        if !args.json {
+            println!(
+                "shard {}/{} done; when all shards are: sweep merge {dir}",
+                shard.index, shard.count
+            );
+        }
+    } else if !args.no_report {
+        let written = if args.json || args.quiet {
+            crate::report::write_report_quietly(&store.root).map(|r| {
+                if !args.json {
+                    println!("report: {}", r.index_md.display());
+                }
+                summary.paths.report = Some(r.index_md.display().to_string());
+            })
+        } else {
+            crate::report::write_report(&store.root)
+        };
+        if let Err(e) = written {
+            // The results stand on their own: say so, and how to redo the report.
+            eprintln!("the results are complete, but writing the report failed: {e}");
+            eprintln!(
+                "write it again with: sweep report {}",
+                crate::slurm::shell_quote(&store.root.display().to_string())
+            );
+            if args.json {
+                summary.report_error = Some(e.to_string());
+                summary.print();
+            }
+            return Ok(ExitCode::FAILURE);
+        }
+    }
+    if args.json {
+        summary.print();
     }
     Ok(if failed > 0 {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `sweep run --json`: what a sweep did, for scripts.
+#[derive(serde::Serialize)]
+struct Summary {
+    grid: String,
+    grid_file: String,
+    fingerprint: String,
+    /// `complete`, `already_complete` (nothing ran) or `interrupted`.
+    status: &'static str,
+    shard: String,
+    planned: u64,
+    already_done: u64,
+    ran: u64,
+    ok: u64,
+    failed: u64,
+    failures: Vec<FailedRun>,
+    paths: Paths,
+    timings: Timings,
+    /// The stopping signal's number, when interrupted.
+    signal: Option<i32>,
+    /// The command that continues an interrupted sweep.
+    resume: Option<String>,
+    report_error: Option<String>,
+}
+
+#[derive(serde::Serialize)]
+struct FailedRun {
+    run_index: u64,
+    error: String,
+}
+
+#[derive(serde::Serialize)]
+struct Paths {
+    out: String,
+    runs: String,
+    series: String,
+    manifest: String,
+    report: Option<String>,
+}
+
+#[derive(serde::Serialize, Default)]
+struct Timings {
+    wall_s: f64,
+    runs_per_s: f64,
+    threads: usize,
+    /// The share of the workers' time spent in the simulation.
+    simulation_share: f64,
+    peak_rss_bytes: Option<u64>,
+}
+
+impl Summary {
+    fn new(grid: &Grid, store: &Store, shard: Shard, status: &'static str) -> Summary {
+        let dir = store.root.display();
+        Summary {
+            grid: grid.name.clone(),
+            grid_file: grid.path.display().to_string(),
+            fingerprint: grid.fingerprint(),
+            status,
+            shard: format!("{}/{}", shard.index, shard.count),
+            planned: 0,
+            already_done: 0,
+            ran: 0,
+            ok: 0,
+            failed: 0,
+            failures: Vec::new(),
+            paths: Paths {
+                out: dir.to_string(),
+                runs: format!("{dir}/runs/*.parquet"),
+                series: format!("{dir}/series/*.parquet"),
+                manifest: format!("{dir}/manifest.json"),
+                report: None,
+            },
+            timings: Timings::default(),
+            signal: None,
+            resume: None,
+            report_error: None,
+        }
+    }
+
+    fn print(&self) {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(self).expect("a summary serializes")
+        );
+    }
 }
 
 fn shard_flag(shard: Shard) -> String {

@@ -1,0 +1,251 @@
+//! The command-line conventions of `sweep`: overrides of a grid on the
+//! command line, quiet and JSON output, shell completions, help text and
+//! the parameters' defaults.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn sweep(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sweep"))
+        .args(args)
+        .output()
+        .expect("sweep runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).to_string()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+fn assert_says(text: &str, expected: &[&str]) {
+    for e in expected {
+        assert!(text.contains(e), "missing `{e}` in:\n{text}");
+    }
+}
+
+/// A grid of short runs (4 s of arrivals), one seed.
+const SMALL: &str = r#"name = "small"
+scenario = "ch37"
+seeds = [1]
+[set]
+"client.duration_s" = 4
+horizon_s = 5
+"svc_b.slow.start_s" = 1
+[axes]
+strategy = ["naive", "protected"]
+"svc_b.queue_cap" = [16, "unbounded"]
+[[zip]]
+"svc_a.attempt_timeout_s" = [0.2, 0.5]
+"svc_a.max_retries" = [2, 1]
+"#;
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+#[test]
+fn set_and_axis_flags_make_the_grid_a_file_would_and_a_resume_must_repeat_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let grid = write(dir, "grid.toml", SMALL);
+    let flags = [
+        "--set",
+        "horizon_s=6",
+        "--axis",
+        "svc_b.queue_cap=8,unbounded",
+        "--axis",
+        "dispatch=fifo,reply_first",
+    ];
+    let out = dir.join("flags").display().to_string();
+    let mut args = vec!["run", &grid, "--out", &out, "--no-report"];
+    args.extend(flags);
+    let o = sweep(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_says(&stderr(&o), &["16 runs (16 points x 1 seeds)"]);
+
+    // The same grid written as a file has the same runs, row for row.
+    let edited = SMALL.replace("horizon_s = 5", "horizon_s = 6").replace(
+        "[16, \"unbounded\"]",
+        "[8, \"unbounded\"]\ndispatch = [\"fifo\", \"reply_first\"]",
+    );
+    let file = write(dir, "edited.toml", &edited);
+    let out_file = dir.join("file").display().to_string();
+    assert!(
+        sweep(&["run", &file, "--out", &out_file, "--no-report"])
+            .status
+            .success()
+    );
+    let o = sweep(&["compare", &out, &out_file]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+
+    // `plan` shows them and says how to run the same grid.
+    let mut plan = vec!["plan", &grid, "--calibrate", "1"];
+    plan.extend(flags);
+    let o = sweep(&plan);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_says(
+        &stdout(&o),
+        &[
+            "set   horizon_s = 6",
+            "axis  svc_b.queue_cap (2 levels): 8, \"unbounded\"",
+            "axis  dispatch (2 levels): \"fifo\", \"reply_first\"",
+            "16 points x 1 seeds = 16 runs",
+            "sweep run ",
+            " --set 'horizon_s=6' --axis 'svc_b.queue_cap=8,unbounded'",
+        ],
+    );
+
+    // The same flags again: complete. Others, or none: refused like an edited grid.
+    let o = sweep(&args);
+    assert!(o.status.success());
+    assert_says(
+        &stderr(&o),
+        &["already holds the complete results of this grid"],
+    );
+    let o = sweep(&[
+        "run",
+        &grid,
+        "--out",
+        &out,
+        "--resume",
+        "--no-report",
+        "--set",
+        "horizon_s=7",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_says(
+        &stderr(&o),
+        &[
+            "holds results of an earlier version of grid `small`, and the grid changed since: ",
+            "axes.\"svc_b.queue_cap\": [8, \"unbounded\"] -> [16, \"unbounded\"]",
+            "axes.dispatch = [\"fifo\", \"reply_first\"] removed",
+            "set.horizon_s: 6 -> 7",
+        ],
+    );
+    let o = sweep(&["run", &grid, "--out", &out, "--resume", "--no-report"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_says(&stderr(&o), &["set.horizon_s: 6 -> 5"]);
+}
+
+#[test]
+fn bad_set_and_axis_values_are_all_reported_naming_the_flag() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write(tmp.path(), "grid.toml", SMALL);
+    for command in ["run", "plan"] {
+        let o = sweep(&[
+            command,
+            &grid,
+            "--set",
+            "svc_b.queue_cpa=3",
+            "--set",
+            "horizon_s",
+            "--axis",
+            "svc_a.max_retries=1,2",
+            "--axis",
+            "strategy=naive,fastest",
+            "--axis",
+            "svc_b.slots=",
+            "--axis",
+            "client.rate_per_s=[1, \"x\"]",
+            "--axis",
+            "svc_b.queue_cpa=1,2",
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{command}");
+        assert_says(
+            &stderr(&o),
+            &[
+                "error: invalid grid:",
+                "--set horizon_s: expected PATH=VALUE",
+                "--axis svc_a.max_retries=1,2: `svc_a.max_retries` moves with other paths in the grid's zip[0]",
+                "--axis svc_b.slots=: empty level",
+                "--axis svc_b.queue_cpa=1,2: `svc_b.queue_cpa` is given more than once on the command line",
+                "--set svc_b.queue_cpa=3: unknown parameter; did you mean `svc_b.queue_cap`?",
+                "--axis strategy=\"fastest\": unknown strategy `fastest`",
+                "--axis client.rate_per_s=\"x\": expected a number",
+            ],
+        );
+    }
+}
+
+#[test]
+fn quiet_runs_say_only_the_results_and_json_summarises_run_and_plan() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let grid = write(dir, "grid.toml", SMALL);
+    let out = dir.join("quiet").display().to_string();
+    let o = sweep(&["run", &grid, "--out", &out, "--quiet", "--no-report"]);
+    assert!(o.status.success());
+    assert_eq!(stderr(&o), "", "no progress and no notes");
+    let lines: Vec<String> = stdout(&o).lines().map(String::from).collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].starts_with("results: ") && lines[0].contains("(8 ok, 0 failed)"));
+
+    // A failed run: still said (an error), and the exit status is 1.
+    let out = dir.join("json").display().to_string();
+    let o = sweep(&[
+        "run",
+        &grid,
+        "--out",
+        &out,
+        "--json",
+        "--quiet",
+        "--inject-panic",
+        "3",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_says(&stderr(&o), &["1 run(s) failed:", "run 3: "]);
+    let summary: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("stdout is JSON");
+    assert_eq!(summary["status"], "complete");
+    assert_eq!(summary["grid"], "small");
+    assert_eq!(summary["planned"], 8);
+    assert_eq!(summary["ran"], 8);
+    assert_eq!(summary["ok"], 7);
+    assert_eq!(summary["failed"], 1);
+    assert_eq!(summary["failures"][0]["run_index"], 3);
+    assert!(
+        summary["failures"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("injected panic")
+    );
+    assert_eq!(summary["paths"]["manifest"], format!("{out}/manifest.json"));
+    assert_eq!(
+        summary["paths"]["report"],
+        format!("{out}/analysis/index.md")
+    );
+    assert!(summary["timings"]["wall_s"].as_f64().unwrap() > 0.0);
+    assert!(summary["timings"]["threads"].as_u64().unwrap() >= 1);
+
+    // Run again: nothing to do, said in JSON too.
+    let o = sweep(&["run", &grid, "--out", &out, "--json"]);
+    assert!(o.status.success());
+    let again: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(again["status"], "already_complete");
+    assert_eq!(again["ran"], 0);
+    assert_eq!(again["failed"], 1);
+
+    let o = sweep(&["plan", &grid, "--json", "--calibrate", "2", "--jobs", "3"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let plan: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("stdout is JSON");
+    assert_eq!(plan["points"], 8);
+    assert_eq!(plan["runs"], 8);
+    assert_eq!(plan["seeds"], serde_json::json!([1]));
+    assert_eq!(plan["set"]["horizon_s"], 5);
+    assert_eq!(plan["axes"][0]["paths"], serde_json::json!(["strategy"]));
+    assert_eq!(
+        plan["axes"][2]["paths"],
+        serde_json::json!(["svc_a.attempt_timeout_s", "svc_a.max_retries"])
+    );
+    assert_eq!(
+        plan["axes"][1]["levels"],
+        serde_json::json!([[16], ["unbounded"]])
+    );
+    assert_eq!(plan["estimate"]["threads"], 3);
+    assert_eq!(plan["estimate"]["calibration_runs"], 2);
+    assert!(plan["estimate"]["wall_s"].as_f64().unwrap() > 0.0);
+}
