@@ -212,13 +212,17 @@ pub struct Caller {
 /// A caller's balancing state: the balancer, its own random stream (so that
 /// other draws do not move when balancing changes), and per job (by slot)
 /// the replicas its latest attempt's copies went to. With
-/// `breaker_scope = "replica"`, one circuit breaker per replica (else none)
-/// and the scratch list of those that let a call through.
+/// `breaker_scope = "replica"`, one circuit breaker per replica (else none);
+/// with `bulkhead_scope = "replica"`, the bulkhead per replica; and the
+/// scratch list of the replicas both let a request through to.
 struct Replicas {
     balancer: LoadBalancer,
     rng: Stream,
     sent: HashMap<u32, [u8; 2]>,
     breakers: Vec<CircuitBreaker>,
+    /// With `bulkhead_scope = "replica"`: this caller's requests in flight
+    /// per replica at most (`u32::MAX`: no bulkhead per replica).
+    limit: u32,
     allowed: Vec<bool>,
 }
 
@@ -244,6 +248,7 @@ impl Caller {
                     Some(b) if call.breaker_per_replica => vec![b.clone(); call.replicas.len()],
                     _ => Vec::new(),
                 },
+                limit: call.replica_max_in_flight,
                 allowed: Vec::new(),
             }),
             stats: CallerStats {
@@ -269,7 +274,7 @@ impl Caller {
             Refusal::InsufficientDeadline
         } else if self.breaker.as_mut().is_some_and(|b| !b.allow(now)) || self.all_open(now) {
             Refusal::BreakerOpen
-        } else if self.in_flight >= call.max_in_flight {
+        } else if self.in_flight >= call.max_in_flight || self.all_full(now) {
             Refusal::BulkheadFull
         } else if self.throttled_locally(now) {
             Refusal::ThrottledLocally
@@ -286,6 +291,15 @@ impl Caller {
     fn all_open(&self, now: Nanos) -> bool {
         self.replicas.as_ref().is_some_and(|r| {
             !r.breakers.is_empty() && !r.breakers.iter().any(|b| b.would_allow(now))
+        })
+    }
+
+    /// Per-replica bulkheads: does no replica whose breaker would let a call
+    /// through have room for one more of this caller's requests?
+    #[inline]
+    fn all_full(&self, now: Nanos) -> bool {
+        self.replicas.as_ref().is_some_and(|r| {
+            r.limit != u32::MAX && !(0..r.balancer.replicas()).any(|x| r.usable(x, now))
         })
     }
 
@@ -321,11 +335,17 @@ impl Caller {
         }
     }
 
-    /// May a hedged copy leave now, within the budget (a fraction of calls)?
+    /// May a hedged copy leave now, within the budget (a fraction of calls),
+    /// and, with breakers or bulkheads per replica, to a replica that may
+    /// take it (the first copy's, if no other)?
     #[inline]
-    pub fn hedge(&mut self, call: &CallModel) -> bool {
+    pub fn hedge(&mut self, call: &CallModel, now: Nanos) -> bool {
+        let no_room = self.replicas.as_ref().is_some_and(|r| {
+            (!r.breakers.is_empty() || r.limit != u32::MAX)
+                && !(0..r.balancer.replicas()).any(|x| r.usable(x, now))
+        });
         let stats = &mut self.stats;
-        if (stats.hedges_sent + 1) as f64 > call.hedge_budget * stats.calls as f64 {
+        if no_room || (stats.hedges_sent + 1) as f64 > call.hedge_budget * stats.calls as f64 {
             stats.hedges_refused += 1;
             return false;
         }
@@ -400,18 +420,16 @@ impl Caller {
         let again = copy == 1 || attempt > 1;
         let avoid =
             (call.retry_other_replica && again && before != NO_REPLICA).then_some(before as usize);
-        let replica = if r.breakers.is_empty() {
+        let replica = if r.breakers.is_empty() && r.limit == u32::MAX {
             r.balancer.pick(now, avoid, &mut r.rng)
         } else {
             r.allowed.clear();
-            r.allowed
-                .extend(r.breakers.iter().map(|b| b.would_allow(now)));
-            if !r.allowed.contains(&true) {
-                // A hedge while every breaker is open: it takes no probe.
-                r.allowed.clear();
+            for x in 0..r.balancer.replicas() {
+                let usable = r.usable(x, now);
+                r.allowed.push(usable);
             }
             let replica = r.balancer.pick_among(now, avoid, &r.allowed, &mut r.rng);
-            if copy == 0 {
+            if copy == 0 && !r.breakers.is_empty() {
                 // Admission found one open; the first copy takes its probe.
                 let allowed = r.breakers[replica].allow(now);
                 debug_assert!(allowed, "admission checked the breakers");
@@ -537,6 +555,13 @@ impl Caller {
 }
 
 impl Replicas {
+    /// May replica `x` take a request now: its breaker (if any) would let
+    /// it through and its bulkhead (if any) has room?
+    fn usable(&self, x: usize, now: Nanos) -> bool {
+        self.breakers.get(x).is_none_or(|b| b.would_allow(now))
+            && self.balancer.outstanding(x) < self.limit
+    }
+
     /// The first copy's replica got no outcome of its own: its breaker, if
     /// it has one, gives back the probe.
     fn forget(&mut self, replica: u8) {
@@ -581,6 +606,7 @@ mod tests {
         c.adaptive_throttle = None;
         c.breaker = None;
         c.max_in_flight = u32::MAX;
+        c.replica_max_in_flight = u32::MAX;
         c.budget_share = 1.0;
         c
     }
@@ -736,6 +762,31 @@ mod tests {
     }
 
     #[test]
+    fn a_bulkhead_per_replica_skips_full_replicas_and_refuses_when_all_are() {
+        let mut c = per_replica(false);
+        c.breaker = None;
+        c.replica_max_in_flight = 1;
+        let mut caller = Caller::new(&c, 1);
+        let send = |caller: &mut Caller, slot: u32| {
+            caller.admit(&c, 0, NEVER)?;
+            caller.on_sent(1);
+            Ok::<usize, Refusal>(caller.pick_replica(&c, 0, slot, 1, 0))
+        };
+        // One each; a fourth finds all three full and fails fast.
+        assert_eq!(send(&mut caller, 0), Ok(0));
+        assert_eq!(send(&mut caller, 1), Ok(1));
+        assert_eq!(send(&mut caller, 2), Ok(2));
+        assert_eq!(send(&mut caller, 3), Err(Refusal::BulkheadFull));
+        assert!(!caller.hedge(&c, 0), "no replica has room for a hedge");
+        // Replica 1 answers: the next request goes there, out of turn.
+        caller.on_ended(&c, MS, 0, false, Outcome::Ok);
+        caller.on_replica_answer(MS, 0, 1, 1, Outcome::Ok);
+        assert_eq!(send(&mut caller, 4), Ok(1));
+        let s = &caller.stats;
+        assert_eq!((s.bulkhead_rejected, s.hedges_refused), (1, 1));
+    }
+
+    #[test]
     fn one_breaker_for_the_edge_keeps_feeding_a_bad_replica() {
         // The same calls with one breaker: a third fail (at most half of
         // its window), below its 60%.
@@ -799,9 +850,9 @@ mod tests {
         let mut caller = Caller::new(&c, 1);
         assert_eq!(caller.hedge_delay(&c), 7 * MS);
         caller.on_sent(1);
-        assert!(!caller.hedge(&c), "one hedge per call would be 100%");
+        assert!(!caller.hedge(&c, 0), "one hedge per call would be 100%");
         caller.on_sent(1);
-        assert!(caller.hedge(&c));
+        assert!(caller.hedge(&c, 0));
         let s = &caller.stats;
         assert_eq!((s.calls, s.hedges_sent, s.hedges_refused), (3, 1, 1));
     }

@@ -547,7 +547,7 @@ impl Sim<'_> {
         let j = *self.jobs.get_mut(job);
         let m = self.m;
         let call = &m.callers[j.edge as usize];
-        if !self.callers[j.edge as usize].hedge(call) {
+        if !self.callers[j.edge as usize].hedge(call, self.now) {
             return;
         }
         self.trace(job, Step::Hedge);

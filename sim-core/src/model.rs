@@ -217,6 +217,10 @@ pub struct CallModel {
     pub required: bool,
     /// Bulkhead: attempts in flight at most (`u32::MAX`: unbounded).
     pub max_in_flight: u32,
+    /// With replicas and `bulkhead_scope = "replica"`: the bulkhead per
+    /// replica instead (requests in flight to it), and `max_in_flight` is
+    /// unbounded (`u32::MAX`: no bulkhead per replica).
+    pub replica_max_in_flight: u32,
     pub timeout: Nanos,
     pub max_attempts: u32,
     pub backoff: Backoff,
@@ -392,6 +396,8 @@ impl Model {
             let c = e.call;
             let replicas = &tier_instances[e.to];
             let balanced = replicas.len() > 1;
+            let per_replica_bulkhead =
+                balanced && c.bulkhead_scope == crate::scenario::BulkheadScope::Replica;
             CallModel {
                 name: e.name.clone(),
                 to: e.to,
@@ -411,7 +417,14 @@ impl Model {
                 }),
                 retry_other_replica: c.retry_other_replica,
                 required: e.required,
-                max_in_flight: c.max_in_flight.unwrap_or(u32::MAX),
+                max_in_flight: match c.max_in_flight {
+                    Some(n) if !per_replica_bulkhead => n,
+                    _ => u32::MAX,
+                },
+                replica_max_in_flight: match c.max_in_flight {
+                    Some(n) if per_replica_bulkhead => n,
+                    _ => u32::MAX,
+                },
                 timeout: secs_to_nanos(c.attempt_timeout_s),
                 max_attempts: c.max_retries + 1,
                 backoff: Backoff::new(c.backoff, c.backoff_base_s, c.backoff_cap_s),

@@ -11,8 +11,8 @@
 //! and that every path writes exactly its own key.
 
 use crate::scenario::{
-    BackoffKind, Balancer, BreakerScope, CancelMode, Dispatch, Dist, LimitAlgorithm, QueueOrder,
-    Scenario,
+    BackoffKind, Balancer, BreakerScope, BulkheadScope, CancelMode, Dispatch, Dist, LimitAlgorithm,
+    QueueOrder, Scenario,
 };
 use strum::VariantNames;
 use toml::{Table, Value};
@@ -358,13 +358,19 @@ pub const PARAMS: &[Param] = &[
         Scope::Call,
         "breaker_scope",
         Kind::Choice(BreakerScope::VARIANTS),
-        "Circuit breaker: service (one breaker for this caller's calls, today's rule) or replica (one per replica of the called tier, each fed only by the answers of its replica, a timeout blaming the replica of the attempt's first copy; the balancer never picks a replica whose breaker is open, and the call is refused locally, breaker_rejected, only when all are open). Hedged copies take no probe and feed no breaker. No effect with one replica.",
+        "Circuit breaker: service (one breaker for this caller's calls, today's rule) or replica (one per replica of the called tier, each fed only by the answers of its replica, a timeout blaming the replica of the attempt's first copy; the balancer never picks a replica whose breaker is open, and the call is refused locally, breaker_rejected, only when all are open). Hedged copies go only to a replica whose breaker is not open, take no probe and feed no breaker. No effect with one replica.",
     ),
     p(
         Scope::Call,
         "max_in_flight",
         Kind::Cap,
         "Bulkhead for this downstream: at most this many of the caller's attempts in flight at once; one more fails fast locally (bulkhead_rejected) and goes to the retry decision. With fan-out, one pool per branch.",
+    ),
+    p(
+        Scope::Call,
+        "bulkhead_scope",
+        Kind::Choice(BulkheadScope::VARIANTS),
+        "Bulkhead: service (max_in_flight counts this caller's attempts in flight to the tier, today's rule) or replica (max_in_flight per replica of the called tier, counting this caller's requests in flight to it, hedged copies included; the balancer never picks a full replica, and the call fails fast locally, bulkhead_rejected, only when every replica whose breaker lets it through is full; a hedge none can take is not sent, hedges_refused). No effect with one replica.",
     ),
     p(
         Scope::Call,

@@ -676,6 +676,11 @@ impl LoadBalancer {
         }
     }
 
+    /// The number of replicas it balances over.
+    pub fn replicas(&self) -> usize {
+        self.outstanding.len()
+    }
+
     pub fn outstanding(&self, replica: usize) -> u32 {
         self.outstanding[replica]
     }

@@ -256,7 +256,8 @@ pub struct CallerStats {
     /// downstream (`max_in_flight`).
     pub bulkhead_rejected: u64,
     /// Second copies sent by hedging (counted in `calls` too), and hedges
-    /// the budget refused.
+    /// the budget refused (or, with breakers or bulkheads per replica, that
+    /// no replica could take).
     pub hedges_sent: u64,
     pub hedges_refused: u64,
     /// The tier called has several replicas, balanced by this caller.

@@ -574,6 +574,10 @@ pub struct Call {
     /// (`bulkhead_rejected`). `None`: unbounded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_in_flight: Option<u32>,
+    /// The bulkhead for the whole call edge, or one per replica of the
+    /// called tier (the balancer skips replicas that are full).
+    #[serde(default)]
+    pub bulkhead_scope: BulkheadScope,
     /// Which replica of the called tier each request goes to (with one
     /// replica there is no choice to make).
     #[serde(default)]
@@ -624,6 +628,20 @@ pub enum BreakerScope {
     /// One breaker per replica of the called tier, fed by that replica's
     /// answers: one bad host opens its own, and the balancer sends to the
     /// others; the call is refused locally only when every one is open.
+    Replica,
+}
+
+/// What a caller's bulkhead (`max_in_flight`) covers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, VariantNames)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum BulkheadScope {
+    /// The caller's attempts in flight to the tier, all replicas together.
+    #[default]
+    Service,
+    /// The caller's requests in flight to each replica (hedged copies
+    /// included): a full replica is skipped, and the call fails fast
+    /// locally only when every one is full.
     Replica,
 }
 

@@ -271,8 +271,8 @@ fn counts_add_up_with_every_policy_on() {
 
 #[test]
 fn counts_add_up_with_a_breaker_per_replica() {
-    // One bad host of four, a breaker per replica at svc_a, hedges (which
-    // take no probe) and cancellation of their losers.
+    // One bad host of four, a breaker and a bulkhead per replica at svc_a,
+    // hedges (which take no probe) and cancellation of their losers.
     for balancer in ["round_robin", "p2c"] {
         let s = scenario(
             "bad-replica.toml",
@@ -284,10 +284,17 @@ fn counts_add_up_with_a_breaker_per_replica() {
                 ("svc_a.hedge_delay_s", "0.1"),
                 ("svc_a.cancel", "hedge_losers"),
                 ("svc_a.outlier_ejection", "true"),
+                ("svc_a.max_in_flight", "6"),
+                ("svc_a.bulkhead_scope", "replica"),
             ],
         );
         let r = run(&s, 4);
-        check(&s, &r, &format!("breaker per replica, {balancer}"));
+        assert!(r.callers[1].bulkhead_rejected > 0, "{balancer}");
+        check(
+            &s,
+            &r,
+            &format!("breaker and bulkhead per replica, {balancer}"),
+        );
     }
 }
 

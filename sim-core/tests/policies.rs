@@ -1257,3 +1257,40 @@ fn with_one_replica_the_breaker_scope_changes_nothing() {
         sim_core::run(&per, 3).unwrap()
     );
 }
+
+/// grids/scenarios/bad-replica.toml under round robin, with a bulkhead of
+/// `limit` at svc_a of scope `scope` (for svc_b, or per replica).
+fn bad_replica_bulkhead(limit: &str, scope: &str, seed: u64) -> RunResult {
+    let s = common::scenario(
+        "bad-replica.toml",
+        &[
+            ("svc_a.max_in_flight", limit),
+            ("svc_a.bulkhead_scope", scope),
+        ],
+    );
+    sim_core::run(&s, seed).unwrap()
+}
+
+#[test]
+fn a_bulkhead_per_replica_is_not_filled_by_the_bad_host() {
+    let m = |r: &RunResult, name: &str| common::real(r, name).unwrap();
+    for seed in [1, 2] {
+        let label = format!("seed {seed}");
+        // 32 in flight for svc_b: the bad host's slow requests hold most of
+        // them, and the others' calls fail fast with them.
+        let edge = bad_replica_bulkhead("32", "service", seed);
+        assert!(m(&edge, "success_rate_during") < 0.7, "{label}");
+        assert!(m(&edge, "svc_a_bulkhead_rejected") > 10_000.0, "{label}");
+        // 8 per replica, the same 32 in all: the bad host fills its own 8,
+        // the balancer sends its turns to the others.
+        let per = bad_replica_bulkhead("8", "replica", seed);
+        assert!(m(&per, "success_rate_during") >= 0.999, "{label}");
+        assert!(m(&per, "svc_a_bulkhead_rejected") < 100.0, "{label}");
+        let (r0, r1) = (m(&per, "svc_b_r0_arrivals"), m(&per, "svc_b_r1_arrivals"));
+        assert!(r1 < 0.75 * r0, "{label}: {r1} vs {r0}");
+        assert!(
+            m(&per, "svc_a_calls_timeout") * 3.0 < m(&edge, "svc_a_calls_timeout"),
+            "{label}"
+        );
+    }
+}
