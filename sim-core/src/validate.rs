@@ -2,7 +2,7 @@
 //! reported, each with the path a user would write to fix it.
 
 use crate::params::{ConfigError, PARAMS, Scope, client_has_no_deadline};
-use crate::scenario::{BackoffKind, Call, Dist, Scenario, Service};
+use crate::scenario::{BackoffKind, BreakerScope, BulkheadScope, Call, Dist, Scenario, Service};
 use std::collections::BTreeSet;
 
 /// Most users one run may generate; beyond it a run takes hours and
@@ -501,6 +501,17 @@ fn check_call(name: &str, c: &Call, errors: &mut Vec<ConfigError>) {
         "must be > 0: an attempt without a timeout could wait forever",
     );
     check(c.max_retries <= 100, "max_retries", "must be <= 100");
+    // A scope has nothing to divide when its mechanism is off.
+    check(
+        c.breaker_scope == BreakerScope::Service || c.breaker,
+        "breaker_scope",
+        "per-replica breakers need `breaker = true` at this caller",
+    );
+    check(
+        c.bulkhead_scope == BulkheadScope::Service || c.max_in_flight.is_some(),
+        "bulkhead_scope",
+        "per-replica bulkheads need a `max_in_flight` at this caller",
+    );
     check(
         non_negative(c.backoff_base_s),
         "backoff_base_s",

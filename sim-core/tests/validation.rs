@@ -566,3 +566,17 @@ fn replicas_and_their_slow_windows_are_checked() {
         "svc_b.slow.replicas: expected a list of integers (`[2]`), got integer 2"
     );
 }
+
+#[test]
+fn a_per_replica_scope_without_its_mechanism_is_refused() {
+    let mut s = sim_core::ch37();
+    s.tiers[1].call.as_mut().unwrap().breaker_scope = sim_core::scenario::BreakerScope::Replica;
+    s.tiers[1].call.as_mut().unwrap().bulkhead_scope = sim_core::scenario::BulkheadScope::Replica;
+    assert_eq!(
+        problems(&s),
+        [
+            "svc_a.breaker_scope: per-replica breakers need `breaker = true` at this caller",
+            "svc_a.bulkhead_scope: per-replica bulkheads need a `max_in_flight` at this caller",
+        ]
+    );
+}
