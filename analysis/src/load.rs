@@ -304,7 +304,7 @@ pub fn number(v: f64) -> String {
 }
 
 /// A level's label: the value as written, `unbounded` for a null cap.
-fn label(c: &Column, row: usize) -> String {
+pub(crate) fn label(c: &Column, row: usize) -> String {
     match c.get(row) {
         Ok(AnyValue::Null) => UNBOUNDED.to_string(),
         Ok(AnyValue::Float64(v)) => number(v),

@@ -67,6 +67,19 @@ impl Part {
         column(&self.frame, &self.path, name, Column::bool)
     }
 
+    /// A count column (written as `Int64`; `UInt64` by earlier versions) as
+    /// unsigned integers.
+    pub fn count(&self, name: &str) -> Result<UInt64Chunked, PartError> {
+        let fail = |source| PartError::Column {
+            path: self.path.clone(),
+            column: name.to_string(),
+            source,
+        };
+        let c = self.frame.column(name).map_err(fail)?;
+        let c = c.strict_cast(&DataType::UInt64).map_err(fail)?;
+        c.u64().cloned().map_err(fail)
+    }
+
     /// A numeric column as floats.
     pub fn f64(&self, name: &str) -> Result<Float64Chunked, PartError> {
         let fail = |source| PartError::Column {

@@ -188,7 +188,11 @@ fn ranking(sweep: &Sweep, summary: &DataFrame, n: usize) -> Result<String, Repor
                 .with_nulls_last(true),
         )
         .map_err(ReportError::table("ranking"))?;
-    Ok(tables::markdown(&shown(&sorted.head(Some(n)), &cols)?))
+    Ok(tables::markdown(&shown(
+        sweep,
+        &sorted.head(Some(n)),
+        &cols,
+    )?))
 }
 
 /// The per-point table people read first: recovery with its interval and
@@ -234,7 +238,7 @@ fn headline(sweep: &Sweep, summary: &DataFrame) -> Result<String, ReportError> {
     }
     let mut seen = std::collections::HashSet::new();
     cols.retain(|c| summary.column(c).is_ok() && seen.insert(c.clone()));
-    Ok(tables::markdown(&shown(summary, &cols)?))
+    Ok(tables::markdown(&shown(sweep, summary, &cols)?))
 }
 
 /// A per-point table as a person reads it: the censored mean recovery time
@@ -243,10 +247,22 @@ fn headline(sweep: &Sweep, summary: &DataFrame) -> Result<String, ReportError> {
 /// `>= X (k of n censored)` where some did not, the mean otherwise. The
 /// counts come from `p_not_recovered` over the point's ok runs (`runs` less
 /// `failed`: every ok run has a `recovered`).
-fn shown(table: &DataFrame, cols: &[String]) -> Result<DataFrame, ReportError> {
+/// The levels read as everywhere else: as written in the grid (`30`, not
+/// `30.000`), a null cap `unbounded` (not `-`).
+fn shown(sweep: &Sweep, table: &DataFrame, cols: &[String]) -> Result<DataFrame, ReportError> {
     const CENSORED: &str = "recovery_censored_s_mean";
     let err = || ReportError::table("per-point table");
-    let select = |df: &DataFrame| df.select(cols.iter().map(String::as_str)).map_err(err());
+    let levels = level_columns(sweep);
+    let select = |df: &DataFrame| {
+        let mut out = df.select(cols.iter().map(String::as_str)).map_err(err())?;
+        for name in levels.iter().filter(|l| cols.contains(l)) {
+            let c = out.column(name).map_err(err())?;
+            let text: Vec<String> = (0..c.len()).map(|i| crate::load::label(c, i)).collect();
+            out.replace(name, Column::new(name.into(), text))
+                .map_err(err())?;
+        }
+        Ok(out)
+    };
     let Ok(mean) = table.column(CENSORED) else {
         return select(table);
     };
@@ -1784,6 +1800,45 @@ mod tests {
             .collect();
         assert_eq!(x.len(), 1, "{short}");
         assert!(x[0].contains("`wasted_share`"), "{short}");
+    }
+
+    /// One spelling of no limit: a null cap is `unbounded` in the per-point
+    /// table and the ranking (it was `-`, like a missing value), and levels
+    /// read as in the grid (`2`, not `2.000`).
+    #[test]
+    fn a_null_cap_reads_unbounded_in_the_tables() {
+        let tmp = write_sweep(
+            "x",
+            &[2.0, f64::NAN],
+            &[
+                ("window_start_s", &|_, _| 10.0),
+                ("window_end_s", &|_, _| 12.0),
+                ("recovered", &|_, _| 1.0),
+                ("recovery_censored_s", &|_, l| l as f64),
+                ("goodput", &|s, _| s as f64),
+            ],
+            "{}",
+        );
+        // The second level is a null cap, as `sweep run` writes "unbounded".
+        let path = tmp.path().join("runs/part-s0of1-000000.parquet");
+        let mut runs = ParquetReader::new(File::open(&path).unwrap())
+            .finish()
+            .unwrap();
+        let x: Vec<Option<i64>> = [Some(2), None, Some(2), None].into();
+        runs.replace("x", Column::new("x".into(), x)).unwrap();
+        ParquetWriter::new(File::create(&path).unwrap())
+            .finish(&mut runs)
+            .unwrap();
+        let report = write(tmp.path()).unwrap();
+        let h = &report.headline;
+        assert!(
+            h.contains("| a | unbounded |") && h.contains("| b | 2 |"),
+            "{h}"
+        );
+        assert!(!h.contains("| a | - |"), "{h}");
+        let md = std::fs::read_to_string(&report.index_md).unwrap();
+        let ranking = &md[md.find("### Ranking").unwrap()..];
+        assert!(ranking.contains("| unbounded |"), "{ranking}");
     }
 
     #[test]

@@ -7,6 +7,10 @@
 //!
 //! `series`: one row per run and simulated second (ok runs only): the
 //! user-level counts, then `<tier>_<counter>` per tier.
+//!
+//! Counts are written as `Int64`, not `UInt64`: in a notebook the difference
+//! of two counts (`users_ok - users`) is then negative, not a wrapped
+//! 18446744073709551615-something.
 
 use crate::grid::PointColumn;
 use polars::prelude::*;
@@ -112,7 +116,7 @@ impl Layout {
             let col = match kind {
                 Metric::Count(_) => Column::new(
                     name.into(),
-                    (0..n).map(|i| at(i).map(as_u64)).collect::<Vec<_>>(),
+                    (0..n).map(|i| at(i).map(as_count)).collect::<Vec<_>>(),
                 ),
                 Metric::Flag(_) => Column::new(
                     name.into(),
@@ -134,9 +138,9 @@ impl Layout {
             .filter_map(|o| o.result.as_ref().ok().map(|r| (o.run_id.as_str(), r)))
             .collect();
         let rows: usize = ok.iter().map(|(_, r)| r.series.seconds()).sum();
-        let flat = |f: &dyn Fn(&RunResult, usize) -> u64| -> Vec<u64> {
+        let flat = |f: &dyn Fn(&RunResult, usize) -> u64| -> Vec<i64> {
             ok.iter()
-                .flat_map(|(_, r)| (0..r.series.seconds()).map(move |s| f(r, s)))
+                .flat_map(|(_, r)| (0..r.series.seconds()).map(move |s| count(f(r, s))))
                 .collect()
         };
         let mut cols = vec![
@@ -232,9 +236,13 @@ fn point_column<'a>(
     }
 }
 
-fn as_u64(v: Metric) -> u64 {
+/// A count as written (`Int64`); no simulation counts to 2^63.
+fn count(c: u64) -> i64 {
+    i64::try_from(c).expect("a count below 2^63")
+}
+fn as_count(v: Metric) -> i64 {
     match v {
-        Metric::Count(c) => c,
+        Metric::Count(c) => count(c),
         other => unreachable!("count column got {other:?}"),
     }
 }

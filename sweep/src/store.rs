@@ -349,7 +349,7 @@ impl Store {
 pub fn count_runs(store: &Store, shard: Option<Shard>) -> Result<(u64, u64, u64), StoreError> {
     let (mut ok, mut failed, mut events) = (0, 0, 0);
     for part in store.read_parts(shard, &["status", "events"])? {
-        for (s, e) in part.str("status")?.iter().zip(part.u64("events")?.iter()) {
+        for (s, e) in part.str("status")?.iter().zip(part.count("events")?.iter()) {
             if s == Some("ok") {
                 ok += 1;
                 events += e.unwrap_or(0);

@@ -275,7 +275,7 @@ fn columns_are_typed() {
     assert_eq!(dtype("horizon_s"), DataType::Float64);
     assert_eq!(dtype("recovered"), DataType::Boolean);
     assert_eq!(dtype("recovery_s"), DataType::Float64);
-    assert_eq!(dtype("svc_b_arrivals"), DataType::UInt64);
+    assert_eq!(dtype("svc_b_arrivals"), DataType::Int64);
     // "unbounded" is null.
     assert_eq!(t.column("svc_b.queue_cap").unwrap().null_count(), 4);
     let ids = t.column("run_id").unwrap();
@@ -286,7 +286,12 @@ fn columns_are_typed() {
     .finish()
     .unwrap();
     assert_eq!(series.height(), 8 * 5, "5 seconds per run");
-    assert!(series.column("svc_b_queue_len").is_ok());
+    // Counts are signed: a difference of two is negative in a notebook, not wrapped.
+    assert_eq!(
+        series.column("svc_b_queue_len").unwrap().dtype(),
+        &DataType::Int64
+    );
+    assert_eq!(dtype("users_ok"), DataType::Int64);
 }
 
 #[test]
