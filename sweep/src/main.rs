@@ -17,7 +17,7 @@ mod slurm;
 mod store;
 mod table;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -60,6 +60,12 @@ enum Command {
     Refine(refine::RefineArgs),
     /// Write an sbatch job-array script that runs a grid as N shards.
     Slurm(slurm::SlurmArgs),
+    /// Print the shell completion script for SHELL, e.g.
+    /// `sweep completions bash > ~/.local/share/bash-completion/completions/sweep`.
+    Completions {
+        /// The shell: bash, zsh, fish (also elvish, powershell).
+        shell: clap_complete::Shell,
+    },
 }
 
 #[derive(Subcommand)]
@@ -118,6 +124,10 @@ fn main() -> ExitCode {
         Command::Report(args) => report::report(&args),
         Command::Slurm(args) => slurm::slurm(&args),
         Command::Refine(args) => refine::refine(&args),
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "sweep", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
     };
     result.unwrap_or_else(|e| fail(&e))
 }

@@ -249,3 +249,50 @@ fn quiet_runs_say_only_the_results_and_json_summarises_run_and_plan() {
     assert_eq!(plan["estimate"]["calibration_runs"], 2);
     assert!(plan["estimate"]["wall_s"].as_f64().unwrap() > 0.0);
 }
+
+#[test]
+fn completions_are_printed_for_bash_zsh_and_fish() {
+    for (shell, marker) in [
+        ("bash", "complete -F _sweep"),
+        ("zsh", "#compdef sweep"),
+        ("fish", "complete -c sweep"),
+    ] {
+        let o = sweep(&["completions", shell]);
+        assert!(o.status.success(), "{shell}: {}", stderr(&o));
+        let script = stdout(&o);
+        assert!(script.contains(marker), "{shell}: no `{marker}`");
+        for command in ["run", "plan", "params", "completions"] {
+            assert!(
+                script.contains(command),
+                "{shell}: `{command}` is not completed"
+            );
+        }
+        for flag in ["set", "axis", "quiet", "json"] {
+            let written = if shell == "fish" {
+                format!("-l {flag}")
+            } else {
+                format!("--{flag}")
+            };
+            assert!(
+                script.contains(&written),
+                "{shell}: `--{flag}` is not completed"
+            );
+        }
+    }
+    let o = sweep(&["completions", "tcsh"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_says(&stderr(&o), &["possible values: bash"]);
+
+    // Bash completes subcommands and flags with it.
+    let bash = Path::new("/bin/bash");
+    if bash.exists() {
+        let script = format!(
+            r#"source <("{bin}" completions bash)
+COMP_WORDS=(sweep ru); COMP_CWORD=1; _sweep sweep ru sweep; echo "${{COMPREPLY[@]}}"
+COMP_WORDS=(sweep run g.toml --qu); COMP_CWORD=3; _sweep sweep --qu g.toml; echo "${{COMPREPLY[@]}}""#,
+            bin = env!("CARGO_BIN_EXE_sweep")
+        );
+        let o = Command::new(bash).args(["-c", &script]).output().unwrap();
+        assert_eq!(stdout(&o), "run\n--quiet\n", "{}", stderr(&o));
+    }
+}
