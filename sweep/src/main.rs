@@ -17,14 +17,15 @@ mod slurm;
 mod store;
 mod table;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
 #[command(
     name = "sweep",
     version,
-    about = "Parameter sweeps of a deterministic call-chain simulation (timeouts, retries, deadlines, queue caps under a slow downstream)"
+    about = "Parameter sweeps of a deterministic call-chain simulation (timeouts, retries, deadlines, queue caps under a slow downstream)",
+    after_help = EXIT_CODES
 )]
 struct Cli {
     #[command(subcommand)]
@@ -68,6 +69,23 @@ enum Command {
     },
 }
 
+/// The exit statuses, shown by `sweep --help`.
+const EXIT_CODES: &str = "\
+Exit status:
+  0        success, or nothing to do (the results are already complete)
+  1        some runs failed (they are recorded, status = 'failed'), the report failed, or\n           `compare` found differences
+  2        bad input (command line, grid, scenario, overrides) or a refused output directory
+  128+N    stopped by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP); what is done is written, resume with --resume";
+
+/// The command line, with the help of arguments defined elsewhere.
+fn cli_command() -> clap::Command {
+    Cli::command().mut_subcommand("one", |one| {
+        one.mut_arg("seed", |seed| {
+            seed.help("Seed of the run's random streams (the same seed gives the same run)")
+        })
+    })
+}
+
 #[derive(Subcommand)]
 enum ScenarioCommand {
     /// Print a built-in scenario (e.g. ch37) or a scenario file, with overrides applied.
@@ -84,7 +102,7 @@ fn fail(error: &error::Error) -> ExitCode {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::from_arg_matches(&cli_command().get_matches()).unwrap_or_else(|e| e.exit());
     // Commands that only print end quietly when their reader goes away
     // (`sweep params | head`), as Unix tools do; the ones that write
     // results keep Rust's default and see the error, so that they finish.
@@ -125,9 +143,39 @@ fn main() -> ExitCode {
         Command::Slurm(args) => slurm::slurm(&args),
         Command::Refine(args) => refine::refine(&args),
         Command::Completions { shell } => {
-            clap_complete::generate(shell, &mut Cli::command(), "sweep", &mut std::io::stdout());
+            clap_complete::generate(shell, &mut cli_command(), "sweep", &mut std::io::stdout());
             Ok(ExitCode::SUCCESS)
         }
     };
     result.unwrap_or_else(|e| fail(&e))
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every subcommand and every argument a user sees has help text.
+    #[test]
+    fn every_command_and_argument_has_help() {
+        fn walk(command: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            let path = format!("{path} {}", command.get_name());
+            if command.get_about().is_none() && !command.is_hide_set() {
+                missing.push(path.clone());
+            }
+            for arg in command.get_arguments() {
+                let builtin = ["help", "version"].contains(&arg.get_id().as_str());
+                if arg.get_help().is_none() && !arg.is_hide_set() && !builtin {
+                    missing.push(format!("{path} {}", arg.get_id()));
+                }
+            }
+            for sub in command.get_subcommands() {
+                if sub.get_name() != "help" {
+                    walk(sub, &path, missing);
+                }
+            }
+        }
+        let mut command = super::cli_command();
+        command.build();
+        let mut missing = Vec::new();
+        walk(&command, "", &mut missing);
+        assert!(missing.is_empty(), "without help: {missing:?}");
+    }
 }

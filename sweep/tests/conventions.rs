@@ -296,3 +296,57 @@ COMP_WORDS=(sweep run g.toml --qu); COMP_CWORD=3; _sweep sweep --qu g.toml; echo
         assert_eq!(stdout(&o), "run\n--quiet\n", "{}", stderr(&o));
     }
 }
+
+#[test]
+fn help_documents_every_argument_and_the_exit_statuses() {
+    let o = sweep(&["--help"]);
+    assert!(o.status.success());
+    assert_says(
+        &stdout(&o),
+        &[
+            "Exit status:",
+            "0        success, or nothing to do",
+            "1        some runs failed",
+            "2        bad input",
+            "128+N    stopped by signal N",
+            "completions",
+        ],
+    );
+    let o = sweep(&["compare", "--help"]);
+    assert_says(
+        &stdout(&o),
+        &[
+            "<DIR_A>  A sweep's output directory",
+            "<DIR_B>  The output directory to compare it with",
+        ],
+    );
+    let o = sweep(&["one", "--help"]);
+    assert_says(
+        &stdout(&o),
+        &["--seed <SEED>          Seed of the run's random streams"],
+    );
+    // Every option of every subcommand has a line of help after its name.
+    for command in [
+        "run",
+        "plan",
+        "one",
+        "params",
+        "merge",
+        "report",
+        "compare",
+        "refine",
+        "slurm",
+        "completions",
+    ] {
+        let o = sweep(&[command, "--help"]);
+        assert!(o.status.success(), "{command}");
+        for line in stdout(&o).lines().filter(|l| l.starts_with("  ")) {
+            let spec = line.trim_start();
+            let help = spec.split_once("  ").map(|(_, h)| h.trim()).unwrap_or("");
+            assert!(
+                !help.is_empty() && !help.starts_with('['),
+                "sweep {command}: `{spec}` has no help"
+            );
+        }
+    }
+}
