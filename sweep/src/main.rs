@@ -6,6 +6,7 @@ mod grid;
 mod lock;
 mod merge;
 mod one;
+mod params;
 mod plan;
 mod progress;
 mod records;
@@ -45,12 +46,8 @@ enum Command {
         #[command(subcommand)]
         command: ScenarioCommand,
     },
-    /// List every parameter path with its type.
-    Params {
-        /// Print the Markdown page (docs/params.md).
-        #[arg(long)]
-        markdown: bool,
-    },
+    /// List every parameter path by tier, with its type, its default and what it does.
+    Params(params::ParamsArgs),
     /// Combine the shards of a sweep (one shared directory or several) and check completeness.
     Merge(merge::MergeArgs),
     /// Write the analysis report of a sweep's output (done by `run` unless --no-report).
@@ -124,19 +121,7 @@ fn main() -> ExitCode {
         Command::Scenario {
             command: ScenarioCommand::Show(args),
         } => one::show(&args),
-        Command::Params { markdown } => {
-            if markdown {
-                print!("{}", sim_core::params::markdown());
-            } else {
-                for p in sim_core::params::paths(&sim_core::ch37()) {
-                    let kind = sim_core::params::param_of(&p)
-                        .map(|d| d.kind.describe())
-                        .unwrap_or_default();
-                    println!("{p:40} {kind}");
-                }
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Params(args) => params::params(&args),
         Command::Merge(args) => merge::merge(&args),
         Command::Compare(args) => merge::compare(&args),
         Command::Report(args) => report::report(&args),

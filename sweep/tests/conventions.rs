@@ -350,3 +350,57 @@ fn help_documents_every_argument_and_the_exit_statuses() {
         }
     }
 }
+
+#[test]
+fn params_shows_each_path_s_default_by_tier() {
+    let o = sweep(&["params"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let line = |path: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(&format!("{path} ")))
+            .unwrap_or_else(|| panic!("no `{path}` in:\n{text}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert!(
+        line("horizon_s").starts_with("horizon_s number 70.0 "),
+        "{}",
+        line("horizon_s")
+    );
+    assert!(line("svc_b.slots").starts_with("svc_b.slots integer 16 Concurrent"));
+    assert!(line("svc_b.queue_cap").contains("\"unbounded\" Longest queue"));
+    assert!(line("svc_b.slow.factor").starts_with("svc_b.slow.factor number 10.0 "));
+    assert!(line("svc_a.max_retries").starts_with("svc_a.max_retries integer"));
+    assert!(line("client.rate_per_s").starts_with("client.rate_per_s number 400.0 "));
+    // Grouped: the scenario, the client, then each tier in order.
+    let headers: Vec<&str> = text.lines().filter(|l| l.starts_with('[')).collect();
+    assert_eq!(
+        headers,
+        ["[scenario]", "[client]", "[gateway]", "[svc_a]", "[svc_b]"]
+    );
+    let at = |s: &str| text.find(s).unwrap();
+    assert!(at("[svc_b]") < at("  svc_b.slots ") && at("[svc_a]") < at("  svc_a.slots "));
+    assert!(at("  svc_a.slots ") < at("[svc_b]"));
+
+    // Another scenario's values are its defaults.
+    let tmp = tempfile::tempdir().unwrap();
+    let show = sweep(&["scenario", "show", "ch37", "--set", "svc_b.slots=40"]);
+    let file = write(tmp.path(), "s.toml", &stdout(&show));
+    let o = sweep(&["params", "--scenario", &file]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("svc_b.slots"));
+    let slots = stdout(&o)
+        .lines()
+        .find(|l| l.trim_start().starts_with("svc_b.slots "))
+        .unwrap()
+        .split_whitespace()
+        .nth(2)
+        .unwrap()
+        .to_string();
+    assert_eq!(slots, "40");
+    // The Markdown page is unchanged.
+    let o = sweep(&["params", "--markdown"]);
+    assert!(stdout(&o).starts_with('#') || stdout(&o).contains("| path"));
+}
