@@ -404,3 +404,25 @@ fn params_shows_each_path_s_default_by_tier() {
     let o = sweep(&["params", "--markdown"]);
     assert!(stdout(&o).starts_with('#') || stdout(&o).contains("| path"));
 }
+
+#[test]
+fn release_builds_carry_no_debug_info_and_profiling_builds_line_tables() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
+    let manifest: toml::Table = std::fs::read_to_string(path).unwrap().parse().unwrap();
+    let profile = |name: &str| manifest["profile"][name].as_table().unwrap().clone();
+    let release = profile("release");
+    assert!(
+        release
+            .get("debug")
+            .is_none_or(|d| d.as_bool() == Some(false)
+                || d.as_str() == Some("none")
+                || d.as_integer() == Some(0)),
+        "release: {release:?}"
+    );
+    let profiling = profile("profiling");
+    assert_eq!(profiling["inherits"].as_str(), Some("release"));
+    assert_eq!(profiling["debug"].as_str(), Some("line-tables-only"));
+    // The bench profile stays a profile cargo knows (no `inherits` of its own).
+    let bench = profile("bench");
+    assert!(bench.get("inherits").is_none());
+}
