@@ -6,6 +6,7 @@ mod grid;
 mod lock;
 mod merge;
 mod one;
+mod params;
 mod plan;
 mod progress;
 mod records;
@@ -17,14 +18,15 @@ mod slurm;
 mod store;
 mod table;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
 #[command(
     name = "sweep",
     version,
-    about = "Parameter sweeps of a deterministic call-chain simulation (timeouts, retries, deadlines, queue caps under a slow downstream)"
+    about = "Parameter sweeps of a deterministic call-chain simulation (timeouts, retries, deadlines, queue caps under a slow downstream)",
+    after_help = EXIT_CODES
 )]
 struct Cli {
     #[command(subcommand)]
@@ -44,12 +46,8 @@ enum Command {
         #[command(subcommand)]
         command: ScenarioCommand,
     },
-    /// List every parameter path with its type.
-    Params {
-        /// Print the Markdown page (docs/params.md).
-        #[arg(long)]
-        markdown: bool,
-    },
+    /// List every parameter path by tier, with its type, its default and what it does.
+    Params(params::ParamsArgs),
     /// Combine the shards of a sweep (one shared directory or several) and check completeness.
     Merge(merge::MergeArgs),
     /// Write the analysis report of a sweep's output (done by `run` unless --no-report).
@@ -60,6 +58,29 @@ enum Command {
     Refine(refine::RefineArgs),
     /// Write an sbatch job-array script that runs a grid as N shards.
     Slurm(slurm::SlurmArgs),
+    /// Print the shell completion script for SHELL, e.g.
+    /// `sweep completions bash > ~/.local/share/bash-completion/completions/sweep`.
+    Completions {
+        /// The shell: bash, zsh, fish (also elvish, powershell).
+        shell: clap_complete::Shell,
+    },
+}
+
+/// The exit statuses, shown by `sweep --help`.
+const EXIT_CODES: &str = "\
+Exit status:
+  0        success, or nothing to do (the results are already complete)
+  1        some runs failed (they are recorded, status = 'failed'), the report failed, or\n           `compare` found differences
+  2        bad input (command line, grid, scenario, overrides) or a refused output directory
+  128+N    stopped by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP); what is done is written, resume with --resume";
+
+/// The command line, with the help of arguments defined elsewhere.
+fn cli_command() -> clap::Command {
+    Cli::command().mut_subcommand("one", |one| {
+        one.mut_arg("seed", |seed| {
+            seed.help("Seed of the run's random streams (the same seed gives the same run)")
+        })
+    })
 }
 
 #[derive(Subcommand)]
@@ -78,7 +99,7 @@ fn fail(error: &error::Error) -> ExitCode {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::from_arg_matches(&cli_command().get_matches()).unwrap_or_else(|e| e.exit());
     // Commands that only print end quietly when their reader goes away
     // (`sweep params | head`), as Unix tools do; the ones that write
     // results keep Rust's default and see the error, so that they finish.
@@ -100,24 +121,46 @@ fn main() -> ExitCode {
         Command::Scenario {
             command: ScenarioCommand::Show(args),
         } => one::show(&args),
-        Command::Params { markdown } => {
-            if markdown {
-                print!("{}", sim_core::params::markdown());
-            } else {
-                for p in sim_core::params::paths(&sim_core::ch37()) {
-                    let kind = sim_core::params::param_of(&p)
-                        .map(|d| d.kind.describe())
-                        .unwrap_or_default();
-                    println!("{p:40} {kind}");
-                }
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Params(args) => params::params(&args),
         Command::Merge(args) => merge::merge(&args),
         Command::Compare(args) => merge::compare(&args),
         Command::Report(args) => report::report(&args),
         Command::Slurm(args) => slurm::slurm(&args),
         Command::Refine(args) => refine::refine(&args),
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut cli_command(), "sweep", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
     };
     result.unwrap_or_else(|e| fail(&e))
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every subcommand and every argument a user sees has help text.
+    #[test]
+    fn every_command_and_argument_has_help() {
+        fn walk(command: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            let path = format!("{path} {}", command.get_name());
+            if command.get_about().is_none() && !command.is_hide_set() {
+                missing.push(path.clone());
+            }
+            for arg in command.get_arguments() {
+                let builtin = ["help", "version"].contains(&arg.get_id().as_str());
+                if arg.get_help().is_none() && !arg.is_hide_set() && !builtin {
+                    missing.push(format!("{path} {}", arg.get_id()));
+                }
+            }
+            for sub in command.get_subcommands() {
+                if sub.get_name() != "help" {
+                    walk(sub, &path, missing);
+                }
+            }
+        }
+        let mut command = super::cli_command();
+        command.build();
+        let mut missing = Vec::new();
+        walk(&command, "", &mut missing);
+        assert!(missing.is_empty(), "without help: {missing:?}");
+    }
 }

@@ -235,7 +235,11 @@ fn copy_atomic(src: &Path, dst: &Path) -> Result<(), StoreError> {
 
 #[derive(Args)]
 pub struct CompareArgs {
+    /// A sweep's output directory (e.g. out/ch37).
+    #[arg(value_name = "DIR_A")]
     pub a: PathBuf,
+    /// The output directory to compare it with (e.g. the same grid run elsewhere).
+    #[arg(value_name = "DIR_B")]
     pub b: PathBuf,
 }
 

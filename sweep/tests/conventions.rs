@@ -249,3 +249,180 @@ fn quiet_runs_say_only_the_results_and_json_summarises_run_and_plan() {
     assert_eq!(plan["estimate"]["calibration_runs"], 2);
     assert!(plan["estimate"]["wall_s"].as_f64().unwrap() > 0.0);
 }
+
+#[test]
+fn completions_are_printed_for_bash_zsh_and_fish() {
+    for (shell, marker) in [
+        ("bash", "complete -F _sweep"),
+        ("zsh", "#compdef sweep"),
+        ("fish", "complete -c sweep"),
+    ] {
+        let o = sweep(&["completions", shell]);
+        assert!(o.status.success(), "{shell}: {}", stderr(&o));
+        let script = stdout(&o);
+        assert!(script.contains(marker), "{shell}: no `{marker}`");
+        for command in ["run", "plan", "params", "completions"] {
+            assert!(
+                script.contains(command),
+                "{shell}: `{command}` is not completed"
+            );
+        }
+        for flag in ["set", "axis", "quiet", "json"] {
+            let written = if shell == "fish" {
+                format!("-l {flag}")
+            } else {
+                format!("--{flag}")
+            };
+            assert!(
+                script.contains(&written),
+                "{shell}: `--{flag}` is not completed"
+            );
+        }
+    }
+    let o = sweep(&["completions", "tcsh"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_says(&stderr(&o), &["possible values: bash"]);
+
+    // Bash completes subcommands and flags with it.
+    let bash = Path::new("/bin/bash");
+    if bash.exists() {
+        let script = format!(
+            r#"source <("{bin}" completions bash)
+COMP_WORDS=(sweep ru); COMP_CWORD=1; _sweep sweep ru sweep; echo "${{COMPREPLY[@]}}"
+COMP_WORDS=(sweep run g.toml --qu); COMP_CWORD=3; _sweep sweep --qu g.toml; echo "${{COMPREPLY[@]}}""#,
+            bin = env!("CARGO_BIN_EXE_sweep")
+        );
+        let o = Command::new(bash).args(["-c", &script]).output().unwrap();
+        assert_eq!(stdout(&o), "run\n--quiet\n", "{}", stderr(&o));
+    }
+}
+
+#[test]
+fn help_documents_every_argument_and_the_exit_statuses() {
+    let o = sweep(&["--help"]);
+    assert!(o.status.success());
+    assert_says(
+        &stdout(&o),
+        &[
+            "Exit status:",
+            "0        success, or nothing to do",
+            "1        some runs failed",
+            "2        bad input",
+            "128+N    stopped by signal N",
+            "completions",
+        ],
+    );
+    let o = sweep(&["compare", "--help"]);
+    assert_says(
+        &stdout(&o),
+        &[
+            "<DIR_A>  A sweep's output directory",
+            "<DIR_B>  The output directory to compare it with",
+        ],
+    );
+    let o = sweep(&["one", "--help"]);
+    assert_says(
+        &stdout(&o),
+        &["--seed <SEED>          Seed of the run's random streams"],
+    );
+    // Every option of every subcommand has a line of help after its name.
+    for command in [
+        "run",
+        "plan",
+        "one",
+        "params",
+        "merge",
+        "report",
+        "compare",
+        "refine",
+        "slurm",
+        "completions",
+    ] {
+        let o = sweep(&[command, "--help"]);
+        assert!(o.status.success(), "{command}");
+        for line in stdout(&o).lines().filter(|l| l.starts_with("  ")) {
+            let spec = line.trim_start();
+            let help = spec.split_once("  ").map(|(_, h)| h.trim()).unwrap_or("");
+            assert!(
+                !help.is_empty() && !help.starts_with('['),
+                "sweep {command}: `{spec}` has no help"
+            );
+        }
+    }
+}
+
+#[test]
+fn params_shows_each_path_s_default_by_tier() {
+    let o = sweep(&["params"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let line = |path: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(&format!("{path} ")))
+            .unwrap_or_else(|| panic!("no `{path}` in:\n{text}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert!(
+        line("horizon_s").starts_with("horizon_s number 70.0 "),
+        "{}",
+        line("horizon_s")
+    );
+    assert!(line("svc_b.slots").starts_with("svc_b.slots integer 16 Concurrent"));
+    assert!(line("svc_b.queue_cap").contains("\"unbounded\" Longest queue"));
+    assert!(line("svc_b.slow.factor").starts_with("svc_b.slow.factor number 10.0 "));
+    assert!(line("svc_a.max_retries").starts_with("svc_a.max_retries integer"));
+    assert!(line("client.rate_per_s").starts_with("client.rate_per_s number 400.0 "));
+    // Grouped: the scenario, the client, then each tier in order.
+    let headers: Vec<&str> = text.lines().filter(|l| l.starts_with('[')).collect();
+    assert_eq!(
+        headers,
+        ["[scenario]", "[client]", "[gateway]", "[svc_a]", "[svc_b]"]
+    );
+    let at = |s: &str| text.find(s).unwrap();
+    assert!(at("[svc_b]") < at("  svc_b.slots ") && at("[svc_a]") < at("  svc_a.slots "));
+    assert!(at("  svc_a.slots ") < at("[svc_b]"));
+
+    // Another scenario's values are its defaults.
+    let tmp = tempfile::tempdir().unwrap();
+    let show = sweep(&["scenario", "show", "ch37", "--set", "svc_b.slots=40"]);
+    let file = write(tmp.path(), "s.toml", &stdout(&show));
+    let o = sweep(&["params", "--scenario", &file]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("svc_b.slots"));
+    let slots = stdout(&o)
+        .lines()
+        .find(|l| l.trim_start().starts_with("svc_b.slots "))
+        .unwrap()
+        .split_whitespace()
+        .nth(2)
+        .unwrap()
+        .to_string();
+    assert_eq!(slots, "40");
+    // The Markdown page is unchanged.
+    let o = sweep(&["params", "--markdown"]);
+    assert!(stdout(&o).starts_with('#') || stdout(&o).contains("| path"));
+}
+
+#[test]
+fn release_builds_carry_no_debug_info_and_profiling_builds_line_tables() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
+    let manifest: toml::Table = std::fs::read_to_string(path).unwrap().parse().unwrap();
+    let profile = |name: &str| manifest["profile"][name].as_table().unwrap().clone();
+    let release = profile("release");
+    assert!(
+        release
+            .get("debug")
+            .is_none_or(|d| d.as_bool() == Some(false)
+                || d.as_str() == Some("none")
+                || d.as_integer() == Some(0)),
+        "release: {release:?}"
+    );
+    let profiling = profile("profiling");
+    assert_eq!(profiling["inherits"].as_str(), Some("release"));
+    assert_eq!(profiling["debug"].as_str(), Some("line-tables-only"));
+    // The bench profile stays a profile cargo knows (no `inherits` of its own).
+    let bench = profile("bench");
+    assert!(bench.get("inherits").is_none());
+}

@@ -1,0 +1,134 @@
+//! `sweep params`: every parameter path of a scenario with its type, its
+//! value in that scenario (the default an override replaces) and its doc,
+//! grouped by tier.
+
+use crate::error::Error;
+use clap::Args;
+use serde_json::Value as Json;
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct ParamsArgs {
+    /// Print the Markdown page (docs/params.md) instead.
+    #[arg(long)]
+    markdown: bool,
+    /// Built-in scenario name or path to a scenario TOML file whose values
+    /// are shown as the defaults.
+    #[arg(long, default_value = "ch37")]
+    scenario: String,
+}
+
+pub fn params(args: &ParamsArgs) -> Result<ExitCode, Error> {
+    if args.markdown {
+        print!("{}", sim_core::params::markdown());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let scenario = sim_core::load_base(&args.scenario).map_err(|errors| Error::Config {
+        context: format!("cannot load the scenario `{}`", args.scenario),
+        errors,
+    })?;
+    let json = serde_json::to_value(&scenario).expect("a scenario serializes");
+    let tiers: Vec<String> = scenario.tiers.iter().map(|t| t.name.clone()).collect();
+    let paths = sim_core::params::paths(&scenario);
+    // Groups: the scenario's own paths, the client's, then each tier's.
+    let group_of = |path: &str| {
+        let first = path.split('.').next().unwrap_or_default();
+        if first == "client" || tiers.iter().any(|t| t == first) {
+            first.to_string()
+        } else {
+            "scenario".to_string()
+        }
+    };
+    let groups = ["scenario".to_string(), "client".to_string()]
+        .into_iter()
+        .chain(tiers.iter().cloned());
+    println!(
+        "parameters of scenario `{}`; the default is its value there (- when not set)",
+        args.scenario
+    );
+    for group in groups {
+        let here: Vec<&String> = paths.iter().filter(|p| group_of(p) == group).collect();
+        if here.is_empty() {
+            continue;
+        }
+        println!("\n[{group}]");
+        for path in here {
+            let param = sim_core::params::param_of(path);
+            let kind = param.map(|d| d.kind.describe()).unwrap_or_default();
+            let doc = param.map_or("", |d| first_sentence(d.doc));
+            let default = match lookup(&json, &path.split('.').collect::<Vec<_>>()) {
+                Some(Json::Null) | None
+                    if param.is_some_and(|d| d.kind == sim_core::params::Kind::Cap) =>
+                {
+                    "\"unbounded\"".to_string()
+                }
+                Some(v) => show(v),
+                None => "-".to_string(),
+            };
+            println!("  {path:42} {kind:24} {default:14} {doc}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A value as a grid or `--set` would write it.
+fn show(v: &Json) -> String {
+    match v {
+        Json::Null => "-".to_string(),
+        Json::String(s) => format!("\"{s}\""),
+        Json::Array(a) if a.is_empty() => "-".to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// The doc's first sentence, on one line.
+fn first_sentence(doc: &str) -> &str {
+    let doc = doc.trim();
+    let end = doc
+        .match_indices(". ")
+        .map(|(i, _)| i)
+        .find(|i| !doc[..*i].ends_with("i.e") && !doc[..*i].ends_with("e.g"))
+        .map(|i| i + 1)
+        .or_else(|| doc.find('\n'))
+        .unwrap_or(doc.len());
+    doc[..end].trim()
+}
+
+/// The value of a path in the serialized scenario: tiers by name, a call
+/// policy's fields under `call`, a window, spike or profile point by its
+/// number (the first when not given), a class or fan-out branch by name.
+fn lookup<'a>(v: &'a Json, segs: &[&str]) -> Option<&'a Json> {
+    let Some((first, rest)) = segs.split_first() else {
+        return Some(v);
+    };
+    match v {
+        Json::Object(m) => {
+            if let Some(found) = m.get(*first).and_then(|next| lookup(next, rest)) {
+                return Some(found);
+            }
+            let named = ["tiers", "fanout", "classes"].iter().find_map(|list| {
+                m.get(*list)
+                    .and_then(Json::as_array)
+                    .and_then(|a| a.iter().find(|e| names(e, first)))
+                    .and_then(|e| lookup(e, rest))
+            });
+            named.or_else(|| m.get("call").and_then(|call| lookup(call, segs)))
+        }
+        Json::Array(a) => match first.parse::<usize>() {
+            Ok(n) => a.get(n).and_then(|e| lookup(e, rest)),
+            Err(_) => a
+                .iter()
+                .find(|e| names(e, first))
+                .and_then(|e| lookup(e, rest))
+                .or_else(|| a.first().and_then(|e| lookup(e, segs))),
+        },
+        _ => None,
+    }
+}
+
+/// Whether a list entry is the one named `name` (a tier, class or branch).
+fn names(entry: &Json, name: &str) -> bool {
+    ["name", "to", "tier"]
+        .iter()
+        .any(|k| entry.get(*k).and_then(Json::as_str) == Some(name))
+}
