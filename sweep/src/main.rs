@@ -46,7 +46,7 @@ enum Command {
         #[command(subcommand)]
         command: ScenarioCommand,
     },
-    /// List every parameter path by tier, with its type, its default and what it does.
+    /// List every parameter path by tier, with its type, its default (its value in the scenario) and what it does.
     Params(params::ParamsArgs),
     /// Combine the shards of a sweep (one shared directory or several) and check completeness.
     Merge(merge::MergeArgs),

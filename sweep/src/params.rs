@@ -13,7 +13,7 @@ pub struct ParamsArgs {
     #[arg(long)]
     markdown: bool,
     /// Built-in scenario name or path to a scenario TOML file whose values
-    /// are shown as the defaults.
+    /// are shown as the defaults (`-`: not set there).
     #[arg(long, default_value = "ch37")]
     scenario: String,
 }
@@ -42,16 +42,15 @@ pub fn params(args: &ParamsArgs) -> Result<ExitCode, Error> {
     let groups = ["scenario".to_string(), "client".to_string()]
         .into_iter()
         .chain(tiers.iter().cloned());
-    println!(
-        "parameters of scenario `{}`; the default is its value there (- when not set)",
-        args.scenario
-    );
     for group in groups {
         let here: Vec<&String> = paths.iter().filter(|p| group_of(p) == group).collect();
         if here.is_empty() {
             continue;
         }
-        println!("\n[{group}]");
+        // The scenario's own paths come first, under no header.
+        if group != "scenario" {
+            println!("\n[{group}]");
+        }
         for path in here {
             let param = sim_core::params::param_of(path);
             let kind = param.map(|d| d.kind.describe()).unwrap_or_default();
@@ -65,7 +64,7 @@ pub fn params(args: &ParamsArgs) -> Result<ExitCode, Error> {
                 Some(v) => show(v),
                 None => "-".to_string(),
             };
-            println!("  {path:42} {kind:24} {default:14} {doc}");
+            println!("{path:42} {kind:24} {default:14} {doc}");
         }
     }
     Ok(ExitCode::SUCCESS)
