@@ -59,10 +59,10 @@ pub fn render(scenario: &str, seed: u64, runs: &[(String, RunResult)]) -> String
         Box::new(|r| pct(r.phases[2].success_rate())),
     );
     row(
-        "recovery time (R2)".into(),
+        "recovery time".into(),
         Box::new(|r| r.recovery_s.map_or("never".into(), |s| format!("{s:.0} s"))),
     );
-    rows.push(("amplification (R1)".into(), None));
+    rows.push(("amplification".into(), None));
     let mut row = |label: String, f: Cell| rows.push((label, Some(f)));
     let e = entry.clone();
     row(
@@ -107,7 +107,7 @@ pub fn render(scenario: &str, seed: u64, runs: &[(String, RunResult)]) -> String
             })),
         ));
     }
-    rows.push(("work (R3)".into(), None));
+    rows.push(("work".into(), None));
     let mut row = |label: String, f: Cell| rows.push((label, Some(f)));
     row(
         "  goodput (ok users / leaf completions)".into(),
@@ -120,7 +120,7 @@ pub fn render(scenario: &str, seed: u64, runs: &[(String, RunResult)]) -> String
     rows.push(("latency".into(), None));
     let mut row = |label: String, f: Cell| rows.push((label, Some(f)));
     row(
-        "  failed, median (R4)".into(),
+        "  failed, median".into(),
         Box::new(|r| secs(r.failed_latency_median_s)),
     );
     row(
