@@ -52,15 +52,27 @@ fn main() {
         "{:16} {:>12} {:>14} {:>10} {:>12} {:>12} {:>12}",
         "preset", "ms/run", "events/run", "Mevents/s", "allocs/run", "MB alloc/run", "peak MB"
     );
-    for preset in sim_core::CH37_STRATEGIES {
+    // Every preset, then protected with svc_b as 16 replicas of one slot
+    // behind p2c at svc_a (the same 16 slots, balanced).
+    let set = |path: &str, v: &str| (path.to_string(), sim_core::parse_value(v));
+    let mut cases: Vec<(String, Vec<(String, toml::Value)>)> = sim_core::CH37_STRATEGIES
+        .iter()
+        .map(|p| (p.to_string(), vec![set("strategy", p)]))
+        .collect();
+    cases.push((
+        "protected_16_rep".to_string(),
+        vec![
+            set("strategy", "protected"),
+            set("svc_b.replicas", "16"),
+            set("svc_b.slots", "1"),
+            set("svc_a.balancer", "p2c"),
+        ],
+    ));
+    for (preset, overrides) in &cases {
         if only.is_some_and(|p| p != preset) {
             continue;
         }
-        let overrides = [(
-            "strategy".to_string(),
-            toml::Value::String(preset.to_string()),
-        )];
-        let scenario = sim_core::resolve("ch37", &overrides).expect("ch37 presets are valid");
+        let scenario = sim_core::resolve("ch37", overrides).expect("the cases are valid");
         let mut times = Vec::new();
         let mut events = 0;
         let (a0, b0) = (ALLOCS.load(Relaxed), BYTES.load(Relaxed));

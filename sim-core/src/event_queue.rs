@@ -185,6 +185,7 @@ impl<T: Copy> EventQueue<T> {
 
     /// While `current` is empty, advances the cursor to the next bucket
     /// that holds anything, up to bucket `limit`.
+    #[inline]
     fn load_buckets_until(&mut self, limit: u64) {
         while self.current.is_empty() {
             let next = if self.in_ring > 0 {
