@@ -2,57 +2,16 @@
 //! command line, quiet and JSON output, shell completions, help text and
 //! the parameters' defaults.
 
+mod common;
+use common::*;
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn sweep(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sweep"))
-        .args(args)
-        .output()
-        .expect("sweep runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).to_string()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).to_string()
-}
-
-fn assert_says(text: &str, expected: &[&str]) {
-    for e in expected {
-        assert!(text.contains(e), "missing `{e}` in:\n{text}");
-    }
-}
-
-/// A grid of short runs (4 s of arrivals), one seed.
-const SMALL: &str = r#"name = "small"
-scenario = "ch37"
-seeds = [1]
-[set]
-"client.duration_s" = 4
-horizon_s = 5
-"svc_b.slow.start_s" = 1
-[axes]
-strategy = ["naive", "protected"]
-"svc_b.queue_cap" = [16, "unbounded"]
-[[zip]]
-"svc_a.attempt_timeout_s" = [0.2, 0.5]
-"svc_a.max_retries" = [2, 1]
-"#;
-
-fn write(dir: &Path, name: &str, text: &str) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p.display().to_string()
-}
+use std::process::Command;
 
 #[test]
 fn set_and_axis_flags_make_the_grid_a_file_would_and_a_resume_must_repeat_them() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let grid = write(dir, "grid.toml", SMALL);
+    let grid = write_grid_as(dir, "grid.toml", &small_grid(1));
     let flags = [
         "--set",
         "horizon_s=6",
@@ -69,11 +28,13 @@ fn set_and_axis_flags_make_the_grid_a_file_would_and_a_resume_must_repeat_them()
     assert_says(&stderr(&o), &["16 runs (16 points x 1 seeds)"]);
 
     // The same grid written as a file has the same runs, row for row.
-    let edited = SMALL.replace("horizon_s = 5", "horizon_s = 6").replace(
-        "[16, \"unbounded\"]",
-        "[8, \"unbounded\"]\ndispatch = [\"fifo\", \"reply_first\"]",
-    );
-    let file = write(dir, "edited.toml", &edited);
+    let edited = small_grid(1)
+        .replace("horizon_s = 5", "horizon_s = 6")
+        .replace(
+            "[16, \"unbounded\"]",
+            "[8, \"unbounded\"]\ndispatch = [\"fifo\", \"reply_first\"]",
+        );
+    let file = write_grid_as(dir, "edited.toml", &edited);
     let out_file = dir.join("file").display().to_string();
     assert!(
         sweep(&["run", &file, "--out", &out_file, "--no-report"])
@@ -135,7 +96,7 @@ fn set_and_axis_flags_make_the_grid_a_file_would_and_a_resume_must_repeat_them()
 #[test]
 fn bad_set_and_axis_values_are_all_reported_naming_the_flag() {
     let tmp = tempfile::tempdir().unwrap();
-    let grid = write(tmp.path(), "grid.toml", SMALL);
+    let grid = write_grid_as(tmp.path(), "grid.toml", &small_grid(1));
     for command in ["run", "plan"] {
         let o = sweep(&[
             command,
@@ -176,7 +137,7 @@ fn bad_set_and_axis_values_are_all_reported_naming_the_flag() {
 fn quiet_runs_say_only_the_results_and_json_summarises_run_and_plan() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let grid = write(dir, "grid.toml", SMALL);
+    let grid = write_grid_as(dir, "grid.toml", &small_grid(1));
     let out = dir.join("quiet").display().to_string();
     let o = sweep(&["run", &grid, "--out", &out, "--quiet", "--no-report"]);
     assert!(o.status.success());
@@ -385,7 +346,7 @@ fn params_shows_each_path_s_default_by_tier() {
     // Another scenario's values are its defaults.
     let tmp = tempfile::tempdir().unwrap();
     let show = sweep(&["scenario", "show", "ch37", "--set", "svc_b.slots=40"]);
-    let file = write(tmp.path(), "s.toml", &stdout(&show));
+    let file = write_grid_as(tmp.path(), "s.toml", &stdout(&show));
     let o = sweep(&["params", "--scenario", &file]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("svc_b.slots"));

@@ -12,6 +12,10 @@ pub fn sweep(args: &[&str]) -> Output {
         .expect("sweep runs")
 }
 
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).to_string()
+}
+
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).to_string()
 }
