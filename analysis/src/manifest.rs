@@ -98,10 +98,15 @@ pub struct Manifest {
     pub earlier_versions: Vec<String>,
 }
 
+/// A tool and commit as a person reads them: `sweep 0.1.0 (commit abc1234)`.
+pub fn version(tool: &str, git_commit: &str) -> String {
+    format!("{tool} (commit {git_commit})")
+}
+
 impl Manifest {
     /// The tool and commit that wrote it, as a person reads them.
     pub fn version(&self) -> String {
-        format!("{} (commit {})", self.tool, self.git_commit)
+        version(&self.tool, &self.git_commit)
     }
 
     /// The paths of each dimension: `dimensions`, or one per axis for a

@@ -15,7 +15,7 @@ pub struct PlanArgs {
     #[command(flatten)]
     pub overrides: crate::grid::Overrides,
     /// Threads the estimate assumes [default: all cores].
-    #[arg(long)]
+    #[arg(long, short = 'j', value_parser = crate::runner::parse_jobs)]
     pub jobs: Option<usize>,
     /// Runs of the calibration (spread over the grid; more is closer).
     #[arg(long, default_value_t = 24)]

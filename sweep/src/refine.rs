@@ -37,7 +37,7 @@ pub struct RefineArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Worker threads [default: all cores].
-    #[arg(long)]
+    #[arg(long, short = 'j', value_parser = crate::runner::parse_jobs)]
     pub jobs: Option<usize>,
     /// Do not write the analysis report.
     #[arg(long)]

@@ -314,12 +314,7 @@ fn prepare_dir(
 
 /// This build's tool and commit, as a manifest records them.
 fn this_version() -> String {
-    Manifest {
-        tool: tool_name(),
-        git_commit: env!("SWEEP_GIT_COMMIT").to_string(),
-        ..Manifest::default()
-    }
-    .version()
+    analysis::manifest::version(&tool_name(), env!("SWEEP_GIT_COMMIT"))
 }
 
 fn tool_name() -> String {

@@ -876,6 +876,11 @@ fn bad_command_line_values_and_environments_are_refused_plainly() {
     assert_says(&stderr(&o), &["'--jobs <JOBS>': must be at least 1"]);
     let o = run_grid(&grid, &out, &["-j", "100000"]);
     assert_says(&stderr(&o), &["100000 workers is more than 1024"]);
+    for command in ["plan", "refine"] {
+        let o = sweep(&[command, &grid, "--jobs", "0"]);
+        assert_eq!(o.status.code(), Some(2), "{command}");
+        assert_says(&stderr(&o), &["'--jobs <JOBS>': must be at least 1"]);
+    }
     let o = Command::new(env!("CARGO_BIN_EXE_sweep"))
         .args(["run", &grid, "--out", &out])
         .env("SLURM_ARRAY_TASK_ID", "1")
