@@ -414,8 +414,7 @@ fn slurm_script_runs_each_task_as_a_shard() {
     let dir = tmp.path();
     let grid = write_grid(dir, &small_grid(1));
     let out = dir.join("o").display().to_string();
-    let o = sweep(&[
-        "slurm",
+    let script = slurm_script(&[
         &grid,
         "--tasks",
         "4",
@@ -423,13 +422,6 @@ fn slurm_script_runs_each_task_as_a_shard() {
         &out,
         "--sbatch-arg=--time=10",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let path = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .last()
-        .unwrap()
-        .to_string();
-    let script = std::fs::read_to_string(&path).unwrap();
     assert!(script.contains("#SBATCH --array=0-3"), "{script}");
     assert!(script.contains("#SBATCH --time=10"), "{script}");
     assert!(

@@ -52,8 +52,7 @@ fn slurm_script_quotes_every_value_and_refuses_control_characters() {
     let tmp = tempfile::tempdir().unwrap();
     let grid = write_grid(tmp.path(), &labelled_grid());
     let out = tmp.path().join("out dir; touch pwned");
-    let o = sweep(&[
-        "slurm",
+    let script = slurm_script(&[
         &grid,
         "--tasks",
         "2",
@@ -61,13 +60,6 @@ fn slurm_script_quotes_every_value_and_refuses_control_characters() {
         &out.display().to_string(),
         "--sbatch-arg=--comment=two words",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let path = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .last()
-        .unwrap()
-        .to_string();
-    let script = std::fs::read_to_string(&path).unwrap();
     let dir = out.display().to_string();
     assert!(
         script.contains(&format!("#SBATCH \"--output={dir}/slurm/task-%A_%a.out\"")),

@@ -20,6 +20,17 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).to_string()
 }
 
+/// `sweep slurm ARGS...` and the text of the script it wrote (its path is
+/// the last line it prints).
+pub fn slurm_script(args: &[&str]) -> String {
+    let mut all = vec!["slurm"];
+    all.extend(args);
+    let o = sweep(&all);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let path = stdout(&o).lines().last().unwrap().to_string();
+    std::fs::read_to_string(&path).unwrap()
+}
+
 /// Asserts that `err` says each of `expected`.
 pub fn assert_says(err: &str, expected: &[&str]) {
     for e in expected {
