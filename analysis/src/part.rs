@@ -22,6 +22,13 @@ pub enum PartError {
         column: String,
         source: PolarsError,
     },
+    /// A key of the part's Parquet metadata that does not read as expected.
+    #[error("{}: metadata `{key}`: {problem}", path.display())]
+    Metadata {
+        path: PathBuf,
+        key: String,
+        problem: String,
+    },
 }
 
 /// A part's frame and where it came from.
@@ -53,6 +60,30 @@ impl Part {
 
     pub fn str(&self, name: &str) -> Result<&StringChunked, PartError> {
         column(&self.frame, &self.path, name, Column::str)
+    }
+
+    pub fn lists(&self, name: &str) -> Result<&ListChunked, PartError> {
+        column(&self.frame, &self.path, name, Column::list)
+    }
+
+    /// The list at `row` of list column `name` as `Int64` values (`None`
+    /// where the list is null).
+    pub fn i64_list(&self, name: &str, row: usize) -> Result<Option<Vec<i64>>, PartError> {
+        let fail = |source| PartError::Column {
+            path: self.path.clone(),
+            column: name.to_string(),
+            source,
+        };
+        let Some(list) = self.lists(name)?.get_as_series(row) else {
+            return Ok(None);
+        };
+        Ok(Some(
+            list.i64()
+                .map_err(fail)?
+                .iter()
+                .map(|v| v.unwrap_or(0))
+                .collect(),
+        ))
     }
 
     pub fn u64(&self, name: &str) -> Result<&UInt64Chunked, PartError> {
@@ -131,4 +162,40 @@ pub fn list(dir: &Path, suffix: &str) -> std::io::Result<Vec<PathBuf>> {
     }
     out.sort();
     Ok(out)
+}
+
+/// The value of `key` in the Parquet key-value metadata of `path`.
+pub fn metadata(path: &Path, key: &str) -> Result<Option<String>, PartError> {
+    let file = File::open(path).map_err(|source| PartError::Open {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let meta = ParquetReader::new(file)
+        .get_metadata()
+        .map_err(|source| PartError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?
+        .clone();
+    Ok(meta
+        .key_value_metadata
+        .iter()
+        .flatten()
+        .find(|kv| kv.key == key)
+        .and_then(|kv| kv.value.clone()))
+}
+
+/// The column names of the Parquet file `path`.
+pub fn column_names(path: &Path) -> Result<Vec<String>, PartError> {
+    let file = File::open(path).map_err(|source| PartError::Open {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let schema = ParquetReader::new(file)
+        .schema()
+        .map_err(|source| PartError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    Ok(schema.iter_names().map(|n| n.to_string()).collect())
 }

@@ -1,4 +1,5 @@
-//! Plots for the report: time bands, heatmaps and sensitivity bars.
+//! Plots for the report: time bands, heatmaps, sensitivity bars, recovery
+//! lines, and (in `traffic`) offered load and latency distributions.
 //!
 //! Every plot is written twice, as `<stem>.svg` and `<stem>.png` (the
 //! extensions are appended to the stem, so a stem such as `p_0.5` keeps its
@@ -222,6 +223,9 @@ macro_rules! render_both {
         result
     }};
 }
+
+mod traffic;
+pub use traffic::{CdfLine, LoadPanel, LoadPoint, cdf, latency_cdfs, offered_load};
 
 /// A text style in the plot font.
 fn text(size: f64) -> TextStyle<'static> {

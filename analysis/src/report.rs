@@ -25,6 +25,10 @@ enum Group {
     Success,
     /// What happened: queue length over time (collapsed).
     Queue,
+    /// What happened: offered load against capacity at the bottleneck.
+    Load,
+    /// What happened: the latency distribution.
+    Latency,
     /// Why: the sensitivity indices.
     Sensitivity,
 }
@@ -76,7 +80,8 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
     heatmap(&sweep, &plot_dir, &mut plot_files, &mut plot_notes)?;
     recovery_plot(&sweep, &plot_dir, &mut plot_files, &mut plot_notes)?;
     time_plots(&sweep, &plot_dir, &mut plot_files, &mut plot_notes)?;
-    plot_notes.push(missing_pictures(&sweep));
+    load_plots(&sweep, &plot_dir, &mut plot_files)?;
+    latency_plots(&sweep, &plot_dir, &mut plot_files)?;
     let bars: Vec<IndexBars> = sens
         .iter()
         .filter_map(|m| {
@@ -806,42 +811,9 @@ fn time_plots(
     if let Some(note) = &s.note {
         notes.push(note.clone());
     }
-    let run_ids: HashMap<String, usize> =
-        part::column(&sweep.runs, &sweep.dir.join("runs"), "run_id", Column::str)?
-            .iter()
-            .enumerate()
-            .filter_map(|(i, v)| v.map(|v| (v.to_string(), i)))
-            .collect();
     let mut series_cols = vec!["success_rate".to_string()];
     series_cols.extend(sweep.tiers.iter().map(|t| format!("{t}_queue_len")));
-    // values[column][(slice, line, second)] = one value per run
-    let mut values: Vec<HashMap<(usize, usize, u32), Vec<f64>>> =
-        vec![HashMap::new(); series_cols.len()];
-    let series_dir = sweep.dir.join("series");
-    let mut wanted = vec!["run_id", "second"];
-    wanted.extend(series_cols.iter().map(String::as_str));
-    for path in part::list(&series_dir, ".parquet").map_err(IoError::at(&series_dir))? {
-        let part = Part::read(&path, Some(&wanted))?;
-        let ids = part.str("run_id")?;
-        let secs = part.u32("second")?;
-        let cols: Vec<Float64Chunked> = series_cols
-            .iter()
-            .map(|c| part.f64(c))
-            .collect::<Result<_, _>>()?;
-        for (i, (id, sec)) in ids.iter().zip(secs.iter()).enumerate() {
-            let (Some(id), Some(sec)) = (id, sec) else {
-                continue;
-            };
-            let Some(&(slice, line)) = run_ids.get(id).and_then(|r| s.of_run.get(r)) else {
-                continue;
-            };
-            for (k, c) in cols.iter().enumerate() {
-                if let Some(v) = c.get(i) {
-                    values[k].entry((slice, line, sec)).or_default().push(v);
-                }
-            }
-        }
-    }
+    let values = slice_series(sweep, &s, &series_cols)?;
     let line_labels: Vec<String> = s
         .line_dim
         .map_or(vec!["all".to_string()], |d| sweep.dims[d].labels.clone());
@@ -915,6 +887,267 @@ fn time_plots(
         }
     }
     Ok(())
+}
+
+/// Per series column, per `(slice, line, second)`, the values of the runs of
+/// the drawn slices (one a run).
+type SliceSeries = Vec<HashMap<(usize, usize, u32), Vec<f64>>>;
+
+/// Reads `cols` of the series parts for the runs of the drawn slices.
+fn slice_series(sweep: &Sweep, s: &Slicing, cols: &[String]) -> Result<SliceSeries, ReportError> {
+    let run_ids = run_rows(sweep)?;
+    let mut values: SliceSeries = vec![HashMap::new(); cols.len()];
+    let series_dir = sweep.dir.join("series");
+    let mut wanted = vec!["run_id", "second"];
+    wanted.extend(cols.iter().map(String::as_str));
+    for path in part::list(&series_dir, ".parquet").map_err(IoError::at(&series_dir))? {
+        let part = Part::read(&path, Some(&wanted))?;
+        let ids = part.str("run_id")?;
+        let secs = part.u32("second")?;
+        let columns: Vec<Float64Chunked> =
+            cols.iter().map(|c| part.f64(c)).collect::<Result<_, _>>()?;
+        for (i, (id, sec)) in ids.iter().zip(secs.iter()).enumerate() {
+            let (Some(id), Some(sec)) = (id, sec) else {
+                continue;
+            };
+            let Some(&(slice, line)) = run_ids.get(id).and_then(|r| s.of_run.get(r)) else {
+                continue;
+            };
+            for (k, c) in columns.iter().enumerate() {
+                if let Some(v) = c.get(i) {
+                    values[k].entry((slice, line, sec)).or_default().push(v);
+                }
+            }
+        }
+    }
+    Ok(values)
+}
+
+/// `run_id` -> row of the runs table.
+fn run_rows(sweep: &Sweep) -> Result<HashMap<String, usize>, ReportError> {
+    Ok(
+        part::column(&sweep.runs, &sweep.dir.join("runs"), "run_id", Column::str)?
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| v.map(|v| (v.to_string(), i)))
+            .collect(),
+    )
+}
+
+/// The tier of a slice whose load came closest to, or furthest past, its
+/// capacity: the largest median arrivals / capacity of any second and line.
+/// `values` holds, per tier, its arrivals and capacity (two columns each).
+fn bottleneck(values: &SliceSeries, tiers: usize, slice: usize) -> Option<usize> {
+    (0..tiers)
+        .filter_map(|t| {
+            let (arrivals, capacity) = (&values[3 * t], &values[3 * t + 2]);
+            let peak = (arrivals.iter())
+                .filter(|((sl, _, _), _)| *sl == slice)
+                .filter_map(|(key, a)| {
+                    let c = capacity.get(key).map(|c| quantile(c, 0.5))?;
+                    (c > 0.0).then(|| quantile(a, 0.5) / c)
+                })
+                .fold(f64::NEG_INFINITY, f64::max);
+            peak.is_finite().then_some((t, peak))
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(t, _)| t)
+}
+
+/// Offered load against capacity at each drawn slice's bottleneck: first
+/// tries and retries stacked (medians over seeds), one panel per line.
+fn load_plots(
+    sweep: &Sweep,
+    plot_dir: &Path,
+    files: &mut Vec<PlotFile>,
+) -> Result<(), ReportError> {
+    let cols: Vec<String> = (sweep.tiers.iter())
+        .flat_map(|t| ["arrivals", "retries", "capacity_per_s"].map(|c| format!("{t}_{c}")))
+        .collect();
+    let series_dir = sweep.dir.join("series");
+    let parts = part::list(&series_dir, ".parquet").map_err(IoError::at(&series_dir))?;
+    // Output written before the series split retries out has nothing to draw.
+    let Some(first) = parts.first() else {
+        return Ok(());
+    };
+    let present = part::column_names(first)?;
+    if !cols.iter().all(|c| present.contains(c)) {
+        return Ok(());
+    }
+    let s = slicing(sweep);
+    let values = slice_series(sweep, &s, &cols)?;
+    let line_labels: Vec<String> = s
+        .line_dim
+        .map_or(vec!["all".to_string()], |d| sweep.dims[d].labels.clone());
+    for (slice_idx, slice) in s.slices.iter().enumerate() {
+        let Some(t) = bottleneck(&values, sweep.tiers.len(), slice_idx) else {
+            continue;
+        };
+        let tier = &sweep.tiers[t];
+        let panels = load_panels(&values, t, slice_idx, &line_labels);
+        if panels.is_empty() {
+            continue;
+        }
+        let name = slice_name(sweep, &slice.key);
+        let shades = s.first_run[slice_idx].map_or(Vec::new(), |r| triggers_of(sweep, r));
+        let stem = format!("load_{}", slice.index);
+        let title = format!("Offered load at {tier}");
+        plots::offered_load(
+            &plot_dir.join(&stem),
+            &format!("{title} ({name})"),
+            &panels,
+            &shades,
+        )?;
+        files.push(PlotFile {
+            title: format!("{title}, {name}"),
+            stem,
+            caption: format!(
+                "{} {tier} is this slice's bottleneck: its load came closest to, or furthest past, its capacity. Requests arriving per second (medians over seeds), first tries and retries stacked; where retries fill the gap above capacity, the retry storm sustains the overload.",
+                slice.reason
+            ),
+            group: Group::Load,
+        });
+    }
+    Ok(())
+}
+
+/// The panels of one slice's offered-load plot at tier `t`: per line, per
+/// second, the medians over seeds of the retries and of the other arrivals
+/// (the first tries), and of the capacity. `values` as for [`bottleneck`].
+fn load_panels(
+    values: &SliceSeries,
+    t: usize,
+    slice: usize,
+    labels: &[String],
+) -> Vec<plots::LoadPanel> {
+    let [arrivals, retries, capacity] = [0, 1, 2].map(|k| &values[3 * t + k]);
+    (labels.iter().enumerate())
+        .filter_map(|(line, label)| {
+            let mut points: Vec<plots::LoadPoint> = (arrivals.iter())
+                .filter(|((sl, ln, _), _)| *sl == slice && *ln == line)
+                .map(|(key, a)| {
+                    let median = |m: &HashMap<_, Vec<f64>>| m.get(key).map(|v| quantile(v, 0.5));
+                    let r = median(retries).unwrap_or(0.0);
+                    plots::LoadPoint {
+                        second: key.2 as f64,
+                        first: quantile(a, 0.5) - r,
+                        retries: r,
+                        capacity: median(capacity),
+                    }
+                })
+                .collect();
+            points.sort_by(|a, b| a.second.total_cmp(&b.second));
+            (!points.is_empty()).then(|| plots::LoadPanel {
+                label: label.clone(),
+                points,
+            })
+        })
+        .collect()
+}
+
+/// The latency distribution of each drawn slice, one line per strategy,
+/// successes and failures apart, users pooled over the slice's seeds.
+fn latency_plots(
+    sweep: &Sweep,
+    plot_dir: &Path,
+    files: &mut Vec<PlotFile>,
+) -> Result<(), ReportError> {
+    let Some(edges) = latency_edges(sweep)? else {
+        return Ok(());
+    };
+    let runs_dir = sweep.dir.join("runs");
+    let s = slicing(sweep);
+    let run_ids = run_rows(sweep)?;
+    let lines = s.line_dim.map_or(1, |d| sweep.dims[d].labels.len());
+    let buckets = edges.len() + 1;
+    // counts[slice][line] = (ok, failed)
+    let mut counts = vec![vec![(vec![0u64; buckets], vec![0u64; buckets]); lines]; s.slices.len()];
+    let wanted = [
+        "run_id",
+        "success_latency_histogram",
+        "failed_latency_histogram",
+    ];
+    for path in part::list(&runs_dir, ".parquet").map_err(IoError::at(&runs_dir))? {
+        let part = Part::read(&path, Some(&wanted))?;
+        let ids = part.str("run_id")?;
+        for (i, id) in ids.iter().enumerate() {
+            let Some(&(slice, line)) = id
+                .and_then(|id| run_ids.get(id))
+                .and_then(|r| s.of_run.get(r))
+            else {
+                continue;
+            };
+            let (ok, failed) = &mut counts[slice][line];
+            for (column, into) in [(wanted[1], ok), (wanted[2], failed)] {
+                for (b, c) in part
+                    .i64_list(column, i)?
+                    .unwrap_or_default()
+                    .iter()
+                    .enumerate()
+                    .take(buckets)
+                {
+                    into[b] += (*c).max(0) as u64;
+                }
+            }
+        }
+    }
+    let labels: Vec<String> = s
+        .line_dim
+        .map_or(vec!["all".to_string()], |d| sweep.dims[d].labels.clone());
+    for (slice_idx, slice) in s.slices.iter().enumerate() {
+        let cdf_lines: Vec<plots::CdfLine> = (labels.iter().zip(&counts[slice_idx]))
+            .filter(|(_, (o, f))| o.iter().chain(f).any(|c| *c > 0))
+            .map(|(label, (ok, failed))| plots::CdfLine {
+                label: label.clone(),
+                ok: ok.clone(),
+                failed: failed.clone(),
+            })
+            .collect();
+        if cdf_lines.is_empty() {
+            continue;
+        }
+        let name = slice_name(sweep, &slice.key);
+        let stem = format!("latency_{}", slice.index);
+        let title = "Latency of finished users";
+        plots::latency_cdfs(
+            &plot_dir.join(&stem),
+            &format!("{title} ({name})"),
+            &edges,
+            &cdf_lines,
+        )?;
+        files.push(PlotFile {
+            title: format!("{title}, {name}"),
+            stem,
+            caption: format!(
+                "{} The share of users finished within each latency, successes (solid) and failures (dashed), all users of the slice's seeds pooled; the curve is exact at the histogram's bucket edges (ten a decade).",
+                slice.reason
+            ),
+            group: Group::Latency,
+        });
+    }
+    Ok(())
+}
+
+/// The latency histogram's bucket edges in seconds, as the runs parts
+/// record them (`None`: written before the histogram was kept).
+fn latency_edges(sweep: &Sweep) -> Result<Option<Vec<f64>>, ReportError> {
+    let runs_dir = sweep.dir.join("runs");
+    let Some(first) = part::list(&runs_dir, ".parquet")
+        .map_err(IoError::at(&runs_dir))?
+        .into_iter()
+        .next()
+    else {
+        return Ok(None);
+    };
+    let Some(text) = part::metadata(&first, "sweep.latency_edges_s")? else {
+        return Ok(None);
+    };
+    let edges = serde_json::from_str(&text).map_err(|e| crate::part::PartError::Metadata {
+        path: first.clone(),
+        key: "sweep.latency_edges_s".to_string(),
+        problem: e.to_string(),
+    })?;
+    Ok(Some(edges))
 }
 
 /// The numeric axis the recovery plot is drawn against: a trigger's length
@@ -1046,13 +1279,6 @@ fn recovery_plot(
 }
 
 /// The pictures the data cannot support, and why.
-fn missing_pictures(sweep: &Sweep) -> String {
-    let leaf = sweep.tiers.last().map_or("the bottleneck", String::as_str);
-    format!(
-        "Not drawn: offered load against capacity at {leaf} (the series count arrivals per tier, first tries and retries together, and the runs hold no capacity); a latency CDF (the runs keep only the median and p99 of latencies, not their distribution)."
-    )
-}
-
 /// Linear-interpolated quantile.
 fn quantile(values: &[f64], p: f64) -> f64 {
     let mut v = values.to_vec();
@@ -1251,6 +1477,25 @@ fn index_markdown(
         let body: String = queues.iter().map(|p| plot_md(p)).collect();
         md.push_str(&collapsed(
             &format!("{} plots: queue length per tier and slice", queues.len()),
+            &body,
+        ));
+    }
+    let loads: Vec<&PlotFile> = of(Group::Load).collect();
+    if !loads.is_empty() {
+        md.push_str("### Offered load against capacity\n\n");
+        for p in &loads {
+            md.push_str(&plot_md(p));
+        }
+    }
+    let latencies: Vec<&PlotFile> = of(Group::Latency).collect();
+    if !latencies.is_empty() {
+        md.push_str("### Latency distribution\n\n");
+        let body: String = latencies.iter().map(|p| plot_md(p)).collect();
+        md.push_str(&collapsed(
+            &format!(
+                "{} plots: latency of finished users per slice",
+                latencies.len()
+            ),
             &body,
         ));
     }
@@ -1583,6 +1828,35 @@ mod tests {
                 .join("analysis/plots/success_rate_4.png")
                 .exists()
         );
+    }
+
+    /// The offered-load plot is drawn at the tier whose load came closest
+    /// to its capacity, and stacks the median retries on the median first
+    /// tries (arrivals less retries).
+    #[test]
+    fn offered_load_is_drawn_at_the_bottleneck_with_retries_on_top() {
+        let key = |line, sec| (0usize, line, sec);
+        let mut values: SliceSeries = vec![HashMap::new(); 6];
+        // Tier 0: 300 arrivals against 1,000/s; tier 1: 300 (of them 100,
+        // then 200 retries) against 200/s: the bottleneck.
+        for t in 0..2 {
+            for sec in 0..2u32 {
+                values[3 * t].insert(key(0, sec), vec![300.0, 300.0, 300.0]);
+                values[3 * t + 2].insert(key(0, sec), vec![[1000.0, 200.0][t]; 3]);
+            }
+        }
+        values[4].insert(key(0, 0), vec![100.0, 90.0, 110.0]);
+        values[4].insert(key(0, 1), vec![200.0, 200.0, 250.0]);
+        assert_eq!(bottleneck(&values, 2, 0), Some(1));
+        assert_eq!(bottleneck(&values, 2, 1), None, "no such slice");
+        let panels = load_panels(&values, 1, 0, &["naive".to_string()]);
+        assert_eq!(panels.len(), 1);
+        let p = &panels[0].points;
+        assert_eq!(
+            (p[0].first, p[0].retries, p[0].capacity),
+            (200.0, 100.0, Some(200.0))
+        );
+        assert_eq!((p[1].first, p[1].retries), (100.0, 200.0));
     }
 
     /// A load spike is shaded as a spike, not as a slow window, and a slow

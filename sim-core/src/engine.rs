@@ -24,8 +24,8 @@ use crate::job::{Job, JobKind, JobRef, Jobs, NO_EDGE, NO_JOB};
 use crate::model::{CallModel, Downstream, Model, RateProfile};
 use crate::random::Stream;
 use crate::result::{
-    CallerStats, ClassStats, ClosedStats, Phase, RunResult, Series, TierSeries, TierStats,
-    nearest_rank,
+    CallerStats, ClassStats, ClosedStats, LatencyHistogram, Phase, RunResult, Series, TierSeries,
+    TierStats, nearest_rank,
 };
 use crate::scenario::{CancelMode, Dispatch};
 use crate::server::{Admission, Dropped, Server, abandon_at};
@@ -473,7 +473,7 @@ impl Sim<'_> {
         };
         self.user_class.push(class as u8);
         self.class_users[class] += 1;
-        let job = self.jobs.alloc(Job::user(user, self.now));
+        let job = self.jobs.alloc(Job::user(user, self.now), false);
         self.start_attempt(job);
     }
 
@@ -576,14 +576,11 @@ impl Sim<'_> {
         };
         let deadline = if call.propagate { end } else { NEVER };
         let user = self.jobs.get_mut(caller).user;
-        let job = self.jobs.alloc(Job::request(
-            s,
-            edge,
-            caller,
-            caller_attempt,
-            deadline,
-            user,
-        ));
+        let by_retry = caller_attempt > 1 || copy > 0 || self.jobs.by_retry(caller);
+        let job = self.jobs.alloc(
+            Job::request(s, edge, caller, caller_attempt, deadline, user),
+            by_retry,
+        );
         if call.cancel != CancelMode::Never {
             self.copies.entry(caller.idx).or_insert([NO_JOB; 2])[copy] = job;
         }
@@ -629,7 +626,7 @@ impl Sim<'_> {
         let reply_first = m.dispatch == Dispatch::ReplyFirst;
         self.servers[model.tier].per_user[user] += 1;
         let srv = &mut self.servers[s];
-        srv.on_arrival(sec, during, self.user_ended[user]);
+        srv.on_arrival(sec, during, self.user_ended[user], self.jobs.by_retry(job));
         let admission = match srv.admit(model, now, sec, class, reply_first) {
             Ok(admission) => admission,
             Err(_) => {
@@ -691,20 +688,24 @@ impl Sim<'_> {
     /// matter. Each branch makes its attempts like any caller.
     fn fan_out(&mut self, parent: JobRef, edges: &[usize]) {
         let p = *self.jobs.get_mut(parent);
+        let by_retry = self.jobs.by_retry(parent);
         let branches: Vec<JobRef> = edges
             .iter()
             .map(|&e| {
-                self.jobs.alloc(Job {
-                    kind: JobKind::Branch,
-                    edge: e as u16,
-                    caller: parent,
-                    caller_attempt: 0,
-                    arrived: self.now,
-                    started: self.now,
-                    attempts: 0,
-                    waiting: false,
-                    ..p
-                })
+                self.jobs.alloc(
+                    Job {
+                        kind: JobKind::Branch,
+                        edge: e as u16,
+                        caller: parent,
+                        caller_attempt: 0,
+                        arrived: self.now,
+                        started: self.now,
+                        attempts: 0,
+                        waiting: false,
+                        ..p
+                    },
+                    by_retry,
+                )
             })
             .collect();
         self.fanouts.insert(
@@ -999,7 +1000,8 @@ impl Sim<'_> {
         let now = self.now;
         let mut instances: Vec<Option<(TierStats, TierSeries)>> =
             (std::mem::take(&mut self.servers).into_iter())
-                .map(|s| Some(s.into_result(now)))
+                .zip(&self.m.servers)
+                .map(|(s, model)| Some(s.into_result(model, now)))
                 .collect();
         let (tiers, tier_series) = (self.m.tier_instances.iter())
             .map(|ids| {
@@ -1041,6 +1043,7 @@ impl Sim<'_> {
             success_latency_median_s: secs(nearest_rank(&mut self.ok_latencies, 0.5)),
             success_latency_p99_s: secs(nearest_rank(&mut self.ok_latencies, 0.99)),
             failed_latency_median_s: secs(nearest_rank(&mut self.failed_latencies, 0.5)),
+            latency_histogram: LatencyHistogram::new(&self.ok_latencies, &self.failed_latencies),
             tiers,
             closed: self.closed.map(|c| ClosedStats {
                 users: c.last_done.len() as u64,

@@ -126,15 +126,21 @@ impl Job {
 pub struct Jobs {
     pub slots: Vec<Job>,
     free: Vec<u32>,
+    /// Per slot: the job exists because of a retry or a hedged copy, sent
+    /// by its caller or by any caller above it (for the offered-load
+    /// series). Beside the slots, not in `Job`, which fills its cache line.
+    by_retry: Vec<bool>,
 }
 
 impl Jobs {
+    /// A new job; `by_retry`: see [`Jobs::by_retry`].
     #[inline]
-    pub fn alloc(&mut self, mut job: Job) -> JobRef {
+    pub fn alloc(&mut self, mut job: Job, by_retry: bool) -> JobRef {
         job.live = true;
         if let Some(idx) = self.free.pop() {
             job.generation = self.slots[idx as usize].generation.wrapping_add(1);
             self.slots[idx as usize] = job;
+            self.by_retry[idx as usize] = by_retry;
             JobRef {
                 idx,
                 generation: job.generation,
@@ -142,6 +148,7 @@ impl Jobs {
         } else {
             job.generation = 0;
             self.slots.push(job);
+            self.by_retry.push(by_retry);
             JobRef {
                 idx: self.slots.len() as u32 - 1,
                 generation: 0,
@@ -169,6 +176,13 @@ impl Jobs {
         let j = &mut self.slots[r.idx as usize];
         debug_assert!(j.live && j.generation == r.generation);
         j
+    }
+
+    /// The job exists because of a retry or a hedged copy, sent by its
+    /// caller or by any caller above it.
+    #[inline]
+    pub fn by_retry(&self, r: JobRef) -> bool {
+        self.by_retry[r.idx as usize]
     }
 
     #[inline]

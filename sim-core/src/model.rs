@@ -328,6 +328,15 @@ impl ServiceModel {
         self.none
     }
 
+    /// The mean service time in nanoseconds, slow requests included.
+    pub fn mean_ns(&self) -> f64 {
+        if self.none {
+            0.0
+        } else {
+            (1.0 - self.slow_p) * self.mean + self.slow_p * self.slow
+        }
+    }
+
     /// One service time, multiplied by `factor` (slow windows).
     pub fn draw(&self, factor: f64, rng: &mut Stream) -> Nanos {
         if self.slow_p > 0.0 && rng.uniform() < self.slow_p {

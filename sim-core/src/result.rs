@@ -31,6 +31,8 @@ pub struct RunResult {
     pub success_latency_p99_s: Option<f64>,
     /// Finished failed users only (the unfinished have no latency yet).
     pub failed_latency_median_s: Option<f64>,
+    /// The users' latencies, bucketed: the whole distribution, for CDFs.
+    pub latency_histogram: LatencyHistogram,
     pub tiers: Vec<TierStats>,
     /// Closed-loop users' cycles (none with open arrivals).
     pub closed: Option<ClosedStats>,
@@ -207,8 +209,12 @@ impl TierSeries {
             add(&mut t.admitted, &p.admitted);
             add(&mut t.completed, &p.completed);
             add(&mut t.late, &p.late);
+            add(&mut t.retries, &p.retries);
             add(&mut t.queue_len, &p.queue_len);
             add(&mut t.busy, &p.busy);
+            for (x, y) in t.capacity_per_s.iter_mut().zip(&p.capacity_per_s) {
+                *x = x.zip(*y).map(|(x, y)| x + y);
+            }
         }
         t
     }
@@ -276,6 +282,51 @@ pub struct ClassStats {
     pub users_ok: u64,
 }
 
+/// The R10 preferred numbers: ten steps a decade, each about 1.26 times the
+/// one before, and round in every decade.
+const R10: [u64; 10] = [100, 125, 160, 200, 250, 315, 400, 500, 630, 800];
+
+/// The upper edges of the latency histogram's buckets, in nanoseconds: the
+/// R10 steps from 100 µs to 1,000 s. Bucket `i` holds the latencies in
+/// `(edge[i-1], edge[i]]` (bucket 0 everything up to 100 µs); one bucket
+/// more holds those above 1,000 s.
+pub const LATENCY_EDGES_NS: [u64; 71] = {
+    let mut edges = [0; 71];
+    let (mut i, mut decade) = (0, 1_000);
+    while i < edges.len() {
+        edges[i] = R10[i % 10] * decade;
+        i += 1;
+        if i % 10 == 0 {
+            decade *= 10;
+        }
+    }
+    edges
+};
+
+/// Finished users' latencies per bucket of [`LATENCY_EDGES_NS`] (one count
+/// more than edges), successes and failures apart.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LatencyHistogram {
+    pub ok: Vec<u64>,
+    pub failed: Vec<u64>,
+}
+
+impl LatencyHistogram {
+    pub fn new(ok: &[u64], failed: &[u64]) -> LatencyHistogram {
+        let bucket = |latencies: &[u64]| {
+            let mut counts = vec![0; LATENCY_EDGES_NS.len() + 1];
+            for l in latencies {
+                counts[LATENCY_EDGES_NS.partition_point(|e| e < l)] += 1;
+            }
+            counts
+        };
+        LatencyHistogram {
+            ok: bucket(ok),
+            failed: bucket(failed),
+        }
+    }
+}
+
 /// Per second of simulated time.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Series {
@@ -292,12 +343,23 @@ pub struct Series {
 pub struct TierSeries {
     pub name: String,
     pub arrivals: Vec<u64>,
+    /// Arrivals that exist because of a retry or a hedged copy, sent by the
+    /// tier's caller or by any caller above it (a first try of a request
+    /// that serves a retry counts): `arrivals - retries` are the users'
+    /// first tries, the load without amplification.
+    pub retries: Vec<u64>,
     pub admitted: Vec<u64>,
     pub completed: Vec<u64>,
     pub late: Vec<u64>,
     /// Sampled at the end of the second.
     pub queue_len: Vec<u64>,
     pub busy: Vec<u64>,
+    /// Requests per second the tier's slots can serve from its own work:
+    /// slots / mean service time, slowed by the slow windows in force at
+    /// mid-second (summed over replicas). Time spent waiting for its own
+    /// calls is not counted, so for a tier that calls others it is an upper
+    /// bound. `None` for a tier that does no work of its own.
+    pub capacity_per_s: Vec<Option<f64>>,
 }
 
 impl Series {
@@ -588,7 +650,28 @@ pub fn nearest_rank(values: &mut [u64], p: f64) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::nearest_rank;
+    use super::{LATENCY_EDGES_NS, LatencyHistogram, nearest_rank};
+
+    #[test]
+    fn latency_edges_are_the_r10_steps_from_100_us_to_1000_s() {
+        assert_eq!(LATENCY_EDGES_NS[0], 100_000);
+        assert_eq!(LATENCY_EDGES_NS[5], 315_000);
+        assert_eq!(LATENCY_EDGES_NS[10], 1_000_000);
+        assert_eq!(LATENCY_EDGES_NS[70], 1_000_000_000_000);
+        assert!(LATENCY_EDGES_NS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn a_latency_on_an_edge_falls_in_the_bucket_it_closes() {
+        let ms = 1_000_000;
+        let h = LatencyHistogram::new(&[0, 100_000, 100_001, ms, 2_000 * 1_000 * ms], &[125_000]);
+        assert_eq!(h.ok.len(), 72);
+        assert_eq!(&h.ok[..2], &[2, 1]);
+        assert_eq!(h.ok[10], 1, "1 ms closes bucket 10");
+        assert_eq!(h.ok[71], 1, "above 1,000 s: the last bucket");
+        assert_eq!(h.ok.iter().sum::<u64>(), 5);
+        assert_eq!(h.failed[1], 1);
+    }
 
     #[test]
     fn nearest_rank_matches_the_definition() {

@@ -205,11 +205,13 @@ impl Server {
             series: TierSeries {
                 name: model.name.clone(),
                 arrivals: vec![0; secs],
+                retries: vec![0; secs],
                 admitted: vec![0; secs],
                 completed: vec![0; secs],
                 late: vec![0; secs],
                 queue_len: vec![0; secs],
                 busy: vec![0; secs],
+                capacity_per_s: Vec::new(),
             },
             busy_ns: 0,
             wait_ns: 0,
@@ -237,9 +239,10 @@ impl Server {
     /// not, after its user request has `ended` or not (the engine counts it
     /// for its user at the tier's replica 0: `per_user`).
     #[inline]
-    pub fn on_arrival(&mut self, sec: usize, during: bool, ended: bool) {
+    pub fn on_arrival(&mut self, sec: usize, during: bool, ended: bool, retry: bool) {
         self.stats.arrivals += 1;
         self.series.arrivals[sec] += 1;
+        self.series.retries[sec] += retry as u64;
         self.stats.arrivals_during += during as u64;
         self.stats.arrivals_after_user_left += ended as u64;
     }
@@ -384,8 +387,15 @@ impl Server {
     }
 
     /// The tier's counters and series at the end of the run (`now`).
-    pub fn into_result(mut self, now: Nanos) -> (TierStats, TierSeries) {
+    pub fn into_result(mut self, model: &ServerModel, now: Nanos) -> (TierStats, TierSeries) {
         self.account_queue(now);
+        self.series.capacity_per_s = (0..self.series.arrivals.len() as u64)
+            .map(|sec| {
+                let mid = sec * NANOS_PER_SEC + NANOS_PER_SEC / 2;
+                let mean_s = model.service.mean_ns() * model.slow_factor(mid) / 1e9;
+                (mean_s > 0.0).then(|| model.slots as f64 / mean_s)
+            })
+            .collect();
         let secs = |ns: u128| ns as f64 / NANOS_PER_SEC as f64;
         let mut t = self.stats;
         t.wait_s = secs(self.wait_ns);
@@ -431,11 +441,14 @@ mod tests {
     }
 
     fn request(jobs: &mut Jobs, deadline: Nanos, cancelled: bool) -> JobRef {
-        jobs.alloc(Job {
-            arrived: 0,
-            cancelled,
-            ..Job::request(0, NO_EDGE, NO_JOB, 1, deadline, 0)
-        })
+        jobs.alloc(
+            Job {
+                arrived: 0,
+                cancelled,
+                ..Job::request(0, NO_EDGE, NO_JOB, 1, deadline, 0)
+            },
+            false,
+        )
     }
 
     #[test]

@@ -181,6 +181,31 @@ fn check(s: &Scenario, r: &RunResult, label: &str) {
         assert_eq!(series.admitted.iter().sum::<u64>(), t.admitted);
         assert_eq!(series.completed.iter().sum::<u64>(), t.completed);
         assert_eq!(series.late.iter().sum::<u64>(), t.late);
+        // Retries arriving: every retry sent, less those still on the
+        // network; from the client (the top), also every hedged copy and
+        // nothing more; below, also the requests serving a retry above.
+        let retries: u64 = series.retries.iter().sum();
+        let (sent, hedges) = (sum_c(|c| c.retries_sent), sum_c(|c| c.hedges_sent));
+        assert!(
+            retries + t.in_transit_at_end >= sent,
+            "{}: {retries} retries arrived, {sent} sent",
+            ctx("retries")
+        );
+        if into.iter().all(|e| edges[*e].from.is_none()) {
+            assert!(
+                retries <= sent + hedges,
+                "{}: {retries} retries arrived, {sent} sent, {hedges} hedges",
+                ctx("retries from the client")
+            );
+        }
+        assert!(
+            series
+                .retries
+                .iter()
+                .zip(&series.arrivals)
+                .all(|(r, a)| r <= a)
+        );
+        assert_eq!(series.capacity_per_s.len(), series.arrivals.len());
         // The tier's queue is its replicas' together.
         let longest = match t.replicas.len() {
             0 => t.max_queue,
@@ -507,3 +532,31 @@ queue_cap = 50
 service = { dist = "exponential", mean_s = 0.01 }
 slow = [{ start_s = 10.0, duration_s = 10.0, factor = 5.0 }]
 "#;
+
+/// The bottleneck's capacity series is its slots over its mean service
+/// time, divided by the slow factor in the seconds the window covers; a
+/// forwarder has none; replicas add up.
+#[test]
+fn capacity_is_slots_over_mean_service_time_slowed_in_the_window() {
+    let s = ch37("naive", "fifo", &[]);
+    let r = run(&s, 1);
+    let svc_b = &r.series.tiers[2].capacity_per_s;
+    assert_eq!(svc_b.len(), 70);
+    let full = 16.0 / 0.020;
+    for (sec, c) in svc_b.iter().enumerate() {
+        let expected = if (10..30).contains(&sec) {
+            full / 10.0
+        } else {
+            full
+        };
+        let c = c.expect("svc_b does work");
+        assert!(
+            (c - expected).abs() < 1e-9 * full,
+            "second {sec}: {c} vs {expected}"
+        );
+    }
+    assert!(r.series.tiers[0].capacity_per_s.iter().all(Option::is_none));
+    let four = run(&ch37("naive", "fifo", &[("svc_b.replicas", "4")]), 1);
+    let c = four.series.tiers[2].capacity_per_s[0].unwrap();
+    assert!((c - 4.0 * full).abs() < 1e-9 * full);
+}

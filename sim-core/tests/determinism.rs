@@ -37,7 +37,7 @@
 mod common;
 use common::*;
 use sim_core::RunResult;
-use sim_core::result::{Series, TierSeries};
+use sim_core::result::{LatencyHistogram, Series, TierSeries};
 use std::collections::HashMap;
 
 #[test]
@@ -103,31 +103,41 @@ fn snapshot(r: &RunResult) -> Vec<(String, String)> {
         failures,
         tiers,
     } = &r.series;
-    let mut series = |name: String, xs: &[u64]| {
-        let xs: Vec<String> = xs.iter().map(u64::to_string).collect();
+    let mut series = |name: String, xs: Vec<String>| {
         out.push((format!("series.{name}"), xs.join(" ")));
     };
-    series("user_arrivals".into(), user_arrivals);
-    series("user_ok_by_arrival".into(), user_ok_by_arrival);
-    series("successes".into(), successes);
-    series("failures".into(), failures);
+    let counts = |xs: &[u64]| xs.iter().map(u64::to_string).collect::<Vec<_>>();
+    series("user_arrivals".into(), counts(user_arrivals));
+    series("user_ok_by_arrival".into(), counts(user_ok_by_arrival));
+    series("successes".into(), counts(successes));
+    series("failures".into(), counts(failures));
     for t in tiers {
         let TierSeries {
             name,
             arrivals,
+            retries,
             admitted,
             completed,
             late,
             queue_len,
             busy,
+            capacity_per_s,
         } = t;
-        series(format!("{name}.arrivals"), arrivals);
-        series(format!("{name}.admitted"), admitted);
-        series(format!("{name}.completed"), completed);
-        series(format!("{name}.late"), late);
-        series(format!("{name}.queue_len"), queue_len);
-        series(format!("{name}.busy"), busy);
+        series(format!("{name}.arrivals"), counts(arrivals));
+        series(format!("{name}.retries"), counts(retries));
+        series(format!("{name}.admitted"), counts(admitted));
+        series(format!("{name}.completed"), counts(completed));
+        series(format!("{name}.late"), counts(late));
+        series(format!("{name}.queue_len"), counts(queue_len));
+        series(format!("{name}.busy"), counts(busy));
+        let capacity = (capacity_per_s.iter())
+            .map(|c| c.map_or("none".to_string(), |c| format!("{c:?}")))
+            .collect();
+        series(format!("{name}.capacity_per_s"), capacity);
     }
+    let LatencyHistogram { ok, failed } = &r.latency_histogram;
+    series("latency_histogram.ok".into(), counts(ok));
+    series("latency_histogram.failed".into(), counts(failed));
     out
 }
 

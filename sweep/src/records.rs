@@ -5,6 +5,10 @@
 //! path), `status`, `error`, `events`, `wall_ms`, and every metric of
 //! [`sim_core::RunResult::metrics`] under its own name (null for failed runs).
 //!
+//! `success_latency_histogram`, `failed_latency_histogram`: the finished
+//! users' latencies per bucket of [`sim_core::result::LATENCY_EDGES_NS`]
+//! (a list of counts, one more than the edges).
+//!
 //! `series`: one row per run and simulated second (ok runs only): the
 //! user-level counts, then `<tier>_<counter>` per tier.
 //!
@@ -129,6 +133,33 @@ impl Layout {
             };
             cols.push(col);
         }
+        type Histogram = fn(&sim_core::result::LatencyHistogram) -> &Vec<u64>;
+        let histograms: [(&str, Histogram); 2] = [
+            ("success_latency_histogram", |h| &h.ok),
+            ("failed_latency_histogram", |h| &h.failed),
+        ];
+        for (name, get) in histograms {
+            let buckets = sim_core::result::LATENCY_EDGES_NS.len() + 1;
+            let mut list = ListPrimitiveChunkedBuilder::<Int64Type>::new(
+                name.into(),
+                n,
+                n * buckets,
+                DataType::Int64,
+            );
+            for o in batch {
+                match &o.result {
+                    Ok(r) => {
+                        let counts: Vec<i64> = get(&r.latency_histogram)
+                            .iter()
+                            .map(|c| count(*c))
+                            .collect();
+                        list.append_slice(&counts);
+                    }
+                    Err(_) => list.append_null(),
+                }
+            }
+            cols.push(list.finish().into_column());
+        }
         DataFrame::new(n, cols)
     }
 
@@ -176,8 +207,9 @@ impl Layout {
             Column::new("failures".into(), flat(&|r, s| r.series.failures[s])),
         ];
         for (t, name) in self.tiers.iter().enumerate() {
-            let tier_cols: [(&str, SeriesColumn); 6] = [
+            let tier_cols: [(&str, SeriesColumn); 7] = [
                 ("arrivals", |x| &x.arrivals),
+                ("retries", |x| &x.retries),
                 ("admitted", |x| &x.admitted),
                 ("completed", |x| &x.completed),
                 ("late", |x| &x.late),
@@ -190,6 +222,12 @@ impl Layout {
                     flat(&|r, s| get(&r.series.tiers[t])[s]),
                 ));
             }
+            cols.push(Column::new(
+                format!("{name}_capacity_per_s").into(),
+                ok.iter()
+                    .flat_map(|(_, r)| r.series.tiers[t].capacity_per_s.iter().copied())
+                    .collect::<Vec<_>>(),
+            ));
         }
         DataFrame::new(rows, cols)
     }

@@ -401,6 +401,16 @@ fn execute(
             "sweep.shard".to_string(),
             format!("{}/{}", shard.index, shard.count),
         ),
+        // The bucket edges of the runs' latency histograms, for readers.
+        (
+            "sweep.latency_edges_s".to_string(),
+            serde_json::to_string(
+                &sim_core::result::LATENCY_EDGES_NS
+                    .map(|e| e as f64 / 1e9)
+                    .to_vec(),
+            )
+            .expect("floats serialize"),
+        ),
     ];
     let layout = Layout::new(
         grid.point_columns(),

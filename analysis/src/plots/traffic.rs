@@ -1,0 +1,438 @@
+//! The two pictures of the traffic itself: the load offered to a tier
+//! against what it can serve (the retry storm), and the distribution of the
+//! users' latencies.
+
+use super::*;
+
+/// One second of [`offered_load`]: medians over seeds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LoadPoint {
+    /// The second's start, in simulated seconds.
+    pub second: f64,
+    /// Requests arriving that are a caller's first attempt.
+    pub first: f64,
+    /// Requests arriving that are retries.
+    pub retries: f64,
+    /// What the tier can serve per second (`None`: no work of its own).
+    pub capacity: Option<f64>,
+}
+
+/// One panel of [`offered_load`]: a line of the report (a strategy).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadPanel {
+    pub label: String,
+    pub points: Vec<LoadPoint>,
+}
+
+/// Height of one panel of [`offered_load`], in pixels.
+const LOAD_PANEL_H: u32 = 210;
+
+/// Requests arriving per second at one tier, first tries and retries
+/// stacked, against the tier's capacity (a dashed step line), one panel per
+/// line with a shared y axis; the triggers shaded. Written to `stem.svg`
+/// and `stem.png`, 1000 px wide. Errors: no panel or no point.
+pub fn offered_load(
+    stem: &Path,
+    title: &str,
+    panels: &[LoadPanel],
+    shades: &[Shade],
+) -> Result<(), PlotError> {
+    let seconds = || {
+        panels
+            .iter()
+            .flat_map(|p| p.points.iter().map(|q| q.second))
+    };
+    let Some(x_lo) = seconds().reduce(f64::min) else {
+        return Err(bad_input(title, "no points to plot".to_string()));
+    };
+    let x_hi = seconds().fold(x_lo, f64::max) + 1.0;
+    let y_max = (panels.iter().flat_map(|p| &p.points))
+        .map(|q| (q.first + q.retries).max(q.capacity.unwrap_or(0.0)))
+        .fold(1.0, f64::max)
+        * 1.08;
+    let size = (1000, 90 + LOAD_PANEL_H * panels.len() as u32);
+    render_both!(stem, size, |root| draw_load(
+        &root,
+        title,
+        panels,
+        shades,
+        (x_lo, x_hi, y_max)
+    ))
+}
+
+const FIRST_COLOR: RGBColor = PALETTE[0];
+const RETRY_COLOR: RGBColor = PALETTE[3];
+
+fn draw_load<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    panels: &[LoadPanel],
+    shades: &[Shade],
+    (x_lo, x_hi, y_max): (f64, f64, f64),
+) -> Result<(), PlotError> {
+    let body = titled(root, title)?;
+    let (legend, rest) = body.split_vertically(30);
+    let mut x = 90;
+    let mut kinds: Vec<ShadeKind> = Vec::new();
+    for s in shades {
+        if !kinds.contains(&s.kind) {
+            kinds.push(s.kind);
+        }
+    }
+    let entries = [
+        ("first tries", FIRST_COLOR.mix(0.55).filled()),
+        ("retries", RETRY_COLOR.mix(0.75).filled()),
+    ];
+    for (label, fill) in entries {
+        swatch(&legend, (x, 6), (24, 14), fill, None)?;
+        legend
+            .draw(&Text::new(label, (x + 30, 13), text(15.0).pos(left())))
+            .map_err(de)?;
+        x += 40 + text_width(&legend, label, &text(15.0)) as i32;
+    }
+    let dashed = BLACK.stroke_width(2);
+    legend
+        .draw(&DashedPathElement::new(
+            vec![(x, 13), (x + 24, 13)],
+            6,
+            4,
+            dashed,
+        ))
+        .map_err(de)?;
+    let capacity = "capacity: slots / mean service time";
+    legend
+        .draw(&Text::new(capacity, (x + 30, 13), text(15.0).pos(left())))
+        .map_err(de)?;
+    x += 40 + text_width(&legend, capacity, &text(15.0)) as i32;
+    for kind in kinds {
+        swatch(&legend, (x, 6), (24, 14), kind.color().filled(), None)?;
+        legend
+            .draw(&Text::new(
+                kind.label(),
+                (x + 30, 13),
+                text(15.0).pos(left()),
+            ))
+            .map_err(de)?;
+        x += 40 + text_width(&legend, kind.label(), &text(15.0)) as i32;
+    }
+    let areas = rest.split_evenly((panels.len(), 1));
+    for (panel, area) in panels.iter().zip(&areas) {
+        let mut chart = ChartBuilder::on(area)
+            .caption(&panel.label, bold(16.0))
+            .margin(8)
+            .margin_right(20)
+            .x_label_area_size(40)
+            .y_label_area_size(80)
+            .build_cartesian_2d(x_lo..x_hi, 0.0..y_max)
+            .map_err(de)?;
+        chart
+            .configure_mesh()
+            .x_desc("simulated time (s)")
+            .y_desc("requests / s")
+            .x_label_formatter(&tick)
+            .y_label_formatter(&tick)
+            .label_style(text(13.0))
+            .axis_desc_style(text(14.0))
+            .bold_line_style(BLACK.mix(0.12))
+            .light_line_style(BLACK.mix(0.03))
+            .max_light_lines(2)
+            .draw()
+            .map_err(de)?;
+        for s in shades {
+            let (from, to) = (s.from.max(x_lo), s.to.min(x_hi));
+            if from < to {
+                chart
+                    .draw_series([Rectangle::new(
+                        [(from, 0.0), (to, y_max)],
+                        s.kind.color().filled(),
+                    )])
+                    .map_err(de)?;
+            }
+        }
+        let mut points = panel.points.clone();
+        points.sort_by(|a, b| a.second.total_cmp(&b.second));
+        // Each second is a step from its start to the next second's.
+        let steps = |y: &dyn Fn(&LoadPoint) -> f64| -> Vec<(f64, f64)> {
+            (points.iter())
+                .flat_map(|p| [(p.second, y(p)), (p.second + 1.0, y(p))])
+                .collect()
+        };
+        let first = steps(&|p| p.first);
+        let total = steps(&|p| p.first + p.retries);
+        let floor = first.iter().map(|(x, _)| (*x, 0.0));
+        let polygon = |upper: &[(f64, f64)], lower: Vec<(f64, f64)>| {
+            upper
+                .iter()
+                .copied()
+                .chain(lower.into_iter().rev())
+                .collect::<Vec<_>>()
+        };
+        chart
+            .draw_series([
+                Polygon::new(
+                    polygon(&first, floor.collect()),
+                    FIRST_COLOR.mix(0.55).filled(),
+                ),
+                Polygon::new(
+                    polygon(&total, first.clone()),
+                    RETRY_COLOR.mix(0.75).filled(),
+                ),
+            ])
+            .map_err(de)?;
+        for run in points.split(|p| p.capacity.is_none()) {
+            let line: Vec<(f64, f64)> = (run.iter())
+                .flat_map(|p| {
+                    let c = p.capacity.unwrap_or(0.0).min(y_max);
+                    [(p.second, c), (p.second + 1.0, c)]
+                })
+                .collect();
+            if line.len() > 1 {
+                chart
+                    .draw_series([DashedPathElement::new(line, 6, 4, dashed)])
+                    .map_err(de)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn left() -> Pos {
+    Pos::new(HPos::Left, VPos::Center)
+}
+
+/// One line of [`latency_cdfs`]: a strategy's users, pooled over the runs
+/// of a slice, per bucket of the latency histogram.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CdfLine {
+    pub label: String,
+    /// Counts per bucket: one more than the edges (the last is above the
+    /// last edge).
+    pub ok: Vec<u64>,
+    pub failed: Vec<u64>,
+}
+
+/// The share of `counts` at or below each edge: `(edge, share)`, from the
+/// edge before the first with any count (share 0) to where the share
+/// reaches 1 (`None` without counts).
+pub fn cdf(edges_s: &[f64], counts: &[u64]) -> Option<Vec<(f64, f64)>> {
+    let total: u64 = counts.iter().sum();
+    if total == 0 {
+        return None;
+    }
+    let mut below = 0;
+    let mut out = Vec::new();
+    for (k, (edge, c)) in edges_s.iter().zip(counts).enumerate() {
+        if below == 0 && *c > 0 && k > 0 {
+            out.push((edges_s[k - 1], 0.0));
+        }
+        below += c;
+        if below > 0 {
+            out.push((*edge, below as f64 / total as f64));
+        }
+        if below == total {
+            break;
+        }
+    }
+    Some(out)
+}
+
+/// Per line, its CDF in one panel of [`latency_cdfs`] (`None`: no user).
+type Curves = Vec<Option<Vec<(f64, f64)>>>;
+
+/// The distribution of finished users' latencies per line, in two panels
+/// (successes, failures), each curve the share of its users finished within
+/// x (log scale); every line has its own colour, dash and markers, and the
+/// legend says when two lines are the same. Written to `stem.svg` and
+/// `stem.png`. Errors: no line with a finished user.
+pub fn latency_cdfs(
+    stem: &Path,
+    title: &str,
+    edges_s: &[f64],
+    lines: &[CdfLine],
+) -> Result<(), PlotError> {
+    let curves = |get: fn(&CdfLine) -> &Vec<u64>| -> Curves {
+        lines.iter().map(|l| cdf(edges_s, get(l))).collect()
+    };
+    let panels = [
+        ("successes", curves(|l| &l.ok)),
+        ("failures", curves(|l| &l.failed)),
+    ];
+    let xs = || {
+        (panels
+            .iter()
+            .flat_map(|(_, c)| c.iter().flatten().flatten()))
+        .map(|(x, _)| *x)
+    };
+    let (Some(lo), Some(hi)) = (xs().reduce(f64::min), xs().reduce(f64::max)) else {
+        return Err(bad_input(title, "no finished user".to_string()));
+    };
+    let range = (lo / 1.5, (hi * 1.5).max(lo * 10.0));
+    // A line identical to an earlier one (the same users at the same
+    // latencies) would hide it: the legend says so.
+    let labels: Vec<String> = (lines.iter().enumerate())
+        .map(|(i, l)| {
+            match lines[..i]
+                .iter()
+                .find(|e| e.ok == l.ok && e.failed == l.failed)
+            {
+                Some(e) => format!("{} (= {})", l.label, e.label),
+                None => l.label.clone(),
+            }
+        })
+        .collect();
+    render_both!(stem, SIZE, |root| draw_cdfs(
+        &root, title, &labels, &panels, range
+    ))
+}
+
+fn draw_cdfs<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    labels: &[String],
+    panels: &[(&str, Curves); 2],
+    (lo, hi): (f64, f64),
+) -> Result<(), PlotError> {
+    let body = titled(root, title)?;
+    let (w, _) = body.dim_in_pixel();
+    let (charts, legend_area) = body.split_horizontally(w - 220);
+    let (cw, _) = charts.dim_in_pixel();
+    let (left_area, right_area) = charts.split_horizontally(cw / 2);
+    for ((name, curves), area) in panels.iter().zip([left_area, right_area]) {
+        let mut chart = ChartBuilder::on(&area)
+            .caption(*name, bold(17.0))
+            .margin(10)
+            .x_label_area_size(50)
+            .y_label_area_size(60)
+            .build_cartesian_2d((lo..hi).log_scale(), 0.0..1.0)
+            .map_err(de)?;
+        chart
+            .configure_mesh()
+            .x_desc("latency (s, log scale)")
+            .y_desc("share finished within")
+            .x_label_formatter(&tick)
+            .y_label_formatter(&tick)
+            .label_style(text(14.0))
+            .axis_desc_style(text(15.0))
+            .bold_line_style(BLACK.mix(0.12))
+            .light_line_style(BLACK.mix(0.03))
+            .draw()
+            .map_err(de)?;
+        let n = curves.len().max(1);
+        for (i, points) in curves.iter().enumerate() {
+            let Some(points) = points else { continue };
+            let color = PALETTE[i % PALETTE.len()];
+            let pts = points.iter().copied();
+            match line_dash(i) {
+                None => chart
+                    .draw_series(LineSeries::new(pts, color.stroke_width(2)))
+                    .map(|_| ()),
+                Some((d, g)) => chart
+                    .draw_series(DashedLineSeries::new(pts, d, g, color.stroke_width(2)))
+                    .map(|_| ()),
+            }
+            .map_err(de)?;
+            // Markers staggered per line, so that lines on top of each
+            // other still show every marker.
+            let step = (points.len() / 6).max(n);
+            for p in points.iter().skip(i * step / n).step_by(step) {
+                marker(root.clone(), chart.backend_coord(p), i, color, 5)?;
+            }
+        }
+    }
+    let (x, mut y) = (5, 40);
+    for (i, label) in labels.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let seg = vec![(x, y + 7), (x + 28, y + 7)];
+        match line_dash(i) {
+            None => legend_area.draw(&PathElement::new(seg, color.stroke_width(2))),
+            Some((d, g)) => {
+                legend_area.draw(&DashedPathElement::new(seg, d, g, color.stroke_width(2)))
+            }
+        }
+        .map_err(de)?;
+        marker(legend_area.clone(), (x + 14, y + 7), i, color, 5)?;
+        legend_area
+            .draw(&Text::new(
+                label.clone(),
+                (x + 36, y + 7),
+                text(14.0).pos(left()),
+            ))
+            .map_err(de)?;
+        y += 26;
+    }
+    y += 10;
+    for note in [
+        "all finished users of",
+        "the slice's seeds, exact",
+        "at the bucket edges",
+        "(ten a decade)",
+    ] {
+        legend_area
+            .draw(&Text::new(
+                note,
+                (x, y + 7),
+                text(13.0).color(&BLACK.mix(0.7)).pos(left()),
+            ))
+            .map_err(de)?;
+        y += 20;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cdf_is_the_share_at_or_below_each_edge() {
+        let edges = [0.001, 0.01, 0.1, 1.0];
+        assert_eq!(cdf(&edges, &[0, 0, 0, 0, 0]), None);
+        assert_eq!(
+            cdf(&edges, &[0, 2, 1, 1, 0]),
+            Some(vec![(0.001, 0.0), (0.01, 0.5), (0.1, 0.75), (1.0, 1.0)])
+        );
+        // Users above the last edge keep the curve below 1.
+        assert_eq!(
+            cdf(&edges, &[1, 0, 0, 0, 1]),
+            Some(vec![(0.001, 0.5), (0.01, 0.5), (0.1, 0.5), (1.0, 0.5)])
+        );
+    }
+
+    #[test]
+    fn both_traffic_plots_are_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let points = (0..20)
+            .map(|s| LoadPoint {
+                second: s as f64,
+                first: 100.0,
+                retries: if s > 5 { 50.0 } else { 0.0 },
+                capacity: (s > 0).then_some(120.0),
+            })
+            .collect();
+        let panels = vec![LoadPanel {
+            label: "naive".into(),
+            points,
+        }];
+        let shade = [Shade {
+            kind: ShadeKind::Slow,
+            from: 5.0,
+            to: 10.0,
+        }];
+        let stem = dir.path().join("load");
+        offered_load(&stem, "Offered load", &panels, &shade).unwrap();
+        assert!(dir.path().join("load.png").exists());
+        let lines = vec![CdfLine {
+            label: "naive".into(),
+            ok: vec![0, 5, 3, 1, 0],
+            failed: vec![0, 0, 0, 2, 1],
+        }];
+        let stem = dir.path().join("cdf");
+        latency_cdfs(&stem, "Latency", &[0.001, 0.01, 0.1, 1.0], &lines).unwrap();
+        assert!(
+            std::fs::read_to_string(dir.path().join("cdf.svg"))
+                .unwrap()
+                .contains("successes")
+        );
+        assert!(offered_load(&stem, "empty", &[], &shade).is_err());
+    }
+}
