@@ -6,12 +6,17 @@
 pub mod error;
 pub mod load;
 pub mod manifest;
+pub mod morris;
 pub mod part;
 pub mod plots;
 pub mod report;
+pub mod resample;
 pub mod sensitivity;
+pub mod sobol;
 pub mod stats;
 pub mod tables;
+#[cfg(test)]
+mod testfns;
 
 pub use error::{IoError, LoadError, PlotError, ReportError};
 pub use part::PartError;
