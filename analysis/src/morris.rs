@@ -40,7 +40,7 @@ pub fn analyze(
 ) -> Result<MorrisIndices, MorrisError> {
     let k = x.first().map_or(0, Vec::len);
     let size = k + 1;
-    if x.is_empty() || x.len() % size != 0 || y.len() != x.len() {
+    if x.is_empty() || !x.len().is_multiple_of(size) || y.len() != x.len() {
         return Err(MorrisError::Layout {
             rows: x.len(),
             size,
@@ -51,6 +51,7 @@ pub fn analyze(
     let r = x.len() / size;
     // ee[j][t]: the effect of parameter j in trajectory t.
     let mut ee = vec![vec![0.0; r]; k];
+    #[allow(clippy::needless_range_loop)] // t indexes both x's rows and ee's columns
     for t in 0..r {
         for s in 0..k {
             let (i0, i1) = (t * size + s, t * size + s + 1);

@@ -51,7 +51,7 @@ pub fn analyze(
     seed: u64,
 ) -> Result<SobolIndices, SobolError> {
     let block = if second_order { 2 * k + 2 } else { k + 2 };
-    if y.is_empty() || y.len() % block != 0 {
+    if y.is_empty() || !y.len().is_multiple_of(block) {
         return Err(SobolError::Layout {
             len: y.len(),
             block,
