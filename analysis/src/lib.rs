@@ -3,15 +3,21 @@
 //! Reads lazily with polars (only the columns it needs), so the size of a
 //! sweep is bounded by disk, not memory. Writes under `OUT_DIR/analysis/`.
 
+pub mod design_analysis;
 pub mod error;
 pub mod load;
 pub mod manifest;
+pub mod morris;
 pub mod part;
 pub mod plots;
 pub mod report;
+pub mod resample;
 pub mod sensitivity;
+pub mod sobol;
 pub mod stats;
 pub mod tables;
+#[cfg(test)]
+mod testfns;
 
 pub use error::{IoError, LoadError, PlotError, ReportError};
 pub use part::PartError;

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 const IDENTITY: &[&str] = &[
     "run_id",
     "run_index",
+    "sample_index",
     "seed",
     "status",
     "window_start_s",

@@ -55,6 +55,37 @@ pub struct ReportOptions {
     pub slices: Vec<String>,
 }
 
+/// A sampled design (the grid's `[sample]`), for the analyses that read it:
+/// the design is the grid's last dimension, its paths `axes` in order, and
+/// the runs table's `sample_index` is the row of the design (SALib's order).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SampleDesign {
+    /// `lhs`, `sobol` or `morris`.
+    pub method: String,
+    /// Base points (sobol), trajectories (morris) or points (lhs).
+    pub n: u64,
+    pub seed: u64,
+    /// Seeds per sample point.
+    pub replicates: u64,
+    /// Sobol: the design has the BA rows of second-order terms.
+    pub second_order: bool,
+    /// Morris: the levels of its grid.
+    pub levels: u64,
+    /// LHS: chosen for the largest smallest distance between points.
+    pub maximin: bool,
+    pub axes: Vec<SampledAxis>,
+}
+
+/// One continuous (or integer) axis of a sampled design.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SampledAxis {
+    pub path: String,
+    pub min: f64,
+    pub max: f64,
+    pub log: bool,
+    pub integer: bool,
+}
+
 /// Provenance and counts, written beside the data (and as file metadata).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
@@ -86,6 +117,9 @@ pub struct Manifest {
     pub fixed: Vec<String>,
     /// The grid's `[report]` options.
     pub report: ReportOptions,
+    /// The sampled design, when the grid has `[sample]` (its last dimension).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub design: Option<SampleDesign>,
     /// Runs this manifest covers (the shard's, or the whole grid's).
     pub planned: u64,
     pub ok: u64,

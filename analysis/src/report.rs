@@ -122,6 +122,7 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
         &plot_files,
         &plot_notes,
     )?;
+    let md = with_design_section(md, &sweep, &dir, &metrics)?;
     let index_md = dir.join("index.md");
     write_text(&index_md, &md)?;
     let index_html = dir.join("index.html");
@@ -1422,6 +1423,38 @@ fn collapsed(summary: &str, body: &str) -> String {
 }
 
 /// The page, in reading order: what happened (in short, the map, recovery,
+/// A sampled design's Sobol or Morris indices (`design_indices.*`,
+/// `design_s2.*`), as the first "why" section of the page.
+fn with_design_section(
+    mut md: String,
+    sweep: &Sweep,
+    dir: &Path,
+    metrics: &[String],
+) -> Result<String, ReportError> {
+    use crate::design_analysis;
+    let (Some(design), Some(all)) = (
+        sweep.manifest.design.as_ref(),
+        design_analysis::analyze(sweep, metrics),
+    ) else {
+        return Ok(md);
+    };
+    let mut indices =
+        design_analysis::frame(design, &all).map_err(ReportError::table("the design's indices"))?;
+    write_frame(dir, "design_indices", &mut indices)?;
+    if design.method == "sobol" && design.second_order {
+        let mut s2 = design_analysis::s2_frame(design, &all)
+            .map_err(ReportError::table("the design's second-order indices"))?;
+        write_frame(dir, "design_s2", &mut s2)?;
+    }
+    let section = format!(
+        "\n## Why: the sampled design\n\n{}",
+        design_analysis::markdown(sweep, design, &all)
+    );
+    let at = md.find("\n## Why: sensitivity").unwrap_or(md.len());
+    md.insert_str(at, &section);
+    Ok(md)
+}
+
 /// success rate and queues over time), then why (sensitivity), then the
 /// tables.
 #[allow(clippy::too_many_arguments)]

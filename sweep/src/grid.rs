@@ -5,8 +5,11 @@
 //! file order) and the `[[zip]]` groups (each one dimension), the last
 //! varying fastest; run `i` is point `i / seeds` with seed `i % seeds`.
 
+use crate::axis_range;
+use crate::design;
 use crate::error::{GridError, GridErrors};
 pub use analysis::manifest::ReportOptions;
+use analysis::manifest::SampleDesign;
 use sha2::{Digest, Sha256};
 use sim_core::params::{self, Kind};
 use sim_core::{ConfigError, Scenario};
@@ -18,7 +21,7 @@ use toml::Value;
 struct GridFile {
     name: String,
     scenario: String,
-    seeds: Seeds,
+    seeds: Option<Seeds>,
     #[serde(default)]
     set: toml::Table,
     #[serde(default)]
@@ -27,6 +30,7 @@ struct GridFile {
     zip: Vec<toml::Table>,
     #[serde(default)]
     report: ReportOptions,
+    sample: Option<Value>,
 }
 
 /// `seeds = [1, 2, 7]` or `seeds = { first = 1, count = 20 }`; a wrong
@@ -72,6 +76,9 @@ pub struct Grid {
     pub fixed: Vec<(String, Value)>,
     pub dimensions: Vec<Dimension>,
     pub report: ReportOptions,
+    /// The sampled design (`[sample]`): the last of `dimensions`, whose
+    /// positions are the design's rows (`sample_index`).
+    pub design: Option<SampleDesign>,
     /// How many points were resolved and validated at load (all of them,
     /// unless loaded with a sample by [`Grid::load_overridden`]).
     pub points_checked: u64,
@@ -98,6 +105,10 @@ pub const MAX_RUNS: u64 = 100_000_000;
 /// grid) when the grid has more; `sweep run` validates every point.
 pub const PLAN_SAMPLE: u64 = 500;
 
+/// The `runs` column (and point override, never applied to the scenario)
+/// that numbers a sampled design's rows in SALib's order.
+pub const SAMPLE_INDEX: &str = "sample_index";
+
 /// Overrides of a grid on the command line (Hydra's convention): the grid
 /// they give is a grid of its own, with its own fingerprint and point ids.
 #[derive(clap::Args, Clone, Debug, Default)]
@@ -107,7 +118,10 @@ pub struct Overrides {
     #[arg(long = "set", value_name = "PATH=VALUE")]
     pub sets: Vec<String>,
     /// Add an axis, or replace the path's axis (or [set] value), with these
-    /// levels (`strategy=naive,protected`, or a TOML list); repeatable.
+    /// levels: `strategy=naive,protected`, a TOML list, or a range with an
+    /// inclusive stop, `svc_a.timeout_s={start=0.5,stop=2,step=0.5}` or
+    /// `client.rate_per_s={start=100,stop=1000,num=4,log=true}` (exact
+    /// decimals; integer parameters stay integers); repeatable.
     #[arg(long = "axis", value_name = "PATH=A,B,...")]
     pub axes: Vec<String>,
 }
@@ -157,6 +171,20 @@ impl Overrides {
             let (path, value) = (path.trim().to_string(), value.trim());
             let value = if flag == "--set" {
                 sim_core::parse_value(value)
+            } else if value.starts_with('{') {
+                match sim_core::parse_value(value) {
+                    Value::Table(range) if crate::axis_range::is_range(&range) => {
+                        Value::Table(range)
+                    }
+                    _ => {
+                        errors.push(flag_error(
+                            flag,
+                            arg,
+                            "expected a range {start=A,stop=B,step=S} or {start=A,stop=B,num=N,log=true} (TOML inline table)".into(),
+                        ));
+                        continue;
+                    }
+                }
             } else if value.starts_with('[') {
                 match sim_core::parse_value(value) {
                     Value::Array(levels) if !levels.is_empty() => Value::Array(levels),
@@ -304,6 +332,8 @@ impl Grid {
             reason,
         };
         let mut err = |key: &str, msg: String| errors.push(invalid(key, msg));
+        // A range given by --axis is the flag's problem, not the file's.
+        let mut flag_range_errors: Vec<GridError> = Vec::new();
 
         // The name becomes out/<name>: no `.`, so that `.` and `..` (and
         // hidden names) cannot point the output anywhere else.
@@ -322,28 +352,51 @@ impl Grid {
             );
         }
         let mut seeds_refused = false;
-        let seeds = match raw.seeds {
-            Seeds::List(v) => v,
-            Seeds::Range { count, .. } if count > MAX_RUNS => {
+        let mut seeds = match (raw.seeds, &raw.sample) {
+            (Some(_), Some(_)) => {
                 seeds_refused = true;
                 err(
                     "seeds",
-                    format!("count = {count} is more than the {MAX_RUNS} runs a grid may have"),
+                    "a grid with [sample] takes its seeds from sample.replicates (seeds 1 to replicates, the same at every point): remove `seeds`".into(),
                 );
                 Vec::new()
             }
-            Seeds::Range { first, count } if first.checked_add(count).is_none() => {
+            // Set once the design is read.
+            (None, Some(_)) => {
+                seeds_refused = true;
+                Vec::new()
+            }
+            (None, None) => {
                 seeds_refused = true;
                 err(
                     "seeds",
-                    format!(
-                        "first = {first} with count = {count} goes past the largest seed ({})",
-                        u64::MAX
-                    ),
+                    "missing: give a list (seeds = [1, 2, 3]) or { first = 1, count = 20 }".into(),
                 );
                 Vec::new()
             }
-            Seeds::Range { first, count } => (0..count).map(|i| first + i).collect(),
+            (Some(seeds), None) => match seeds {
+                Seeds::List(v) => v,
+                Seeds::Range { count, .. } if count > MAX_RUNS => {
+                    seeds_refused = true;
+                    err(
+                        "seeds",
+                        format!("count = {count} is more than the {MAX_RUNS} runs a grid may have"),
+                    );
+                    Vec::new()
+                }
+                Seeds::Range { first, count } if first.checked_add(count).is_none() => {
+                    seeds_refused = true;
+                    err(
+                        "seeds",
+                        format!(
+                            "first = {first} with count = {count} goes past the largest seed ({})",
+                            u64::MAX
+                        ),
+                    );
+                    Vec::new()
+                }
+                Seeds::Range { first, count } => (0..count).map(|i| first + i).collect(),
+            },
         };
         if seeds.is_empty() && !seeds_refused {
             err(
@@ -394,6 +447,7 @@ impl Grid {
             fixed.push((k, v));
         }
         let mut dimensions = Vec::new();
+        let mut sampled: Vec<(String, toml::Table)> = Vec::new();
         for (k, v) in raw.axes {
             match v {
                 Value::Array(levels) if levels.is_empty() => err(
@@ -404,9 +458,29 @@ impl Grid {
                     paths: vec![k],
                     levels: levels.into_iter().map(|l| vec![l]).collect(),
                 }),
+                Value::Table(t) if design::is_sampled(&t) => sampled.push((k, t)),
+                Value::Table(t) if axis_range::is_range(&t) => match axis_range::expand(&k, &t) {
+                    Ok(levels) => dimensions.push(Dimension {
+                        paths: vec![k],
+                        levels: levels.into_iter().map(|l| vec![l]).collect(),
+                    }),
+                    Err(reason) => match flag_of(&k) {
+                        Some(flag) => flag_range_errors.push(GridError::Flag {
+                            flag,
+                            arg: format!("{k}={}", Value::Table(t)),
+                            reason,
+                        }),
+                        None => err(
+                            &format!("axes.\"{k}\""),
+                            format!("{}: {reason}", Value::Table(t)),
+                        ),
+                    },
+                },
                 other => err(
                     &format!("axes.\"{k}\""),
-                    format!("an axis is a list of levels, got {other}"),
+                    format!(
+                        "an axis is a list of levels or a range {{ start, stop, step }} / {{ start, stop, num, log = true }}, got {other}"
+                    ),
                 ),
             }
         }
@@ -446,6 +520,41 @@ impl Grid {
             }
         }
 
+        // The sampled design is the last dimension: its rows vary fastest
+        // (after the seeds), so each combination of categories holds one
+        // whole design in SALib's row order.
+        let mut sample_design = None;
+        match raw.sample {
+            None if !sampled.is_empty() => {
+                for (k, t) in &sampled {
+                    err(
+                        &format!("axes.\"{k}\""),
+                        format!(
+                            "{}: a {{ min, max }} axis is sampled, and needs a [sample] table (method = \"lhs\" | \"sobol\" | \"morris\", n = ...); for levels from a range use {{ start, stop, step }}",
+                            Value::Table(t.clone())
+                        ),
+                    );
+                }
+            }
+            None => {}
+            Some(sample) => match design::parse(&sample, sampled) {
+                Ok(spec) => {
+                    seeds = (1..=spec.replicates).collect();
+                    seeds_refused = false;
+                    dimensions.push(Dimension {
+                        paths: spec.axes.iter().map(|a| a.path.clone()).collect(),
+                        levels: design::generate(&spec),
+                    });
+                    sample_design = Some(spec);
+                }
+                Err(problems) => {
+                    for (key, reason) in problems {
+                        err(&key, reason);
+                    }
+                }
+            },
+        }
+
         // Each path at most once across [set], [axes] and [[zip]].
         let mut seen: Vec<&str> = Vec::new();
         let all_paths = fixed.iter().map(|(k, _)| k.as_str()).chain(
@@ -461,7 +570,10 @@ impl Grid {
         }
         // Levels are compared in canonical form: `2` and `2.0` of a float
         // parameter are one point (one run id), so the second is refused.
-        for d in &dimensions {
+        // A design's rows may repeat (Morris trajectories, integer axes):
+        // their sample_index tells them apart.
+        let listed = dimensions.len() - usize::from(sample_design.is_some());
+        for d in &dimensions[..listed] {
             let canon: Vec<Vec<String>> = d
                 .levels
                 .iter()
@@ -534,6 +646,7 @@ impl Grid {
                 ));
             }
         }
+        errors.append(&mut flag_range_errors);
         let Some(base) = base else {
             return Err(GridErrors(errors));
         };
@@ -582,12 +695,23 @@ impl Grid {
         for (k, v) in &fixed {
             probe("set", k, v, &mut with_set);
         }
-        for d in &dimensions {
+        for d in &dimensions[..listed] {
             let table = if d.is_zip() { "zip" } else { "axes" };
             for (j, p) in d.paths.iter().enumerate() {
                 for level in &d.levels {
                     probe(table, p, &level[j], &mut with_set.clone());
                 }
+            }
+        }
+        // A sampled axis at its two ends (every point is validated below).
+        for a in sample_design.iter().flat_map(|s| &s.axes) {
+            for end in [a.min, a.max] {
+                let v = if a.integer {
+                    Value::Integer(end as i64)
+                } else {
+                    Value::Float(end)
+                };
+                probe("axes", &a.path, &v, &mut with_set.clone());
             }
         }
         errors.extend(probe_errors);
@@ -606,6 +730,7 @@ impl Grid {
             fixed,
             dimensions,
             report: raw.report,
+            design: sample_design,
             points_checked: 0,
             largest_run: (0, 0),
         };
@@ -725,10 +850,14 @@ impl Grid {
             i /= n;
         }
         let mut out = self.fixed.clone();
+        let design_dim = self.design.as_ref().map(|_| self.dimensions.len() - 1);
         for (d, pos) in dims.iter().zip(positions) {
             let dim = &self.dimensions[*d];
             for (p, v) in dim.paths.iter().zip(&dim.levels[pos]) {
                 out.push((p.clone(), v.clone()));
+            }
+            if Some(*d) == design_dim {
+                out.push((SAMPLE_INDEX.to_string(), Value::Integer(pos as i64)));
             }
         }
         out
@@ -744,7 +873,16 @@ impl Grid {
     /// The scenario of a point.
     pub fn scenario(&self, overrides: &[(String, Value)]) -> Result<Scenario, Vec<ConfigError>> {
         let mut s = self.base.clone();
-        sim_core::apply_all(&mut s, overrides)?;
+        if self.design.is_some() {
+            let params: Vec<(String, Value)> = overrides
+                .iter()
+                .filter(|(k, _)| k != SAMPLE_INDEX)
+                .cloned()
+                .collect();
+            sim_core::apply_all(&mut s, &params)?;
+        } else {
+            sim_core::apply_all(&mut s, overrides)?;
+        }
         sim_core::validate(&s)?;
         Ok(s)
     }
@@ -754,7 +892,11 @@ impl Grid {
         self.point(0)
             .into_iter()
             .map(|(path, _)| PointColumn {
-                kind: params::param_of(&path).map_or(Kind::Text, |p| p.kind),
+                kind: if path == SAMPLE_INDEX {
+                    Kind::Int
+                } else {
+                    params::param_of(&path).map_or(Kind::Text, |p| p.kind)
+                },
                 path,
             })
             .collect()
@@ -795,8 +937,24 @@ impl Grid {
         Some(changes)
     }
 
+    /// A design is part of it by its points too, not only the text that
+    /// asks for them (a new sampling algorithm is a new sweep).
     pub fn fingerprint(&self) -> String {
-        sha256_hex(format!("{}\n{}", self.sha256, self.scenario_id).as_bytes())[..16].to_string()
+        let mut text = format!("{}\n{}", self.sha256, self.scenario_id);
+        if self.design.is_some()
+            && let Some(d) = self.dimensions.last()
+        {
+            let mut h = Sha256::new();
+            for row in &d.levels {
+                for (p, v) in d.paths.iter().zip(row) {
+                    h.update(canonical(p, v).as_bytes());
+                    h.update(b"\n");
+                }
+            }
+            let digest: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+            text.push_str(&format!("\ndesign={digest}"));
+        }
+        sha256_hex(text.as_bytes())[..16].to_string()
     }
 
     /// Stable hash of the point (base scenario and every override, in

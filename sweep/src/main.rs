@@ -1,6 +1,8 @@
 //! `sweep`: run scenarios of the call-chain simulator, alone or as grids.
 
+mod axis_range;
 mod crash;
+mod design;
 mod error;
 mod grid;
 mod lock;

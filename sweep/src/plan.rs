@@ -48,7 +48,8 @@ pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
     for (k, v) in &grid.fixed {
         say!("  set   {k} = {v}");
     }
-    for d in &grid.dimensions {
+    let listed = grid.dimensions.len() - usize::from(grid.design.is_some());
+    for d in &grid.dimensions[..listed] {
         let levels = |j: usize| {
             d.levels
                 .iter()
@@ -69,6 +70,9 @@ pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
                 levels(0)
             );
         }
+    }
+    for line in design_lines(&grid) {
+        say!("{line}");
     }
     let seeds: Vec<String> = grid.seeds.iter().take(10).map(u64::to_string).collect();
     let more = if grid.seeds.len() > 10 { ", ..." } else { "" };
@@ -144,6 +148,11 @@ pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
                 "paths": d.paths,
                 "levels": d.levels.iter().map(|l| l.iter().map(value).collect::<Vec<_>>()).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
+            "design": grid.design.as_ref().map(|d| serde_json::json!({
+                "spec": d,
+                "points_per_design": grid.dimensions.last().map_or(0, |l| l.levels.len()),
+                "designs": grid.points() / grid.dimensions.last().map_or(1, |l| l.levels.len() as u64),
+            })),
             "points_checked": grid.points_checked,
             "largest_run": { "point": point, "bytes": bytes },
             "sample_points": samples.iter().map(|i| serde_json::json!({
@@ -163,4 +172,80 @@ pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// How many sample points a design shows in `plan`.
+const DESIGN_ROWS_SHOWN: usize = 5;
+
+/// The sampled design as `plan` shows it: method and options, its size
+/// (points per design, designs over the categories), its axes, and the
+/// first rows in SALib's order.
+fn design_lines(grid: &Grid) -> Vec<String> {
+    let (Some(spec), Some(dim)) = (&grid.design, grid.dimensions.last()) else {
+        return Vec::new();
+    };
+    let k = spec.axes.len();
+    let points = dim.levels.len() as u64;
+    let layout = match spec.method.as_str() {
+        "sobol" if spec.second_order => format!(
+            "Saltelli on a scrambled Sobol' sequence, N = {} x (2k + 2) = {points} points, second-order terms",
+            spec.n
+        ),
+        "sobol" => format!(
+            "Saltelli on a scrambled Sobol' sequence, N = {} x (k + 2) = {points} points, no second-order terms",
+            spec.n
+        ),
+        "morris" => format!(
+            "{} trajectories x (k + 1) = {points} points on a {}-level grid",
+            spec.n, spec.levels
+        ),
+        _ => format!(
+            "Latin hypercube of {points} points{}",
+            if spec.maximin {
+                " (maximin over 50 candidates)"
+            } else {
+                ""
+            }
+        ),
+    };
+    let designs = grid.points() / points.max(1);
+    let mut out = vec![
+        format!(
+            "  design {} (seed {}, k = {k} sampled axes): {layout}",
+            spec.method, spec.seed
+        ),
+        format!(
+            "         {designs} design(s), one per combination of the categorical axes; {} replicate seed(s) per point",
+            spec.replicates
+        ),
+    ];
+    for a in &spec.axes {
+        let mut how = Vec::new();
+        if a.log {
+            how.push("log");
+        }
+        if a.integer {
+            how.push("integer");
+        }
+        let how = if how.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", how.join(", "))
+        };
+        out.push(format!(
+            "         {} in [{}, {}]{how}",
+            a.path,
+            analysis::load::number(a.min),
+            analysis::load::number(a.max)
+        ));
+    }
+    out.push(format!(
+        "         first sample points (sample_index: {}):",
+        dim.paths.join(", ")
+    ));
+    for (i, row) in dim.levels.iter().take(DESIGN_ROWS_SHOWN).enumerate() {
+        let values: Vec<String> = row.iter().map(ToString::to_string).collect();
+        out.push(format!("           {i}: {}", values.join(", ")));
+    }
+    out
 }

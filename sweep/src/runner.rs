@@ -827,6 +827,7 @@ pub fn new_manifest(grid: &Grid, shard: Shard, threads: usize, planned: u64) -> 
         dimensions: grid.dimensions.iter().map(|d| d.paths.clone()).collect(),
         fixed: grid.fixed.iter().map(|(k, _)| k.clone()).collect(),
         report: grid.report.clone(),
+        design: grid.design.clone(),
         planned,
         ok: 0,
         failed: 0,

@@ -1,0 +1,424 @@
+//! Sobol and Morris indices of a sampled design (`[sample]`), per metric
+//! and per combination of the categorical axes (one design each).
+//!
+//! Each metric is analysed on the per-point mean over the replicate seeds.
+//! Runs without a value (failed, or the metric undefined there) are left
+//! out of that mean and counted; a sample point left with no value drops
+//! its whole Saltelli block (base point) or Morris trajectory, which the
+//! estimators need complete, and that is counted too. With replicates, the
+//! seed-noise share of a metric's run-to-run variance is reported, and the
+//! indices describe the seed mean, whose noise is 1/replicates of it.
+
+use crate::load::Sweep;
+use crate::manifest::SampleDesign;
+use crate::{morris, sobol};
+use polars::prelude::*;
+
+/// Bootstrap resamples of every interval (SALib's default).
+pub const RESAMPLES: usize = 100;
+/// The resamples' seed: reports are reproducible.
+const BOOTSTRAP_SEED: u64 = 20100;
+
+/// The indices of one metric in one design (one category combination).
+pub struct DesignIndices {
+    /// `dim=level` of the categorical axes; empty when there are none.
+    pub category: String,
+    pub metric: String,
+    /// Base points (Sobol) or trajectories (Morris) analysed, and dropped.
+    pub blocks_used: usize,
+    pub blocks_dropped: usize,
+    /// Runs without a value (failed or undefined metric).
+    pub runs_dropped: usize,
+    /// Seed noise as a share of the run-to-run variance (replicates > 1).
+    pub noise_share: Option<f64>,
+    pub result: Result<Indices, String>,
+}
+
+pub enum Indices {
+    Sobol(sobol::SobolIndices),
+    Morris(morris::MorrisIndices),
+}
+
+/// The indices of every metric in every design, or `None` when the sweep
+/// has no Sobol or Morris design.
+pub fn analyze(sweep: &Sweep, metrics: &[String]) -> Option<Vec<DesignIndices>> {
+    let design = sweep.manifest.design.as_ref()?;
+    if design.method != "sobol" && design.method != "morris" {
+        return None;
+    }
+    let k = design.axes.len();
+    let block = match design.method.as_str() {
+        "sobol" if design.second_order => 2 * k + 2,
+        "sobol" => k + 2,
+        _ => k + 1,
+    };
+    let points = design.n as usize * block;
+    let sample: Vec<usize> = sweep
+        .runs
+        .column("sample_index")
+        .ok()?
+        .cast(&DataType::UInt64)
+        .ok()?
+        .u64()
+        .ok()?
+        .iter()
+        .map(|v| v.unwrap_or(0) as usize)
+        .collect();
+    // The categories: every dimension but the design (the last).
+    let cats = sweep.dims.len().saturating_sub(1);
+    let mut categories: Vec<Vec<usize>> = Vec::new();
+    let category_of: Vec<usize> = (0..sweep.runs.height())
+        .map(|r| {
+            let key = sweep.positions[r][..cats].to_vec();
+            categories
+                .iter()
+                .position(|c| *c == key)
+                .unwrap_or_else(|| {
+                    categories.push(key);
+                    categories.len() - 1
+                })
+        })
+        .collect();
+    let x = design_inputs(sweep, design, &sample, points);
+    let mut out = Vec::new();
+    for metric in metrics {
+        let Some(values) = sweep.metric(metric) else {
+            continue;
+        };
+        for (c, key) in categories.iter().enumerate() {
+            let category = sweep.describe_levels(key.iter().copied().enumerate(), " ");
+            let mut per_point: Vec<Vec<f64>> = vec![Vec::new(); points];
+            let mut runs_dropped = 0;
+            for r in (0..values.len()).filter(|r| category_of[*r] == c) {
+                match values[r].filter(|v| v.is_finite() && sweep.ok()[r]) {
+                    Some(v) if sample[r] < points => per_point[sample[r]].push(v),
+                    _ => runs_dropped += 1,
+                }
+            }
+            let complete: Vec<usize> = (0..design.n as usize)
+                .filter(|b| (0..block).all(|i| !per_point[b * block + i].is_empty()))
+                .collect();
+            let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+            let y: Vec<f64> = complete
+                .iter()
+                .flat_map(|b| (0..block).map(move |i| b * block + i))
+                .map(|p| mean(&per_point[p]))
+                .collect();
+            let result = if complete.is_empty() {
+                Err("no complete base point or trajectory: every one lacks a value".to_string())
+            } else if design.method == "sobol" {
+                sobol::analyze(&y, k, design.second_order, RESAMPLES, BOOTSTRAP_SEED)
+                    .map(Indices::Sobol)
+                    .map_err(|e| e.to_string())
+            } else {
+                let rows: Vec<Vec<f64>> = complete
+                    .iter()
+                    .flat_map(|b| (0..block).map(move |i| b * block + i))
+                    .map(|p| x[p].clone())
+                    .collect();
+                morris::analyze(&rows, &y, design.levels, RESAMPLES, BOOTSTRAP_SEED)
+                    .map(Indices::Morris)
+                    .map_err(|e| e.to_string())
+            };
+            out.push(DesignIndices {
+                category,
+                metric: metric.clone(),
+                blocks_used: complete.len(),
+                blocks_dropped: design.n as usize - complete.len(),
+                runs_dropped,
+                noise_share: noise_share(&per_point),
+                result,
+            });
+        }
+    }
+    Some(out)
+}
+
+/// The design's inputs per sample point, from the runs' parameter columns.
+fn design_inputs(
+    sweep: &Sweep,
+    design: &SampleDesign,
+    sample: &[usize],
+    points: usize,
+) -> Vec<Vec<f64>> {
+    let mut x = vec![vec![f64::NAN; design.axes.len()]; points];
+    for (j, a) in design.axes.iter().enumerate() {
+        let Some(col) = sweep.metric(&a.path) else {
+            continue;
+        };
+        for (r, v) in col.iter().enumerate() {
+            if let (Some(v), true) = (v, sample[r] < points) {
+                x[sample[r]][j] = *v;
+            }
+        }
+    }
+    x
+}
+
+/// Mean within-point variance over the total variance of the runs, when
+/// some point has two or more values.
+fn noise_share(per_point: &[Vec<f64>]) -> Option<f64> {
+    let var = |v: &[f64]| {
+        let m = v.iter().sum::<f64>() / v.len() as f64;
+        v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (v.len() as f64 - 1.0)
+    };
+    let within: Vec<f64> = per_point
+        .iter()
+        .filter(|p| p.len() > 1)
+        .map(|p| var(p))
+        .collect();
+    if within.is_empty() {
+        return None;
+    }
+    let all: Vec<f64> = per_point.iter().flatten().copied().collect();
+    let total = var(&all);
+    let noise = within.iter().sum::<f64>() / within.len() as f64;
+    Some(if total > 0.0 {
+        (noise / total).min(1.0)
+    } else {
+        0.0
+    })
+}
+
+/// The per-parameter table: SALib's column names (`S1`, `S1_conf`, `ST`,
+/// `ST_conf`, or `mu`, `mu_star`, `sigma`, `mu_star_conf`) with the
+/// category, metric and drop counts.
+pub fn frame(design: &SampleDesign, all: &[DesignIndices]) -> PolarsResult<DataFrame> {
+    let names: Vec<&str> = design.axes.iter().map(|a| a.path.as_str()).collect();
+    let keys: &[&str] = if design.method == "sobol" {
+        &["S1", "S1_conf", "ST", "ST_conf"]
+    } else {
+        &["mu", "mu_star", "sigma", "mu_star_conf"]
+    };
+    let mut category = Vec::new();
+    let mut metric = Vec::new();
+    let mut parameter = Vec::new();
+    let mut values: Vec<Vec<Option<f64>>> = vec![Vec::new(); keys.len()];
+    let (mut used, mut dropped, mut runs, mut noise) = (vec![], vec![], vec![], vec![]);
+    for d in all {
+        for (j, name) in names.iter().enumerate() {
+            category.push(d.category.clone());
+            metric.push(d.metric.clone());
+            parameter.push(name.to_string());
+            let v: [Option<f64>; 4] = match &d.result {
+                Ok(Indices::Sobol(s)) => [s.s1[j], s.s1_conf[j], s.st[j], s.st_conf[j]].map(Some),
+                Ok(Indices::Morris(m)) => {
+                    [m.mu[j], m.mu_star[j], m.sigma[j], m.mu_star_conf[j]].map(Some)
+                }
+                Err(_) => [None; 4],
+            };
+            for (col, v) in values.iter_mut().zip(v) {
+                col.push(v);
+            }
+            used.push(d.blocks_used as u64);
+            dropped.push(d.blocks_dropped as u64);
+            runs.push(d.runs_dropped as u64);
+            noise.push(d.noise_share);
+        }
+    }
+    let unit = if design.method == "sobol" {
+        "base_points"
+    } else {
+        "trajectories"
+    };
+    let mut cols = vec![
+        Column::new("category".into(), category),
+        Column::new("metric".into(), metric),
+        Column::new("parameter".into(), parameter),
+    ];
+    for (k, v) in keys.iter().zip(values) {
+        cols.push(Column::new((*k).into(), v));
+    }
+    cols.push(Column::new(format!("{unit}_used").into(), used));
+    cols.push(Column::new(format!("{unit}_dropped").into(), dropped));
+    cols.push(Column::new("runs_dropped".into(), runs));
+    cols.push(Column::new("noise_share".into(), noise));
+    DataFrame::new(all.len() * names.len(), cols)
+}
+
+/// The pairs' second-order indices (`S2`, `S2_conf`), when computed.
+pub fn s2_frame(design: &SampleDesign, all: &[DesignIndices]) -> PolarsResult<DataFrame> {
+    let names: Vec<&str> = design.axes.iter().map(|a| a.path.as_str()).collect();
+    let (mut category, mut metric, mut p1, mut p2, mut s2, mut conf) =
+        (vec![], vec![], vec![], vec![], vec![], vec![]);
+    for d in all {
+        let Ok(Indices::Sobol(s)) = &d.result else {
+            continue;
+        };
+        let (Some(v), Some(c)) = (&s.s2, &s.s2_conf) else {
+            continue;
+        };
+        for j in 0..names.len() {
+            for l in j + 1..names.len() {
+                category.push(d.category.clone());
+                metric.push(d.metric.clone());
+                p1.push(names[j].to_string());
+                p2.push(names[l].to_string());
+                s2.push(v[j][l]);
+                conf.push(c[j][l]);
+            }
+        }
+    }
+    let n = s2.len();
+    DataFrame::new(
+        n,
+        vec![
+            Column::new("category".into(), category),
+            Column::new("metric".into(), metric),
+            Column::new("parameter_1".into(), p1),
+            Column::new("parameter_2".into(), p2),
+            Column::new("S2".into(), s2),
+            Column::new("S2_conf".into(), conf),
+        ],
+    )
+}
+
+/// The report's section: per metric and category, the parameters by
+/// importance, with what was dropped, and where the most important one
+/// tips `recovered`.
+pub fn markdown(sweep: &Sweep, design: &SampleDesign, all: &[DesignIndices]) -> String {
+    let names: Vec<&str> = design.axes.iter().map(|a| a.path.as_str()).collect();
+    let mut md = String::new();
+    let what = if design.method == "sobol" {
+        format!(
+            "Sobol indices of a Saltelli design (N = {} base points{}), SALib's estimators: `S1` first order, `ST` total; `_conf` are 95% bootstrap half-widths ({RESAMPLES} resamples of base points).",
+            design.n,
+            if design.second_order {
+                ", with `S2` of each pair in `design_s2.csv`"
+            } else {
+                ""
+            }
+        )
+    } else {
+        format!(
+            "Morris screening ({} trajectories on a {}-level grid), SALib's estimators: `mu_star` the mean absolute elementary effect (in the metric's unit per grid step of delta = {:.3} of the range), `mu` its signed mean, `sigma` its spread (interactions or non-linearity); `mu_star_conf` the 95% bootstrap half-width.",
+            design.n,
+            design.levels,
+            design.levels as f64 / (2.0 * (design.levels - 1) as f64)
+        )
+    };
+    md.push_str(&what);
+    md.push_str(" Each metric is taken as the mean over the point's replicate seeds; runs without a value (failed, or the metric undefined) are left out and counted, and a point with none drops its whole base point or trajectory. One design per combination of the categorical axes. Table: `design_indices.csv`.\n\n");
+    for d in all {
+        let title = if d.category.is_empty() {
+            format!("`{}`", d.metric)
+        } else {
+            format!("`{}`, {}", d.metric, d.category)
+        };
+        md.push_str(&format!("#### {title}\n\n"));
+        let unit = if design.method == "sobol" {
+            "base points"
+        } else {
+            "trajectories"
+        };
+        md.push_str(&format!(
+            "{} {unit} analysed, {} dropped; {} runs without a value",
+            d.blocks_used, d.blocks_dropped, d.runs_dropped
+        ));
+        if let Some(n) = d.noise_share {
+            md.push_str(&format!(
+                "; seed noise is {:.1}% of the run-to-run variance (the indices describe the seed mean, with 1/{} of it)",
+                100.0 * n,
+                design.replicates
+            ));
+        }
+        md.push_str(".\n\n");
+        match &d.result {
+            Err(e) => md.push_str(&format!("No indices: {e}.\n\n")),
+            Ok(Indices::Sobol(s)) => {
+                let mut order: Vec<usize> = (0..names.len()).collect();
+                order.sort_by(|a, b| s.st[*b].total_cmp(&s.st[*a]));
+                md.push_str(
+                    "| parameter | S1 | S1_conf | ST | ST_conf |\n|---|---:|---:|---:|---:|\n",
+                );
+                for j in order {
+                    md.push_str(&format!(
+                        "| `{}` | {:.3} | {:.3} | {:.3} | {:.3} |\n",
+                        names[j], s.s1[j], s.s1_conf[j], s.st[j], s.st_conf[j]
+                    ));
+                }
+                md.push('\n');
+            }
+            Ok(Indices::Morris(m)) => {
+                let mut order: Vec<usize> = (0..names.len()).collect();
+                order.sort_by(|a, b| m.mu_star[*b].total_cmp(&m.mu_star[*a]));
+                md.push_str("| parameter | mu_star | mu_star_conf | mu | sigma |\n|---|---:|---:|---:|---:|\n");
+                for j in order {
+                    md.push_str(&format!(
+                        "| `{}` | {:.3} | {:.3} | {:.3} | {:.3} |\n",
+                        names[j], m.mu_star[j], m.mu_star_conf[j], m.mu[j], m.sigma[j]
+                    ));
+                }
+                md.push('\n');
+            }
+        }
+        if d.metric == "recovered"
+            && let Some(tips) = tipping(sweep, design, d)
+        {
+            md.push_str(&tips);
+        }
+    }
+    md
+}
+
+/// Bins of the share of recovered runs over the range of the parameter
+/// with the largest total index (or mu_star): where it tips.
+fn tipping(sweep: &Sweep, design: &SampleDesign, d: &DesignIndices) -> Option<String> {
+    const BINS: usize = 5;
+    let j = match d.result.as_ref().ok()? {
+        Indices::Sobol(s) => (0..s.st.len()).max_by(|a, b| s.st[*a].total_cmp(&s.st[*b]))?,
+        Indices::Morris(m) => {
+            (0..m.mu_star.len()).max_by(|a, b| m.mu_star[*a].total_cmp(&m.mu_star[*b]))?
+        }
+    };
+    let a = &design.axes[j];
+    let x = sweep.metric(&a.path)?;
+    let y = sweep.metric("recovered")?;
+    let cats = sweep.dims.len().saturating_sub(1);
+    let label = |r: usize| {
+        sweep.describe_levels(sweep.positions[r][..cats].iter().copied().enumerate(), " ")
+    };
+    let position = |v: f64| {
+        let u = if a.log {
+            (v.ln() - a.min.ln()) / (a.max.ln() - a.min.ln())
+        } else {
+            (v - a.min) / (a.max - a.min)
+        };
+        ((u * BINS as f64) as usize).min(BINS - 1)
+    };
+    let (mut ok, mut n) = ([0u64; BINS], [0u64; BINS]);
+    for r in 0..y.len() {
+        if label(r) != d.category || !sweep.ok()[r] {
+            continue;
+        }
+        if let (Some(xv), Some(yv)) = (x[r], y[r]) {
+            let b = position(xv);
+            n[b] += 1;
+            ok[b] += u64::from(yv > 0.5);
+        }
+    }
+    let edge = |i: usize| {
+        let u = i as f64 / BINS as f64;
+        let v = if a.log {
+            (a.min.ln() + u * (a.max.ln() - a.min.ln())).exp()
+        } else {
+            a.min + u * (a.max - a.min)
+        };
+        format!("{v:.3}")
+    };
+    let cells: Vec<String> = (0..BINS)
+        .map(|i| {
+            let share = if n[i] > 0 {
+                format!("{:.0}%", 100.0 * ok[i] as f64 / n[i] as f64)
+            } else {
+                "-".to_string()
+            };
+            format!("[{}, {}): {share} of {}", edge(i), edge(i + 1), n[i])
+        })
+        .collect();
+    Some(format!(
+        "Where it tips: the share of runs that recovered along `{}`, the most influential parameter here (all other parameters as sampled): {}.\n\n",
+        a.path,
+        cells.join("; ")
+    ))
+}

@@ -1,0 +1,145 @@
+//! Axis ranges and sampled designs, through the CLI as users run them.
+
+mod common;
+use common::*;
+
+fn plan_json(args: &[&str]) -> serde_json::Value {
+    let o = sweep(&[&["plan", "--json", "--calibrate", "1"], args].concat());
+    assert_ok(&o);
+    serde_json::from_str(&stdout(&o)).unwrap()
+}
+
+const SAMPLED: &str = r#"name = "sampled"
+scenario = "ch37"
+[set]
+"client.duration_s" = 4
+horizon_s = 5
+"svc_b.slow.start_s" = 1
+[axes]
+strategy = ["naive", "protected"]
+"svc_b.slow.duration_s" = { min = 0.5, max = 3 }
+"client.rate_per_s" = { min = 50, max = 400, log = true }
+"svc_b.queue_cap" = { min = 4, max = 64 }
+[sample]
+method = "sobol"
+n = 4
+seed = 1
+replicates = 2
+"#;
+
+#[test]
+fn a_range_on_the_command_line_is_the_list_it_expands_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let grid = write_grid(dir.path(), &small_grid(1));
+    let ranged = plan_json(&[
+        &grid,
+        "--axis",
+        "svc_a.backoff_base_s={start=0.1,stop=0.3,step=0.1}",
+    ]);
+    let listed = plan_json(&[&grid, "--axis", "svc_a.backoff_base_s=0.1,0.2,0.3"]);
+    let levels = &ranged["axes"][2]["levels"];
+    assert_eq!(*levels, serde_json::json!([[0.1], [0.2], [0.3]]));
+    assert_eq!(ranged["sample_points"], listed["sample_points"]);
+    let caps = plan_json(&[
+        &grid,
+        "--axis",
+        "svc_b.queue_cap={start=8,stop=64,num=4,log=true}",
+    ]);
+    assert_eq!(
+        caps["axes"][1]["levels"],
+        serde_json::json!([[8], [16], [32], [64]])
+    );
+}
+
+#[test]
+fn a_bad_range_names_the_flag_or_the_file_key_and_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let grid = write_grid(dir.path(), &small_grid(1));
+    let o = sweep(&[
+        "plan",
+        &grid,
+        "--axis",
+        "svc_a.backoff_base_s={start=0.3,stop=0.1,step=0.1}",
+    ]);
+    assert_fails(
+        &o,
+        &[
+            "--axis svc_a.backoff_base_s=",
+            "never goes from 0.3 to 0.1",
+        ],
+    );
+    let text = small_grid(1).replace(
+        "\"svc_b.queue_cap\" = [16, \"unbounded\"]",
+        "\"svc_b.queue_cap\" = { start = 1, stop = 9, step = 0.5 }\n\"svc_a.max_retries\" = { start = 1 }",
+    );
+    let bad = write_grid_as(dir.path(), "bad.toml", &text);
+    let o = sweep(&["plan", &bad]);
+    // Both problems at once, each with the file and the key.
+    assert_fails(
+        &o,
+        &[
+            "bad.toml: axes.\"svc_b.queue_cap\"",
+            "the parameter takes integers",
+            "bad.toml: axes.\"svc_a.max_retries\"",
+            "needs both `start` and `stop`",
+        ],
+    );
+}
+
+#[test]
+fn plan_shows_the_design_and_runs_one_design_per_category() {
+    let dir = tempfile::tempdir().unwrap();
+    let grid = write_grid(dir.path(), SAMPLED);
+    let j = plan_json(&[&grid]);
+    // N x (2k + 2) = 4 x 8 points, twice (two strategies), two seeds each.
+    assert_eq!(j["design"]["points_per_design"], 32);
+    assert_eq!(j["points"], 64);
+    assert_eq!(j["runs"], 128);
+    assert_eq!(j["seeds"], serde_json::json!([1, 2]));
+    let o = sweep(&["plan", &grid, "--calibrate", "1"]);
+    assert_ok(&o);
+    assert_says(
+        &stdout(&o),
+        &[
+            "design sobol (seed 1, k = 3 sampled axes): Saltelli on a scrambled Sobol' sequence, N = 4 x (2k + 2) = 32 points",
+            "2 design(s), one per combination of the categorical axes",
+            "client.rate_per_s in [50, 400] (log)",
+            "svc_b.queue_cap in [4, 64] (integer)",
+            "first sample points",
+        ],
+    );
+    // The same grid text gives the same design.
+    assert_eq!(plan_json(&[&grid])["fingerprint"], j["fingerprint"]);
+}
+
+#[test]
+fn a_sampled_grid_refuses_what_cannot_act_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = SAMPLED
+        .replace("replicates = 2", "replicates = 2\nlevels = 4")
+        .replace("name = \"sampled\"", "name = \"sampled\"\nseeds = [1]")
+        .replace(
+            "{ min = 4, max = 64 }",
+            "{ min = 4, max = 64, integer = false }",
+        );
+    let grid = write_grid(dir.path(), &text);
+    assert_fails(
+        &sweep(&["plan", &grid]),
+        &[
+            "seeds: a grid with [sample] takes its seeds from sample.replicates",
+            "sample.levels: applies to method = \"morris\" only, not \"sobol\"",
+            "axes.\"svc_b.queue_cap\"",
+            "integer = false cannot apply",
+        ],
+    );
+    let no_sample = SAMPLED
+        .split("[sample]")
+        .next()
+        .unwrap()
+        .replace("[axes]", "seeds = [1]\n[axes]");
+    let grid = write_grid_as(dir.path(), "nosample.toml", &no_sample);
+    assert_fails(
+        &sweep(&["plan", &grid]),
+        &["a { min, max } axis is sampled, and needs a [sample] table"],
+    );
+}
