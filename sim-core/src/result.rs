@@ -199,10 +199,14 @@ impl TierStats {
 }
 
 impl TierSeries {
-    /// A tier's series from its replicas': sums, second by second.
+    /// A tier's series from its replicas': sums, second by second, and
+    /// each replica's own in `replicas`. One replica: its own.
     pub fn of_replicas(mut parts: Vec<TierSeries>) -> TierSeries {
-        let mut t = parts.remove(0);
-        for p in &parts {
+        if parts.len() == 1 {
+            return parts.pop().expect("one replica");
+        }
+        let mut t = parts[0].clone();
+        for p in &parts[1..] {
             let add =
                 |a: &mut Vec<u64>, b: &Vec<u64>| a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
             add(&mut t.arrivals, &p.arrivals);
@@ -216,6 +220,7 @@ impl TierSeries {
                 *x = x.zip(*y).map(|(x, y)| x + y);
             }
         }
+        t.replicas = parts;
         t
     }
 }
@@ -360,6 +365,9 @@ pub struct TierSeries {
     /// calls is not counted, so for a tier that calls others it is an upper
     /// bound. `None` for a tier that does no work of its own.
     pub capacity_per_s: Vec<Option<f64>>,
+    /// With replicas, each replica's own series (replica 0 first); empty
+    /// without.
+    pub replicas: Vec<TierSeries>,
 }
 
 impl Series {

@@ -212,6 +212,7 @@ impl Server {
                 queue_len: vec![0; secs],
                 busy: vec![0; secs],
                 capacity_per_s: Vec::new(),
+                replicas: Vec::new(),
             },
             busy_ns: 0,
             wait_ns: 0,

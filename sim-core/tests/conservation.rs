@@ -206,6 +206,23 @@ fn check(s: &Scenario, r: &RunResult, label: &str) {
                 .all(|(r, a)| r <= a)
         );
         assert_eq!(series.capacity_per_s.len(), series.arrivals.len());
+        // The replicas' series add up to the tier's, second by second.
+        assert_eq!(series.replicas.len(), t.replicas.len());
+        if !series.replicas.is_empty() {
+            type Get = fn(&sim_core::result::TierSeries) -> &Vec<u64>;
+            let each: [(&str, Get); 4] = [
+                ("arrivals", |x| &x.arrivals),
+                ("retries", |x| &x.retries),
+                ("queue_len", |x| &x.queue_len),
+                ("busy", |x| &x.busy),
+            ];
+            for (what, get) in each {
+                let summed: Vec<u64> = (0..series.arrivals.len())
+                    .map(|sec| series.replicas.iter().map(|r| get(r)[sec]).sum())
+                    .collect();
+                assert_eq!(&summed, get(series), "{}", ctx(what));
+            }
+        }
         // The tier's queue is its replicas' together.
         let longest = match t.replicas.len() {
             0 => t.max_queue,

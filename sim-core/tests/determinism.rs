@@ -122,6 +122,7 @@ fn snapshot(r: &RunResult) -> Vec<(String, String)> {
             queue_len,
             busy,
             capacity_per_s,
+            replicas,
         } = t;
         series(format!("{name}.arrivals"), counts(arrivals));
         series(format!("{name}.retries"), counts(retries));
@@ -134,6 +135,10 @@ fn snapshot(r: &RunResult) -> Vec<(String, String)> {
             .map(|c| c.map_or("none".to_string(), |c| format!("{c:?}")))
             .collect();
         series(format!("{name}.capacity_per_s"), capacity);
+        for (k, r) in replicas.iter().enumerate() {
+            series(format!("{name}.replica{k}.queue_len"), counts(&r.queue_len));
+            series(format!("{name}.replica{k}.busy"), counts(&r.busy));
+        }
     }
     let LatencyHistogram { ok, failed } = &r.latency_histogram;
     series("latency_histogram.ok".into(), counts(ok));

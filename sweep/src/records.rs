@@ -10,7 +10,9 @@
 //! (a list of counts, one more than the edges).
 //!
 //! `series`: one row per run and simulated second (ok runs only): the
-//! user-level counts, then `<tier>_<counter>` per tier.
+//! user-level counts, then `<tier>_<counter>` per tier, and for a tier with
+//! replicas somewhere in the grid, `<tier>_replica_queue_len` and
+//! `<tier>_replica_busy` (a list of each replica's count).
 //!
 //! Counts are written as `Int64`, not `UInt64`: in a notebook the difference
 //! of two counts (`users_ok - users`) is then negative, not a wrapped
@@ -52,10 +54,20 @@ pub struct Layout {
     /// Metric names and a value of each one's type.
     pub metrics: Vec<(String, Metric)>,
     pub tiers: Vec<String>,
+    /// Per tier: it has replicas at some point of the grid (several in the
+    /// scenario, or `<tier>.replicas` set or swept), so the series carry
+    /// each replica's queue and busy counts.
+    pub replicated: Vec<bool>,
 }
 
 impl Layout {
     pub fn new(point: Vec<PointColumn>, scenario: &sim_core::Scenario) -> Layout {
+        let replicated = (scenario.tiers.iter())
+            .map(|t| {
+                let path = format!("{}.replicas", t.name);
+                t.replicas > 1 || point.iter().any(|c| c.path == path)
+            })
+            .collect();
         Layout {
             point,
             metrics: sim_core::result::metric_schema(scenario)
@@ -63,6 +75,7 @@ impl Layout {
                 .map(|m| (m.name, m.value))
                 .collect(),
             tiers: scenario.tiers.iter().map(|t| t.name.clone()).collect(),
+            replicated,
         }
     }
 
@@ -222,6 +235,19 @@ impl Layout {
                     flat(&|r, s| get(&r.series.tiers[t])[s]),
                 ));
             }
+            if self.replicated[t] {
+                for (suffix, get) in tier_cols
+                    .iter()
+                    .filter(|(s, _)| ["queue_len", "busy"].contains(s))
+                {
+                    cols.push(replica_column(
+                        &format!("{name}_replica_{suffix}"),
+                        &ok,
+                        t,
+                        *get,
+                    ));
+                }
+            }
             cols.push(Column::new(
                 format!("{name}_capacity_per_s").into(),
                 ok.iter()
@@ -235,6 +261,32 @@ impl Layout {
 
 /// One per-second counter of a tier.
 type SeriesColumn = fn(&sim_core::result::TierSeries) -> &Vec<u64>;
+
+/// Per run and second, counter `get` of each replica of tier `t` (replica
+/// 0 first) as a list; an empty list at a point where the tier has one
+/// instance.
+fn replica_column(name: &str, ok: &[(&str, &RunResult)], t: usize, get: SeriesColumn) -> Column {
+    let rows: usize = ok.iter().map(|(_, r)| r.series.seconds()).sum();
+    let replicas = ok
+        .iter()
+        .map(|(_, r)| r.series.tiers[t].replicas.len())
+        .max()
+        .unwrap_or(0);
+    let mut list = ListPrimitiveChunkedBuilder::<Int64Type>::new(
+        name.into(),
+        rows,
+        rows * replicas,
+        DataType::Int64,
+    );
+    for (_, r) in ok {
+        let tier = &r.series.tiers[t];
+        for sec in 0..r.series.seconds() {
+            let values: Vec<i64> = tier.replicas.iter().map(|p| count(get(p)[sec])).collect();
+            list.append_slice(&values);
+        }
+    }
+    list.finish().into_column()
+}
 
 /// An override column typed by its parameter's kind; `"unbounded"` caps are null.
 fn point_column<'a>(

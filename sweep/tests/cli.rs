@@ -985,3 +985,69 @@ fn a_crash_at_any_step_of_a_commit_resumes_to_the_exact_table() {
         }
     }
 }
+
+/// The traffic columns: each replica's queue and busy counts (a list per
+/// second, empty where the tier has one instance) add up to the tier's;
+/// retries are at most the arrivals; the latency histograms count every
+/// finished user once.
+#[test]
+fn replica_series_and_latency_histograms_add_up() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let grid = write_grid(
+        dir,
+        r#"name = "replicas"
+scenario = "ch37"
+seeds = [1, 2]
+[set]
+"client.duration_s" = 4
+horizon_s = 5
+"svc_b.slow.start_s" = 1
+[axes]
+"svc_b.replicas" = [1, 3]
+strategy = ["naive", "protected"]
+"#,
+    );
+    let out = dir.join("o");
+    assert_ok(&run_grid(&grid, &out.display().to_string(), &[]));
+    let series = ParquetReader::new(
+        std::fs::File::open(out.join("series").join("part-s0of1-000000.parquet")).unwrap(),
+    )
+    .finish()
+    .unwrap();
+    let lists = |c: &str| series.column(c).unwrap().list().unwrap().clone();
+    let (queues, busy) = (lists("svc_b_replica_queue_len"), lists("svc_b_replica_busy"));
+    let total = |c: &str| series.column(c).unwrap().i64().unwrap().clone();
+    let (queue_len, busy_total) = (total("svc_b_queue_len"), total("svc_b_busy"));
+    let mut lengths = std::collections::BTreeSet::new();
+    for row in 0..series.height() {
+        let sum = |l: &ListChunked| {
+            let s = l.get_as_series(row).unwrap();
+            (s.len(), s.i64().unwrap().iter().flatten().sum::<i64>())
+        };
+        let (n, q) = sum(&queues);
+        lengths.insert(n);
+        if n > 0 {
+            assert_eq!(q, queue_len.get(row).unwrap(), "row {row}");
+            assert_eq!(sum(&busy).1, busy_total.get(row).unwrap(), "row {row}");
+        }
+    }
+    assert_eq!(lengths, [0, 3].into(), "one instance: empty; three: one count each");
+    assert!(series.column("gateway_replica_queue_len").is_err(), "gateway has no replicas");
+    let (arrivals, retries) = (total("svc_b_arrivals"), total("svc_b_retries"));
+    assert!(arrivals.iter().zip(retries.iter()).all(|(a, r)| r <= a));
+    let t = runs_table(&out);
+    let hist = |c: &str, row: usize| {
+        let l = t.column(c).unwrap().list().unwrap().get_as_series(row).unwrap();
+        assert_eq!(l.len(), 72, "71 edges, one bucket more");
+        l.i64().unwrap().iter().flatten().sum::<i64>()
+    };
+    let count = |c: &str, row: usize| t.column(c).unwrap().i64().unwrap().get(row).unwrap();
+    for row in 0..t.height() {
+        assert_eq!(hist("success_latency_histogram", row), count("users_ok", row));
+        assert_eq!(
+            hist("failed_latency_histogram", row),
+            count("users_failed", row) - count("users_unfinished", row)
+        );
+    }
+}

@@ -63,10 +63,7 @@ fn a_bad_range_names_the_flag_or_the_file_key_and_the_reason() {
     ]);
     assert_fails(
         &o,
-        &[
-            "--axis svc_a.backoff_base_s=",
-            "never goes from 0.3 to 0.1",
-        ],
+        &["--axis svc_a.backoff_base_s=", "never goes from 0.3 to 0.1"],
     );
     let text = small_grid(1).replace(
         "\"svc_b.queue_cap\" = [16, \"unbounded\"]",
