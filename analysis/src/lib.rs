@@ -18,6 +18,7 @@ pub mod stats;
 pub mod tables;
 #[cfg(test)]
 mod testfns;
+pub mod why;
 
 pub use error::{IoError, LoadError, PlotError, ReportError};
 pub use part::PartError;

@@ -123,6 +123,15 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
         &plot_notes,
     )?;
     let md = with_design_section(md, &sweep, &dir, &metrics)?;
+    let md = match crate::why::section::write(&sweep, &dir)? {
+        // In "What happened", before the sensitivity.
+        Some(why) => md.replacen(
+            "\n## Why: sensitivity",
+            &format!("\n### Why it did not recover\n\n{why}\n## Why: sensitivity"),
+            1,
+        ),
+        None => md,
+    };
     let index_md = dir.join("index.md");
     write_text(&index_md, &md)?;
     let index_html = dir.join("index.html");
@@ -141,7 +150,7 @@ fn write_text(path: &Path, text: &str) -> Result<(), ReportError> {
 }
 
 /// `name.parquet` and `name.csv` in `dir`.
-fn write_frame(dir: &Path, name: &str, df: &mut DataFrame) -> Result<(), ReportError> {
+pub(crate) fn write_frame(dir: &Path, name: &str, df: &mut DataFrame) -> Result<(), ReportError> {
     let path = |ext: &str| dir.join(format!("{name}.{ext}"));
     let create = |p: &Path| File::create(p).map_err(IoError::at(p));
     let failed = |path: PathBuf| move |source| ReportError::File { path, source };

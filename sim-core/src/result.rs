@@ -214,6 +214,7 @@ impl TierSeries {
             add(&mut t.completed, &p.completed);
             add(&mut t.late, &p.late);
             add(&mut t.retries, &p.retries);
+            add(&mut t.after_user_left, &p.after_user_left);
             add(&mut t.queue_len, &p.queue_len);
             add(&mut t.busy, &p.busy);
             for (x, y) in t.capacity_per_s.iter_mut().zip(&p.capacity_per_s) {
@@ -353,6 +354,9 @@ pub struct TierSeries {
     /// that serves a retry counts): `arrivals - retries` are the users'
     /// first tries, the load without amplification.
     pub retries: Vec<u64>,
+    /// Arrivals for a user request that had already ended (given up or
+    /// answered): work nobody waits for.
+    pub after_user_left: Vec<u64>,
     pub admitted: Vec<u64>,
     pub completed: Vec<u64>,
     pub late: Vec<u64>,

@@ -206,6 +206,7 @@ impl Server {
                 name: model.name.clone(),
                 arrivals: vec![0; secs],
                 retries: vec![0; secs],
+                after_user_left: vec![0; secs],
                 admitted: vec![0; secs],
                 completed: vec![0; secs],
                 late: vec![0; secs],
@@ -244,6 +245,7 @@ impl Server {
         self.stats.arrivals += 1;
         self.series.arrivals[sec] += 1;
         self.series.retries[sec] += retry as u64;
+        self.series.after_user_left[sec] += ended as u64;
         self.stats.arrivals_during += during as u64;
         self.stats.arrivals_after_user_left += ended as u64;
     }

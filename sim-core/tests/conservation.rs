@@ -181,6 +181,10 @@ fn check(s: &Scenario, r: &RunResult, label: &str) {
         assert_eq!(series.admitted.iter().sum::<u64>(), t.admitted);
         assert_eq!(series.completed.iter().sum::<u64>(), t.completed);
         assert_eq!(series.late.iter().sum::<u64>(), t.late);
+        assert_eq!(
+            series.after_user_left.iter().sum::<u64>(),
+            t.arrivals_after_user_left
+        );
         // Retries arriving: every retry sent, less those still on the
         // network; from the client (the top), also every hedged copy and
         // nothing more; below, also the requests serving a retry above.
@@ -210,9 +214,10 @@ fn check(s: &Scenario, r: &RunResult, label: &str) {
         assert_eq!(series.replicas.len(), t.replicas.len());
         if !series.replicas.is_empty() {
             type Get = fn(&sim_core::result::TierSeries) -> &Vec<u64>;
-            let each: [(&str, Get); 4] = [
+            let each: [(&str, Get); 5] = [
                 ("arrivals", |x| &x.arrivals),
                 ("retries", |x| &x.retries),
+                ("after_user_left", |x| &x.after_user_left),
                 ("queue_len", |x| &x.queue_len),
                 ("busy", |x| &x.busy),
             ];

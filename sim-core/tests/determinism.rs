@@ -116,6 +116,7 @@ fn snapshot(r: &RunResult) -> Vec<(String, String)> {
             name,
             arrivals,
             retries,
+            after_user_left,
             admitted,
             completed,
             late,
@@ -126,6 +127,7 @@ fn snapshot(r: &RunResult) -> Vec<(String, String)> {
         } = t;
         series(format!("{name}.arrivals"), counts(arrivals));
         series(format!("{name}.retries"), counts(retries));
+        series(format!("{name}.after_user_left"), counts(after_user_left));
         series(format!("{name}.admitted"), counts(admitted));
         series(format!("{name}.completed"), counts(completed));
         series(format!("{name}.late"), counts(late));

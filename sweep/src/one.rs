@@ -139,8 +139,39 @@ pub fn run_one(args: &OneArgs) -> Result<ExitCode, Error> {
         }
     } else {
         print!("{}", table::render(&args.scenario, args.seed, &runs));
+        for (strategy, r) in &runs {
+            if let Some(why) = why_not_recovered(r) {
+                println!("why `{strategy}` did not recover: {why}");
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// For a run with a trigger that did not recover, the diagnosis of
+/// `analysis::why` from its series: each tier's traffic from the trigger's
+/// end while users still arrive.
+fn why_not_recovered(r: &sim_core::RunResult) -> Option<analysis::why::Diagnosis> {
+    if r.recovery_s.is_some() || r.window_end_s <= 0.0 {
+        return None;
+    }
+    let from = r.window_end_s.ceil() as usize;
+    let seconds: Vec<usize> = (from..r.series.seconds())
+        .filter(|s| r.series.user_arrivals[*s] > 0)
+        .collect();
+    let tiers: Vec<analysis::why::TierAfter> = (r.series.tiers.iter())
+        .map(|t| {
+            let sum = |xs: &[u64]| seconds.iter().map(|s| xs[*s] as f64).sum::<f64>();
+            analysis::why::TierAfter {
+                tier: t.name.clone(),
+                arrivals: sum(&t.arrivals),
+                retries: sum(&t.retries),
+                after_user_left: sum(&t.after_user_left),
+                capacity: seconds.iter().map(|s| t.capacity_per_s[*s]).sum(),
+            }
+        })
+        .collect();
+    analysis::why::diagnose(&tiers)
 }
 
 fn print_traces(scenarios: &[Scenario], seed: u64, user: u32, json: bool) -> ExitCode {

@@ -220,9 +220,10 @@ impl Layout {
             Column::new("failures".into(), flat(&|r, s| r.series.failures[s])),
         ];
         for (t, name) in self.tiers.iter().enumerate() {
-            let tier_cols: [(&str, SeriesColumn); 7] = [
+            let tier_cols: [(&str, SeriesColumn); 8] = [
                 ("arrivals", |x| &x.arrivals),
                 ("retries", |x| &x.retries),
+                ("after_user_left", |x| &x.after_user_left),
                 ("admitted", |x| &x.admitted),
                 ("completed", |x| &x.completed),
                 ("late", |x| &x.late),

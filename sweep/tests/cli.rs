@@ -1016,7 +1016,10 @@ strategy = ["naive", "protected"]
     .finish()
     .unwrap();
     let lists = |c: &str| series.column(c).unwrap().list().unwrap().clone();
-    let (queues, busy) = (lists("svc_b_replica_queue_len"), lists("svc_b_replica_busy"));
+    let (queues, busy) = (
+        lists("svc_b_replica_queue_len"),
+        lists("svc_b_replica_busy"),
+    );
     let total = |c: &str| series.column(c).unwrap().i64().unwrap().clone();
     let (queue_len, busy_total) = (total("svc_b_queue_len"), total("svc_b_busy"));
     let mut lengths = std::collections::BTreeSet::new();
@@ -1032,22 +1035,84 @@ strategy = ["naive", "protected"]
             assert_eq!(sum(&busy).1, busy_total.get(row).unwrap(), "row {row}");
         }
     }
-    assert_eq!(lengths, [0, 3].into(), "one instance: empty; three: one count each");
-    assert!(series.column("gateway_replica_queue_len").is_err(), "gateway has no replicas");
+    assert_eq!(
+        lengths,
+        [0, 3].into(),
+        "one instance: empty; three: one count each"
+    );
+    assert!(
+        series.column("gateway_replica_queue_len").is_err(),
+        "gateway has no replicas"
+    );
     let (arrivals, retries) = (total("svc_b_arrivals"), total("svc_b_retries"));
     assert!(arrivals.iter().zip(retries.iter()).all(|(a, r)| r <= a));
     let t = runs_table(&out);
     let hist = |c: &str, row: usize| {
-        let l = t.column(c).unwrap().list().unwrap().get_as_series(row).unwrap();
+        let l = t
+            .column(c)
+            .unwrap()
+            .list()
+            .unwrap()
+            .get_as_series(row)
+            .unwrap();
         assert_eq!(l.len(), 72, "71 edges, one bucket more");
         l.i64().unwrap().iter().flatten().sum::<i64>()
     };
     let count = |c: &str, row: usize| t.column(c).unwrap().i64().unwrap().get(row).unwrap();
     for row in 0..t.height() {
-        assert_eq!(hist("success_latency_histogram", row), count("users_ok", row));
+        assert_eq!(
+            hist("success_latency_histogram", row),
+            count("users_ok", row)
+        );
         assert_eq!(
             hist("failed_latency_histogram", row),
             count("users_failed", row) - count("users_unfinished", row)
         );
     }
+}
+
+/// A run that does not recover is explained: `sweep one` names the
+/// bottleneck and the loop, and the report (with `why_not_recovered.csv`)
+/// adds the smallest change that recovers.
+#[test]
+fn why_a_run_did_not_recover() {
+    let one = sweep(&["one", "--preset", "naive", "--preset", "protected"]);
+    assert_ok(&one);
+    let out = stdout(&one);
+    assert!(
+        out.contains("why `naive` did not recover: at svc_b after the trigger")
+            && out.contains("retry amplification sustains the overload"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("why `protected`"),
+        "protected recovers: {out}"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let grid = write_grid(
+        dir,
+        r#"name = "why"
+scenario = "ch37"
+seeds = [1, 2]
+[axes]
+strategy = ["naive", "protected"]
+"#,
+    );
+    let out = dir.join("o");
+    assert_ok(&sweep(&["run", &grid, "--out", &out.display().to_string()]));
+    let md = std::fs::read_to_string(out.join("analysis/index.md")).unwrap();
+    let at = md.find("### Why it did not recover").expect("the section");
+    assert!(
+        at < md.find("## Why: sensitivity").unwrap(),
+        "in What happened"
+    );
+    assert!(
+        md.contains("- **strategy=naive**: 2 of 2 seeds never recover; at svc_b")
+            && md.contains("Smallest change that recovers: `strategy` naive -> protected (2 of 2 seeds recover)."),
+        "{md}"
+    );
+    let csv = std::fs::read_to_string(out.join("analysis/why_not_recovered.csv")).unwrap();
+    assert!(csv.starts_with("point,not_recovered,runs,bottleneck,load,first_try_load,retry_share,dead_share,sustainer,smallest_flip"));
+    assert!(csv.contains("retry amplification"), "{csv}");
 }

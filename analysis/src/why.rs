@@ -1,0 +1,608 @@
+//! Why a run did not recover: where the bottleneck's work came from after
+//! the trigger ended, which loop kept it overloaded, and (from the
+//! neighbouring grid points) the smallest one-parameter change that
+//! recovers.
+//!
+//! The rule, per run, over the seconds from the trigger's end to the end
+//! of arrivals:
+//! - the bottleneck is the tier whose arrivals came closest to, or
+//!   furthest past, its capacity (slots / mean service time);
+//! - below 90% of capacity it was not saturated: what holds the run down
+//!   is not load (a breaker still open, an adaptive limit still low);
+//! - else, if at least a fifth of its arrivals were retries (or serve a
+//!   retry above) and the first tries alone would fit, **retry
+//!   amplification** sustains the overload;
+//! - else, if at least a fifth were for users who had already left,
+//!   **dead work** does (a queue of requests nobody waits for);
+//! - else the first tries alone exceed capacity: plain **overload**.
+
+use std::fmt;
+
+/// One tier's traffic summed over the seconds after the trigger.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TierAfter {
+    pub tier: String,
+    pub arrivals: f64,
+    /// Arrivals that exist because of a retry or hedge, here or above.
+    pub retries: f64,
+    /// Arrivals for a user request that had already ended.
+    pub after_user_left: f64,
+    /// Requests the tier could serve over those seconds (`None`: no work
+    /// of its own).
+    pub capacity: Option<f64>,
+}
+
+/// The loop that kept the bottleneck overloaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Sustainer {
+    RetryAmplification,
+    DeadWork,
+    Overload,
+    NotSaturated,
+}
+
+impl fmt::Display for Sustainer {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(match self {
+            Sustainer::RetryAmplification => "retry amplification",
+            Sustainer::DeadWork => "dead work",
+            Sustainer::Overload => "overload",
+            Sustainer::NotSaturated => "not saturated",
+        })
+    }
+}
+
+/// The bottleneck after the trigger and what its load was made of.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diagnosis {
+    pub tier: String,
+    /// Arrivals over capacity.
+    pub load: f64,
+    /// First tries alone over capacity.
+    pub first_try_load: f64,
+    /// Shares of the arrivals.
+    pub retry_share: f64,
+    pub dead_share: f64,
+    pub sustainer: Sustainer,
+}
+
+/// Load at or above this share of capacity saturates the tier.
+const SATURATED: f64 = 0.9;
+/// A share of the arrivals at least this large sustains the overload.
+const SUSTAINING_SHARE: f64 = 0.2;
+
+/// The diagnosis of one run from its tiers' traffic after the trigger;
+/// `None` when no tier has a capacity or any arrival.
+pub fn diagnose(tiers: &[TierAfter]) -> Option<Diagnosis> {
+    let t = (tiers.iter())
+        .filter_map(|t| {
+            let c = t.capacity.filter(|c| *c > 0.0)?;
+            (t.arrivals > 0.0).then_some((t, t.arrivals / c))
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1))?
+        .0;
+    let capacity = t.capacity.expect("filtered above");
+    let load = t.arrivals / capacity;
+    let first_try_load = (t.arrivals - t.retries) / capacity;
+    let retry_share = t.retries / t.arrivals;
+    let dead_share = t.after_user_left / t.arrivals;
+    let sustainer = if load < SATURATED {
+        Sustainer::NotSaturated
+    } else if retry_share >= SUSTAINING_SHARE && first_try_load < 1.0 {
+        Sustainer::RetryAmplification
+    } else if dead_share >= SUSTAINING_SHARE {
+        Sustainer::DeadWork
+    } else {
+        Sustainer::Overload
+    };
+    Some(Diagnosis {
+        tier: t.tier.clone(),
+        load,
+        first_try_load,
+        retry_share,
+        dead_share,
+        sustainer,
+    })
+}
+
+impl fmt::Display for Diagnosis {
+    /// "at svc_b after the trigger: load 1.9x its capacity, 93% of it
+    /// retries (first tries alone 0.13x), 41% for users already gone:
+    /// retry amplification sustains the overload".
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let pct = |x: f64| format!("{:.0}%", 100.0 * x);
+        write!(
+            f,
+            "at {} after the trigger: load {:.2}x its capacity, {} of it retries (first tries alone {:.2}x), {} for users already gone: ",
+            self.tier,
+            self.load,
+            pct(self.retry_share),
+            self.first_try_load,
+            pct(self.dead_share)
+        )?;
+        f.write_str(match self.sustainer {
+            Sustainer::RetryAmplification => {
+                "retry amplification sustains the overload (the first tries alone would fit)"
+            }
+            Sustainer::DeadWork => {
+                "dead work sustains it (requests for users who had given up fill the queue)"
+            }
+            Sustainer::Overload => "the first tries alone exceed its capacity",
+            Sustainer::NotSaturated => {
+                "it was not saturated, so load does not hold the run down (look at breakers and adaptive limits)"
+            }
+        })
+    }
+}
+
+/// A one-parameter change that recovers: the axis, its level at the point
+/// and the level that recovers, and how many seeds recovered there.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flip {
+    pub axis: usize,
+    pub from: usize,
+    pub to: usize,
+    pub recovered: usize,
+    pub runs: usize,
+}
+
+/// One axis a flip may change: its number of levels, and whether they are
+/// ordered (numbers: the distance is how many levels away; categories:
+/// every other level is one change away).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Axis {
+    pub index: usize,
+    pub levels: usize,
+    pub ordered: bool,
+}
+
+/// The smallest changes of one axis (fewest levels away) that take point
+/// `at` to a point where more than half of the seeds recovered;
+/// `recovered(position)` gives the recovered and all runs of a point
+/// (`None`: no such point). Ties are all returned (on a categorical axis,
+/// every level that recovers).
+pub fn flips(
+    at: &[usize],
+    axes: &[Axis],
+    recovered: impl Fn(&[usize]) -> Option<(usize, usize)>,
+) -> Vec<Flip> {
+    let mut found: Vec<(usize, Flip)> = Vec::new();
+    for axis in axes {
+        let here = at[axis.index];
+        let distance = |l: usize| if axis.ordered { l.abs_diff(here) } else { 1 };
+        let mut tries: Vec<usize> = (0..axis.levels).filter(|l| *l != here).collect();
+        tries.sort_by_key(|l| (distance(*l), *l));
+        let mut pos = at.to_vec();
+        let hits = tries.into_iter().filter_map(|l| {
+            pos[axis.index] = l;
+            let (ok, runs) = recovered(&pos)?;
+            (2 * ok > runs).then_some(Flip {
+                axis: axis.index,
+                from: here,
+                to: l,
+                recovered: ok,
+                runs,
+            })
+        });
+        let hits: Vec<Flip> = hits.collect();
+        if let Some(nearest) = hits.iter().map(|f| distance(f.to)).min() {
+            found.extend(
+                (hits.into_iter())
+                    .filter(|f| distance(f.to) == nearest)
+                    .map(|f| (nearest, f)),
+            );
+        }
+    }
+    let Some(best) = found.iter().map(|(d, _)| *d).min() else {
+        return Vec::new();
+    };
+    (found.into_iter())
+        .filter(|(d, _)| *d == best)
+        .map(|(_, f)| f)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tier(arrivals: f64, retries: f64, dead: f64, capacity: f64) -> TierAfter {
+        TierAfter {
+            tier: format!("t{capacity}"),
+            arrivals,
+            retries,
+            after_user_left: dead,
+            capacity: Some(capacity),
+        }
+    }
+
+    #[test]
+    fn the_bottleneck_is_the_most_loaded_tier_and_each_loop_has_its_rule() {
+        // A forwarder (no capacity) is never the bottleneck.
+        let forwarder = TierAfter {
+            tier: "gw".into(),
+            arrivals: 1e6,
+            ..TierAfter::default()
+        };
+        let d = diagnose(&[
+            forwarder,
+            tier(800.0, 0.0, 0.0, 8000.0),
+            tier(800.0, 700.0, 0.0, 800.0),
+        ])
+        .unwrap();
+        assert_eq!(d.tier, "t800");
+        assert_eq!(d.sustainer, Sustainer::RetryAmplification);
+        assert!((d.first_try_load - 0.125).abs() < 1e-12);
+        // Retries, but the first tries alone do not fit: overload.
+        let d = diagnose(&[tier(2000.0, 500.0, 0.0, 1000.0)]).unwrap();
+        assert_eq!(d.sustainer, Sustainer::Overload);
+        // Few retries, many requests for users already gone.
+        let d = diagnose(&[tier(1000.0, 100.0, 400.0, 1000.0)]).unwrap();
+        assert_eq!(d.sustainer, Sustainer::DeadWork);
+        // Below 90% of capacity: not load.
+        let d = diagnose(&[tier(850.0, 800.0, 800.0, 1000.0)]).unwrap();
+        assert_eq!(d.sustainer, Sustainer::NotSaturated);
+        assert_eq!(diagnose(&[]), None);
+        assert!(
+            d.to_string()
+                .starts_with("at t1000 after the trigger: load 0.85x")
+        );
+    }
+
+    #[test]
+    fn the_smallest_flip_is_the_nearest_level_that_recovers() {
+        // Axis 0 (4 levels): recovers at level 0 only; axis 1 (3 levels):
+        // recovers at level 2. From (3, 0): axis 0 is 3 away, axis 1 is 2.
+        let rec = |p: &[usize]| -> Option<(usize, usize)> {
+            Some(if p[0] == 0 || p[1] == 2 {
+                (3, 4)
+            } else {
+                (1, 4)
+            })
+        };
+        let axes = [ordered(0, 4), ordered(1, 3)];
+        let f = flips(&[3, 0], &axes, rec);
+        assert_eq!(
+            f,
+            [Flip {
+                axis: 1,
+                from: 0,
+                to: 2,
+                recovered: 3,
+                runs: 4
+            }]
+        );
+        // Half the seeds is not "recovers".
+        let half = |_: &[usize]| Some((2, 4));
+        assert!(flips(&[0, 0], &axes, half).is_empty());
+        // Ties are all given.
+        let both = |p: &[usize]| {
+            Some(if p[0] == 2 || p[1] == 1 {
+                (4, 4)
+            } else {
+                (0, 4)
+            })
+        };
+        assert_eq!(flips(&[3, 0], &axes, both).len(), 2);
+        // On a categorical axis every level is one change away: all that
+        // recover are given, not only the next in list order.
+        let strategy = Axis {
+            index: 0,
+            levels: 4,
+            ordered: false,
+        };
+        let some = |p: &[usize]| {
+            Some(if p[0] == 1 || p[0] == 3 {
+                (4, 4)
+            } else {
+                (0, 4)
+            })
+        };
+        let f = flips(&[0, 0], &[strategy, ordered(1, 3)], some);
+        assert_eq!(f.iter().map(|f| f.to).collect::<Vec<_>>(), [1, 3]);
+    }
+
+    fn ordered(index: usize, levels: usize) -> Axis {
+        Axis {
+            index,
+            levels,
+            ordered: true,
+        }
+    }
+}
+
+/// Reading the sweep's output: per point that mostly did not recover, the
+/// diagnosis of its runs and the flips, as a table and a report section.
+pub mod section {
+    use super::*;
+    use crate::error::{IoError, ReportError};
+    use crate::load::Sweep;
+    use crate::part::{self, Part};
+    use polars::prelude::*;
+    use std::collections::HashMap;
+
+    /// Per run (row of the runs table), its tiers' traffic after the
+    /// trigger; only ok runs that did not recover.
+    fn traffic(
+        sweep: &Sweep,
+        runs: &[usize],
+    ) -> Result<HashMap<usize, Vec<TierAfter>>, ReportError> {
+        let ends = sweep.metric("window_end_s").unwrap_or_default();
+        let rows: HashMap<String, usize> = {
+            let ids = part::column(&sweep.runs, &sweep.dir.join("runs"), "run_id", Column::str)?;
+            (runs.iter())
+                .filter_map(|&r| ids.get(r).map(|id| (id.to_string(), r)))
+                .collect()
+        };
+        let suffixes = ["arrivals", "retries", "after_user_left", "capacity_per_s"];
+        let cols: Vec<String> = (sweep.tiers.iter())
+            .flat_map(|t| suffixes.map(|c| format!("{t}_{c}")))
+            .collect();
+        let mut wanted = vec!["run_id", "second", "user_arrivals"];
+        wanted.extend(cols.iter().map(String::as_str));
+        let blank = || {
+            (sweep.tiers.iter())
+                .map(|t| TierAfter {
+                    tier: t.clone(),
+                    capacity: Some(0.0),
+                    ..TierAfter::default()
+                })
+                .collect::<Vec<_>>()
+        };
+        let mut out: HashMap<usize, Vec<TierAfter>> = HashMap::new();
+        let dir = sweep.dir.join("series");
+        for path in part::list(&dir, ".parquet").map_err(IoError::at(&dir))? {
+            let part = Part::read(&path, Some(&wanted))?;
+            let ids = part.str("run_id")?;
+            let secs = part.u32("second")?;
+            let users = part.f64("user_arrivals")?;
+            let values: Vec<Float64Chunked> =
+                cols.iter().map(|c| part.f64(c)).collect::<Result<_, _>>()?;
+            for i in 0..part.frame.height() {
+                let (Some(id), Some(sec)) = (ids.get(i), secs.get(i)) else {
+                    continue;
+                };
+                let Some(&run) = rows.get(id) else { continue };
+                // From the trigger's end while users still arrive.
+                let end = ends.get(run).copied().flatten().unwrap_or(0.0);
+                if (sec as f64) < end.ceil() || users.get(i).unwrap_or(0.0) == 0.0 {
+                    continue;
+                }
+                let tiers = out.entry(run).or_insert_with(blank);
+                for (t, tier) in tiers.iter_mut().enumerate() {
+                    let v = |k: usize| values[4 * t + k].get(i);
+                    tier.arrivals += v(0).unwrap_or(0.0);
+                    tier.retries += v(1).unwrap_or(0.0);
+                    tier.after_user_left += v(2).unwrap_or(0.0);
+                    tier.capacity = tier.capacity.zip(v(3)).map(|(a, b)| a + b);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// A grid cell's runs: how many, how many recovered, and the rows of
+    /// those that did not.
+    type CellRuns = (usize, usize, Vec<usize>);
+
+    /// Whether this sweep's series can be diagnosed (written with the
+    /// traffic columns).
+    fn diagnosable(sweep: &Sweep) -> Result<bool, ReportError> {
+        let dir = sweep.dir.join("series");
+        let parts = part::list(&dir, ".parquet").map_err(IoError::at(&dir))?;
+        let Some(first) = parts.first() else {
+            return Ok(false);
+        };
+        let present = part::column_names(first)?;
+        Ok(sweep.tiers.iter().all(|t| {
+            ["retries", "after_user_left", "capacity_per_s"]
+                .iter()
+                .all(|c| present.contains(&format!("{t}_{c}")))
+        }))
+    }
+
+    /// The report's "Why it did not recover" and `why_not_recovered.csv`
+    /// (and `.parquet`) in `dir`; `None` when nothing failed to recover or
+    /// the grid has no trigger.
+    pub fn write(sweep: &Sweep, dir: &std::path::Path) -> Result<Option<String>, ReportError> {
+        let Some(recovered) = sweep.metric("recovered") else {
+            return Ok(None);
+        };
+        if !crate::report::has_trigger(sweep) || !diagnosable(sweep)? {
+            return Ok(None);
+        }
+        let ok = sweep.ok();
+        let mut cells: HashMap<usize, CellRuns> = HashMap::new();
+        for (run, rec) in recovered.iter().enumerate() {
+            let Some(rec) = rec.filter(|_| ok[run]) else {
+                continue;
+            };
+            let c = cells.entry(sweep.cell(run)).or_default();
+            c.0 += 1;
+            if rec > 0.5 {
+                c.1 += 1;
+            } else {
+                c.2.push(run);
+            }
+        }
+        let mut stuck: Vec<(usize, &CellRuns)> = (cells.iter())
+            .filter(|(_, (runs, rec, _))| 2 * rec <= *runs)
+            .map(|(c, v)| (*c, v))
+            .collect();
+        if stuck.is_empty() {
+            return Ok(None);
+        }
+        stuck.sort_by_key(|(c, _)| *c);
+        let runs: Vec<usize> = stuck
+            .iter()
+            .flat_map(|(_, v)| v.2.iter().copied())
+            .collect();
+        let traffic = traffic(sweep, &runs)?;
+        // Flips move one axis of the factorial grid (not a sampled
+        // design's points, whose neighbours are not one change away).
+        let design_dim = sweep.manifest.design.as_ref().map(|_| sweep.dims.len() - 1);
+        let axes: Vec<Axis> = (0..sweep.dims.len())
+            .filter(|d| Some(*d) != design_dim)
+            .map(|d| Axis {
+                index: d,
+                levels: sweep.dims[d].labels.len(),
+                ordered: sweep.dims[d].values.is_some(),
+            })
+            .collect();
+        let by_position: HashMap<Vec<usize>, (usize, usize)> = (cells.iter())
+            .map(|(c, (runs, rec, _))| (sweep.design.positions(*c), (*rec, *runs)))
+            .collect();
+        let mut table = Table::default();
+        for (cell, (n, rec, not)) in &stuck {
+            let diagnoses: Vec<Diagnosis> = (not.iter())
+                .filter_map(|r| traffic.get(r).and_then(|t| diagnose(t)))
+                .collect();
+            let position = sweep.design.positions(*cell);
+            let flip = flips(&position, &axes, |p| by_position.get(p).copied());
+            table.push(sweep, *cell, *n - *rec, *n, &diagnoses, &flip);
+        }
+        let mut df = table.frame()?;
+        crate::report::write_frame(dir, "why_not_recovered", &mut df)?;
+        Ok(Some(table.markdown()))
+    }
+
+    /// The rows of `why_not_recovered`.
+    #[derive(Default)]
+    struct Table {
+        point: Vec<String>,
+        not_recovered: Vec<u32>,
+        runs: Vec<u32>,
+        bottleneck: Vec<Option<String>>,
+        load: Vec<Option<f64>>,
+        first_try_load: Vec<Option<f64>>,
+        retry_share: Vec<Option<f64>>,
+        dead_share: Vec<Option<f64>>,
+        sustainer: Vec<Option<String>>,
+        flip: Vec<Option<String>>,
+        sentences: Vec<(Option<Sustainer>, String)>,
+    }
+
+    impl Table {
+        fn push(
+            &mut self,
+            sweep: &Sweep,
+            cell: usize,
+            not: usize,
+            runs: usize,
+            diagnoses: &[Diagnosis],
+            flip: &[Flip],
+        ) {
+            let point = sweep.describe_cell(cell);
+            // The typical run: the loop most runs show, and its run with the
+            // median load.
+            let mut count: HashMap<Sustainer, usize> = HashMap::new();
+            for d in diagnoses {
+                *count.entry(d.sustainer).or_default() += 1;
+            }
+            let loop_ = (count.iter())
+                .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+                .map(|(s, _)| *s);
+            let mut typical: Vec<&Diagnosis> = diagnoses
+                .iter()
+                .filter(|d| Some(d.sustainer) == loop_)
+                .collect();
+            typical.sort_by(|a, b| a.load.total_cmp(&b.load));
+            let d = typical.get(typical.len() / 2).copied();
+            let mut flip_text: Vec<String> = Vec::new();
+            for axis in flip
+                .iter()
+                .map(|f| f.axis)
+                .collect::<std::collections::BTreeSet<_>>()
+            {
+                let dim = &sweep.dims[axis];
+                let to: Vec<String> = (flip.iter())
+                    .filter(|f| f.axis == axis)
+                    .map(|f| {
+                        format!(
+                            "{} ({} of {} seeds recover)",
+                            dim.labels[f.to], f.recovered, f.runs
+                        )
+                    })
+                    .collect();
+                let from = flip.iter().find(|f| f.axis == axis).map_or(0, |f| f.from);
+                flip_text.push(format!(
+                    "`{}` {} -> {}",
+                    dim.name,
+                    dim.labels[from],
+                    to.join(" or ")
+                ));
+            }
+            let flip_text = (!flip_text.is_empty()).then(|| flip_text.join("; or "));
+            let mut sentence = format!("- **{point}**: {not} of {runs} seeds never recover");
+            match d {
+                Some(d) => sentence += &format!("; {d}"),
+                None => sentence += "; no traffic after the trigger to diagnose",
+            }
+            sentence += &match &flip_text {
+                Some(f) => format!(". Smallest change that recovers: {f}.\n"),
+                None => ". No single change of one axis in this grid recovers it.\n".to_string(),
+            };
+            self.point.push(point);
+            self.not_recovered.push(not as u32);
+            self.runs.push(runs as u32);
+            self.bottleneck.push(d.map(|d| d.tier.clone()));
+            self.load.push(d.map(|d| d.load));
+            self.first_try_load.push(d.map(|d| d.first_try_load));
+            self.retry_share.push(d.map(|d| d.retry_share));
+            self.dead_share.push(d.map(|d| d.dead_share));
+            self.sustainer.push(loop_.map(|s| s.to_string()));
+            self.flip.push(flip_text);
+            self.sentences.push((loop_, sentence));
+        }
+
+        fn frame(&self) -> Result<DataFrame, ReportError> {
+            DataFrame::new(
+                self.point.len(),
+                vec![
+                    Column::new("point".into(), &self.point),
+                    Column::new("not_recovered".into(), &self.not_recovered),
+                    Column::new("runs".into(), &self.runs),
+                    Column::new("bottleneck".into(), &self.bottleneck),
+                    Column::new("load".into(), &self.load),
+                    Column::new("first_try_load".into(), &self.first_try_load),
+                    Column::new("retry_share".into(), &self.retry_share),
+                    Column::new("dead_share".into(), &self.dead_share),
+                    Column::new("sustainer".into(), &self.sustainer),
+                    Column::new("smallest_flip".into(), &self.flip),
+                ],
+            )
+            .map_err(ReportError::table("why_not_recovered"))
+        }
+
+        /// Grouped by the loop, the most common first; at most 12 points
+        /// shown, the rest in the table.
+        fn markdown(&self) -> String {
+            let mut groups: Vec<(Option<Sustainer>, Vec<&String>)> = Vec::new();
+            for (s, line) in &self.sentences {
+                match groups.iter_mut().find(|(g, _)| g == s) {
+                    Some((_, lines)) => lines.push(line),
+                    None => groups.push((*s, vec![line])),
+                }
+            }
+            groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
+            let total = self.point.len();
+            let mut md = format!(
+                "{total} point(s) did not recover in most seeds. Per point, the run with the median load among those showing the most common loop: the bottleneck after the trigger (the tier whose load came closest to, or furthest past, its capacity), what its arrivals were made of, and the loop that kept it down (retry amplification: at least 20% retries and the first tries alone would fit; dead work: at least 20% of the arrivals for users already gone; overload: the first tries alone exceed capacity; not saturated: under 90% of capacity). The smallest change is the fewest levels of one axis away to a point where most seeds recover. Table: `why_not_recovered.csv`.\n\n"
+            );
+            let mut shown = 0;
+            for (s, lines) in groups {
+                let name = s.map_or("no diagnosis".to_string(), |s| s.to_string());
+                md += &format!("**{name}**: {} point(s)\n\n", lines.len());
+                for line in lines.into_iter().take(12usize.saturating_sub(shown)) {
+                    md += line;
+                    shown += 1;
+                }
+                md += "\n";
+            }
+            if shown < total {
+                md += &format!("({} more in the table.)\n", total - shown);
+            }
+            md
+        }
+    }
+}
