@@ -251,7 +251,7 @@ pub fn sensitivity(sweep: &Sweep, metrics: &[String]) -> Vec<MetricSensitivity> 
                             "undefined at point {} (no ok run has a value), so the grid is not complete for it",
                             sweep.describe_cell(c)
                         )),
-                        None => sensitivity::analyze(&sweep.design, &per_cell, 200, 1),
+                        None => sensitivity::analyze(&sweep.design, &per_cell),
                     }
                 }
             };
