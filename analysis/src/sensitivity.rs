@@ -583,19 +583,7 @@ fn elementary_effects(design: &Design, means: &[f64], axis: usize, values: &[f64
 mod tests {
     use super::*;
 
-    /// SplitMix64 (Steele, Lea and Flood 2014): tiny, fast and good enough to
-    /// draw test data, without another crate.
-    struct SplitMix64(u64);
-
-    impl SplitMix64 {
-        fn next_u64(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-    }
+    use crate::stats::SplitMix64;
 
     /// Uniform in (0, 1], never 0 so that its logarithm is finite.
     fn uniform(rng: &mut SplitMix64) -> f64 {
