@@ -8,6 +8,7 @@ pub mod load;
 pub mod manifest;
 pub mod part;
 pub mod plots;
+pub mod prim;
 pub mod report;
 pub mod sensitivity;
 pub mod stats;
