@@ -964,3 +964,57 @@ mod tests {
         assert_eq!(short(1200.0), "1200");
     }
 }
+
+#[cfg(test)]
+mod speed {
+    use super::*;
+    use crate::stats::SplitMix64;
+
+    /// 100,000 runs of 8 continuous parameters and a strategy, the outcome
+    /// in a box of two of them and three strategies (90% inside, 10%
+    /// outside). `cargo test --release -p analysis --lib prim_on_100000 --
+    /// --ignored --nocapture` prints the time.
+    #[test]
+    #[ignore = "timing: run in release"]
+    fn prim_on_100000_runs() {
+        let mut rng = SplitMix64(11);
+        let mut u = || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        let runs = 100_000;
+        let mut params: Vec<Param> = (0..8)
+            .map(|i| Param {
+                name: format!("x{i}"),
+                values: Values::Numeric {
+                    values: Vec::with_capacity(runs),
+                    integer: false,
+                },
+            })
+            .collect();
+        let strategies = ["naive", "deadline", "deadline_budget", "protected"];
+        let mut strategy = Vec::with_capacity(runs);
+        let mut y = Vec::with_capacity(runs);
+        for _ in 0..runs {
+            let x: Vec<f64> = (0..8).map(|_| u()).collect();
+            let s = strategies[(u() * 4.0) as usize];
+            for (p, v) in params.iter_mut().zip(&x) {
+                if let Values::Numeric { values, .. } = &mut p.values {
+                    values.push(*v);
+                }
+            }
+            strategy.push(s.to_string());
+            let inside = x[0] > 0.4 && x[1] < 0.7 && s != "protected";
+            y.push(u() < if inside { 0.9 } else { 0.1 });
+        }
+        params.push(Param {
+            name: "strategy".to_string(),
+            values: Values::Categorical(strategy),
+        });
+        let start = std::time::Instant::now();
+        let t = prim(&params, &y).unwrap();
+        let elapsed = start.elapsed();
+        eprintln!(
+            "PRIM on {runs} runs, 9 parameters: {elapsed:?}, {} boxes",
+            t.boxes.len()
+        );
+        assert!(elapsed.as_secs_f64() < 10.0, "{elapsed:?}");
+    }
+}
