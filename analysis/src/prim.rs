@@ -27,6 +27,10 @@
 //!   add one category; the best is taken while it raises the density and
 //!   the mass. As in the Workbench, pasting is tried only when a real
 //!   column is restricted.
+//! * Among candidates exactly equal in objective and restricted columns,
+//!   the first is taken; the categories of a column are taken in sorted
+//!   order, where the Workbench takes its Python set's (hash) order, so
+//!   with such ties the two can pass through different intermediate boxes.
 //! * Every box of the peeling and pasting trajectory is kept with its
 //!   coverage (share of all runs with the outcome that lie in the box),
 //!   density (share of the box's runs with the outcome), mass (share of all
@@ -216,47 +220,47 @@ impl Histogram {
     /// order statistics at `floor` and `ceil` of `(len − 1) q`, where ties
     /// are passed towards the middle. `None` when nothing is counted.
     fn quantile(&self, distinct: &[f64], q: f64, keep: impl Fn(f64) -> bool) -> Option<f64> {
-        // (value, count) of the kept values, in order.
-        let present: Vec<(f64, usize)> = distinct
-            .iter()
-            .zip(&self.n)
-            .filter(|(v, n)| **n > 0 && keep(**v))
-            .map(|(v, n)| (*v, *n))
-            .collect();
-        let len: usize = present.iter().map(|p| p.1).sum();
+        let kept = || {
+            (distinct.iter().zip(&self.n))
+                .filter(|(v, n)| **n > 0 && keep(**v))
+                .map(|(v, n)| (*v, *n))
+        };
+        let len: usize = kept().map(|(_, n)| n).sum();
         if len == 0 {
             return None;
         }
         let i = (len - 1) as f64 * q;
         let (lo, hi) = (i.floor() as usize, i.ceil() as usize);
-        // The index into `present` of the value at each sorted position.
-        let at = |pos: usize| {
-            let mut seen = 0;
-            present
-                .iter()
-                .position(|(_, n)| {
-                    seen += n;
-                    pos < seen
-                })
-                .expect("a position below the length")
-        };
-        let (a, b) = (at(lo), at(hi));
-        let (va, vb) = (present[a].0, present[b].0);
-        if va != vb {
-            return Some((va + vb) / 2.0);
-        }
-        // Equal: move the far index past the run of ties, unless it
-        // reaches the end.
-        Some(if q > 0.5 {
-            if a == 0 {
-                va
-            } else {
-                (present[a - 1].0 + vb) / 2.0
+        // The values at sorted positions lo and hi, the value before the
+        // first and the value after the second.
+        let (mut at_lo, mut at_hi, mut before, mut after) = (None, None, None, None);
+        let (mut seen, mut last) = (0, None);
+        for (v, n) in kept() {
+            if at_hi.is_some() {
+                after = Some(v);
+                break;
             }
-        } else if b + 1 == present.len() {
-            va
+            seen += n;
+            if at_lo.is_none() && lo < seen {
+                at_lo = Some(v);
+                before = last;
+            }
+            if hi < seen {
+                at_hi = Some(v);
+            }
+            last = Some(v);
+        }
+        let (a, b) = (at_lo?, at_hi?);
+        Some(if a != b {
+            (a + b) / 2.0
+        } else if q > 0.5 {
+            // Equal: the lower index moves down past the ties, unless it
+            // reaches the first value.
+            before.map_or(a, |p| (p + b) / 2.0)
         } else {
-            (va + present[b + 1].0) / 2.0
+            // Equal: the upper index moves up past the ties, unless it
+            // reaches the last value.
+            after.map_or(a, |n| (a + n) / 2.0)
         })
     }
 }
