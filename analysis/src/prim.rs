@@ -922,6 +922,107 @@ mod tests {
         }
     }
 
+    /// A 5 x 3 x 4 x 4 factorial, 5 runs per point, y drawn from a linear
+    /// congruential generator (the same in Python) with P = 0.95 inside
+    /// `w >= 10, r >= 300, k >= 1, s in {naive, deadline}`, 0.3 at
+    /// `w >= 20` outside `protected`, 0.02 elsewhere.
+    fn factorial() -> (Vec<Param>, Vec<bool>) {
+        let mut state: u64 = 12345;
+        let mut lcg = || {
+            state = (1_664_525 * state + 1_013_904_223) % (1 << 32);
+            state as f64 / (1u64 << 32) as f64
+        };
+        let (mut w, mut r, mut k, mut s, mut y) = (vec![], vec![], vec![], vec![], vec![]);
+        for wi in [2.0, 5.0, 10.0, 20.0, 30.0] {
+            for ri in [200.0, 300.0, 400.0] {
+                for ki in 0..4 {
+                    for si in ["naive", "deadline", "protected", "deadline_budget"] {
+                        for _ in 0..5 {
+                            let inside = wi >= 10.0
+                                && ri >= 300.0
+                                && (si == "naive" || si == "deadline")
+                                && ki >= 1;
+                            let p = if inside {
+                                0.95
+                            } else if wi >= 20.0 && si != "protected" {
+                                0.3
+                            } else {
+                                0.02
+                            };
+                            w.push(wi);
+                            r.push(ri);
+                            k.push(f64::from(ki));
+                            s.push(si);
+                            y.push(lcg() < p);
+                        }
+                    }
+                }
+            }
+        }
+        let k = Param {
+            name: "k".to_string(),
+            values: Values::Numeric {
+                values: k,
+                integer: true,
+            },
+        };
+        (vec![real("w", w), real("r", r), k, labels("s", s)], y)
+    }
+
+    #[test]
+    fn the_trajectory_is_the_workbench_s() {
+        // ema_workbench 2.5.3, Prim(x, y, threshold=1e-6).find_box() on the
+        // same table (k as int32): coverage, density and mass of each box,
+        // and the last box's limits.
+        let expected = [
+            (1.000000, 0.220000, 1.000),
+            (0.958333, 0.281111, 0.750),
+            (0.939394, 0.344444, 0.600),
+            (0.928030, 0.453704, 0.450),
+            (0.795455, 0.583333, 0.300),
+            (0.693182, 0.762500, 0.200),
+            (0.647727, 0.950000, 0.150),
+            (0.329545, 0.966667, 0.075),
+        ];
+        let (params, y) = factorial();
+        let t = prim(&params, &y).unwrap();
+        assert_eq!(t.boxes.len(), expected.len());
+        for (b, (c, d, m)) in t.boxes.iter().zip(expected) {
+            assert!(
+                (b.coverage - c).abs() < 1e-6 && (b.density - d).abs() < 1e-6,
+                "{b:?}"
+            );
+            assert!((b.mass - m).abs() < 1e-12, "{b:?}");
+        }
+        let last = &t.boxes[7];
+        let words: Vec<String> = last
+            .restricted
+            .iter()
+            .map(|r| t.describe(last, r))
+            .collect();
+        assert_eq!(
+            words,
+            ["`w` >= 7.5", "`r` >= 250", "`k` >= 1", "`s` = naive"]
+        );
+        // Its quasi-p-values, the Workbench's to 1e-9 relative.
+        let qp: Vec<f64> = last
+            .restricted
+            .iter()
+            .map(|r| r.quasi_p[0].unwrap())
+            .collect();
+        let theirs = [
+            2.3907880153204778e-17,
+            4.0515207500917646e-10,
+            1.527959649218054e-07,
+            3.40086225135753e-20,
+        ];
+        for (a, b) in qp.iter().zip(theirs) {
+            assert!(((a - b) / b).abs() < 1e-9, "{qp:?}");
+        }
+        // The reported box: the highest harmonic mean of coverage and density.
+        assert_eq!(t.chosen, 6);
+    }
+
     #[test]
     fn peeling_stops_at_the_minimum_mass_and_each_peel_gains_density() {
         let mut rng = SplitMix64(3);
