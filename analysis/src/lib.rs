@@ -3,6 +3,7 @@
 //! Reads lazily with polars (only the columns it needs), so the size of a
 //! sweep is bounded by disk, not memory. Writes under `OUT_DIR/analysis/`.
 
+pub mod cart;
 pub mod error;
 pub mod load;
 pub mod manifest;

@@ -1721,6 +1721,28 @@ fn discovery(sweep: &Sweep, dir: &Path, plot_dir: &Path) -> Result<String, Repor
         t.chosen,
     )?;
     md.push_str(&format!("![PRIM trajectory](plots/{PRIM_PLOT}.svg)\n\n"));
+    // The alternative view: a classification tree's leaves, most runs that
+    // never recover first.
+    let tree = crate::cart::cart(&params, &y)?;
+    let mut leaves: Vec<&crate::cart::Leaf> = tree.leaves.iter().collect();
+    leaves.sort_by(|a, b| b.k.cmp(&a.k).then(a.n.cmp(&b.n)));
+    let mut rows_md = String::from(
+        "A classification tree (CART) on the same runs, as the EMA Workbench's `CART` grows it (Gini splits, every leaf at least 5% of the runs): its leaves, most runs that never recover first.\n\n| leaf | runs | never recover | share |\n|---|---|---|---|\n",
+    );
+    for l in &leaves {
+        rows_md.push_str(&format!(
+            "| {} | {} | {} | {:.0}% |\n",
+            tree.describe(l),
+            l.n,
+            l.k,
+            100.0 * l.k as f64 / l.n as f64
+        ));
+    }
+    md.push_str(&collapsed(
+        &format!("CART tree: {} leaves", leaves.len()),
+        &rows_md,
+    ));
+    md.push('\n');
     md.push_str(&format!(
         "*PRIM (Friedman and Fisher 1999) as the EMA Workbench runs it (peel and paste alpha 0.05, minimum mass 0.05, its default objective) on the {} runs with a recovery verdict{}, over every axis path (numbers as numbers, anything else as categories). Each marker is a box of the peeling (filled) and pasting (hollow) trajectory; the reported box has the highest harmonic mean of coverage and density. A quasi-p-value is the one-sided binomial probability of the box's density were its runs drawn from the box without that limit (Bryant and Lempert 2010): small means the limit matters. Tables: `prim_trajectory.csv` (every box), `prim_limits.csv` (every restricted parameter of every box).*\n",
         t.runs,
