@@ -91,6 +91,9 @@ pub enum ReportError {
         what: &'static str,
         source: PolarsError,
     },
+    /// Scenario discovery on the runs table.
+    #[error("scenario discovery (PRIM): {0}")]
+    Prim(#[from] crate::prim::PrimError),
     /// The caller's check of the output directory before the report (a
     /// part not committed, damaged, missing, or a run written twice).
     #[error(transparent)]

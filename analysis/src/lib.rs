@@ -3,6 +3,7 @@
 //! Reads lazily with polars (only the columns it needs), so the size of a
 //! sweep is bounded by disk, not memory. Writes under `OUT_DIR/analysis/`.
 
+pub mod cart;
 pub mod design_analysis;
 pub mod error;
 pub mod load;
@@ -10,6 +11,7 @@ pub mod manifest;
 pub mod morris;
 pub mod part;
 pub mod plots;
+pub mod prim;
 pub mod report;
 pub mod resample;
 pub mod sensitivity;

@@ -1967,3 +1967,126 @@ mod tests {
         assert!(dot.iter().any(|p| p.0 > five_right && p.0 < zero_left));
     }
 }
+
+// ------------------------------------------------------------ PRIM trajectory
+
+/// One box of a PRIM peeling and pasting trajectory.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TrajectoryPoint {
+    pub coverage: f64,
+    pub density: f64,
+    /// Restricted parameters.
+    pub restricted: usize,
+    /// From pasting (drawn hollow) rather than peeling.
+    pub pasted: bool,
+}
+
+/// The trade-off of a PRIM trajectory, as the EMA Workbench's
+/// `show_tradeoff`: density against coverage, one marker per box coloured
+/// by its number of restricted parameters, the chosen box ringed and
+/// labelled. Written to `stem.svg` and `stem.png` (1000 × 600). Errors: no
+/// box, or `chosen` not one of them.
+pub fn prim_trajectory(
+    stem: &Path,
+    title: &str,
+    points: &[TrajectoryPoint],
+    chosen: usize,
+) -> Result<(), PlotError> {
+    if chosen >= points.len() {
+        return Err(bad_input(
+            title,
+            format!("box {chosen} chosen of {}", points.len()),
+        ));
+    }
+    render_both!(stem, SIZE, |root| draw_trajectory(
+        &root, title, points, chosen
+    ))
+}
+
+fn draw_trajectory<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    points: &[TrajectoryPoint],
+    chosen: usize,
+) -> Result<(), PlotError> {
+    let body = titled(root, title)?;
+    let (w, _) = body.dim_in_pixel();
+    let (chart_area, legend_area) = body.split_horizontally(w - 230);
+    let mut chart = ChartBuilder::on(&chart_area)
+        .margin(15)
+        .x_label_area_size(55)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0.0..1.02, 0.0..1.02)
+        .map_err(de)?;
+    chart
+        .configure_mesh()
+        .x_desc("coverage (share of the runs with the outcome inside the box)")
+        .y_desc("density (share of the box's runs with it)")
+        .x_label_formatter(&tick)
+        .y_label_formatter(&tick)
+        .label_style(text(15.0))
+        .axis_desc_style(text(17.0))
+        .bold_line_style(BLACK.mix(0.12))
+        .light_line_style(BLACK.mix(0.03))
+        .max_light_lines(4)
+        .draw()
+        .map_err(de)?;
+    let color = |r: usize| PALETTE[r % PALETTE.len()];
+    chart
+        .draw_series(LineSeries::new(
+            points.iter().map(|p| (p.coverage, p.density)),
+            BLACK.mix(0.25).stroke_width(1),
+        ))
+        .map_err(de)?;
+    for p in points {
+        let c = chart.backend_coord(&(p.coverage, p.density));
+        let style = if p.pasted {
+            color(p.restricted).stroke_width(2)
+        } else {
+            color(p.restricted).filled()
+        };
+        root.draw(&Circle::new(c, 5, style)).map_err(de)?;
+    }
+    let best = points[chosen];
+    let c = chart.backend_coord(&(best.coverage, best.density));
+    root.draw(&Circle::new(c, 11, BLACK.stroke_width(2)))
+        .map_err(de)?;
+    root.draw(&Text::new(
+        format!(
+            "reported: coverage {:.2}, density {:.2}",
+            best.coverage, best.density
+        ),
+        (c.0 - 14, c.1 + 14),
+        text(15.0).pos(Pos::new(HPos::Right, VPos::Top)),
+    ))
+    .map_err(de)?;
+    // Legend: colour = restricted parameters; hollow = pasted.
+    let mut counts: Vec<usize> = points.iter().map(|p| p.restricted).collect();
+    counts.sort_unstable();
+    counts.dedup();
+    let mut y = 30;
+    legend_area
+        .draw(&Text::new("restricted", (10, y), bold(15.0)))
+        .map_err(de)?;
+    for r in counts {
+        y += 26;
+        legend_area
+            .draw(&Circle::new((20, y + 8), 5, color(r).filled()))
+            .map_err(de)?;
+        legend_area
+            .draw(&Text::new(
+                format!("{r} parameter{}", if r == 1 { "" } else { "s" }),
+                (34, y),
+                text(15.0),
+            ))
+            .map_err(de)?;
+    }
+    y += 34;
+    legend_area
+        .draw(&Circle::new((20, y + 8), 5, BLACK.stroke_width(2)))
+        .map_err(de)?;
+    legend_area
+        .draw(&Text::new("hollow: pasted", (34, y), text(15.0)))
+        .map_err(de)?;
+    Ok(())
+}

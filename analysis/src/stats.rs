@@ -74,7 +74,10 @@ pub enum Support {
     YesNo,
     /// A rate or share in [0, 1]: t-interval clipped to [0, 1].
     Unit,
-    /// A time, count or ratio, never negative: t-interval clipped at 0.
+    /// A time in seconds, never negative and usually skewed (recovery
+    /// time, latencies): bootstrap-t interval clipped at 0.
+    Time,
+    /// A count or ratio, never negative: t-interval clipped at 0.
     NonNegative,
     /// Anything else: the plain t-interval.
     Real,
@@ -82,8 +85,9 @@ pub enum Support {
 
 impl Support {
     /// The support of a `runs` column: flags are yes/no; success rates,
-    /// shares and goodput are in [0, 1]; every other metric the simulation
-    /// writes is a count, a time or a ratio of counts, never negative.
+    /// shares and goodput are in [0, 1]; a name ending in `_s` is a time;
+    /// every other metric the simulation writes is a count or a ratio of
+    /// counts, never negative.
     pub fn of_metric(name: &str, is_flag: bool) -> Support {
         if is_flag {
             Support::YesNo
@@ -93,6 +97,8 @@ impl Support {
             || name == "goodput"
         {
             Support::Unit
+        } else if name.ends_with("_s") {
+            Support::Time
         } else {
             Support::NonNegative
         }
@@ -102,7 +108,7 @@ impl Support {
     pub fn range(self) -> (f64, f64) {
         match self {
             Support::YesNo | Support::Unit => (0.0, 1.0),
-            Support::NonNegative => (0.0, f64::INFINITY),
+            Support::Time | Support::NonNegative => (0.0, f64::INFINITY),
             Support::Real => (f64::NEG_INFINITY, f64::INFINITY),
         }
     }
@@ -112,6 +118,7 @@ impl Support {
         match self {
             Support::YesNo => "Wilson",
             Support::Unit => "t, clipped to [0, 1]",
+            Support::Time => "bootstrap-t, clipped at 0",
             Support::NonNegative => "t, clipped at 0",
             Support::Real => "t",
         }
@@ -145,8 +152,10 @@ pub fn no_variation(n: usize) -> String {
 }
 
 /// The 95% interval of the mean of `xs` (one value per seed) by the
-/// metric's support: Wilson for yes/no (0 or 1 values), the t-interval
-/// clipped to the support otherwise. `None` for no values.
+/// metric's support: Wilson for yes/no (0 or 1 values), bootstrap-t clipped
+/// at 0 for times (the t-interval clipped at 0 when the values are too tied
+/// for it, and the method says so), the t-interval clipped to the support
+/// otherwise. `None` for no values.
 pub fn ci95(xs: &[f64], support: Support) -> Option<Ci95> {
     let n = xs.len();
     if n == 0 {
@@ -179,6 +188,23 @@ pub fn ci95(xs: &[f64], support: Support) -> Option<Ci95> {
             rule_of_three: None,
         });
     }
+    if support == Support::Time {
+        if let Some(b) = bootstrap_t95(xs) {
+            return Some(Ci95 {
+                bounds: Some(support.clip(b)),
+                method: support.method().to_string(),
+                rule_of_three: None,
+            });
+        }
+        return Some(Ci95 {
+            bounds: mean_ci95(xs).map(|b| support.clip(b)),
+            method: format!(
+                "{} (too few distinct values for bootstrap-t)",
+                Support::NonNegative.method()
+            ),
+            rule_of_three: None,
+        });
+    }
     Some(Ci95 {
         bounds: mean_ci95(xs).map(|b| support.clip(b)),
         method: support.method().to_string(),
@@ -194,6 +220,73 @@ pub fn t_interval(estimate: f64, se: f64, df: usize, support: Support) -> Option
     }
     let t = StudentsT::new(0.0, 1.0, df as f64).ok()?.inverse_cdf(0.975);
     Some(support.clip((estimate - t * se, estimate + t * se)))
+}
+
+/// Resamples behind a bootstrap-t interval: with 999, the 2.5% and 97.5%
+/// points are exactly the 25th and 975th of the sorted values.
+pub const BOOTSTRAP_T_RESAMPLES: usize = 999;
+
+/// The studentized-bootstrap (bootstrap-t) 95% interval of the mean of `xs`:
+/// `[m − t*₀.₉₇₅ · se, m − t*₀.₀₂₅ · se]`, `t*` the distribution of
+/// `(m* − m)/se*` over [`BOOTSTRAP_T_RESAMPLES`] resamples, drawn from a
+/// fixed seed so that the same values give the same interval.
+///
+/// Unlike the t-interval it is longer on the side of a long tail: on
+/// exponential samples (a skewed time) of 10 and 20 it covers 94.3% and
+/// 94.8% where the t-interval covers 90.1% and 91.7%; heavier tails still
+/// cover less (lognormal, sigma = 1: 90.8% and 92.1%). `None` when n < 2, or when the values are so tied that
+/// more than 2.5% of the resamples have no spread (their `t*` is infinite,
+/// and so would be a bound).
+pub fn bootstrap_t95(xs: &[f64]) -> Option<(f64, f64)> {
+    let n = xs.len();
+    let se = std_dev(xs)? / (n as f64).sqrt();
+    let m = mean(xs)?;
+    // Deviations from the mean: sums of squares without cancellation.
+    let d: Vec<f64> = xs.iter().map(|x| x - m).collect();
+    let nf = n as f64;
+    let mut rng = SplitMix64(0x5EED_B007);
+    let mut t = Vec::with_capacity(BOOTSTRAP_T_RESAMPLES);
+    for _ in 0..BOOTSTRAP_T_RESAMPLES {
+        let (mut sum, mut squares) = (0.0, 0.0);
+        let (mut low, mut high) = (f64::INFINITY, f64::NEG_INFINITY);
+        for _ in 0..n {
+            let x = d[rng.below(n)];
+            sum += x;
+            squares += x * x;
+            low = low.min(x);
+            high = high.max(x);
+        }
+        t.push(if low == high {
+            // No spread: infinitely far from the mean, or at it.
+            if low == 0.0 { 0.0 } else { low * f64::INFINITY }
+        } else {
+            let seb = ((squares - sum * sum / nf).max(0.0) / (nf - 1.0) / nf).sqrt();
+            sum / nf / seb
+        });
+    }
+    t.sort_by(f64::total_cmp);
+    let (low, high) = (t[24], t[974]);
+    (low.is_finite() && high.is_finite()).then_some((m - high * se, m - low * se))
+}
+
+/// SplitMix64 (Steele, Lea and Flood 2014): a tiny, fast, seeded generator
+/// for resampling, without another crate.
+pub(crate) struct SplitMix64(pub(crate) u64);
+
+impl SplitMix64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A uniform index below `n` (> 0); the multiply-shift bias is below
+    /// n/2⁶⁴, far under anything a resample could notice.
+    pub(crate) fn below(&mut self, n: usize) -> usize {
+        ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
+    }
 }
 
 /// The rule of three: after `n` independent trials without an event, `3/n`
@@ -347,14 +440,19 @@ mod tests {
             eprintln!("t coverage, clipped to [0, 1], n = {n}: {c:.4}");
             assert!((0.93..=0.97).contains(&c), "n = {n}: {c}");
         }
-        // A skewed time, clipped at 0: exponential, mean 0.5. The t-interval
-        // is short on the long side here: 90.2% at n = 10, 91.9% at 20.
+        // A skewed time: exponential, mean 0.5. Over 20,000 samples the
+        // t-interval covers 90.1% at n = 10 and 91.7% at 20 (short on the
+        // long side), bootstrap-t 94.3% and 94.8% (92.9% at n = 5; on
+        // lognormal times, sigma = 1, 90.8% and 92.1% against the t's 84%
+        // and 87%). Here 1,000 samples each, a Monte Carlo error of 0.7
+        // points: bootstrap-t lands about two of them inside the band.
         for n in [10, 20] {
-            let c = coverage(4000, n, Support::NonNegative, 0.5, &mut || {
-                -0.5 * rng.uniform().ln()
-            });
-            eprintln!("t coverage, exponential, clipped at 0, n = {n}: {c:.4}");
-            assert!((0.90..=0.97).contains(&c), "n = {n}: {c}");
+            let mut exponential = || -0.5 * rng.uniform().ln();
+            let t = coverage(1000, n, Support::NonNegative, 0.5, &mut exponential);
+            let c = coverage(1000, n, Support::Time, 0.5, &mut exponential);
+            eprintln!("exponential, n = {n}: t {t:.4}, bootstrap-t {c:.4}");
+            assert!((0.93..=0.97).contains(&c), "n = {n}: {c}");
+            assert!(t < 0.93, "n = {n}: t-interval {t}");
         }
     }
 
@@ -383,6 +481,27 @@ mod tests {
         assert_eq!(c.method, "no seed-to-seed variation observed in 4 seeds");
         assert_eq!(ci95(&[0.5], Support::Unit).unwrap().bounds, None);
         assert_eq!(ci95(&[], Support::Unit), None);
+        // A time: bootstrap-t, longer on the side of the long tail.
+        let c = ci95(&[0.2, 0.3, 0.1, 0.4, 2.5, 0.2, 0.3, 0.6], Support::Time).unwrap();
+        let (lo, hi) = c.bounds.unwrap();
+        let m = 4.6 / 8.0;
+        assert!(hi - m > 2.0 * (m - lo), "[{lo}, {hi}] around {m}");
+        assert_eq!(c.method, "bootstrap-t, clipped at 0");
+        // Seven zeros of eight: over 2.5% of resamples have no spread.
+        let c = ci95(&[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 3.0], Support::Time).unwrap();
+        assert_eq!(c.bounds.unwrap().0, 0.0);
+        assert_eq!(
+            c.method,
+            "t, clipped at 0 (too few distinct values for bootstrap-t)"
+        );
+        assert_eq!(
+            Support::of_metric("recovery_censored_s", false),
+            Support::Time
+        );
+        assert_eq!(
+            Support::of_metric("svc_b_max_queue", false),
+            Support::NonNegative
+        );
         assert_eq!(rule_of_three(2), 1.0);
     }
 }

@@ -251,7 +251,7 @@ pub fn sensitivity(sweep: &Sweep, metrics: &[String]) -> Vec<MetricSensitivity> 
                             "undefined at point {} (no ok run has a value), so the grid is not complete for it",
                             sweep.describe_cell(c)
                         )),
-                        None => sensitivity::analyze(&sweep.design, &per_cell, 200, 1),
+                        None => sensitivity::analyze(&sweep.design, &per_cell),
                     }
                 }
             };
@@ -431,7 +431,7 @@ fn marginal(cells: &[Vec<(u64, f64)>], support: Support) -> Effect {
         effect.ci = stats::t_interval(m, se, seeds - 1, clip);
         match clip {
             Support::Real => "t over shared seeds".to_string(),
-            Support::NonNegative => "t over shared seeds, clipped at 0".to_string(),
+            Support::NonNegative | Support::Time => "t over shared seeds, clipped at 0".to_string(),
             _ => "t over shared seeds, clipped to [0, 1]".to_string(),
         }
     });

@@ -239,6 +239,17 @@ fn the_whole_report_is_written() {
         md.contains("No heatmap of P(not recovered): the grid has fewer than two axes"),
         "{md}"
     );
+    // PRIM: strategy b holds 4 runs, all not recovered, of the 5 that are
+    // not; without that limit the density is 5/8, so the quasi-p-value is
+    // P(X >= 4), X ~ Binomial(4, 5/8) = 0.625^4 = 0.153.
+    assert!(
+        md.contains("Never recovers when `strategy` = b (covers 80% of the runs that never recover; 100% of the runs in this box never recover)."),
+        "{md}"
+    );
+    assert!(
+        md.contains("| `strategy` | `strategy` = b | 0.153 | - |"),
+        "{md}"
+    );
     let html = std::fs::read_to_string(&report.index_html).unwrap();
     assert!(html.contains("<svg") && html.contains("<table>"));
     for f in [
@@ -248,6 +259,9 @@ fn the_whole_report_is_written() {
         "main_effects.parquet",
         "plots/success_rate_0.svg",
         "plots/sensitivity.png",
+        "prim_trajectory.csv",
+        "prim_limits.parquet",
+        "plots/prim_trajectory.svg",
     ] {
         assert!(dir.join("analysis").join(f).exists(), "{f}");
     }
