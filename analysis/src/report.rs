@@ -133,7 +133,16 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
         None => md,
     };
     let discovery = discovery(&sweep, &dir, &plot_dir)?;
-    let md = md + &discovery;
+    // A "why" of its own: before the tables.
+    let md = match md.find("\n## Tables") {
+        Some(at) => format!(
+            "{}\n{}{}",
+            &md[..at],
+            discovery.trim_start_matches('\n'),
+            &md[at..]
+        ),
+        None => md + &discovery,
+    };
     let index_md = dir.join("index.md");
     write_text(&index_md, &md)?;
     let index_html = dir.join("index.html");
