@@ -155,15 +155,26 @@ fn limit(deadline: Nanos, margin: Nanos) -> Nanos {
     }
 }
 
-/// When an attempt sent at `now` by a job with `deadline` times out: its
-/// timeout, cut by the limit and by the share of the budget it may use.
+/// When attempt number `attempt`, sent at `now` by a job with `deadline`
+/// that reached its hop at `arrived`, times out: its timeout, cut by the
+/// limit and by the share of the budget it may use. The share is of the
+/// budget the hop had on arrival (`limit - arrived`), so that the hop's own
+/// queueing and work come out of the rest, not out of its downstream's
+/// share: 2/3 then 1/2 along three hops gives each exactly a third.
 #[inline]
-pub fn attempt_end(call: &CallModel, now: Nanos, deadline: Nanos) -> Nanos {
+pub fn attempt_end(
+    call: &CallModel,
+    now: Nanos,
+    deadline: Nanos,
+    attempt: u32,
+    arrived: Nanos,
+) -> Nanos {
     let limit = limit(deadline, call.margin);
-    let end = now.saturating_add(call.timeout).min(limit);
+    let end = now.saturating_add(call.timeout_of(attempt)).min(limit);
     if call.budget_share < 1.0 && limit != NEVER {
-        let share = ((limit - now) as f64 * call.budget_share).round() as Nanos;
-        end.min(now + share)
+        let budget = limit.saturating_sub(arrived);
+        let share = (budget as f64 * call.budget_share).round() as Nanos;
+        end.min(now.saturating_add(share))
     } else {
         end
     }
@@ -259,18 +270,24 @@ impl Caller {
         }
     }
 
-    /// Before sending an attempt of a job with `deadline`: the first rule
-    /// that refuses it (counted), in MODEL.md's order. The rules after the
-    /// first refusal are not consulted: they change state (the breaker's
-    /// probes, the throttle's request count and draw).
+    /// Before sending attempt number `attempt` of a job with `deadline`:
+    /// the first rule that refuses it (counted), in MODEL.md's order. The
+    /// rules after the first refusal are not consulted: they change state
+    /// (the breaker's probes, the throttle's request count and draw).
     #[inline]
-    pub fn admit(&mut self, call: &CallModel, now: Nanos, deadline: Nanos) -> Result<(), Refusal> {
+    pub fn admit(
+        &mut self,
+        call: &CallModel,
+        now: Nanos,
+        deadline: Nanos,
+        attempt: u32,
+    ) -> Result<(), Refusal> {
         let limit = limit(deadline, call.margin);
         let refusal = if now >= deadline {
             Refusal::NoTimeLeft
         } else if now >= limit {
             Refusal::MarginExhausted
-        } else if call.budget_admission && now.saturating_add(call.timeout) > limit {
+        } else if call.budget_admission && now.saturating_add(call.timeout_of(attempt)) > limit {
             Refusal::InsufficientDeadline
         } else if self.breaker.as_mut().is_some_and(|b| !b.allow(now)) || self.all_open(now) {
             Refusal::BreakerOpen
@@ -498,7 +515,8 @@ impl Caller {
     /// MODEL.md 2's retry decision after failed attempt number `attempts`
     /// of a job with `deadline`, in its order: limit, deadline, throttle,
     /// retry budget, then the backoff (at least `retry_after`, the callee's
-    /// Retry-After, for an honoured rejection) and budget admission. The
+    /// Retry-After, for an honoured rejection) and budget admission, which
+    /// reserves the backoff and the timeout of the next attempt. The
     /// backoff is drawn only once the first four allow a retry.
     #[inline]
     pub fn retry_decision(
@@ -528,7 +546,8 @@ impl Caller {
                 delay = delay.max(retry_after);
             }
             if call.budget_admission
-                && (now + delay).saturating_add(call.timeout) > limit(deadline, call.margin)
+                && (now + delay).saturating_add(call.timeout_of(attempts + 1))
+                    > limit(deadline, call.margin)
             {
                 GiveUp::InsufficientDeadline
             } else {
@@ -617,21 +636,21 @@ mod tests {
         c.margin = 20 * MS;
         c.budget_admission = true;
         let mut caller = Caller::new(&c, 1);
-        assert_eq!(caller.admit(&c, 0, NEVER), Ok(()));
+        assert_eq!(caller.admit(&c, 0, NEVER, 1), Ok(()));
         assert_eq!(
-            caller.admit(&c, 500 * MS, 500 * MS),
+            caller.admit(&c, 500 * MS, 500 * MS, 1),
             Err(Refusal::NoTimeLeft)
         );
         assert_eq!(
-            caller.admit(&c, 490 * MS, 500 * MS),
+            caller.admit(&c, 490 * MS, 500 * MS, 1),
             Err(Refusal::MarginExhausted)
         );
         // 100 ms of timeout do not fit in the 80 ms before the limit.
         assert_eq!(
-            caller.admit(&c, 400 * MS, 500 * MS),
+            caller.admit(&c, 400 * MS, 500 * MS, 1),
             Err(Refusal::InsufficientDeadline)
         );
-        assert_eq!(caller.admit(&c, 380 * MS, 500 * MS), Ok(()));
+        assert_eq!(caller.admit(&c, 380 * MS, 500 * MS, 1), Ok(()));
         let s = &caller.stats;
         assert_eq!(
             (s.no_time_left, s.margin_exhausted, s.insufficient_deadline),
@@ -646,11 +665,11 @@ mod tests {
         let mut caller = Caller::new(&c, 1);
         caller.on_sent(1);
         caller.on_sent(2);
-        let refused = caller.admit(&c, 0, NEVER);
+        let refused = caller.admit(&c, 0, NEVER, 1);
         assert_eq!(refused, Err(Refusal::BulkheadFull));
         assert!(refused.unwrap_err().is_failed_attempt());
         caller.on_ended(&c, 5 * MS, 0, false, Outcome::Timeout);
-        assert_eq!(caller.admit(&c, 5 * MS, NEVER), Ok(()));
+        assert_eq!(caller.admit(&c, 5 * MS, NEVER, 1), Ok(()));
         caller.on_cancelled(0);
         let s = &caller.stats;
         assert_eq!((s.calls, s.retries_sent, s.calls_timeout), (2, 1, 1));
@@ -694,7 +713,7 @@ mod tests {
         slot: u32,
         bad: &[usize],
     ) -> Result<usize, Refusal> {
-        caller.admit(c, now, NEVER)?;
+        caller.admit(c, now, NEVER, 1)?;
         caller.on_sent(1);
         let r = caller.pick_replica(c, now, slot, 1, 0);
         let outcome = if bad.contains(&r) {
@@ -768,7 +787,7 @@ mod tests {
         c.replica_max_in_flight = 1;
         let mut caller = Caller::new(&c, 1);
         let send = |caller: &mut Caller, slot: u32| {
-            caller.admit(&c, 0, NEVER)?;
+            caller.admit(&c, 0, NEVER, 1)?;
             caller.on_sent(1);
             Ok::<usize, Refusal>(caller.pick_replica(&c, 0, slot, 1, 0))
         };
@@ -835,10 +854,21 @@ mod tests {
             caller.retry_decision(&c, 0, 1, 105 * MS, Outcome::Error, 0),
             RetryDecision::GiveUp(GiveUp::InsufficientDeadline)
         );
+        // It reserves the next attempt's timeout: after a 10 ms first
+        // attempt, a 200 ms second does not fit in 150 ms, a 100 ms third does.
+        c.timeouts = vec![10 * MS, 200 * MS];
+        assert_eq!(
+            caller.retry_decision(&c, 0, 1, 150 * MS, Outcome::Error, 0),
+            RetryDecision::GiveUp(GiveUp::InsufficientDeadline)
+        );
+        assert_eq!(
+            caller.retry_decision(&c, 0, 2, 150 * MS, Outcome::Error, 0),
+            RetryDecision::RetryAfter(10 * MS)
+        );
         let s = &caller.stats;
         assert_eq!(
             (s.giveup_limit, s.giveup_deadline, s.insufficient_deadline),
-            (1, 1, 1)
+            (1, 1, 2)
         );
     }
 
@@ -861,12 +891,25 @@ mod tests {
     fn attempt_end_is_the_timeout_cut_by_the_limit_and_the_budget_share() {
         let mut c = call();
         c.margin = 10 * MS;
-        assert_eq!(attempt_end(&c, 0, NEVER), 100 * MS);
-        assert_eq!(attempt_end(&c, 0, 60 * MS), 50 * MS);
+        assert_eq!(attempt_end(&c, 0, NEVER, 1, 0), 100 * MS);
+        assert_eq!(attempt_end(&c, 0, 60 * MS, 1, 0), 50 * MS);
         c.budget_share = 0.5;
-        assert_eq!(attempt_end(&c, 0, 210 * MS), 100 * MS);
-        assert_eq!(attempt_end(&c, 0, 110 * MS), 50 * MS);
-        assert_eq!(attempt_end(&c, 0, NEVER), 100 * MS, "no deadline, no share");
+        assert_eq!(attempt_end(&c, 0, 210 * MS, 1, 0), 100 * MS);
+        assert_eq!(attempt_end(&c, 0, 110 * MS, 1, 0), 50 * MS);
+        assert_eq!(
+            attempt_end(&c, 0, NEVER, 1, 0),
+            100 * MS,
+            "no deadline, no share"
+        );
+        // The share is of the budget on arrival: a hop that arrived at 0
+        // with 200 ms to its limit and worked 40 ms calls for 100 ms, not
+        // half of the 160 ms left: its own work came out of its own half.
+        assert_eq!(attempt_end(&c, 40 * MS, 210 * MS, 1, 0), 140 * MS);
+        // Per-attempt timeouts: the first attempt's, then the rest's.
+        c.budget_share = 1.0;
+        c.timeouts = vec![600 * MS];
+        assert_eq!(attempt_end(&c, 0, NEVER, 1, 0), 600 * MS);
+        assert_eq!(attempt_end(&c, 0, NEVER, 2, 0), 100 * MS);
     }
 
     #[test]

@@ -473,7 +473,9 @@ impl Sim<'_> {
         };
         self.user_class.push(class as u8);
         self.class_users[class] += 1;
-        let job = self.jobs.alloc(Job::user(user, self.now));
+        let job = self
+            .jobs
+            .alloc(Job::user(user, self.now, self.m.user_deadline));
         self.start_attempt(job);
     }
 
@@ -491,7 +493,7 @@ impl Sim<'_> {
         let m = self.m;
         let call = &m.callers[edge];
         let now = self.now;
-        if let Err(refusal) = self.callers[edge].admit(call, now, j.deadline) {
+        if let Err(refusal) = self.callers[edge].admit(call, now, j.deadline, j.attempts + 1) {
             if refusal.is_failed_attempt() {
                 // A local, fast rejection, counted apart from downstream failures.
                 self.jobs.get_mut(job).attempts += 1;
@@ -503,8 +505,8 @@ impl Sim<'_> {
             }
             return;
         }
-        let end = attempt_end(call, now, j.deadline);
         let attempt = j.attempts + 1;
+        let end = attempt_end(call, now, j.deadline, attempt, j.arrived);
         {
             let jm = self.jobs.get_mut(job);
             jm.attempts = attempt;
@@ -551,7 +553,7 @@ impl Sim<'_> {
             return;
         }
         self.trace(job, Step::Hedge);
-        let end = attempt_end(call, j.attempt_started, j.deadline);
+        let end = attempt_end(call, j.attempt_started, j.deadline, attempt, j.arrived);
         let s = self.server_for(j.edge as usize, job, attempt, 1);
         self.send(call, s, job, attempt, end, 1);
     }
@@ -694,12 +696,13 @@ impl Sim<'_> {
         let branches: Vec<JobRef> = edges
             .iter()
             .map(|&e| {
+                // `arrived` stays the parent's: a branch's budget share is
+                // of the budget the parent had on arrival.
                 self.jobs.alloc(Job {
                     kind: JobKind::Branch,
                     edge: e as u16,
                     caller: parent,
                     caller_attempt: 0,
-                    arrived: self.now,
                     started: self.now,
                     attempts: 0,
                     waiting: false,

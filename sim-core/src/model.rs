@@ -7,13 +7,16 @@ use crate::policy::{
 };
 use crate::random::Stream;
 use crate::scenario::{CancelMode, Dispatch, Dist, LimitAlgorithm, Scenario, Service};
-use crate::time::{Nanos, nanos_to_secs, secs_to_nanos};
+use crate::time::{NEVER, Nanos, nanos_to_secs, secs_to_nanos};
 
 pub struct Model {
     /// Users one run is expected to see (a bound for closed loops).
     pub expected_users: f64,
     pub dispatch: Dispatch,
     pub horizon: Nanos,
+    /// A user's patience: a user request's deadline after its arrival
+    /// (`NEVER`: none).
+    pub user_deadline: Nanos,
     pub arrivals_end: Nanos,
     /// Mean gap between user arrivals at the base rate (ns, as a float).
     pub mean_gap: f64,
@@ -222,6 +225,9 @@ pub struct CallModel {
     /// unbounded (`u32::MAX`: no bulkhead per replica).
     pub replica_max_in_flight: u32,
     pub timeout: Nanos,
+    /// The timeouts of the first attempts, when they differ (empty: all
+    /// take `timeout`).
+    pub timeouts: Vec<Nanos>,
     pub max_attempts: u32,
     pub backoff: Backoff,
     pub propagate: bool,
@@ -343,6 +349,12 @@ impl ServiceModel {
 }
 
 impl CallModel {
+    /// The timeout of attempt number `attempt` (1 for the first).
+    #[inline]
+    pub fn timeout_of(&self, attempt: u32) -> Nanos {
+        (self.timeouts.get(attempt as usize - 1).copied()).unwrap_or(self.timeout)
+    }
+
     /// May this caller send a second copy of an attempt?
     pub fn hedges(&self) -> bool {
         self.hedge_delay > 0 || self.hedge_quantile > 0.0
@@ -426,6 +438,9 @@ impl Model {
                     _ => u32::MAX,
                 },
                 timeout: secs_to_nanos(c.attempt_timeout_s),
+                timeouts: (c.attempt_timeouts_s.iter())
+                    .map(|t| secs_to_nanos(*t))
+                    .collect(),
                 max_attempts: c.max_retries + 1,
                 backoff: Backoff::new(c.backoff, c.backoff_base_s, c.backoff_cap_s),
                 propagate: c.propagate_deadline,
@@ -567,6 +582,11 @@ impl Model {
             expected_users,
             dispatch: s.dispatch,
             horizon: secs_to_nanos(s.horizon_s),
+            user_deadline: if s.client.deadline_s > 0.0 {
+                secs_to_nanos(s.client.deadline_s)
+            } else {
+                NEVER
+            },
             arrivals_end,
             mean_gap: 1e9 / s.client.rate_per_s,
             arrival_segments,

@@ -31,6 +31,8 @@ pub enum Kind {
     Cap,
     /// A list of 0-based indexes (`[2]`, `[0, 3]`), a string in columns.
     Indexes,
+    /// A list of numbers (`[0.6, 0.15]`), a string in columns.
+    Floats,
 }
 
 impl Kind {
@@ -43,6 +45,7 @@ impl Kind {
             Kind::Text => "string".to_string(),
             Kind::Cap => "integer or \"unbounded\"".to_string(),
             Kind::Indexes => "list of integers".to_string(),
+            Kind::Floats => "list of numbers".to_string(),
         }
     }
 }
@@ -59,9 +62,6 @@ pub enum Scope {
     /// A `Call` field under `client.`, under every tier that calls the next
     /// one, and under `<tier>.fanout.<branch>.` for every fan-out branch.
     Call,
-    /// A `Call` field that acts only on a deadline: as `Call`, but not under
-    /// `client.`, whose requests have none (see [`client_has_no_deadline`]).
-    TierCall,
     /// Under `<tier>.fanout.<branch>.` only (`Branch`).
     Branch,
     /// Under `client.classes.<class>.` for every request class.
@@ -158,6 +158,12 @@ pub const PARAMS: &[Param] = &[
     ),
     p(
         Scope::Client,
+        "deadline_s",
+        Kind::Float,
+        "A user's patience: the total deadline of a user request across all the client's attempts, from its arrival (0: none, the default). The client's attempts end by it (and propagate it with client.propagate_deadline), no attempt starts after it (stop: deadline / no_time_left), and client.deadline_margin_s, client.budget_admission and client.budget_share act on it; they are refused at the client without it.",
+    ),
+    p(
+        Scope::Client,
         "closed.users",
         Kind::Int,
         "Closed-loop users instead of open arrivals (0: open, the default): each user starts by thinking, then sends one request, waits for its outcome (with the client's retries), thinks again and sends the next, until duration_s; the load is users / (think + response), so a slow system slows its own users. client.rate_per_s, profiles, sinusoids and load spikes are refused with it. At most 1000000. Metrics: closed_cycles, closed_response_mean_s, closed_think_mean_s, closed_throughput_per_s (= users / (response + think) exactly).",
@@ -236,6 +242,12 @@ pub const PARAMS: &[Param] = &[
     ),
     p(
         Scope::Call,
+        "attempt_timeouts_s",
+        Kind::Floats,
+        "Per-attempt timeouts: the timeouts of the first attempts in order (`[0.6, 0.15]`: 600 ms for the first attempt, 150 ms for the first retry); attempts beyond the list take attempt_timeout_s (empty, the default: all do). Budget admission reserves the timeout of the attempt it admits. At most max_retries + 1 entries, each > 0.",
+    ),
+    p(
+        Scope::Call,
         "max_retries",
         Kind::Int,
         "Attempts after the first (the client's default 2 gives 3 attempts in all).",
@@ -283,13 +295,13 @@ pub const PARAMS: &[Param] = &[
         "Retry throttle: tokens added per success.",
     ),
     p(
-        Scope::TierCall,
+        Scope::Call,
         "deadline_margin_s",
         Kind::Float,
         "Deadline safety margin: each attempt ends by (deadline - margin), and that is what it propagates; when no time is left before it, the hop fails fast without calling (counted as margin_exhausted).",
     ),
     p(
-        Scope::TierCall,
+        Scope::Call,
         "budget_admission",
         Kind::Bool,
         "Send an attempt (or retry) only if its backoff plus one full attempt_timeout fit before (deadline - margin); otherwise stop with insufficient_deadline, distinct from the attempt limit.",
@@ -463,7 +475,7 @@ pub const PARAMS: &[Param] = &[
         "Circuit breaker: calls let through in HALF_OPEN.",
     ),
     p(
-        Scope::TierCall,
+        Scope::Call,
         "budget_share",
         Kind::Float,
         "Budget split: an attempt may use at most this share of the time left before the caller's deadline (1: every hop may use all that remains; 2/3 at the first of three hops and 1/2 at the second split the budget equally).",
@@ -789,13 +801,17 @@ pub fn read_when_loaded(key: &str) -> String {
     )
 }
 
-/// Why a deadline parameter is refused under `client.`: the client is where
-/// users start, so no deadline reaches it for the parameter to act on.
-pub fn client_has_no_deadline(key: &str) -> String {
+/// Why a deadline parameter is refused under `client.` without a
+/// `client.deadline_s`: no deadline reaches the client's requests otherwise.
+pub fn needs_client_deadline(key: &str) -> String {
     format!(
-        "the client's requests have no deadline (one reaches only tiers, from a caller with propagate_deadline), so `{key}` has nothing to act on here; set it on a tier that receives one (`<tier>.{key}`)"
+        "acts on a deadline, and the client's requests have none unless client.deadline_s (a user's total patience) is set; set client.deadline_s, or set `{key}` on a tier that receives a deadline (`<tier>.{key}`)"
     )
 }
+
+/// The call parameters that act only on a deadline: refused at the client
+/// without `client.deadline_s` ([`needs_client_deadline`]).
+pub const DEADLINE_PARAMS: &[&str] = &["deadline_margin_s", "budget_admission", "budget_share"];
 
 /// Every concrete path of `scenario`, in catalogue order.
 pub fn paths(scenario: &Scenario) -> Vec<String> {
@@ -807,12 +823,6 @@ pub fn paths(scenario: &Scenario) -> Vec<String> {
             Scope::Top => out.push(key.to_string()),
             Scope::Client => out.push(format!("client.{key}")),
             Scope::Call => out.extend(edges.iter().map(|e| format!("{}.{key}", e.path))),
-            Scope::TierCall => out.extend(
-                edges
-                    .iter()
-                    .filter(|e| e.from.is_some())
-                    .map(|e| format!("{}.{key}", e.path)),
-            ),
             Scope::Branch => out.extend(
                 edges
                     .iter()
@@ -853,7 +863,7 @@ pub fn param_of(path: &str) -> Option<&'static Param> {
     PARAMS.iter().find(|p| match p.scope {
         Scope::Top => p.key == path,
         Scope::Client => segs.len() >= 2 && key_after(1) == p.key,
-        Scope::Call | Scope::TierCall => {
+        Scope::Call => {
             (segs.len() >= 2 && key_after(1) == p.key)
                 || (segs.len() >= 4 && segs[1] == "fanout" && key_after(3) == p.key)
         }
@@ -1055,9 +1065,6 @@ fn locate(
                 steps.extend(key_steps(&key));
                 return Ok(Some((steps, p)));
             }
-            if find(Scope::TierCall, &key).is_some() {
-                return Err(client_has_no_deadline(&key));
-            }
             Ok(find(Scope::Call, &key).map(|p| (keys(&["client", "call", &key]), p)))
         }
         [name, rest @ ..] => {
@@ -1109,7 +1116,7 @@ fn locate(
 }
 
 fn call_param(key: &str) -> Option<&'static Param> {
-    find(Scope::Call, key).or_else(|| find(Scope::TierCall, key))
+    find(Scope::Call, key)
 }
 
 fn no_call_here(tier: &crate::scenario::Tier) -> String {
@@ -1235,6 +1242,7 @@ fn convert(param: &Param, v: &Value) -> Result<Option<Value>, String> {
         Kind::Choice(names) => Value::String(choice(v, names)?),
         Kind::Cap => return cap(v).map(|c| c.map(|n| Value::Integer(n as i64))),
         Kind::Indexes => Value::Array(indexes(v)?),
+        Kind::Floats => Value::Array(floats(v)?),
     }))
 }
 
@@ -1323,6 +1331,16 @@ fn indexes(v: &Value) -> Result<Vec<Value>, String> {
         .collect()
 }
 
+fn floats(v: &Value) -> Result<Vec<Value>, String> {
+    let Value::Array(items) = v else {
+        return Err(format!(
+            "expected a list of numbers (`[0.6, 0.15]`), got {} {v}",
+            v.type_str()
+        ));
+    };
+    items.iter().map(|x| float(x).map(Value::Float)).collect()
+}
+
 fn cap(v: &Value) -> Result<Option<u32>, String> {
     match v {
         Value::String(s) if s == "unbounded" || s == "none" => Ok(None),
@@ -1342,8 +1360,8 @@ pub fn markdown() -> String {
          under `client` and under every tier that calls the next (ch37: `gateway`, `svc_a`),\n\
          and for a tier that fans out, under `<tier>.fanout.<branch>` for each branch (named by\n\
          the tier it calls), e.g. `agg.fanout.search.attempt_timeout_s`. The deadline parameters\n\
-         `deadline_margin_s`, `budget_admission` and `budget_share` exist only under tiers: the\n\
-         client's requests have no deadline for them to act on.\n\
+         `deadline_margin_s`, `budget_admission` and `budget_share` act at the client only with\n\
+         `client.deadline_s` (a user's total patience): without it they are refused there.\n\
          `strategy` is applied first, whatever the order of the overrides.\n\n\
          | path | type | meaning |\n|---|---|---|\n",
     );
@@ -1352,7 +1370,6 @@ pub fn markdown() -> String {
             Scope::Top => param.key.to_string(),
             Scope::Client => format!("client.{}", param.key),
             Scope::Call => format!("client.{k}, <tier>.{k}", k = param.key),
-            Scope::TierCall => format!("<tier>.{}", param.key),
             Scope::Branch => format!("<tier>.fanout.<branch>.{}", param.key),
             Scope::Class => format!("client.classes.<class>.{}", param.key),
             Scope::TierClass => format!("<tier>.{}.<class>", param.key),

@@ -99,6 +99,11 @@ pub struct Client {
     pub rate_per_s: f64,
     /// Arrivals happen in `[0, duration_s)`.
     pub duration_s: f64,
+    /// A user's patience: the total deadline of a user request, across all
+    /// the client's attempts, from its arrival (0: none; each attempt is
+    /// bounded by its timeout only).
+    #[serde(default)]
+    pub deadline_s: f64,
     /// Closed-loop users instead of open arrivals (off with 0 users).
     #[serde(default, skip_serializing_if = "ClosedLoop::is_off")]
     pub closed: ClosedLoop,
@@ -476,6 +481,11 @@ pub struct SlowWindow {
 pub struct Call {
     /// Timeout of one attempt; capped at the caller's own deadline if it has one.
     pub attempt_timeout_s: f64,
+    /// Timeouts of the first attempts, in order (the first attempt's, the
+    /// first retry's, ...); attempts beyond the list take
+    /// `attempt_timeout_s`. Empty: every attempt takes `attempt_timeout_s`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attempt_timeouts_s: Vec<f64>,
     /// Attempts after the first.
     pub max_retries: u32,
     pub backoff: BackoffKind,

@@ -1,7 +1,7 @@
 //! Semantic checks of a scenario, run before any simulation. Every problem is
 //! reported, each with the path a user would write to fix it.
 
-use crate::params::{ConfigError, PARAMS, Scope, client_has_no_deadline};
+use crate::params::{ConfigError, DEADLINE_PARAMS, needs_client_deadline};
 use crate::scenario::{BackoffKind, BreakerScope, BulkheadScope, Call, Dist, Scenario, Service};
 use std::collections::BTreeSet;
 
@@ -41,6 +41,11 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
         positive(s.client.duration_s),
         "client.duration_s".into(),
         "must be > 0",
+    );
+    check(
+        non_negative(s.client.deadline_s),
+        "client.deadline_s".into(),
+        "must be >= 0 (0: no total deadline)",
     );
     check(
         !(positive(s.horizon_s) && s.horizon_s < s.client.duration_s),
@@ -348,7 +353,7 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
     for edge in s.edges() {
         check_call(&edge.path, edge.call, &mut errors);
     }
-    check_client_call(&s.client.call, &mut errors);
+    check_client_call(s, &mut errors);
     if errors.is_empty() {
         Ok(())
     } else {
@@ -501,6 +506,20 @@ fn check_call(name: &str, c: &Call, errors: &mut Vec<ConfigError>) {
         "must be > 0: an attempt without a timeout could wait forever",
     );
     check(c.max_retries <= 100, "max_retries", "must be <= 100");
+    check(
+        c.attempt_timeouts_s.len() <= c.max_retries as usize + 1,
+        "attempt_timeouts_s",
+        &format!(
+            "has {} entries but the caller makes at most {} attempts (max_retries + 1): the entries past the last attempt would never act",
+            c.attempt_timeouts_s.len(),
+            c.max_retries + 1
+        ),
+    );
+    check(
+        (c.attempt_timeouts_s.iter()).all(|t| t.is_finite() && *t > 0.0),
+        "attempt_timeouts_s",
+        "every entry must be > 0: an attempt without a timeout could wait forever",
+    );
     // A scope has nothing to divide when its mechanism is off.
     check(
         c.breaker_scope == BreakerScope::Service || c.breaker,
@@ -644,17 +663,21 @@ fn check_call(name: &str, c: &Call, errors: &mut Vec<ConfigError>) {
     );
 }
 
-/// The deadline parameters ([`Scope::TierCall`]) have nothing to act on at
-/// the client: a value other than the default there is refused, not ignored.
-fn check_client_call(c: &Call, errors: &mut Vec<ConfigError>) {
-    let given = toml::Table::try_from(c).expect("a call serializes");
+/// The deadline parameters ([`DEADLINE_PARAMS`]) have nothing to act on at
+/// the client without a total deadline (`client.deadline_s`): a value other
+/// than the default there is refused, not ignored.
+fn check_client_call(s: &Scenario, errors: &mut Vec<ConfigError>) {
+    if s.client.deadline_s > 0.0 {
+        return;
+    }
+    let given = toml::Table::try_from(&s.client.call).expect("a call serializes");
     let default = toml::Table::try_from(Call::new(1.0, 0, BackoffKind::Fixed, 0.0))
         .expect("a call serializes");
-    for p in PARAMS.iter().filter(|p| p.scope == Scope::TierCall) {
-        if given.get(p.key) != default.get(p.key) {
+    for key in DEADLINE_PARAMS {
+        if given.get(*key) != default.get(*key) {
             errors.push(ConfigError::new(
-                format!("client.{}", p.key),
-                client_has_no_deadline(p.key),
+                format!("client.{key}"),
+                needs_client_deadline(key),
             ));
         }
     }

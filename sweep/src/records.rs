@@ -222,8 +222,8 @@ fn point_column<'a>(
                 .collect::<Vec<_>>(),
         ),
         Kind::Bool => Column::new(name, values.map(toml::Value::as_bool).collect::<Vec<_>>()),
-        // A list of indexes is written as its TOML text (`[2]`).
-        Kind::Choice(_) | Kind::Text | Kind::Indexes => Column::new(
+        // A list (of indexes, of numbers) is written as its TOML text (`[2]`).
+        Kind::Choice(_) | Kind::Text | Kind::Indexes | Kind::Floats => Column::new(
             name,
             values
                 .map(|v| {
