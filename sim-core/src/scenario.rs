@@ -42,6 +42,13 @@ pub struct Scenario {
     pub presets: BTreeMap<String, BTreeMap<String, toml::Value>>,
 }
 
+/// Left out of the serialized scenario only when wholly at its default:
+/// a part set before the field that switches it on (a sinusoid's period
+/// before its amplitude) must survive the setter's round trip.
+fn is_default<T: Default + PartialEq>(x: &T) -> bool {
+    *x == T::default()
+}
+
 fn default_strategy() -> String {
     "custom".to_string()
 }
@@ -105,7 +112,7 @@ pub struct Client {
     #[serde(default)]
     pub deadline_s: f64,
     /// Closed-loop users instead of open arrivals (off with 0 users).
-    #[serde(default, skip_serializing_if = "ClosedLoop::is_off")]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub closed: ClosedLoop,
     /// A piecewise-linear arrival rate instead of `rate_per_s`: the rate
     /// before the first point is the first point's, after the last the last's.
@@ -117,7 +124,7 @@ pub struct Client {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile_csv: Option<String>,
     /// A diurnal cycle: the rate is `rate_per_s x (1 + amplitude sin(2 pi t / period_s))`.
-    #[serde(default, skip_serializing_if = "Sinusoid::is_off")]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub sinusoid: Sinusoid,
     /// Request classes in priority order (the first is served first),
     /// each user drawn into one by the shares. Empty: one class.

@@ -450,3 +450,19 @@ fn deadline_parameters_at_the_client_need_its_total_deadline() {
     sim_core::validate(&sim_core::ch37()).unwrap();
     assert!(params::paths(&s).contains(&"client.budget_share".to_string()));
 }
+
+#[test]
+fn a_part_set_before_the_switch_survives_the_next_override() {
+    // Each `set` serializes the scenario and reads it back: a sinusoid's
+    // period (or closed-loop think time) set while it is off must stay.
+    let mut s = sim_core::ch37();
+    params::set(&mut s, "client.sinusoid.period_s", &Value::Float(4.0)).unwrap();
+    params::set(&mut s, "client.sinusoid.amplitude", &Value::Float(0.5)).unwrap();
+    assert_eq!(
+        (s.client.sinusoid.period_s, s.client.sinusoid.amplitude),
+        (4.0, 0.5)
+    );
+    params::set(&mut s, "client.closed.think.mean_s", &Value::Float(0.2)).unwrap();
+    params::set(&mut s, "client.closed.users", &Value::Integer(10)).unwrap();
+    assert_eq!(s.client.closed.think.mean_s, 0.2);
+}
