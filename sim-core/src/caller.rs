@@ -414,6 +414,10 @@ impl Caller {
     pub fn on_cancelled(&mut self, slot: u32) {
         self.in_flight -= 1;
         self.stats.calls_cancelled += 1;
+        // A probe never answered must not hold the breaker half open.
+        if let Some(b) = &mut self.breaker {
+            b.forget();
+        }
         if let Some(r) = &mut self.replicas {
             let copies = r.release(slot);
             r.forget(copies[0]);
@@ -656,6 +660,24 @@ mod tests {
             (s.no_time_left, s.margin_exhausted, s.insufficient_deadline),
             (1, 1, 1)
         );
+    }
+
+    #[test]
+    fn a_cancelled_probe_gives_its_place_back() {
+        // One probe in HALF_OPEN: while it is out no other call passes;
+        // once its job is cancelled (no outcome), the next call may probe.
+        let mut c = per_replica(false);
+        c.balancer = None;
+        let mut caller = Caller::new(&c, 1);
+        let b = caller.breaker.as_mut().unwrap();
+        b.record(0, true, MS, 0.0);
+        b.record(0, true, MS, 0.0);
+        let later = 10_001 * MS;
+        assert_eq!(caller.admit(&c, later, NEVER, 1), Ok(()));
+        caller.on_sent(1);
+        assert_eq!(caller.admit(&c, later, NEVER, 1), Err(Refusal::BreakerOpen));
+        caller.on_cancelled(0);
+        assert_eq!(caller.admit(&c, later, NEVER, 1), Ok(()));
     }
 
     #[test]

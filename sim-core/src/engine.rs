@@ -67,6 +67,8 @@ enum Action {
     WorkDone(JobRef),
     /// A server job's own work is abandoned: its deadline passed (cooperative cancellation).
     WorkAbandoned(JobRef),
+    /// A server job that failed fast (an error window) answers its error.
+    WorkFailed(JobRef),
     /// A request that crossed a network hop reaches its server.
     Arrive(JobRef),
     /// A reply (or a fast rejection) from replica `3` reaches the caller's
@@ -276,6 +278,13 @@ impl Sim<'_> {
                 Action::WorkDone(job) => {
                     if self.jobs.get(job).is_some() {
                         self.work_done(job)
+                    }
+                }
+                // Counted when the error is answered: a completion, not ok.
+                Action::WorkFailed(job) => {
+                    if let Some(j) = self.jobs.get(job) {
+                        self.servers[j.server()].stats.errors_injected += 1;
+                        self.finish(job, false);
                     }
                 }
                 Action::WorkAbandoned(job) => {
@@ -665,7 +674,9 @@ impl Sim<'_> {
         let (class, deadline) = (self.user_class[j.user as usize] as usize, j.deadline);
         let srv = &mut self.servers[s];
         srv.on_start(class, now - j.arrived);
-        if model.service.is_none() {
+        if srv.fails_fast(model, now) {
+            self.schedule(now + model.error_latency, Action::WorkFailed(job));
+        } else if model.service.is_none() {
             self.work_done(job);
         } else {
             let work = model.service.draw(model.slow_factor(now), &mut srv.rng);

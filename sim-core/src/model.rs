@@ -278,6 +278,10 @@ pub struct ServerModel {
     /// One-way latency of the hop into this server.
     pub latency: ServiceModel,
     pub slow: Vec<(Nanos, Nanos, f64)>,
+    /// Error windows `(start, end, p)` of this instance, and how long a
+    /// request that fails fast holds its slot.
+    pub errors: Vec<(Nanos, Nanos, f64)>,
+    pub error_latency: Nanos,
     /// Most arrivals one user request can cause at the tier (requirement
     /// R1; its replicas together).
     pub arrival_bound_per_user: u64,
@@ -362,6 +366,16 @@ impl CallModel {
 }
 
 impl ServerModel {
+    /// The probability that a request starting at `now` fails fast:
+    /// overlapping error windows fail independently.
+    pub fn error_p(&self, now: Nanos) -> f64 {
+        let pass: f64 = (self.errors.iter())
+            .filter(|(start, end, _)| *start <= now && now < *end)
+            .map(|(_, _, p)| 1.0 - p)
+            .product();
+        1.0 - pass
+    }
+
     pub fn slow_factor(&self, now: Nanos) -> f64 {
         self.slow
             .iter()
@@ -554,6 +568,8 @@ impl Model {
                     service: ServiceModel::new(&t.service),
                     latency: ServiceModel::new(&t.latency),
                     slow: slow_windows(t, 0),
+                    errors: error_windows(t, 0),
+                    error_latency: secs_to_nanos(t.error_latency_s),
                     arrival_bound_per_user: bounds[i],
                     downstream,
                 }
@@ -566,6 +582,7 @@ impl Model {
                 let mut replica = servers[t].clone();
                 replica.replica = k as u8;
                 replica.slow = slow_windows(tier, k);
+                replica.errors = error_windows(tier, k);
                 servers.push(replica);
             }
         }
@@ -614,14 +631,34 @@ impl Model {
 /// The slow windows of tier `t` that slow its replica `k` (those naming
 /// no replica slow every one), as `(start, end, factor)`.
 fn slow_windows(t: &crate::scenario::Tier, k: u32) -> Vec<(Nanos, Nanos, f64)> {
-    (t.slow.iter())
-        .filter(|w| w.replicas.is_empty() || w.replicas.contains(&k))
-        .map(|w| {
-            let start = secs_to_nanos(w.start_s);
+    let parts = t
+        .slow
+        .iter()
+        .map(|w| (w.start_s, w.duration_s, w.factor, &w.replicas));
+    replica_windows(parts, k)
+}
+
+/// The error windows of tier `t` that fail its replica `k`, as
+/// `(start, end, p)`.
+fn error_windows(t: &crate::scenario::Tier, k: u32) -> Vec<(Nanos, Nanos, f64)> {
+    let parts = (t.errors.iter()).map(|w| (w.start_s, w.duration_s, w.p, &w.replicas));
+    replica_windows(parts, k)
+}
+
+/// Windows `(start_s, duration_s, value, replicas)` that apply to replica
+/// `k` (those naming no replica apply to every one), as `(start, end, value)`.
+fn replica_windows<'a>(
+    windows: impl Iterator<Item = (f64, f64, f64, &'a Vec<u32>)>,
+    k: u32,
+) -> Vec<(Nanos, Nanos, f64)> {
+    windows
+        .filter(|(_, _, _, replicas)| replicas.is_empty() || replicas.contains(&k))
+        .map(|(start_s, duration_s, value, _)| {
+            let start = secs_to_nanos(start_s);
             (
                 start,
-                start.saturating_add(secs_to_nanos(w.duration_s)),
-                w.factor,
+                start.saturating_add(secs_to_nanos(duration_s)),
+                value,
             )
         })
         .collect()

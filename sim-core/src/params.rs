@@ -72,6 +72,8 @@ pub enum Scope {
     Tier,
     /// Under `<tier>.slow.` (first window) or `<tier>.slow.<n>.` (window n).
     Slow,
+    /// Under `<tier>.errors.` (first window) or `<tier>.errors.<n>.`.
+    Errors,
     /// Under `client.spike.` (first spike) or `client.spike.<n>.` (spike n).
     Spike,
     /// Under `client.profile.` (first point) or `client.profile.<n>.` (point n).
@@ -554,6 +556,12 @@ pub const PARAMS: &[Param] = &[
     ),
     p(
         Scope::Tier,
+        "error_latency_s",
+        Kind::Float,
+        "How long a request that fails fast in an error window (<tier>.errors) holds its slot before its error reply (default 1 ms); refused without an error window.",
+    ),
+    p(
+        Scope::Tier,
         "latency.mean_s",
         Kind::Float,
         "Network latency of the hop into this tier, one way: requests, replies and rejections each take a draw (0: none). With latency the reply chain is no longer instantaneous, so `fifo` and `reply_first` coincide at that hop.",
@@ -774,6 +782,30 @@ pub const PARAMS: &[Param] = &[
         Kind::Indexes,
         "The replicas the window slows, 0-based (`[2]`: the third, one bad host); empty (the default): every replica.",
     ),
+    p(
+        Scope::Errors,
+        "start_s",
+        Kind::Float,
+        "Start of an error window: each request that starts service inside it fails fast with probability p (an error reply after <tier>.error_latency_s, without the tier's own work or its downstream calls; counted as <tier>_errors_injected, and as completed, not ok). Overlapping windows combine as independent failures. `<tier>.errors.<key>` is the first window; `<tier>.errors.<n>.<key>` window n, created when n is the next index. An error window is a trigger, like a slow window.",
+    ),
+    p(
+        Scope::Errors,
+        "duration_s",
+        Kind::Float,
+        "Length of an error window (for errors all the time, from 0 to the horizon); must be > 0 when p is.",
+    ),
+    p(
+        Scope::Errors,
+        "p",
+        Kind::Float,
+        "Share of the requests starting inside the window that fail fast, in [0, 1].",
+    ),
+    p(
+        Scope::Errors,
+        "replicas",
+        Kind::Indexes,
+        "The replicas that fail, 0-based (`[1]`: one bad host); empty (the default): every replica.",
+    ),
 ];
 
 /// A problem with a scenario, a path or a value, located by its path.
@@ -847,6 +879,9 @@ pub fn paths(scenario: &Scenario) -> Vec<String> {
                     .iter()
                     .map(|t| format!("{}.slow.{key}", t.name)),
             ),
+            Scope::Errors => {
+                out.extend((scenario.tiers.iter()).map(|t| format!("{}.errors.{key}", t.name)))
+            }
             Scope::Spike => out.push(format!("client.spike.{key}")),
             Scope::Profile => out.push(format!("client.profile.{key}")),
             // Not settable by a path: see `read_when_loaded`.
@@ -874,13 +909,14 @@ pub fn param_of(path: &str) -> Option<&'static Param> {
         Scope::TierClass => segs.len() == 3 && segs[1] == p.key,
         Scope::Tier => segs.len() >= 2 && key_after(1) == p.key,
         Scope::ClientFile => segs.len() == 2 && segs[0] == "client" && segs[1] == p.key,
-        Scope::Slow | Scope::Spike | Scope::Profile => {
+        Scope::Slow | Scope::Errors | Scope::Spike | Scope::Profile => {
             let window = match p.scope {
                 Scope::Slow => "slow",
+                Scope::Errors => "errors",
                 Scope::Spike => "spike",
                 _ => "profile",
             };
-            (p.scope == Scope::Slow || segs[0] == "client")
+            (matches!(p.scope, Scope::Slow | Scope::Errors) || segs[0] == "client")
                 && ((segs.len() == 3 && segs[1] == window && segs[2] == p.key)
                     || (segs.len() == 4
                         && segs[1] == window
@@ -1079,6 +1115,11 @@ fn locate(
                     let slow = tree["tiers"][i].get("slow");
                     return window(slow, steps, rest, Scope::Slow, name);
                 }
+                ["errors", rest @ ..] => {
+                    steps.push(Step::Key("errors".to_string()));
+                    let errors = tree["tiers"][i].get("errors");
+                    return window(errors, steps, rest, Scope::Errors, name);
+                }
                 ["fanout", to, key @ ..] => {
                     let Some(j) = tier.fanout.iter().position(|b| b.to == *to) else {
                         return Ok(None);
@@ -1158,6 +1199,7 @@ fn window(
     let len = windows.and_then(Value::as_array).map_or(0, Vec::len);
     let what = match scope {
         Scope::Slow => "slow window(s)",
+        Scope::Errors => "error window(s)",
         Scope::Spike => "spike window(s)",
         _ => "profile point(s)",
     };
@@ -1213,7 +1255,8 @@ fn put(tree: &mut Table, steps: &[Step], value: Option<Value>) {
 }
 
 /// A window or profile point created by a path: a window does nothing
-/// until its keys are set; a point's rate is 0 until set.
+/// until its keys are set (an error window's p is 0); a point's rate is 0
+/// until set.
 fn new_element(scope: Scope) -> Table {
     if scope == Scope::Profile {
         let point = crate::scenario::ProfilePoint {
@@ -1221,6 +1264,15 @@ fn new_element(scope: Scope) -> Table {
             rate_per_s: 0.0,
         };
         return Table::try_from(point).expect("a point serializes");
+    }
+    if scope == Scope::Errors {
+        let window = crate::scenario::ErrorWindow {
+            start_s: 0.0,
+            duration_s: 0.0,
+            p: 0.0,
+            replicas: Vec::new(),
+        };
+        return Table::try_from(window).expect("a window serializes");
     }
     let window = crate::scenario::SlowWindow {
         start_s: 0.0,
@@ -1375,6 +1427,7 @@ pub fn markdown() -> String {
             Scope::TierClass => format!("<tier>.{}.<class>", param.key),
             Scope::Tier => format!("<tier>.{}", param.key),
             Scope::Slow => format!("<tier>.slow.{k}, <tier>.slow.<n>.{k}", k = param.key),
+            Scope::Errors => format!("<tier>.errors.{k}, <tier>.errors.<n>.{k}", k = param.key),
             Scope::Spike => format!("client.spike.{k}, client.spike.<n>.{k}", k = param.key),
             Scope::Profile => {
                 format!("client.profile.{k}, client.profile.<n>.{k}", k = param.key)

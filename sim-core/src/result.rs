@@ -117,6 +117,9 @@ pub struct TierStats {
     /// Completions whose caller's attempt had already ended (timed out): work
     /// nobody waited for.
     pub late: u64,
+    /// Error replies of requests that failed fast in an error window
+    /// (completions, not ok).
+    pub errors_injected: u64,
     /// Requests whose own work was abandoned by cooperative cancellation
     /// (answered with an error, not counted as completed).
     pub abandoned: u64,
@@ -180,6 +183,7 @@ impl TierStats {
             t.completed_ok += p.completed_ok;
             t.late += p.late;
             t.abandoned += p.abandoned;
+            t.errors_injected += p.errors_injected;
             t.degraded += p.degraded;
             t.cancelled += p.cancelled;
             t.queued_at_end += p.queued_at_end;
@@ -470,6 +474,7 @@ impl RunResult {
             put(format!("{n}_completed_ok"), Count(t.completed_ok));
             put(format!("{n}_late"), Count(t.late));
             put(format!("{n}_abandoned"), Count(t.abandoned));
+            put(format!("{n}_errors_injected"), Count(t.errors_injected));
             put(format!("{n}_degraded"), Count(t.degraded));
             put(format!("{n}_cancelled"), Count(t.cancelled));
             put(format!("{n}_queued_at_end"), Count(t.queued_at_end));

@@ -285,6 +285,14 @@ pub struct Tier {
     /// Windows in which service times are multiplied.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slow: Vec<SlowWindow>,
+    /// Windows in which a share of the requests that start fail fast: an
+    /// error reply after `error_latency_s`, without the tier's own work or
+    /// its downstream calls.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<ErrorWindow>,
+    /// How long a request that fails fast holds its slot before the error.
+    #[serde(default = "default_error_latency")]
+    pub error_latency_s: f64,
     /// This tier's calls to the next tier in the list (a chain link).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call: Option<Call>,
@@ -480,6 +488,24 @@ pub struct SlowWindow {
     /// A load spike has none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replicas: Vec<u32>,
+}
+
+/// A window `[start_s, start_s + duration_s)` in which a tier answers a
+/// share `p` of the requests that start with a fast error (a burst of
+/// 5xx; for always, from 0 to the horizon), on the replicas named (empty:
+/// all of them).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorWindow {
+    pub start_s: f64,
+    pub duration_s: f64,
+    pub p: f64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replicas: Vec<u32>,
+}
+
+fn default_error_latency() -> f64 {
+    0.001
 }
 
 /// How a caller (the client or a non-leaf tier) calls the next tier.
@@ -862,18 +888,20 @@ impl Scenario {
         self.tiers.iter().find(|t| t.name == name)
     }
 
-    /// The span covering every trigger (slow windows of every tier, load
-    /// spikes of the client): the "during" phase.
+    /// The span covering every trigger (slow windows and error windows of
+    /// every tier, load spikes of the client): the "during" phase.
     /// `[0, 0)` when the scenario has no window.
     pub fn trigger_window_s(&self) -> (f64, f64) {
-        let windows = self
-            .tiers
-            .iter()
+        let slow = (self.tiers.iter())
             .flat_map(|t| t.slow.iter())
-            .chain(&self.client.spike);
+            .chain(&self.client.spike)
+            .map(|w| (w.start_s, w.duration_s));
+        let errors = (self.tiers.iter())
+            .flat_map(|t| t.errors.iter())
+            .map(|w| (w.start_s, w.duration_s));
         let mut span: Option<(f64, f64)> = None;
-        for w in windows {
-            let (s, e) = (w.start_s, w.start_s + w.duration_s);
+        for (start, duration) in slow.chain(errors) {
+            let (s, e) = (start, start + duration);
             span = Some(match span {
                 None => (s, e),
                 Some((a, b)) => (a.min(s), b.max(e)),

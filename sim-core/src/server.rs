@@ -154,6 +154,8 @@ pub struct Server {
     /// Service-time draws.
     pub rng: Stream,
     pub latency_rng: Stream,
+    /// Draws of fast failures in error windows (only inside one).
+    error_rng: Stream,
     codel: Option<CoDel>,
     rate_limit: Option<TokenBucket>,
     /// The adaptive concurrency limit, when the tier has one.
@@ -194,6 +196,7 @@ impl Server {
             filling: false,
             rng: Stream::new(seed, &format!("service.{id}")),
             latency_rng: Stream::new(seed, &format!("latency.{id}")),
+            error_rng: Stream::new(seed, &format!("errors.{id}")),
             codel: model.codel.clone(),
             rate_limit: model.rate_limit.clone(),
             limit: model.adaptive_limit.clone(),
@@ -340,6 +343,17 @@ impl Server {
     #[inline]
     pub fn count_drop(&mut self, why: Dropped) {
         *why.counter(&mut self.stats) += 1;
+    }
+
+    /// Does a request starting at `now` fail fast (an error window)?
+    /// Drawn only inside a window, so that other runs keep their draws.
+    #[inline]
+    pub fn fails_fast(&mut self, model: &ServerModel, now: Nanos) -> bool {
+        if model.errors.is_empty() {
+            return false;
+        }
+        let p = model.error_p(now);
+        p > 0.0 && self.error_rng.uniform() < p
     }
 
     /// A request of `class` that `waited` in the queue takes a slot.

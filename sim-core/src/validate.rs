@@ -349,6 +349,54 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
             check(positive(w.factor), path("factor"), "must be > 0");
         }
     }
+    for t in &s.tiers {
+        for (i, w) in t.errors.iter().enumerate() {
+            let path = |k: &str| {
+                if i == 0 {
+                    format!("{}.errors.{k}", t.name)
+                } else {
+                    format!("{}.errors.{i}.{k}", t.name)
+                }
+            };
+            check(non_negative(w.start_s), path("start_s"), "must be >= 0");
+            check(
+                non_negative(w.duration_s),
+                path("duration_s"),
+                "must be >= 0",
+            );
+            check(
+                (0.0..=1.0).contains(&w.p),
+                path("p"),
+                "must be a probability in [0, 1]",
+            );
+            check(
+                w.p == 0.0 || w.duration_s > 0.0,
+                path("duration_s"),
+                "a window of length 0 fails nothing; give its length (for errors all the time, the horizon)",
+            );
+            for r in w.replicas.iter().filter(|r| **r >= t.replicas) {
+                check(
+                    false,
+                    path("replicas"),
+                    &format!(
+                        "no replica {r}: `{}` has {} (replicas are numbered from 0)",
+                        t.name, t.replicas
+                    ),
+                );
+            }
+        }
+        check(
+            non_negative(t.error_latency_s),
+            format!("{}.error_latency_s", t.name),
+            "must be >= 0",
+        );
+        let default = crate::scenario::Tier::new("x", 1).error_latency_s;
+        check(
+            t.error_latency_s == default || t.errors.iter().any(|w| w.p > 0.0),
+            format!("{}.error_latency_s", t.name),
+            "acts only on requests that fail in an error window, and this tier has none (`<tier>.errors.p`)",
+        );
+    }
     check_topology(s, &mut errors);
     for edge in s.edges() {
         check_call(&edge.path, edge.call, &mut errors);

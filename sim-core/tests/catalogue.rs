@@ -8,8 +8,8 @@ use serde::de::{self, DeserializeOwned, Visitor};
 use sim_core::Scenario;
 use sim_core::params::{self, Kind, PARAMS, Scope};
 use sim_core::scenario::{
-    Branch, Call, Client, ClosedLoop, Dist, ProfilePoint, RecoveryRule, RequestClass, Service,
-    Sinusoid, SlowWindow, Tier,
+    Branch, Call, Client, ClosedLoop, Dist, ErrorWindow, ProfilePoint, RecoveryRule, RequestClass,
+    Service, Sinusoid, SlowWindow, Tier,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use toml::Value;
@@ -123,7 +123,7 @@ fn every_field_has_a_catalogue_line_and_every_line_a_field() {
             vec![Scope::Tier, Scope::TierClass],
             keys(
                 fields::<Tier>(),
-                &["name", "call", "fanout", "slow"],
+                &["name", "call", "fanout", "slow", "errors"],
                 &[("service", service.clone()), ("latency", service)],
             ),
         ),
@@ -131,6 +131,11 @@ fn every_field_has_a_catalogue_line_and_every_line_a_field() {
             "SlowWindow (slow)",
             vec![Scope::Slow],
             keys(fields::<SlowWindow>(), &[], &[]),
+        ),
+        (
+            "ErrorWindow",
+            vec![Scope::Errors],
+            keys(fields::<ErrorWindow>(), &[], &[]),
         ),
         (
             "SlowWindow (spike)",
@@ -229,6 +234,7 @@ fn place(s: &Scenario, path: &str) -> String {
         (Scope::Spike, ["client", "spike", key]) => format!("client.spike.0.{key}"),
         (Scope::Profile, ["client", "profile", key]) => format!("client.profile.0.{key}"),
         (Scope::Slow, [t, "slow", key]) => format!("tiers.{}.slow.0.{key}", tier(t)),
+        (Scope::Errors, [t, "errors", key]) => format!("tiers.{}.errors.0.{key}", tier(t)),
         (Scope::Call, ["client", key]) => format!("client.call.{key}"),
         (Scope::Call | Scope::Branch, [t, "fanout", to, key]) => {
             let i = tier(t);
@@ -299,6 +305,7 @@ fn scenarios() -> Vec<Scenario> {
     for s in &mut all {
         let windows: Vec<String> = (s.tiers.iter().filter(|t| t.slow.is_empty()))
             .map(|t| format!("{}.slow.start_s", t.name))
+            .chain(s.tiers.iter().map(|t| format!("{}.errors.start_s", t.name)))
             .chain(
                 s.client
                     .spike

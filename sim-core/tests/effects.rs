@@ -6,8 +6,7 @@
 
 mod common;
 use sim_core::Scenario;
-use sim_core::params::{self, PARAMS};
-use std::collections::BTreeSet;
+use sim_core::params::{self, PARAMS, Param};
 
 /// Catalogue keys with no effect on a run by design, and why.
 const EXEMPT: &[(&str, &str)] = &[
@@ -438,6 +437,36 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ("ch37", "", "svc_b.slow.duration_s", "2"),
     ("ch37", "", "svc_b.slow.factor", "5"),
     ("ch37", "svc_b.replicas=4", "svc_b.slow.replicas", "[1]"),
+    (
+        "ch37",
+        "svc_b.errors.duration_s=2 svc_b.errors.p=0.5",
+        "svc_b.errors.start_s",
+        "5",
+    ),
+    (
+        "ch37",
+        "svc_b.errors.start_s=5 svc_b.errors.duration_s=1 svc_b.errors.p=0.5",
+        "svc_b.errors.duration_s",
+        "2",
+    ),
+    (
+        "ch37",
+        "svc_b.errors.start_s=5 svc_b.errors.duration_s=2",
+        "svc_b.errors.p",
+        "0.5",
+    ),
+    (
+        "ch37",
+        "svc_b.replicas=4 svc_b.errors.start_s=5 svc_b.errors.duration_s=2 svc_b.errors.p=0.5",
+        "svc_b.errors.replicas",
+        "[1]",
+    ),
+    (
+        "ch37",
+        "svc_b.errors.start_s=5 svc_b.errors.duration_s=2 svc_b.errors.p=0.5",
+        "svc_b.error_latency_s",
+        "0.05",
+    ),
 ];
 
 /// The base scenario shortened (12 s of arrivals, its trigger from 3 s to
@@ -470,16 +499,15 @@ fn scenario(base: &str, context: &str) -> Scenario {
 
 #[test]
 fn every_parameter_changes_the_result_where_it_applies() {
-    let covered: BTreeSet<&str> = CASES
-        .iter()
+    let covered: Vec<&Param> = (CASES.iter())
         .map(|(_, _, path, _)| {
-            (params::param_of(path).unwrap_or_else(|| panic!("`{path}` is no parameter"))).key
+            params::param_of(path).unwrap_or_else(|| panic!("`{path}` is no parameter"))
         })
-        .chain(EXEMPT.iter().map(|(key, _)| *key))
         .collect();
-    let missing: Vec<&str> = (PARAMS.iter())
-        .map(|p| p.key)
-        .filter(|k| !covered.contains(k))
+    let missing: Vec<String> = (PARAMS.iter())
+        .filter(|p| !covered.iter().any(|c| c.scope == p.scope && c.key == p.key))
+        .filter(|p| !EXEMPT.iter().any(|(key, _)| *key == p.key))
+        .map(|p| format!("{:?} {}", p.scope, p.key))
         .collect();
     assert!(
         missing.is_empty(),

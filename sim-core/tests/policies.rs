@@ -1399,3 +1399,46 @@ fn a_bulkhead_per_replica_is_not_filled_by_the_bad_host() {
         );
     }
 }
+
+#[test]
+fn an_error_window_fails_its_share_fast_on_the_replicas_it_names() {
+    // b answers in 10 ms; in [5 s, 10 s) every request that starts there
+    // fails after b's error latency (2 ms), without b's work. a does not
+    // retry: exactly the users arriving in the window fail, in 2 ms.
+    let sets = [
+        ("a.max_retries", "0"),
+        ("b.errors.start_s", "5"),
+        ("b.errors.duration_s", "5"),
+        ("b.errors.p", "1"),
+        ("b.error_latency_s", "0.002"),
+    ];
+    let r = run(&chain_with("", 0.01, &sets));
+    let b = &r.tiers[1];
+    assert_eq!(r.phases[1].users, r.users - r.users_ok);
+    assert_eq!(b.errors_injected, r.phases[1].users);
+    assert_eq!(b.completed - b.completed_ok, b.errors_injected);
+    assert_eq!(r.failed_latency_median_s, Some(0.002));
+    assert!(b.busy_s < 0.01 * b.completed_ok as f64 + 0.0021 * b.errors_injected as f64);
+    // A share p fails, as binomial draws: 30% of about 100 users.
+    let mut some = sets.to_vec();
+    some[3] = ("b.errors.p", "0.3");
+    let r = run(&chain_with("", 0.01, &some));
+    let (n, k) = (r.phases[1].users as f64, r.tiers[1].errors_injected as f64);
+    let sd = (n * 0.3 * 0.7).sqrt();
+    assert!((k - 0.3 * n).abs() < 4.0 * sd, "{k} of {n}");
+    // On one replica of two: round robin sends half there, and one retry
+    // to the other replica saves every user.
+    let mut one = sets.to_vec();
+    one.extend([
+        ("b.replicas", "2"),
+        ("b.errors.replicas", "[1]"),
+        ("a.max_retries", "1"),
+    ]);
+    let r = run(&chain_with("", 0.01, &one));
+    let b = &r.tiers[1];
+    assert_eq!(r.users_ok, r.users);
+    assert_eq!(b.replicas[0].errors_injected, 0);
+    assert_eq!(b.replicas[1].errors_injected, b.errors_injected);
+    assert!(b.errors_injected > r.phases[1].users / 3);
+    assert_eq!(r.callers[1].calls_error, b.errors_injected);
+}
