@@ -7,7 +7,7 @@ use crate::model::CallModel;
 use crate::policy::{AdaptiveThrottle, CircuitBreaker, LoadBalancer, RetryBudget, RetryThrottle};
 use crate::random::Stream;
 use crate::result::{CallerStats, nearest_rank};
-use crate::scenario::CancelMode;
+use crate::scenario::{CancelMode, OutcomeClass};
 use crate::time::{NEVER, Nanos};
 use std::collections::{HashMap, VecDeque};
 
@@ -34,6 +34,19 @@ impl Outcome {
             Outcome::Rejected => "rejected",
             Outcome::Expired => "expired",
             Outcome::Error => "error",
+        }
+    }
+
+    /// The class a caller's `retry_on` / `failure_on` name it by (`None`:
+    /// a success).
+    #[inline]
+    pub fn class(self) -> Option<OutcomeClass> {
+        match self {
+            Outcome::Ok => None,
+            Outcome::Timeout => Some(OutcomeClass::Timeout),
+            Outcome::Rejected => Some(OutcomeClass::Overload),
+            Outcome::Expired => Some(OutcomeClass::Expired),
+            Outcome::Error => Some(OutcomeClass::Error),
         }
     }
 
@@ -104,6 +117,8 @@ impl Refusal {
 /// Why a failed attempt is not retried.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GiveUp {
+    /// The caller does not retry this outcome's class (`retry_on`).
+    NotRetryable,
     AttemptLimit,
     /// The job's own deadline has passed.
     Deadline,
@@ -117,6 +132,7 @@ impl GiveUp {
     #[inline]
     pub fn name(self) -> &'static str {
         match self {
+            GiveUp::NotRetryable => "stop: not_retryable",
             GiveUp::AttemptLimit => "stop: attempt_limit",
             GiveUp::Deadline => "stop: deadline",
             GiveUp::RetryThrottled => "stop: retry_throttled",
@@ -128,6 +144,7 @@ impl GiveUp {
     #[inline]
     fn counter(self, stats: &mut CallerStats) -> &mut u64 {
         match self {
+            GiveUp::NotRetryable => &mut stats.giveup_not_retryable,
             GiveUp::AttemptLimit => &mut stats.giveup_limit,
             GiveUp::Deadline => &mut stats.giveup_deadline,
             GiveUp::RetryThrottled => &mut stats.retries_throttled,
@@ -386,9 +403,16 @@ impl Caller {
         if call.hedge_quantile > 0.0 && outcome == Outcome::Ok {
             self.learn_latency(now - sent_at, call.hedge_quantile);
         }
+        // An outcome outside `failure_on` is neither a failure nor a
+        // success for the breaker and the throttle.
+        let counted = outcome == Outcome::Ok || call.failure_on.contains(outcome);
         if let Some(b) = &mut self.breaker {
-            let jitter = self.breaker_rng.uniform();
-            b.record(now, outcome != Outcome::Ok, now - sent_at, jitter);
+            if counted {
+                let jitter = self.breaker_rng.uniform();
+                b.record(now, outcome != Outcome::Ok, now - sent_at, jitter);
+            } else {
+                b.forget();
+            }
         }
         if let Some(b) = &mut self.retry_budget {
             b.ended(retry);
@@ -399,7 +423,9 @@ impl Caller {
             t.record_accept(now);
         }
         *outcome.counter(&mut self.stats) += 1;
-        if let Some(t) = &mut self.throttle {
+        if let Some(t) = &mut self.throttle
+            && counted
+        {
             if outcome == Outcome::Ok {
                 t.on_success();
             } else {
@@ -517,7 +543,8 @@ impl Caller {
     }
 
     /// MODEL.md 2's retry decision after failed attempt number `attempts`
-    /// of a job with `deadline`, in its order: limit, deadline, throttle,
+    /// of a job with `deadline`, in its order (after the outcome's class:
+    /// one this caller does not retry ends it): limit, deadline, throttle,
     /// retry budget, then the backoff (at least `retry_after`, the callee's
     /// Retry-After, for an honoured rejection) and budget admission, which
     /// reserves the backoff and the timeout of the next attempt. The
@@ -532,7 +559,9 @@ impl Caller {
         outcome: Outcome,
         retry_after: Nanos,
     ) -> RetryDecision {
-        let give_up = if attempts >= call.max_attempts {
+        let give_up = if !call.retry_on.contains(outcome) {
+            GiveUp::NotRetryable
+        } else if attempts >= call.max_attempts {
             GiveUp::AttemptLimit
         } else if now >= deadline {
             GiveUp::Deadline
@@ -548,6 +577,10 @@ impl Caller {
             let mut delay = call.backoff.delay(attempts, &mut self.rng);
             if call.honor_retry_after && outcome == Outcome::Rejected {
                 delay = delay.max(retry_after);
+            }
+            if call.backoff_jitter > 0.0 {
+                let spread = 1.0 + call.backoff_jitter * (2.0 * self.rng.uniform() - 1.0);
+                delay = (delay as f64 * spread).round() as Nanos;
             }
             if call.budget_admission
                 && (now + delay).saturating_add(call.timeout_of(attempts + 1))
@@ -631,7 +664,15 @@ mod tests {
         c.max_in_flight = u32::MAX;
         c.replica_max_in_flight = u32::MAX;
         c.budget_share = 1.0;
+        c.backoff_jitter = 0.0;
+        c.retry_on = crate::model::OutcomeSet::of(&every());
+        c.failure_on = crate::model::OutcomeSet::of(&every());
         c
+    }
+
+    fn every() -> [OutcomeClass; 4] {
+        use OutcomeClass::*;
+        [Timeout, Overload, Error, Expired]
     }
 
     #[test]
@@ -892,6 +933,73 @@ mod tests {
             (s.giveup_limit, s.giveup_deadline, s.insufficient_deadline),
             (1, 1, 2)
         );
+    }
+
+    #[test]
+    fn a_caller_retries_only_its_classes_and_counts_only_its_failures() {
+        use crate::model::OutcomeSet;
+        use crate::policy::RetryThrottle;
+        use OutcomeClass::{Overload, Timeout};
+        let mut c = call();
+        c.retry_on = OutcomeSet::of(&[Timeout, Overload]);
+        let mut caller = Caller::new(&c, 1);
+        let decide =
+            |caller: &mut Caller, outcome| caller.retry_decision(&c, 0, 1, NEVER, outcome, 0);
+        assert_eq!(
+            decide(&mut caller, Outcome::Error),
+            RetryDecision::GiveUp(GiveUp::NotRetryable)
+        );
+        assert_eq!(
+            decide(&mut caller, Outcome::Expired),
+            RetryDecision::GiveUp(GiveUp::NotRetryable)
+        );
+        assert_eq!(
+            decide(&mut caller, Outcome::Timeout),
+            RetryDecision::RetryAfter(10 * MS)
+        );
+        assert_eq!(
+            decide(&mut caller, Outcome::Rejected),
+            RetryDecision::RetryAfter(10 * MS)
+        );
+        assert_eq!(caller.stats.giveup_not_retryable, 2);
+        // gRFC A6: only the failures named count for the throttle; an
+        // error is neither a failure nor a success.
+        c.failure_on = OutcomeSet::of(&[Timeout]);
+        c.throttle = Some(RetryThrottle::new(2.0, 0.5));
+        let mut caller = Caller::new(&c, 1);
+        for _ in 0..3 {
+            caller.on_sent(1);
+            caller.on_ended(&c, MS, 0, false, Outcome::Error);
+        }
+        assert!(caller.throttle.as_ref().unwrap().retry_allowed());
+        caller.on_sent(1);
+        caller.on_ended(&c, MS, 0, false, Outcome::Timeout);
+        assert!(!caller.throttle.as_ref().unwrap().retry_allowed());
+    }
+
+    #[test]
+    fn backoff_jitter_spreads_each_wait_around_it() {
+        let mut c = call();
+        c.backoff = Backoff::Fixed(100 * MS);
+        c.backoff_jitter = 0.2;
+        c.honor_retry_after = true;
+        let mut caller = Caller::new(&c, 1);
+        let waits: Vec<Nanos> = (0..200)
+            .map(
+                |_| match caller.retry_decision(&c, 0, 1, NEVER, Outcome::Rejected, 0) {
+                    RetryDecision::RetryAfter(d) => d,
+                    other => panic!("{other:?}"),
+                },
+            )
+            .collect();
+        assert!(waits.iter().all(|w| (80 * MS..=120 * MS).contains(w)));
+        assert!(waits.iter().any(|w| *w < 85 * MS) && waits.iter().any(|w| *w > 115 * MS));
+        // An honoured Retry-After is spread the same way.
+        let after = caller.retry_decision(&c, 0, 1, NEVER, Outcome::Rejected, 800 * MS);
+        let RetryDecision::RetryAfter(d) = after else {
+            panic!("{after:?}")
+        };
+        assert!((640 * MS..=960 * MS).contains(&d), "{d}");
     }
 
     #[test]

@@ -646,8 +646,8 @@ impl Sim<'_> {
             Err(_) => {
                 self.jobs.release(job);
                 let at = now + model.reject_latency + self.hop_latency(s);
-                let reply =
-                    Action::Reply(j.caller, j.caller_attempt, Outcome::Rejected, model.replica);
+                let outcome = model.reject_outcome;
+                let reply = Action::Reply(j.caller, j.caller_attempt, outcome, model.replica);
                 self.events.push_in_lane(self.reject_lane[s], at, reply);
                 return;
             }
@@ -980,7 +980,7 @@ impl Sim<'_> {
             };
             let j = *self.jobs.get_mut(job);
             self.jobs.release(job);
-            if let Some(outcome) = why.answer() {
+            if let Some(outcome) = why.answer(model.reject_outcome) {
                 self.answer(s, j.caller, j.caller_attempt, outcome);
             }
         }

@@ -1,12 +1,15 @@
 //! A validated scenario compiled for the engine: integer nanoseconds, indexes
 //! instead of names, policies as ready-made values.
 
+use crate::caller::Outcome;
 use crate::policy::{
     AdaptiveThrottle, AimdLimit, Backoff, BreakerConfig, CircuitBreaker, CoDel, ConcurrencyLimit,
     GradientLimit, LoadBalancer, OutlierRule, RetryBudget, RetryThrottle, TokenBucket,
 };
 use crate::random::Stream;
-use crate::scenario::{CancelMode, Dispatch, Dist, LimitAlgorithm, Scenario, Service};
+use crate::scenario::{
+    CancelMode, Dispatch, Dist, LimitAlgorithm, OutcomeClass, RejectAs, Scenario, Service,
+};
 use crate::time::{NEVER, Nanos, nanos_to_secs, secs_to_nanos};
 
 pub struct Model {
@@ -230,6 +233,12 @@ pub struct CallModel {
     pub timeouts: Vec<Nanos>,
     pub max_attempts: u32,
     pub backoff: Backoff,
+    /// Jitter of each wait before a retry (0: none).
+    pub backoff_jitter: f64,
+    /// Which failed outcomes this caller retries, and which its retry
+    /// throttle and breaker count as failures.
+    pub retry_on: OutcomeSet,
+    pub failure_on: OutcomeSet,
     pub propagate: bool,
     pub throttle: Option<RetryThrottle>,
     /// Deadline safety margin.
@@ -274,6 +283,8 @@ pub struct ServerModel {
     pub cancel_check: Nanos,
     /// Retry-After carried by full-queue rejections.
     pub retry_after: Nanos,
+    /// How rejections are answered: `Rejected` (overload) or `Error` (500).
+    pub reject_outcome: Outcome,
     pub service: ServiceModel,
     /// One-way latency of the hop into this server.
     pub latency: ServiceModel,
@@ -349,6 +360,22 @@ impl ServiceModel {
             Dist::Lognormal => libm::exp(self.mu + self.sigma * rng.standard_normal()),
         };
         (x * factor).round() as Nanos
+    }
+}
+
+/// A set of failed outcomes (a caller's `retry_on` or `failure_on`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutcomeSet(u8);
+
+impl OutcomeSet {
+    pub fn of(classes: &[OutcomeClass]) -> OutcomeSet {
+        OutcomeSet(classes.iter().fold(0, |bits, c| bits | 1 << *c as u8))
+    }
+
+    /// Is `outcome` (a failure) in the set? Never for `Ok`.
+    #[inline]
+    pub fn contains(self, outcome: Outcome) -> bool {
+        outcome.class().is_some_and(|c| self.0 & 1 << c as u8 != 0)
     }
 }
 
@@ -457,6 +484,9 @@ impl Model {
                     .collect(),
                 max_attempts: c.max_retries + 1,
                 backoff: Backoff::new(c.backoff, c.backoff_base_s, c.backoff_cap_s),
+                backoff_jitter: c.backoff_jitter,
+                retry_on: OutcomeSet::of(&c.retry_on),
+                failure_on: OutcomeSet::of(&c.failure_on),
                 propagate: c.propagate_deadline,
                 throttle: c
                     .retry_throttle
@@ -565,6 +595,10 @@ impl Model {
                     reject_latency: secs_to_nanos(t.reject_latency_s),
                     cancel_check: secs_to_nanos(t.cancel_check_s),
                     retry_after: secs_to_nanos(t.retry_after_s),
+                    reject_outcome: match t.reject_as {
+                        RejectAs::Overload => Outcome::Rejected,
+                        RejectAs::Error => Outcome::Error,
+                    },
                     service: ServiceModel::new(&t.service),
                     latency: ServiceModel::new(&t.latency),
                     slow: slow_windows(t, 0),

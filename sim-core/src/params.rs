@@ -12,7 +12,7 @@
 
 use crate::scenario::{
     BackoffKind, Balancer, BreakerScope, BulkheadScope, CancelMode, Dispatch, Dist, LimitAlgorithm,
-    QueueOrder, Scenario,
+    OutcomeClass, QueueOrder, RejectAs, Scenario,
 };
 use strum::VariantNames;
 use toml::{Table, Value};
@@ -33,6 +33,9 @@ pub enum Kind {
     Indexes,
     /// A list of numbers (`[0.6, 0.15]`), a string in columns.
     Floats,
+    /// A list of distinct names from a fixed set (`["timeout", "overload"]`),
+    /// a string in columns.
+    Choices(&'static [&'static str]),
 }
 
 impl Kind {
@@ -46,6 +49,7 @@ impl Kind {
             Kind::Cap => "integer or \"unbounded\"".to_string(),
             Kind::Indexes => "list of integers".to_string(),
             Kind::Floats => "list of numbers".to_string(),
+            Kind::Choices(names) => format!("list of {}", names.join(" / ")),
         }
     }
 }
@@ -271,6 +275,24 @@ pub const PARAMS: &[Param] = &[
         "backoff_cap_s",
         Kind::Float,
         "Upper bound of the full-jitter backoff's exponential term.",
+    ),
+    p(
+        Scope::Call,
+        "backoff_jitter",
+        Kind::Float,
+        "Jitter of each wait before a retry, in [0, 1]: the backoff (or an honoured Retry-After) times a uniform draw in [1 - j, 1 + j] (0.2: +-20%; 0: none, the default).",
+    ),
+    p(
+        Scope::Call,
+        "retry_on",
+        Kind::Choices(OutcomeClass::VARIANTS),
+        "The classes of failed attempts this caller retries (default all): timeout, overload (429/503 and CoDel drops), error (500: a failed reply, a rejection answered as an error, a local fast failure), expired (dropped past its deadline). Any other ends the job at once (stop: not_retryable, counted as giveup_not_retryable). Refused when the caller makes no retries.",
+    ),
+    p(
+        Scope::Call,
+        "failure_on",
+        Kind::Choices(OutcomeClass::VARIANTS),
+        "The classes of failed attempts the retry throttle and the circuit breaker count as failures (default all; gRFC A6 counts only retryable codes: set it to retry_on); the others are neither failures nor successes for them. Refused without a retry throttle or a breaker.",
     ),
     p(
         Scope::Call,
@@ -553,6 +575,12 @@ pub const PARAMS: &[Param] = &[
         "reject_latency_s",
         Kind::Float,
         "Delay of the reply to a request rejected for a full queue.",
+    ),
+    p(
+        Scope::Tier,
+        "reject_as",
+        Kind::Choice(RejectAs::VARIANTS),
+        "How the tier answers the requests it rejects (full queue, rate limit, shedding, CoDel): overload (429/503, the default, with retry_after_s if set) or error (a 500: callers see a server error, with no Retry-After; refused with retry_after_s).",
     ),
     p(
         Scope::Tier,
@@ -1295,6 +1323,7 @@ fn convert(param: &Param, v: &Value) -> Result<Option<Value>, String> {
         Kind::Cap => return cap(v).map(|c| c.map(|n| Value::Integer(n as i64))),
         Kind::Indexes => Value::Array(indexes(v)?),
         Kind::Floats => Value::Array(floats(v)?),
+        Kind::Choices(names) => Value::Array(choices(v, names)?),
     }))
 }
 
@@ -1381,6 +1410,26 @@ fn indexes(v: &Value) -> Result<Vec<Value>, String> {
     (items.iter())
         .map(|i| uint(i, u32::MAX as u64).map(|n| Value::Integer(n as i64)))
         .collect()
+}
+
+fn choices(v: &Value, names: &[&str]) -> Result<Vec<Value>, String> {
+    let Value::Array(items) = v else {
+        return Err(format!(
+            "expected a list of {} (`[\"{}\"]`), got {} {v}",
+            names.join(", "),
+            names[0],
+            v.type_str()
+        ));
+    };
+    let mut seen: Vec<String> = Vec::new();
+    for item in items {
+        let name = choice(item, names)?;
+        if seen.contains(&name) {
+            return Err(format!("`{name}` is listed twice"));
+        }
+        seen.push(name);
+    }
+    Ok(seen.into_iter().map(Value::String).collect())
 }
 
 fn floats(v: &Value) -> Result<Vec<Value>, String> {

@@ -244,6 +244,8 @@ pub struct CallerStats {
     pub giveup_limit: u64,
     /// Gave up: own deadline passed when a retry was considered.
     pub giveup_deadline: u64,
+    /// Failed attempts of a class the caller does not retry (`retry_on`).
+    pub giveup_not_retryable: u64,
     /// Answered "error" without calling: no time left when a retry was due.
     pub no_time_left: u64,
     /// Failed fast without calling: the deadline safety margin left no time.
@@ -516,6 +518,10 @@ impl RunResult {
             put(format!("{n}_retries_throttled"), Count(c.retries_throttled));
             put(format!("{n}_giveup_limit"), Count(c.giveup_limit));
             put(format!("{n}_giveup_deadline"), Count(c.giveup_deadline));
+            put(
+                format!("{n}_giveup_not_retryable"),
+                Count(c.giveup_not_retryable),
+            );
             put(format!("{n}_no_time_left"), Count(c.no_time_left));
             put(format!("{n}_margin_exhausted"), Count(c.margin_exhausted));
             put(

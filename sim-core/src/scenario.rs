@@ -275,6 +275,11 @@ pub struct Tier {
     /// Retry-After (seconds; 0: none).
     #[serde(default)]
     pub retry_after_s: f64,
+    /// How the tier answers the requests it rejects (full queue, rate
+    /// limit, shedding, CoDel): as overload (429/503) or as a server error
+    /// (500, which carries no Retry-After).
+    #[serde(default)]
+    pub reject_as: RejectAs,
     /// Own work per request, done when it starts (before any downstream call).
     #[serde(default)]
     pub service: Service,
@@ -383,6 +388,52 @@ fn default_codel_interval() -> f64 {
 
 fn default_reject_latency() -> f64 {
     0.0005
+}
+
+/// How a tier answers a request it rejects.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, VariantNames)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum RejectAs {
+    /// Overload (HTTP 429 / 503, gRPC RESOURCE_EXHAUSTED / UNAVAILABLE),
+    /// with the tier's Retry-After if it has one.
+    #[default]
+    Overload,
+    /// A server error (HTTP 500): callers cannot tell it from a failure of
+    /// the work, and it carries no Retry-After.
+    Error,
+}
+
+/// The class of a failed attempt, as a caller chooses what to retry and
+/// what counts as a failure.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, VariantNames,
+)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum OutcomeClass {
+    /// No answer before the attempt's end.
+    Timeout,
+    /// Rejected as overload (429 / 503, CoDel's drops).
+    Overload,
+    /// A server error (500): a failed reply, a tier's rejection answered as
+    /// an error, a local fast failure (breaker, bulkhead, throttle).
+    Error,
+    /// Dropped because its deadline had passed (drop-expired).
+    Expired,
+}
+
+fn every_class() -> Vec<OutcomeClass> {
+    vec![
+        OutcomeClass::Timeout,
+        OutcomeClass::Overload,
+        OutcomeClass::Error,
+        OutcomeClass::Expired,
+    ]
+}
+
+fn is_every_class(classes: &[OutcomeClass]) -> bool {
+    classes == every_class()
 }
 
 /// When a caller cancels a request it no longer waits for (a cancelled
@@ -527,6 +578,19 @@ pub struct Call {
     /// Full jitter: upper bound of the exponential term.
     #[serde(default = "default_backoff_cap")]
     pub backoff_cap_s: f64,
+    /// Each wait before a retry (the backoff, or an honoured Retry-After)
+    /// is multiplied by a uniform draw in `[1 - j, 1 + j]` (0: none).
+    #[serde(default)]
+    pub backoff_jitter: f64,
+    /// The classes of failed attempts this caller retries (others end the
+    /// job at once: `not_retryable`).
+    #[serde(default = "every_class", skip_serializing_if = "is_every_class")]
+    pub retry_on: Vec<OutcomeClass>,
+    /// The classes of failed attempts the retry throttle and the circuit
+    /// breaker count as failures (gRFC A6 counts only the retryable ones);
+    /// the others are neither failures nor successes for them.
+    #[serde(default = "every_class", skip_serializing_if = "is_every_class")]
+    pub failure_on: Vec<OutcomeClass>,
     /// Pass this attempt's end downstream as the callee's deadline.
     #[serde(default)]
     pub propagate_deadline: bool,

@@ -55,13 +55,14 @@ impl Dropped {
         }
     }
 
-    /// What the caller is answered (nobody waits for a cancelled request).
+    /// What the caller is answered (nobody waits for a cancelled request):
+    /// a CoDel drop is a rejection, answered as the tier answers those.
     #[inline]
-    pub fn answer(self) -> Option<Outcome> {
+    pub fn answer(self, rejection: Outcome) -> Option<Outcome> {
         match self {
             Dropped::Cancelled => None,
             Dropped::Expired => Some(Outcome::Expired),
-            Dropped::CoDel => Some(Outcome::Rejected),
+            Dropped::CoDel => Some(rejection),
         }
     }
 }
@@ -518,9 +519,12 @@ mod tests {
         srv.on_start(0, now);
         assert_eq!(srv.next_to_start(&m, now, &jobs), None, "no free slot");
         assert_eq!((srv.stats.cancelled, srv.stats.dropped_expired), (1, 1));
-        assert_eq!(Dropped::Cancelled.answer(), None);
-        assert_eq!(Dropped::Expired.answer(), Some(Outcome::Expired));
-        assert_eq!(Dropped::CoDel.answer(), Some(Outcome::Rejected));
+        let overload = Outcome::Rejected;
+        assert_eq!(Dropped::Cancelled.answer(overload), None);
+        assert_eq!(Dropped::Expired.answer(overload), Some(Outcome::Expired));
+        assert_eq!(Dropped::CoDel.answer(overload), Some(Outcome::Rejected));
+        // A tier that answers rejections as 500s answers CoDel's so too.
+        assert_eq!(Dropped::CoDel.answer(Outcome::Error), Some(Outcome::Error));
     }
 
     #[test]

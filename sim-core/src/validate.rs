@@ -386,6 +386,11 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
             }
         }
         check(
+            t.reject_as == crate::scenario::RejectAs::Overload || t.retry_after_s == 0.0,
+            format!("{}.retry_after_s", t.name),
+            "the tier answers its rejections as errors (reject_as = \"error\", a 500), which carry no Retry-After",
+        );
+        check(
             non_negative(t.error_latency_s),
             format!("{}.error_latency_s", t.name),
             "must be >= 0",
@@ -554,6 +559,22 @@ fn check_call(name: &str, c: &Call, errors: &mut Vec<ConfigError>) {
         "must be > 0: an attempt without a timeout could wait forever",
     );
     check(c.max_retries <= 100, "max_retries", "must be <= 100");
+    check(
+        (0.0..=1.0).contains(&c.backoff_jitter),
+        "backoff_jitter",
+        "must be in [0, 1]: a wait cannot fall below 0",
+    );
+    let all = Call::new(1.0, 0, BackoffKind::Fixed, 0.0);
+    check(
+        c.retry_on == all.retry_on || c.max_retries > 0,
+        "retry_on",
+        "chooses what this caller retries, and it makes no retries (max_retries = 0)",
+    );
+    check(
+        c.failure_on == all.failure_on || c.retry_throttle || c.breaker,
+        "failure_on",
+        "chooses what the retry throttle and the circuit breaker count as failures, and this caller has neither (retry_throttle, breaker)",
+    );
     check(
         c.attempt_timeouts_s.len() <= c.max_retries as usize + 1,
         "attempt_timeouts_s",

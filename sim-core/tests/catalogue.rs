@@ -272,6 +272,7 @@ fn another(kind: Kind, now: Option<&Value>) -> Value {
         (Kind::Text, _) => Value::String("renamed".to_string()),
         (Kind::Indexes, _) => Value::Array(vec![Value::Integer(1)]),
         (Kind::Floats, _) => Value::Array(vec![Value::Float(0.5)]),
+        (Kind::Choices(names), _) => Value::Array(vec![Value::String(names[0].to_string())]),
     }
 }
 

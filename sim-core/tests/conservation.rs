@@ -9,6 +9,7 @@ use sim_core::{RunResult, Scenario};
 fn giveups(c: &sim_core::result::CallerStats) -> u64 {
     c.giveup_limit
         + c.giveup_deadline
+        + c.giveup_not_retryable
         + c.retries_throttled
         + c.no_time_left
         + c.margin_exhausted

@@ -97,6 +97,15 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ("ch37", "", "svc_a.max_retries", "1"),
     ("ch37", "", "svc_a.backoff", "fixed"),
     ("ch37", "", "svc_a.backoff_base_s", "0.05"),
+    ("ch37", "", "client.backoff_jitter", "0.2"),
+    ("ch37", "", "svc_a.retry_on", "[\"error\"]"),
+    (
+        "ch37",
+        "svc_a.retry_throttle=true",
+        "svc_a.failure_on",
+        "[\"overload\"]",
+    ),
+    ("limiter.toml", "", "api.reject_as", "overload"),
     (
         "ch37",
         "svc_a.backoff_base_s=0.1",
@@ -469,17 +478,17 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ),
 ];
 
-/// The base scenario shortened (12 s of arrivals, its trigger from 3 s to
-/// 7 s), with the context applied.
+/// The base scenario shortened (12 s of arrivals, its trigger, a slow
+/// window or a load spike, from 3 s to 7 s), with the context applied.
 fn scenario(base: &str, context: &str) -> Scenario {
-    let slow = if base == "fan-out.toml" {
-        "recs"
-    } else {
-        "svc_b"
+    let trigger = match base {
+        "fan-out.toml" => "recs.slow",
+        "limiter.toml" => "client.spike",
+        _ => "svc_b.slow",
     };
     let (start, length) = (
-        format!("{slow}.slow.start_s"),
-        format!("{slow}.slow.duration_s"),
+        format!("{trigger}.start_s"),
+        format!("{trigger}.duration_s"),
     );
     let mut sets = vec![
         ("client.duration_s", "12"),

@@ -1442,3 +1442,41 @@ fn an_error_window_fails_its_share_fast_on_the_replicas_it_names() {
     assert!(b.errors_injected > r.phases[1].users / 3);
     assert_eq!(r.callers[1].calls_error, b.errors_injected);
 }
+
+#[test]
+fn a_limiter_answering_500_keeps_the_retry_waves_that_jitter_dissolves() {
+    // grids/reject-500-vs-429.toml, seed 1: a burst rejected by the
+    // limiter comes back every 800 ms at once. A 429 whose Retry-After
+    // equals the clients' fixed wait changes nothing; +-20% jitter on it
+    // spreads the waves: more users succeed during the trigger and the
+    // service recovers sooner. Clients that do not retry 500s fail fast.
+    let run_as = |sets: &[(&str, &str)]| run(&common::scenario("limiter.toml", sets));
+    let as_500 = run_as(&[]);
+    let as_429 = [
+        ("api.reject_as", "overload"),
+        ("api.retry_after_s", "0.8"),
+        ("client.honor_retry_after", "true"),
+    ];
+    // Only the outcomes' names differ (rejected instead of error).
+    let same = |r: &RunResult| (r.phases, r.series.tiers[0].arrivals.clone());
+    assert_eq!(same(&run_as(&as_429)), same(&as_500), "the same waits");
+    // At one-second resolution a wave every 800 ms is a beat: two waves
+    // fall into one second in every four (10 and 14 s after the burst).
+    let arrivals = &as_500.series.tiers[0].arrivals;
+    assert!(arrivals[14] > arrivals[13] + 250 && arrivals[14] > arrivals[15] + 250);
+    let mut jitter = as_429.to_vec();
+    jitter.push(("client.backoff_jitter", "0.2"));
+    let jittered = run_as(&jitter);
+    let during = |r: &RunResult| r.phases[1].ok as f64 / r.phases[1].users as f64;
+    assert!(during(&as_500) < 0.6 && during(&jittered) > 0.9);
+    assert!(jittered.recovery_s.unwrap() + 3.0 < as_500.recovery_s.unwrap());
+    assert!(jittered.tiers[0].rejected_full < as_500.tiers[0].rejected_full);
+    let no_retry = run_as(&[(
+        "client.retry_on",
+        "[\"timeout\", \"overload\", \"expired\"]",
+    )]);
+    let c = &no_retry.callers[0];
+    assert_eq!(c.retries_sent, 0);
+    assert_eq!(c.giveup_not_retryable, c.calls_error);
+    assert_eq!(no_retry.users_failed, c.calls_error);
+}
