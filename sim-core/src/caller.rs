@@ -7,7 +7,7 @@ use crate::model::CallModel;
 use crate::policy::{AdaptiveThrottle, CircuitBreaker, LoadBalancer, RetryBudget, RetryThrottle};
 use crate::random::Stream;
 use crate::result::{CallerStats, nearest_rank};
-use crate::scenario::{CancelMode, OutcomeClass};
+use crate::scenario::CancelMode;
 use crate::time::{NEVER, Nanos};
 use std::collections::{HashMap, VecDeque};
 
@@ -17,6 +17,7 @@ pub const NO_REPLICA: u8 = u8::MAX;
 
 /// How an attempt ended, as its caller sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub enum Outcome {
     Ok,
     Timeout,
@@ -34,19 +35,6 @@ impl Outcome {
             Outcome::Rejected => "rejected",
             Outcome::Expired => "expired",
             Outcome::Error => "error",
-        }
-    }
-
-    /// The class a caller's `retry_on` / `failure_on` name it by (`None`:
-    /// a success).
-    #[inline]
-    pub fn class(self) -> Option<OutcomeClass> {
-        match self {
-            Outcome::Ok => None,
-            Outcome::Timeout => Some(OutcomeClass::Timeout),
-            Outcome::Rejected => Some(OutcomeClass::Overload),
-            Outcome::Expired => Some(OutcomeClass::Expired),
-            Outcome::Error => Some(OutcomeClass::Error),
         }
     }
 
@@ -405,9 +393,9 @@ impl Caller {
         }
         // An outcome outside `failure_on` is neither a failure nor a
         // success for the breaker and the throttle.
-        let counted = outcome == Outcome::Ok || call.failure_on.contains(outcome);
+        let counted = |outcome| outcome == Outcome::Ok || call.failure_on.contains(outcome);
         if let Some(b) = &mut self.breaker {
-            if counted {
+            if counted(outcome) {
                 let jitter = self.breaker_rng.uniform();
                 b.record(now, outcome != Outcome::Ok, now - sent_at, jitter);
             } else {
@@ -424,7 +412,7 @@ impl Caller {
         }
         *outcome.counter(&mut self.stats) += 1;
         if let Some(t) = &mut self.throttle
-            && counted
+            && counted(outcome)
         {
             if outcome == Outcome::Ok {
                 t.on_success();
@@ -670,8 +658,8 @@ mod tests {
         c
     }
 
-    fn every() -> [OutcomeClass; 4] {
-        use OutcomeClass::*;
+    fn every() -> [crate::scenario::OutcomeClass; 4] {
+        use crate::scenario::OutcomeClass::*;
         [Timeout, Overload, Error, Expired]
     }
 
@@ -939,7 +927,7 @@ mod tests {
     fn a_caller_retries_only_its_classes_and_counts_only_its_failures() {
         use crate::model::OutcomeSet;
         use crate::policy::RetryThrottle;
-        use OutcomeClass::{Overload, Timeout};
+        use crate::scenario::OutcomeClass::{Overload, Timeout};
         let mut c = call();
         c.retry_on = OutcomeSet::of(&[Timeout, Overload]);
         let mut caller = Caller::new(&c, 1);

@@ -674,7 +674,7 @@ impl Sim<'_> {
         let (class, deadline) = (self.user_class[j.user as usize] as usize, j.deadline);
         let srv = &mut self.servers[s];
         srv.on_start(class, now - j.arrived);
-        if srv.fails_fast(model, now) {
+        if !model.errors.is_empty() && srv.fails_fast(model, now) {
             self.schedule(now + model.error_latency, Action::WorkFailed(job));
         } else if model.service.is_none() {
             self.work_done(job);

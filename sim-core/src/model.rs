@@ -363,19 +363,30 @@ impl ServiceModel {
     }
 }
 
-/// A set of failed outcomes (a caller's `retry_on` or `failure_on`).
+/// A set of failed outcomes (a caller's `retry_on` or `failure_on`), one
+/// bit per `Outcome` (a test per outcome costs a shift and a mask).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OutcomeSet(u8);
 
 impl OutcomeSet {
     pub fn of(classes: &[OutcomeClass]) -> OutcomeSet {
-        OutcomeSet(classes.iter().fold(0, |bits, c| bits | 1 << *c as u8))
+        let outcome = |c: &OutcomeClass| match c {
+            OutcomeClass::Timeout => Outcome::Timeout,
+            OutcomeClass::Overload => Outcome::Rejected,
+            OutcomeClass::Error => Outcome::Error,
+            OutcomeClass::Expired => Outcome::Expired,
+        };
+        OutcomeSet(
+            classes
+                .iter()
+                .fold(0, |bits, c| bits | 1 << outcome(c) as u8),
+        )
     }
 
     /// Is `outcome` (a failure) in the set? Never for `Ok`.
-    #[inline]
+    #[inline(always)]
     pub fn contains(self, outcome: Outcome) -> bool {
-        outcome.class().is_some_and(|c| self.0 & 1 << c as u8 != 0)
+        self.0 & 1 << outcome as u8 != 0
     }
 }
 

@@ -348,11 +348,9 @@ impl Server {
 
     /// Does a request starting at `now` fail fast (an error window)?
     /// Drawn only inside a window, so that other runs keep their draws.
-    #[inline]
+    /// Out of line: the engine asks only a tier with error windows.
+    #[inline(never)]
     pub fn fails_fast(&mut self, model: &ServerModel, now: Nanos) -> bool {
-        if model.errors.is_empty() {
-            return false;
-        }
         let p = model.error_p(now);
         p > 0.0 && self.error_rng.uniform() < p
     }
