@@ -59,6 +59,7 @@ pub fn ch37() -> Scenario {
         client: Client {
             rate_per_s: 400.0,
             duration_s: 60.0,
+            deadline_s: 0.0,
             closed: Default::default(),
             profile: Vec::new(),
             profile_csv: None,

@@ -17,6 +17,7 @@ pub const NO_REPLICA: u8 = u8::MAX;
 
 /// How an attempt ended, as its caller sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub enum Outcome {
     Ok,
     Timeout,
@@ -104,6 +105,8 @@ impl Refusal {
 /// Why a failed attempt is not retried.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GiveUp {
+    /// The caller does not retry this outcome's class (`retry_on`).
+    NotRetryable,
     AttemptLimit,
     /// The job's own deadline has passed.
     Deadline,
@@ -117,6 +120,7 @@ impl GiveUp {
     #[inline]
     pub fn name(self) -> &'static str {
         match self {
+            GiveUp::NotRetryable => "stop: not_retryable",
             GiveUp::AttemptLimit => "stop: attempt_limit",
             GiveUp::Deadline => "stop: deadline",
             GiveUp::RetryThrottled => "stop: retry_throttled",
@@ -128,6 +132,7 @@ impl GiveUp {
     #[inline]
     fn counter(self, stats: &mut CallerStats) -> &mut u64 {
         match self {
+            GiveUp::NotRetryable => &mut stats.giveup_not_retryable,
             GiveUp::AttemptLimit => &mut stats.giveup_limit,
             GiveUp::Deadline => &mut stats.giveup_deadline,
             GiveUp::RetryThrottled => &mut stats.retries_throttled,
@@ -155,15 +160,26 @@ fn limit(deadline: Nanos, margin: Nanos) -> Nanos {
     }
 }
 
-/// When an attempt sent at `now` by a job with `deadline` times out: its
-/// timeout, cut by the limit and by the share of the budget it may use.
+/// When attempt number `attempt`, sent at `now` by a job with `deadline`
+/// that reached its hop at `arrived`, times out: its timeout, cut by the
+/// limit and by the share of the budget it may use. The share is of the
+/// budget the hop had on arrival (`limit - arrived`), so that the hop's own
+/// queueing and work come out of the rest, not out of its downstream's
+/// share: 2/3 then 1/2 along three hops gives each exactly a third.
 #[inline]
-pub fn attempt_end(call: &CallModel, now: Nanos, deadline: Nanos) -> Nanos {
+pub fn attempt_end(
+    call: &CallModel,
+    now: Nanos,
+    deadline: Nanos,
+    attempt: u32,
+    arrived: Nanos,
+) -> Nanos {
     let limit = limit(deadline, call.margin);
-    let end = now.saturating_add(call.timeout).min(limit);
+    let end = now.saturating_add(call.timeout_of(attempt)).min(limit);
     if call.budget_share < 1.0 && limit != NEVER {
-        let share = ((limit - now) as f64 * call.budget_share).round() as Nanos;
-        end.min(now + share)
+        let budget = limit.saturating_sub(arrived);
+        let share = (budget as f64 * call.budget_share).round() as Nanos;
+        end.min(now.saturating_add(share))
     } else {
         end
     }
@@ -259,18 +275,24 @@ impl Caller {
         }
     }
 
-    /// Before sending an attempt of a job with `deadline`: the first rule
-    /// that refuses it (counted), in MODEL.md's order. The rules after the
-    /// first refusal are not consulted: they change state (the breaker's
-    /// probes, the throttle's request count and draw).
+    /// Before sending attempt number `attempt` of a job with `deadline`:
+    /// the first rule that refuses it (counted), in MODEL.md's order. The
+    /// rules after the first refusal are not consulted: they change state
+    /// (the breaker's probes, the throttle's request count and draw).
     #[inline]
-    pub fn admit(&mut self, call: &CallModel, now: Nanos, deadline: Nanos) -> Result<(), Refusal> {
+    pub fn admit(
+        &mut self,
+        call: &CallModel,
+        now: Nanos,
+        deadline: Nanos,
+        attempt: u32,
+    ) -> Result<(), Refusal> {
         let limit = limit(deadline, call.margin);
         let refusal = if now >= deadline {
             Refusal::NoTimeLeft
         } else if now >= limit {
             Refusal::MarginExhausted
-        } else if call.budget_admission && now.saturating_add(call.timeout) > limit {
+        } else if call.budget_admission && now.saturating_add(call.timeout_of(attempt)) > limit {
             Refusal::InsufficientDeadline
         } else if self.breaker.as_mut().is_some_and(|b| !b.allow(now)) || self.all_open(now) {
             Refusal::BreakerOpen
@@ -369,9 +391,16 @@ impl Caller {
         if call.hedge_quantile > 0.0 && outcome == Outcome::Ok {
             self.learn_latency(now - sent_at, call.hedge_quantile);
         }
+        // An outcome outside `failure_on` is neither a failure nor a
+        // success for the breaker and the throttle.
+        let counted = |outcome| outcome == Outcome::Ok || call.failure_on.contains(outcome);
         if let Some(b) = &mut self.breaker {
-            let jitter = self.breaker_rng.uniform();
-            b.record(now, outcome != Outcome::Ok, now - sent_at, jitter);
+            if counted(outcome) {
+                let jitter = self.breaker_rng.uniform();
+                b.record(now, outcome != Outcome::Ok, now - sent_at, jitter);
+            } else {
+                b.forget();
+            }
         }
         if let Some(b) = &mut self.retry_budget {
             b.ended(retry);
@@ -382,7 +411,9 @@ impl Caller {
             t.record_accept(now);
         }
         *outcome.counter(&mut self.stats) += 1;
-        if let Some(t) = &mut self.throttle {
+        if let Some(t) = &mut self.throttle
+            && counted(outcome)
+        {
             if outcome == Outcome::Ok {
                 t.on_success();
             } else {
@@ -397,6 +428,10 @@ impl Caller {
     pub fn on_cancelled(&mut self, slot: u32) {
         self.in_flight -= 1;
         self.stats.calls_cancelled += 1;
+        // A probe never answered must not hold the breaker half open.
+        if let Some(b) = &mut self.breaker {
+            b.forget();
+        }
         if let Some(r) = &mut self.replicas {
             let copies = r.release(slot);
             r.forget(copies[0]);
@@ -496,9 +531,11 @@ impl Caller {
     }
 
     /// MODEL.md 2's retry decision after failed attempt number `attempts`
-    /// of a job with `deadline`, in its order: limit, deadline, throttle,
+    /// of a job with `deadline`, in its order (after the outcome's class:
+    /// one this caller does not retry ends it): limit, deadline, throttle,
     /// retry budget, then the backoff (at least `retry_after`, the callee's
-    /// Retry-After, for an honoured rejection) and budget admission. The
+    /// Retry-After, for an honoured rejection) and budget admission, which
+    /// reserves the backoff and the timeout of the next attempt. The
     /// backoff is drawn only once the first four allow a retry.
     #[inline]
     pub fn retry_decision(
@@ -510,7 +547,9 @@ impl Caller {
         outcome: Outcome,
         retry_after: Nanos,
     ) -> RetryDecision {
-        let give_up = if attempts >= call.max_attempts {
+        let give_up = if !call.retry_on.contains(outcome) {
+            GiveUp::NotRetryable
+        } else if attempts >= call.max_attempts {
             GiveUp::AttemptLimit
         } else if now >= deadline {
             GiveUp::Deadline
@@ -527,8 +566,13 @@ impl Caller {
             if call.honor_retry_after && outcome == Outcome::Rejected {
                 delay = delay.max(retry_after);
             }
+            if call.backoff_jitter > 0.0 {
+                let spread = 1.0 + call.backoff_jitter * (2.0 * self.rng.uniform() - 1.0);
+                delay = (delay as f64 * spread).round() as Nanos;
+            }
             if call.budget_admission
-                && (now + delay).saturating_add(call.timeout) > limit(deadline, call.margin)
+                && (now + delay).saturating_add(call.timeout_of(attempts + 1))
+                    > limit(deadline, call.margin)
             {
                 GiveUp::InsufficientDeadline
             } else {
@@ -608,7 +652,15 @@ mod tests {
         c.max_in_flight = u32::MAX;
         c.replica_max_in_flight = u32::MAX;
         c.budget_share = 1.0;
+        c.backoff_jitter = 0.0;
+        c.retry_on = crate::model::OutcomeSet::of(&every());
+        c.failure_on = crate::model::OutcomeSet::of(&every());
         c
+    }
+
+    fn every() -> [crate::scenario::OutcomeClass; 4] {
+        use crate::scenario::OutcomeClass::*;
+        [Timeout, Overload, Error, Expired]
     }
 
     #[test]
@@ -617,26 +669,44 @@ mod tests {
         c.margin = 20 * MS;
         c.budget_admission = true;
         let mut caller = Caller::new(&c, 1);
-        assert_eq!(caller.admit(&c, 0, NEVER), Ok(()));
+        assert_eq!(caller.admit(&c, 0, NEVER, 1), Ok(()));
         assert_eq!(
-            caller.admit(&c, 500 * MS, 500 * MS),
+            caller.admit(&c, 500 * MS, 500 * MS, 1),
             Err(Refusal::NoTimeLeft)
         );
         assert_eq!(
-            caller.admit(&c, 490 * MS, 500 * MS),
+            caller.admit(&c, 490 * MS, 500 * MS, 1),
             Err(Refusal::MarginExhausted)
         );
         // 100 ms of timeout do not fit in the 80 ms before the limit.
         assert_eq!(
-            caller.admit(&c, 400 * MS, 500 * MS),
+            caller.admit(&c, 400 * MS, 500 * MS, 1),
             Err(Refusal::InsufficientDeadline)
         );
-        assert_eq!(caller.admit(&c, 380 * MS, 500 * MS), Ok(()));
+        assert_eq!(caller.admit(&c, 380 * MS, 500 * MS, 1), Ok(()));
         let s = &caller.stats;
         assert_eq!(
             (s.no_time_left, s.margin_exhausted, s.insufficient_deadline),
             (1, 1, 1)
         );
+    }
+
+    #[test]
+    fn a_cancelled_probe_gives_its_place_back() {
+        // One probe in HALF_OPEN: while it is out no other call passes;
+        // once its job is cancelled (no outcome), the next call may probe.
+        let mut c = per_replica(false);
+        c.balancer = None;
+        let mut caller = Caller::new(&c, 1);
+        let b = caller.breaker.as_mut().unwrap();
+        b.record(0, true, MS, 0.0);
+        b.record(0, true, MS, 0.0);
+        let later = 10_001 * MS;
+        assert_eq!(caller.admit(&c, later, NEVER, 1), Ok(()));
+        caller.on_sent(1);
+        assert_eq!(caller.admit(&c, later, NEVER, 1), Err(Refusal::BreakerOpen));
+        caller.on_cancelled(0);
+        assert_eq!(caller.admit(&c, later, NEVER, 1), Ok(()));
     }
 
     #[test]
@@ -646,11 +716,11 @@ mod tests {
         let mut caller = Caller::new(&c, 1);
         caller.on_sent(1);
         caller.on_sent(2);
-        let refused = caller.admit(&c, 0, NEVER);
+        let refused = caller.admit(&c, 0, NEVER, 1);
         assert_eq!(refused, Err(Refusal::BulkheadFull));
         assert!(refused.unwrap_err().is_failed_attempt());
         caller.on_ended(&c, 5 * MS, 0, false, Outcome::Timeout);
-        assert_eq!(caller.admit(&c, 5 * MS, NEVER), Ok(()));
+        assert_eq!(caller.admit(&c, 5 * MS, NEVER, 1), Ok(()));
         caller.on_cancelled(0);
         let s = &caller.stats;
         assert_eq!((s.calls, s.retries_sent, s.calls_timeout), (2, 1, 1));
@@ -694,7 +764,7 @@ mod tests {
         slot: u32,
         bad: &[usize],
     ) -> Result<usize, Refusal> {
-        caller.admit(c, now, NEVER)?;
+        caller.admit(c, now, NEVER, 1)?;
         caller.on_sent(1);
         let r = caller.pick_replica(c, now, slot, 1, 0);
         let outcome = if bad.contains(&r) {
@@ -768,7 +838,7 @@ mod tests {
         c.replica_max_in_flight = 1;
         let mut caller = Caller::new(&c, 1);
         let send = |caller: &mut Caller, slot: u32| {
-            caller.admit(&c, 0, NEVER)?;
+            caller.admit(&c, 0, NEVER, 1)?;
             caller.on_sent(1);
             Ok::<usize, Refusal>(caller.pick_replica(&c, 0, slot, 1, 0))
         };
@@ -835,11 +905,89 @@ mod tests {
             caller.retry_decision(&c, 0, 1, 105 * MS, Outcome::Error, 0),
             RetryDecision::GiveUp(GiveUp::InsufficientDeadline)
         );
+        // It reserves the next attempt's timeout: after a 10 ms first
+        // attempt, a 200 ms second does not fit in 150 ms, a 100 ms third does.
+        c.timeouts = vec![10 * MS, 200 * MS];
+        assert_eq!(
+            caller.retry_decision(&c, 0, 1, 150 * MS, Outcome::Error, 0),
+            RetryDecision::GiveUp(GiveUp::InsufficientDeadline)
+        );
+        assert_eq!(
+            caller.retry_decision(&c, 0, 2, 150 * MS, Outcome::Error, 0),
+            RetryDecision::RetryAfter(10 * MS)
+        );
         let s = &caller.stats;
         assert_eq!(
             (s.giveup_limit, s.giveup_deadline, s.insufficient_deadline),
-            (1, 1, 1)
+            (1, 1, 2)
         );
+    }
+
+    #[test]
+    fn a_caller_retries_only_its_classes_and_counts_only_its_failures() {
+        use crate::model::OutcomeSet;
+        use crate::policy::RetryThrottle;
+        use crate::scenario::OutcomeClass::{Overload, Timeout};
+        let mut c = call();
+        c.retry_on = OutcomeSet::of(&[Timeout, Overload]);
+        let mut caller = Caller::new(&c, 1);
+        let decide =
+            |caller: &mut Caller, outcome| caller.retry_decision(&c, 0, 1, NEVER, outcome, 0);
+        assert_eq!(
+            decide(&mut caller, Outcome::Error),
+            RetryDecision::GiveUp(GiveUp::NotRetryable)
+        );
+        assert_eq!(
+            decide(&mut caller, Outcome::Expired),
+            RetryDecision::GiveUp(GiveUp::NotRetryable)
+        );
+        assert_eq!(
+            decide(&mut caller, Outcome::Timeout),
+            RetryDecision::RetryAfter(10 * MS)
+        );
+        assert_eq!(
+            decide(&mut caller, Outcome::Rejected),
+            RetryDecision::RetryAfter(10 * MS)
+        );
+        assert_eq!(caller.stats.giveup_not_retryable, 2);
+        // gRFC A6: only the failures named count for the throttle; an
+        // error is neither a failure nor a success.
+        c.failure_on = OutcomeSet::of(&[Timeout]);
+        c.throttle = Some(RetryThrottle::new(2.0, 0.5));
+        let mut caller = Caller::new(&c, 1);
+        for _ in 0..3 {
+            caller.on_sent(1);
+            caller.on_ended(&c, MS, 0, false, Outcome::Error);
+        }
+        assert!(caller.throttle.as_ref().unwrap().retry_allowed());
+        caller.on_sent(1);
+        caller.on_ended(&c, MS, 0, false, Outcome::Timeout);
+        assert!(!caller.throttle.as_ref().unwrap().retry_allowed());
+    }
+
+    #[test]
+    fn backoff_jitter_spreads_each_wait_around_it() {
+        let mut c = call();
+        c.backoff = Backoff::Fixed(100 * MS);
+        c.backoff_jitter = 0.2;
+        c.honor_retry_after = true;
+        let mut caller = Caller::new(&c, 1);
+        let waits: Vec<Nanos> = (0..200)
+            .map(
+                |_| match caller.retry_decision(&c, 0, 1, NEVER, Outcome::Rejected, 0) {
+                    RetryDecision::RetryAfter(d) => d,
+                    other => panic!("{other:?}"),
+                },
+            )
+            .collect();
+        assert!(waits.iter().all(|w| (80 * MS..=120 * MS).contains(w)));
+        assert!(waits.iter().any(|w| *w < 85 * MS) && waits.iter().any(|w| *w > 115 * MS));
+        // An honoured Retry-After is spread the same way.
+        let after = caller.retry_decision(&c, 0, 1, NEVER, Outcome::Rejected, 800 * MS);
+        let RetryDecision::RetryAfter(d) = after else {
+            panic!("{after:?}")
+        };
+        assert!((640 * MS..=960 * MS).contains(&d), "{d}");
     }
 
     #[test]
@@ -861,12 +1009,25 @@ mod tests {
     fn attempt_end_is_the_timeout_cut_by_the_limit_and_the_budget_share() {
         let mut c = call();
         c.margin = 10 * MS;
-        assert_eq!(attempt_end(&c, 0, NEVER), 100 * MS);
-        assert_eq!(attempt_end(&c, 0, 60 * MS), 50 * MS);
+        assert_eq!(attempt_end(&c, 0, NEVER, 1, 0), 100 * MS);
+        assert_eq!(attempt_end(&c, 0, 60 * MS, 1, 0), 50 * MS);
         c.budget_share = 0.5;
-        assert_eq!(attempt_end(&c, 0, 210 * MS), 100 * MS);
-        assert_eq!(attempt_end(&c, 0, 110 * MS), 50 * MS);
-        assert_eq!(attempt_end(&c, 0, NEVER), 100 * MS, "no deadline, no share");
+        assert_eq!(attempt_end(&c, 0, 210 * MS, 1, 0), 100 * MS);
+        assert_eq!(attempt_end(&c, 0, 110 * MS, 1, 0), 50 * MS);
+        assert_eq!(
+            attempt_end(&c, 0, NEVER, 1, 0),
+            100 * MS,
+            "no deadline, no share"
+        );
+        // The share is of the budget on arrival: a hop that arrived at 0
+        // with 200 ms to its limit and worked 40 ms calls for 100 ms, not
+        // half of the 160 ms left: its own work came out of its own half.
+        assert_eq!(attempt_end(&c, 40 * MS, 210 * MS, 1, 0), 140 * MS);
+        // Per-attempt timeouts: the first attempt's, then the rest's.
+        c.budget_share = 1.0;
+        c.timeouts = vec![600 * MS];
+        assert_eq!(attempt_end(&c, 0, NEVER, 1, 0), 600 * MS);
+        assert_eq!(attempt_end(&c, 0, NEVER, 2, 0), 100 * MS);
     }
 
     #[test]

@@ -67,6 +67,8 @@ enum Action {
     WorkDone(JobRef),
     /// A server job's own work is abandoned: its deadline passed (cooperative cancellation).
     WorkAbandoned(JobRef),
+    /// A server job that failed fast (an error window) answers its error.
+    WorkFailed(JobRef),
     /// A request that crossed a network hop reaches its server.
     Arrive(JobRef),
     /// A reply (or a fast rejection) from replica `3` reaches the caller's
@@ -278,6 +280,13 @@ impl Sim<'_> {
                         self.work_done(job)
                     }
                 }
+                // Counted when the error is answered: a completion, not ok.
+                Action::WorkFailed(job) => {
+                    if let Some(j) = self.jobs.get(job) {
+                        self.servers[j.server()].stats.errors_injected += 1;
+                        self.finish(job, false);
+                    }
+                }
                 Action::WorkAbandoned(job) => {
                     if self.jobs.get(job).is_some() {
                         self.jobs.get_mut(job).abandoned = true;
@@ -473,7 +482,9 @@ impl Sim<'_> {
         };
         self.user_class.push(class as u8);
         self.class_users[class] += 1;
-        let job = self.jobs.alloc(Job::user(user, self.now), false);
+        let job = self
+            .jobs
+            .alloc(Job::user(user, self.now, self.m.user_deadline), false);
         self.start_attempt(job);
     }
 
@@ -491,7 +502,7 @@ impl Sim<'_> {
         let m = self.m;
         let call = &m.callers[edge];
         let now = self.now;
-        if let Err(refusal) = self.callers[edge].admit(call, now, j.deadline) {
+        if let Err(refusal) = self.callers[edge].admit(call, now, j.deadline, j.attempts + 1) {
             if refusal.is_failed_attempt() {
                 // A local, fast rejection, counted apart from downstream failures.
                 self.jobs.get_mut(job).attempts += 1;
@@ -503,8 +514,8 @@ impl Sim<'_> {
             }
             return;
         }
-        let end = attempt_end(call, now, j.deadline);
         let attempt = j.attempts + 1;
+        let end = attempt_end(call, now, j.deadline, attempt, j.arrived);
         {
             let jm = self.jobs.get_mut(job);
             jm.attempts = attempt;
@@ -551,7 +562,7 @@ impl Sim<'_> {
             return;
         }
         self.trace(job, Step::Hedge);
-        let end = attempt_end(call, j.attempt_started, j.deadline);
+        let end = attempt_end(call, j.attempt_started, j.deadline, attempt, j.arrived);
         let s = self.server_for(j.edge as usize, job, attempt, 1);
         self.send(call, s, job, attempt, end, 1);
     }
@@ -632,8 +643,8 @@ impl Sim<'_> {
             Err(_) => {
                 self.jobs.release(job);
                 let at = now + model.reject_latency + self.hop_latency(s);
-                let reply =
-                    Action::Reply(j.caller, j.caller_attempt, Outcome::Rejected, model.replica);
+                let outcome = model.reject_outcome;
+                let reply = Action::Reply(j.caller, j.caller_attempt, outcome, model.replica);
                 self.events.push_in_lane(self.reject_lane[s], at, reply);
                 return;
             }
@@ -660,7 +671,9 @@ impl Sim<'_> {
         let (class, deadline) = (self.user_class[j.user as usize] as usize, j.deadline);
         let srv = &mut self.servers[s];
         srv.on_start(class, now - j.arrived);
-        if model.service.is_none() {
+        if !model.errors.is_empty() && srv.fails_fast(model, now) {
+            self.schedule(now + model.error_latency, Action::WorkFailed(job));
+        } else if model.service.is_none() {
             self.work_done(job);
         } else {
             let work = model.service.draw(model.slow_factor(now), &mut srv.rng);
@@ -692,13 +705,14 @@ impl Sim<'_> {
         let branches: Vec<JobRef> = edges
             .iter()
             .map(|&e| {
+                // `arrived` stays the parent's: a branch's budget share is
+                // of the budget the parent had on arrival.
                 self.jobs.alloc(
                     Job {
                         kind: JobKind::Branch,
                         edge: e as u16,
                         caller: parent,
                         caller_attempt: 0,
-                        arrived: self.now,
                         started: self.now,
                         attempts: 0,
                         waiting: false,
@@ -967,7 +981,7 @@ impl Sim<'_> {
             };
             let j = *self.jobs.get_mut(job);
             self.jobs.release(job);
-            if let Some(outcome) = why.answer() {
+            if let Some(outcome) = why.answer(model.reject_outcome) {
                 self.answer(s, j.caller, j.caller_attempt, outcome);
             }
         }

@@ -67,14 +67,15 @@ pub struct Job {
 
 impl Job {
     /// User request `user`, arriving at the client at `now`; it calls the
-    /// first tier through edge 0 and has no deadline of its own.
-    pub fn user(user: u32, now: Nanos) -> Job {
+    /// first tier through edge 0, with the user's patience `patience` as
+    /// its deadline (`NEVER`: none).
+    pub fn user(user: u32, now: Nanos, patience: Nanos) -> Job {
         Job {
             kind: JobKind::User,
             edge: 0,
             arrived: now,
             started: now,
-            ..Job::request(0, 0, NO_JOB, 0, NEVER, user)
+            ..Job::request(0, 0, NO_JOB, 0, now.saturating_add(patience), user)
         }
     }
 

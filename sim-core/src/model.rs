@@ -1,19 +1,25 @@
 //! A validated scenario compiled for the engine: integer nanoseconds, indexes
 //! instead of names, policies as ready-made values.
 
+use crate::caller::Outcome;
 use crate::policy::{
     AdaptiveThrottle, AimdLimit, Backoff, BreakerConfig, CircuitBreaker, CoDel, ConcurrencyLimit,
     GradientLimit, LoadBalancer, OutlierRule, RetryBudget, RetryThrottle, TokenBucket,
 };
 use crate::random::Stream;
-use crate::scenario::{CancelMode, Dispatch, Dist, LimitAlgorithm, Scenario, Service};
-use crate::time::{Nanos, nanos_to_secs, secs_to_nanos};
+use crate::scenario::{
+    CancelMode, Dispatch, Dist, LimitAlgorithm, OutcomeClass, RejectAs, Scenario, Service,
+};
+use crate::time::{NEVER, Nanos, nanos_to_secs, secs_to_nanos};
 
 pub struct Model {
     /// Users one run is expected to see (a bound for closed loops).
     pub expected_users: f64,
     pub dispatch: Dispatch,
     pub horizon: Nanos,
+    /// A user's patience: a user request's deadline after its arrival
+    /// (`NEVER`: none).
+    pub user_deadline: Nanos,
     pub arrivals_end: Nanos,
     /// Mean gap between user arrivals at the base rate (ns, as a float).
     pub mean_gap: f64,
@@ -222,8 +228,17 @@ pub struct CallModel {
     /// unbounded (`u32::MAX`: no bulkhead per replica).
     pub replica_max_in_flight: u32,
     pub timeout: Nanos,
+    /// The timeouts of the first attempts, when they differ (empty: all
+    /// take `timeout`).
+    pub timeouts: Vec<Nanos>,
     pub max_attempts: u32,
     pub backoff: Backoff,
+    /// Jitter of each wait before a retry (0: none).
+    pub backoff_jitter: f64,
+    /// Which failed outcomes this caller retries, and which its retry
+    /// throttle and breaker count as failures.
+    pub retry_on: OutcomeSet,
+    pub failure_on: OutcomeSet,
     pub propagate: bool,
     pub throttle: Option<RetryThrottle>,
     /// Deadline safety margin.
@@ -268,10 +283,16 @@ pub struct ServerModel {
     pub cancel_check: Nanos,
     /// Retry-After carried by full-queue rejections.
     pub retry_after: Nanos,
+    /// How rejections are answered: `Rejected` (overload) or `Error` (500).
+    pub reject_outcome: Outcome,
     pub service: ServiceModel,
     /// One-way latency of the hop into this server.
     pub latency: ServiceModel,
     pub slow: Vec<(Nanos, Nanos, f64)>,
+    /// Error windows `(start, end, p)` of this instance, and how long a
+    /// request that fails fast holds its slot.
+    pub errors: Vec<(Nanos, Nanos, f64)>,
+    pub error_latency: Nanos,
     /// Most arrivals one user request can cause at the tier (requirement
     /// R1; its replicas together).
     pub arrival_bound_per_user: u64,
@@ -351,7 +372,40 @@ impl ServiceModel {
     }
 }
 
+/// A set of failed outcomes (a caller's `retry_on` or `failure_on`), one
+/// bit per `Outcome` (a test per outcome costs a shift and a mask).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutcomeSet(u8);
+
+impl OutcomeSet {
+    pub fn of(classes: &[OutcomeClass]) -> OutcomeSet {
+        let outcome = |c: &OutcomeClass| match c {
+            OutcomeClass::Timeout => Outcome::Timeout,
+            OutcomeClass::Overload => Outcome::Rejected,
+            OutcomeClass::Error => Outcome::Error,
+            OutcomeClass::Expired => Outcome::Expired,
+        };
+        OutcomeSet(
+            classes
+                .iter()
+                .fold(0, |bits, c| bits | 1 << outcome(c) as u8),
+        )
+    }
+
+    /// Is `outcome` (a failure) in the set? Never for `Ok`.
+    #[inline(always)]
+    pub fn contains(self, outcome: Outcome) -> bool {
+        self.0 & 1 << outcome as u8 != 0
+    }
+}
+
 impl CallModel {
+    /// The timeout of attempt number `attempt` (1 for the first).
+    #[inline]
+    pub fn timeout_of(&self, attempt: u32) -> Nanos {
+        (self.timeouts.get(attempt as usize - 1).copied()).unwrap_or(self.timeout)
+    }
+
     /// May this caller send a second copy of an attempt?
     pub fn hedges(&self) -> bool {
         self.hedge_delay > 0 || self.hedge_quantile > 0.0
@@ -359,6 +413,16 @@ impl CallModel {
 }
 
 impl ServerModel {
+    /// The probability that a request starting at `now` fails fast:
+    /// overlapping error windows fail independently.
+    pub fn error_p(&self, now: Nanos) -> f64 {
+        let pass: f64 = (self.errors.iter())
+            .filter(|(start, end, _)| *start <= now && now < *end)
+            .map(|(_, _, p)| 1.0 - p)
+            .product();
+        1.0 - pass
+    }
+
     pub fn slow_factor(&self, now: Nanos) -> f64 {
         self.slow
             .iter()
@@ -435,8 +499,14 @@ impl Model {
                     _ => u32::MAX,
                 },
                 timeout: secs_to_nanos(c.attempt_timeout_s),
+                timeouts: (c.attempt_timeouts_s.iter())
+                    .map(|t| secs_to_nanos(*t))
+                    .collect(),
                 max_attempts: c.max_retries + 1,
                 backoff: Backoff::new(c.backoff, c.backoff_base_s, c.backoff_cap_s),
+                backoff_jitter: c.backoff_jitter,
+                retry_on: OutcomeSet::of(&c.retry_on),
+                failure_on: OutcomeSet::of(&c.failure_on),
                 propagate: c.propagate_deadline,
                 throttle: c
                     .retry_throttle
@@ -545,9 +615,15 @@ impl Model {
                     reject_latency: secs_to_nanos(t.reject_latency_s),
                     cancel_check: secs_to_nanos(t.cancel_check_s),
                     retry_after: secs_to_nanos(t.retry_after_s),
+                    reject_outcome: match t.reject_as {
+                        RejectAs::Overload => Outcome::Rejected,
+                        RejectAs::Error => Outcome::Error,
+                    },
                     service: ServiceModel::new(&t.service),
                     latency: ServiceModel::new(&t.latency),
                     slow: slow_windows(t, 0),
+                    errors: error_windows(t, 0),
+                    error_latency: secs_to_nanos(t.error_latency_s),
                     arrival_bound_per_user: bounds[i],
                     downstream,
                 }
@@ -560,6 +636,7 @@ impl Model {
                 let mut replica = servers[t].clone();
                 replica.replica = k as u8;
                 replica.slow = slow_windows(tier, k);
+                replica.errors = error_windows(tier, k);
                 servers.push(replica);
             }
         }
@@ -576,6 +653,11 @@ impl Model {
             expected_users,
             dispatch: s.dispatch,
             horizon: secs_to_nanos(s.horizon_s),
+            user_deadline: if s.client.deadline_s > 0.0 {
+                secs_to_nanos(s.client.deadline_s)
+            } else {
+                NEVER
+            },
             arrivals_end,
             mean_gap: 1e9 / s.client.rate_per_s,
             arrival_segments,
@@ -603,14 +685,34 @@ impl Model {
 /// The slow windows of tier `t` that slow its replica `k` (those naming
 /// no replica slow every one), as `(start, end, factor)`.
 fn slow_windows(t: &crate::scenario::Tier, k: u32) -> Vec<(Nanos, Nanos, f64)> {
-    (t.slow.iter())
-        .filter(|w| w.replicas.is_empty() || w.replicas.contains(&k))
-        .map(|w| {
-            let start = secs_to_nanos(w.start_s);
+    let parts = t
+        .slow
+        .iter()
+        .map(|w| (w.start_s, w.duration_s, w.factor, &w.replicas));
+    replica_windows(parts, k)
+}
+
+/// The error windows of tier `t` that fail its replica `k`, as
+/// `(start, end, p)`.
+fn error_windows(t: &crate::scenario::Tier, k: u32) -> Vec<(Nanos, Nanos, f64)> {
+    let parts = (t.errors.iter()).map(|w| (w.start_s, w.duration_s, w.p, &w.replicas));
+    replica_windows(parts, k)
+}
+
+/// Windows `(start_s, duration_s, value, replicas)` that apply to replica
+/// `k` (those naming no replica apply to every one), as `(start, end, value)`.
+fn replica_windows<'a>(
+    windows: impl Iterator<Item = (f64, f64, f64, &'a Vec<u32>)>,
+    k: u32,
+) -> Vec<(Nanos, Nanos, f64)> {
+    windows
+        .filter(|(_, _, _, replicas)| replicas.is_empty() || replicas.contains(&k))
+        .map(|(start_s, duration_s, value, _)| {
+            let start = secs_to_nanos(start_s);
             (
                 start,
-                start.saturating_add(secs_to_nanos(w.duration_s)),
-                w.factor,
+                start.saturating_add(secs_to_nanos(duration_s)),
+                value,
             )
         })
         .collect()

@@ -12,7 +12,7 @@
 
 use crate::scenario::{
     BackoffKind, Balancer, BreakerScope, BulkheadScope, CancelMode, Dispatch, Dist, LimitAlgorithm,
-    QueueOrder, Scenario,
+    OutcomeClass, QueueOrder, RejectAs, Scenario,
 };
 use strum::VariantNames;
 use toml::{Table, Value};
@@ -31,6 +31,11 @@ pub enum Kind {
     Cap,
     /// A list of 0-based indexes (`[2]`, `[0, 3]`), a string in columns.
     Indexes,
+    /// A list of numbers (`[0.6, 0.15]`), a string in columns.
+    Floats,
+    /// A list of distinct names from a fixed set (`["timeout", "overload"]`),
+    /// a string in columns.
+    Choices(&'static [&'static str]),
 }
 
 impl Kind {
@@ -43,6 +48,8 @@ impl Kind {
             Kind::Text => "string".to_string(),
             Kind::Cap => "integer or \"unbounded\"".to_string(),
             Kind::Indexes => "list of integers".to_string(),
+            Kind::Floats => "list of numbers".to_string(),
+            Kind::Choices(names) => format!("list of {}", names.join(" / ")),
         }
     }
 }
@@ -59,9 +66,6 @@ pub enum Scope {
     /// A `Call` field under `client.`, under every tier that calls the next
     /// one, and under `<tier>.fanout.<branch>.` for every fan-out branch.
     Call,
-    /// A `Call` field that acts only on a deadline: as `Call`, but not under
-    /// `client.`, whose requests have none (see [`client_has_no_deadline`]).
-    TierCall,
     /// Under `<tier>.fanout.<branch>.` only (`Branch`).
     Branch,
     /// Under `client.classes.<class>.` for every request class.
@@ -72,6 +76,8 @@ pub enum Scope {
     Tier,
     /// Under `<tier>.slow.` (first window) or `<tier>.slow.<n>.` (window n).
     Slow,
+    /// Under `<tier>.errors.` (first window) or `<tier>.errors.<n>.`.
+    Errors,
     /// Under `client.spike.` (first spike) or `client.spike.<n>.` (spike n).
     Spike,
     /// Under `client.profile.` (first point) or `client.profile.<n>.` (point n).
@@ -158,6 +164,12 @@ pub const PARAMS: &[Param] = &[
     ),
     p(
         Scope::Client,
+        "deadline_s",
+        Kind::Float,
+        "A user's patience: the total deadline of a user request across all the client's attempts, from its arrival (0: none, the default). The client's attempts end by it (and propagate it with client.propagate_deadline), no attempt starts after it (stop: deadline / no_time_left), and client.deadline_margin_s, client.budget_admission and client.budget_share act on it; they are refused at the client without it.",
+    ),
+    p(
+        Scope::Client,
         "closed.users",
         Kind::Int,
         "Closed-loop users instead of open arrivals (0: open, the default): each user starts by thinking, then sends one request, waits for its outcome (with the client's retries), thinks again and sends the next, until duration_s; the load is users / (think + response), so a slow system slows its own users. client.rate_per_s, profiles, sinusoids and load spikes are refused with it. At most 1000000. Metrics: closed_cycles, closed_response_mean_s, closed_think_mean_s, closed_throughput_per_s (= users / (response + think) exactly).",
@@ -236,6 +248,12 @@ pub const PARAMS: &[Param] = &[
     ),
     p(
         Scope::Call,
+        "attempt_timeouts_s",
+        Kind::Floats,
+        "Per-attempt timeouts: the timeouts of the first attempts in order (`[0.6, 0.15]`: 600 ms for the first attempt, 150 ms for the first retry); attempts beyond the list take attempt_timeout_s (empty, the default: all do). Budget admission reserves the timeout of the attempt it admits. At most max_retries + 1 entries, each > 0.",
+    ),
+    p(
+        Scope::Call,
         "max_retries",
         Kind::Int,
         "Attempts after the first (the client's default 2 gives 3 attempts in all).",
@@ -257,6 +275,24 @@ pub const PARAMS: &[Param] = &[
         "backoff_cap_s",
         Kind::Float,
         "Upper bound of the full-jitter backoff's exponential term.",
+    ),
+    p(
+        Scope::Call,
+        "backoff_jitter",
+        Kind::Float,
+        "Jitter of each wait before a retry, in [0, 1]: the backoff (or an honoured Retry-After) times a uniform draw in [1 - j, 1 + j] (0.2: +-20%; 0: none, the default).",
+    ),
+    p(
+        Scope::Call,
+        "retry_on",
+        Kind::Choices(OutcomeClass::VARIANTS),
+        "The classes of failed attempts this caller retries (default all): timeout, overload (429/503 and CoDel drops), error (500: a failed reply, a rejection answered as an error, a local fast failure), expired (dropped past its deadline). Any other ends the job at once (stop: not_retryable, counted as giveup_not_retryable). Refused when the caller makes no retries.",
+    ),
+    p(
+        Scope::Call,
+        "failure_on",
+        Kind::Choices(OutcomeClass::VARIANTS),
+        "The classes of failed attempts the retry throttle and the circuit breaker count as failures (default all; gRFC A6 counts only retryable codes: set it to retry_on); the others are neither failures nor successes for them. Refused without a retry throttle or a breaker.",
     ),
     p(
         Scope::Call,
@@ -283,13 +319,13 @@ pub const PARAMS: &[Param] = &[
         "Retry throttle: tokens added per success.",
     ),
     p(
-        Scope::TierCall,
+        Scope::Call,
         "deadline_margin_s",
         Kind::Float,
         "Deadline safety margin: each attempt ends by (deadline - margin), and that is what it propagates; when no time is left before it, the hop fails fast without calling (counted as margin_exhausted).",
     ),
     p(
-        Scope::TierCall,
+        Scope::Call,
         "budget_admission",
         Kind::Bool,
         "Send an attempt (or retry) only if its backoff plus one full attempt_timeout fit before (deadline - margin); otherwise stop with insufficient_deadline, distinct from the attempt limit.",
@@ -463,7 +499,7 @@ pub const PARAMS: &[Param] = &[
         "Circuit breaker: calls let through in HALF_OPEN.",
     ),
     p(
-        Scope::TierCall,
+        Scope::Call,
         "budget_share",
         Kind::Float,
         "Budget split: an attempt may use at most this share of the time left before the caller's deadline (1: every hop may use all that remains; 2/3 at the first of three hops and 1/2 at the second split the budget equally).",
@@ -539,6 +575,18 @@ pub const PARAMS: &[Param] = &[
         "reject_latency_s",
         Kind::Float,
         "Delay of the reply to a request rejected for a full queue.",
+    ),
+    p(
+        Scope::Tier,
+        "reject_as",
+        Kind::Choice(RejectAs::VARIANTS),
+        "How the tier answers the requests it rejects (full queue, rate limit, shedding, CoDel): overload (429/503, the default, with retry_after_s if set) or error (a 500: callers see a server error, with no Retry-After; refused with retry_after_s).",
+    ),
+    p(
+        Scope::Tier,
+        "error_latency_s",
+        Kind::Float,
+        "How long a request that fails fast in an error window (<tier>.errors) holds its slot before its error reply (default 1 ms); refused without an error window.",
     ),
     p(
         Scope::Tier,
@@ -762,6 +810,30 @@ pub const PARAMS: &[Param] = &[
         Kind::Indexes,
         "The replicas the window slows, 0-based (`[2]`: the third, one bad host); empty (the default): every replica.",
     ),
+    p(
+        Scope::Errors,
+        "start_s",
+        Kind::Float,
+        "Start of an error window: each request that starts service inside it fails fast with probability p (an error reply after <tier>.error_latency_s, without the tier's own work or its downstream calls; counted as <tier>_errors_injected, and as completed, not ok). Overlapping windows combine as independent failures. `<tier>.errors.<key>` is the first window; `<tier>.errors.<n>.<key>` window n, created when n is the next index. An error window is a trigger, like a slow window.",
+    ),
+    p(
+        Scope::Errors,
+        "duration_s",
+        Kind::Float,
+        "Length of an error window (for errors all the time, from 0 to the horizon); must be > 0 when p is.",
+    ),
+    p(
+        Scope::Errors,
+        "p",
+        Kind::Float,
+        "Share of the requests starting inside the window that fail fast, in [0, 1].",
+    ),
+    p(
+        Scope::Errors,
+        "replicas",
+        Kind::Indexes,
+        "The replicas that fail, 0-based (`[1]`: one bad host); empty (the default): every replica.",
+    ),
 ];
 
 /// A problem with a scenario, a path or a value, located by its path.
@@ -789,13 +861,17 @@ pub fn read_when_loaded(key: &str) -> String {
     )
 }
 
-/// Why a deadline parameter is refused under `client.`: the client is where
-/// users start, so no deadline reaches it for the parameter to act on.
-pub fn client_has_no_deadline(key: &str) -> String {
+/// Why a deadline parameter is refused under `client.` without a
+/// `client.deadline_s`: no deadline reaches the client's requests otherwise.
+pub fn needs_client_deadline(key: &str) -> String {
     format!(
-        "the client's requests have no deadline (one reaches only tiers, from a caller with propagate_deadline), so `{key}` has nothing to act on here; set it on a tier that receives one (`<tier>.{key}`)"
+        "acts on a deadline, and the client's requests have none unless client.deadline_s (a user's total patience) is set; set client.deadline_s, or set `{key}` on a tier that receives a deadline (`<tier>.{key}`)"
     )
 }
+
+/// The call parameters that act only on a deadline: refused at the client
+/// without `client.deadline_s` ([`needs_client_deadline`]).
+pub const DEADLINE_PARAMS: &[&str] = &["deadline_margin_s", "budget_admission", "budget_share"];
 
 /// Every concrete path of `scenario`, in catalogue order.
 pub fn paths(scenario: &Scenario) -> Vec<String> {
@@ -807,12 +883,6 @@ pub fn paths(scenario: &Scenario) -> Vec<String> {
             Scope::Top => out.push(key.to_string()),
             Scope::Client => out.push(format!("client.{key}")),
             Scope::Call => out.extend(edges.iter().map(|e| format!("{}.{key}", e.path))),
-            Scope::TierCall => out.extend(
-                edges
-                    .iter()
-                    .filter(|e| e.from.is_some())
-                    .map(|e| format!("{}.{key}", e.path)),
-            ),
             Scope::Branch => out.extend(
                 edges
                     .iter()
@@ -837,6 +907,9 @@ pub fn paths(scenario: &Scenario) -> Vec<String> {
                     .iter()
                     .map(|t| format!("{}.slow.{key}", t.name)),
             ),
+            Scope::Errors => {
+                out.extend((scenario.tiers.iter()).map(|t| format!("{}.errors.{key}", t.name)))
+            }
             Scope::Spike => out.push(format!("client.spike.{key}")),
             Scope::Profile => out.push(format!("client.profile.{key}")),
             // Not settable by a path: see `read_when_loaded`.
@@ -853,7 +926,7 @@ pub fn param_of(path: &str) -> Option<&'static Param> {
     PARAMS.iter().find(|p| match p.scope {
         Scope::Top => p.key == path,
         Scope::Client => segs.len() >= 2 && key_after(1) == p.key,
-        Scope::Call | Scope::TierCall => {
+        Scope::Call => {
             (segs.len() >= 2 && key_after(1) == p.key)
                 || (segs.len() >= 4 && segs[1] == "fanout" && key_after(3) == p.key)
         }
@@ -864,13 +937,14 @@ pub fn param_of(path: &str) -> Option<&'static Param> {
         Scope::TierClass => segs.len() == 3 && segs[1] == p.key,
         Scope::Tier => segs.len() >= 2 && key_after(1) == p.key,
         Scope::ClientFile => segs.len() == 2 && segs[0] == "client" && segs[1] == p.key,
-        Scope::Slow | Scope::Spike | Scope::Profile => {
+        Scope::Slow | Scope::Errors | Scope::Spike | Scope::Profile => {
             let window = match p.scope {
                 Scope::Slow => "slow",
+                Scope::Errors => "errors",
                 Scope::Spike => "spike",
                 _ => "profile",
             };
-            (p.scope == Scope::Slow || segs[0] == "client")
+            (matches!(p.scope, Scope::Slow | Scope::Errors) || segs[0] == "client")
                 && ((segs.len() == 3 && segs[1] == window && segs[2] == p.key)
                     || (segs.len() == 4
                         && segs[1] == window
@@ -1055,9 +1129,6 @@ fn locate(
                 steps.extend(key_steps(&key));
                 return Ok(Some((steps, p)));
             }
-            if find(Scope::TierCall, &key).is_some() {
-                return Err(client_has_no_deadline(&key));
-            }
             Ok(find(Scope::Call, &key).map(|p| (keys(&["client", "call", &key]), p)))
         }
         [name, rest @ ..] => {
@@ -1071,6 +1142,11 @@ fn locate(
                     steps.push(Step::Key("slow".to_string()));
                     let slow = tree["tiers"][i].get("slow");
                     return window(slow, steps, rest, Scope::Slow, name);
+                }
+                ["errors", rest @ ..] => {
+                    steps.push(Step::Key("errors".to_string()));
+                    let errors = tree["tiers"][i].get("errors");
+                    return window(errors, steps, rest, Scope::Errors, name);
                 }
                 ["fanout", to, key @ ..] => {
                     let Some(j) = tier.fanout.iter().position(|b| b.to == *to) else {
@@ -1109,7 +1185,7 @@ fn locate(
 }
 
 fn call_param(key: &str) -> Option<&'static Param> {
-    find(Scope::Call, key).or_else(|| find(Scope::TierCall, key))
+    find(Scope::Call, key)
 }
 
 fn no_call_here(tier: &crate::scenario::Tier) -> String {
@@ -1151,6 +1227,7 @@ fn window(
     let len = windows.and_then(Value::as_array).map_or(0, Vec::len);
     let what = match scope {
         Scope::Slow => "slow window(s)",
+        Scope::Errors => "error window(s)",
         Scope::Spike => "spike window(s)",
         _ => "profile point(s)",
     };
@@ -1206,7 +1283,8 @@ fn put(tree: &mut Table, steps: &[Step], value: Option<Value>) {
 }
 
 /// A window or profile point created by a path: a window does nothing
-/// until its keys are set; a point's rate is 0 until set.
+/// until its keys are set (an error window's p is 0); a point's rate is 0
+/// until set.
 fn new_element(scope: Scope) -> Table {
     if scope == Scope::Profile {
         let point = crate::scenario::ProfilePoint {
@@ -1214,6 +1292,15 @@ fn new_element(scope: Scope) -> Table {
             rate_per_s: 0.0,
         };
         return Table::try_from(point).expect("a point serializes");
+    }
+    if scope == Scope::Errors {
+        let window = crate::scenario::ErrorWindow {
+            start_s: 0.0,
+            duration_s: 0.0,
+            p: 0.0,
+            replicas: Vec::new(),
+        };
+        return Table::try_from(window).expect("a window serializes");
     }
     let window = crate::scenario::SlowWindow {
         start_s: 0.0,
@@ -1235,6 +1322,8 @@ fn convert(param: &Param, v: &Value) -> Result<Option<Value>, String> {
         Kind::Choice(names) => Value::String(choice(v, names)?),
         Kind::Cap => return cap(v).map(|c| c.map(|n| Value::Integer(n as i64))),
         Kind::Indexes => Value::Array(indexes(v)?),
+        Kind::Floats => Value::Array(floats(v)?),
+        Kind::Choices(names) => Value::Array(choices(v, names)?),
     }))
 }
 
@@ -1323,6 +1412,36 @@ fn indexes(v: &Value) -> Result<Vec<Value>, String> {
         .collect()
 }
 
+fn choices(v: &Value, names: &[&str]) -> Result<Vec<Value>, String> {
+    let Value::Array(items) = v else {
+        return Err(format!(
+            "expected a list of {} (`[\"{}\"]`), got {} {v}",
+            names.join(", "),
+            names[0],
+            v.type_str()
+        ));
+    };
+    let mut seen: Vec<String> = Vec::new();
+    for item in items {
+        let name = choice(item, names)?;
+        if seen.contains(&name) {
+            return Err(format!("`{name}` is listed twice"));
+        }
+        seen.push(name);
+    }
+    Ok(seen.into_iter().map(Value::String).collect())
+}
+
+fn floats(v: &Value) -> Result<Vec<Value>, String> {
+    let Value::Array(items) = v else {
+        return Err(format!(
+            "expected a list of numbers (`[0.6, 0.15]`), got {} {v}",
+            v.type_str()
+        ));
+    };
+    items.iter().map(|x| float(x).map(Value::Float)).collect()
+}
+
 fn cap(v: &Value) -> Result<Option<u32>, String> {
     match v {
         Value::String(s) if s == "unbounded" || s == "none" => Ok(None),
@@ -1342,8 +1461,8 @@ pub fn markdown() -> String {
          under `client` and under every tier that calls the next (ch37: `gateway`, `svc_a`),\n\
          and for a tier that fans out, under `<tier>.fanout.<branch>` for each branch (named by\n\
          the tier it calls), e.g. `agg.fanout.search.attempt_timeout_s`. The deadline parameters\n\
-         `deadline_margin_s`, `budget_admission` and `budget_share` exist only under tiers: the\n\
-         client's requests have no deadline for them to act on.\n\
+         `deadline_margin_s`, `budget_admission` and `budget_share` act at the client only with\n\
+         `client.deadline_s` (a user's total patience): without it they are refused there.\n\
          `strategy` is applied first, whatever the order of the overrides.\n\n\
          | path | type | meaning |\n|---|---|---|\n",
     );
@@ -1352,12 +1471,12 @@ pub fn markdown() -> String {
             Scope::Top => param.key.to_string(),
             Scope::Client => format!("client.{}", param.key),
             Scope::Call => format!("client.{k}, <tier>.{k}", k = param.key),
-            Scope::TierCall => format!("<tier>.{}", param.key),
             Scope::Branch => format!("<tier>.fanout.<branch>.{}", param.key),
             Scope::Class => format!("client.classes.<class>.{}", param.key),
             Scope::TierClass => format!("<tier>.{}.<class>", param.key),
             Scope::Tier => format!("<tier>.{}", param.key),
             Scope::Slow => format!("<tier>.slow.{k}, <tier>.slow.<n>.{k}", k = param.key),
+            Scope::Errors => format!("<tier>.errors.{k}, <tier>.errors.<n>.{k}", k = param.key),
             Scope::Spike => format!("client.spike.{k}, client.spike.<n>.{k}", k = param.key),
             Scope::Profile => {
                 format!("client.profile.{k}, client.profile.<n>.{k}", k = param.key)

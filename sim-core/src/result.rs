@@ -119,6 +119,9 @@ pub struct TierStats {
     /// Completions whose caller's attempt had already ended (timed out): work
     /// nobody waited for.
     pub late: u64,
+    /// Error replies of requests that failed fast in an error window
+    /// (completions, not ok).
+    pub errors_injected: u64,
     /// Requests whose own work was abandoned by cooperative cancellation
     /// (answered with an error, not counted as completed).
     pub abandoned: u64,
@@ -182,6 +185,7 @@ impl TierStats {
             t.completed_ok += p.completed_ok;
             t.late += p.late;
             t.abandoned += p.abandoned;
+            t.errors_injected += p.errors_injected;
             t.degraded += p.degraded;
             t.cancelled += p.cancelled;
             t.queued_at_end += p.queued_at_end;
@@ -252,6 +256,8 @@ pub struct CallerStats {
     pub giveup_limit: u64,
     /// Gave up: own deadline passed when a retry was considered.
     pub giveup_deadline: u64,
+    /// Failed attempts of a class the caller does not retry (`retry_on`).
+    pub giveup_not_retryable: u64,
     /// Answered "error" without calling: no time left when a retry was due.
     pub no_time_left: u64,
     /// Failed fast without calling: the deadline safety margin left no time.
@@ -544,6 +550,7 @@ impl RunResult {
             put(format!("{n}_completed_ok"), Count(t.completed_ok));
             put(format!("{n}_late"), Count(t.late));
             put(format!("{n}_abandoned"), Count(t.abandoned));
+            put(format!("{n}_errors_injected"), Count(t.errors_injected));
             put(format!("{n}_degraded"), Count(t.degraded));
             put(format!("{n}_cancelled"), Count(t.cancelled));
             put(format!("{n}_queued_at_end"), Count(t.queued_at_end));
@@ -585,6 +592,10 @@ impl RunResult {
             put(format!("{n}_retries_throttled"), Count(c.retries_throttled));
             put(format!("{n}_giveup_limit"), Count(c.giveup_limit));
             put(format!("{n}_giveup_deadline"), Count(c.giveup_deadline));
+            put(
+                format!("{n}_giveup_not_retryable"),
+                Count(c.giveup_not_retryable),
+            );
             put(format!("{n}_no_time_left"), Count(c.no_time_left));
             put(format!("{n}_margin_exhausted"), Count(c.margin_exhausted));
             put(

@@ -42,6 +42,13 @@ pub struct Scenario {
     pub presets: BTreeMap<String, BTreeMap<String, toml::Value>>,
 }
 
+/// Left out of the serialized scenario only when wholly at its default:
+/// a part set before the field that switches it on (a sinusoid's period
+/// before its amplitude) must survive the setter's round trip.
+fn is_default<T: Default + PartialEq>(x: &T) -> bool {
+    *x == T::default()
+}
+
 fn default_strategy() -> String {
     "custom".to_string()
 }
@@ -99,8 +106,13 @@ pub struct Client {
     pub rate_per_s: f64,
     /// Arrivals happen in `[0, duration_s)`.
     pub duration_s: f64,
+    /// A user's patience: the total deadline of a user request, across all
+    /// the client's attempts, from its arrival (0: none; each attempt is
+    /// bounded by its timeout only).
+    #[serde(default)]
+    pub deadline_s: f64,
     /// Closed-loop users instead of open arrivals (off with 0 users).
-    #[serde(default, skip_serializing_if = "ClosedLoop::is_off")]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub closed: ClosedLoop,
     /// A piecewise-linear arrival rate instead of `rate_per_s`: the rate
     /// before the first point is the first point's, after the last the last's.
@@ -112,7 +124,7 @@ pub struct Client {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile_csv: Option<String>,
     /// A diurnal cycle: the rate is `rate_per_s x (1 + amplitude sin(2 pi t / period_s))`.
-    #[serde(default, skip_serializing_if = "Sinusoid::is_off")]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub sinusoid: Sinusoid,
     /// Request classes in priority order (the first is served first),
     /// each user drawn into one by the shares. Empty: one class.
@@ -263,6 +275,11 @@ pub struct Tier {
     /// Retry-After (seconds; 0: none).
     #[serde(default)]
     pub retry_after_s: f64,
+    /// How the tier answers the requests it rejects (full queue, rate
+    /// limit, shedding, CoDel): as overload (429/503) or as a server error
+    /// (500, which carries no Retry-After).
+    #[serde(default)]
+    pub reject_as: RejectAs,
     /// Own work per request, done when it starts (before any downstream call).
     #[serde(default)]
     pub service: Service,
@@ -273,6 +290,14 @@ pub struct Tier {
     /// Windows in which service times are multiplied.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slow: Vec<SlowWindow>,
+    /// Windows in which a share of the requests that start fail fast: an
+    /// error reply after `error_latency_s`, without the tier's own work or
+    /// its downstream calls.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<ErrorWindow>,
+    /// How long a request that fails fast holds its slot before the error.
+    #[serde(default = "default_error_latency")]
+    pub error_latency_s: f64,
     /// This tier's calls to the next tier in the list (a chain link).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call: Option<Call>,
@@ -363,6 +388,52 @@ fn default_codel_interval() -> f64 {
 
 fn default_reject_latency() -> f64 {
     0.0005
+}
+
+/// How a tier answers a request it rejects.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, VariantNames)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum RejectAs {
+    /// Overload (HTTP 429 / 503, gRPC RESOURCE_EXHAUSTED / UNAVAILABLE),
+    /// with the tier's Retry-After if it has one.
+    #[default]
+    Overload,
+    /// A server error (HTTP 500): callers cannot tell it from a failure of
+    /// the work, and it carries no Retry-After.
+    Error,
+}
+
+/// The class of a failed attempt, as a caller chooses what to retry and
+/// what counts as a failure.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, VariantNames,
+)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum OutcomeClass {
+    /// No answer before the attempt's end.
+    Timeout,
+    /// Rejected as overload (429 / 503, CoDel's drops).
+    Overload,
+    /// A server error (500): a failed reply, a tier's rejection answered as
+    /// an error, a local fast failure (breaker, bulkhead, throttle).
+    Error,
+    /// Dropped because its deadline had passed (drop-expired).
+    Expired,
+}
+
+fn every_class() -> Vec<OutcomeClass> {
+    vec![
+        OutcomeClass::Timeout,
+        OutcomeClass::Overload,
+        OutcomeClass::Error,
+        OutcomeClass::Expired,
+    ]
+}
+
+fn is_every_class(classes: &[OutcomeClass]) -> bool {
+    classes == every_class()
 }
 
 /// When a caller cancels a request it no longer waits for (a cancelled
@@ -470,12 +541,35 @@ pub struct SlowWindow {
     pub replicas: Vec<u32>,
 }
 
+/// A window `[start_s, start_s + duration_s)` in which a tier answers a
+/// share `p` of the requests that start with a fast error (a burst of
+/// 5xx; for always, from 0 to the horizon), on the replicas named (empty:
+/// all of them).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorWindow {
+    pub start_s: f64,
+    pub duration_s: f64,
+    pub p: f64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replicas: Vec<u32>,
+}
+
+fn default_error_latency() -> f64 {
+    0.001
+}
+
 /// How a caller (the client or a non-leaf tier) calls the next tier.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Call {
     /// Timeout of one attempt; capped at the caller's own deadline if it has one.
     pub attempt_timeout_s: f64,
+    /// Timeouts of the first attempts, in order (the first attempt's, the
+    /// first retry's, ...); attempts beyond the list take
+    /// `attempt_timeout_s`. Empty: every attempt takes `attempt_timeout_s`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attempt_timeouts_s: Vec<f64>,
     /// Attempts after the first.
     pub max_retries: u32,
     pub backoff: BackoffKind,
@@ -484,6 +578,19 @@ pub struct Call {
     /// Full jitter: upper bound of the exponential term.
     #[serde(default = "default_backoff_cap")]
     pub backoff_cap_s: f64,
+    /// Each wait before a retry (the backoff, or an honoured Retry-After)
+    /// is multiplied by a uniform draw in `[1 - j, 1 + j]` (0: none).
+    #[serde(default)]
+    pub backoff_jitter: f64,
+    /// The classes of failed attempts this caller retries (others end the
+    /// job at once: `not_retryable`).
+    #[serde(default = "every_class", skip_serializing_if = "is_every_class")]
+    pub retry_on: Vec<OutcomeClass>,
+    /// The classes of failed attempts the retry throttle and the circuit
+    /// breaker count as failures (gRFC A6 counts only the retryable ones);
+    /// the others are neither failures nor successes for them.
+    #[serde(default = "every_class", skip_serializing_if = "is_every_class")]
+    pub failure_on: Vec<OutcomeClass>,
     /// Pass this attempt's end downstream as the callee's deadline.
     #[serde(default)]
     pub propagate_deadline: bool,
@@ -845,18 +952,20 @@ impl Scenario {
         self.tiers.iter().find(|t| t.name == name)
     }
 
-    /// The span covering every trigger (slow windows of every tier, load
-    /// spikes of the client): the "during" phase.
+    /// The span covering every trigger (slow windows and error windows of
+    /// every tier, load spikes of the client): the "during" phase.
     /// `[0, 0)` when the scenario has no window.
     pub fn trigger_window_s(&self) -> (f64, f64) {
-        let windows = self
-            .tiers
-            .iter()
+        let slow = (self.tiers.iter())
             .flat_map(|t| t.slow.iter())
-            .chain(&self.client.spike);
+            .chain(&self.client.spike)
+            .map(|w| (w.start_s, w.duration_s));
+        let errors = (self.tiers.iter())
+            .flat_map(|t| t.errors.iter())
+            .map(|w| (w.start_s, w.duration_s));
         let mut span: Option<(f64, f64)> = None;
-        for w in windows {
-            let (s, e) = (w.start_s, w.start_s + w.duration_s);
+        for (start, duration) in slow.chain(errors) {
+            let (s, e) = (start, start + duration);
             span = Some(match span {
                 None => (s, e),
                 Some((a, b)) => (a.min(s), b.max(e)),

@@ -55,13 +55,14 @@ impl Dropped {
         }
     }
 
-    /// What the caller is answered (nobody waits for a cancelled request).
+    /// What the caller is answered (nobody waits for a cancelled request):
+    /// a CoDel drop is a rejection, answered as the tier answers those.
     #[inline]
-    pub fn answer(self) -> Option<Outcome> {
+    pub fn answer(self, rejection: Outcome) -> Option<Outcome> {
         match self {
             Dropped::Cancelled => None,
             Dropped::Expired => Some(Outcome::Expired),
-            Dropped::CoDel => Some(Outcome::Rejected),
+            Dropped::CoDel => Some(rejection),
         }
     }
 }
@@ -154,6 +155,8 @@ pub struct Server {
     /// Service-time draws.
     pub rng: Stream,
     pub latency_rng: Stream,
+    /// Draws of fast failures in error windows (only inside one).
+    error_rng: Stream,
     codel: Option<CoDel>,
     rate_limit: Option<TokenBucket>,
     /// The adaptive concurrency limit, when the tier has one.
@@ -194,6 +197,7 @@ impl Server {
             filling: false,
             rng: Stream::new(seed, &format!("service.{id}")),
             latency_rng: Stream::new(seed, &format!("latency.{id}")),
+            error_rng: Stream::new(seed, &format!("errors.{id}")),
             codel: model.codel.clone(),
             rate_limit: model.rate_limit.clone(),
             limit: model.adaptive_limit.clone(),
@@ -346,6 +350,15 @@ impl Server {
     #[inline]
     pub fn count_drop(&mut self, why: Dropped) {
         *why.counter(&mut self.stats) += 1;
+    }
+
+    /// Does a request starting at `now` fail fast (an error window)?
+    /// Drawn only inside a window, so that other runs keep their draws.
+    /// Out of line: the engine asks only a tier with error windows.
+    #[inline(never)]
+    pub fn fails_fast(&mut self, model: &ServerModel, now: Nanos) -> bool {
+        let p = model.error_p(now);
+        p > 0.0 && self.error_rng.uniform() < p
     }
 
     /// A request of `class` that `waited` in the queue takes a slot.
@@ -520,9 +533,12 @@ mod tests {
         srv.on_start(0, now);
         assert_eq!(srv.next_to_start(&m, now, &jobs), None, "no free slot");
         assert_eq!((srv.stats.cancelled, srv.stats.dropped_expired), (1, 1));
-        assert_eq!(Dropped::Cancelled.answer(), None);
-        assert_eq!(Dropped::Expired.answer(), Some(Outcome::Expired));
-        assert_eq!(Dropped::CoDel.answer(), Some(Outcome::Rejected));
+        let overload = Outcome::Rejected;
+        assert_eq!(Dropped::Cancelled.answer(overload), None);
+        assert_eq!(Dropped::Expired.answer(overload), Some(Outcome::Expired));
+        assert_eq!(Dropped::CoDel.answer(overload), Some(Outcome::Rejected));
+        // A tier that answers rejections as 500s answers CoDel's so too.
+        assert_eq!(Dropped::CoDel.answer(Outcome::Error), Some(Outcome::Error));
     }
 
     #[test]

@@ -23,7 +23,7 @@ pub struct TraceStep {
     /// - `ok`, `timeout`, `rejected`, `expired`, `error`: how an attempt ended;
     /// - `backoff`: a retry is due after the backoff;
     /// - `stop: <reason>`: the caller gives up (`attempt_limit`, `deadline`,
-    ///   `insufficient_deadline`, `no_time_left`, `margin_exhausted`,
+    ///   `insufficient_deadline`, `no_time_left`, `margin_exhausted`, `not_retryable`,
     ///   `retry_throttled`, `retry_budget`), or fails fast locally
     ///   (`breaker_open`, `bulkhead_full`, `throttled_locally`) before its
     ///   retry decision;

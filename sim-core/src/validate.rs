@@ -1,7 +1,7 @@
 //! Semantic checks of a scenario, run before any simulation. Every problem is
 //! reported, each with the path a user would write to fix it.
 
-use crate::params::{ConfigError, PARAMS, Scope, client_has_no_deadline};
+use crate::params::{ConfigError, DEADLINE_PARAMS, needs_client_deadline};
 use crate::scenario::{BackoffKind, BreakerScope, BulkheadScope, Call, Dist, Scenario, Service};
 use std::collections::BTreeSet;
 
@@ -41,6 +41,11 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
         positive(s.client.duration_s),
         "client.duration_s".into(),
         "must be > 0",
+    );
+    check(
+        non_negative(s.client.deadline_s),
+        "client.deadline_s".into(),
+        "must be >= 0 (0: no total deadline)",
     );
     check(
         !(positive(s.horizon_s) && s.horizon_s < s.client.duration_s),
@@ -344,11 +349,64 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
             check(positive(w.factor), path("factor"), "must be > 0");
         }
     }
+    for t in &s.tiers {
+        for (i, w) in t.errors.iter().enumerate() {
+            let path = |k: &str| {
+                if i == 0 {
+                    format!("{}.errors.{k}", t.name)
+                } else {
+                    format!("{}.errors.{i}.{k}", t.name)
+                }
+            };
+            check(non_negative(w.start_s), path("start_s"), "must be >= 0");
+            check(
+                non_negative(w.duration_s),
+                path("duration_s"),
+                "must be >= 0",
+            );
+            check(
+                (0.0..=1.0).contains(&w.p),
+                path("p"),
+                "must be a probability in [0, 1]",
+            );
+            check(
+                w.p == 0.0 || w.duration_s > 0.0,
+                path("duration_s"),
+                "a window of length 0 fails nothing; give its length (for errors all the time, the horizon)",
+            );
+            for r in w.replicas.iter().filter(|r| **r >= t.replicas) {
+                check(
+                    false,
+                    path("replicas"),
+                    &format!(
+                        "no replica {r}: `{}` has {} (replicas are numbered from 0)",
+                        t.name, t.replicas
+                    ),
+                );
+            }
+        }
+        check(
+            t.reject_as == crate::scenario::RejectAs::Overload || t.retry_after_s == 0.0,
+            format!("{}.retry_after_s", t.name),
+            "the tier answers its rejections as errors (reject_as = \"error\", a 500), which carry no Retry-After",
+        );
+        check(
+            non_negative(t.error_latency_s),
+            format!("{}.error_latency_s", t.name),
+            "must be >= 0",
+        );
+        let default = crate::scenario::Tier::new("x", 1).error_latency_s;
+        check(
+            t.error_latency_s == default || t.errors.iter().any(|w| w.p > 0.0),
+            format!("{}.error_latency_s", t.name),
+            "acts only on requests that fail in an error window, and this tier has none (`<tier>.errors.p`)",
+        );
+    }
     check_topology(s, &mut errors);
     for edge in s.edges() {
         check_call(&edge.path, edge.call, &mut errors);
     }
-    check_client_call(&s.client.call, &mut errors);
+    check_client_call(s, &mut errors);
     if errors.is_empty() {
         Ok(())
     } else {
@@ -501,6 +559,36 @@ fn check_call(name: &str, c: &Call, errors: &mut Vec<ConfigError>) {
         "must be > 0: an attempt without a timeout could wait forever",
     );
     check(c.max_retries <= 100, "max_retries", "must be <= 100");
+    check(
+        (0.0..=1.0).contains(&c.backoff_jitter),
+        "backoff_jitter",
+        "must be in [0, 1]: a wait cannot fall below 0",
+    );
+    let all = Call::new(1.0, 0, BackoffKind::Fixed, 0.0);
+    check(
+        c.retry_on == all.retry_on || c.max_retries > 0,
+        "retry_on",
+        "chooses what this caller retries, and it makes no retries (max_retries = 0)",
+    );
+    check(
+        c.failure_on == all.failure_on || c.retry_throttle || c.breaker,
+        "failure_on",
+        "chooses what the retry throttle and the circuit breaker count as failures, and this caller has neither (retry_throttle, breaker)",
+    );
+    check(
+        c.attempt_timeouts_s.len() <= c.max_retries as usize + 1,
+        "attempt_timeouts_s",
+        &format!(
+            "has {} entries but the caller makes at most {} attempts (max_retries + 1): the entries past the last attempt would never act",
+            c.attempt_timeouts_s.len(),
+            c.max_retries + 1
+        ),
+    );
+    check(
+        (c.attempt_timeouts_s.iter()).all(|t| t.is_finite() && *t > 0.0),
+        "attempt_timeouts_s",
+        "every entry must be > 0: an attempt without a timeout could wait forever",
+    );
     // A scope has nothing to divide when its mechanism is off.
     check(
         c.breaker_scope == BreakerScope::Service || c.breaker,
@@ -644,17 +732,21 @@ fn check_call(name: &str, c: &Call, errors: &mut Vec<ConfigError>) {
     );
 }
 
-/// The deadline parameters ([`Scope::TierCall`]) have nothing to act on at
-/// the client: a value other than the default there is refused, not ignored.
-fn check_client_call(c: &Call, errors: &mut Vec<ConfigError>) {
-    let given = toml::Table::try_from(c).expect("a call serializes");
+/// The deadline parameters ([`DEADLINE_PARAMS`]) have nothing to act on at
+/// the client without a total deadline (`client.deadline_s`): a value other
+/// than the default there is refused, not ignored.
+fn check_client_call(s: &Scenario, errors: &mut Vec<ConfigError>) {
+    if s.client.deadline_s > 0.0 {
+        return;
+    }
+    let given = toml::Table::try_from(&s.client.call).expect("a call serializes");
     let default = toml::Table::try_from(Call::new(1.0, 0, BackoffKind::Fixed, 0.0))
         .expect("a call serializes");
-    for p in PARAMS.iter().filter(|p| p.scope == Scope::TierCall) {
-        if given.get(p.key) != default.get(p.key) {
+    for key in DEADLINE_PARAMS {
+        if given.get(*key) != default.get(*key) {
             errors.push(ConfigError::new(
-                format!("client.{}", p.key),
-                client_has_no_deadline(p.key),
+                format!("client.{key}"),
+                needs_client_deadline(key),
             ));
         }
     }

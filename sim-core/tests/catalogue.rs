@@ -8,8 +8,8 @@ use serde::de::{self, DeserializeOwned, Visitor};
 use sim_core::Scenario;
 use sim_core::params::{self, Kind, PARAMS, Scope};
 use sim_core::scenario::{
-    Branch, Call, Client, ClosedLoop, Dist, ProfilePoint, RecoveryRule, RequestClass, Service,
-    Sinusoid, SlowWindow, Tier,
+    Branch, Call, Client, ClosedLoop, Dist, ErrorWindow, ProfilePoint, RecoveryRule, RequestClass,
+    Service, Sinusoid, SlowWindow, Tier,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use toml::Value;
@@ -107,11 +107,7 @@ fn every_field_has_a_catalogue_line_and_every_line_a_field() {
             vec![Scope::Profile],
             keys(fields::<ProfilePoint>(), &[], &[]),
         ),
-        (
-            "Call",
-            vec![Scope::Call, Scope::TierCall],
-            keys(fields::<Call>(), &[], &[]),
-        ),
+        ("Call", vec![Scope::Call], keys(fields::<Call>(), &[], &[])),
         (
             "Branch",
             vec![Scope::Branch],
@@ -127,7 +123,7 @@ fn every_field_has_a_catalogue_line_and_every_line_a_field() {
             vec![Scope::Tier, Scope::TierClass],
             keys(
                 fields::<Tier>(),
-                &["name", "call", "fanout", "slow"],
+                &["name", "call", "fanout", "slow", "errors"],
                 &[("service", service.clone()), ("latency", service)],
             ),
         ),
@@ -135,6 +131,11 @@ fn every_field_has_a_catalogue_line_and_every_line_a_field() {
             "SlowWindow (slow)",
             vec![Scope::Slow],
             keys(fields::<SlowWindow>(), &[], &[]),
+        ),
+        (
+            "ErrorWindow",
+            vec![Scope::Errors],
+            keys(fields::<ErrorWindow>(), &[], &[]),
         ),
         (
             "SlowWindow (spike)",
@@ -158,9 +159,9 @@ fn every_field_has_a_catalogue_line_and_every_line_a_field() {
 #[test]
 fn keys_that_share_a_prefix_are_distinct() {
     for scopes in [
-        vec![Scope::Client, Scope::Call, Scope::TierCall],
-        vec![Scope::Tier, Scope::TierClass, Scope::Call, Scope::TierCall],
-        vec![Scope::Branch, Scope::Call, Scope::TierCall],
+        vec![Scope::Client, Scope::Call],
+        vec![Scope::Tier, Scope::TierClass, Scope::Call],
+        vec![Scope::Branch, Scope::Call],
     ] {
         let all: Vec<&str> = PARAMS
             .iter()
@@ -233,8 +234,9 @@ fn place(s: &Scenario, path: &str) -> String {
         (Scope::Spike, ["client", "spike", key]) => format!("client.spike.0.{key}"),
         (Scope::Profile, ["client", "profile", key]) => format!("client.profile.0.{key}"),
         (Scope::Slow, [t, "slow", key]) => format!("tiers.{}.slow.0.{key}", tier(t)),
+        (Scope::Errors, [t, "errors", key]) => format!("tiers.{}.errors.0.{key}", tier(t)),
         (Scope::Call, ["client", key]) => format!("client.call.{key}"),
-        (Scope::Call | Scope::TierCall | Scope::Branch, [t, "fanout", to, key]) => {
+        (Scope::Call | Scope::Branch, [t, "fanout", to, key]) => {
             let i = tier(t);
             let j = s.tiers[i].fanout.iter().position(|b| b.to == *to).unwrap();
             let call = if param.scope == Scope::Branch {
@@ -244,7 +246,7 @@ fn place(s: &Scenario, path: &str) -> String {
             };
             format!("tiers.{i}.fanout.{j}.{call}{key}")
         }
-        (Scope::Call | Scope::TierCall, [t, key]) => format!("tiers.{}.call.{key}", tier(t)),
+        (Scope::Call, [t, key]) => format!("tiers.{}.call.{key}", tier(t)),
         (Scope::Tier | Scope::TierClass, [t, rest @ ..]) => {
             format!("tiers.{}.{}", tier(t), rest.join("."))
         }
@@ -269,6 +271,8 @@ fn another(kind: Kind, now: Option<&Value>) -> Value {
         }
         (Kind::Text, _) => Value::String("renamed".to_string()),
         (Kind::Indexes, _) => Value::Array(vec![Value::Integer(1)]),
+        (Kind::Floats, _) => Value::Array(vec![Value::Float(0.5)]),
+        (Kind::Choices(names), _) => Value::Array(vec![Value::String(names[0].to_string())]),
     }
 }
 
@@ -302,6 +306,7 @@ fn scenarios() -> Vec<Scenario> {
     for s in &mut all {
         let windows: Vec<String> = (s.tiers.iter().filter(|t| t.slow.is_empty()))
             .map(|t| format!("{}.slow.start_s", t.name))
+            .chain(s.tiers.iter().map(|t| format!("{}.errors.start_s", t.name)))
             .chain(
                 s.client
                     .spike
@@ -419,10 +424,10 @@ fn a_window_is_created_by_naming_the_next_index() {
 }
 
 #[test]
-fn deadline_parameters_are_refused_at_the_client_with_the_reason() {
+fn deadline_parameters_at_the_client_need_its_total_deadline() {
     let reason = |key: &str| {
         format!(
-            "client.{key}: the client's requests have no deadline (one reaches only tiers, from a caller with propagate_deadline), so `{key}` has nothing to act on here; set it on a tier that receives one (`<tier>.{key}`)"
+            "client.{key}: acts on a deadline, and the client's requests have none unless client.deadline_s (a user's total patience) is set; set client.deadline_s, or set `{key}` on a tier that receives a deadline (`<tier>.{key}`)"
         )
     };
     let mut s = sim_core::ch37();
@@ -431,15 +436,10 @@ fn deadline_parameters_are_refused_at_the_client_with_the_reason() {
         ("budget_admission", Value::Boolean(true)),
         ("budget_share", Value::Float(0.5)),
     ] {
-        let e = params::set(&mut s, &format!("client.{key}"), &value).unwrap_err();
-        assert_eq!(e.to_string(), reason(key));
-        params::set(&mut s, &format!("svc_a.{key}"), &value).unwrap();
+        params::set(&mut s, &format!("client.{key}"), &value).unwrap();
     }
-    // A scenario file is refused the same way by validation; the defaults
-    // (as `sweep scenario show` writes them) pass.
-    sim_core::validate(&s).unwrap();
-    s.client.call.budget_share = 0.5;
-    s.client.call.budget_admission = true;
+    // Without a total deadline every one is refused, all at once; the
+    // defaults (as `sweep scenario show` writes them) pass.
     let problems: Vec<String> = sim_core::validate(&s)
         .unwrap_err()
         .iter()
@@ -447,7 +447,30 @@ fn deadline_parameters_are_refused_at_the_client_with_the_reason() {
         .collect();
     assert_eq!(
         problems,
-        [reason("budget_admission"), reason("budget_share")]
+        [
+            reason("deadline_margin_s"),
+            reason("budget_admission"),
+            reason("budget_share")
+        ]
     );
-    assert!(!params::paths(&s).contains(&"client.budget_share".to_string()));
+    params::set(&mut s, "client.deadline_s", &Value::Float(2.0)).unwrap();
+    sim_core::validate(&s).unwrap();
+    sim_core::validate(&sim_core::ch37()).unwrap();
+    assert!(params::paths(&s).contains(&"client.budget_share".to_string()));
+}
+
+#[test]
+fn a_part_set_before_the_switch_survives_the_next_override() {
+    // Each `set` serializes the scenario and reads it back: a sinusoid's
+    // period (or closed-loop think time) set while it is off must stay.
+    let mut s = sim_core::ch37();
+    params::set(&mut s, "client.sinusoid.period_s", &Value::Float(4.0)).unwrap();
+    params::set(&mut s, "client.sinusoid.amplitude", &Value::Float(0.5)).unwrap();
+    assert_eq!(
+        (s.client.sinusoid.period_s, s.client.sinusoid.amplitude),
+        (4.0, 0.5)
+    );
+    params::set(&mut s, "client.closed.think.mean_s", &Value::Float(0.2)).unwrap();
+    params::set(&mut s, "client.closed.users", &Value::Integer(10)).unwrap();
+    assert_eq!(s.client.closed.think.mean_s, 0.2);
 }

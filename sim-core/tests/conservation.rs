@@ -9,6 +9,7 @@ use sim_core::{RunResult, Scenario};
 fn giveups(c: &sim_core::result::CallerStats) -> u64 {
     c.giveup_limit
         + c.giveup_deadline
+        + c.giveup_not_retryable
         + c.retries_throttled
         + c.no_time_left
         + c.margin_exhausted
@@ -153,16 +154,16 @@ fn check(s: &Scenario, r: &RunResult, label: &str) {
             assert_eq!(t.completed_ok, own.calls_ok, "{}", ctx("ok completions"));
             assert_eq!(
                 t.completed - t.completed_ok,
-                giveups(own),
+                giveups(own) + t.errors_injected,
                 "{}",
                 ctx("error completions")
             );
         } else if out.is_empty() {
             assert_eq!(
-                t.completed_ok,
-                t.completed,
+                t.completed - t.completed_ok,
+                t.errors_injected,
                 "{}",
-                ctx("the leaf never fails work it completes")
+                ctx("the leaf fails only the work an error window fails")
             );
         } else {
             // A fan-out tier succeeds only if every required branch did, so
@@ -307,11 +308,19 @@ fn counts_add_up_with_every_policy_on() {
                 ("client.spike.start_s", "35"),
                 ("client.spike.duration_s", "5"),
                 ("client.spike.factor", "2"),
+                ("svc_b.errors.start_s", "32"),
+                ("svc_b.errors.duration_s", "5"),
+                ("svc_b.errors.p", "0.2"),
+                ("svc_a.errors.start_s", "40"),
+                ("svc_a.errors.duration_s", "5"),
+                ("svc_a.errors.p", "0.1"),
             ],
         );
         valid(&s);
         let r = run(&s, 5);
         assert!(r.tiers[2].abandoned > 0);
+        let injected: Vec<u64> = r.tiers.iter().map(|t| t.errors_injected).collect();
+        assert!(injected[1] > 0 && injected[2] > 0, "{injected:?}");
         check(&s, &r, &format!("{p} with policies"));
     }
 }

@@ -642,15 +642,103 @@ fn hedging_cuts_the_tail_within_its_budget() {
 }
 
 #[test]
-fn budget_share_caps_each_attempt_at_a_share_of_what_remains() {
+fn a_client_total_deadline_bounds_the_users_attempts_and_its_policies_act_on_it() {
+    // b never answers in time (2 s); the client tries 3 times, 1 s each,
+    // at once after a failure, and a has no retries of its own. With
+    // `extra` client settings: (client attempts per user, the user's
+    // failed latency, the client's stop counters).
+    let client = |extra: &[(&str, &str)]| {
+        let mut sets = vec![
+            ("client.max_retries", "2"),
+            ("a.max_retries", "0"),
+            ("a.attempt_timeout_s", "5.0"),
+        ];
+        sets.extend_from_slice(extra);
+        let r = run(&chain_with("", 2.0, &sets));
+        let c = &r.callers[0];
+        assert!(r.users > 300);
+        assert_eq!(r.users_failed, r.users);
+        (
+            c.calls as f64 / r.users as f64,
+            r.failed_latency_median_s.unwrap(),
+            [
+                c.giveup_limit,
+                c.giveup_deadline,
+                c.insufficient_deadline,
+                c.margin_exhausted,
+            ]
+            .map(|n| n == r.users),
+        )
+    };
+    let [no, yes] = [false, true];
+    assert_eq!(client(&[]), (3.0, 3.0, [yes, no, no, no]));
+    // 1.5 s of patience: the second attempt ends at 1.5 s, the deadline.
+    let patient = [("client.deadline_s", "1.5")];
+    assert_eq!(client(&patient), (2.0, 1.5, [no, yes, no, no]));
+    // Budget admission: 0.5 s left after the first cannot hold a second.
+    let admission = [patient[0], ("client.budget_admission", "true")];
+    assert_eq!(client(&admission), (1.0, 1.0, [no, no, yes, no]));
+    // A margin of 0.2 s: the second attempt ends at 1.3 s, and no third
+    // starts in the margin.
+    let margin = [patient[0], ("client.deadline_margin_s", "0.2")];
+    assert_eq!(client(&margin), (2.0, 1.3, [no, no, no, yes]));
+    // Half the budget per attempt: 0.75 s, then the rest.
+    let share = [patient[0], ("client.budget_share", "0.5")];
+    assert_eq!(client(&share), (2.0, 1.5, [no, yes, no, no]));
+}
+
+#[test]
+fn budget_share_gives_each_attempt_a_share_of_the_budget_on_arrival() {
     // a has 1 s (the client's deadline); b takes 2 s. Sharing everything,
-    // a's one attempt uses the whole second. With half of what remains:
-    // attempts end at 0.5, then (retry at 0.6) 0.8, then (0.9) 0.95.
+    // a's one attempt uses the whole second. With half of the budget a
+    // had on arrival: attempts end at 0.5, then (retry at 0.6) at the
+    // deadline, 1.0; the next retry would be due at 1.1, too late.
     let shared = run(&chain("attempt_timeout_s = 1.0", 2.0));
     let half = run(&chain("attempt_timeout_s = 1.0\nbudget_share = 0.5", 2.0));
     assert_eq!(shared.callers[1].calls, shared.users);
-    assert_eq!(half.callers[1].calls, 3 * half.users);
-    assert_eq!(half.tiers[1].max_arrivals_per_user, 3);
+    assert_eq!(half.callers[1].calls, 2 * half.users);
+    assert_eq!(half.callers[1].giveup_deadline, half.users);
+    assert_eq!(half.tiers[1].max_arrivals_per_user, 2);
+}
+
+#[test]
+fn an_equal_split_gives_each_hop_a_third_whatever_its_own_work() {
+    // client -> a -> b -> c, 1 s in all; a and b do 20 ms of work first
+    // and c never answers in time. With 2/3 at a and 1/2 at b each hop has
+    // exactly a third: b's attempt to c ends 1/3 s after it was sent, a's
+    // to b 2/3 s after it was sent (own work comes out of each hop's own
+    // third, not out of its downstream's share).
+    let s = common::scenario(
+        "three-hop.toml",
+        &[
+            ("c.service.slow_p", "1.0"),
+            ("c.service.slow_s", "2.0"),
+            ("a.budget_share", "0.6666666666666666"),
+            ("b.budget_share", "0.5"),
+        ],
+    );
+    let (_, steps) = sim_core::trace(&s, 1, 0).unwrap();
+    let step = |who: &str, event: &str| {
+        let step = steps.iter().find(|x| x.who == who && x.event == event);
+        step.unwrap_or_else(|| panic!("no {event} at {who}: {steps:#?}"))
+    };
+    // The deadline each hop received, from what it had left when it sent.
+    let deadline = |who: &str| {
+        let send = step(who, "send");
+        send.t_s + send.remaining_s.unwrap()
+    };
+    let close = |x: f64, y: f64| (x - y).abs() < 1e-8;
+    let third = 1.0 / 3.0;
+    assert_eq!((step("a", "send").t_s, step("b", "send").t_s), (0.02, 0.04));
+    assert!(close(deadline("a"), 1.0));
+    let b_budget = deadline("b") - 0.02;
+    let c_deadline = step("b", "timeout").t_s;
+    let c_budget = c_deadline - 0.04;
+    assert!(close(c_budget, third), "{c_budget}");
+    assert!(close(b_budget, 2.0 * third), "{b_budget}");
+    // So a's part (1 s less b's budget) and b's (b's budget less c's) are
+    // a third each, like c's.
+    assert!(close(1.0 - b_budget, third) && close(b_budget - c_budget, third));
 }
 
 /// grids/scenarios/single-queue.toml with request classes, then `sets`.
@@ -724,26 +812,34 @@ fn a_bulkhead_caps_a_class_concurrency() {
 }
 
 /// grids/scenarios/budget-admission.toml under one of the three policies
-/// of grids/budget-admission.toml, with attempts of `attempt_s`.
-fn budget_admission(policy: &str, attempt_s: &str) -> Scenario {
+/// of grids/budget-admission.toml, the gateway's first attempt lasting
+/// `first_s` (the others 150 ms).
+fn budget_admission(policy: &str, first_s: &str) -> Scenario {
     let (propagate, admission) = match policy {
         "count_only" => ("false", "false"),
         "deadline" => ("true", "false"),
         _ => ("true", "true"),
     };
+    let first = format!("[{first_s}]");
     common::scenario(
         "budget-admission.toml",
         &[
-            ("gateway.attempt_timeout_s", attempt_s),
+            ("gateway.attempt_timeouts_s", first.as_str()),
             ("client.propagate_deadline", propagate),
             ("gateway.budget_admission", admission),
         ],
     )
 }
 
-/// The gateway's attempts as (time since arrival, budget left) and how it
-/// stopped (time, reason), and when the user request ended.
-type Story = (Vec<(f64, Option<f64>)>, (f64, String), f64);
+/// The gateway's story: its attempts as (time since arrival, budget left)
+/// when sent and when they ended, how it stopped (time, reason), and when
+/// the user request ended.
+struct Story {
+    sends: Vec<(f64, Option<f64>)>,
+    ends: Vec<(f64, Option<f64>)>,
+    stop: (f64, String),
+    user_ended: f64,
+}
 
 fn story(s: &Scenario) -> Story {
     let (plain, steps) = sim_core::trace(s, 1, 0).unwrap();
@@ -753,46 +849,55 @@ fn story(s: &Scenario) -> Story {
             .iter()
             .filter(move |x| x.who == "gateway" && x.event.starts_with(e))
     };
-    let sends = gateway("send").map(|x| (x.t_s, x.remaining_s)).collect();
     let stop = gateway("stop: ").next().unwrap();
     let user = steps.iter().find(|x| x.event == "user failed").unwrap();
-    (sends, (stop.t_s, stop.event.clone()), user.t_s)
+    Story {
+        sends: gateway("send").map(|x| (x.t_s, x.remaining_s)).collect(),
+        ends: gateway("timeout").map(|x| (x.t_s, x.remaining_s)).collect(),
+        stop: (stop.t_s, stop.event.clone()),
+        user_ended: user.t_s,
+    }
 }
 
 #[test]
 fn budget_admission_experiment_gives_the_exact_figures() {
     // 800 ms in all, 100 ms fixed cost, attempts of 150 ms, 80 ms backoff,
     // at most 3 attempts: all three fit (100 + 3 x 150 + 2 x 80 = 710 ms),
-    // whatever the policy. Budget left before each: 700, 470, 240 ms.
+    // whatever the policy. Budget left before each: 700, 470, 240 ms;
+    // after each: 550, 320, 90 ms; then the attempt limit stops it.
     for policy in ["count_only", "deadline", "admission"] {
-        let (sends, stop, ended) = story(&budget_admission(policy, "0.15"));
-        let times: Vec<f64> = sends.iter().map(|s| s.0).collect();
-        assert_eq!(times, [0.1, 0.33, 0.56], "{policy}");
-        assert_eq!(stop, (0.71, "stop: attempt_limit".to_string()), "{policy}");
-        assert_eq!(ended, 0.71, "{policy}");
+        let st = story(&budget_admission(policy, "0.15"));
+        let times = |v: &[(f64, Option<f64>)]| v.iter().map(|s| s.0).collect::<Vec<f64>>();
+        assert_eq!(times(&st.sends), [0.1, 0.33, 0.56], "{policy}");
+        assert_eq!(times(&st.ends), [0.25, 0.48, 0.71], "{policy}");
+        assert_eq!(st.stop, (0.71, "stop: attempt_limit".to_string()));
+        assert_eq!(st.user_ended, 0.71, "{policy}");
         if policy != "count_only" {
-            let left: Vec<Option<f64>> = sends.iter().map(|s| s.1).collect();
-            assert_eq!(left, [Some(0.7), Some(0.47), Some(0.24)], "{policy}");
+            let left = |v: &[(f64, Option<f64>)]| v.iter().map(|s| s.1).collect::<Vec<_>>();
+            assert_eq!(left(&st.sends), [Some(0.7), Some(0.47), Some(0.24)]);
+            assert_eq!(left(&st.ends), [Some(0.55), Some(0.32), Some(0.09)]);
         }
     }
-    // Attempts of 600 ms: the first ends at 700 ms with 100 ms left.
-    // Admission stops there: 80 ms backoff + 600 ms cannot fit.
-    let (sends, stop, ended) = story(&budget_admission("admission", "0.6"));
-    assert_eq!(sends, [(0.1, Some(0.7))]);
-    assert_eq!(stop, (0.7, "stop: insufficient_deadline".to_string()));
-    assert_eq!(ended, 0.7);
+    // A first attempt of 600 ms ends at 700 ms with 100 ms left. Admission
+    // reserves the next attempt's timeout: 80 ms backoff + 150 ms > 100 ms.
+    let st = story(&budget_admission("admission", "0.6"));
+    assert_eq!(st.sends, [(0.1, Some(0.7))]);
+    assert_eq!(st.ends, [(0.7, Some(0.1))]);
+    assert_eq!(st.stop, (0.7, "stop: insufficient_deadline".to_string()));
+    assert_eq!(st.user_ended, 0.7);
     // With only the deadline, a second attempt is sent with 20 ms left.
-    let (sends, stop, ended) = story(&budget_admission("deadline", "0.6"));
-    assert_eq!(sends, [(0.1, Some(0.7)), (0.78, Some(0.02))]);
-    assert_eq!(stop, (0.8, "stop: deadline".to_string()));
-    assert_eq!(ended, 0.8);
-    // Count-only knows no deadline: three attempts, the last one ending
-    // 1.26 s after the user (whose client timed out at 800 ms) had gone.
-    let (sends, stop, ended) = story(&budget_admission("count_only", "0.6"));
-    assert_eq!(sends, [(0.1, None), (0.78, None), (1.46, None)]);
-    assert_eq!(stop, (2.06, "stop: attempt_limit".to_string()));
-    assert_eq!(ended, 0.8);
-    assert!((stop.0 - ended - 1.26).abs() < 1e-12);
+    let st = story(&budget_admission("deadline", "0.6"));
+    assert_eq!(st.sends, [(0.1, Some(0.7)), (0.78, Some(0.02))]);
+    assert_eq!(st.stop, (0.8, "stop: deadline".to_string()));
+    assert_eq!(st.user_ended, 0.8);
+    // Count-only knows no deadline: three attempts (100 + 600 + 80 + 150 +
+    // 80 + 150 = 1160 ms), the last ending 360 ms after the user (whose
+    // client timed out at 800 ms) had gone.
+    let st = story(&budget_admission("count_only", "0.6"));
+    assert_eq!(st.sends, [(0.1, None), (0.78, None), (1.01, None)]);
+    assert_eq!(st.stop, (1.16, "stop: attempt_limit".to_string()));
+    assert_eq!(st.user_ended, 0.8);
+    assert!((st.stop.0 - st.user_ended - 0.36).abs() < 1e-12);
     // The counters tell the same story for every user.
     let r = run(&budget_admission("admission", "0.6"));
     assert!(r.users > 5);
@@ -800,7 +905,7 @@ fn budget_admission_experiment_gives_the_exact_figures() {
     assert_eq!(r.tiers[1].arrivals, r.users);
     let r = run(&budget_admission("count_only", "0.6"));
     assert_eq!(r.tiers[1].arrivals, 3 * r.users);
-    // The third attempt (at 1.46 s) leaves after the user's timeout.
+    // The third attempt (at 1.01 s) leaves after the user's timeout.
     assert_eq!(r.tiers[1].arrivals_after_user_left, r.users);
     assert_eq!(r.tiers[0].late, r.users);
 }
@@ -1293,4 +1398,85 @@ fn a_bulkhead_per_replica_is_not_filled_by_the_bad_host() {
             "{label}"
         );
     }
+}
+
+#[test]
+fn an_error_window_fails_its_share_fast_on_the_replicas_it_names() {
+    // b answers in 10 ms; in [5 s, 10 s) every request that starts there
+    // fails after b's error latency (2 ms), without b's work. a does not
+    // retry: exactly the users arriving in the window fail, in 2 ms.
+    let sets = [
+        ("a.max_retries", "0"),
+        ("b.errors.start_s", "5"),
+        ("b.errors.duration_s", "5"),
+        ("b.errors.p", "1"),
+        ("b.error_latency_s", "0.002"),
+    ];
+    let r = run(&chain_with("", 0.01, &sets));
+    let b = &r.tiers[1];
+    assert_eq!(r.phases[1].users, r.users - r.users_ok);
+    assert_eq!(b.errors_injected, r.phases[1].users);
+    assert_eq!(b.completed - b.completed_ok, b.errors_injected);
+    assert_eq!(r.failed_latency_median_s, Some(0.002));
+    assert!(b.busy_s < 0.01 * b.completed_ok as f64 + 0.0021 * b.errors_injected as f64);
+    // A share p fails, as binomial draws: 30% of about 100 users.
+    let mut some = sets.to_vec();
+    some[3] = ("b.errors.p", "0.3");
+    let r = run(&chain_with("", 0.01, &some));
+    let (n, k) = (r.phases[1].users as f64, r.tiers[1].errors_injected as f64);
+    let sd = (n * 0.3 * 0.7).sqrt();
+    assert!((k - 0.3 * n).abs() < 4.0 * sd, "{k} of {n}");
+    // On one replica of two: round robin sends half there, and one retry
+    // to the other replica saves every user.
+    let mut one = sets.to_vec();
+    one.extend([
+        ("b.replicas", "2"),
+        ("b.errors.replicas", "[1]"),
+        ("a.max_retries", "1"),
+    ]);
+    let r = run(&chain_with("", 0.01, &one));
+    let b = &r.tiers[1];
+    assert_eq!(r.users_ok, r.users);
+    assert_eq!(b.replicas[0].errors_injected, 0);
+    assert_eq!(b.replicas[1].errors_injected, b.errors_injected);
+    assert!(b.errors_injected > r.phases[1].users / 3);
+    assert_eq!(r.callers[1].calls_error, b.errors_injected);
+}
+
+#[test]
+fn a_limiter_answering_500_keeps_the_retry_waves_that_jitter_dissolves() {
+    // grids/reject-500-vs-429.toml, seed 1: a burst rejected by the
+    // limiter comes back every 800 ms at once. A 429 whose Retry-After
+    // equals the clients' fixed wait changes nothing; +-20% jitter on it
+    // spreads the waves: more users succeed during the trigger and the
+    // service recovers sooner. Clients that do not retry 500s fail fast.
+    let run_as = |sets: &[(&str, &str)]| run(&common::scenario("limiter.toml", sets));
+    let as_500 = run_as(&[]);
+    let as_429 = [
+        ("api.reject_as", "overload"),
+        ("api.retry_after_s", "0.8"),
+        ("client.honor_retry_after", "true"),
+    ];
+    // Only the outcomes' names differ (rejected instead of error).
+    let same = |r: &RunResult| (r.phases, r.series.tiers[0].arrivals.clone());
+    assert_eq!(same(&run_as(&as_429)), same(&as_500), "the same waits");
+    // At one-second resolution a wave every 800 ms is a beat: two waves
+    // fall into one second in every four (10 and 14 s after the burst).
+    let arrivals = &as_500.series.tiers[0].arrivals;
+    assert!(arrivals[14] > arrivals[13] + 250 && arrivals[14] > arrivals[15] + 250);
+    let mut jitter = as_429.to_vec();
+    jitter.push(("client.backoff_jitter", "0.2"));
+    let jittered = run_as(&jitter);
+    let during = |r: &RunResult| r.phases[1].ok as f64 / r.phases[1].users as f64;
+    assert!(during(&as_500) < 0.6 && during(&jittered) > 0.9);
+    assert!(jittered.recovery_s.unwrap() + 3.0 < as_500.recovery_s.unwrap());
+    assert!(jittered.tiers[0].rejected_full < as_500.tiers[0].rejected_full);
+    let no_retry = run_as(&[(
+        "client.retry_on",
+        "[\"timeout\", \"overload\", \"expired\"]",
+    )]);
+    let c = &no_retry.callers[0];
+    assert_eq!(c.retries_sent, 0);
+    assert_eq!(c.giveup_not_retryable, c.calls_error);
+    assert_eq!(no_retry.users_failed, c.calls_error);
 }

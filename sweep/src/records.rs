@@ -313,17 +313,19 @@ fn point_column<'a>(
                 .collect::<Vec<_>>(),
         ),
         Kind::Bool => Column::new(name, values.map(toml::Value::as_bool).collect::<Vec<_>>()),
-        // A list of indexes is written as its TOML text (`[2]`).
-        Kind::Choice(_) | Kind::Text | Kind::Indexes => Column::new(
-            name,
-            values
-                .map(|v| {
-                    v.as_str()
-                        .map(str::to_string)
-                        .unwrap_or_else(|| v.to_string())
-                })
-                .collect::<Vec<_>>(),
-        ),
+        // A list (of indexes, numbers or names) is written as its TOML text (`[2]`).
+        Kind::Choice(_) | Kind::Text | Kind::Indexes | Kind::Floats | Kind::Choices(_) => {
+            Column::new(
+                name,
+                values
+                    .map(|v| {
+                        v.as_str()
+                            .map(str::to_string)
+                            .unwrap_or_else(|| v.to_string())
+                    })
+                    .collect::<Vec<_>>(),
+            )
+        }
     }
 }
 

@@ -1,0 +1,562 @@
+//! Every accepted parameter has an effect: each catalogue line, set to a
+//! value other than the one it has, in a scenario where its mechanism
+//! acts, changes the run's result. A parameter that changes nothing
+//! anywhere is a defect (it should be refused where it cannot act, or
+//! removed), and a new catalogue line without an entry here fails.
+
+mod common;
+use sim_core::Scenario;
+use sim_core::params::{self, PARAMS, Param};
+
+/// Catalogue keys with no effect on a run by design, and why.
+const EXEMPT: &[(&str, &str)] = &[
+    ("name", "a label of the scenario, not used by the model"),
+    (
+        "profile_csv",
+        "read into client.profile when the scenario file is loaded (the points are checked below)",
+    ),
+];
+
+/// `(base, context, path, value)`: the scenario (ch37 or a file of
+/// grids/scenarios, shortened to 12 s of arrivals), the overrides that make
+/// the mechanism act (`path=value` separated by spaces), and the parameter
+/// set to another value than in the context.
+const CASES: &[(&str, &str, &str, &str)] = &[
+    ("ch37", "", "strategy", "protected"),
+    ("ch37", "strategy=deadline", "dispatch", "reply_first"),
+    ("ch37", "", "horizon_s", "14"),
+    ("ch37", "", "max_events", "1000"),
+    ("ch37", "strategy=deadline", "recovery.window_s", "1"),
+    ("ch37", "strategy=deadline", "recovery.threshold", "0.5"),
+    ("ch37", "", "client.rate_per_s", "300"),
+    ("ch37", "", "client.duration_s", "10"),
+    ("ch37", "", "client.deadline_s", "1.5"),
+    (
+        "ch37",
+        "client.rate_per_s=0 client.closed.users=50 client.closed.think.mean_s=0.2",
+        "client.closed.users",
+        "100",
+    ),
+    (
+        "ch37",
+        "client.rate_per_s=0 client.closed.users=100 client.closed.think.mean_s=0.2",
+        "client.closed.think.dist",
+        "exponential",
+    ),
+    (
+        "ch37",
+        "client.rate_per_s=0 client.closed.users=100 client.closed.think.mean_s=0.2",
+        "client.closed.think.mean_s",
+        "0.5",
+    ),
+    (
+        "ch37",
+        "client.rate_per_s=0 client.closed.users=100 client.closed.think.mean_s=0.2 client.closed.think.dist=lognormal client.closed.think.sigma=0.5",
+        "client.closed.think.sigma",
+        "1.0",
+    ),
+    (
+        "ch37",
+        "client.rate_per_s=0 client.closed.users=100 client.closed.think.mean_s=0.2 client.closed.think.slow_s=1",
+        "client.closed.think.slow_p",
+        "0.2",
+    ),
+    (
+        "ch37",
+        "client.rate_per_s=0 client.closed.users=100 client.closed.think.mean_s=0.2 client.closed.think.slow_s=1 client.closed.think.slow_p=0.2",
+        "client.closed.think.slow_s",
+        "2",
+    ),
+    (
+        "ch37",
+        "client.rate_per_s=0 client.profile.0.at_s=0 client.profile.0.rate_per_s=400 client.profile.1.at_s=10 client.profile.1.rate_per_s=100",
+        "client.profile.at_s",
+        "5",
+    ),
+    (
+        "ch37",
+        "client.rate_per_s=0 client.profile.0.at_s=0 client.profile.0.rate_per_s=400 client.profile.1.at_s=10 client.profile.1.rate_per_s=100",
+        "client.profile.rate_per_s",
+        "200",
+    ),
+    (
+        "ch37",
+        "client.sinusoid.amplitude=0.25 client.sinusoid.period_s=4",
+        "client.sinusoid.amplitude",
+        "0.5",
+    ),
+    (
+        "ch37",
+        "client.sinusoid.period_s=4 client.sinusoid.amplitude=0.5",
+        "client.sinusoid.period_s",
+        "8",
+    ),
+    ("ch37-classes.toml", "", "client.classes.replay.share", "3"),
+    ("ch37", "", "svc_a.attempt_timeout_s", "0.5"),
+    ("ch37", "", "svc_a.attempt_timeouts_s", "[0.5]"),
+    ("ch37", "", "svc_a.max_retries", "1"),
+    ("ch37", "", "svc_a.backoff", "fixed"),
+    ("ch37", "", "svc_a.backoff_base_s", "0.05"),
+    ("ch37", "", "client.backoff_jitter", "0.2"),
+    ("ch37", "", "svc_a.retry_on", "[\"error\"]"),
+    (
+        "ch37",
+        "svc_a.retry_throttle=true",
+        "svc_a.failure_on",
+        "[\"overload\"]",
+    ),
+    ("limiter.toml", "", "api.reject_as", "overload"),
+    (
+        "ch37",
+        "svc_a.backoff_base_s=0.1",
+        "svc_a.backoff_cap_s",
+        "0.05",
+    ),
+    ("ch37", "", "client.propagate_deadline", "true"),
+    ("ch37", "", "svc_a.retry_throttle", "true"),
+    (
+        "ch37",
+        "svc_a.retry_throttle=true",
+        "svc_a.throttle_max_tokens",
+        "20",
+    ),
+    (
+        "ch37",
+        "svc_a.retry_throttle=true",
+        "svc_a.throttle_token_ratio",
+        "0.5",
+    ),
+    (
+        "ch37",
+        "strategy=deadline",
+        "svc_a.deadline_margin_s",
+        "0.1",
+    ),
+    (
+        "ch37",
+        "strategy=deadline",
+        "svc_a.budget_admission",
+        "true",
+    ),
+    ("ch37", "", "svc_a.retry_budget", "true"),
+    (
+        "ch37",
+        "svc_a.retry_budget=true",
+        "svc_a.retry_budget_percent",
+        "50",
+    ),
+    (
+        "ch37",
+        "svc_a.retry_budget=true svc_a.retry_budget_percent=1",
+        "svc_a.retry_budget_min_concurrency",
+        "10",
+    ),
+    ("ch37", "", "svc_a.adaptive_throttle", "true"),
+    (
+        "ch37",
+        "svc_a.adaptive_throttle=true",
+        "svc_a.adaptive_throttle_k",
+        "1.1",
+    ),
+    (
+        "ch37",
+        "svc_b.queue_cap=16 svc_b.retry_after_s=0.2",
+        "svc_a.honor_retry_after",
+        "true",
+    ),
+    (
+        "ch37",
+        "svc_a.adaptive_throttle=true",
+        "svc_a.adaptive_throttle_window_s",
+        "2",
+    ),
+    ("ch37", "", "svc_a.breaker", "true"),
+    ("ch37", "svc_a.breaker=true", "svc_a.breaker_window", "50"),
+    ("ch37", "svc_a.breaker=true", "svc_a.breaker_window_s", "1"),
+    (
+        "ch37",
+        "svc_a.breaker=true svc_b.replicas=4 svc_b.slow.replicas=[1] svc_b.slow.factor=50",
+        "svc_a.breaker_scope",
+        "replica",
+    ),
+    ("ch37", "", "svc_a.max_in_flight", "24"),
+    (
+        "ch37",
+        "svc_a.max_in_flight=8 svc_b.replicas=4 svc_b.slow.replicas=[1]",
+        "svc_a.bulkhead_scope",
+        "replica",
+    ),
+    (
+        "ch37",
+        "svc_b.replicas=4 svc_b.slow.replicas=[1]",
+        "svc_a.balancer",
+        "least_outstanding",
+    ),
+    (
+        "ch37",
+        "svc_b.replicas=4 svc_b.slow.replicas=[1]",
+        "svc_a.retry_other_replica",
+        "false",
+    ),
+    (
+        "ch37",
+        "svc_b.replicas=4 svc_b.slow.replicas=[1] svc_b.slow.factor=50",
+        "svc_a.outlier_ejection",
+        "true",
+    ),
+    (
+        "ch37",
+        "svc_b.replicas=4 svc_b.slow.replicas=[1] svc_a.outlier_ejection=true",
+        "svc_a.outlier_consecutive",
+        "2",
+    ),
+    (
+        "ch37",
+        "svc_b.replicas=4 svc_b.slow.replicas=[1] svc_b.slow.factor=50 svc_a.outlier_ejection=true svc_a.outlier_interval_s=1",
+        "svc_a.outlier_base_ejection_s",
+        "1",
+    ),
+    (
+        "ch37",
+        "svc_b.replicas=4 svc_b.slow.replicas=[1,2] svc_b.slow.factor=50 svc_a.outlier_ejection=true",
+        "svc_a.outlier_max_ejection_percent",
+        "50",
+    ),
+    (
+        "ch37",
+        "svc_b.replicas=4 svc_b.slow.replicas=[1] svc_b.slow.factor=50 svc_a.outlier_ejection=true svc_a.outlier_base_ejection_s=1",
+        "svc_a.outlier_interval_s",
+        "1",
+    ),
+    ("fan-out.toml", "", "page.fanout.recs.required", "true"),
+    (
+        "ch37",
+        "svc_a.breaker=true svc_a.breaker_window_s=0.05",
+        "svc_a.breaker_min_samples",
+        "19",
+    ),
+    (
+        "ch37",
+        "svc_a.breaker=true",
+        "svc_a.breaker_failure_rate",
+        "0.9",
+    ),
+    (
+        "ch37",
+        "svc_a.breaker=true svc_a.breaker_slow_call_s=0.1",
+        "svc_a.breaker_slow_call_rate",
+        "0.5",
+    ),
+    (
+        "ch37",
+        "svc_a.breaker=true svc_a.breaker_slow_call_rate=0.5",
+        "svc_a.breaker_slow_call_s",
+        "0.1",
+    ),
+    ("ch37", "svc_a.breaker=true", "svc_a.breaker_open_s", "3"),
+    (
+        "ch37",
+        "svc_a.breaker=true",
+        "svc_a.breaker_open_jitter_s",
+        "0.5",
+    ),
+    (
+        "ch37",
+        "svc_a.breaker=true",
+        "svc_a.breaker_half_open_probes",
+        "10",
+    ),
+    ("ch37", "strategy=deadline", "svc_a.budget_share", "0.2"),
+    ("ch37", "", "svc_a.hedge_delay_s", "0.05"),
+    (
+        "ch37",
+        "svc_a.hedge_delay_s=0.05",
+        "svc_a.hedge_budget_percent",
+        "50",
+    ),
+    (
+        "ch37",
+        "svc_a.hedge_delay_s=0.05",
+        "svc_a.hedge_quantile",
+        "0.5",
+    ),
+    ("ch37", "", "svc_a.cancel", "always"),
+    (
+        "ch37",
+        "client.spike.0.start_s=1 client.spike.0.duration_s=2 client.spike.0.factor=2",
+        "client.spike.start_s",
+        "2",
+    ),
+    (
+        "ch37",
+        "client.spike.0.start_s=1 client.spike.0.duration_s=2 client.spike.0.factor=2",
+        "client.spike.duration_s",
+        "3",
+    ),
+    (
+        "ch37",
+        "client.spike.0.start_s=1 client.spike.0.duration_s=2 client.spike.0.factor=2",
+        "client.spike.factor",
+        "3",
+    ),
+    ("ch37", "", "svc_b.slots", "20"),
+    ("ch37", "", "svc_b.replicas", "2"),
+    ("ch37", "", "svc_b.queue_cap", "16"),
+    ("ch37", "strategy=deadline", "svc_b.drop_expired", "false"),
+    (
+        "ch37",
+        "svc_b.queue_cap=16",
+        "svc_b.reject_latency_s",
+        "0.01",
+    ),
+    ("ch37", "", "svc_b.latency.mean_s", "0.001"),
+    (
+        "ch37",
+        "svc_b.latency.mean_s=0.001",
+        "svc_b.latency.dist",
+        "exponential",
+    ),
+    (
+        "ch37",
+        "svc_b.latency.mean_s=0.001 svc_b.latency.dist=lognormal svc_b.latency.sigma=0.5",
+        "svc_b.latency.sigma",
+        "1.0",
+    ),
+    (
+        "ch37",
+        "svc_b.latency.slow_s=0.05",
+        "svc_b.latency.slow_p",
+        "0.1",
+    ),
+    (
+        "ch37",
+        "svc_b.latency.slow_s=0.05 svc_b.latency.slow_p=0.1",
+        "svc_b.latency.slow_s",
+        "0.1",
+    ),
+    ("ch37-classes.toml", "", "svc_b.class_slots.replay", "4"),
+    ("ch37-classes.toml", "", "svc_b.shed_queue.replay", "8"),
+    ("ch37", "", "svc_b.queue_order", "lifo"),
+    (
+        "ch37",
+        "svc_b.queue_order=adaptive_lifo",
+        "svc_b.lifo_threshold",
+        "100",
+    ),
+    ("ch37", "", "svc_b.adaptive_limit", "true"),
+    (
+        "ch37",
+        "svc_b.adaptive_limit=true",
+        "svc_b.limit_algorithm",
+        "gradient",
+    ),
+    (
+        "ch37",
+        "svc_b.adaptive_limit=true svc_b.limit_algorithm=gradient",
+        "svc_b.limit_tolerance",
+        "3",
+    ),
+    (
+        "ch37",
+        "svc_b.adaptive_limit=true svc_b.limit_algorithm=gradient",
+        "svc_b.limit_smoothing",
+        "0.5",
+    ),
+    (
+        "ch37",
+        "svc_b.adaptive_limit=true svc_b.limit_algorithm=gradient",
+        "svc_b.limit_long_window",
+        "100",
+    ),
+    ("ch37", "svc_b.adaptive_limit=true", "svc_b.limit_min", "8"),
+    (
+        "ch37",
+        "svc_b.adaptive_limit=true",
+        "svc_b.limit_latency_s",
+        "0.1",
+    ),
+    (
+        "ch37",
+        "svc_b.adaptive_limit=true",
+        "svc_b.limit_decrease",
+        "0.5",
+    ),
+    (
+        "ch37",
+        "strategy=protected client.rate_per_s=30 svc_b.adaptive_limit=true svc_b.limit_latency_s=0.1",
+        "svc_b.limit_increase",
+        "2",
+    ),
+    (
+        "ch37",
+        "svc_b.adaptive_limit=true",
+        "svc_b.limit_min_samples",
+        "50",
+    ),
+    (
+        "ch37",
+        "svc_b.adaptive_limit=true",
+        "svc_b.limit_breaches",
+        "3",
+    ),
+    (
+        "ch37",
+        "svc_b.adaptive_limit=true",
+        "svc_b.limit_interval_s",
+        "0.5",
+    ),
+    ("ch37", "", "svc_b.rate_limit_per_s", "300"),
+    (
+        "ch37",
+        "svc_b.rate_limit_per_s=300",
+        "svc_b.rate_limit_burst",
+        "50",
+    ),
+    ("ch37", "", "svc_b.codel", "true"),
+    ("ch37", "svc_b.codel=true", "svc_b.codel_target_s", "0.05"),
+    ("ch37", "svc_b.codel=true", "svc_b.codel_interval_s", "0.5"),
+    (
+        "ch37",
+        "svc_b.queue_cap=16 svc_a.honor_retry_after=true",
+        "svc_b.retry_after_s",
+        "0.2",
+    ),
+    ("ch37", "strategy=deadline", "svc_b.cancel_check_s", "0.01"),
+    ("ch37", "", "svc_b.service.dist", "constant"),
+    ("ch37", "", "svc_b.service.mean_s", "0.03"),
+    (
+        "ch37",
+        "svc_b.service.dist=lognormal svc_b.service.sigma=0.5",
+        "svc_b.service.sigma",
+        "1.0",
+    ),
+    (
+        "ch37",
+        "svc_b.service.slow_s=0.5",
+        "svc_b.service.slow_p",
+        "0.05",
+    ),
+    (
+        "ch37",
+        "svc_b.service.slow_p=0.05 svc_b.service.slow_s=0.5",
+        "svc_b.service.slow_s",
+        "1",
+    ),
+    ("ch37", "", "svc_b.slow.start_s", "2"),
+    ("ch37", "", "svc_b.slow.duration_s", "2"),
+    ("ch37", "", "svc_b.slow.factor", "5"),
+    ("ch37", "svc_b.replicas=4", "svc_b.slow.replicas", "[1]"),
+    (
+        "ch37",
+        "svc_b.errors.duration_s=2 svc_b.errors.p=0.5",
+        "svc_b.errors.start_s",
+        "5",
+    ),
+    (
+        "ch37",
+        "svc_b.errors.start_s=5 svc_b.errors.duration_s=1 svc_b.errors.p=0.5",
+        "svc_b.errors.duration_s",
+        "2",
+    ),
+    (
+        "ch37",
+        "svc_b.errors.start_s=5 svc_b.errors.duration_s=2",
+        "svc_b.errors.p",
+        "0.5",
+    ),
+    (
+        "ch37",
+        "svc_b.replicas=4 svc_b.errors.start_s=5 svc_b.errors.duration_s=2 svc_b.errors.p=0.5",
+        "svc_b.errors.replicas",
+        "[1]",
+    ),
+    (
+        "ch37",
+        "svc_b.errors.start_s=5 svc_b.errors.duration_s=2 svc_b.errors.p=0.5",
+        "svc_b.error_latency_s",
+        "0.05",
+    ),
+];
+
+/// The base scenario shortened (12 s of arrivals, its trigger, a slow
+/// window or a load spike, from 3 s to 7 s), with the context applied.
+fn scenario(base: &str, context: &str) -> Scenario {
+    let trigger = match base {
+        "fan-out.toml" => "recs.slow",
+        "limiter.toml" => "client.spike",
+        _ => "svc_b.slow",
+    };
+    let (start, length) = (
+        format!("{trigger}.start_s"),
+        format!("{trigger}.duration_s"),
+    );
+    let mut sets = vec![
+        ("client.duration_s", "12"),
+        ("horizon_s", "16"),
+        (start.as_str(), "3"),
+        (length.as_str(), "4"),
+    ];
+    // `strategy` first, as on the command line; then the rest in order.
+    sets.extend(context.split_whitespace().map(|kv| {
+        kv.split_once('=')
+            .unwrap_or_else(|| panic!("`{kv}`: path=value"))
+    }));
+    let mut s = common::load(base);
+    common::set(&mut s, &sets);
+    s
+}
+
+#[test]
+fn every_parameter_changes_the_result_where_it_applies() {
+    let covered: Vec<&Param> = (CASES.iter())
+        .map(|(_, _, path, _)| {
+            params::param_of(path).unwrap_or_else(|| panic!("`{path}` is no parameter"))
+        })
+        .collect();
+    let missing: Vec<String> = (PARAMS.iter())
+        .filter(|p| !covered.iter().any(|c| c.scope == p.scope && c.key == p.key))
+        .filter(|p| !EXEMPT.iter().any(|(key, _)| *key == p.key))
+        .map(|p| format!("{:?} {}", p.scope, p.key))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "parameters without a case in tests/effects.rs: {missing:?}"
+    );
+    let no_effect: Vec<String> = std::thread::scope(|scope| {
+        let half = CASES.len() / 2;
+        let workers: Vec<_> = [&CASES[..half], &CASES[half..]]
+            .map(|cases| {
+                scope.spawn(move || cases.iter().filter_map(no_effect).collect::<Vec<_>>())
+            })
+            .into_iter()
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("a worker"))
+            .collect()
+    });
+    assert!(
+        no_effect.is_empty(),
+        "set where they should act, these changed nothing:\n  {}",
+        no_effect.join("\n  ")
+    );
+}
+
+/// The case described if setting its parameter changes nothing.
+fn no_effect(&(base, context, path, value): &(&str, &str, &str, &str)) -> Option<String> {
+    let before = scenario(base, context);
+    let mut after = before.clone();
+    common::set(&mut after, &[(path, value)]);
+    let case = format!("{path} = {value} on {base} with `{context}`");
+    for s in [&before, &after] {
+        if let Err(e) = sim_core::validate(s) {
+            let e: Vec<String> = e.iter().map(ToString::to_string).collect();
+            return Some(format!("{case}: invalid: {}", e.join("; ")));
+        }
+    }
+    if before == after {
+        return Some(format!("{case}: the value is the one it had"));
+    }
+    let same = sim_core::run(&before, 1) == sim_core::run(&after, 1);
+    same.then_some(case)
+}
