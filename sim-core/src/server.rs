@@ -145,6 +145,9 @@ impl ClassQueue {
 }
 
 pub struct Server {
+    /// Down in a crash window: `Some(refusal delay)` refuses arrivals,
+    /// `Some(None)` is a black hole; `None`: up.
+    pub down: Option<Option<Nanos>>,
     pub busy: u32,
     /// Requests in service per class (for the class bulkheads).
     busy_by_class: Vec<u32>,
@@ -191,6 +194,7 @@ impl Server {
             k => format!("{}.r{k}", model.name),
         };
         Server {
+            down: None,
             busy: 0,
             busy_by_class: vec![0; classes],
             queue: ClassQueue::new(classes),
@@ -353,6 +357,28 @@ impl Server {
     pub fn fails_fast(&mut self, model: &ServerModel, now: Nanos) -> bool {
         let p = model.error_p(now);
         p > 0.0 && self.error_rng.uniform() < p
+    }
+
+    /// The instance goes down at `now`: its queue is emptied (the requests
+    /// returned are lost, counted).
+    pub fn crash(&mut self, now: Nanos, refuse_after: Option<Nanos>) -> Vec<JobRef> {
+        self.account_queue(now);
+        self.down = Some(refuse_after);
+        let lost: Vec<JobRef> = (self.queue.classes.iter_mut())
+            .flat_map(|q| q.drain(..))
+            .collect();
+        self.queue.len = 0;
+        self.stats.lost_queued_in_crash += lost.len() as u64;
+        lost
+    }
+
+    /// A request of `class` in service since `started` is lost in a crash
+    /// at `now`: its slot is free, its work counted as held until now.
+    pub fn lose_in_service(&mut self, class: usize, started: Nanos, now: Nanos) {
+        self.busy -= 1;
+        self.busy_by_class[class] -= 1;
+        self.busy_ns += (now - started) as u128;
+        self.stats.lost_in_crash += 1;
     }
 
     /// A request of `class` that `waited` in the queue takes a slot.

@@ -385,6 +385,53 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
                 );
             }
         }
+        for (i, w) in t.crash.iter().enumerate() {
+            let path = |k: &str| {
+                if i == 0 {
+                    format!("{}.crash.{k}", t.name)
+                } else {
+                    format!("{}.crash.{i}.{k}", t.name)
+                }
+            };
+            check(non_negative(w.start_s), path("start_s"), "must be >= 0");
+            check(
+                non_negative(w.duration_s),
+                path("duration_s"),
+                "must be >= 0",
+            );
+            check(
+                non_negative(w.connect_latency_s),
+                path("connect_latency_s"),
+                "must be >= 0",
+            );
+            check(
+                w.mode == crate::scenario::CrashMode::Refused
+                    || w.connect_latency_s == crate::scenario::default_connect_latency(),
+                path("connect_latency_s"),
+                "a black hole refuses no connection (mode = \"refused\" has a connect latency)",
+            );
+            for r in w.replicas.iter().filter(|r| **r >= t.replicas) {
+                check(
+                    false,
+                    path("replicas"),
+                    &format!(
+                        "no replica {r}: `{}` has {} (replicas are numbered from 0)",
+                        t.name, t.replicas
+                    ),
+                );
+            }
+            let end = w.start_s + w.duration_s;
+            for (j, o) in t.crash.iter().enumerate().skip(i + 1) {
+                check(
+                    end <= o.start_s || o.start_s + o.duration_s <= w.start_s,
+                    path("start_s"),
+                    &format!(
+                        "overlaps crash window {j} of `{}`: a tier's crash windows may not overlap",
+                        t.name
+                    ),
+                );
+            }
+        }
         check(
             t.reject_as == crate::scenario::RejectAs::Overload || t.retry_after_s == 0.0,
             format!("{}.retry_after_s", t.name),

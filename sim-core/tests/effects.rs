@@ -476,6 +476,36 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "svc_b.error_latency_s",
         "0.05",
     ),
+    (
+        "ch37",
+        "svc_b.crash.duration_s=1",
+        "svc_b.crash.start_s",
+        "5",
+    ),
+    (
+        "ch37",
+        "svc_b.crash.start_s=5 svc_b.crash.duration_s=1",
+        "svc_b.crash.duration_s",
+        "2",
+    ),
+    (
+        "ch37",
+        "svc_b.crash.start_s=5 svc_b.crash.duration_s=1",
+        "svc_b.crash.mode",
+        "black_hole",
+    ),
+    (
+        "ch37",
+        "svc_b.crash.start_s=5 svc_b.crash.duration_s=1",
+        "svc_b.crash.connect_latency_s",
+        "0.05",
+    ),
+    (
+        "ch37",
+        "svc_b.replicas=4 svc_b.crash.start_s=5 svc_b.crash.duration_s=1",
+        "svc_b.crash.replicas",
+        "[1]",
+    ),
 ];
 
 /// The base scenario shortened (12 s of arrivals, its trigger, a slow
