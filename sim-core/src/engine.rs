@@ -742,7 +742,8 @@ impl Sim<'_> {
         } else if model.service.is_none() {
             self.work_done(job);
         } else {
-            let work = model.service.draw(model.slow_factor(now), &mut srv.rng);
+            let load = model.per_inflight * srv.busy as Nanos;
+            let work = model.service.draw(model.slow_factor(now), &mut srv.rng) + load;
             match abandon_at(now, work, deadline, model.cancel_check) {
                 Some(at) => self.schedule(at, Action::WorkAbandoned(job)),
                 None => self.schedule(now + work, Action::WorkDone(job)),

@@ -286,6 +286,8 @@ pub struct ServerModel {
     /// How rejections are answered: `Rejected` (overload) or `Error` (500).
     pub reject_outcome: Outcome,
     pub service: ServiceModel,
+    /// Work added per request in service when one starts (0: none).
+    pub per_inflight: Nanos,
     /// One-way latency of the hop into this server.
     pub latency: ServiceModel,
     pub slow: Vec<(Nanos, Nanos, f64)>,
@@ -341,7 +343,7 @@ impl ServiceModel {
             sigma: s.sigma,
             slow_p: s.slow_p,
             slow: s.slow_s * 1e9,
-            none: mean == 0.0 && s.slow_p == 0.0,
+            none: mean == 0.0 && s.slow_p == 0.0 && s.per_inflight_s == 0.0,
         }
     }
 
@@ -614,6 +616,7 @@ impl Model {
                         RejectAs::Error => Outcome::Error,
                     },
                     service: ServiceModel::new(&t.service),
+                    per_inflight: secs_to_nanos(t.service.per_inflight_s),
                     latency: ServiceModel::new(&t.latency),
                     slow: slow_windows(t, 0),
                     errors: error_windows(t, 0),

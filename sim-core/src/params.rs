@@ -207,6 +207,12 @@ pub const PARAMS: &[Param] = &[
         "Closed-loop users: the long think time.",
     ),
     p(
+        Scope::Client,
+        "closed.think.per_inflight_s",
+        Kind::Float,
+        "Not for think times (a service-time parameter: <tier>.service.per_inflight_s); refused unless 0.",
+    ),
+    p(
         Scope::Profile,
         "at_s",
         Kind::Float,
@@ -621,6 +627,12 @@ pub const PARAMS: &[Param] = &[
         "Latency: the slow value.",
     ),
     p(
+        Scope::Tier,
+        "latency.per_inflight_s",
+        Kind::Float,
+        "Not for network latency (a service-time parameter: <tier>.service.per_inflight_s); refused unless 0.",
+    ),
+    p(
         Scope::TierClass,
         "class_slots",
         Kind::Cap,
@@ -787,6 +799,12 @@ pub const PARAMS: &[Param] = &[
         "service.slow_s",
         Kind::Float,
         "Two-point mixture: the slow service time.",
+    ),
+    p(
+        Scope::Tier,
+        "service.per_inflight_s",
+        Kind::Float,
+        "Capacity that degrades under load (the collapse model of Brooker's simulators): each request's work is its draw plus this many seconds per request in service when it starts, itself included (1.0 s + 0.01 s x concurrency: mean_s = 1, per_inflight_s = 0.01). 0: none (the default).",
     ),
     p(
         Scope::Slow,

@@ -505,6 +505,11 @@ pub struct Service {
     /// The slow value of the two-point mixture (seconds).
     #[serde(default)]
     pub slow_s: f64,
+    /// A tier's service only: seconds added per request in service when
+    /// the work starts (itself included), so that capacity falls as
+    /// concurrency grows (0: none).
+    #[serde(default)]
+    pub per_inflight_s: f64,
 }
 
 fn default_sigma() -> f64 {
@@ -519,6 +524,7 @@ impl Default for Service {
             sigma: default_sigma(),
             slow_p: 0.0,
             slow_s: 0.0,
+            per_inflight_s: 0.0,
         }
     }
 }

@@ -282,6 +282,16 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
         for (what, d) in [("service", &t.service), ("latency", &t.latency)] {
             check_dist(&path(what), d, &mut check);
         }
+        check(
+            non_negative(t.service.per_inflight_s),
+            path("service.per_inflight_s"),
+            "must be >= 0",
+        );
+        check(
+            t.latency.per_inflight_s == 0.0,
+            path("latency.per_inflight_s"),
+            "network latency does not depend on the requests in service; the term belongs to the tier's service (service.per_inflight_s)",
+        );
     }
     let instances: u64 = s.tiers.iter().map(|t| t.replicas as u64).sum();
     check(
@@ -512,6 +522,11 @@ fn check_load(s: &Scenario, check: &mut impl FnMut(bool, String, &str)) {
             "must be > 0: without thinking, a user whose requests are answered at once would send forever at one instant",
         );
         check_dist("client.closed.think", think, check);
+        check(
+            think.per_inflight_s == 0.0,
+            "client.closed.think.per_inflight_s".into(),
+            "a think time does not depend on the requests in service; the term belongs to a tier's service (<tier>.service.per_inflight_s)",
+        );
         return;
     }
     if !c.profile.is_empty() {

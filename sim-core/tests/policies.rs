@@ -1515,3 +1515,35 @@ fn a_crashed_tier_loses_its_work_and_refuses_or_swallows_arrivals() {
     assert!(a.calls_timeout >= b.black_holed + b.lost_in_crash);
     assert_eq!(r.phases[2].ok, r.phases[2].users);
 }
+
+#[test]
+fn service_time_grows_with_the_requests_in_service() {
+    // b: 100 ms + 10 ms per request in service (itself included). One
+    // user at a time (each waits 1 s): every request takes 110 ms.
+    let lone = run(&chain_with(
+        "",
+        0.1,
+        &[
+            ("client.rate_per_s", "0.5"),
+            ("b.service.per_inflight_s", "0.01"),
+        ],
+    ));
+    assert!(lone.users > 5);
+    assert_eq!(lone.success_latency_median_s, Some(0.11));
+    assert_eq!(lone.success_latency_p99_s, Some(0.11));
+    // At 20 users/s: an arrival sees (Poisson arrivals see time averages)
+    // 20 x W requests in service, by Little's law, and adds itself, so
+    // W = 0.1 + 0.01 (1 + 20 W), W = 0.11 / 0.8 = 137.5 ms; without the
+    // term, 100 ms.
+    let loaded = run(&chain_with(
+        "",
+        0.1,
+        &[("b.service.per_inflight_s", "0.01")],
+    ));
+    let b = &loaded.tiers[1];
+    let mean = b.busy_s / b.completed as f64;
+    assert!((mean - 0.1375).abs() < 0.005, "{mean}");
+    let plain = run(&chain("", 0.1));
+    let p = &plain.tiers[1];
+    assert!((p.busy_s / p.completed as f64 - 0.1).abs() < 1e-9);
+}
