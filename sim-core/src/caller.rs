@@ -24,6 +24,8 @@ pub enum Outcome {
     Rejected,
     Expired,
     Error,
+    /// The connection was refused: the replica called is down.
+    Refused,
 }
 
 impl Outcome {
@@ -35,6 +37,7 @@ impl Outcome {
             Outcome::Rejected => "rejected",
             Outcome::Expired => "expired",
             Outcome::Error => "error",
+            Outcome::Refused => "refused",
         }
     }
 
@@ -46,6 +49,7 @@ impl Outcome {
             Outcome::Rejected => &mut stats.calls_rejected,
             Outcome::Expired => &mut stats.calls_expired,
             Outcome::Error => &mut stats.calls_error,
+            Outcome::Refused => &mut stats.calls_refused,
         }
     }
 }
@@ -658,9 +662,9 @@ mod tests {
         c
     }
 
-    fn every() -> [crate::scenario::OutcomeClass; 4] {
+    fn every() -> [crate::scenario::OutcomeClass; 5] {
         use crate::scenario::OutcomeClass::*;
-        [Timeout, Overload, Error, Expired]
+        [Timeout, Overload, Error, Expired, Refused]
     }
 
     #[test]

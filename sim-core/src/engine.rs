@@ -74,6 +74,10 @@ enum Action {
     /// A reply (or a fast rejection) from replica `3` reaches the caller's
     /// attempt.
     Reply(JobRef, u32, Outcome, u8),
+    /// Server instance `0` goes down in its crash window `1`.
+    Crash(u16, u16),
+    /// Server instance `0` restarts, empty.
+    Restart(u16),
 }
 
 /// A fan-out in progress: its branch jobs, how many are still running,
@@ -228,6 +232,12 @@ pub fn simulate(
             steps: Vec::new(),
         }),
     };
+    for (s, server) in m.servers.iter().enumerate() {
+        for (k, c) in server.crashes.iter().enumerate() {
+            sim.schedule(c.start, Action::Crash(s as u16, k as u16));
+            sim.schedule(c.end, Action::Restart(s as u16));
+        }
+    }
     match &m.closed {
         None => sim.schedule_next_arrival(0),
         Some(c) => (0..c.users).for_each(|u| sim.think_then_send(u)),
@@ -298,6 +308,8 @@ impl Sim<'_> {
                 Action::Reply(caller, attempt, outcome, by) => {
                     self.reply(caller, attempt, outcome, by)
                 }
+                Action::Crash(s, k) => self.crash(s as usize, k as usize),
+                Action::Restart(s) => self.servers[s as usize].down = None,
             }
         }
         self.now = self.m.horizon;
@@ -638,6 +650,11 @@ impl Sim<'_> {
         self.servers[model.tier].per_user[user] += 1;
         let srv = &mut self.servers[s];
         srv.on_arrival(sec, during, self.user_ended[user], self.jobs.by_retry(job));
+        if let Some(refuse_after) = srv.down {
+            self.jobs.release(job);
+            self.arrive_down(s, j, refuse_after);
+            return;
+        }
         let admission = match srv.admit(model, now, sec, class, reply_first) {
             Ok(admission) => admission,
             Err(_) => {
@@ -661,6 +678,52 @@ impl Sim<'_> {
         }
     }
 
+    /// Request `j` reaches server `s` while it is down: the connection is
+    /// refused after `refuse_after`, or (a black hole) nothing answers.
+    #[inline(never)]
+    fn arrive_down(&mut self, s: usize, j: Job, refuse_after: Option<Nanos>) {
+        let srv = &mut self.servers[s];
+        let Some(delay) = refuse_after else {
+            srv.stats.black_holed += 1;
+            return;
+        };
+        srv.stats.refused_down += 1;
+        let at = self.now + delay + self.hop_latency(s);
+        let by = self.m.servers[s].replica;
+        let reply = Action::Reply(j.caller, j.caller_attempt, Outcome::Refused, by);
+        self.schedule(at, reply);
+    }
+
+    /// Server instance `s` goes down (its crash window `k`): the requests
+    /// queued there and in service are lost without a reply (their callers
+    /// wait for their timeouts), and those in service stop waiting for
+    /// their own calls downstream.
+    fn crash(&mut self, s: usize, k: usize) {
+        let m = self.m;
+        let refuse_after = m.servers[s].crashes[k].refuse_after;
+        let queued = self.servers[s].crash(self.now, refuse_after);
+        let in_service: Vec<JobRef> = (self.jobs.slots.iter().enumerate())
+            .filter(|(_, j)| {
+                j.live && j.started != NEVER && j.kind == JobKind::Request { server: s as u8 }
+            })
+            .map(|(idx, j)| JobRef {
+                idx: idx as u32,
+                generation: j.generation,
+            })
+            .collect();
+        for job in in_service {
+            let j = *self.jobs.get_mut(job);
+            let class = self.user_class[j.user as usize] as usize;
+            self.servers[s].lose_in_service(class, j.started, self.now);
+            self.stop_waiting(job);
+            self.cancel_branches(job);
+            self.jobs.release(job);
+        }
+        for job in queued {
+            self.jobs.release(job);
+        }
+    }
+
     /// `job` takes a slot at server `s` and starts its own work.
     fn start_job(&mut self, s: usize, job: JobRef) {
         let m = self.m;
@@ -676,7 +739,8 @@ impl Sim<'_> {
         } else if model.service.is_none() {
             self.work_done(job);
         } else {
-            let work = model.service.draw(model.slow_factor(now), &mut srv.rng);
+            let load = model.per_inflight * srv.busy as Nanos;
+            let work = model.service.draw(model.slow_factor(now), &mut srv.rng) + load;
             match abandon_at(now, work, deadline, model.cancel_check) {
                 Some(at) => self.schedule(at, Action::WorkAbandoned(job)),
                 None => self.schedule(now + work, Action::WorkDone(job)),

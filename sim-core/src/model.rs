@@ -286,6 +286,8 @@ pub struct ServerModel {
     /// How rejections are answered: `Rejected` (overload) or `Error` (500).
     pub reject_outcome: Outcome,
     pub service: ServiceModel,
+    /// Work added per request in service when one starts (0: none).
+    pub per_inflight: Nanos,
     /// One-way latency of the hop into this server.
     pub latency: ServiceModel,
     pub slow: Vec<(Nanos, Nanos, f64)>,
@@ -293,6 +295,8 @@ pub struct ServerModel {
     /// request that fails fast holds its slot.
     pub errors: Vec<(Nanos, Nanos, f64)>,
     pub error_latency: Nanos,
+    /// Crash windows of this instance, in time order (they do not overlap).
+    pub crashes: Vec<Crash>,
     /// Most arrivals one user request can cause at the tier (requirement
     /// R1; its replicas together).
     pub arrival_bound_per_user: u64,
@@ -339,7 +343,7 @@ impl ServiceModel {
             sigma: s.sigma,
             slow_p: s.slow_p,
             slow: s.slow_s * 1e9,
-            none: mean == 0.0 && s.slow_p == 0.0,
+            none: mean == 0.0 && s.slow_p == 0.0 && s.per_inflight_s == 0.0,
         }
     }
 
@@ -384,6 +388,7 @@ impl OutcomeSet {
             OutcomeClass::Overload => Outcome::Rejected,
             OutcomeClass::Error => Outcome::Error,
             OutcomeClass::Expired => Outcome::Expired,
+            OutcomeClass::Refused => Outcome::Refused,
         };
         OutcomeSet(
             classes
@@ -620,9 +625,11 @@ impl Model {
                         RejectAs::Error => Outcome::Error,
                     },
                     service: ServiceModel::new(&t.service),
+                    per_inflight: secs_to_nanos(t.service.per_inflight_s),
                     latency: ServiceModel::new(&t.latency),
                     slow: slow_windows(t, 0),
                     errors: error_windows(t, 0),
+                    crashes: crashes(t, 0),
                     error_latency: secs_to_nanos(t.error_latency_s),
                     arrival_bound_per_user: bounds[i],
                     downstream,
@@ -637,6 +644,7 @@ impl Model {
                 replica.replica = k as u8;
                 replica.slow = slow_windows(tier, k);
                 replica.errors = error_windows(tier, k);
+                replica.crashes = crashes(tier, k);
                 servers.push(replica);
             }
         }
@@ -697,6 +705,32 @@ fn slow_windows(t: &crate::scenario::Tier, k: u32) -> Vec<(Nanos, Nanos, f64)> {
 fn error_windows(t: &crate::scenario::Tier, k: u32) -> Vec<(Nanos, Nanos, f64)> {
     let parts = (t.errors.iter()).map(|w| (w.start_s, w.duration_s, w.p, &w.replicas));
     replica_windows(parts, k)
+}
+
+/// A window in which a server instance is down.
+#[derive(Clone, Debug)]
+pub struct Crash {
+    pub start: Nanos,
+    pub end: Nanos,
+    /// `None`: a black hole; else the delay of a refusal.
+    pub refuse_after: Option<Nanos>,
+}
+
+/// The crash windows of tier `t` that take its replica `k` down.
+fn crashes(t: &crate::scenario::Tier, k: u32) -> Vec<Crash> {
+    let parts = (t.crash.iter()).map(|w| (w.start_s, w.duration_s, 0.0, &w.replicas));
+    let windows = replica_windows(parts, k);
+    let named = (t.crash.iter()).filter(|w| w.replicas.is_empty() || w.replicas.contains(&k));
+    let mut out: Vec<Crash> = (windows.into_iter().zip(named))
+        .map(|((start, end, _), w)| Crash {
+            start,
+            end,
+            refuse_after: (w.mode == crate::scenario::CrashMode::Refused)
+                .then(|| secs_to_nanos(w.connect_latency_s)),
+        })
+        .collect();
+    out.sort_by_key(|c| c.start);
+    out
 }
 
 /// Windows `(start_s, duration_s, value, replicas)` that apply to replica

@@ -11,8 +11,8 @@
 //! and that every path writes exactly its own key.
 
 use crate::scenario::{
-    BackoffKind, Balancer, BreakerScope, BulkheadScope, CancelMode, Dispatch, Dist, LimitAlgorithm,
-    OutcomeClass, QueueOrder, RejectAs, Scenario,
+    BackoffKind, Balancer, BreakerScope, BulkheadScope, CancelMode, CrashMode, Dispatch, Dist,
+    LimitAlgorithm, OutcomeClass, QueueOrder, RejectAs, Scenario,
 };
 use strum::VariantNames;
 use toml::{Table, Value};
@@ -78,6 +78,8 @@ pub enum Scope {
     Slow,
     /// Under `<tier>.errors.` (first window) or `<tier>.errors.<n>.`.
     Errors,
+    /// Under `<tier>.crash.` (first window) or `<tier>.crash.<n>.`.
+    Crash,
     /// Under `client.spike.` (first spike) or `client.spike.<n>.` (spike n).
     Spike,
     /// Under `client.profile.` (first point) or `client.profile.<n>.` (point n).
@@ -205,6 +207,12 @@ pub const PARAMS: &[Param] = &[
         "Closed-loop users: the long think time.",
     ),
     p(
+        Scope::Client,
+        "closed.think.per_inflight_s",
+        Kind::Float,
+        "Not for think times (a service-time parameter: <tier>.service.per_inflight_s); refused unless 0.",
+    ),
+    p(
         Scope::Profile,
         "at_s",
         Kind::Float,
@@ -286,7 +294,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Call,
         "retry_on",
         Kind::Choices(OutcomeClass::VARIANTS),
-        "The classes of failed attempts this caller retries (default all): timeout, overload (429/503 and CoDel drops), error (500: a failed reply, a rejection answered as an error, a local fast failure), expired (dropped past its deadline). Any other ends the job at once (stop: not_retryable, counted as giveup_not_retryable). Refused when the caller makes no retries.",
+        "The classes of failed attempts this caller retries (default all): timeout, overload (429/503 and CoDel drops), error (500: a failed reply, a rejection answered as an error, a local fast failure), expired (dropped past its deadline), refused (the replica was down). Any other ends the job at once (stop: not_retryable, counted as giveup_not_retryable). Refused when the caller makes no retries.",
     ),
     p(
         Scope::Call,
@@ -619,6 +627,12 @@ pub const PARAMS: &[Param] = &[
         "Latency: the slow value.",
     ),
     p(
+        Scope::Tier,
+        "latency.per_inflight_s",
+        Kind::Float,
+        "Not for network latency (a service-time parameter: <tier>.service.per_inflight_s); refused unless 0.",
+    ),
+    p(
         Scope::TierClass,
         "class_slots",
         Kind::Cap,
@@ -787,6 +801,12 @@ pub const PARAMS: &[Param] = &[
         "Two-point mixture: the slow service time.",
     ),
     p(
+        Scope::Tier,
+        "service.per_inflight_s",
+        Kind::Float,
+        "Capacity that degrades under load (the collapse model of Brooker's simulators): each request's work is its draw plus this many seconds per request in service when it starts, itself included (1.0 s + 0.01 s x concurrency: mean_s = 1, per_inflight_s = 0.01). 0: none (the default).",
+    ),
+    p(
         Scope::Slow,
         "start_s",
         Kind::Float,
@@ -833,6 +853,36 @@ pub const PARAMS: &[Param] = &[
         "replicas",
         Kind::Indexes,
         "The replicas that fail, 0-based (`[1]`: one bad host); empty (the default): every replica.",
+    ),
+    p(
+        Scope::Crash,
+        "start_s",
+        Kind::Float,
+        "Start of a crash window: the replicas named go down; the requests they had queued or in service are lost (never answered, so their callers wait for their timeouts; <tier>_lost_queued_in_crash, <tier>_lost_in_crash, and the calls those requests had in flight downstream are cancelled); while down, arrivals are refused or vanish (mode); at the end they restart with empty queues. `<tier>.crash.<key>` is the first window; `<tier>.crash.<n>.<key>` window n, created when n is the next index. Windows of one tier may not overlap. A trigger, like a slow window.",
+    ),
+    p(
+        Scope::Crash,
+        "duration_s",
+        Kind::Float,
+        "Length of a crash window (the time down before the restart; 0: a restart that only loses the work in progress).",
+    ),
+    p(
+        Scope::Crash,
+        "mode",
+        Kind::Choice(CrashMode::VARIANTS),
+        "What callers see while the replica is down: refused (the connection is refused: the attempt fails fast as refused after connect_latency_s, <tier>_refused_down) or black_hole (no answer: the caller waits for its timeout, <tier>_black_holed).",
+    ),
+    p(
+        Scope::Crash,
+        "connect_latency_s",
+        Kind::Float,
+        "Refused mode: how long a caller takes to learn the connection was refused (default 1 ms); refused with black_hole.",
+    ),
+    p(
+        Scope::Crash,
+        "replicas",
+        Kind::Indexes,
+        "The replicas that crash, 0-based; empty (the default): every replica.",
     ),
 ];
 
@@ -910,6 +960,9 @@ pub fn paths(scenario: &Scenario) -> Vec<String> {
             Scope::Errors => {
                 out.extend((scenario.tiers.iter()).map(|t| format!("{}.errors.{key}", t.name)))
             }
+            Scope::Crash => {
+                out.extend((scenario.tiers.iter()).map(|t| format!("{}.crash.{key}", t.name)))
+            }
             Scope::Spike => out.push(format!("client.spike.{key}")),
             Scope::Profile => out.push(format!("client.profile.{key}")),
             // Not settable by a path: see `read_when_loaded`.
@@ -937,14 +990,15 @@ pub fn param_of(path: &str) -> Option<&'static Param> {
         Scope::TierClass => segs.len() == 3 && segs[1] == p.key,
         Scope::Tier => segs.len() >= 2 && key_after(1) == p.key,
         Scope::ClientFile => segs.len() == 2 && segs[0] == "client" && segs[1] == p.key,
-        Scope::Slow | Scope::Errors | Scope::Spike | Scope::Profile => {
+        Scope::Slow | Scope::Errors | Scope::Crash | Scope::Spike | Scope::Profile => {
             let window = match p.scope {
                 Scope::Slow => "slow",
                 Scope::Errors => "errors",
+                Scope::Crash => "crash",
                 Scope::Spike => "spike",
                 _ => "profile",
             };
-            (matches!(p.scope, Scope::Slow | Scope::Errors) || segs[0] == "client")
+            (matches!(p.scope, Scope::Slow | Scope::Errors | Scope::Crash) || segs[0] == "client")
                 && ((segs.len() == 3 && segs[1] == window && segs[2] == p.key)
                     || (segs.len() == 4
                         && segs[1] == window
@@ -1148,6 +1202,11 @@ fn locate(
                     let errors = tree["tiers"][i].get("errors");
                     return window(errors, steps, rest, Scope::Errors, name);
                 }
+                ["crash", rest @ ..] => {
+                    steps.push(Step::Key("crash".to_string()));
+                    let crash = tree["tiers"][i].get("crash");
+                    return window(crash, steps, rest, Scope::Crash, name);
+                }
                 ["fanout", to, key @ ..] => {
                     let Some(j) = tier.fanout.iter().position(|b| b.to == *to) else {
                         return Ok(None);
@@ -1228,6 +1287,7 @@ fn window(
     let what = match scope {
         Scope::Slow => "slow window(s)",
         Scope::Errors => "error window(s)",
+        Scope::Crash => "crash window(s)",
         Scope::Spike => "spike window(s)",
         _ => "profile point(s)",
     };
@@ -1292,6 +1352,16 @@ fn new_element(scope: Scope) -> Table {
             rate_per_s: 0.0,
         };
         return Table::try_from(point).expect("a point serializes");
+    }
+    if scope == Scope::Crash {
+        let window = crate::scenario::CrashWindow {
+            start_s: 0.0,
+            duration_s: 0.0,
+            mode: CrashMode::Refused,
+            connect_latency_s: 0.001,
+            replicas: Vec::new(),
+        };
+        return Table::try_from(window).expect("a window serializes");
     }
     if scope == Scope::Errors {
         let window = crate::scenario::ErrorWindow {
@@ -1477,6 +1547,7 @@ pub fn markdown() -> String {
             Scope::Tier => format!("<tier>.{}", param.key),
             Scope::Slow => format!("<tier>.slow.{k}, <tier>.slow.<n>.{k}", k = param.key),
             Scope::Errors => format!("<tier>.errors.{k}, <tier>.errors.<n>.{k}", k = param.key),
+            Scope::Crash => format!("<tier>.crash.{k}, <tier>.crash.<n>.{k}", k = param.key),
             Scope::Spike => format!("client.spike.{k}, client.spike.<n>.{k}", k = param.key),
             Scope::Profile => {
                 format!("client.profile.{k}, client.profile.<n>.{k}", k = param.key)

@@ -119,6 +119,13 @@ pub struct TierStats {
     /// Completions whose caller's attempt had already ended (timed out): work
     /// nobody waited for.
     pub late: u64,
+    /// Crashes: requests queued or in service when their replica went down
+    /// (lost, never answered), and arrivals while it was down (refused, or
+    /// lost in a black hole).
+    pub lost_in_crash: u64,
+    pub lost_queued_in_crash: u64,
+    pub refused_down: u64,
+    pub black_holed: u64,
     /// Error replies of requests that failed fast in an error window
     /// (completions, not ok).
     pub errors_injected: u64,
@@ -186,6 +193,10 @@ impl TierStats {
             t.late += p.late;
             t.abandoned += p.abandoned;
             t.errors_injected += p.errors_injected;
+            t.lost_in_crash += p.lost_in_crash;
+            t.lost_queued_in_crash += p.lost_queued_in_crash;
+            t.refused_down += p.refused_down;
+            t.black_holed += p.black_holed;
             t.degraded += p.degraded;
             t.cancelled += p.cancelled;
             t.queued_at_end += p.queued_at_end;
@@ -242,6 +253,8 @@ pub struct CallerStats {
     pub calls_rejected: u64,
     /// Dropped downstream because its deadline had passed when dequeued.
     pub calls_expired: u64,
+    /// Attempts refused by a replica that was down.
+    pub calls_refused: u64,
     /// The callee answered with an error (it gave up itself).
     pub calls_error: u64,
     /// Attempts still waiting at the horizon.
@@ -371,7 +384,8 @@ pub struct TierSeries {
     pub busy: Vec<u64>,
     /// Requests per second the tier's slots can serve from its own work:
     /// slots / mean service time, slowed by the slow windows in force at
-    /// mid-second (summed over replicas). Time spent waiting for its own
+    /// mid-second, 0 while crashed (summed over replicas); with
+    /// `per_inflight_s`, at low concurrency. Time spent waiting for its own
     /// calls is not counted, so for a tier that calls others it is an upper
     /// bound. `None` for a tier that does no work of its own.
     pub capacity_per_s: Vec<Option<f64>>,
@@ -551,6 +565,13 @@ impl RunResult {
             put(format!("{n}_late"), Count(t.late));
             put(format!("{n}_abandoned"), Count(t.abandoned));
             put(format!("{n}_errors_injected"), Count(t.errors_injected));
+            put(format!("{n}_lost_in_crash"), Count(t.lost_in_crash));
+            put(
+                format!("{n}_lost_queued_in_crash"),
+                Count(t.lost_queued_in_crash),
+            );
+            put(format!("{n}_refused_down"), Count(t.refused_down));
+            put(format!("{n}_black_holed"), Count(t.black_holed));
             put(format!("{n}_degraded"), Count(t.degraded));
             put(format!("{n}_cancelled"), Count(t.cancelled));
             put(format!("{n}_queued_at_end"), Count(t.queued_at_end));
@@ -585,6 +606,7 @@ impl RunResult {
             put(format!("{n}_calls_timeout"), Count(c.calls_timeout));
             put(format!("{n}_calls_rejected"), Count(c.calls_rejected));
             put(format!("{n}_calls_expired"), Count(c.calls_expired));
+            put(format!("{n}_calls_refused"), Count(c.calls_refused));
             put(format!("{n}_calls_error"), Count(c.calls_error));
             put(format!("{n}_calls_pending"), Count(c.calls_pending));
             put(format!("{n}_calls_cancelled"), Count(c.calls_cancelled));

@@ -298,6 +298,9 @@ pub struct Tier {
     /// How long a request that fails fast holds its slot before the error.
     #[serde(default = "default_error_latency")]
     pub error_latency_s: f64,
+    /// Windows in which replicas are down (crashed, then restarted).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub crash: Vec<CrashWindow>,
     /// This tier's calls to the next tier in the list (a chain link).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call: Option<Call>,
@@ -421,6 +424,8 @@ pub enum OutcomeClass {
     Error,
     /// Dropped because its deadline had passed (drop-expired).
     Expired,
+    /// The connection was refused (a replica down).
+    Refused,
 }
 
 fn every_class() -> Vec<OutcomeClass> {
@@ -429,6 +434,7 @@ fn every_class() -> Vec<OutcomeClass> {
         OutcomeClass::Overload,
         OutcomeClass::Error,
         OutcomeClass::Expired,
+        OutcomeClass::Refused,
     ]
 }
 
@@ -499,6 +505,11 @@ pub struct Service {
     /// The slow value of the two-point mixture (seconds).
     #[serde(default)]
     pub slow_s: f64,
+    /// A tier's service only: seconds added per request in service when
+    /// the work starts (itself included), so that capacity falls as
+    /// concurrency grows (0: none).
+    #[serde(default)]
+    pub per_inflight_s: f64,
 }
 
 fn default_sigma() -> f64 {
@@ -513,6 +524,7 @@ impl Default for Service {
             sigma: default_sigma(),
             slow_p: 0.0,
             slow_s: 0.0,
+            per_inflight_s: 0.0,
         }
     }
 }
@@ -553,6 +565,42 @@ pub struct ErrorWindow {
     pub p: f64,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replicas: Vec<u32>,
+}
+
+/// A window `[start_s, start_s + duration_s)` in which the replicas named
+/// (empty: all) are down: at the start their queued and in-service work is
+/// lost (no reply: their callers wait for their timeouts); while down,
+/// arrivals are refused or vanish, by `mode`; at the end they restart
+/// empty.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CrashWindow {
+    pub start_s: f64,
+    pub duration_s: f64,
+    #[serde(default)]
+    pub mode: CrashMode,
+    /// `refused`: how long a caller takes to learn the connection failed.
+    #[serde(default = "default_connect_latency")]
+    pub connect_latency_s: f64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replicas: Vec<u32>,
+}
+
+pub(crate) fn default_connect_latency() -> f64 {
+    0.001
+}
+
+/// What a caller sees of a replica that is down.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, VariantNames)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum CrashMode {
+    /// The connection is refused: the attempt fails fast (`refused`) after
+    /// the connect latency.
+    #[default]
+    Refused,
+    /// No answer at all: the caller waits for its timeout.
+    BlackHole,
 }
 
 fn default_error_latency() -> f64 {
@@ -952,7 +1000,7 @@ impl Scenario {
         self.tiers.iter().find(|t| t.name == name)
     }
 
-    /// The span covering every trigger (slow windows and error windows of
+    /// The span covering every trigger (slow, error and crash windows of
     /// every tier, load spikes of the client): the "during" phase.
     /// `[0, 0)` when the scenario has no window.
     pub fn trigger_window_s(&self) -> (f64, f64) {
@@ -963,8 +1011,11 @@ impl Scenario {
         let errors = (self.tiers.iter())
             .flat_map(|t| t.errors.iter())
             .map(|w| (w.start_s, w.duration_s));
+        let crashes = (self.tiers.iter())
+            .flat_map(|t| t.crash.iter())
+            .map(|w| (w.start_s, w.duration_s));
         let mut span: Option<(f64, f64)> = None;
-        for (start, duration) in slow.chain(errors) {
+        for (start, duration) in slow.chain(errors).chain(crashes) {
             let (s, e) = (start, start + duration);
             span = Some(match span {
                 None => (s, e),

@@ -145,6 +145,9 @@ impl ClassQueue {
 }
 
 pub struct Server {
+    /// Down in a crash window: `Some(refusal delay)` refuses arrivals,
+    /// `Some(None)` is a black hole; `None`: up.
+    pub down: Option<Option<Nanos>>,
     pub busy: u32,
     /// Requests in service per class (for the class bulkheads).
     busy_by_class: Vec<u32>,
@@ -191,6 +194,7 @@ impl Server {
             k => format!("{}.r{k}", model.name),
         };
         Server {
+            down: None,
             busy: 0,
             busy_by_class: vec![0; classes],
             queue: ClassQueue::new(classes),
@@ -361,6 +365,28 @@ impl Server {
         p > 0.0 && self.error_rng.uniform() < p
     }
 
+    /// The instance goes down at `now`: its queue is emptied (the requests
+    /// returned are lost, counted).
+    pub fn crash(&mut self, now: Nanos, refuse_after: Option<Nanos>) -> Vec<JobRef> {
+        self.account_queue(now);
+        self.down = Some(refuse_after);
+        let lost: Vec<JobRef> = (self.queue.classes.iter_mut())
+            .flat_map(|q| q.drain(..))
+            .collect();
+        self.queue.len = 0;
+        self.stats.lost_queued_in_crash += lost.len() as u64;
+        lost
+    }
+
+    /// A request of `class` in service since `started` is lost in a crash
+    /// at `now`: its slot is free, its work counted as held until now.
+    pub fn lose_in_service(&mut self, class: usize, started: Nanos, now: Nanos) {
+        self.busy -= 1;
+        self.busy_by_class[class] -= 1;
+        self.busy_ns += (now - started) as u128;
+        self.stats.lost_in_crash += 1;
+    }
+
     /// A request of `class` that `waited` in the queue takes a slot.
     #[inline]
     pub fn on_start(&mut self, class: usize, waited: Nanos) {
@@ -409,7 +435,14 @@ impl Server {
             .map(|sec| {
                 let mid = sec * NANOS_PER_SEC + NANOS_PER_SEC / 2;
                 let mean_s = model.service.mean_ns() * model.slow_factor(mid) / 1e9;
-                (mean_s > 0.0).then(|| model.slots as f64 / mean_s)
+                let down = (model.crashes.iter()).any(|c| c.start <= mid && mid < c.end);
+                (mean_s > 0.0).then(|| {
+                    if down {
+                        0.0
+                    } else {
+                        model.slots as f64 / mean_s
+                    }
+                })
             })
             .collect();
         let secs = |ns: u128| ns as f64 / NANOS_PER_SEC as f64;

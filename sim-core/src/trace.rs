@@ -20,7 +20,8 @@ pub struct TraceStep {
     pub attempt: u32,
     /// What happened:
     /// - `send`, `hedge`: an attempt (or its hedged copy) leaves;
-    /// - `ok`, `timeout`, `rejected`, `expired`, `error`: how an attempt ended;
+    /// - `ok`, `timeout`, `rejected`, `expired`, `error`, `refused`: how an
+    ///   attempt ended;
     /// - `backoff`: a retry is due after the backoff;
     /// - `stop: <reason>`: the caller gives up (`attempt_limit`, `deadline`,
     ///   `insufficient_deadline`, `no_time_left`, `margin_exhausted`, `not_retryable`,
@@ -103,6 +104,7 @@ mod tests {
             Step::Ended(Outcome::Rejected),
             Step::Ended(Outcome::Expired),
             Step::Ended(Outcome::Error),
+            Step::Ended(Outcome::Refused),
             Step::Backoff,
             Step::GaveUp(GiveUp::AttemptLimit),
             Step::GaveUp(GiveUp::Deadline),
@@ -135,6 +137,7 @@ mod tests {
                 "rejected",
                 "expired",
                 "error",
+                "refused",
                 "backoff",
                 "stop: attempt_limit",
                 "stop: deadline",

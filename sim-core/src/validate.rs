@@ -282,6 +282,16 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
         for (what, d) in [("service", &t.service), ("latency", &t.latency)] {
             check_dist(&path(what), d, &mut check);
         }
+        check(
+            non_negative(t.service.per_inflight_s),
+            path("service.per_inflight_s"),
+            "must be >= 0",
+        );
+        check(
+            t.latency.per_inflight_s == 0.0,
+            path("latency.per_inflight_s"),
+            "network latency does not depend on the requests in service; the term belongs to the tier's service (service.per_inflight_s)",
+        );
     }
     let instances: u64 = s.tiers.iter().map(|t| t.replicas as u64).sum();
     check(
@@ -385,6 +395,53 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
                 );
             }
         }
+        for (i, w) in t.crash.iter().enumerate() {
+            let path = |k: &str| {
+                if i == 0 {
+                    format!("{}.crash.{k}", t.name)
+                } else {
+                    format!("{}.crash.{i}.{k}", t.name)
+                }
+            };
+            check(non_negative(w.start_s), path("start_s"), "must be >= 0");
+            check(
+                non_negative(w.duration_s),
+                path("duration_s"),
+                "must be >= 0",
+            );
+            check(
+                non_negative(w.connect_latency_s),
+                path("connect_latency_s"),
+                "must be >= 0",
+            );
+            check(
+                w.mode == crate::scenario::CrashMode::Refused
+                    || w.connect_latency_s == crate::scenario::default_connect_latency(),
+                path("connect_latency_s"),
+                "a black hole refuses no connection (mode = \"refused\" has a connect latency)",
+            );
+            for r in w.replicas.iter().filter(|r| **r >= t.replicas) {
+                check(
+                    false,
+                    path("replicas"),
+                    &format!(
+                        "no replica {r}: `{}` has {} (replicas are numbered from 0)",
+                        t.name, t.replicas
+                    ),
+                );
+            }
+            let end = w.start_s + w.duration_s;
+            for (j, o) in t.crash.iter().enumerate().skip(i + 1) {
+                check(
+                    end <= o.start_s || o.start_s + o.duration_s <= w.start_s,
+                    path("start_s"),
+                    &format!(
+                        "overlaps crash window {j} of `{}`: a tier's crash windows may not overlap",
+                        t.name
+                    ),
+                );
+            }
+        }
         check(
             t.reject_as == crate::scenario::RejectAs::Overload || t.retry_after_s == 0.0,
             format!("{}.retry_after_s", t.name),
@@ -465,6 +522,11 @@ fn check_load(s: &Scenario, check: &mut impl FnMut(bool, String, &str)) {
             "must be > 0: without thinking, a user whose requests are answered at once would send forever at one instant",
         );
         check_dist("client.closed.think", think, check);
+        check(
+            think.per_inflight_s == 0.0,
+            "client.closed.think.per_inflight_s".into(),
+            "a think time does not depend on the requests in service; the term belongs to a tier's service (<tier>.service.per_inflight_s)",
+        );
         return;
     }
     if !c.profile.is_empty() {

@@ -8,8 +8,8 @@ use serde::de::{self, DeserializeOwned, Visitor};
 use sim_core::Scenario;
 use sim_core::params::{self, Kind, PARAMS, Scope};
 use sim_core::scenario::{
-    Branch, Call, Client, ClosedLoop, Dist, ErrorWindow, ProfilePoint, RecoveryRule, RequestClass,
-    Service, Sinusoid, SlowWindow, Tier,
+    Branch, Call, Client, ClosedLoop, CrashWindow, Dist, ErrorWindow, ProfilePoint, RecoveryRule,
+    RequestClass, Service, Sinusoid, SlowWindow, Tier,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use toml::Value;
@@ -123,7 +123,7 @@ fn every_field_has_a_catalogue_line_and_every_line_a_field() {
             vec![Scope::Tier, Scope::TierClass],
             keys(
                 fields::<Tier>(),
-                &["name", "call", "fanout", "slow", "errors"],
+                &["name", "call", "fanout", "slow", "errors", "crash"],
                 &[("service", service.clone()), ("latency", service)],
             ),
         ),
@@ -136,6 +136,11 @@ fn every_field_has_a_catalogue_line_and_every_line_a_field() {
             "ErrorWindow",
             vec![Scope::Errors],
             keys(fields::<ErrorWindow>(), &[], &[]),
+        ),
+        (
+            "CrashWindow",
+            vec![Scope::Crash],
+            keys(fields::<CrashWindow>(), &[], &[]),
         ),
         (
             "SlowWindow (spike)",
@@ -235,6 +240,7 @@ fn place(s: &Scenario, path: &str) -> String {
         (Scope::Profile, ["client", "profile", key]) => format!("client.profile.0.{key}"),
         (Scope::Slow, [t, "slow", key]) => format!("tiers.{}.slow.0.{key}", tier(t)),
         (Scope::Errors, [t, "errors", key]) => format!("tiers.{}.errors.0.{key}", tier(t)),
+        (Scope::Crash, [t, "crash", key]) => format!("tiers.{}.crash.0.{key}", tier(t)),
         (Scope::Call, ["client", key]) => format!("client.call.{key}"),
         (Scope::Call | Scope::Branch, [t, "fanout", to, key]) => {
             let i = tier(t);
@@ -307,6 +313,7 @@ fn scenarios() -> Vec<Scenario> {
         let windows: Vec<String> = (s.tiers.iter().filter(|t| t.slow.is_empty()))
             .map(|t| format!("{}.slow.start_s", t.name))
             .chain(s.tiers.iter().map(|t| format!("{}.errors.start_s", t.name)))
+            .chain(s.tiers.iter().map(|t| format!("{}.crash.start_s", t.name)))
             .chain(
                 s.client
                     .spike

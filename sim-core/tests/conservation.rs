@@ -62,7 +62,12 @@ fn check(s: &Scenario, r: &RunResult, label: &str) {
             let ctx = |what: &str| format!("{label}: {} part {k} {what}", t.name);
             assert_eq!(
                 part.arrivals,
-                part.admitted + part.rejected_full + part.rate_limited + part.shed,
+                part.admitted
+                    + part.rejected_full
+                    + part.rate_limited
+                    + part.shed
+                    + part.refused_down
+                    + part.black_holed,
                 "{}",
                 ctx("arrivals")
             );
@@ -72,13 +77,14 @@ fn check(s: &Scenario, r: &RunResult, label: &str) {
                     + part.dropped_expired
                     + part.codel_dropped
                     + part.cancelled
-                    + part.queued_at_end,
+                    + part.queued_at_end
+                    + part.lost_queued_in_crash,
                 "{}",
                 ctx("admitted")
             );
             assert_eq!(
                 part.started,
-                part.completed + part.abandoned + part.busy_at_end,
+                part.completed + part.abandoned + part.busy_at_end + part.lost_in_crash,
                 "{}",
                 ctx("started")
             );
@@ -114,6 +120,7 @@ fn check(s: &Scenario, r: &RunResult, label: &str) {
                 + caller.calls_rejected
                 + caller.calls_expired
                 + caller.calls_error
+                + caller.calls_refused
                 + caller.calls_pending
                 + caller.calls_cancelled;
             assert_eq!(
@@ -138,6 +145,7 @@ fn check(s: &Scenario, r: &RunResult, label: &str) {
                 <= t.rejected_full + t.rate_limited + t.shed + t.codel_dropped
         );
         assert!(sum_c(|c| c.calls_expired) <= t.dropped_expired);
+        assert!(sum_c(|c| c.calls_refused) <= t.refused_down);
         assert!(
             t.max_arrivals_per_user <= t.arrival_bound_per_user,
             "{}",
@@ -590,4 +598,36 @@ fn capacity_is_slots_over_mean_service_time_slowed_in_the_window() {
     let four = run(&ch37("naive", "fifo", &[("svc_b.replicas", "4")]), 1);
     let c = four.series.tiers[2].capacity_per_s[0].unwrap();
     assert!((c - 4.0 * full).abs() < 1e-9 * full);
+}
+
+#[test]
+fn counts_add_up_with_crashes() {
+    // One replica of four crashes (refused, then a black hole) while a
+    // hedging, cancelling caller calls it; the whole tier crashes once.
+    for mode in ["refused", "black_hole"] {
+        let s = scenario(
+            "bad-replica.toml",
+            &[
+                ("svc_b.crash.start_s", "12"),
+                ("svc_b.crash.duration_s", "3"),
+                ("svc_b.crash.mode", mode),
+                ("svc_b.crash.replicas", "[1]"),
+                ("svc_b.crash.1.start_s", "40"),
+                ("svc_b.crash.1.duration_s", "1"),
+                ("svc_a.crash.start_s", "45"),
+                ("svc_a.crash.duration_s", "0.5"),
+                ("svc_a.hedge_delay_s", "0.1"),
+                ("svc_a.cancel", "always"),
+            ],
+        );
+        let r = run(&s, 3);
+        let (a, b) = (&r.tiers[0], &r.tiers[1]);
+        assert!(b.lost_in_crash > 0 && a.lost_in_crash > 0, "{mode}");
+        assert!(b.refused_down + b.black_holed > 0, "{mode}");
+        // A crashed replica serves nothing while it is down.
+        let cap = &r.series.tiers[1].replicas[1].capacity_per_s;
+        assert_eq!(cap[13], Some(0.0), "{mode}");
+        assert!(cap[20].is_some_and(|c| c > 0.0), "{mode}");
+        check(&s, &r, &format!("crashes, {mode}"));
+    }
 }

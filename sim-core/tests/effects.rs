@@ -10,6 +10,14 @@ use sim_core::params::{self, PARAMS, Param};
 
 /// Catalogue keys with no effect on a run by design, and why.
 const EXEMPT: &[(&str, &str)] = &[
+    (
+        "latency.per_inflight_s",
+        "refused unless 0 (a service-time term that a latency cannot have)",
+    ),
+    (
+        "closed.think.per_inflight_s",
+        "refused unless 0 (a service-time term that a think time cannot have)",
+    ),
     ("name", "a label of the scenario, not used by the model"),
     (
         "profile_csv",
@@ -442,6 +450,7 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "svc_b.service.slow_s",
         "1",
     ),
+    ("ch37", "", "svc_b.service.per_inflight_s", "0.001"),
     ("ch37", "", "svc_b.slow.start_s", "2"),
     ("ch37", "", "svc_b.slow.duration_s", "2"),
     ("ch37", "", "svc_b.slow.factor", "5"),
@@ -475,6 +484,36 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "svc_b.errors.start_s=5 svc_b.errors.duration_s=2 svc_b.errors.p=0.5",
         "svc_b.error_latency_s",
         "0.05",
+    ),
+    (
+        "ch37",
+        "svc_b.crash.duration_s=1",
+        "svc_b.crash.start_s",
+        "5",
+    ),
+    (
+        "ch37",
+        "svc_b.crash.start_s=5 svc_b.crash.duration_s=1",
+        "svc_b.crash.duration_s",
+        "2",
+    ),
+    (
+        "ch37",
+        "svc_b.crash.start_s=5 svc_b.crash.duration_s=1",
+        "svc_b.crash.mode",
+        "black_hole",
+    ),
+    (
+        "ch37",
+        "svc_b.crash.start_s=5 svc_b.crash.duration_s=1",
+        "svc_b.crash.connect_latency_s",
+        "0.05",
+    ),
+    (
+        "ch37",
+        "svc_b.replicas=4 svc_b.crash.start_s=5 svc_b.crash.duration_s=1",
+        "svc_b.crash.replicas",
+        "[1]",
     ),
 ];
 

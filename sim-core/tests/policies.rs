@@ -1480,3 +1480,70 @@ fn a_limiter_answering_500_keeps_the_retry_waves_that_jitter_dissolves() {
     assert_eq!(c.giveup_not_retryable, c.calls_error);
     assert_eq!(no_retry.users_failed, c.calls_error);
 }
+
+#[test]
+fn a_crashed_tier_loses_its_work_and_refuses_or_swallows_arrivals() {
+    // b works 100 ms; a tries 6 times, 300 ms each, 100 ms apart; b is
+    // down from 5 s to 7 s.
+    let crash = |mode: &str| {
+        let sets = [
+            ("a.attempt_timeout_s", "0.3"),
+            ("b.crash.start_s", "5"),
+            ("b.crash.duration_s", "2"),
+            ("b.crash.mode", mode),
+        ];
+        run(&chain_with("", 0.1, &sets))
+    };
+    let r = crash("refused");
+    let (a, b) = (&r.callers[1], &r.tiers[1]);
+    // Requests in service at the crash are lost: their attempts time out.
+    assert!(b.lost_in_crash > 0);
+    assert!(a.calls_timeout >= b.lost_in_crash);
+    assert_eq!(b.lost_queued_in_crash, 0, "b never queues");
+    // Every attempt while down is refused at once (1 ms): a user whose six
+    // attempts all fall in the window fails after 6 x 1 ms + 5 x 100 ms.
+    assert_eq!(a.calls_refused, b.refused_down);
+    assert!(b.refused_down > 0 && b.black_holed == 0);
+    assert_eq!(r.failed_latency_median_s, Some(0.506));
+    // After the restart everyone succeeds.
+    assert_eq!(r.phases[2].ok, r.phases[2].users);
+    // A black hole answers nothing: those attempts time out instead.
+    let r = crash("black_hole");
+    let (a, b) = (&r.callers[1], &r.tiers[1]);
+    assert_eq!((a.calls_refused, b.refused_down), (0, 0));
+    assert!(b.black_holed > 0);
+    assert!(a.calls_timeout >= b.black_holed + b.lost_in_crash);
+    assert_eq!(r.phases[2].ok, r.phases[2].users);
+}
+
+#[test]
+fn service_time_grows_with_the_requests_in_service() {
+    // b: 100 ms + 10 ms per request in service (itself included). One
+    // user at a time (each waits 1 s): every request takes 110 ms.
+    let lone = run(&chain_with(
+        "",
+        0.1,
+        &[
+            ("client.rate_per_s", "0.5"),
+            ("b.service.per_inflight_s", "0.01"),
+        ],
+    ));
+    assert!(lone.users > 5);
+    assert_eq!(lone.success_latency_median_s, Some(0.11));
+    assert_eq!(lone.success_latency_p99_s, Some(0.11));
+    // At 20 users/s: an arrival sees (Poisson arrivals see time averages)
+    // 20 x W requests in service, by Little's law, and adds itself, so
+    // W = 0.1 + 0.01 (1 + 20 W), W = 0.11 / 0.8 = 137.5 ms; without the
+    // term, 100 ms.
+    let loaded = run(&chain_with(
+        "",
+        0.1,
+        &[("b.service.per_inflight_s", "0.01")],
+    ));
+    let b = &loaded.tiers[1];
+    let mean = b.busy_s / b.completed as f64;
+    assert!((mean - 0.1375).abs() < 0.005, "{mean}");
+    let plain = run(&chain("", 0.1));
+    let p = &plain.tiers[1];
+    assert!((p.busy_s / p.completed as f64 - 0.1).abs() < 1e-9);
+}
