@@ -457,8 +457,9 @@ impl Sim<'_> {
         let secs = self.series.user_arrivals.len();
         while self.next_sample < secs && (self.next_sample as Nanos + 1) * NANOS_PER_SEC <= t {
             for s in &mut self.servers {
-                s.series.queue_len[self.next_sample] = s.queue.len() as u64;
-                s.series.busy[self.next_sample] = s.busy as u64;
+                let second = &mut s.seconds[self.next_sample];
+                second.queue_len = s.queue.len() as u64;
+                second.busy = s.busy as u64;
             }
             self.next_sample += 1;
         }

@@ -165,7 +165,9 @@ pub struct Server {
     /// The adaptive concurrency limit, when the tier has one.
     limit: Option<ConcurrencyLimit>,
     pub stats: TierStats,
-    pub series: TierSeries,
+    /// The per-second counters, one record a second: an event touches one
+    /// cache line and pays one bounds check for all of them.
+    pub seconds: Vec<Second>,
     pub busy_ns: u128,
     /// Total time requests spent queued before they started.
     wait_ns: u128,
@@ -175,6 +177,20 @@ pub struct Server {
     /// Arrivals at the tier per user request (R1), kept by its replica 0
     /// for all of its replicas (empty at the others).
     pub per_user: Vec<u32>,
+}
+
+/// One second of a server's counters (see [`TierSeries`]).
+#[derive(Clone, Copy, Default)]
+pub struct Second {
+    pub arrivals: u64,
+    pub retries: u64,
+    pub after_user_left: u64,
+    pub admitted: u64,
+    pub completed: u64,
+    pub late: u64,
+    /// Sampled at the end of the second.
+    pub queue_len: u64,
+    pub busy: u64,
 }
 
 impl Server {
@@ -210,19 +226,7 @@ impl Server {
                 arrival_bound_per_user: model.arrival_bound_per_user,
                 ..TierStats::default()
             },
-            series: TierSeries {
-                name: model.name.clone(),
-                arrivals: vec![0; secs],
-                retries: vec![0; secs],
-                after_user_left: vec![0; secs],
-                admitted: vec![0; secs],
-                completed: vec![0; secs],
-                late: vec![0; secs],
-                queue_len: vec![0; secs],
-                busy: vec![0; secs],
-                capacity_per_s: Vec::new(),
-                replicas: Vec::new(),
-            },
+            seconds: vec![Second::default(); secs],
             busy_ns: 0,
             wait_ns: 0,
             queue_area_ns: 0,
@@ -251,9 +255,10 @@ impl Server {
     #[inline]
     pub fn on_arrival(&mut self, sec: usize, during: bool, ended: bool, retry: bool) {
         self.stats.arrivals += 1;
-        self.series.arrivals[sec] += 1;
-        self.series.retries[sec] += retry as u64;
-        self.series.after_user_left[sec] += ended as u64;
+        let second = &mut self.seconds[sec];
+        second.arrivals += 1;
+        second.retries += retry as u64;
+        second.after_user_left += ended as u64;
         self.stats.arrivals_during += during as u64;
         self.stats.arrivals_after_user_left += ended as u64;
     }
@@ -290,7 +295,7 @@ impl Server {
             return Err(r);
         }
         self.stats.admitted += 1;
-        self.series.admitted[sec] += 1;
+        self.seconds[sec].admitted += 1;
         Ok(if can_start {
             Admission::Start
         } else {
@@ -420,10 +425,10 @@ impl Server {
         } else {
             self.stats.completed += 1;
             self.stats.completed_ok += ok as u64;
-            self.series.completed[sec] += 1;
+            self.seconds[sec].completed += 1;
             if late {
                 self.stats.late += 1;
-                self.series.late[sec] += 1;
+                self.seconds[sec].late += 1;
             }
         }
     }
@@ -431,7 +436,20 @@ impl Server {
     /// The tier's counters and series at the end of the run (`now`).
     pub fn into_result(mut self, model: &ServerModel, now: Nanos) -> (TierStats, TierSeries) {
         self.account_queue(now);
-        self.series.capacity_per_s = (0..self.series.arrivals.len() as u64)
+
+        let secs = |ns: u128| ns as f64 / NANOS_PER_SEC as f64;
+        let mut t = self.stats;
+        t.wait_s = secs(self.wait_ns);
+        t.queue_s = secs(self.queue_area_ns);
+        t.queued_at_end = self.queue.len() as u64;
+        t.busy_at_end = self.busy as u64;
+        t.busy_s = secs(self.busy_ns);
+        t.max_arrivals_per_user = self.per_user.iter().copied().max().unwrap_or(0) as u64;
+        if let Some(l) = &self.limit {
+            t.limit_lowest = l.lowest() as u64;
+            t.limit_at_end = l.limit() as u64;
+        }
+        let capacity_per_s = (0..self.seconds.len() as u64)
             .map(|sec| {
                 let mid = sec * NANOS_PER_SEC + NANOS_PER_SEC / 2;
                 let mean_s = model.service.mean_ns() * model.slow_factor(mid) / 1e9;
@@ -445,19 +463,21 @@ impl Server {
                 })
             })
             .collect();
-        let secs = |ns: u128| ns as f64 / NANOS_PER_SEC as f64;
-        let mut t = self.stats;
-        t.wait_s = secs(self.wait_ns);
-        t.queue_s = secs(self.queue_area_ns);
-        t.queued_at_end = self.queue.len() as u64;
-        t.busy_at_end = self.busy as u64;
-        t.busy_s = secs(self.busy_ns);
-        t.max_arrivals_per_user = self.per_user.iter().copied().max().unwrap_or(0) as u64;
-        if let Some(l) = &self.limit {
-            t.limit_lowest = l.lowest() as u64;
-            t.limit_at_end = l.limit() as u64;
-        }
-        (t, self.series)
+        let column = |get: fn(&Second) -> u64| self.seconds.iter().map(get).collect();
+        let series = TierSeries {
+            name: model.name.clone(),
+            arrivals: column(|c| c.arrivals),
+            retries: column(|c| c.retries),
+            after_user_left: column(|c| c.after_user_left),
+            admitted: column(|c| c.admitted),
+            completed: column(|c| c.completed),
+            late: column(|c| c.late),
+            queue_len: column(|c| c.queue_len),
+            busy: column(|c| c.busy),
+            capacity_per_s,
+            replicas: Vec::new(),
+        };
+        (t, series)
     }
 }
 
