@@ -166,13 +166,13 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
     manifest.fingerprint = fingerprint;
     manifest.status = "running".to_string();
     store.write_manifest(&manifest)?;
-    let metadata = vec![(
+    let metadata = layout.metadata(&[(
         "sweep.refine".to_string(),
         format!(
             "{} threshold {} precision {precision}",
             args.axis, args.threshold
         ),
-    )];
+    )]);
     silence_panics();
 
     let mut next_index = known.len() as u64;
@@ -296,7 +296,7 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
         out.display()
     );
     if !args.no_report {
-        crate::report::write_report(&out)?;
+        crate::report::write_report(&out, false)?;
     }
     Ok(ExitCode::SUCCESS)
 }
