@@ -280,3 +280,78 @@ fn diff_names_changed_outcomes_and_metrics_moved_beyond_noise() {
         ],
     );
 }
+
+/// `sweep params`: a table with a head, and the values each path accepts
+/// from the catalogue's checks.
+#[test]
+fn params_shows_the_values_each_path_accepts() {
+    let o = sweep(&["params"]);
+    assert_ok(&o);
+    let out = stdout(&o);
+    assert!(out.starts_with("path "), "{out:.200}");
+    let line = |path: &str| {
+        out.lines()
+            .find(|l| l.split_whitespace().next() == Some(path))
+            .unwrap_or_else(|| panic!("no line for {path}"))
+            .to_string()
+    };
+    assert!(line("svc_b.queue_cap").contains("0 to 4294967295, \"unbounded\""));
+    assert!(line("svc_a.max_retries").contains("0 to 4294967295"));
+    assert!(line("dispatch").contains("fifo, reply_first"));
+}
+
+/// `plan` says what `run` will write: its size on disk within a factor of
+/// two of what `run` then writes, and a time range low <= high.
+#[test]
+fn plan_estimates_a_time_range_and_the_size_on_disk() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(tmp.path(), &small_grid(3));
+    let o = sweep(&["plan", &grid, "--json"]);
+    assert_ok(&o);
+    let plan: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let est = &plan["estimate"];
+    let (low, high) = (
+        est["wall_s_low"].as_f64().unwrap(),
+        est["wall_s_high"].as_f64().unwrap(),
+    );
+    assert!(0.0 < low && low <= high, "{est}");
+    // The 8 points of the grid, the cheapest and dearest among them.
+    assert_eq!(est["calibration_runs"], 8, "{est}");
+    let out = tmp.path().join("o");
+    assert_ok(&sweep(&[
+        "run",
+        &grid,
+        "--out",
+        &out.display().to_string(),
+        "--no-report",
+        "-q",
+    ]));
+    let written: u64 = ["runs", "series"]
+        .iter()
+        .flat_map(|t| std::fs::read_dir(out.join(t)).unwrap())
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .sum();
+    let expected = est["output_bytes"].as_u64().unwrap();
+    assert!(
+        written / 2 <= expected && expected <= written * 2,
+        "expected {expected} bytes, written {written}"
+    );
+}
+
+/// The per-point table on stdout is aligned columns; `--markdown` keeps
+/// the Markdown of summary.md.
+#[test]
+fn report_prints_aligned_columns_or_markdown() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(tmp.path(), &small_grid(1));
+    let out = tmp.path().join("o").display().to_string();
+    assert_ok(&sweep(&["run", &grid, "--out", &out, "--no-report", "-q"]));
+    let plain = stdout(&sweep(&["report", &out]));
+    let head = plain.lines().find(|l| l.contains("strategy")).unwrap();
+    assert!(
+        !head.contains('|') && head.starts_with("strategy"),
+        "{plain}"
+    );
+    let md = stdout(&sweep(&["report", &out, "--markdown"]));
+    assert!(md.lines().any(|l| l.starts_with("| strategy |")), "{md}");
+}
