@@ -100,7 +100,7 @@ impl Param {
             Kind::Int => format!("0 to {}", self.max),
             Kind::Cap => format!("0 to {}, \"unbounded\"", u32::MAX),
             Kind::Bool => "true, false".to_string(),
-            Kind::Choice(names) => names.join(", "),
+            Kind::Choice(_) => "a name of the type".to_string(),
             Kind::Text => "a name".to_string(),
             Kind::Indexes => format!("[i, ...], each 0 to {}", u32::MAX),
         }

@@ -1,28 +1,53 @@
 //! Human and JSON renderings of run results, and tables for a terminal.
 
-use comfy_table::{ContentArrangement, Table, presets};
+use comfy_table::{ColumnConstraint, ContentArrangement, Table, TableComponent, Width, presets};
 use sim_core::{RunResult, Value};
 
-/// `rows` under `head`, aligned for a terminal: columns wrap to fit its
-/// width when stdout is one (comfy-table asks the terminal); piped, lines
-/// are not wrapped, so that `grep` and `less -S` see whole rows.
+/// `rows` under `head`, aligned for a terminal: when stdout is one, the
+/// heads and the last column (free text) wrap to fit its width
+/// (comfy-table asks the terminal), the other cells never do (a value cut
+/// in two reads as two): rows too wide for the terminal stay whole. Piped,
+/// nothing wraps, so that `grep` and `less -S` see whole rows.
 pub fn terminal(head: &[&str], rows: &[Vec<String>]) -> String {
     let mut table = Table::new();
     table
         .load_preset(presets::NOTHING)
+        .set_style(TableComponent::HeaderLines, '-')
+        .set_style(TableComponent::MiddleHeaderIntersections, '-')
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_header(head.to_vec())
         .add_rows(rows.iter().cloned());
-    for column in table.column_iter_mut() {
+    let widest: Vec<u16> = (0..head.len())
+        .map(|i| {
+            let w = rows
+                .iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| c.chars().count());
+            u16::try_from(w.max().unwrap_or(0)).unwrap_or(u16::MAX)
+        })
+        .collect();
+    // The last column (free text) may wrap, to no less than this; if the
+    // others do not fit beside it unwrapped, rows stay whole.
+    const LAST_AT_LEAST: u32 = 24;
+    let last = widest.len().saturating_sub(1);
+    let needed: u32 = widest[..last].iter().map(|w| u32::from(*w) + 3).sum();
+    if table
+        .width()
+        .is_some_and(|w| needed + LAST_AT_LEAST > u32::from(w))
+    {
+        table.set_content_arrangement(ContentArrangement::Disabled);
+    }
+    for (i, (column, w)) in table.column_iter_mut().zip(widest).enumerate() {
         column.set_padding((0, 2));
+        if i < last {
+            column.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(w)));
+        }
     }
-    // A rule under the head: the preset draws none.
-    let mut out = table.to_string();
-    if let Some(end) = out.find('\n') {
-        let width = out[..end].trim_end().chars().count();
-        out.insert_str(end + 1, &format!("{}\n", "-".repeat(width)));
-    }
-    out.lines().map(|l| format!("{}\n", l.trim_end())).collect()
+    table
+        .to_string()
+        .lines()
+        .map(|l| format!("{}\n", l.trim_end()))
+        .collect()
 }
 
 /// Text with Markdown pipe tables (as `analysis` and `diff` write them: no

@@ -297,7 +297,8 @@ fn params_shows_the_values_each_path_accepts() {
     };
     assert!(line("svc_b.queue_cap").contains("0 to 4294967295, \"unbounded\""));
     assert!(line("svc_a.max_retries").contains("0 to 4294967295"));
-    assert!(line("dispatch").contains("fifo, reply_first"));
+    assert!(line("dispatch").contains("fifo / reply_first"));
+    assert!(line("dispatch").contains("a name of the type"));
 }
 
 /// `plan` says what `run` will write: its size on disk within a factor of
