@@ -282,9 +282,21 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
         .iter()
         .map(|s| slice_label(&grid, &others, s))
         .collect();
+    // Along x, the first numeric other axis (lines of a boundary against a
+    // load or a timeout), else the first.
+    let numeric = |d: &usize| {
+        let paths = &grid.dimensions[*d].paths;
+        paths.len() == 1
+            && matches!(
+                param_of(&paths[0]).map(|p| p.kind),
+                Some(Kind::Float | Kind::Int | Kind::Cap)
+            )
+    };
+    let x = others.iter().position(numeric).unwrap_or(0);
     let plot = boundary_plot(
         &other_heads(&grid, &others),
         &labels,
+        x,
         &slices,
         &args.axis,
         args.threshold,
@@ -441,12 +453,13 @@ fn other_heads(grid: &Grid, others: &[usize]) -> Vec<String> {
         .collect()
 }
 
-/// The plot's data: the first other axis along x (its levels in grid
-/// order), one line per combination of the rest (`path=level, ...`), each
-/// slice's crossing at its level; without other axes, one point.
+/// The plot's data: other axis `x` along x (its levels in grid order), one
+/// line per combination of the rest (`path=level, ...`), each slice's
+/// crossing at its level; without other axes, one point.
 fn boundary_plot(
     heads: &[String],
     labels: &[Vec<String>],
+    x: usize,
     slices: &[Slice],
     axis: &str,
     threshold: f64,
@@ -458,16 +471,20 @@ fn boundary_plot(
         let Some(c) = crossing(s, threshold) else {
             continue;
         };
-        let x = label.first().cloned().unwrap_or_else(|| "all".to_string());
-        let xi = x_levels.iter().position(|l| *l == x).unwrap_or_else(|| {
-            x_levels.push(x);
-            x_levels.len() - 1
-        });
+        let level = label.get(x).cloned().unwrap_or_else(|| "all".to_string());
+        let xi = x_levels
+            .iter()
+            .position(|l| *l == level)
+            .unwrap_or_else(|| {
+                x_levels.push(level);
+                x_levels.len() - 1
+            });
         let rest = heads
             .iter()
             .zip(label)
-            .skip(1)
-            .map(|(h, v)| format!("{h}={v}"))
+            .enumerate()
+            .filter(|(i, _)| *i != x)
+            .map(|(_, (h, v))| format!("{h}={v}"))
             .collect::<Vec<_>>()
             .join(", ");
         match lines.iter_mut().find(|l| l.label == rest) {
@@ -481,7 +498,7 @@ fn boundary_plot(
     BoundaryPlot {
         title: format!("Where P(not recovered) crosses {threshold}"),
         x_label: heads
-            .first()
+            .get(x)
             .cloned()
             .unwrap_or_else(|| "(no other axis)".to_string()),
         x_levels,
@@ -537,6 +554,7 @@ mod tests {
         let plot = boundary_plot(
             &heads,
             &labels,
+            0,
             &slices,
             "svc_b.slow.duration_s",
             0.5,
@@ -567,12 +585,35 @@ mod tests {
         );
     }
 
+    /// Any other axis can be the x axis; the lines are the rest.
+    #[test]
+    fn the_x_axis_can_be_any_other_axis() {
+        let heads = ["strategy".to_string(), "client.rate_per_s".to_string()];
+        let labels: Vec<Vec<String>> = [["naive", "250"], ["naive", "400"], ["protected", "250"]]
+            .iter()
+            .map(|l| l.map(String::from).to_vec())
+            .collect();
+        let slices = [
+            slice(1.0, 1.5, 1, 3),
+            slice(0.5, 8.0, 4, 4),
+            slice(0.5, 8.0, 0, 1),
+        ];
+        let plot = boundary_plot(&heads, &labels, 1, &slices, "a", 0.5, (0.5, 8.0));
+        assert_eq!(plot.x_label, "client.rate_per_s");
+        assert_eq!(plot.x_levels, ["250", "400"]);
+        let lines: Vec<(&str, usize)> = (plot.lines.iter())
+            .map(|l| (l.label.as_str(), l.points.len()))
+            .collect();
+        assert_eq!(lines, [("strategy=naive", 2), ("strategy=protected", 1)]);
+    }
+
     /// Without other axes the boundary is one point, not an unlabelled x.
     #[test]
     fn a_grid_of_one_axis_has_one_labelled_point() {
         let plot = boundary_plot(
             &[],
             &[vec![]],
+            0,
             &[slice(1.0, 2.0, 0, 4)],
             "a",
             0.5,
