@@ -174,10 +174,6 @@ struct Estimate {
     output_bytes: u64,
 }
 
-/// Points whose expected users are summed for the estimate, at most
-/// (spread evenly; more would make `plan` slow on a huge grid).
-const COST_POINTS: u64 = 4096;
-
 /// Times runs at the cheapest and the dearest point by expected users
 /// (the cost a run's events grow with) and at points spread evenly over
 /// the grid, one seed each, and scales their cost per user to the grid's
@@ -187,7 +183,9 @@ const COST_POINTS: u64 = 4096;
 /// The runs are written to Parquet in memory to measure the output size.
 fn estimate(grid: &Grid, jobs: usize, calibrate: u64) -> Result<Estimate, Error> {
     let n = grid.points();
-    let sampled = n.min(COST_POINTS);
+    // As many points as are validated, spread evenly: building a scenario
+    // per point of a huge grid would make `plan` slow.
+    let sampled = n.min(PLAN_SAMPLE);
     let users_of = |p: u64| {
         grid.scenario(&grid.point(p))
             .map_or(0.0, |s| sim_core::expected_users(&s))
