@@ -106,10 +106,14 @@ impl Sweep {
                 || trigger_key(n).is_some()
                 || n == "recovery_s"
         };
+        // Categorical columns (`status`, string axes) are read as their text.
         let cols: Vec<Expr> = schema
-            .iter_names()
-            .filter(|n| wanted(n))
-            .map(|n| col(n.as_str()))
+            .iter()
+            .filter(|(n, _)| wanted(n))
+            .map(|(n, t)| match t {
+                DataType::Categorical(..) => col(n.as_str()).cast(DataType::String),
+                _ => col(n.as_str()),
+            })
             .collect();
         let runs = lazy
             .select(cols)

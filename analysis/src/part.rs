@@ -58,8 +58,16 @@ impl Part {
         })
     }
 
-    pub fn str(&self, name: &str) -> Result<&StringChunked, PartError> {
-        column(&self.frame, &self.path, name, Column::str)
+    /// A text column, categorical ones (`status`, string axes) as their text.
+    pub fn str(&self, name: &str) -> Result<StringChunked, PartError> {
+        let fail = |source| PartError::Column {
+            path: self.path.clone(),
+            column: name.to_string(),
+            source,
+        };
+        let c = self.frame.column(name).map_err(fail)?;
+        let c = c.cast(&DataType::String).map_err(fail)?;
+        c.str().cloned().map_err(fail)
     }
 
     pub fn lists(&self, name: &str) -> Result<&ListChunked, PartError> {

@@ -1417,6 +1417,225 @@ impl BarsPlot<'_> {
     }
 }
 
+// ------------------------------------------------------------------ boundary
+
+/// Where the searched quantity crosses its threshold along the bisected
+/// axis, at one point of the other axes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Crossing {
+    /// Below the threshold at `lo`, at or above it at `hi` (or the other
+    /// way round): the final bracket.
+    Between { lo: f64, hi: f64 },
+    /// At or above the threshold over the whole range searched.
+    AboveEverywhere,
+    /// Below the threshold over the whole range searched.
+    BelowEverywhere,
+}
+
+/// One line of [`boundary`]: the crossing at each level of the x axis.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoundaryLine {
+    /// The levels of the remaining axes (the legend), empty for one line.
+    pub label: String,
+    /// `(index into x_levels, crossing)`.
+    pub points: Vec<(usize, Crossing)>,
+}
+
+/// What [`boundary`] draws.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoundaryPlot {
+    pub title: String,
+    /// The first of the other axes (one position per level, as written).
+    pub x_label: String,
+    pub x_levels: Vec<String>,
+    /// The bisected axis and the range searched.
+    pub y_label: String,
+    pub y_range: (f64, f64),
+    pub threshold: f64,
+    pub lines: Vec<BoundaryLine>,
+}
+
+/// The boundary found by `sweep refine`: per level of the x axis, the
+/// middle of the final bracket (marker, value printed beside it) with the
+/// bracket as an error bar, one line per combination of the remaining
+/// axes; where there is no crossing, a marker on the edge of the range
+/// searched (up: still below the threshold at the top; down: already above
+/// it at the bottom). Written to `stem.svg` and `stem.png` (1000 × 600).
+/// Errors: no x level or no point at all.
+pub fn boundary(stem: &Path, plot: &BoundaryPlot) -> Result<(), PlotError> {
+    if plot.x_levels.is_empty() || plot.lines.iter().all(|l| l.points.is_empty()) {
+        return Err(bad_input(&plot.title, "no points to plot".to_string()));
+    }
+    let (lo, hi) = non_degenerate(plot.y_range.0, plot.y_range.1);
+    let pad = (hi - lo) * 0.1;
+    let frame = (lo - pad, hi + pad);
+    render_both!(stem, SIZE, |root| draw_boundary(&root, plot, frame))
+}
+
+fn draw_boundary<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    plot: &BoundaryPlot,
+    (y_lo, y_hi): (f64, f64),
+) -> Result<(), PlotError> {
+    let body = titled(root, &plot.title)?;
+    let (w, _) = body.dim_in_pixel();
+    let (chart_area, legend_area) = body.split_horizontally(w - 260);
+    let (lo, hi) = plot.y_range;
+    let mut chart = ChartBuilder::on(&chart_area)
+        .margin(15)
+        .x_label_area_size(55)
+        .y_label_area_size(80)
+        .build_cartesian_2d(Centred(plot.x_levels.len()), y_lo..y_hi)
+        .map_err(de)?;
+    chart
+        .configure_mesh()
+        .x_desc(&plot.x_label)
+        .y_desc(&plot.y_label)
+        .x_label_formatter(&|v| level(&plot.x_levels, *v))
+        .y_label_formatter(&tick)
+        .label_style(text(15.0))
+        .axis_desc_style(text(17.0))
+        .bold_line_style(BLACK.mix(0.12))
+        .light_line_style(BLACK.mix(0.03))
+        .max_light_lines(4)
+        .draw()
+        .map_err(de)?;
+    // The range searched: nothing outside it was run.
+    for y in [lo, hi] {
+        chart
+            .draw_series([DashedPathElement::new(
+                vec![(0.0, y), (plot.x_levels.len() as f64, y)],
+                6,
+                4,
+                BLACK.mix(0.4).stroke_width(1),
+            )])
+            .map_err(de)?;
+    }
+    let n = plot.lines.len() as i32;
+    for (i, line) in plot.lines.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        // Lines at one x are spread a little so that every bracket shows.
+        let spread = (i as i32 * 2 - (n - 1)) * 9;
+        let at = |x: usize, y: f64| {
+            let (px, py) = chart.backend_coord(&(x as f64 + 0.5, y));
+            (px + spread, py)
+        };
+        let mut points = line.points.clone();
+        points.sort_by_key(|(x, _)| *x);
+        let mids: Vec<Option<(i32, i32)>> = points
+            .iter()
+            .map(|(x, c)| match c {
+                Crossing::Between { lo, hi } => Some(at(*x, (lo + hi) / 2.0)),
+                _ => None,
+            })
+            .collect();
+        for seg in mids.split(Option::is_none) {
+            let path: Vec<(i32, i32)> = seg.iter().flatten().copied().collect();
+            if path.len() > 1 {
+                match line_dash(i) {
+                    None => root.draw(&PathElement::new(path, color.stroke_width(2))),
+                    Some((d, g)) => {
+                        root.draw(&DashedPathElement::new(path, d, g, color.stroke_width(2)))
+                    }
+                }
+                .map_err(de)?;
+            }
+        }
+        for (x, c) in &points {
+            match *c {
+                Crossing::Between { lo, hi } => {
+                    let (top, bottom) = (at(*x, hi), at(*x, lo));
+                    let style = color.stroke_width(2);
+                    root.draw(&PathElement::new(vec![top, bottom], style))
+                        .map_err(de)?;
+                    for (cx, cy) in [top, bottom] {
+                        root.draw(&PathElement::new(vec![(cx - 5, cy), (cx + 5, cy)], style))
+                            .map_err(de)?;
+                    }
+                    let mid = at(*x, (lo + hi) / 2.0);
+                    marker(root.clone(), mid, i, color, 6)?;
+                    // As many decimals as the bracket's width warrants.
+                    let decimals = (-(hi - lo).log10()).ceil().clamp(0.0, 6.0) as usize + 1;
+                    root.draw(&Text::new(
+                        format!("{:.decimals$}", (lo + hi) / 2.0),
+                        (mid.0 + 9, mid.1),
+                        text(13.0)
+                            .color(&color)
+                            .pos(Pos::new(HPos::Left, VPos::Center)),
+                    ))
+                    .map_err(de)?;
+                }
+                Crossing::BelowEverywhere => edge_arrow(root, at(*x, hi), color, true)?,
+                Crossing::AboveEverywhere => edge_arrow(root, at(*x, lo), color, false)?,
+            }
+        }
+    }
+    let (x, mut y) = (5, 20);
+    for (i, line) in plot.lines.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let seg = vec![(x, y + 7), (x + 28, y + 7)];
+        match line_dash(i) {
+            None => legend_area.draw(&PathElement::new(seg, color.stroke_width(2))),
+            Some((d, g)) => {
+                legend_area.draw(&DashedPathElement::new(seg, d, g, color.stroke_width(2)))
+            }
+        }
+        .map_err(de)?;
+        marker(legend_area.clone(), (x + 14, y + 7), i, color, 6)?;
+        let label = if line.label.is_empty() {
+            "boundary"
+        } else {
+            &line.label
+        };
+        legend_area
+            .draw(&Text::new(
+                label.to_string(),
+                (x + 36, y + 7),
+                text(14.0).pos(Pos::new(HPos::Left, VPos::Center)),
+            ))
+            .map_err(de)?;
+        y += 26;
+    }
+    y += 10;
+    let t = tick(&plot.threshold);
+    for note in [
+        "marker: middle of the final".to_string(),
+        "bracket, bar: the bracket".to_string(),
+        "dashed: the range searched".to_string(),
+        format!("▲ at top: below {t} up to it"),
+        format!("▼ at bottom: {t} or more from it"),
+    ] {
+        legend_area
+            .draw(&Text::new(
+                note,
+                (x, y + 7),
+                text(13.0)
+                    .color(&BLACK.mix(0.7))
+                    .pos(Pos::new(HPos::Left, VPos::Center)),
+            ))
+            .map_err(de)?;
+        y += 20;
+    }
+    Ok(())
+}
+
+/// A no-crossing mark on the edge `c` of the range searched: a triangle
+/// pointing out of the range (up or down).
+fn edge_arrow<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    (x, y): (i32, i32),
+    color: RGBColor,
+    up: bool,
+) -> Result<(), PlotError> {
+    let r = 8;
+    let tip = if up { y - r } else { y + r };
+    area.draw(&Polygon::new(
+        vec![(x, tip), (x + r, y), (x - r, y)],
+        color.filled(),
+    ))
+    .map_err(de)
+}
+
 // ------------------------------------------------------------ recovery lines
 
 /// One x of a [`RecoveryLine`].
@@ -1660,6 +1879,35 @@ mod tests {
 
     fn bands() -> Vec<Band> {
         vec![band("no retry", 60, 0.9), band("retry ×3", 60, 0.8)]
+    }
+
+    /// A boundary with crossings and both kinds of no crossing draws; one
+    /// without any point is refused and writes nothing.
+    #[test]
+    fn boundary_draws_brackets_and_edges() {
+        let dir = tempfile::tempdir().unwrap();
+        let stem = dir.path().join("boundary");
+        let mut plot = BoundaryPlot {
+            title: "Where P(not recovered) crosses 0.5".to_string(),
+            x_label: "client.rate_per_s".to_string(),
+            x_levels: vec!["250".to_string(), "400".to_string()],
+            y_label: "svc_b.slow.duration_s at the crossing".to_string(),
+            y_range: (0.5, 8.0),
+            threshold: 0.5,
+            lines: vec![BoundaryLine {
+                label: "strategy=naive".to_string(),
+                points: vec![
+                    (0, Crossing::Between { lo: 2.0, hi: 2.5 }),
+                    (1, Crossing::AboveEverywhere),
+                ],
+            }],
+        };
+        boundary(&stem, &plot).unwrap();
+        check(&stem, "Where P(not recovered) crosses 0.5", SIZE);
+        plot.lines[0].points.clear();
+        let empty = dir.path().join("empty");
+        assert!(boundary(&empty, &plot).is_err());
+        assert!(!output_paths(&empty).unwrap().0.exists());
     }
 
     fn heat_input() -> (Vec<String>, Vec<String>, Vec<HeatPanel>) {

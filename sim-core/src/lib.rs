@@ -24,6 +24,7 @@ mod validate;
 
 pub use builtin::{BUILTIN_SCENARIOS, CH37_STRATEGIES, builtin, ch37};
 pub use engine::RunError;
+pub use model::expected_users;
 pub use params::{ConfigError, apply_all, parse_value};
 pub use result::{Metric, RunResult, Value};
 pub use scenario::Scenario;

@@ -99,6 +99,24 @@ pub struct Param {
     pub max: u64,
 }
 
+impl Param {
+    /// The values `set` accepts for it (what [`convert`] checks); numbers
+    /// are range-checked further by the scenario's validation.
+    pub fn range(&self) -> String {
+        match self.kind {
+            Kind::Float => "number (validated)".to_string(),
+            Kind::Int => format!("0 to {}", self.max),
+            Kind::Cap => format!("0 to {}, \"unbounded\"", u32::MAX),
+            Kind::Bool => "true, false".to_string(),
+            Kind::Choice(_) => "a name of the type".to_string(),
+            Kind::Text => "a name".to_string(),
+            Kind::Indexes => format!("[i, ...], each 0 to {}", u32::MAX),
+            Kind::Floats => "[x, ...], numbers (validated)".to_string(),
+            Kind::Choices(_) => "[name, ...], names of the type".to_string(),
+        }
+    }
+}
+
 const fn p(scope: Scope, key: &'static str, kind: Kind, doc: &'static str) -> Param {
     Param {
         scope,

@@ -420,6 +420,10 @@ pub enum Value {
 pub struct Metric {
     pub name: String,
     pub value: Value,
+    /// What it measures, in a few words (the column's description).
+    pub doc: &'static str,
+    /// Its unit: `count`, `s`, `share (0-1)`, `ratio`, ...
+    pub unit: &'static str,
 }
 
 pub fn ratio(num: u64, den: u64) -> Option<f64> {
@@ -450,192 +454,565 @@ impl RunResult {
     pub fn metrics(&self) -> Vec<Metric> {
         use Value::{Count, Flag, MaybeReal, Real};
         let mut out = Vec::new();
-        let mut put = |name: String, value: Value| out.push(Metric { name, value });
+        // Each metric with what it measures and its unit: the `runs`
+        // table's column descriptions come from here.
+        let mut put = |name: String, value: Value, doc: &'static str, unit: &'static str| {
+            out.push(Metric {
+                name,
+                value,
+                doc,
+                unit,
+            })
+        };
+        const N: &str = "count";
+        const S: &str = "s";
+        const SHARE: &str = "share (0-1)";
         let [before, during, after] = self.phases;
-        put("events".into(), Count(self.events));
-        put("users".into(), Count(self.users));
-        put("users_ok".into(), Count(self.users_ok));
-        put("users_failed".into(), Count(self.users_failed));
-        put("users_unfinished".into(), Count(self.users_unfinished));
-        put("success_rate".into(), MaybeReal(self.success_rate()));
+        put(
+            "events".into(),
+            Count(self.events),
+            "events taken from the event queue",
+            N,
+        );
+        put(
+            "users".into(),
+            Count(self.users),
+            "user requests that arrived",
+            N,
+        );
+        put(
+            "users_ok".into(),
+            Count(self.users_ok),
+            "user requests that succeeded",
+            N,
+        );
+        put(
+            "users_failed".into(),
+            Count(self.users_failed),
+            "user requests that failed (unfinished ones included)",
+            N,
+        );
+        put(
+            "users_unfinished".into(),
+            Count(self.users_unfinished),
+            "user requests still in flight at the horizon",
+            N,
+        );
+        put(
+            "success_rate".into(),
+            MaybeReal(self.success_rate()),
+            "users_ok / users (null without users)",
+            SHARE,
+        );
         for c in &self.classes {
-            put(format!("class_{}_users", c.name), Count(c.users));
+            put(
+                format!("class_{}_users", c.name),
+                Count(c.users),
+                "user requests of this class",
+                N,
+            );
             put(
                 format!("class_{}_success_rate", c.name),
                 MaybeReal(ratio(c.users_ok, c.users)),
+                "success rate of this class's users",
+                SHARE,
             );
         }
-        for (name, p) in [("before", before), ("during", during), ("after", after)] {
-            put(format!("users_{name}"), Count(p.users));
-            put(format!("success_rate_{name}"), MaybeReal(p.success_rate()));
+        for (name, p, users, rate) in [
+            (
+                "before",
+                before,
+                "users arriving before the trigger window",
+                "success rate of the users arriving before the trigger window",
+            ),
+            (
+                "during",
+                during,
+                "users arriving during the trigger window",
+                "success rate of the users arriving during the trigger window",
+            ),
+            (
+                "after",
+                after,
+                "users arriving after the trigger window",
+                "success rate of the users arriving after the trigger window",
+            ),
+        ] {
+            put(format!("users_{name}"), Count(p.users), users, N);
+            put(
+                format!("success_rate_{name}"),
+                MaybeReal(p.success_rate()),
+                rate,
+                SHARE,
+            );
         }
-        put("window_start_s".into(), Real(self.window_start_s));
-        put("window_end_s".into(), Real(self.window_end_s));
-        put("recovered".into(), Flag(self.recovery_s.is_some()));
-        put("recovery_s".into(), MaybeReal(self.recovery_s));
+        put(
+            "window_start_s".into(),
+            Real(self.window_start_s),
+            "start of the trigger window (slow window or spike)",
+            S,
+        );
+        put(
+            "window_end_s".into(),
+            Real(self.window_end_s),
+            "end of the trigger window",
+            S,
+        );
+        put(
+            "recovered".into(),
+            Flag(self.recovery_s.is_some()),
+            "the success rate came back after the trigger window",
+            "bool",
+        );
+        put(
+            "recovery_s".into(),
+            MaybeReal(self.recovery_s),
+            "time from the end of the trigger window to recovery (null: never)",
+            S,
+        );
         put(
             "recovery_censored_s".into(),
             Real(self.recovery_s.unwrap_or(self.recovery_censor_s)),
+            "recovery_s, or the smallest time this run could not observe when it did not recover (a lower bound)",
+            S,
         );
-        put("goodput".into(), MaybeReal(self.goodput()));
-        put("wasted_share".into(), MaybeReal(self.wasted_share()));
+        put(
+            "goodput".into(),
+            MaybeReal(self.goodput()),
+            "successful users per completion at the last tier",
+            "ratio",
+        );
+        put(
+            "wasted_share".into(),
+            MaybeReal(self.wasted_share()),
+            "share of the last tier's completions nobody waited for",
+            SHARE,
+        );
         put(
             "success_latency_median_s".into(),
             MaybeReal(self.success_latency_median_s),
+            "median latency of the successful users",
+            S,
         );
         put(
             "success_latency_p99_s".into(),
             MaybeReal(self.success_latency_p99_s),
+            "99th percentile latency of the successful users",
+            S,
         );
         put(
             "failed_latency_median_s".into(),
             MaybeReal(self.failed_latency_median_s),
+            "median latency of the finished failed users",
+            S,
         );
         let closed = self.closed.clone().unwrap_or_default();
-        put("closed_cycles".into(), Count(closed.cycles));
+        put(
+            "closed_cycles".into(),
+            Count(closed.cycles),
+            "closed-loop users' requests that ended",
+            N,
+        );
         put(
             "closed_response_mean_s".into(),
             MaybeReal(closed.response_mean_s()),
+            "closed loop: mean response time R",
+            S,
         );
         put(
             "closed_think_mean_s".into(),
             MaybeReal(closed.think_mean_s()),
+            "closed loop: mean think time Z",
+            S,
         );
         put(
             "closed_throughput_per_s".into(),
             MaybeReal(closed.throughput_per_s()),
+            "closed loop: throughput X = users / (R + Z)",
+            "per s",
         );
         let sum_t = |f: fn(&TierStats) -> u64| self.tiers.iter().map(f).sum::<u64>();
         let sum_c = |f: fn(&CallerStats) -> u64| self.callers.iter().map(f).sum::<u64>();
-        put("rejected_full".into(), Count(sum_t(|t| t.rejected_full)));
-        put(
-            "dropped_expired".into(),
-            Count(sum_t(|t| t.dropped_expired)),
-        );
-        put("abandoned".into(), Count(sum_t(|t| t.abandoned)));
-        put("retries_sent".into(), Count(sum_c(|c| c.retries_sent)));
-        put(
-            "retries_throttled".into(),
-            Count(sum_c(|c| c.retries_throttled)),
-        );
-        put("no_time_left".into(), Count(sum_c(|c| c.no_time_left)));
-        put(
-            "margin_exhausted".into(),
-            Count(sum_c(|c| c.margin_exhausted)),
-        );
-        put(
-            "insufficient_deadline".into(),
-            Count(sum_c(|c| c.insufficient_deadline)),
-        );
-        put(
-            "retry_budget_exhausted".into(),
-            Count(sum_c(|c| c.retry_budget_exhausted)),
-        );
-        put(
-            "rejected_locally".into(),
-            Count(sum_c(|c| c.rejected_locally)),
-        );
+        let totals: [(&str, u64, &'static str); 10] = [
+            (
+                "rejected_full",
+                sum_t(|t| t.rejected_full),
+                "requests rejected by a full queue, all tiers",
+            ),
+            (
+                "dropped_expired",
+                sum_t(|t| t.dropped_expired),
+                "requests dropped at dequeue past their deadline, all tiers",
+            ),
+            (
+                "abandoned",
+                sum_t(|t| t.abandoned),
+                "requests whose work was abandoned by cancellation, all tiers",
+            ),
+            (
+                "retries_sent",
+                sum_c(|c| c.retries_sent),
+                "retries sent, all callers",
+            ),
+            (
+                "retries_throttled",
+                sum_c(|c| c.retries_throttled),
+                "retries refused by the retry throttle, all callers",
+            ),
+            (
+                "no_time_left",
+                sum_c(|c| c.no_time_left),
+                "retries not sent for lack of time, all callers",
+            ),
+            (
+                "margin_exhausted",
+                sum_c(|c| c.margin_exhausted),
+                "calls failed fast by the deadline safety margin, all callers",
+            ),
+            (
+                "insufficient_deadline",
+                sum_c(|c| c.insufficient_deadline),
+                "calls stopped by budget admission, all callers",
+            ),
+            (
+                "retry_budget_exhausted",
+                sum_c(|c| c.retry_budget_exhausted),
+                "retries refused by the retry budget, all callers",
+            ),
+            (
+                "rejected_locally",
+                sum_c(|c| c.rejected_locally),
+                "attempts rejected by adaptive throttling, all callers",
+            ),
+        ];
+        for (name, n, doc) in totals {
+            put(name.into(), Count(n), doc, N);
+        }
         for t in &self.tiers {
             let n = &t.name;
-            put(format!("{n}_arrivals"), Count(t.arrivals));
+            put(
+                format!("{n}_arrivals"),
+                Count(t.arrivals),
+                "requests received by the tier (fast-rejected included)",
+                N,
+            );
             put(
                 format!("{n}_arrivals_per_user"),
                 MaybeReal(ratio(t.arrivals, self.users)),
+                "requests received by the tier per user request",
+                "ratio",
             );
-            put(format!("{n}_arrivals_during"), Count(t.arrivals_during));
+            put(
+                format!("{n}_arrivals_during"),
+                Count(t.arrivals_during),
+                "requests received by the tier inside the trigger window",
+                N,
+            );
             put(
                 format!("{n}_arrivals_per_user_during"),
                 MaybeReal(ratio(t.arrivals_during, during.users)),
+                "requests received by the tier in the window per user arriving in it",
+                "ratio",
+            );
+            let counters: [(&str, u64, &'static str); 24] = [
+                (
+                    "arrivals_after_user_left",
+                    t.arrivals_after_user_left,
+                    "requests received after their user request had ended",
+                ),
+                (
+                    "admitted",
+                    t.admitted,
+                    "requests not rejected for a full queue",
+                ),
+                (
+                    "rejected_full",
+                    t.rejected_full,
+                    "requests rejected by a full queue",
+                ),
+                (
+                    "rate_limited",
+                    t.rate_limited,
+                    "requests rejected by the tier's rate limit",
+                ),
+                (
+                    "shed",
+                    t.shed,
+                    "requests shed on arrival by their class's shedding length",
+                ),
+                (
+                    "dropped_expired",
+                    t.dropped_expired,
+                    "requests dropped at dequeue past their deadline",
+                ),
+                (
+                    "codel_dropped",
+                    t.codel_dropped,
+                    "requests dropped at dequeue by CoDel",
+                ),
+                (
+                    "limit_lowest",
+                    t.limit_lowest,
+                    "lowest adaptive concurrency limit reached (0 without one)",
+                ),
+                (
+                    "limit_at_end",
+                    t.limit_at_end,
+                    "adaptive concurrency limit at the end (0 without one)",
+                ),
+                ("started", t.started, "requests that took a slot"),
+                (
+                    "completed",
+                    t.completed,
+                    "requests that released their slot with a reply",
+                ),
+                (
+                    "completed_ok",
+                    t.completed_ok,
+                    "requests completed with a successful reply",
+                ),
+                (
+                    "late",
+                    t.late,
+                    "completions whose caller had stopped waiting (wasted work)",
+                ),
+                (
+                    "abandoned",
+                    t.abandoned,
+                    "requests whose work was abandoned by cancellation",
+                ),
+                (
+                    "errors_injected",
+                    t.errors_injected,
+                    "error replies of requests that failed fast in an error window",
+                ),
+                (
+                    "lost_in_crash",
+                    t.lost_in_crash,
+                    "requests in service when their replica crashed (never answered)",
+                ),
+                (
+                    "lost_queued_in_crash",
+                    t.lost_queued_in_crash,
+                    "requests queued when their replica crashed (never answered)",
+                ),
+                (
+                    "refused_down",
+                    t.refused_down,
+                    "arrivals refused while the replica was down",
+                ),
+                (
+                    "black_holed",
+                    t.black_holed,
+                    "arrivals lost in a black hole while the replica was down",
+                ),
+                (
+                    "degraded",
+                    t.degraded,
+                    "fan-out replies that succeeded with an optional branch failed",
+                ),
+                (
+                    "cancelled",
+                    t.cancelled,
+                    "admitted requests dropped before starting because their caller cancelled them",
+                ),
+                (
+                    "queued_at_end",
+                    t.queued_at_end,
+                    "requests queued at the horizon",
+                ),
+                (
+                    "in_transit_at_end",
+                    t.in_transit_at_end,
+                    "requests on the network at the horizon",
+                ),
+                ("busy_at_end", t.busy_at_end, "slots busy at the horizon"),
+            ];
+            for (suffix, c, doc) in counters {
+                put(format!("{n}_{suffix}"), Count(c), doc, N);
+            }
+            put(
+                format!("{n}_max_queue"),
+                Count(t.max_queue),
+                "longest queue seen",
+                "requests",
             );
             put(
-                format!("{n}_arrivals_after_user_left"),
-                Count(t.arrivals_after_user_left),
+                format!("{n}_busy_s"),
+                Real(t.busy_s),
+                "slot-seconds held",
+                "slot-s",
             );
-            put(format!("{n}_admitted"), Count(t.admitted));
-            put(format!("{n}_rejected_full"), Count(t.rejected_full));
-            put(format!("{n}_rate_limited"), Count(t.rate_limited));
-            put(format!("{n}_shed"), Count(t.shed));
-            put(format!("{n}_dropped_expired"), Count(t.dropped_expired));
-            put(format!("{n}_codel_dropped"), Count(t.codel_dropped));
-            put(format!("{n}_limit_lowest"), Count(t.limit_lowest));
-            put(format!("{n}_limit_at_end"), Count(t.limit_at_end));
-            put(format!("{n}_started"), Count(t.started));
-            put(format!("{n}_completed"), Count(t.completed));
-            put(format!("{n}_completed_ok"), Count(t.completed_ok));
-            put(format!("{n}_late"), Count(t.late));
-            put(format!("{n}_abandoned"), Count(t.abandoned));
-            put(format!("{n}_errors_injected"), Count(t.errors_injected));
-            put(format!("{n}_lost_in_crash"), Count(t.lost_in_crash));
-            put(
-                format!("{n}_lost_queued_in_crash"),
-                Count(t.lost_queued_in_crash),
-            );
-            put(format!("{n}_refused_down"), Count(t.refused_down));
-            put(format!("{n}_black_holed"), Count(t.black_holed));
-            put(format!("{n}_degraded"), Count(t.degraded));
-            put(format!("{n}_cancelled"), Count(t.cancelled));
-            put(format!("{n}_queued_at_end"), Count(t.queued_at_end));
-            put(format!("{n}_in_transit_at_end"), Count(t.in_transit_at_end));
-            put(format!("{n}_busy_at_end"), Count(t.busy_at_end));
-            put(format!("{n}_max_queue"), Count(t.max_queue));
-            put(format!("{n}_busy_s"), Real(t.busy_s));
             put(
                 format!("{n}_mean_wait_s"),
                 MaybeReal(t.started.gt(&0).then(|| t.wait_s / t.started as f64)),
+                "mean queueing time of the requests that started",
+                S,
             );
-            put(format!("{n}_mean_queue"), Real(t.queue_s / self.horizon_s));
+            put(
+                format!("{n}_mean_queue"),
+                Real(t.queue_s / self.horizon_s),
+                "time-averaged queue length",
+                "requests",
+            );
             put(
                 format!("{n}_max_arrivals_per_user"),
                 Count(t.max_arrivals_per_user),
+                "most requests received by the tier for one user request",
+                N,
             );
             put(
                 format!("{n}_arrival_bound_per_user"),
                 Count(t.arrival_bound_per_user),
+                "the bound of that number from the attempts allowed above",
+                N,
             );
             for (k, r) in t.replicas.iter().enumerate() {
-                put(format!("{n}_r{k}_arrivals"), Count(r.arrivals));
-                put(format!("{n}_r{k}_admitted"), Count(r.admitted));
-                put(format!("{n}_r{k}_completed_ok"), Count(r.completed_ok));
-                put(format!("{n}_r{k}_max_queue"), Count(r.max_queue));
+                put(
+                    format!("{n}_r{k}_arrivals"),
+                    Count(r.arrivals),
+                    "requests received by this replica",
+                    N,
+                );
+                put(
+                    format!("{n}_r{k}_admitted"),
+                    Count(r.admitted),
+                    "requests admitted by this replica",
+                    N,
+                );
+                put(
+                    format!("{n}_r{k}_completed_ok"),
+                    Count(r.completed_ok),
+                    "successful completions of this replica",
+                    N,
+                );
+                put(
+                    format!("{n}_r{k}_max_queue"),
+                    Count(r.max_queue),
+                    "longest queue of this replica",
+                    "requests",
+                );
             }
         }
         for c in &self.callers {
             let n = &c.name;
-            put(format!("{n}_calls"), Count(c.calls));
-            put(format!("{n}_calls_ok"), Count(c.calls_ok));
-            put(format!("{n}_calls_timeout"), Count(c.calls_timeout));
-            put(format!("{n}_calls_rejected"), Count(c.calls_rejected));
-            put(format!("{n}_calls_expired"), Count(c.calls_expired));
-            put(format!("{n}_calls_refused"), Count(c.calls_refused));
-            put(format!("{n}_calls_error"), Count(c.calls_error));
-            put(format!("{n}_calls_pending"), Count(c.calls_pending));
-            put(format!("{n}_calls_cancelled"), Count(c.calls_cancelled));
-            put(format!("{n}_retries_sent"), Count(c.retries_sent));
-            put(format!("{n}_retries_throttled"), Count(c.retries_throttled));
-            put(format!("{n}_giveup_limit"), Count(c.giveup_limit));
-            put(format!("{n}_giveup_deadline"), Count(c.giveup_deadline));
-            put(
-                format!("{n}_giveup_not_retryable"),
-                Count(c.giveup_not_retryable),
-            );
-            put(format!("{n}_no_time_left"), Count(c.no_time_left));
-            put(format!("{n}_margin_exhausted"), Count(c.margin_exhausted));
-            put(
-                format!("{n}_insufficient_deadline"),
-                Count(c.insufficient_deadline),
-            );
-            put(
-                format!("{n}_retry_budget_exhausted"),
-                Count(c.retry_budget_exhausted),
-            );
-            put(format!("{n}_rejected_locally"), Count(c.rejected_locally));
-            put(format!("{n}_breaker_rejected"), Count(c.breaker_rejected));
-            put(format!("{n}_bulkhead_rejected"), Count(c.bulkhead_rejected));
-            put(format!("{n}_hedges_sent"), Count(c.hedges_sent));
-            put(format!("{n}_hedges_refused"), Count(c.hedges_refused));
+            let counters: [(&str, u64, &'static str); 23] = [
+                (
+                    "calls",
+                    c.calls,
+                    "attempts sent on this edge: first tries, retries and hedges",
+                ),
+                ("calls_ok", c.calls_ok, "attempts answered successfully"),
+                ("calls_timeout", c.calls_timeout, "attempts that timed out"),
+                (
+                    "calls_rejected",
+                    c.calls_rejected,
+                    "attempts rejected by a full queue downstream",
+                ),
+                (
+                    "calls_expired",
+                    c.calls_expired,
+                    "attempts dropped downstream past their deadline",
+                ),
+                (
+                    "calls_refused",
+                    c.calls_refused,
+                    "attempts refused by a replica that was down",
+                ),
+                (
+                    "calls_error",
+                    c.calls_error,
+                    "attempts answered with an error",
+                ),
+                (
+                    "calls_pending",
+                    c.calls_pending,
+                    "attempts still waiting at the horizon",
+                ),
+                (
+                    "calls_cancelled",
+                    c.calls_cancelled,
+                    "attempts no longer waited for after a required branch failed",
+                ),
+                ("retries_sent", c.retries_sent, "retries sent"),
+                (
+                    "retries_throttled",
+                    c.retries_throttled,
+                    "retries refused by the retry throttle",
+                ),
+                (
+                    "giveup_limit",
+                    c.giveup_limit,
+                    "gave up: attempt limit reached",
+                ),
+                (
+                    "giveup_deadline",
+                    c.giveup_deadline,
+                    "gave up: own deadline passed",
+                ),
+                (
+                    "giveup_not_retryable",
+                    c.giveup_not_retryable,
+                    "gave up: a failure of a class the caller does not retry",
+                ),
+                (
+                    "no_time_left",
+                    c.no_time_left,
+                    "retries not sent: no time left",
+                ),
+                (
+                    "margin_exhausted",
+                    c.margin_exhausted,
+                    "failed fast: the deadline safety margin left no time",
+                ),
+                (
+                    "insufficient_deadline",
+                    c.insufficient_deadline,
+                    "stopped by budget admission",
+                ),
+                (
+                    "retry_budget_exhausted",
+                    c.retry_budget_exhausted,
+                    "retries refused by the retry budget",
+                ),
+                (
+                    "rejected_locally",
+                    c.rejected_locally,
+                    "attempts rejected locally by adaptive throttling",
+                ),
+                (
+                    "breaker_rejected",
+                    c.breaker_rejected,
+                    "attempts rejected by an open circuit breaker",
+                ),
+                (
+                    "bulkhead_rejected",
+                    c.bulkhead_rejected,
+                    "attempts rejected by the bulkhead (max_in_flight)",
+                ),
+                ("hedges_sent", c.hedges_sent, "hedged second copies sent"),
+                (
+                    "hedges_refused",
+                    c.hedges_refused,
+                    "hedges refused by their budget or by every replica",
+                ),
+            ];
+            for (suffix, v, doc) in counters {
+                put(format!("{n}_{suffix}"), Count(v), doc, N);
+            }
             if c.balanced {
-                put(format!("{n}_ejections"), Count(c.ejections));
-                put(format!("{n}_ejected_s"), Real(c.ejected_s));
+                put(
+                    format!("{n}_ejections"),
+                    Count(c.ejections),
+                    "outlier ejections of a replica",
+                    N,
+                );
+                put(
+                    format!("{n}_ejected_s"),
+                    Real(c.ejected_s),
+                    "replica-seconds kept out by ejection",
+                    "replica-s",
+                );
             }
         }
         out

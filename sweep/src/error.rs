@@ -289,6 +289,30 @@ pub enum MergeError {
     Store(#[from] StoreError),
 }
 
+/// `sweep diff`.
+#[derive(Debug, thiserror::Error)]
+pub enum DiffError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{}: {message}", dir.display())]
+    Load { dir: PathBuf, message: String },
+    #[error("{}: no runs", dir.display())]
+    NoRuns { dir: PathBuf },
+    #[error("{}: {source}", dir.display())]
+    Table { dir: PathBuf, source: PolarsError },
+    #[error("{} and {} do not hold the same points", a.display(), b.display())]
+    Points {
+        a: PathBuf,
+        b: PathBuf,
+        problems: Vec<String>,
+    },
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
 /// `sweep refine`.
 #[derive(Debug, thiserror::Error)]
 pub enum RefineError {
@@ -361,6 +385,8 @@ pub enum Error {
     Merge(#[source] MergeError),
     #[error("compare")]
     Compare(#[source] MergeError),
+    #[error("diff")]
+    Diff(#[from] DiffError),
     #[error("report")]
     Report(#[from] ReportError),
     #[error("{}", match .0 {
@@ -392,6 +418,16 @@ impl Error {
             Error::Run(e) => vec![e.to_string()],
             Error::Refine(e) => vec![e.to_string()],
             Error::Merge(e) | Error::Compare(e) => vec![e.to_string()],
+            Error::Diff(DiffError::Points { a, b, problems }) => {
+                let mut all = vec![format!(
+                    "{} and {} do not hold the same points (diff compares the results of one grid's points; `compare` checks equality):",
+                    a.display(),
+                    b.display()
+                )];
+                all.extend(problems.iter().cloned());
+                all
+            }
+            Error::Diff(e) => vec![e.to_string()],
             Error::Report(e) => vec![e.to_string()],
             Error::Slurm(e) => vec![e.to_string()],
         }

@@ -260,11 +260,6 @@ impl Overrides {
 }
 
 impl Grid {
-    /// The grid of file `path`, every point validated, or every problem it has.
-    pub fn load(path: &Path) -> Result<Grid, GridErrors> {
-        Grid::load_with(path, None, &Overrides::default())
-    }
-
     /// The grid of file `path` with the command line's overrides, every
     /// point validated (or at most `sample` of them, spread evenly over the
     /// grid; [`Grid::points_checked`] says how many), or every problem of

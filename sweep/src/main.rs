@@ -3,6 +3,7 @@
 mod axis_range;
 mod crash;
 mod design;
+mod diff;
 mod error;
 mod grid;
 mod lock;
@@ -56,6 +57,8 @@ enum Command {
     Report(report::ReportArgs),
     /// Check that two output directories hold the same runs with the same results.
     Compare(merge::CompareArgs),
+    /// Compare two sweeps of the same points: changed outcomes, metrics moved beyond seed noise.
+    Diff(diff::DiffArgs),
     /// Locate where one numeric axis tips P(not recovered) past a threshold, by bisection per point.
     Refine(refine::RefineArgs),
     /// Write an sbatch job-array script that runs a grid as N shards.
@@ -126,6 +129,7 @@ fn main() -> ExitCode {
         Command::Params(args) => params::params(&args),
         Command::Merge(args) => merge::merge(&args),
         Command::Compare(args) => merge::compare(&args),
+        Command::Diff(args) => diff::diff(&args),
         Command::Report(args) => report::report(&args),
         Command::Slurm(args) => slurm::slurm(&args),
         Command::Refine(args) => refine::refine(&args),

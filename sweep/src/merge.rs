@@ -40,7 +40,7 @@ pub fn merge(args: &MergeArgs) -> Result<ExitCode, Error> {
         target.display()
     );
     if !args.no_report {
-        crate::report::write_report(&target)?;
+        crate::report::write_report(&target, false)?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,6 +1,7 @@
 //! `sweep params`: every parameter path of a scenario with its type, its
-//! value in that scenario (the default an override replaces) and its doc,
-//! grouped by tier.
+//! value in that scenario (the default an override replaces), the values
+//! the catalogue accepts and its doc, grouped by tier, as a table fitted
+//! to the terminal.
 
 use crate::error::Error;
 use clap::Args;
@@ -51,6 +52,7 @@ pub fn params(args: &ParamsArgs) -> Result<ExitCode, Error> {
         if group != "scenario" {
             println!("\n[{group}]");
         }
+        let mut rows = Vec::new();
         for path in here {
             let param = sim_core::params::param_of(path);
             let kind = param.map(|d| d.kind.describe()).unwrap_or_default();
@@ -64,8 +66,13 @@ pub fn params(args: &ParamsArgs) -> Result<ExitCode, Error> {
                 Some(v) => show(v),
                 None => "-".to_string(),
             };
-            println!("{path:42} {kind:24} {default:14} {doc}");
+            let range = param.map(|d| d.range()).unwrap_or_default();
+            rows.push(vec![path.clone(), kind, default, range, doc.to_string()]);
         }
+        print!(
+            "{}",
+            crate::table::terminal(&["path", "type", "default", "range", "what it does"], &rows)
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

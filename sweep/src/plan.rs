@@ -1,12 +1,11 @@
 //! `sweep plan`: what a grid will run, and how long it should take here.
 
-use crate::error::Error;
+use crate::error::{Error, RunnerError};
 use crate::grid::{Grid, PLAN_SAMPLE, describe};
 use crate::progress::human_duration;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
 
 #[derive(Args)]
 pub struct PlanArgs {
@@ -112,21 +111,18 @@ pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
     for i in &samples {
         say!("  #{i}: {}", describe(&grid.point(*i)[grid.fixed.len()..]));
     }
-    // Calibrate on runs spread evenly over the enumeration.
-    let k = args.calibrate.min(grid.runs()).max(1);
-    let started = Instant::now();
-    for j in 0..k {
-        let (_, point, seed) = grid.run(j * grid.runs() / k);
-        if let Ok(s) = grid.scenario(&point) {
-            let _ = sim_core::run(&s, seed);
-        }
-    }
-    let per_run = started.elapsed().as_secs_f64() / k as f64;
-    let estimate = per_run * grid.runs() as f64 / jobs as f64;
+    let est = estimate(&grid, jobs, args.calibrate)?;
     say!(
-        "estimated wall time: {} on {jobs} threads (calibrated on {k} runs here: {:.1} ms per run)",
-        human_duration(estimate),
-        per_run * 1000.0
+        "estimated wall time: {} to {} on {jobs} threads (calibrated on {} runs here, the cheapest and dearest points by expected users and a spread between: {:.1} to {:.1} ms per 1000 users)",
+        human_duration(est.wall_s.0),
+        human_duration(est.wall_s.1),
+        est.calibration_runs,
+        est.ms_per_kuser.0,
+        est.ms_per_kuser.1,
+    );
+    say!(
+        "expected output: about {} on disk (runs and series parts, from the calibration runs written to Parquet in memory)",
+        crate::runner::human_bytes(est.output_bytes),
     );
     say!(
         "nothing was written; run it with: sweep run {}{}",
@@ -160,10 +156,12 @@ pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
                 "overrides": grid.point(*i)[grid.fixed.len()..].iter().map(|(k, v)| (k.clone(), value(v))).collect::<serde_json::Map<_, _>>(),
             })).collect::<Vec<_>>(),
             "estimate": {
-                "wall_s": estimate,
+                "wall_s_low": est.wall_s.0,
+                "wall_s_high": est.wall_s.1,
                 "threads": jobs,
-                "calibration_runs": k,
-                "per_run_ms": per_run * 1000.0,
+                "calibration_runs": est.calibration_runs,
+                "ms_per_1000_users": [est.ms_per_kuser.0, est.ms_per_kuser.1],
+                "output_bytes": est.output_bytes,
             },
         });
         println!(
@@ -248,4 +246,127 @@ fn design_lines(grid: &Grid) -> Vec<String> {
         out.push(format!("           {i}: {}", values.join(", ")));
     }
     out
+}
+
+/// What `plan` expects of a grid here.
+struct Estimate {
+    /// Wall time on the threads given: low and high, seconds.
+    wall_s: (f64, f64),
+    /// The range of the cost per 1000 expected users used for it.
+    ms_per_kuser: (f64, f64),
+    calibration_runs: u64,
+    /// Parquet bytes of both tables, parts' overhead included.
+    output_bytes: u64,
+}
+
+/// Times runs at the cheapest and the dearest point by expected users
+/// (the cost a run's events grow with) and at points spread evenly over
+/// the grid, one seed each, and scales their cost per user to the grid's
+/// expected users. The range is the 95% interval of the mean cost per
+/// user over the calibration runs, within the smallest and largest seen:
+/// the cost per user is what varies with the other axes (retries, queues).
+/// The runs are written to Parquet in memory to measure the output size.
+fn estimate(grid: &Grid, jobs: usize, calibrate: u64) -> Result<Estimate, Error> {
+    let n = grid.points();
+    // As many points as are validated, spread evenly: building a scenario
+    // per point of a huge grid would make `plan` slow.
+    let sampled = n.min(PLAN_SAMPLE);
+    let users_of = |p: u64| {
+        grid.scenario(&grid.point(p))
+            .map_or(0.0, |s| sim_core::expected_users(&s))
+    };
+    let costs: Vec<(u64, f64)> = (0..sampled)
+        .map(|j| {
+            let p = (j as u128 * n as u128 / sampled as u128) as u64;
+            (p, users_of(p))
+        })
+        .collect();
+    // The grid's expected users over all its runs.
+    let users_total = costs.iter().map(|(_, u)| u).sum::<f64>()
+        * (n as f64 / sampled as f64)
+        * grid.seeds.len() as f64;
+    let by_cost = |a: &&(u64, f64), b: &&(u64, f64)| a.1.total_cmp(&b.1);
+    let cheapest = costs.iter().min_by(by_cost).map_or(0, |c| c.0);
+    let dearest = costs.iter().max_by(by_cost).map_or(0, |c| c.0);
+    let k = calibrate.max(1).min(n);
+    let mut points: Vec<u64> = vec![cheapest, dearest];
+    points.extend((0..k).map(|j| j * n / k));
+    points.sort_unstable();
+    points.dedup();
+    let seed = grid.seeds[0];
+    // On `jobs` threads, as `run` would: each run's time then includes the
+    // contention of its neighbours for the machine.
+    let (pool, _) = crate::runner::worker_pool(Some(jobs)).map_err(RunnerError::Pool)?;
+    let outcomes: Vec<crate::records::Outcome> = pool.install(|| {
+        use rayon::prelude::*;
+        (points.par_iter().enumerate())
+            .with_max_len(1)
+            .map(|(i, p)| crate::runner::execute_point(grid, i as u64, grid.point(*p), seed, false))
+            .collect()
+    });
+    let per_kuser: Vec<f64> = points
+        .iter()
+        .zip(&outcomes)
+        .filter(|(_, o)| o.result.is_ok())
+        .map(|(p, o)| o.wall_ms / (users_of(*p).max(1.0) / 1000.0))
+        .collect();
+    let (lo, hi) = interval(&per_kuser);
+    let wall = |ms_per_kuser: f64| ms_per_kuser * users_total / 1000.0 / 1000.0 / jobs as f64;
+    let layout = crate::records::Layout::new(
+        grid.point_columns(),
+        &grid
+            .scenario(&grid.point(0))
+            .map_err(|errors| Error::Config {
+                context: "the grid's first point".to_string(),
+                errors,
+            })?,
+    );
+    // Bytes of a part of the first `m` calibration runs (both tables).
+    let metadata = layout.metadata(&[]);
+    let part_bytes = |m: usize| {
+        let size = |df: polars::prelude::PolarsResult<polars::prelude::DataFrame>, kv| {
+            df.and_then(|mut df| crate::store::encode(&mut df, kv))
+                .map_or(0.0, |b| b.len() as f64)
+        };
+        size(layout.runs_frame(&outcomes[..m]), &metadata.runs)
+            + size(layout.series_frame(&outcomes[..m]), &metadata.series)
+    };
+    // A part costs a fixed overhead (schema, column descriptions) plus its
+    // runs: the two from a part of all calibration runs and one of half.
+    let (m, half) = (outcomes.len(), (outcomes.len() / 2).max(1));
+    let per_run = if m > half {
+        ((part_bytes(m) - part_bytes(half)) / (m - half) as f64).max(0.0)
+    } else {
+        part_bytes(m)
+    };
+    let overhead = (part_bytes(m) - per_run * m as f64).max(0.0);
+    let wall_s = (wall(lo), wall(hi));
+    // `run` writes a part every 1000 runs or 5 s, whichever comes first.
+    let parts = (grid.runs() as f64 / 1000.0)
+        .max(wall_s.1 / 5.0)
+        .ceil()
+        .max(1.0);
+    Ok(Estimate {
+        wall_s,
+        ms_per_kuser: (lo, hi),
+        calibration_runs: m as u64,
+        output_bytes: (per_run * grid.runs() as f64 + overhead * parts) as u64,
+    })
+}
+
+/// The 95% t-interval of the mean of `xs`, within their smallest and
+/// largest value (both 0 without values).
+fn interval(xs: &[f64]) -> (f64, f64) {
+    let (min, max) = xs
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+            (a.min(x), b.max(x))
+        });
+    if xs.is_empty() {
+        return (0.0, 0.0);
+    }
+    match analysis::stats::mean_ci95(xs) {
+        Some((l, h)) => (l.max(min), h.min(max)),
+        None => (min, max),
+    }
 }

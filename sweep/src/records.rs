@@ -51,14 +51,81 @@ pub struct Outcome {
 /// every part file has the same schema, failed-only batches included.
 pub struct Layout {
     pub point: Vec<PointColumn>,
-    /// Metric names and a value of each one's type.
-    pub metrics: Vec<(String, Metric)>,
+    /// The metrics (name, a value of each one's type, doc and unit).
+    pub metrics: Vec<sim_core::Metric>,
     pub tiers: Vec<String>,
     /// Per tier: it has replicas at some point of the grid (several in the
     /// scenario, or `<tier>.replicas` set or swept), so the series carry
     /// each replica's queue and busy counts.
     pub replicated: Vec<bool>,
 }
+
+/// What a column holds, in the `sweep.columns` metadata of every part.
+#[derive(serde::Serialize)]
+struct ColumnDoc {
+    name: String,
+    description: String,
+    unit: &'static str,
+}
+
+/// The metadata key of the column descriptions (a JSON list of `name`,
+/// `description`, `unit`, in column order).
+pub const COLUMNS_KEY: &str = "sweep.columns";
+
+/// The per-second counters of each tier in `series` (`<tier>_<suffix>`).
+const TIER_SERIES: [(&str, SeriesColumn, &str, &str); 8] = [
+    (
+        "arrivals",
+        |x| &x.arrivals,
+        "requests received by the tier in that second",
+        "count",
+    ),
+    (
+        "retries",
+        |x| &x.retries,
+        "arrivals that exist because of a retry or hedge sent by the tier's caller or any caller above it",
+        "count",
+    ),
+    (
+        "after_user_left",
+        |x| &x.after_user_left,
+        "arrivals for a user request that had already ended",
+        "count",
+    ),
+    (
+        "admitted",
+        |x| &x.admitted,
+        "requests admitted by the tier in that second",
+        "count",
+    ),
+    (
+        "completed",
+        |x| &x.completed,
+        "requests completed by the tier in that second",
+        "count",
+    ),
+    (
+        "late",
+        |x| &x.late,
+        "completions nobody waited for in that second",
+        "count",
+    ),
+    (
+        "queue_len",
+        |x| &x.queue_len,
+        "queue length at the end of the second",
+        "requests",
+    ),
+    (
+        "busy",
+        |x| &x.busy,
+        "busy slots at the end of the second",
+        "slots",
+    ),
+];
+
+/// The tier series that also come per replica.
+const REPLICA_SERIES: [&str; 2] = ["queue_len", "busy"];
 
 impl Layout {
     pub fn new(point: Vec<PointColumn>, scenario: &sim_core::Scenario) -> Layout {
@@ -70,12 +137,119 @@ impl Layout {
             .collect();
         Layout {
             point,
-            metrics: sim_core::result::metric_schema(scenario)
-                .into_iter()
-                .map(|m| (m.name, m.value))
-                .collect(),
+            metrics: sim_core::result::metric_schema(scenario),
             tiers: scenario.tiers.iter().map(|t| t.name.clone()).collect(),
             replicated,
+        }
+    }
+
+    /// The key-value metadata of the `runs` and `series` parts: `common`,
+    /// and each column's description and unit under [`COLUMNS_KEY`] (the
+    /// metrics' from `sim_core`'s list, the parameters' from the catalogue).
+    pub fn metadata(&self, common: &[(String, String)]) -> PartMetadata {
+        let doc = |name: &str, description: &str, unit: &'static str| ColumnDoc {
+            name: name.to_string(),
+            description: description.to_string(),
+            unit,
+        };
+        let mut runs = vec![
+            doc("run_id", "the run's id: SHA-256 of its point and seed", ""),
+            doc(
+                "point_id",
+                "the point's id: SHA-256 of its parameter values",
+                "",
+            ),
+            doc("seed", "the seed of the run's random streams", ""),
+            doc(
+                "run_index",
+                "the run's position in the grid's enumeration",
+                "",
+            ),
+        ];
+        for pc in &self.point {
+            let about = sim_core::params::param_of(&pc.path).map_or("", |p| p.doc);
+            runs.push(doc(
+                &pc.path,
+                &format!("parameter: {about}"),
+                unit_of_path(&pc.path),
+            ));
+        }
+        runs.extend([
+            doc("status", "ok, or failed (then the metrics are null)", ""),
+            doc("error", "why a failed run failed (null for ok runs)", ""),
+            doc("wall_ms", "wall-clock time of the run on its worker", "ms"),
+        ]);
+        runs.extend(self.metrics.iter().map(|m| doc(&m.name, m.doc, m.unit)));
+        runs.extend([
+            doc(
+                "success_latency_histogram",
+                "successful users' latencies per bucket of sweep.latency_edges_s (a list, one more than the edges)",
+                "count",
+            ),
+            doc(
+                "failed_latency_histogram",
+                "failed users' latencies per bucket of sweep.latency_edges_s (a list, one more than the edges)",
+                "count",
+            ),
+        ]);
+        let mut series = vec![
+            doc("run_id", "the run (see runs.run_id)", ""),
+            doc("second", "simulated second", "s"),
+            doc("user_arrivals", "users arriving in that second", "count"),
+            doc(
+                "user_ok_by_arrival",
+                "users arriving in that second who succeeded",
+                "count",
+            ),
+            doc(
+                "success_rate",
+                "user_ok_by_arrival / user_arrivals",
+                "share (0-1)",
+            ),
+            doc(
+                "successes",
+                "users finishing in that second with success",
+                "count",
+            ),
+            doc(
+                "failures",
+                "users finishing in that second with a failure",
+                "count",
+            ),
+        ];
+        for (t, replicated) in self.tiers.iter().zip(&self.replicated) {
+            series.extend(
+                TIER_SERIES
+                    .iter()
+                    .map(|(suffix, _, about, unit)| doc(&format!("{t}_{suffix}"), about, unit)),
+            );
+            if *replicated {
+                series.extend(
+                    (TIER_SERIES.iter())
+                        .filter(|c| REPLICA_SERIES.contains(&c.0))
+                        .map(|(suffix, _, about, unit)| {
+                            let about = format!("per replica (a list, replica 0 first; empty with one instance): {about}");
+                            doc(&format!("{t}_replica_{suffix}"), &about, unit)
+                        }),
+                );
+            }
+            series.push(doc(
+                &format!("{t}_capacity_per_s"),
+                "slots / mean service time, slowed by the slow windows in force, 0 while crashed, summed over replicas (null: no work of its own)",
+                "per s",
+            ));
+        }
+        let with = |docs: Vec<ColumnDoc>| {
+            let mut kv = common.to_vec();
+            kv.push((
+                COLUMNS_KEY.to_string(),
+                serde_json::to_string(&docs).expect("column docs serialize"),
+            ));
+            kv
+        };
+        PartMetadata {
+            runs: with(runs),
+            series: with(series),
         }
     }
 
@@ -104,15 +278,15 @@ impl Layout {
         ];
         for (j, pc) in self.point.iter().enumerate() {
             let values = batch.iter().map(|o| &o.point[j].1);
-            cols.push(point_column(&pc.path, pc.kind, values));
+            cols.push(point_column(&pc.path, pc.kind, values)?);
         }
-        cols.push(Column::new(
+        cols.push(categorical(Column::new(
             "status".into(),
             batch
                 .iter()
                 .map(|o| if o.result.is_ok() { "ok" } else { "failed" })
                 .collect::<Vec<_>>(),
-        ));
+        ))?);
         cols.push(Column::new(
             "error".into(),
             batch
@@ -128,9 +302,10 @@ impl Layout {
             .iter()
             .map(|o| o.result.as_ref().ok().map(RunResult::metrics))
             .collect();
-        for (k, (name, kind)) in self.metrics.iter().enumerate() {
+        for (k, m) in self.metrics.iter().enumerate() {
+            let name = &m.name;
             let at = |i: usize| metrics[i].as_ref().map(|m| m[k].value);
-            let col = match kind {
+            let col = match m.value {
                 Metric::Count(_) => Column::new(
                     name.into(),
                     (0..n).map(|i| at(i).map(as_count)).collect::<Vec<_>>(),
@@ -220,26 +395,15 @@ impl Layout {
             Column::new("failures".into(), flat(&|r, s| r.series.failures[s])),
         ];
         for (t, name) in self.tiers.iter().enumerate() {
-            let tier_cols: [(&str, SeriesColumn); 8] = [
-                ("arrivals", |x| &x.arrivals),
-                ("retries", |x| &x.retries),
-                ("after_user_left", |x| &x.after_user_left),
-                ("admitted", |x| &x.admitted),
-                ("completed", |x| &x.completed),
-                ("late", |x| &x.late),
-                ("queue_len", |x| &x.queue_len),
-                ("busy", |x| &x.busy),
-            ];
-            for (suffix, get) in tier_cols {
+            for (suffix, get, _, _) in TIER_SERIES {
                 cols.push(Column::new(
                     format!("{name}_{suffix}").into(),
                     flat(&|r, s| get(&r.series.tiers[t])[s]),
                 ));
             }
             if self.replicated[t] {
-                for (suffix, get) in tier_cols
-                    .iter()
-                    .filter(|(s, _)| ["queue_len", "busy"].contains(s))
+                for (suffix, get, _, _) in
+                    TIER_SERIES.iter().filter(|c| REPLICA_SERIES.contains(&c.0))
                 {
                     cols.push(replica_column(
                         &format!("{name}_replica_{suffix}"),
@@ -289,14 +453,32 @@ fn replica_column(name: &str, ok: &[(&str, &RunResult)], t: usize, get: SeriesCo
     list.finish().into_column()
 }
 
+/// The key-value metadata of each table's parts.
+pub struct PartMetadata {
+    pub runs: Vec<(String, String)>,
+    pub series: Vec<(String, String)>,
+}
+
+/// A parameter's unit, by the naming convention of the catalogue's paths
+/// (`_s`: seconds, `_per_s`: per second).
+fn unit_of_path(path: &str) -> &'static str {
+    if path.ends_with("_per_s") {
+        "per s"
+    } else if path.ends_with("_s") {
+        "s"
+    } else {
+        ""
+    }
+}
+
 /// An override column typed by its parameter's kind; `"unbounded"` caps are null.
 fn point_column<'a>(
     path: &str,
     kind: Kind,
     values: impl Iterator<Item = &'a toml::Value>,
-) -> Column {
+) -> PolarsResult<Column> {
     let name: PlSmallStr = path.into();
-    match kind {
+    Ok(match kind {
         Kind::Float => Column::new(
             name,
             values
@@ -315,7 +497,7 @@ fn point_column<'a>(
         Kind::Bool => Column::new(name, values.map(toml::Value::as_bool).collect::<Vec<_>>()),
         // A list (of indexes, numbers or names) is written as its TOML text (`[2]`).
         Kind::Choice(_) | Kind::Text | Kind::Indexes | Kind::Floats | Kind::Choices(_) => {
-            Column::new(
+            return categorical(Column::new(
                 name,
                 values
                     .map(|v| {
@@ -324,9 +506,15 @@ fn point_column<'a>(
                             .unwrap_or_else(|| v.to_string())
                     })
                     .collect::<Vec<_>>(),
-            )
+            ));
         }
-    }
+    })
+}
+
+/// A column of few distinct strings as a categorical: dictionary-encoded
+/// in Parquet, a `category` in pandas and a `Categorical` in polars.
+fn categorical(c: Column) -> PolarsResult<Column> {
+    c.cast(&DataType::from_categories(Categories::global()))
 }
 
 /// A count as written (`Int64`); no simulation counts to 2^63.

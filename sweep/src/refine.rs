@@ -11,7 +11,7 @@ use crate::records::{Layout, Outcome};
 use crate::runner::{execute_point, new_manifest, now_rfc3339, silence_panics, worker_pool};
 use crate::store::{Shard, Store, count_runs};
 use analysis::IoError;
-use analysis::PlotError;
+use analysis::plots::{BoundaryLine, BoundaryPlot, Crossing};
 use clap::Args;
 use rayon::prelude::*;
 use sim_core::params::{Kind, param_of};
@@ -24,6 +24,10 @@ use toml::Value;
 pub struct RefineArgs {
     /// Grid file; its seeds and other axes are used as they are.
     pub grid: PathBuf,
+    /// Fix a parameter for every run, like the grid's [set] (replaces the
+    /// path's value there, or its axis); repeatable.
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    pub sets: Vec<String>,
     /// The numeric axis to bisect; its lowest and highest levels bracket the search.
     #[arg(long)]
     pub axis: String,
@@ -75,7 +79,11 @@ pub fn refine(args: &RefineArgs) -> Result<ExitCode, Error> {
 }
 
 fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
-    let grid = Grid::load(&args.grid).map_err(RefineError::Grid)?;
+    let overrides = crate::grid::Overrides {
+        sets: args.sets.clone(),
+        axes: Vec::new(),
+    };
+    let grid = Grid::load_overridden(&args.grid, None, &overrides).map_err(RefineError::Grid)?;
     let axis = || args.axis.clone();
     let d = grid
         .dimensions
@@ -158,13 +166,13 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
     manifest.fingerprint = fingerprint;
     manifest.status = "running".to_string();
     store.write_manifest(&manifest)?;
-    let metadata = vec![(
+    let metadata = layout.metadata(&[(
         "sweep.refine".to_string(),
         format!(
             "{} threshold {} precision {precision}",
             args.axis, args.threshold
         ),
-    )];
+    )]);
     silence_panics();
 
     let mut next_index = known.len() as u64;
@@ -270,13 +278,37 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
     let boundary = dir.join("boundary.md");
     std::fs::write(&boundary, &table).map_err(IoError::at(boundary))?;
     println!("{table}");
-    draw_boundary(&dir, &grid, &others, &slices, &args.axis, args.threshold)?;
+    let labels: Vec<Vec<String>> = slices
+        .iter()
+        .map(|s| slice_label(&grid, &others, s))
+        .collect();
+    // Along x, the first numeric other axis (lines of a boundary against a
+    // load or a timeout), else the first.
+    let numeric = |d: &usize| {
+        let paths = &grid.dimensions[*d].paths;
+        paths.len() == 1
+            && matches!(
+                param_of(&paths[0]).map(|p| p.kind),
+                Some(Kind::Float | Kind::Int | Kind::Cap)
+            )
+    };
+    let x = others.iter().position(numeric).unwrap_or(0);
+    let plot = boundary_plot(
+        &other_heads(&grid, &others),
+        &labels,
+        x,
+        &slices,
+        &args.axis,
+        args.threshold,
+        (lo, hi),
+    );
+    analysis::plots::boundary(&dir.join("plots").join("boundary"), &plot)?;
     println!(
         "boundary: {0}/analysis/boundary.md, {0}/analysis/plots/boundary.svg; runs: {0}/runs/*.parquet",
         out.display()
     );
     if !args.no_report {
-        crate::report::write_report(&out)?;
+        crate::report::write_report(&out, false)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -326,6 +358,12 @@ fn known_results(store: &Store) -> Result<HashMap<String, Option<bool>>, StoreEr
     Ok(known)
 }
 
+/// A level as a person reads it (`naive`, not `"naive"`).
+fn level_text(v: &Value) -> String {
+    v.as_str().map_or_else(|| v.to_string(), str::to_string)
+}
+
+/// The slice's level of each of the other axes (a zip's values joined).
 fn slice_label(grid: &Grid, others: &[usize], s: &Slice) -> Vec<String> {
     others
         .iter()
@@ -337,12 +375,23 @@ fn slice_label(grid: &Grid, others: &[usize], s: &Slice) -> Vec<String> {
                     s.point
                         .iter()
                         .find(|(k, _)| k == p)
-                        .map_or("?".to_string(), |(_, v)| v.to_string())
+                        .map_or("?".to_string(), |(_, v)| level_text(v))
                 })
                 .collect::<Vec<_>>()
                 .join(", ")
         })
         .collect()
+}
+
+/// Where the slice's P(not recovered) crosses the threshold, once both
+/// ends of its bracket are estimated.
+fn crossing(s: &Slice, threshold: f64) -> Option<Crossing> {
+    let (lo, hi) = (s.p_lo?, s.p_hi?);
+    Some(match (lo.p() >= threshold, hi.p() >= threshold) {
+        (a, b) if a != b => Crossing::Between { lo: s.lo, hi: s.hi },
+        (true, _) => Crossing::AboveEverywhere,
+        (false, _) => Crossing::BelowEverywhere,
+    })
 }
 
 fn boundary_table(
@@ -352,12 +401,16 @@ fn boundary_table(
     axis: &str,
     threshold: f64,
 ) -> String {
-    let heads: Vec<String> = others
-        .iter()
-        .map(|i| grid.dimensions[*i].paths.join("+"))
-        .collect();
+    let mut heads = other_heads(grid, others);
+    heads.extend([
+        format!("{axis} low"),
+        "P low".to_string(),
+        format!("{axis} high"),
+        "P high".to_string(),
+        "boundary".to_string(),
+    ]);
     let mut md = format!(
-        "Boundary of P(not recovered) = {threshold} along `{axis}` ({} seeds per value; Wilson 95% intervals)\n\n| {} | {axis} low | P low | {axis} high | P high | boundary |\n|{}---|---|---|---|---|\n",
+        "Boundary of P(not recovered) = {threshold} along `{axis}` ({} seeds per value; Wilson 95% intervals)\n\n| {} |\n|{}\n",
         grid.seeds.len(),
         heads.join(" | "),
         "---|".repeat(heads.len())
@@ -370,11 +423,14 @@ fn boundary_table(
         })
     };
     for s in slices {
-        let bracketed = matches!((s.p_lo, s.p_hi), (Some(a), Some(b)) if (a.p() >= threshold) != (b.p() >= threshold));
-        let boundary = if bracketed {
-            format!("{:.4}", (s.lo + s.hi) / 2.0)
-        } else {
-            "no crossing".to_string()
+        let boundary = match crossing(s, threshold) {
+            Some(Crossing::Between { lo, hi }) => format!("{:.4}", (lo + hi) / 2.0),
+            Some(Crossing::AboveEverywhere) => {
+                format!("no crossing ({threshold} or more throughout)")
+            }
+            Some(Crossing::BelowEverywhere) | None => {
+                format!("no crossing (below {threshold} throughout)")
+            }
         };
         let mut cells = slice_label(grid, others, s);
         cells.extend([
@@ -389,60 +445,182 @@ fn boundary_table(
     md
 }
 
-/// The boundary (middle of the final bracket, the bracket as a band) along
-/// the first other axis, one line per level of the rest.
-fn draw_boundary(
-    dir: &std::path::Path,
-    grid: &Grid,
-    others: &[usize],
+/// The column head of each other axis (a zip's paths joined by `+`).
+fn other_heads(grid: &Grid, others: &[usize]) -> Vec<String> {
+    others
+        .iter()
+        .map(|i| grid.dimensions[*i].paths.join("+"))
+        .collect()
+}
+
+/// The plot's data: other axis `x` along x (its levels in grid order), one
+/// line per combination of the rest (`path=level, ...`), each slice's
+/// crossing at its level; without other axes, one point.
+fn boundary_plot(
+    heads: &[String],
+    labels: &[Vec<String>],
+    x: usize,
     slices: &[Slice],
     axis: &str,
     threshold: f64,
-) -> Result<(), PlotError> {
-    use analysis::plots::{Band, BandPoint, time_bands};
-    let mut bands: Vec<Band> = Vec::new();
-    for (n, s) in slices.iter().enumerate() {
-        let labels = slice_label(grid, others, s);
-        let (x, rest) = match labels.split_first() {
-            Some((first, rest)) => (first.parse::<f64>().unwrap_or(n as f64), rest.join(", ")),
-            None => (0.0, String::new()),
-        };
-        let bracketed = matches!((s.p_lo, s.p_hi), (Some(a), Some(b)) if (a.p() >= threshold) != (b.p() >= threshold));
-        if !bracketed {
+    range: (f64, f64),
+) -> BoundaryPlot {
+    let mut x_levels: Vec<String> = Vec::new();
+    let mut lines: Vec<BoundaryLine> = Vec::new();
+    for (s, label) in slices.iter().zip(labels) {
+        let Some(c) = crossing(s, threshold) else {
             continue;
-        }
-        let label = if rest.is_empty() {
-            "boundary".to_string()
-        } else {
-            rest
         };
-        let point = BandPoint {
-            x,
-            median: (s.lo + s.hi) / 2.0,
-            q25: s.lo,
-            q75: s.hi,
-        };
-        match bands.iter_mut().find(|b| b.label == label) {
-            Some(b) => b.points.push(point),
-            None => bands.push(Band {
-                label,
-                points: vec![point],
+        let level = label.get(x).cloned().unwrap_or_else(|| "all".to_string());
+        let xi = x_levels
+            .iter()
+            .position(|l| *l == level)
+            .unwrap_or_else(|| {
+                x_levels.push(level);
+                x_levels.len() - 1
+            });
+        let rest = heads
+            .iter()
+            .zip(label)
+            .enumerate()
+            .filter(|(i, _)| *i != x)
+            .map(|(_, (h, v))| format!("{h}={v}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        match lines.iter_mut().find(|l| l.label == rest) {
+            Some(l) => l.points.push((xi, c)),
+            None => lines.push(BoundaryLine {
+                label: rest,
+                points: vec![(xi, c)],
             }),
         }
     }
-    if bands.is_empty() {
-        return Ok(());
+    BoundaryPlot {
+        title: format!("Where P(not recovered) crosses {threshold}"),
+        x_label: heads
+            .get(x)
+            .cloned()
+            .unwrap_or_else(|| "(no other axis)".to_string()),
+        x_levels,
+        y_label: format!("{axis} at the crossing"),
+        y_range: range,
+        threshold,
+        lines,
     }
-    let x_label = others
-        .first()
-        .map_or("point".to_string(), |i| grid.dimensions[*i].paths.join("+"));
-    time_bands(
-        &dir.join("plots").join("boundary"),
-        &format!("Where P(not recovered) crosses {threshold}"),
-        &x_label,
-        axis,
-        &bands,
-        &[],
-        None,
-    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slice(lo: f64, hi: f64, p_lo: u64, p_hi: u64) -> Slice {
+        let est = |n| {
+            Some(Estimate {
+                not_recovered: n,
+                runs: 4,
+            })
+        };
+        Slice {
+            point: Vec::new(),
+            lo,
+            hi,
+            p_lo: est(p_lo),
+            p_hi: est(p_hi),
+            done: true,
+        }
+    }
+
+    /// The plot draws every slice: a crossing at its bracket, the two kinds
+    /// of no crossing as such, along the first other axis' levels in grid
+    /// order, one line per level of the rest, labelled with its path.
+    #[test]
+    fn the_boundary_plot_has_every_slice_and_its_kind_of_crossing() {
+        let heads = ["client.rate_per_s".to_string(), "strategy".to_string()];
+        let labels: Vec<Vec<String>> = [
+            ["250", "naive"],
+            ["400", "naive"],
+            ["250", "protected"],
+            ["400", "protected"],
+        ]
+        .iter()
+        .map(|l| l.map(String::from).to_vec())
+        .collect();
+        let slices = [
+            slice(1.0, 1.5, 1, 3),
+            slice(0.5, 8.0, 4, 4),
+            slice(0.5, 8.0, 0, 1),
+            slice(2.0, 2.25, 0, 2),
+        ];
+        let plot = boundary_plot(
+            &heads,
+            &labels,
+            0,
+            &slices,
+            "svc_b.slow.duration_s",
+            0.5,
+            (0.5, 8.0),
+        );
+        assert_eq!(plot.x_label, "client.rate_per_s");
+        assert_eq!(plot.x_levels, ["250", "400"]);
+        assert_eq!(plot.y_label, "svc_b.slow.duration_s at the crossing");
+        assert_eq!(plot.y_range, (0.5, 8.0));
+        assert_eq!(
+            plot.lines,
+            [
+                BoundaryLine {
+                    label: "strategy=naive".into(),
+                    points: vec![
+                        (0, Crossing::Between { lo: 1.0, hi: 1.5 }),
+                        (1, Crossing::AboveEverywhere)
+                    ],
+                },
+                BoundaryLine {
+                    label: "strategy=protected".into(),
+                    points: vec![
+                        (0, Crossing::BelowEverywhere),
+                        (1, Crossing::Between { lo: 2.0, hi: 2.25 })
+                    ],
+                },
+            ]
+        );
+    }
+
+    /// Any other axis can be the x axis; the lines are the rest.
+    #[test]
+    fn the_x_axis_can_be_any_other_axis() {
+        let heads = ["strategy".to_string(), "client.rate_per_s".to_string()];
+        let labels: Vec<Vec<String>> = [["naive", "250"], ["naive", "400"], ["protected", "250"]]
+            .iter()
+            .map(|l| l.map(String::from).to_vec())
+            .collect();
+        let slices = [
+            slice(1.0, 1.5, 1, 3),
+            slice(0.5, 8.0, 4, 4),
+            slice(0.5, 8.0, 0, 1),
+        ];
+        let plot = boundary_plot(&heads, &labels, 1, &slices, "a", 0.5, (0.5, 8.0));
+        assert_eq!(plot.x_label, "client.rate_per_s");
+        assert_eq!(plot.x_levels, ["250", "400"]);
+        let lines: Vec<(&str, usize)> = (plot.lines.iter())
+            .map(|l| (l.label.as_str(), l.points.len()))
+            .collect();
+        assert_eq!(lines, [("strategy=naive", 2), ("strategy=protected", 1)]);
+    }
+
+    /// Without other axes the boundary is one point, not an unlabelled x.
+    #[test]
+    fn a_grid_of_one_axis_has_one_labelled_point() {
+        let plot = boundary_plot(
+            &[],
+            &[vec![]],
+            0,
+            &[slice(1.0, 2.0, 0, 4)],
+            "a",
+            0.5,
+            (0.0, 4.0),
+        );
+        assert_eq!(plot.x_levels, ["all"]);
+        assert_eq!(plot.lines.len(), 1);
+        assert_eq!(plot.lines[0].label, "");
+    }
 }

@@ -11,17 +11,28 @@ use std::process::ExitCode;
 pub struct ReportArgs {
     /// A sweep's output directory (e.g. out/ch37).
     pub dir: PathBuf,
+    /// Print the per-point table as Markdown (as in summary.md) instead of
+    /// aligned columns.
+    #[arg(long)]
+    pub markdown: bool,
 }
 
 /// The report of `dir`, once every part in it is verified against its
 /// index (and no run is written twice): a report never draws from a
 /// damaged, missing or doubled part.
-pub fn write_report(dir: &Path) -> Result<(), ReportError> {
+/// The head of the per-point table is printed aligned for a terminal, or
+/// as the Markdown of `summary.md` with `markdown`.
+pub fn write_report(dir: &Path, markdown: bool) -> Result<(), ReportError> {
     let report = write_report_quietly(dir)?;
     // A terminal gets the head of the table; the files have all of it.
     const SHOWN: usize = 40;
     let lines: Vec<&str> = report.headline.lines().collect();
-    println!("\n{}", lines[..lines.len().min(SHOWN + 2)].join("\n"));
+    let head = lines[..lines.len().min(SHOWN + 2)].join("\n");
+    if markdown {
+        println!("\n{head}");
+    } else {
+        print!("\n{}", crate::table::terminal_from_markdown(&head));
+    }
     if lines.len() > SHOWN + 2 {
         println!(
             "... {} more points in {}/analysis/summary.md",
@@ -50,6 +61,6 @@ pub fn write_report_quietly(dir: &Path) -> Result<analysis::Report, ReportError>
 }
 
 pub fn report(args: &ReportArgs) -> Result<ExitCode, Error> {
-    write_report(&args.dir)?;
+    write_report(&args.dir, args.markdown)?;
     Ok(ExitCode::SUCCESS)
 }

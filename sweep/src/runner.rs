@@ -418,6 +418,7 @@ fn execute(
             .scenario(&grid.point(0))
             .map_err(|_| RunnerError::InvalidFirstPoint)?,
     );
+    let metadata = layout.metadata(&metadata);
 
     let note = |line: String| {
         if !args.quiet {
@@ -443,7 +444,8 @@ fn execute(
     silence_panics();
 
     let started = Instant::now();
-    let mut progress = Progress::shown(todo.len() as u64, !args.quiet);
+    let cost = run_costs(grid, &todo);
+    let mut progress = Progress::shown(todo.len() as u64, cost.values().sum(), !args.quiet);
     let mut failures: Vec<(u64, String)> = Vec::new();
     let mut batch: Vec<Outcome> = Vec::new();
     let mut next_part = store.next_part(shard)?;
@@ -475,7 +477,10 @@ fn execute(
             let received = rx.recv_timeout(Duration::from_millis(200));
             let closed = matches!(received, Err(mpsc::RecvTimeoutError::Disconnected));
             if let Ok(o) = received {
-                progress.record(o.result.is_err());
+                progress.record(
+                    o.result.is_err(),
+                    cost.get(&o.index).copied().unwrap_or(1.0),
+                );
                 sim_ms += o.wall_ms;
                 if let Err(e) = &o.result {
                     failures.push((o.index, e.to_string()));
@@ -604,7 +609,7 @@ fn execute(
                 summary.paths.report = Some(r.index_md.display().to_string());
             })
         } else {
-            crate::report::write_report(&store.root)
+            crate::report::write_report(&store.root, false)
         };
         if let Err(e) = written {
             // The results stand on their own: say so, and how to redo the report.
@@ -730,7 +735,7 @@ fn flush(
     shard: Shard,
     part: u64,
     batch: &mut Vec<Outcome>,
-    metadata: &[(String, String)],
+    metadata: &crate::records::PartMetadata,
 ) -> Result<(), StoreError> {
     batch.sort_by_key(|o| o.index);
     let mut runs = layout.runs_frame(batch).map_err(StoreError::Batch)?;
@@ -748,6 +753,22 @@ fn execute_one(grid: &Grid, index: u64, inject_panic: bool) -> Outcome {
 }
 
 /// One run of `point` with `seed`, isolated like [`execute_one`]'s.
+/// The expected cost of each run to do: the expected users of its point
+/// (at least one), for the progress' ETA.
+fn run_costs(grid: &Grid, todo: &[u64]) -> std::collections::HashMap<u64, f64> {
+    let mut of_point = std::collections::HashMap::new();
+    todo.iter()
+        .map(|&i| {
+            let (p, point, _) = grid.run(i);
+            let c = *of_point.entry(p).or_insert_with(|| {
+                grid.scenario(&point)
+                    .map_or(1.0, |s| sim_core::expected_users(&s).max(1.0))
+            });
+            (i, c)
+        })
+        .collect()
+}
+
 pub fn execute_point(
     grid: &Grid,
     index: u64,

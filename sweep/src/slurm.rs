@@ -11,6 +11,9 @@ use std::process::{Command, ExitCode};
 pub struct SlurmArgs {
     /// Grid file.
     pub grid: PathBuf,
+    /// Every task runs the grid with these overrides, as `sweep run` would.
+    #[command(flatten)]
+    pub overrides: crate::grid::Overrides,
     /// Array tasks (shards).
     #[arg(long)]
     pub tasks: u64,
@@ -33,7 +36,7 @@ fn absolute(p: &Path) -> PathBuf {
 }
 
 pub fn slurm(args: &SlurmArgs) -> Result<ExitCode, Error> {
-    let grid = Grid::load(&args.grid)?;
+    let grid = Grid::load_overridden(&args.grid, None, &args.overrides)?;
     if args.tasks == 0 {
         return Err(SlurmError::NoTasks.into());
     }
@@ -59,6 +62,8 @@ pub fn slurm(args: &SlurmArgs) -> Result<ExitCode, Error> {
     ]
     .into_iter()
     .chain(args.sbatch_args.iter().map(|a| ("--sbatch-arg", a)))
+    .chain(args.overrides.sets.iter().map(|a| ("--set", a)))
+    .chain(args.overrides.axes.iter().map(|a| ("--axis", a)))
     {
         refuse_control(what, value)?;
     }
@@ -87,10 +92,11 @@ pub fn slurm(args: &SlurmArgs) -> Result<ExitCode, Error> {
     script.push_str(&format!(
         "set -euo pipefail\n\
          # --resume: a requeued or resubmitted task continues where it stopped.\n\
-         exec {exe} run {grid} --out {out} --shard \"${{SLURM_ARRAY_TASK_ID}}/{n}\" --resume --no-report \\\n  \
+         exec {exe} run {grid}{overrides} --out {out} --shard \"${{SLURM_ARRAY_TASK_ID}}/{n}\" --resume --no-report \\\n  \
          ${{SLURM_CPUS_PER_TASK:+--jobs $SLURM_CPUS_PER_TASK}}\n",
         exe = sh(&exe_s),
         grid = sh(&grid_s),
+        overrides = args.overrides.as_args(),
         out = sh(&out_s),
     ));
     let path = dir.join("sweep.sbatch");

@@ -12,6 +12,7 @@
 //! and the run ids found in runs parts are done.
 
 use crate::error::{DirError, ForeignResults, ShardError, StoreError};
+use crate::records::PartMetadata;
 use analysis::IoError;
 pub use analysis::manifest::Manifest;
 pub use analysis::manifest::Shard;
@@ -309,13 +310,14 @@ impl Store {
         part: u64,
         runs: &mut DataFrame,
         series: &mut DataFrame,
-        metadata: &[(String, String)],
+        metadata: &PartMetadata,
     ) -> Result<(), StoreError> {
         let name = format!("{}{part:06}.parquet", part_prefix(shard));
         crate::crash::next_part();
         let series_path = series_dir(&self.root).join(&name);
-        let series_sum = write_parquet(&series_path, series, metadata, "series")?;
-        let runs_sum = write_parquet(&runs_dir(&self.root).join(&name), runs, metadata, "runs")?;
+        let series_sum = write_parquet(&series_path, series, &metadata.series, "series")?;
+        let runs_path = runs_dir(&self.root).join(&name);
+        let runs_sum = write_parquet(&runs_path, runs, &metadata.runs, "runs")?;
         let mut index = self.read_index(shard)?;
         index.shard = shard;
         index.parts.retain(|e| e.name != name);
@@ -385,15 +387,10 @@ fn write_parquet(
             source,
         })
     };
-    let mut bytes = Vec::new();
-    ParquetWriter::new(&mut bytes)
-        .with_compression(ParquetCompression::Zstd(None))
-        .with_key_value_metadata(Some(KeyValueMetadata::from_static(metadata.to_vec())))
-        .finish(df)
-        .map_err(|source| StoreError::Parquet {
-            path: path.to_path_buf(),
-            source,
-        })?;
+    let bytes = encode(df, metadata).map_err(|source| StoreError::Parquet {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let mut file = File::create(&tmp).map_err(io)?;
     file.write_all(&bytes).map_err(io)?;
     crate::crash::point(&format!("{what}-written"));
@@ -405,6 +402,16 @@ fn write_parquet(
         rows: df.height() as u64,
         sha256: crate::grid::sha256_hex(&bytes),
     })
+}
+
+/// `df` as a part file's bytes (`sweep plan` measures a batch's size with it).
+pub fn encode(df: &mut DataFrame, metadata: &[(String, String)]) -> PolarsResult<Vec<u8>> {
+    let mut bytes = Vec::new();
+    ParquetWriter::new(&mut bytes)
+        .with_compression(ParquetCompression::Zstd(None))
+        .with_key_value_metadata(Some(KeyValueMetadata::from_static(metadata.to_vec())))
+        .finish(df)?;
+    Ok(bytes)
 }
 
 /// Writes a small JSON file atomically; `what` names it for the crash

@@ -1,6 +1,83 @@
-//! Human and JSON renderings of run results.
+//! Human and JSON renderings of run results, and tables for a terminal.
 
+use comfy_table::{ColumnConstraint, ContentArrangement, Table, TableComponent, Width, presets};
 use sim_core::{RunResult, Value};
+
+/// `rows` under `head`, aligned for a terminal: when stdout is one, the
+/// heads and the last column (free text) wrap to fit its width
+/// (comfy-table asks the terminal), the other cells never do (a value cut
+/// in two reads as two): rows too wide for the terminal stay whole. Piped,
+/// nothing wraps, so that `grep` and `less -S` see whole rows.
+pub fn terminal(head: &[&str], rows: &[Vec<String>]) -> String {
+    let mut table = Table::new();
+    table
+        .load_preset(presets::NOTHING)
+        .set_style(TableComponent::HeaderLines, '-')
+        .set_style(TableComponent::MiddleHeaderIntersections, '-')
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(head.to_vec())
+        .add_rows(rows.iter().cloned());
+    let widest: Vec<u16> = (0..head.len())
+        .map(|i| {
+            let w = rows
+                .iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| c.chars().count());
+            u16::try_from(w.max().unwrap_or(0)).unwrap_or(u16::MAX)
+        })
+        .collect();
+    // The last column (free text) may wrap, to no less than this; if the
+    // others do not fit beside it unwrapped, rows stay whole.
+    const LAST_AT_LEAST: u32 = 24;
+    let last = widest.len().saturating_sub(1);
+    let needed: u32 = widest[..last].iter().map(|w| u32::from(*w) + 3).sum();
+    if table
+        .width()
+        .is_some_and(|w| needed + LAST_AT_LEAST > u32::from(w))
+    {
+        table.set_content_arrangement(ContentArrangement::Disabled);
+    }
+    for (i, (column, w)) in table.column_iter_mut().zip(widest).enumerate() {
+        column.set_padding((0, 2));
+        if i < last {
+            column.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(w)));
+        }
+    }
+    table
+        .to_string()
+        .lines()
+        .map(|l| format!("{}\n", l.trim_end()))
+        .collect()
+}
+
+/// Text with Markdown pipe tables (as `analysis` and `diff` write them: no
+/// `|` inside cells), each as a [`terminal`] table; other lines are kept.
+pub fn terminal_from_markdown(md: &str) -> String {
+    let cells = |l: &str| -> Vec<String> {
+        let inner = l.trim().trim_start_matches('|').trim_end_matches('|');
+        inner.split('|').map(|c| c.trim().to_string()).collect()
+    };
+    let lines: Vec<&str> = md.lines().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if !lines[i].starts_with('|') {
+            out.push_str(lines[i]);
+            out.push('\n');
+            i += 1;
+            continue;
+        }
+        let end = (i..lines.len())
+            .find(|&j| !lines[j].starts_with('|'))
+            .unwrap_or(lines.len());
+        let head = cells(lines[i]);
+        let head: Vec<&str> = head.iter().map(String::as_str).collect();
+        let rows: Vec<Vec<String>> = lines[i..end].iter().skip(2).map(|l| cells(l)).collect();
+        out.push_str(&terminal(&head, &rows));
+        i = end;
+    }
+    out
+}
 
 /// One JSON object: `strategy`, `seed`, then every metric under its column name.
 pub fn json_line(strategy: &str, seed: u64, r: &RunResult) -> String {
@@ -186,4 +263,23 @@ pub fn render(scenario: &str, seed: u64, runs: &[(String, RunResult)]) -> String
 
 fn tier<'r>(r: &'r RunResult, name: &str) -> Option<&'r sim_core::result::TierStats> {
     r.tiers.iter().find(|t| t.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    /// The columns line up under their heads, a rule under the head, and
+    /// no pipe is left.
+    #[test]
+    fn a_markdown_table_becomes_aligned_columns() {
+        let md =
+            "| strategy | p_not_recovered |\n|---|---|\n| naive | 1.000 |\n| protected | 0.000 |\n";
+        let out = super::terminal_from_markdown(md);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 4, "{out}");
+        assert!(!out.contains('|'), "{out}");
+        assert!(lines[1].chars().all(|c| c == '-'), "{out}");
+        let col = |l: &str, word: &str| l.find(word).unwrap();
+        assert_eq!(col(lines[0], "p_not"), col(lines[2], "1.000"), "{out}");
+        assert_eq!(col(lines[2], "1.000"), col(lines[3], "0.000"), "{out}");
+    }
 }

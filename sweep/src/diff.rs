@@ -1,0 +1,351 @@
+//! `sweep diff DIR_A DIR_B`: how the results of two sweeps of the same
+//! points differ, point by point (`compare` is the exact-equality check).
+//!
+//! Runs pair up by `run_id` (a point and a seed): both sweeps drew the same
+//! random numbers for a run, so the seed-to-seed noise cancels in the
+//! per-seed difference B - A. A metric moved at a point when the 95%
+//! t-interval of the mean per-seed difference excludes 0 (a paired t-test
+//! at 5%); with one seed there is no noise estimate and any difference
+//! counts. A point changed outcome when it went between recovered (every
+//! seed), not recovered (none) and mixed.
+
+use crate::error::{DiffError, Error};
+use crate::store::{Check, Store};
+use clap::Args;
+use polars::prelude::*;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct DiffArgs {
+    /// The sweep's output directory to compare from (e.g. out/ch37).
+    pub a: PathBuf,
+    /// The output directory to compare with it: the same points (point_id).
+    pub b: PathBuf,
+    /// The Markdown report [default: DIR_B/analysis/diff.md].
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+}
+
+/// One sweep's runs, by point.
+struct Side {
+    /// Point ids in grid order, each with its levels as `path=value`.
+    points: Vec<(String, String)>,
+    /// Point id -> its run ids.
+    by_point: HashMap<String, Vec<String>>,
+    /// Run id -> its results.
+    runs: HashMap<String, Run>,
+}
+
+/// What is compared of one run.
+struct Run {
+    recovered: Option<bool>,
+    /// The compared metrics' values, in their order (null: failed run).
+    values: Vec<Option<f64>>,
+}
+
+/// What moved at one point.
+struct Moved {
+    point: String,
+    metric: String,
+    a: f64,
+    b: f64,
+    /// The 95% interval of the mean per-seed difference (None: one seed).
+    ci: Option<(f64, f64)>,
+}
+
+pub fn diff(args: &DiffArgs) -> Result<ExitCode, Error> {
+    Ok(run(args)?)
+}
+
+fn run(args: &DiffArgs) -> Result<ExitCode, DiffError> {
+    let metrics = compared_metrics(&args.a)?;
+    let a = read(&args.a, &metrics)?;
+    let b = read(&args.b, &metrics)?;
+    check_same_points(args, &a, &b)?;
+    let mut changed: Vec<[String; 3]> = Vec::new();
+    let mut moved: Vec<Moved> = Vec::new();
+    for (point, label) in &a.points {
+        let runs: Vec<(&Run, &Run)> = a.by_point[point]
+            .iter()
+            .filter_map(|id| Some((&a.runs[id], b.runs.get(id)?)))
+            .collect();
+        let outcome = |flags: Vec<bool>| outcome_text(&flags);
+        let oa = outcome(runs.iter().filter_map(|(ra, _)| ra.recovered).collect());
+        let ob = outcome(runs.iter().filter_map(|(_, rb)| rb.recovered).collect());
+        if oa != ob {
+            changed.push([label.clone(), oa, ob]);
+        }
+        for (k, metric) in metrics.iter().enumerate() {
+            let pairs: Vec<(f64, f64)> = runs
+                .iter()
+                .filter_map(|(ra, rb)| Some((ra.values[k]?, rb.values[k]?)))
+                .filter(|(x, y)| x.is_finite() && y.is_finite())
+                .collect();
+            if let Some(m) = moved_beyond_noise(&pairs) {
+                moved.push(Moved {
+                    point: label.clone(),
+                    metric: metric.clone(),
+                    ..m
+                });
+            }
+        }
+    }
+    let md = report_markdown(args, a.points.len(), &changed, &moved);
+    let path = args
+        .report
+        .clone()
+        .unwrap_or_else(|| args.b.join("analysis").join("diff.md"));
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|source| DiffError::Write {
+            path: path.clone(),
+            source,
+        })?;
+    }
+    std::fs::write(&path, &md).map_err(|source| DiffError::Write {
+        path: path.clone(),
+        source,
+    })?;
+    print!("{}", crate::table::terminal_from_markdown(&md));
+    println!("report: {}", path.display());
+    Ok(if changed.is_empty() && moved.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// `recovered` (every seed), `not recovered` (none) or `k of n recovered`.
+fn outcome_text(flags: &[bool]) -> String {
+    let k = flags.iter().filter(|f| **f).count();
+    match (k, flags.len()) {
+        (_, 0) => "no ok run".to_string(),
+        (k, n) if k == n => "recovered".to_string(),
+        (0, _) => "not recovered".to_string(),
+        (k, n) => format!("{k} of {n} recovered"),
+    }
+}
+
+/// The means of A and B and the interval of the mean per-seed difference,
+/// when that interval excludes 0 (or, with one pair, when they differ).
+fn moved_beyond_noise(pairs: &[(f64, f64)]) -> Option<Moved> {
+    let n = pairs.len() as f64;
+    let a = pairs.iter().map(|p| p.0).sum::<f64>() / n;
+    let b = pairs.iter().map(|p| p.1).sum::<f64>() / n;
+    let d: Vec<f64> = pairs.iter().map(|(x, y)| y - x).collect();
+    let ci = analysis::stats::mean_ci95(&d);
+    let moved = match (pairs.len(), ci) {
+        (0, _) => false,
+        (_, Some((lo, hi))) => lo > 0.0 || hi < 0.0,
+        (_, None) => d.iter().any(|x| *x != 0.0),
+    };
+    moved.then(|| Moved {
+        point: String::new(),
+        metric: String::new(),
+        a,
+        b,
+        ci,
+    })
+}
+
+/// The report's metrics (as `analysis` chooses them for DIR_A) that are
+/// numbers; `recovered` is the outcome, compared on its own.
+fn compared_metrics(dir: &Path) -> Result<Vec<String>, DiffError> {
+    Ok(analysis::tables::main_metrics(&load(dir)?)
+        .into_iter()
+        .filter(|m| m != "recovered")
+        .collect())
+}
+
+/// The sweep in `dir` as the report reads it.
+fn load(dir: &Path) -> Result<analysis::load::Sweep, DiffError> {
+    analysis::load::Sweep::load(dir).map_err(|e| DiffError::Load {
+        dir: dir.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
+fn read(dir: &Path, metrics: &[String]) -> Result<Side, DiffError> {
+    let store = Store::new(dir);
+    store.committed_runs(None, Check::All)?;
+    let df = store.read_runs()?.ok_or_else(|| DiffError::NoRuns {
+        dir: dir.to_path_buf(),
+    })?;
+    let table = |source| DiffError::Table {
+        dir: dir.to_path_buf(),
+        source,
+    };
+    // In grid order, so that points are listed as the grid enumerates them.
+    let df = df
+        .sort(["run_index"], SortMultipleOptions::default())
+        .map_err(table)?;
+    let manifest = load(dir)?.manifest;
+    let text = |name: &str| -> Result<Vec<Option<String>>, DiffError> {
+        let c = df.column(name).map_err(table)?;
+        Ok((0..c.len())
+            .map(|i| match c.get(i) {
+                Ok(AnyValue::Null) => None,
+                Ok(v) => Some(v.get_str().map_or_else(|| v.to_string(), str::to_string)),
+                Err(_) => None,
+            })
+            .collect())
+    };
+    let ids = text("run_id")?;
+    let points = text("point_id")?;
+    let axes: Vec<(String, Vec<Option<String>>)> = manifest
+        .axes
+        .iter()
+        .filter(|a| df.column(a).is_ok())
+        .map(|a| Ok((a.clone(), text(a)?)))
+        .collect::<Result<_, DiffError>>()?;
+    let recovered: Vec<Option<bool>> = match df.column("recovered") {
+        Ok(c) => c.bool().map_err(table)?.iter().collect(),
+        Err(_) => vec![None; df.height()],
+    };
+    let values: Vec<Vec<Option<f64>>> = metrics
+        .iter()
+        .map(|m| match df.column(m) {
+            Ok(c) => Ok(c
+                .cast(&DataType::Float64)
+                .map_err(table)?
+                .f64()
+                .map_err(table)?
+                .iter()
+                .collect()),
+            Err(_) => Ok(vec![None; df.height()]),
+        })
+        .collect::<Result<_, DiffError>>()?;
+    let mut side = Side {
+        points: Vec::new(),
+        by_point: HashMap::new(),
+        runs: HashMap::new(),
+    };
+    for i in 0..df.height() {
+        let (Some(id), Some(point)) = (&ids[i], &points[i]) else {
+            continue;
+        };
+        if !side.by_point.contains_key(point) {
+            let label = axes
+                .iter()
+                .map(|(a, v)| format!("{a}={}", v[i].as_deref().unwrap_or("unbounded")))
+                .collect::<Vec<_>>()
+                .join(" ");
+            side.points.push((point.clone(), label));
+        }
+        side.by_point
+            .entry(point.clone())
+            .or_default()
+            .push(id.clone());
+        let run = Run {
+            recovered: recovered[i],
+            values: values.iter().map(|v| v[i]).collect(),
+        };
+        side.runs.insert(id.clone(), run);
+    }
+    Ok(side)
+}
+
+/// Both sweeps must hold the same points and runs (point and seed).
+fn check_same_points(args: &DiffArgs, a: &Side, b: &Side) -> Result<(), DiffError> {
+    let only = |x: &Side, y: &Side| -> Vec<String> {
+        x.points
+            .iter()
+            .filter(|(p, _)| !y.by_point.contains_key(p))
+            .map(|(_, label)| label.clone())
+            .collect()
+    };
+    let (only_a, only_b) = (only(a, b), only(b, a));
+    let mut problems = Vec::new();
+    for (dir, points) in [(&args.a, &only_a), (&args.b, &only_b)] {
+        if let Some(first) = points.first() {
+            problems.push(format!(
+                "{} point(s) only in {} (e.g. {first})",
+                points.len(),
+                dir.display()
+            ));
+        }
+    }
+    if problems.is_empty() {
+        let unpaired = a.runs.keys().filter(|id| !b.runs.contains_key(*id)).count()
+            + b.runs.keys().filter(|id| !a.runs.contains_key(*id)).count();
+        if unpaired > 0 {
+            problems.push(format!(
+                "{unpaired} run(s) without their pair: the sweeps have other seeds"
+            ));
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(DiffError::Points {
+            a: args.a.clone(),
+            b: args.b.clone(),
+            problems,
+        })
+    }
+}
+
+fn report_markdown(
+    args: &DiffArgs,
+    points: usize,
+    changed: &[[String; 3]],
+    moved: &[Moved],
+) -> String {
+    let (a, b) = (args.a.display(), args.b.display());
+    let mut md = format!(
+        "# {b} against {a}\n\n{points} points; {} changed outcome, {} (point, metric) pairs moved beyond their seed-to-seed noise (the 95% interval of the mean per-seed difference B - A excludes 0; one seed: any difference).\n\n",
+        changed.len(),
+        moved.len()
+    );
+    if !changed.is_empty() {
+        md.push_str("## Changed outcome\n\n| point | A | B |\n|---|---|---|\n");
+        for [p, oa, ob] in changed {
+            md.push_str(&format!("| {p} | {oa} | {ob} |\n"));
+        }
+        md.push('\n');
+    }
+    if !moved.is_empty() {
+        md.push_str("## Moved beyond noise\n\n| point | metric | A | B | B - A [95%] |\n|---|---|---|---|---|\n");
+        for m in moved {
+            let ci = m.ci.map_or("(one seed)".to_string(), |(l, h)| {
+                format!("[{l:.3}, {h:.3}]")
+            });
+            md.push_str(&format!(
+                "| {} | {} | {:.3} | {:.3} | {:+.3} {ci} |\n",
+                m.point,
+                m.metric,
+                m.a,
+                m.b,
+                m.b - m.a
+            ));
+        }
+    }
+    md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A shift larger than the noise of the differences moves; the same
+    /// noise around no shift does not; one pair moves when it differs.
+    #[test]
+    fn a_metric_moves_when_the_interval_of_the_paired_difference_excludes_zero() {
+        let shifted = [(1.0, 2.1), (2.0, 2.9), (3.0, 4.1), (4.0, 4.9)];
+        assert!(moved_beyond_noise(&shifted).is_some());
+        let noise = [(1.0, 1.1), (2.0, 1.9), (3.0, 3.1), (4.0, 3.9)];
+        assert!(moved_beyond_noise(&noise).is_none());
+        assert!(moved_beyond_noise(&[(1.0, 1.0), (2.0, 2.0)]).is_none());
+        assert!(moved_beyond_noise(&[(1.0, 1.5), (2.0, 2.5)]).is_some());
+        assert!(moved_beyond_noise(&[(1.0, 1.5)]).is_some());
+        assert!(moved_beyond_noise(&[(1.0, 1.0)]).is_none());
+    }
+
+    #[test]
+    fn outcomes_are_recovered_not_recovered_or_mixed() {
+        assert_eq!(outcome_text(&[true, true]), "recovered");
+        assert_eq!(outcome_text(&[false, false]), "not recovered");
+        assert_eq!(outcome_text(&[true, false, true]), "2 of 3 recovered");
+    }
+}

@@ -1,0 +1,358 @@
+//! End-to-end tests of the commands around a sweep: the overrides of
+//! `slurm` and `refine`, `params`, `plan`'s estimate, `diff`, and what the
+//! output tables say about their columns.
+
+mod common;
+
+use common::*;
+
+#[test]
+fn slurm_tasks_run_the_grid_with_the_command_line_overrides() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(tmp.path(), &small_grid(1));
+    let out = tmp.path().join("o").display().to_string();
+    let script = slurm_script(&[
+        &grid,
+        "--tasks",
+        "2",
+        "--out",
+        &out,
+        "--set",
+        "svc_b.queue_cap=8",
+        "--axis",
+        "strategy=naive,deadline",
+    ]);
+    assert!(
+        script.contains(" run ")
+            && script.contains("--set 'svc_b.queue_cap=8' --axis 'strategy=naive,deadline' --out"),
+        "{script}"
+    );
+    // A bad override is refused before the script is written, naming it.
+    let o = sweep(&[
+        "slurm",
+        &grid,
+        "--tasks",
+        "2",
+        "--set",
+        "svc_b.queue_cap=-3",
+    ]);
+    assert_fails(&o, &["--set svc_b.queue_cap=-3", "must be >= 0"]);
+}
+
+#[test]
+fn refine_applies_set_overrides() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(
+        tmp.path(),
+        r#"name = "tip"
+scenario = "ch37"
+seeds = { first = 1, count = 2 }
+[set]
+"client.duration_s" = 10
+horizon_s = 12
+"svc_b.slow.start_s" = 2
+[axes]
+strategy = ["naive", "protected"]
+"svc_b.slow.duration_s" = [0.5, 6]
+"#,
+    );
+    let out = tmp.path().join("o");
+    let refine = |set: &str| {
+        sweep(&[
+            "refine",
+            &grid,
+            "--axis",
+            "svc_b.slow.duration_s",
+            "--precision",
+            "3",
+            "--set",
+            set,
+            "--out",
+            &out.display().to_string(),
+            "--no-report",
+        ])
+    };
+    assert_fails(
+        &refine("svc_b.queue_cap=-3"),
+        &["--set svc_b.queue_cap=-3", "must be >= 0"],
+    );
+    // `--set` replaces the strategy axis: every slice is `protected`.
+    let o = refine("strategy=protected");
+    assert_ok(&o);
+    let md = std::fs::read_to_string(out.join("analysis/boundary.md")).unwrap();
+    let table: Vec<&str> = md.lines().filter(|l| l.starts_with('|')).collect();
+    assert_eq!(table.len(), 3, "a head, its rule and one row:\n{md}");
+    assert!(
+        table[0].starts_with("| svc_b.slow.duration_s low |"),
+        "{md}"
+    );
+    assert_eq!(
+        table[0].matches('|').count(),
+        table[1].matches('|').count(),
+        "{md}"
+    );
+}
+
+/// Every column of both tables is described, with its unit, in each part's
+/// metadata: the metrics from sim-core's list, the parameters from the
+/// catalogue; `status` and string axes are categoricals.
+#[test]
+fn parts_describe_their_columns_and_store_strings_as_categoricals() {
+    use polars::prelude::*;
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(tmp.path(), &small_grid(1));
+    let out = tmp.path().join("o");
+    assert_ok(&sweep(&[
+        "run",
+        &grid,
+        "--out",
+        &out.display().to_string(),
+        "--no-report",
+        "-q",
+    ]));
+    for table in ["runs", "series"] {
+        let part = std::fs::read_dir(out.join(table))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|e| e == "parquet"))
+            .unwrap();
+        let mut reader = ParquetReader::new(std::fs::File::open(&part).unwrap());
+        let kv = reader
+            .get_metadata()
+            .unwrap()
+            .key_value_metadata()
+            .clone()
+            .unwrap();
+        let docs = kv
+            .iter()
+            .find(|k| k.key == "sweep.columns")
+            .expect("sweep.columns");
+        let docs: Vec<serde_json::Value> =
+            serde_json::from_str(docs.value.as_deref().unwrap()).unwrap();
+        let frame = reader.finish().unwrap();
+        let names: Vec<&str> = docs.iter().map(|d| d["name"].as_str().unwrap()).collect();
+        let columns: Vec<String> = frame
+            .get_column_names()
+            .iter()
+            .map(|n| n.to_string())
+            .collect();
+        assert_eq!(names, columns, "{table}");
+        assert!(
+            docs.iter()
+                .all(|d| !d["description"].as_str().unwrap().is_empty()),
+            "{table}"
+        );
+        let about = |name: &str| docs.iter().find(|d| d["name"] == name).unwrap().clone();
+        if table == "runs" {
+            assert_eq!(about("recovery_s")["unit"], "s");
+            assert_eq!(about("svc_b_rejected_full")["unit"], "count");
+            let queue_cap = about("svc_b.queue_cap")["description"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            let catalogue = sim_core::params::param_of("svc_b.queue_cap").unwrap().doc;
+            assert_eq!(queue_cap, format!("parameter: {catalogue}"));
+            for c in ["status", "strategy"] {
+                assert!(
+                    matches!(frame.column(c).unwrap().dtype(), DataType::Categorical(..)),
+                    "{c}"
+                );
+            }
+            assert_eq!(frame.column("error").unwrap().null_count(), frame.height());
+        }
+    }
+}
+
+/// Rewrites the runs part of `dir` with `edit` applied and records its new
+/// size and SHA-256 in the shard's index, as if another build had written
+/// other results for the same runs.
+fn rewrite_runs(dir: &std::path::Path, edit: impl Fn(&mut polars::prelude::DataFrame)) {
+    use polars::prelude::*;
+    use sha2::Digest;
+    let part = dir.join("runs/part-s0of1-000000.parquet");
+    let mut df = ParquetReader::new(std::fs::File::open(&part).unwrap())
+        .finish()
+        .unwrap();
+    edit(&mut df);
+    let mut bytes = Vec::new();
+    ParquetWriter::new(&mut bytes).finish(&mut df).unwrap();
+    std::fs::write(&part, &bytes).unwrap();
+    let sha: String = sha2::Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let index = dir.join("parts-s0of1.json");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&index).unwrap()).unwrap();
+    json["parts"][0]["runs"]["sha256"] = sha.into();
+    std::fs::write(&index, json.to_string()).unwrap();
+}
+
+#[test]
+fn diff_names_changed_outcomes_and_metrics_moved_beyond_noise() {
+    use polars::prelude::*;
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(tmp.path(), &small_grid(3));
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    for dir in [&a, &b] {
+        assert_ok(&sweep(&[
+            "run",
+            &grid,
+            "--out",
+            &dir.display().to_string(),
+            "--no-report",
+            "-q",
+        ]));
+    }
+    let (da, db) = (a.display().to_string(), b.display().to_string());
+    // Identical results: nothing to say, exit 0.
+    let same = sweep(&["diff", &da, &db]);
+    assert_ok(&same);
+    assert_says(
+        &stdout(&same),
+        &["8 points; 0 changed outcome, 0 (point, metric) pairs moved"],
+    );
+    // B: every naive run recovered, and each of its goodputs 0.1 higher
+    // (a shift far beyond the noise of a per-seed difference of exactly 0.1).
+    rewrite_runs(&b, |df| {
+        let naive: Vec<bool> = df
+            .column("strategy")
+            .unwrap()
+            .cast(&DataType::String)
+            .unwrap()
+            .str()
+            .unwrap()
+            .iter()
+            .map(|s| s == Some("naive"))
+            .collect();
+        let recovered: Vec<bool> = (df.column("recovered").unwrap().bool().unwrap().iter())
+            .zip(&naive)
+            .map(|(r, n)| *n || r.unwrap())
+            .collect();
+        let goodput: Vec<Option<f64>> = (df.column("goodput").unwrap().f64().unwrap().iter())
+            .zip(&naive)
+            .map(|(g, n)| g.map(|g| if *n { g + 0.1 } else { g }))
+            .collect();
+        df.replace("recovered", Column::new("recovered".into(), recovered))
+            .unwrap();
+        df.replace("goodput", Column::new("goodput".into(), goodput))
+            .unwrap();
+    });
+    let o = sweep(&["diff", &da, &db]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = stdout(&o);
+    let rows = |metric: &str| {
+        out.lines()
+            .filter(|l| l.contains("strategy=naive") && l.contains(metric))
+            .count()
+    };
+    assert_says(
+        &out,
+        &[
+            "4 changed outcome",
+            "4 (point, metric) pairs moved",
+            "Changed outcome",
+            "not recovered",
+        ],
+    );
+    assert_eq!(rows("goodput"), 4, "{out}");
+    assert!(!out.contains("strategy=protected"), "{out}");
+    let report = std::fs::read_to_string(b.join("analysis/diff.md")).unwrap();
+    assert!(report.contains("| +0.100 [0.100, 0.100] |"), "{report}");
+    // Other points are refused, saying which.
+    let naive_only = tmp.path().join("c");
+    assert_ok(&sweep(&[
+        "run",
+        &grid,
+        "--set",
+        "strategy=naive",
+        "--out",
+        &naive_only.display().to_string(),
+        "--no-report",
+        "-q",
+    ]));
+    assert_fails(
+        &sweep(&["diff", &da, &naive_only.display().to_string()]),
+        &[
+            "do not hold the same points",
+            "4 point(s) only in",
+            "strategy=protected",
+        ],
+    );
+}
+
+/// `sweep params`: a table with a head, and the values each path accepts
+/// from the catalogue's checks.
+#[test]
+fn params_shows_the_values_each_path_accepts() {
+    let o = sweep(&["params"]);
+    assert_ok(&o);
+    let out = stdout(&o);
+    assert!(out.starts_with("path "), "{out:.200}");
+    let line = |path: &str| {
+        out.lines()
+            .find(|l| l.split_whitespace().next() == Some(path))
+            .unwrap_or_else(|| panic!("no line for {path}"))
+            .to_string()
+    };
+    assert!(line("svc_b.queue_cap").contains("0 to 4294967295, \"unbounded\""));
+    assert!(line("svc_a.max_retries").contains("0 to 4294967295"));
+    assert!(line("dispatch").contains("fifo / reply_first"));
+    assert!(line("dispatch").contains("a name of the type"));
+}
+
+/// `plan` says what `run` will write: its size on disk within a factor of
+/// two of what `run` then writes, and a time range low <= high.
+#[test]
+fn plan_estimates_a_time_range_and_the_size_on_disk() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(tmp.path(), &small_grid(3));
+    let o = sweep(&["plan", &grid, "--json"]);
+    assert_ok(&o);
+    let plan: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let est = &plan["estimate"];
+    let (low, high) = (
+        est["wall_s_low"].as_f64().unwrap(),
+        est["wall_s_high"].as_f64().unwrap(),
+    );
+    assert!(0.0 < low && low <= high, "{est}");
+    // The 8 points of the grid, the cheapest and dearest among them.
+    assert_eq!(est["calibration_runs"], 8, "{est}");
+    let out = tmp.path().join("o");
+    assert_ok(&sweep(&[
+        "run",
+        &grid,
+        "--out",
+        &out.display().to_string(),
+        "--no-report",
+        "-q",
+    ]));
+    let written: u64 = ["runs", "series"]
+        .iter()
+        .flat_map(|t| std::fs::read_dir(out.join(t)).unwrap())
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .sum();
+    let expected = est["output_bytes"].as_u64().unwrap();
+    assert!(
+        written / 2 <= expected && expected <= written * 2,
+        "expected {expected} bytes, written {written}"
+    );
+}
+
+/// The per-point table on stdout is aligned columns; `--markdown` keeps
+/// the Markdown of summary.md.
+#[test]
+fn report_prints_aligned_columns_or_markdown() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(tmp.path(), &small_grid(1));
+    let out = tmp.path().join("o").display().to_string();
+    assert_ok(&sweep(&["run", &grid, "--out", &out, "--no-report", "-q"]));
+    let plain = stdout(&sweep(&["report", &out]));
+    let head = plain.lines().find(|l| l.contains("strategy")).unwrap();
+    assert!(
+        !head.contains('|') && head.starts_with("strategy"),
+        "{plain}"
+    );
+    let md = stdout(&sweep(&["report", &out, "--markdown"]));
+    assert!(md.lines().any(|l| l.starts_with("| strategy |")), "{md}");
+}
