@@ -505,6 +505,20 @@ pub fn lead_metric(sweep: &Sweep, trigger: bool) -> &str {
 /// mu_star (Morris) is a parameter that barely moves the metric.
 const SMALL: f64 = 0.05;
 
+/// The parameters of `order` whose index interval (`key` ± `conf`) lies
+/// above `small` (they matter), at or below it (they barely move the
+/// metric), and across it (unresolved), each in `order`.
+fn classify(order: &[usize], key: &[f64], conf: &[f64], small: f64) -> [Vec<usize>; 3] {
+    let pick = |f: &dyn Fn(usize) -> bool| order.iter().copied().filter(|j| f(*j)).collect();
+    let above = |j: usize| key[j] - conf[j] > small;
+    let below = |j: usize| key[j] + conf[j] <= small;
+    [
+        pick(&above),
+        pick(&below),
+        pick(&|j| !above(j) && !below(j)),
+    ]
+}
+
 /// "In short" of a sampled design, one line per design: how often it
 /// recovered over the sampled region, which parameters it depends on (an
 /// index whose 95% interval stays above [`SMALL`]), which barely move it
@@ -566,15 +580,7 @@ pub fn in_short(
             Indices::Sobol(_) => SMALL,
             Indices::Morris(_) => SMALL * key[order[0]],
         };
-        let matter: Vec<usize> = (order.iter().copied())
-            .filter(|j| key[*j] - conf[*j] > small)
-            .collect();
-        let barely: Vec<usize> = (order.iter().copied())
-            .filter(|j| key[*j] + conf[*j] <= small)
-            .collect();
-        let unsure: Vec<usize> = (order.iter().copied())
-            .filter(|j| !matter.contains(j) && !barely.contains(j))
-            .collect();
+        let [matter, barely, unsure] = classify(&order, key, conf, small);
         if matter.is_empty() {
             out.push_str(&format!("No parameter clearly moves {what}"));
         } else {
@@ -642,4 +648,21 @@ pub fn in_short(
         out.push_str("- How these are computed, with every metric's indices: *Why: the sampled design* below.\n");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::classify;
+
+    #[test]
+    fn a_parameter_matters_only_when_its_whole_interval_is_above_small() {
+        // ST 0.5 ± 0.2 matters; 0.02 ± 0.01 barely; 0.1 ± 0.2 and
+        // 0.06 ± 0.02 (lower end 0.04) straddle 0.05.
+        let key = [0.5, 0.02, 0.1, 0.06];
+        let conf = [0.2, 0.01, 0.2, 0.02];
+        let [matter, barely, unsure] = classify(&[0, 3, 2, 1], &key, &conf, 0.05);
+        assert_eq!(matter, [0]);
+        assert_eq!(barely, [1]);
+        assert_eq!(unsure, [3, 2]);
+    }
 }
