@@ -505,6 +505,15 @@ pub fn lead_metric(sweep: &Sweep, trigger: bool) -> &str {
 /// mu_star (Morris) is a parameter that barely moves the metric.
 const SMALL: f64 = 0.05;
 
+/// `text` with its first letter in upper case (it starts a sentence).
+fn capitalized(text: &str) -> String {
+    let mut out = text.to_string();
+    if let Some(first) = out.get_mut(..1) {
+        first.make_ascii_uppercase();
+    }
+    out
+}
+
 /// The parameters of `order` whose index interval (`key` ± `conf`) lies
 /// above `small` (they matter), at or below it (they barely move the
 /// metric), and across it (unresolved), each in `order`.
@@ -580,6 +589,13 @@ pub fn in_short(
             Indices::Sobol(_) => SMALL,
             Indices::Morris(_) => SMALL * key[order[0]],
         };
+        if key[order[0]] <= 0.0 {
+            out.push_str(&format!(
+                "{}: the same in every run of the design, so no parameter moves it.\n",
+                capitalized(&what)
+            ));
+            continue;
+        }
         let [matter, barely, unsure] = classify(&order, key, conf, small);
         if matter.is_empty() {
             out.push_str(&format!("No parameter clearly moves {what}"));
@@ -588,9 +604,11 @@ pub fn in_short(
                 .iter()
                 .map(|j| format!("`{}` ({name} {:.2} ± {:.2})", names[*j], key[*j], conf[*j]))
                 .collect();
-            let mut what = what.clone();
-            what[..1].make_ascii_uppercase();
-            out.push_str(&format!("{what} depends most on {}", listed.join(", ")));
+            out.push_str(&format!(
+                "{} depends most on {}",
+                capitalized(&what),
+                listed.join(", ")
+            ));
         }
         unresolved |= !unsure.is_empty();
         if !barely.is_empty() {
