@@ -10,7 +10,7 @@
 //! indices describe the seed mean, whose noise is 1/replicates of it.
 
 use crate::load::Sweep;
-use crate::manifest::SampleDesign;
+use crate::manifest::{SampleDesign, SampledAxis};
 use crate::{morris, sobol};
 use polars::prelude::*;
 
@@ -275,9 +275,9 @@ pub fn s2_frame(design: &SampleDesign, all: &[DesignIndices]) -> PolarsResult<Da
 
 /// The report's section: per metric and category, the parameters by
 /// importance, with what was dropped, and where the most important one
-/// tips `recovered`.
-pub fn markdown(sweep: &Sweep, design: &SampleDesign, all: &[DesignIndices]) -> String {
-    let names: Vec<&str> = design.axes.iter().map(|a| a.path.as_str()).collect();
+/// tips `recovered`; the metrics other than `lead` collapsed (one line
+/// each in "In short" would bury the answer).
+pub fn markdown(sweep: &Sweep, design: &SampleDesign, all: &[DesignIndices], lead: &str) -> String {
     let mut md = String::new();
     let what = if design.method == "sobol" {
         format!(
@@ -299,6 +299,26 @@ pub fn markdown(sweep: &Sweep, design: &SampleDesign, all: &[DesignIndices]) -> 
     };
     md.push_str(&what);
     md.push_str(" Each metric is taken as the mean over the point's replicate seeds; runs without a value (failed, or the metric undefined) are left out and counted, and a point with none drops its whole base point or trajectory. One design per combination of the categorical axes. Table: `design_indices.csv`.\n\n");
+    let (first, rest): (Vec<&DesignIndices>, Vec<&DesignIndices>) =
+        all.iter().partition(|d| d.metric == lead);
+    md.push_str(&metrics_markdown(sweep, design, &first));
+    if !rest.is_empty() {
+        let metrics = rest
+            .iter()
+            .filter(|d| d.category == rest[0].category)
+            .count();
+        md.push_str(&crate::report::collapsed(
+            &format!("The other {metrics} metrics' indices"),
+            &metrics_markdown(sweep, design, &rest),
+        ));
+    }
+    md
+}
+
+/// Each of `all`: its drops, its indices by importance, its tipping bins.
+fn metrics_markdown(sweep: &Sweep, design: &SampleDesign, all: &[&DesignIndices]) -> String {
+    let names: Vec<&str> = design.axes.iter().map(|a| a.path.as_str()).collect();
+    let mut md = String::new();
     for d in all {
         let title = if d.category.is_empty() {
             format!("`{}`", d.metric)
@@ -353,24 +373,45 @@ pub fn markdown(sweep: &Sweep, design: &SampleDesign, all: &[DesignIndices]) -> 
             }
         }
         if d.metric == "recovered"
-            && let Some(tips) = tipping(sweep, design, d)
+            && let Some(t) = tipping(sweep, design, d)
         {
-            md.push_str(&tips);
+            md.push_str(&tipping_markdown(&t));
         }
     }
     md
 }
 
-/// Bins of the share of recovered runs over the range of the parameter
-/// with the largest total index (or mu_star): where it tips.
-fn tipping(sweep: &Sweep, design: &SampleDesign, d: &DesignIndices) -> Option<String> {
+/// The share of recovered runs in equal bins of one parameter's range
+/// (equal in log for a log axis), the other parameters as sampled.
+struct Tipping<'a> {
+    axis: &'a SampledAxis,
+    /// (lower edge, upper edge, recovered runs, runs) per bin.
+    bins: Vec<(f64, f64, u64, u64)>,
+}
+
+impl Tipping<'_> {
+    /// The share recovered in bin `i`, when it has runs.
+    fn share(&self, i: usize) -> Option<f64> {
+        let (_, _, ok, n) = self.bins[i];
+        (n > 0).then(|| ok as f64 / n as f64)
+    }
+
+    /// The edge between the adjacent bins whose shares differ most, when
+    /// they differ at all.
+    fn steepest(&self) -> Option<f64> {
+        (1..self.bins.len())
+            .filter_map(|i| Some((self.bins[i].0, (self.share(i - 1)? - self.share(i)?).abs())))
+            .filter(|(_, step)| *step > 0.0)
+            .max_by(|x, y| x.1.total_cmp(&y.1))
+            .map(|(edge, _)| edge)
+    }
+}
+
+/// The bins of `recovered` along the parameter with the largest total
+/// index (or mu_star) of `d`: where it tips.
+fn tipping<'a>(sweep: &Sweep, design: &'a SampleDesign, d: &DesignIndices) -> Option<Tipping<'a>> {
     const BINS: usize = 5;
-    let j = match d.result.as_ref().ok()? {
-        Indices::Sobol(s) => (0..s.st.len()).max_by(|a, b| s.st[*a].total_cmp(&s.st[*b]))?,
-        Indices::Morris(m) => {
-            (0..m.mu_star.len()).max_by(|a, b| m.mu_star[*a].total_cmp(&m.mu_star[*b]))?
-        }
-    };
+    let j = most_influential(d.result.as_ref().ok()?).first().copied()?;
     let a = &design.axes[j];
     let x = sweep.metric(&a.path)?;
     let y = sweep.metric("recovered")?;
@@ -388,7 +429,7 @@ fn tipping(sweep: &Sweep, design: &SampleDesign, d: &DesignIndices) -> Option<St
     };
     let (mut ok, mut n) = ([0u64; BINS], [0u64; BINS]);
     for r in 0..y.len() {
-        if label(r) != d.category || !sweep.ok()[r] {
+        if !sweep.ok()[r] || label(r) != d.category {
             continue;
         }
         if let (Some(xv), Some(yv)) = (x[r], y[r]) {
@@ -399,26 +440,247 @@ fn tipping(sweep: &Sweep, design: &SampleDesign, d: &DesignIndices) -> Option<St
     }
     let edge = |i: usize| {
         let u = i as f64 / BINS as f64;
-        let v = if a.log {
+        if a.log {
             (a.min.ln() + u * (a.max.ln() - a.min.ln())).exp()
         } else {
             a.min + u * (a.max - a.min)
-        };
-        format!("{v:.3}")
+        }
     };
-    let cells: Vec<String> = (0..BINS)
+    Some(Tipping {
+        axis: a,
+        bins: (0..BINS)
+            .map(|i| (edge(i), edge(i + 1), ok[i], n[i]))
+            .collect(),
+    })
+}
+
+/// The parameters' positions, most influential first (by ST, or mu_star).
+fn most_influential(indices: &Indices) -> Vec<usize> {
+    let key: &[f64] = match indices {
+        Indices::Sobol(s) => &s.st,
+        Indices::Morris(m) => &m.mu_star,
+    };
+    let mut order: Vec<usize> = (0..key.len()).collect();
+    order.sort_by(|a, b| key[*b].total_cmp(&key[*a]));
+    order
+}
+
+/// A bin's edge as a person reads it: three significant digits.
+fn edge_text(v: f64) -> String {
+    format!("{}", format!("{v:.3e}").parse::<f64>().unwrap_or(v))
+}
+
+/// The bins as a sentence of the design section.
+fn tipping_markdown(t: &Tipping) -> String {
+    let cells: Vec<String> = (0..t.bins.len())
         .map(|i| {
-            let share = if n[i] > 0 {
-                format!("{:.0}%", 100.0 * ok[i] as f64 / n[i] as f64)
-            } else {
-                "-".to_string()
-            };
-            format!("[{}, {}): {share} of {}", edge(i), edge(i + 1), n[i])
+            let (lo, hi, _, n) = t.bins[i];
+            let share = t
+                .share(i)
+                .map_or("-".to_string(), |s| format!("{:.0}%", 100.0 * s));
+            format!("[{}, {}): {share} of {n}", edge_text(lo), edge_text(hi))
         })
         .collect();
-    Some(format!(
+    format!(
         "Where it tips: the share of runs that recovered along `{}`, the most influential parameter here (all other parameters as sampled): {}.\n\n",
-        a.path,
+        t.axis.path,
         cells.join("; ")
-    ))
+    )
+}
+
+/// The metric "In short" answers for: `recovered`, or without a trigger
+/// the grid's first `[report]` metric (or goodput).
+pub fn lead_metric(sweep: &Sweep, trigger: bool) -> &str {
+    if trigger {
+        "recovered"
+    } else {
+        sweep
+            .report_metrics
+            .first()
+            .map_or("goodput", String::as_str)
+    }
+}
+
+/// An index below this share of the variance (Sobol ST) or of the largest
+/// mu_star (Morris) is a parameter that barely moves the metric.
+const SMALL: f64 = 0.05;
+
+/// `text` with its first letter in upper case (it starts a sentence).
+fn capitalized(text: &str) -> String {
+    let mut out = text.to_string();
+    if let Some(first) = out.get_mut(..1) {
+        first.make_ascii_uppercase();
+    }
+    out
+}
+
+/// The parameters of `order` whose index interval (`key` ± `conf`) lies
+/// above `small` (they matter), at or below it (they barely move the
+/// metric), and across it (unresolved), each in `order`.
+fn classify(order: &[usize], key: &[f64], conf: &[f64], small: f64) -> [Vec<usize>; 3] {
+    let pick = |f: &dyn Fn(usize) -> bool| order.iter().copied().filter(|j| f(*j)).collect();
+    let above = |j: usize| key[j] - conf[j] > small;
+    let below = |j: usize| key[j] + conf[j] <= small;
+    [
+        pick(&above),
+        pick(&below),
+        pick(&|j| !above(j) && !below(j)),
+    ]
+}
+
+/// "In short" of a sampled design, one line per design: how often it
+/// recovered over the sampled region, which parameters it depends on (an
+/// index whose 95% interval stays above [`SMALL`]), which barely move it
+/// (the interval stays below), which the design is too small to tell, and
+/// how the share recovered changes along the most influential. Without a
+/// trigger, the same for the grid's first `[report]` metric (or goodput),
+/// without the share recovered.
+pub fn in_short(
+    sweep: &Sweep,
+    design: &SampleDesign,
+    all: &[DesignIndices],
+    trigger: bool,
+) -> String {
+    let metric = lead_metric(sweep, trigger);
+    let names: Vec<&str> = design.axes.iter().map(|a| a.path.as_str()).collect();
+    let quoted = |js: &[usize]| -> String {
+        js.iter()
+            .map(|j| format!("`{}`", names[*j]))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut out = String::new();
+    let mut unresolved = false;
+    for d in all.iter().filter(|d| d.metric == metric) {
+        let who = if d.category.is_empty() {
+            "Over the sampled region".to_string()
+        } else {
+            format!("**{}**", d.category)
+        };
+        out.push_str(&format!("- {who}: "));
+        let tips = trigger.then(|| tipping(sweep, design, d)).flatten();
+        if let Some(t) = &tips {
+            let (ok, n) = t.bins.iter().fold((0, 0), |(a, b), x| (a + x.2, b + x.3));
+            if n > 0 {
+                out.push_str(&format!(
+                    "{:.0}% of {n} runs recovered. ",
+                    100.0 * ok as f64 / n as f64
+                ));
+            }
+        }
+        let what = if trigger {
+            "whether a run recovers".to_string()
+        } else {
+            format!("`{metric}`")
+        };
+        let indices = match &d.result {
+            Ok(i) => i,
+            Err(e) => {
+                out.push_str(&format!("no indices of `{metric}`: {e}.\n"));
+                continue;
+            }
+        };
+        let (key, name, conf): (&[f64], &str, &[f64]) = match indices {
+            Indices::Sobol(s) => (&s.st, "ST", &s.st_conf),
+            Indices::Morris(m) => (&m.mu_star, "mu_star", &m.mu_star_conf),
+        };
+        let order = most_influential(indices);
+        let small = match indices {
+            Indices::Sobol(_) => SMALL,
+            Indices::Morris(_) => SMALL * key[order[0]],
+        };
+        if key[order[0]] <= 0.0 {
+            out.push_str(&format!(
+                "{}: the same in every run of the design, so no parameter moves it.\n",
+                capitalized(&what)
+            ));
+            continue;
+        }
+        let [matter, barely, unsure] = classify(&order, key, conf, small);
+        if matter.is_empty() {
+            out.push_str(&format!("No parameter clearly moves {what}"));
+        } else {
+            let listed: Vec<String> = matter
+                .iter()
+                .map(|j| format!("`{}` ({name} {:.2} ± {:.2})", names[*j], key[*j], conf[*j]))
+                .collect();
+            out.push_str(&format!(
+                "{} depends most on {}",
+                capitalized(&what),
+                listed.join(", ")
+            ));
+        }
+        unresolved |= !unsure.is_empty();
+        if !barely.is_empty() {
+            out.push_str(&format!(
+                "; {} barely {} it in {} ranges",
+                quoted(&barely),
+                if barely.len() == 1 { "moves" } else { "move" },
+                if barely.len() == 1 { "its" } else { "their" },
+            ));
+        }
+        if !unsure.is_empty() {
+            out.push_str(&format!(
+                "; {}: not resolved by this design (the 95% interval straddles {small:.2})",
+                quoted(&unsure)
+            ));
+        }
+        out.push('.');
+        if let Indices::Sobol(s) = indices {
+            let first: f64 = s.s1.iter().sum();
+            if first < 0.7 {
+                out.push_str(&format!(
+                    " The parameters interact: alone they explain {:.0}% of the variance (the sum of S1), together the rest.",
+                    100.0 * first.max(0.0)
+                ));
+            }
+        }
+        if let Some(t) = &tips
+            && let Some(at) = t.steepest()
+        {
+            let shares: Vec<String> = (0..t.bins.len())
+                .map(|i| {
+                    t.share(i)
+                        .map_or("-".to_string(), |s| format!("{:.0}%", 100.0 * s))
+                })
+                .collect();
+            out.push_str(&format!(
+                " From `{}` = {} to {}{}, in fifths of its range, the share recovered goes {}; the steepest step is at {}.",
+                t.axis.path,
+                edge_text(t.axis.min),
+                edge_text(t.axis.max),
+                if t.axis.log { " (log scale)" } else { "" },
+                shares.join(" → "),
+                edge_text(at)
+            ));
+        }
+        out.push('\n');
+    }
+    if unresolved {
+        out.push_str(&format!(
+            "- A parameter not resolved needs more sample points: intervals narrow as 1/sqrt(N), so `sample.n` = {} would halve them.\n",
+            4 * design.n
+        ));
+    }
+    if !out.is_empty() {
+        out.push_str("- How these are computed, with every metric's indices: *Why: the sampled design* below.\n");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::classify;
+
+    #[test]
+    fn a_parameter_matters_only_when_its_whole_interval_is_above_small() {
+        // ST 0.5 ± 0.2 matters; 0.02 ± 0.01 barely; 0.1 ± 0.2 and
+        // 0.06 ± 0.02 (lower end 0.04) straddle 0.05.
+        let key = [0.5, 0.02, 0.1, 0.06];
+        let conf = [0.2, 0.01, 0.2, 0.02];
+        let [matter, barely, unsure] = classify(&[0, 3, 2, 1], &key, &conf, 0.05);
+        assert_eq!(matter, [0]);
+        assert_eq!(barely, [1]);
+        assert_eq!(unsure, [3, 2]);
+    }
 }

@@ -6,6 +6,7 @@ use crate::error::LoadError;
 use crate::manifest::Manifest;
 use crate::sensitivity::Design;
 use polars::prelude::*;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// Columns every analysis needs besides the axes and the metrics.
@@ -31,6 +32,7 @@ fn is_replica(name: &str, tiers: &[String]) -> bool {
 }
 
 /// One dimension of the grid: an axis, or a zip group (paths moving together).
+#[derive(Clone)]
 pub struct Dim {
     /// The path, or the zip group's paths joined by `+`.
     pub name: String,
@@ -42,6 +44,7 @@ pub struct Dim {
     pub values: Option<Vec<f64>>,
 }
 
+#[derive(Clone)]
 pub struct Sweep {
     pub dir: PathBuf,
     pub manifest: Manifest,
@@ -140,15 +143,18 @@ impl Sweep {
                     })
                 })
                 .collect::<Result<_, _>>()?;
+            // A sampled design is one dimension with a level per design
+            // row: the lookup must not grow with the number of levels.
             let mut labels: Vec<String> = Vec::new();
+            let mut level_of: HashMap<String, usize> = HashMap::new();
             for (i, pos) in positions.iter_mut().enumerate() {
                 let label = columns
                     .iter()
                     .map(|c| label(c, i))
                     .collect::<Vec<_>>()
                     .join(", ");
-                let at = labels.iter().position(|l| *l == label).unwrap_or_else(|| {
-                    labels.push(label);
+                let at = *level_of.entry(label).or_insert_with_key(|label| {
+                    labels.push(label.clone());
                     labels.len() - 1
                 });
                 pos.push(at);
@@ -243,6 +249,35 @@ impl Sweep {
         self.dims
             .iter()
             .position(|d| d.paths.iter().any(|p| p == path))
+    }
+
+    /// The sampled design's dimension (the grid's last), if it has `[sample]`.
+    pub fn design_dim(&self) -> Option<usize> {
+        self.manifest
+            .design
+            .as_ref()
+            .and_then(|_| self.dims.len().checked_sub(1))
+    }
+
+    /// The sweep with its sampled design's dimension taken out: what the
+    /// factorial sections read, each combination of the categorical axes
+    /// being one point whose runs are its whole design (the sampled region).
+    /// A design has a level per row (thousands): as a categorical axis it
+    /// would make thousands of table rows, plot lines and index levels that
+    /// say nothing the design's own indices do not. `None` without a design.
+    pub fn without_design(&self) -> Option<Sweep> {
+        let d = self.design_dim()?;
+        let mut out = self.clone();
+        out.dims.remove(d);
+        for p in &mut out.positions {
+            p.remove(d);
+        }
+        out.design = Design {
+            axes: out.dims.iter().map(|d| d.name.clone()).collect(),
+            levels: out.dims.iter().map(|d| d.labels.len()).collect(),
+            values: out.dims.iter().map(|d| d.values.clone()).collect(),
+        };
+        Some(out)
     }
 
     /// Index of the dimension called `strategy`, if the grid varies it.

@@ -617,7 +617,7 @@ impl TimePlot<'_> {
                 entries.push((s.kind.label().to_string(), None));
             }
         }
-        let note = ["line: median", "band: 25–75 % over seeds"];
+        let note = ["line: median", "band: 25–75 % over runs"];
         let widest = entries
             .iter()
             .map(|(l, _)| l.as_str())

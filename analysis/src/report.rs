@@ -48,40 +48,62 @@ pub struct Report {
     pub index_html: PathBuf,
     /// The per-point headline table (Markdown), for a terminal.
     pub headline: String,
+    /// The tables written (their `.csv`; each has a `.parquet` beside it).
+    pub tables: Vec<PathBuf>,
 }
 
 /// Writes everything under `OUT_DIR/analysis/`.
 pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
-    let sweep = Sweep::load(out_dir)?;
+    let full = Sweep::load(out_dir)?;
+    // A sampled design's dimension is no factorial axis: the factorial
+    // sections read the categorical axes only (see `Sweep::without_design`).
+    let factorial = full.without_design();
+    let sampled = factorial.is_some();
+    let sweep = factorial.as_ref().unwrap_or(&full);
     let dir = out_dir.join("analysis");
     let plot_dir = dir.join("plots");
     std::fs::create_dir_all(&plot_dir).map_err(IoError::at(&plot_dir))?;
-    let metrics = tables::main_metrics(&sweep);
+    let metrics = tables::main_metrics(sweep);
 
-    let mut summary = tables::summary(&sweep, &metrics)?;
+    let mut summary = tables::summary(sweep, &metrics)?;
     write_frame(&dir, "summary", &mut summary)?;
-    let headline = headline(&sweep, &summary)?;
+    let headline = headline(sweep, &summary)?;
     write_text(&dir.join("summary.md"), &headline)?;
 
-    let sens = tables::sensitivity(&sweep, &metrics);
-    let mut sens_df = tables::sensitivity_frame(&sens)?;
-    write_frame(&dir, "sensitivity", &mut sens_df)?;
-    let sens_md = sensitivity_markdown(&sens, has_trigger(&sweep));
-    write_text(&dir.join("sensitivity.md"), &sens_md)?;
-
-    let effects = tables::main_effects(&sweep, &metrics);
-    let mut effects_df = tables::effects_frame(&effects)?;
-    write_frame(&dir, "main_effects", &mut effects_df)?;
-    let effects_md = effects_markdown(&sweep, &effects);
-    write_text(&dir.join("main_effects.md"), &effects_md)?;
+    // A sampled design has its own indices (the design section); over the
+    // categorical axes alone, with a whole design as each point's runs and
+    // one seed for all, the factorial ANOVA and main effects would only
+    // restate the per-point table.
+    let (sens, effects) = if sampled {
+        (Vec::new(), Vec::new())
+    } else {
+        (
+            tables::sensitivity(sweep, &metrics),
+            tables::main_effects(sweep, &metrics),
+        )
+    };
+    let sens_md = sensitivity_markdown(&sens, has_trigger(sweep));
+    let effects_md = effects_markdown(sweep, &effects);
+    if !sampled {
+        let mut sens_df = tables::sensitivity_frame(&sens)?;
+        write_frame(&dir, "sensitivity", &mut sens_df)?;
+        write_text(&dir.join("sensitivity.md"), &sens_md)?;
+        let mut effects_df = tables::effects_frame(&effects)?;
+        write_frame(&dir, "main_effects", &mut effects_df)?;
+        write_text(&dir.join("main_effects.md"), &effects_md)?;
+    }
 
     let mut plot_notes = Vec::new();
     let mut plot_files = Vec::new();
-    heatmap(&sweep, &plot_dir, &mut plot_files, &mut plot_notes)?;
-    recovery_plot(&sweep, &plot_dir, &mut plot_files, &mut plot_notes)?;
-    time_plots(&sweep, &plot_dir, &mut plot_files, &mut plot_notes)?;
-    load_plots(&sweep, &plot_dir, &mut plot_files)?;
-    latency_plots(&sweep, &plot_dir, &mut plot_files)?;
+    if sampled {
+        plot_notes.push(SAMPLED_NOTE.to_string());
+    } else {
+        heatmap(sweep, &plot_dir, &mut plot_files, &mut plot_notes)?;
+        recovery_plot(sweep, &plot_dir, &mut plot_files, &mut plot_notes)?;
+    }
+    time_plots(sweep, &plot_dir, &mut plot_files, &mut plot_notes)?;
+    load_plots(sweep, &plot_dir, &mut plot_files)?;
+    latency_plots(sweep, &plot_dir, &mut plot_files)?;
     let bars: Vec<IndexBars> = sens
         .iter()
         .filter_map(|m| {
@@ -97,7 +119,10 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
         })
         .collect();
     if bars.is_empty() {
-        plot_notes.push("No sensitivity bar chart: no metric has indices (see above).".to_string());
+        if !sampled {
+            plot_notes
+                .push("No sensitivity bar chart: no metric has indices (see above).".to_string());
+        }
     } else {
         plots::sensitivity_bars(
             &plot_dir.join("sensitivity"),
@@ -112,8 +137,9 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
         });
     }
 
+    let design = design_section(&full, &dir, &metrics)?;
     let md = index_markdown(
-        &sweep,
+        sweep,
         &summary,
         &headline,
         &sens,
@@ -121,18 +147,21 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
         &effects_md,
         &plot_files,
         &plot_notes,
+        design.as_ref(),
     )?;
-    let md = with_design_section(md, &sweep, &dir, &metrics)?;
-    let md = match crate::why::section::write(&sweep, &dir)? {
-        // In "What happened", before the sensitivity.
-        Some(why) => md.replacen(
-            "\n## Why: sensitivity",
-            &format!("\n### Why it did not recover\n\n{why}\n## Why: sensitivity"),
-            1,
-        ),
+    let md = match crate::why::section::write(sweep, &dir)? {
+        // In "What happened", before the first "Why".
+        Some(why) => match md.find("\n## Why:") {
+            Some(at) => format!(
+                "{}\n### Why it did not recover\n\n{why}{}",
+                &md[..at],
+                &md[at..]
+            ),
+            None => md + &why,
+        },
         None => md,
     };
-    let discovery = discovery(&sweep, &dir, &plot_dir)?;
+    let discovery = discovery(&full, &dir, &plot_dir)?;
     // A "why" of its own: before the tables.
     let md = match md.find("\n## Tables") {
         Some(at) => format!(
@@ -150,10 +179,17 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
     inlined.push("boundary".to_string());
     inlined.push(PRIM_PLOT.to_string());
     write_text(&index_html, &html(&md, &plot_dir, &inlined))?;
+    let tables = ["summary", "sensitivity", "main_effects"]
+        .into_iter()
+        .filter(|t| !sampled || *t == "summary")
+        .chain(design.iter().flat_map(|d| d.tables.iter().copied()))
+        .map(|t| dir.join(format!("{t}.csv")))
+        .collect();
     Ok(Report {
         index_md,
         index_html,
         headline,
+        tables,
     })
 }
 
@@ -447,8 +483,31 @@ struct Slicing {
     of_run: HashMap<usize, (usize, usize)>,
     /// The first ok run of each drawn slice (its triggers are shaded).
     first_run: Vec<Option<usize>>,
+    /// Whether a drawn slice's runs differ in their trigger (a sampled
+    /// design's trigger parameter): no single window to shade.
+    trigger_varies: Vec<bool>,
     /// How the slices were chosen, for the report.
     note: Option<String>,
+}
+
+impl Slicing {
+    /// The triggers to shade in drawn slice `at`: its runs' common ones,
+    /// none when they differ.
+    fn shades(&self, sweep: &Sweep, at: usize) -> Vec<Shade> {
+        match self.first_run[at] {
+            Some(r) if !self.trigger_varies[at] => triggers_of(sweep, r),
+            _ => Vec::new(),
+        }
+    }
+
+    /// What a caption says of slice `at`'s trigger when none is shaded.
+    fn trigger_note(&self, at: usize) -> &'static str {
+        if self.trigger_varies[at] {
+            " No trigger is shaded: it differs between the slice's runs (a sampled parameter)."
+        } else {
+            ""
+        }
+    }
 }
 
 fn line_dim(sweep: &Sweep) -> Option<usize> {
@@ -711,9 +770,21 @@ fn slicing(sweep: &Sweep) -> Slicing {
     let all = all_slices(sweep, line_dim);
     let mut of_run = HashMap::new();
     let mut first_run = Vec::new();
+    let mut trigger_varies = Vec::new();
+    let trigger_columns: Vec<Vec<Option<f64>>> = (sweep.runs.get_column_names().into_iter())
+        .map(|c| c.as_str())
+        .filter(|c| crate::load::trigger_key(c).is_some())
+        .chain(["window_start_s", "window_end_s"])
+        .filter_map(|c| sweep.metric(c))
+        .collect();
     for (at, s) in slices.iter().enumerate() {
         let runs = &all[s.index].1;
         first_run.push(runs.first().copied());
+        trigger_varies.push(
+            trigger_columns
+                .iter()
+                .any(|v| runs.iter().any(|r| v[*r] != v[runs[0]])),
+        );
         for &run in runs {
             of_run.insert(run, (at, line_dim.map_or(0, |d| sweep.positions[run][d])));
         }
@@ -723,6 +794,7 @@ fn slicing(sweep: &Sweep) -> Slicing {
         slices,
         of_run,
         first_run,
+        trigger_varies,
         note,
     }
 }
@@ -841,7 +913,7 @@ fn time_plots(
         .map_or(vec!["all".to_string()], |d| sweep.dims[d].labels.clone());
     for (slice_idx, slice) in s.slices.iter().enumerate() {
         let name = slice_name(sweep, &slice.key);
-        let shades = s.first_run[slice_idx].map_or(Vec::new(), |r| triggers_of(sweep, r));
+        let shades = s.shades(sweep, slice_idx);
         let stem_idx = slice.index;
         for (k, col) in series_cols.iter().enumerate() {
             let bands: Vec<Band> = line_labels
@@ -899,7 +971,9 @@ fn time_plots(
             files.push(PlotFile {
                 title: format!("{title}, {name}"),
                 stem,
-                caption: slice.reason.clone(),
+                caption: format!("{}{}", slice.reason, s.trigger_note(slice_idx))
+                    .trim()
+                    .to_string(),
                 group: if col == "success_rate" {
                     Group::Success
                 } else {
@@ -1011,7 +1085,7 @@ fn load_plots(
             continue;
         }
         let name = slice_name(sweep, &slice.key);
-        let shades = s.first_run[slice_idx].map_or(Vec::new(), |r| triggers_of(sweep, r));
+        let shades = s.shades(sweep, slice_idx);
         let stem = format!("load_{}", slice.index);
         let title = format!("Offered load at {tier}");
         plots::offered_load(
@@ -1024,8 +1098,9 @@ fn load_plots(
             title: format!("{title}, {name}"),
             stem,
             caption: format!(
-                "{} {tier} is this slice's bottleneck: its load came closest to, or furthest past, its capacity. Requests arriving per second (medians over seeds), first tries and retries stacked; where retries fill the gap above capacity, the retry storm sustains the overload.",
-                slice.reason
+                "{} {tier} is this slice's bottleneck: its load came closest to, or furthest past, its capacity. Requests arriving per second (medians over the slice's runs), first tries and retries stacked; where retries fill the gap above capacity, the retry storm sustains the overload.{}",
+                slice.reason,
+                s.trigger_note(slice_idx)
             ),
             group: Group::Load,
         });
@@ -1141,7 +1216,7 @@ fn latency_plots(
             title: format!("{title}, {name}"),
             stem,
             caption: format!(
-                "{} The share of users finished within each latency, successes (solid) and failures (dashed), all users of the slice's seeds pooled; the curve is exact at the histogram's bucket edges (ten a decade).",
+                "{} The share of users finished within each latency, successes (solid) and failures (dashed), all users of the slice's runs pooled; the curve is exact at the histogram's bucket edges (ten a decade).",
                 slice.reason
             ),
             group: Group::Latency,
@@ -1420,8 +1495,9 @@ fn heatmap(
 /// `![title](plots/stem.svg)` with its caption.
 fn plot_md(p: &PlotFile) -> String {
     let mut md = format!("![{}](plots/{}.svg)\n\n", p.title, p.stem);
-    if !p.caption.is_empty() {
-        md.push_str(&format!("*{}*\n\n", p.caption));
+    let caption = p.caption.trim();
+    if !caption.is_empty() {
+        md.push_str(&format!("*{caption}*\n\n"));
     }
     md
 }
@@ -1439,41 +1515,59 @@ fn is_own_block(html: &str) -> bool {
             .is_some_and(|summary| !summary.contains(['<', '>']))
 }
 
-fn collapsed(summary: &str, body: &str) -> String {
+pub(crate) fn collapsed(summary: &str, body: &str) -> String {
     format!("\n<details><summary>{summary}</summary>\n\n{body}\n</details>\n")
 }
 
 /// The page, in reading order: what happened (in short, the map, recovery,
-/// A sampled design's Sobol or Morris indices (`design_indices.*`,
-/// `design_s2.*`), as the first "why" section of the page.
-fn with_design_section(
-    mut md: String,
+/// What the page shows of a sampled design's grid, in place of the
+/// factorial sections it leaves out.
+const SAMPLED_NOTE: &str = "This grid samples its continuous parameters (`[sample]`): each combination of the categorical axes is one point here, its runs the whole design, so the tables' rates and means are over the sampled region and the time plots' bands are the median and interquartile range over the design's runs (different parameter values, not seeds of one point). What depends on each parameter is in *Why: the sampled design*; the factorial map, the recovery-against-an-axis plot, the factorial sensitivity indices and the main effects are left out: over thousands of distinct sample points they would be one level per point.";
+
+/// A sampled design's Sobol or Morris indices: the lines that lead "In
+/// short", and the section "Why: the sampled design".
+struct DesignSection {
+    in_short: String,
+    body: String,
+    /// The tables written.
+    tables: Vec<&'static str>,
+}
+
+/// Writes the design's tables (`design_indices.*`, `design_s2.*`) and
+/// returns its text; `None` without a Sobol or Morris design.
+fn design_section(
     sweep: &Sweep,
     dir: &Path,
     metrics: &[String],
-) -> Result<String, ReportError> {
+) -> Result<Option<DesignSection>, ReportError> {
     use crate::design_analysis;
     let (Some(design), Some(all)) = (
         sweep.manifest.design.as_ref(),
         design_analysis::analyze(sweep, metrics),
     ) else {
-        return Ok(md);
+        return Ok(None);
     };
     let mut indices =
         design_analysis::frame(design, &all).map_err(ReportError::table("the design's indices"))?;
     write_frame(dir, "design_indices", &mut indices)?;
+    let trigger = has_trigger(sweep);
+    let mut tables = vec!["design_indices"];
     if design.method == "sobol" && design.second_order {
         let mut s2 = design_analysis::s2_frame(design, &all)
             .map_err(ReportError::table("the design's second-order indices"))?;
         write_frame(dir, "design_s2", &mut s2)?;
+        tables.push("design_s2");
     }
-    let section = format!(
-        "\n## Why: the sampled design\n\n{}",
-        design_analysis::markdown(sweep, design, &all)
-    );
-    let at = md.find("\n## Why: sensitivity").unwrap_or(md.len());
-    md.insert_str(at, &section);
-    Ok(md)
+    Ok(Some(DesignSection {
+        in_short: design_analysis::in_short(sweep, design, &all, trigger),
+        body: design_analysis::markdown(
+            sweep,
+            design,
+            &all,
+            design_analysis::lead_metric(sweep, trigger),
+        ),
+        tables,
+    }))
 }
 
 /// success rate and queues over time), then why (sensitivity), then the
@@ -1488,6 +1582,7 @@ fn index_markdown(
     effects_md: &str,
     plot_files: &[PlotFile],
     plot_notes: &[String],
+    design: Option<&DesignSection>,
 ) -> Result<String, ReportError> {
     let m = &sweep.manifest;
     let trigger = has_trigger(sweep);
@@ -1510,7 +1605,15 @@ fn index_markdown(
         m.status,
     ));
     md.push_str("## In short\n\n");
-    md.push_str(&plain_words(sweep, sens)?);
+    match design {
+        Some(d) => {
+            if !trigger {
+                md.push_str(NO_TRIGGER);
+            }
+            md.push_str(&d.in_short);
+        }
+        None => md.push_str(&plain_words(sweep, sens)?),
+    }
     let of = |g: Group| plot_files.iter().filter(move |p| p.group == g);
     md.push_str("\n## What happened\n\n");
     for note in plot_notes {
@@ -1561,15 +1664,52 @@ fn index_markdown(
             md.push_str("\n![Boundary](plots/boundary.svg)\n");
         }
     }
+    if let Some(d) = design {
+        md.push_str("\n## Why: the sampled design\n\n");
+        md.push_str(&d.body);
+    } else {
+        why_sensitivity(&mut md, trigger, plot_files, sens_md);
+    }
+    tables_markdown(
+        &mut md,
+        sweep,
+        summary,
+        headline,
+        effects_md,
+        design.is_none(),
+    )?;
+    Ok(md)
+}
+
+/// "Why: sensitivity": the factorial grid's own indices.
+fn why_sensitivity(md: &mut String, trigger: bool, plot_files: &[PlotFile], sens_md: &str) {
     md.push_str("\n## Why: sensitivity\n\nVariance-based indices computed on the full-factorial grid itself (an ANOVA decomposition, no extra sampling): `S1` first order, `ST` total (interactions included), with the seed noise removed. `S1_conf` / `ST_conf`: half-widths of 95% intervals from a delete-one-seed jackknife: seeds are shared by the points, so each seed is left out of every point at once, and the half-width is t(0.975, S-1) x the jackknife standard error over S seeds (93.9-95.0% coverage measured at 5 to 20 seeds); none when no seed varied anything. Every point weighs the same whatever its number of seeds (not every run, as ordinary least squares would). `mu_star`, `sigma`: elementary effects between levels adjacent in value, the values scaled to the axis range; none for categorical axes (strategies, zip groups, unbounded caps), whose levels have no order. A zip group counts as one axis. `recovered` is the yes/no of recovery; `recovery_censored_s` is the censored time. Table: `sensitivity.csv`.\n\n");
     if !trigger {
         md.push_str("Recovery metrics are left out: the grid has no trigger.\n\n");
     }
-    for p in of(Group::Sensitivity) {
+    for p in plot_files.iter().filter(|p| p.group == Group::Sensitivity) {
         md.push_str(&plot_md(p));
     }
     md.push_str(&collapsed("Sensitivity tables, per metric", sens_md));
+}
+
+/// "Tables": the per-point table, the ranking and (factorial grids) the
+/// main effects.
+fn tables_markdown(
+    md: &mut String,
+    sweep: &Sweep,
+    summary: &DataFrame,
+    headline: &str,
+    effects_md: &str,
+    factorial: bool,
+) -> Result<(), ReportError> {
+    let trigger = has_trigger(sweep);
     md.push_str("\n## Tables\n\n### Per point\n\n");
+    if !factorial {
+        md.push_str("One row per combination of the categorical axes, over its whole sampled design (every parameter value as drawn): P(not recovered) and the means are over the sampled region, with intervals over its runs. Each run's own values are in `runs/*.parquet`; the table with std, min and max in `summary.csv` / `summary.parquet`.\n\n");
+        md.push_str(headline);
+        return Ok(());
+    }
     if trigger {
         md.push_str("Means over seeds (ok runs); P(not recovered) with its Wilson 95% interval, and the rule of three (3/N) where no seed differed (`p_not_recovered_note`). Recovery time is censored: `recovery_s_mean` is `never` where no seed recovered and `>= X (k of n censored)` where some did not (X counts a run that did not recover as the first recovery time it could not observe, a lower bound); the number itself is `recovery_censored_s_mean` in `summary.csv`. ");
     } else {
@@ -1596,8 +1736,11 @@ fn index_markdown(
         "Main-effect tables, per metric and axis",
         effects_md,
     ));
-    Ok(md)
+    Ok(())
 }
+
+/// The first line of "In short" for a grid without a trigger.
+const NO_TRIGGER: &str = "- **No slow window or load spike** in this grid: there is nothing to recover from, so recovery (P(not recovered), recovery time, success after) is not reported; the headline shows the grid's `[report] metrics`.\n";
 
 /// Which points never recover, the fastest to recover, and the most
 /// influential axis for each metric, in sentences.
@@ -1605,7 +1748,7 @@ fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, Repo
     let mut out = String::new();
     let trigger = has_trigger(sweep);
     if !trigger {
-        out.push_str("- **No slow window or load spike** in this grid: there is nothing to recover from, so recovery (P(not recovered), recovery time, success after) is not reported; the headline shows the grid's `[report] metrics`.\n");
+        out.push_str(NO_TRIGGER);
     }
     let recovered = sweep.metric("recovered").filter(|_| trigger);
     let recovery = sweep.metric("recovery_censored_s");

@@ -412,11 +412,20 @@ pub mod section {
             return Ok(None);
         }
         let ok = sweep.ok();
+        // A run whose trigger ends less than a recovery window before its
+        // arrivals end cannot show recovery (its censored time is 0): it is
+        // not counted as not recovering.
+        let censored = sweep.metric("recovery_censored_s").unwrap_or_default();
+        let mut unobservable = 0;
         let mut cells: HashMap<usize, CellRuns> = HashMap::new();
         for (run, rec) in recovered.iter().enumerate() {
             let Some(rec) = rec.filter(|_| ok[run]) else {
                 continue;
             };
+            if rec <= 0.5 && censored.get(run).copied().flatten() == Some(0.0) {
+                unobservable += 1;
+                continue;
+            }
             let c = cells.entry(sweep.cell(run)).or_default();
             c.0 += 1;
             if rec > 0.5 {
@@ -429,8 +438,9 @@ pub mod section {
             .filter(|(_, (runs, rec, _))| 2 * rec <= *runs)
             .map(|(c, v)| (*c, v))
             .collect();
+        let note = (unobservable > 0).then(|| format!("{unobservable} run(s) are left out: their trigger ends less than the recovery window before their arrivals end, so whether they recover cannot be seen (lengthen `client.duration_s`).\n\n"));
         if stuck.is_empty() {
-            return Ok(None);
+            return Ok(note);
         }
         stuck.sort_by_key(|(c, _)| *c);
         let runs: Vec<usize> = stuck
@@ -438,11 +448,9 @@ pub mod section {
             .flat_map(|(_, v)| v.2.iter().copied())
             .collect();
         let traffic = traffic(sweep, &runs)?;
-        // Flips move one axis of the factorial grid (not a sampled
-        // design's points, whose neighbours are not one change away).
-        let design_dim = sweep.manifest.design.as_ref().map(|_| sweep.dims.len() - 1);
+        // The caller passes the factorial view of a sampled grid (its
+        // design's dimension taken out), so every axis here is one change.
         let axes: Vec<Axis> = (0..sweep.dims.len())
-            .filter(|d| Some(*d) != design_dim)
             .map(|d| Axis {
                 index: d,
                 levels: sweep.dims[d].labels.len(),
@@ -463,7 +471,7 @@ pub mod section {
         }
         let mut df = table.frame()?;
         crate::report::write_frame(dir, "why_not_recovered", &mut df)?;
-        Ok(Some(table.markdown()))
+        Ok(Some(note.unwrap_or_default() + &table.markdown()))
     }
 
     /// The rows of `why_not_recovered`.
@@ -519,7 +527,7 @@ pub mod section {
                     .filter(|f| f.axis == axis)
                     .map(|f| {
                         format!(
-                            "{} ({} of {} seeds recover)",
+                            "{} ({} of {} runs recover)",
                             dim.labels[f.to], f.recovered, f.runs
                         )
                     })
@@ -533,7 +541,7 @@ pub mod section {
                 ));
             }
             let flip_text = (!flip_text.is_empty()).then(|| flip_text.join("; or "));
-            let mut sentence = format!("- **{point}**: {not} of {runs} seeds never recover");
+            let mut sentence = format!("- **{point}**: {not} of {runs} runs never recover");
             match d {
                 Some(d) => sentence += &format!("; {d}"),
                 None => sentence += "; no traffic after the trigger to diagnose",
@@ -587,7 +595,7 @@ pub mod section {
             groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
             let total = self.point.len();
             let mut md = format!(
-                "{total} point(s) did not recover in most seeds. Per point, the run with the median load among those showing the most common loop: the bottleneck after the trigger (the tier whose load came closest to, or furthest past, its capacity), what its arrivals were made of, and the loop that kept it down (retry amplification: at least 20% retries and the first tries alone would fit; dead work: at least 20% of the arrivals for users already gone; overload: the first tries alone exceed capacity; not saturated: under 90% of capacity). The smallest change is the fewest levels of one axis away to a point where most seeds recover. Table: `why_not_recovered.csv`.\n\n"
+                "{total} point(s) did not recover in most runs. Per point, the run with the median load among those showing the most common loop: the bottleneck after the trigger (the tier whose load came closest to, or furthest past, its capacity), what its arrivals were made of, and the loop that kept it down (retry amplification: at least 20% retries and the first tries alone would fit; dead work: at least 20% of the arrivals for users already gone; overload: the first tries alone exceed capacity; not saturated: under 90% of capacity). The smallest change is the fewest levels of one axis away to a point where most runs recover. Table: `why_not_recovered.csv`.\n\n"
             );
             let mut shown = 0;
             for (s, lines) in groups {

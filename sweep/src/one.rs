@@ -152,7 +152,9 @@ pub fn run_one(args: &OneArgs) -> Result<ExitCode, Error> {
 /// `analysis::why` from its series: each tier's traffic from the trigger's
 /// end while users still arrive.
 fn why_not_recovered(r: &sim_core::RunResult) -> Option<analysis::why::Diagnosis> {
-    if r.recovery_s.is_some() || r.window_end_s <= 0.0 {
+    // Without a recovery window of arrivals after the trigger, recovery
+    // cannot be seen: nothing to explain.
+    if r.recovery_s.is_some() || r.window_end_s <= 0.0 || r.recovery_censor_s == 0.0 {
         return None;
     }
     let from = r.window_end_s.ceil() as usize;

@@ -45,10 +45,10 @@ pub fn write_report(dir: &Path, markdown: bool) -> Result<(), ReportError> {
         report.index_md.display(),
         report.index_html.display()
     );
-    println!(
-        "tables: {0}/analysis/summary.csv, {0}/analysis/sensitivity.csv, {0}/analysis/main_effects.csv (and .parquet)",
-        dir.display()
-    );
+    let tables: Vec<String> = (report.tables.iter())
+        .map(|t| t.display().to_string())
+        .collect();
+    println!("tables: {} (and .parquet)", tables.join(", "));
     Ok(())
 }
 

@@ -75,20 +75,6 @@ fn spawn_until_parts(
     child
 }
 
-fn assert_same(a: &Path, b: &Path) {
-    let o = sweep(&[
-        "compare",
-        &a.display().to_string(),
-        &b.display().to_string(),
-    ]);
-    assert!(
-        o.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        stderr(&o)
-    );
-}
-
 #[test]
 fn runs_table_is_identical_across_threads_and_shards() {
     let tmp = tempfile::tempdir().unwrap();
@@ -124,8 +110,8 @@ fn runs_table_is_identical_across_threads_and_shards() {
     // completeness and uniqueness.
     let o = sweep(&["merge", &out("sharded"), "--no-report"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_same(&dir.join("j1"), &dir.join("j2"));
-    assert_same(&dir.join("j1"), &dir.join("sharded"));
+    assert_same_runs(&dir.join("j1"), &dir.join("j2"));
+    assert_same_runs(&dir.join("j1"), &dir.join("sharded"));
     let t = runs_table(&dir.join("j1"));
     assert_eq!(t.height(), 24);
     // A different seed list is a different table: compare can fail.
@@ -195,7 +181,7 @@ fn kill_9_then_resume_gives_the_uninterrupted_table() {
             .status
             .success()
     );
-    assert_same(&out, &full);
+    assert_same_runs(&out, &full);
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["status"], "complete");
@@ -984,7 +970,7 @@ fn a_crash_at_any_step_of_a_commit_resumes_to_the_exact_table() {
             );
             let resumed = run_grid(&grid, &out.display().to_string(), &["--resume"]);
             assert!(resumed.status.success(), "{at}: {}", stderr(&resumed));
-            assert_same(&out, &full);
+            assert_same_runs(&out, &full);
             assert_eq!(runs_table(&out).height(), 80, "{at}");
         }
     }
@@ -1112,8 +1098,8 @@ strategy = ["naive", "protected"]
         "in What happened"
     );
     assert!(
-        md.contains("- **strategy=naive**: 2 of 2 seeds never recover; at svc_b")
-            && md.contains("Smallest change that recovers: `strategy` naive -> protected (2 of 2 seeds recover)."),
+        md.contains("- **strategy=naive**: 2 of 2 runs never recover; at svc_b")
+            && md.contains("Smallest change that recovers: `strategy` naive -> protected (2 of 2 runs recover)."),
         "{md}"
     );
     let csv = std::fs::read_to_string(out.join("analysis/why_not_recovered.csv")).unwrap();

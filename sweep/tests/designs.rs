@@ -140,3 +140,56 @@ fn a_sampled_grid_refuses_what_cannot_act_with_the_reason() {
         &["a { min, max } axis is sampled, and needs a [sample] table"],
     );
 }
+
+#[test]
+fn a_sampled_grid_gives_one_runs_table_whatever_the_threads_and_shards() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let grid = write_grid(dir, &SAMPLED.replace("replicates = 2", "replicates = 1"));
+    let out = |n: &str| dir.join(n).display().to_string();
+    for (name, jobs) in [("j1", "1"), ("j2", "2")] {
+        let o = sweep(&["run", &grid, "--out", &out(name), "--jobs", jobs]);
+        assert_ok(&o);
+    }
+    for shard in ["0/2", "1/2"] {
+        let o = sweep(&[
+            "run",
+            &grid,
+            "--out",
+            &out("sharded"),
+            "--shard",
+            shard,
+            "--no-report",
+        ]);
+        assert_ok(&o);
+    }
+    assert_ok(&sweep(&["merge", &out("sharded"), "--no-report"]));
+    assert_same_runs(&dir.join("j1"), &dir.join("j2"));
+    assert_same_runs(&dir.join("j1"), &dir.join("sharded"));
+
+    // The report reads the design as a design: one row per strategy, the
+    // design's answer first, no factorial tables of its 32 rows.
+    let analysis = dir.join("j1/analysis");
+    let md = std::fs::read_to_string(analysis.join("index.md")).unwrap();
+    let short = md.split("## What happened").next().unwrap();
+    assert_says(
+        short,
+        &[
+            "- **strategy=naive**: ",
+            "- **strategy=protected**: ",
+            " runs recovered.",
+        ],
+    );
+    assert_says(
+        &md,
+        &[
+            "## Why: the sampled design",
+            "each combination of the categorical axes is one point here",
+        ],
+    );
+    assert!(!md.contains("## Why: sensitivity"), "{md}");
+    assert!(!analysis.join("sensitivity.csv").exists());
+    assert!(!analysis.join("main_effects.csv").exists());
+    let summary = std::fs::read_to_string(analysis.join("summary.csv")).unwrap();
+    assert_eq!(summary.lines().count(), 1 + 2, "{summary}");
+}

@@ -363,7 +363,7 @@ fn draw_cdfs<DB: DrawingBackend>(
     y += 10;
     for note in [
         "all finished users of",
-        "the slice's seeds, exact",
+        "the slice's runs, exact",
         "at the bucket edges",
         "(ten a decade)",
     ] {

@@ -84,3 +84,13 @@ strategy = ["naive", "protected"]
 "#
     )
 }
+
+/// Asserts that two sweep outputs hold the same runs table (`sweep compare`).
+pub fn assert_same_runs(a: &Path, b: &Path) {
+    let o = sweep(&[
+        "compare",
+        &a.display().to_string(),
+        &b.display().to_string(),
+    ]);
+    assert_ok(&o);
+}
