@@ -1516,7 +1516,8 @@ fn is_own_block(html: &str) -> bool {
 }
 
 pub(crate) fn collapsed(summary: &str, body: &str) -> String {
-    format!("\n<details><summary>{summary}</summary>\n\n{body}\n</details>\n")
+    // A blank line after it: a heading that follows must start its own block.
+    format!("\n<details><summary>{summary}</summary>\n\n{body}\n</details>\n\n")
 }
 
 /// The page, in reading order: what happened (in short, the map, recovery,
@@ -2345,6 +2346,15 @@ mod tests {
             (200.0, 100.0, Some(200.0))
         );
         assert_eq!((p[1].first, p[1].retries), (100.0, 200.0));
+    }
+
+    /// A heading right after a collapsed block renders as a heading, not as
+    /// raw text inside the block (the page showed "### Offered load ...").
+    #[test]
+    fn a_heading_after_a_collapsed_block_is_a_heading() {
+        let md = collapsed("2 plots", "body") + "### Next\n";
+        let page = html(&md, Path::new("/nonexistent"), &[]);
+        assert!(page.contains("<h3>Next</h3>"), "{page}");
     }
 
     /// A load spike is shaded as a spike, not as a slow window, and a slow
