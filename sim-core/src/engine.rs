@@ -22,6 +22,7 @@ use crate::caller::{Caller, NO_REPLICA, Outcome, RetryDecision, attempt_end, can
 use crate::event_queue::EventQueue;
 use crate::job::{Job, JobKind, JobRef, Jobs, NO_EDGE, NO_JOB};
 use crate::model::{CallModel, Downstream, Model, RateProfile};
+use crate::policy::TokenBucket;
 use crate::random::Stream;
 use crate::result::{
     CallerStats, ClassStats, ClosedStats, LatencyHistogram, Phase, RunResult, Series, TierSeries,
@@ -134,6 +135,8 @@ struct Sim<'m> {
     /// server's rejections: one lane per fixed delay ([`timer_lanes`]).
     timeout_lane: Vec<usize>,
     reject_lane: Vec<usize>,
+    /// Per tier, the token bucket its replicas share, if any.
+    tier_rate_limits: Vec<Option<TokenBucket>>,
 }
 
 /// The state of closed-loop users.
@@ -226,6 +229,7 @@ pub fn simulate(
         }),
         timeout_lane,
         reject_lane,
+        tier_rate_limits: m.tier_rate_limits.clone(),
         tracer: trace_user.map(|user| Tracer {
             user,
             arrived: 0,
@@ -656,7 +660,8 @@ impl Sim<'_> {
             self.arrive_down(s, j, refuse_after);
             return;
         }
-        let admission = match srv.admit(model, now, sec, class, reply_first) {
+        let shared_limit = self.tier_rate_limits[model.tier].as_mut();
+        let admission = match srv.admit(model, now, sec, class, reply_first, shared_limit) {
             Ok(admission) => admission,
             Err(_) => {
                 self.jobs.release(job);

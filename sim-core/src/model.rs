@@ -8,11 +8,16 @@ use crate::policy::{
 };
 use crate::random::Stream;
 use crate::scenario::{
-    CancelMode, Dispatch, Dist, LimitAlgorithm, OutcomeClass, RejectAs, Scenario, Service,
+    CancelMode, Dispatch, Dist, LimitAlgorithm, LimitScope, OutcomeClass, RejectAs, Scenario,
+    Service,
 };
 use crate::time::{NEVER, Nanos, nanos_to_secs, secs_to_nanos};
 
 pub struct Model {
+    /// Per tier, the one token bucket all its replicas share
+    /// (`rate_limit_scope = "service"`); `None` where each instance has its
+    /// own (`ServerModel::rate_limit`) or there is no limit.
+    pub tier_rate_limits: Vec<Option<TokenBucket>>,
     /// Users one run is expected to see (a bound for closed loops).
     pub expected_users: f64,
     pub dispatch: Dispatch,
@@ -615,7 +620,8 @@ impl Model {
                             secs_to_nanos(t.limit_interval_s),
                         )),
                     }),
-                    rate_limit: (t.rate_limit_per_s > 0.0)
+                    rate_limit: (t.rate_limit_per_s > 0.0
+                        && t.rate_limit_scope == LimitScope::Replica)
                         .then(|| TokenBucket::new(t.rate_limit_per_s, t.rate_limit_burst)),
                     reject_latency: secs_to_nanos(t.reject_latency_s),
                     cancel_check: secs_to_nanos(t.cancel_check_s),
@@ -657,7 +663,14 @@ impl Model {
         });
         let expected_users = expected_users(s);
         let bounds: u64 = bounds.iter().sum();
+        let tier_rate_limits = (s.tiers.iter())
+            .map(|t| {
+                (t.rate_limit_per_s > 0.0 && t.rate_limit_scope == LimitScope::Service)
+                    .then(|| TokenBucket::new(t.rate_limit_per_s, t.rate_limit_burst))
+            })
+            .collect();
         Model {
+            tier_rate_limits,
             expected_users,
             dispatch: s.dispatch,
             horizon: secs_to_nanos(s.horizon_s),

@@ -760,6 +760,12 @@ pub const PARAMS: &[Param] = &[
     ),
     p(
         Scope::Tier,
+        "rate_limit_scope",
+        Kind::Choice(crate::scenario::LimitScope::VARIANTS),
+        "With replicas: replica (each replica its own bucket at rate_limit_per_s, so the tier admits that rate times its replicas) or service (one bucket for all replicas: a cluster-wide limit).",
+    ),
+    p(
+        Scope::Tier,
         "codel",
         Kind::Bool,
         "CoDel at dequeue: once requests have waited longer than codel_target_s for a whole codel_interval_s, drop them at an increasing rate (interval / sqrt(count)) until the wait falls below target; drops are answered as overload (codel_dropped).",

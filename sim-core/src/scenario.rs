@@ -231,6 +231,12 @@ pub struct Tier {
     /// Token-bucket burst (tokens; the bucket starts full).
     #[serde(default = "default_burst")]
     pub rate_limit_burst: f64,
+    /// With replicas: one bucket per replica (each at the rate, so the
+    /// tier admits the rate times its replicas, and the total drifts when
+    /// their number changes), or one bucket for the whole tier (a
+    /// cluster-wide limit).
+    #[serde(default)]
+    pub rate_limit_scope: LimitScope,
     /// Adaptive concurrency limit below `slots` (AIMD or gradient, by
     /// `limit_algorithm`); see the `limit_*` paths.
     #[serde(default)]
@@ -784,6 +790,18 @@ pub enum BreakerScope {
     /// answers: one bad host opens its own, and the balancer sends to the
     /// others; the call is refused locally only when every one is open.
     Replica,
+}
+
+/// What a tier's rate limit covers when it has replicas.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, VariantNames)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum LimitScope {
+    /// Each replica has its own bucket at the full rate.
+    #[default]
+    Replica,
+    /// One bucket for all the replicas together.
+    Service,
 }
 
 /// What a caller's bulkhead (`max_in_flight`) covers.

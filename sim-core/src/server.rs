@@ -263,7 +263,8 @@ impl Server {
         self.stats.arrivals_after_user_left += ended as u64;
     }
 
-    /// Admission of a request of `class` arriving at `now` (second `sec`):
+    /// Admission of a request of `class` arriving at `now` (second `sec`),
+    /// against the tier's shared rate limit when it has one:
     /// it starts if a slot is free to it, else it queues, unless a
     /// protection rejects it (counted). Under FIFO a request never
     /// overtakes one of its class or above; `reply_first` lets it.
@@ -275,6 +276,7 @@ impl Server {
         sec: usize,
         class: usize,
         reply_first: bool,
+        shared_limit: Option<&mut TokenBucket>,
     ) -> Result<Admission, Rejection> {
         let can_start = self.busy < self.capacity(model.slots)
             && self.busy_by_class[class] < model.class_slots[class]
@@ -284,7 +286,7 @@ impl Server {
             Some(Rejection::Shed)
         } else if !can_start && model.queue_cap.is_some_and(|cap| queued >= cap as usize) {
             Some(Rejection::QueueFull)
-        } else if self.rate_limit.as_mut().is_some_and(|b| !b.try_take(now)) {
+        } else if (shared_limit.or(self.rate_limit.as_mut())).is_some_and(|b| !b.try_take(now)) {
             // Only a request that would be admitted takes a token.
             Some(Rejection::RateLimited)
         } else {
@@ -525,11 +527,14 @@ mod tests {
         let m = leaf();
         let mut srv = server(&m);
         let mut jobs = Jobs::default();
-        assert_eq!(srv.admit(&m, 0, 0, 0, false), Ok(Admission::Start));
+        assert_eq!(srv.admit(&m, 0, 0, 0, false, None), Ok(Admission::Start));
         srv.on_start(0, 0);
-        assert_eq!(srv.admit(&m, 0, 0, 0, false), Ok(Admission::Queue));
+        assert_eq!(srv.admit(&m, 0, 0, 0, false, None), Ok(Admission::Queue));
         srv.enqueue(request(&mut jobs, NEVER, false), 0, 0);
-        assert_eq!(srv.admit(&m, 0, 0, 0, false), Err(Rejection::QueueFull));
+        assert_eq!(
+            srv.admit(&m, 0, 0, 0, false, None),
+            Err(Rejection::QueueFull)
+        );
         assert_eq!((srv.stats.admitted, srv.stats.rejected_full), (2, 1));
         assert_eq!(srv.stats.max_queue, 1);
     }
@@ -542,12 +547,18 @@ mod tests {
         let mut jobs = Jobs::default();
         srv.on_start(0, 0);
         srv.enqueue(request(&mut jobs, NEVER, false), 0, 0);
-        assert_eq!(srv.admit(&m, 0, 0, 0, false), Err(Rejection::QueueFull));
+        assert_eq!(
+            srv.admit(&m, 0, 0, 0, false, None),
+            Err(Rejection::QueueFull)
+        );
         m.queue_cap = None;
-        assert_eq!(srv.admit(&m, 0, 0, 0, false), Ok(Admission::Queue));
-        assert_eq!(srv.admit(&m, 0, 0, 0, false), Err(Rejection::RateLimited));
+        assert_eq!(srv.admit(&m, 0, 0, 0, false, None), Ok(Admission::Queue));
+        assert_eq!(
+            srv.admit(&m, 0, 0, 0, false, None),
+            Err(Rejection::RateLimited)
+        );
         m.shed_queue = vec![Some(1)];
-        assert_eq!(srv.admit(&m, 0, 0, 0, false), Err(Rejection::Shed));
+        assert_eq!(srv.admit(&m, 0, 0, 0, false, None), Err(Rejection::Shed));
         let t = &srv.stats;
         assert_eq!((t.rejected_full, t.rate_limited, t.shed), (1, 1, 1));
     }
@@ -559,8 +570,11 @@ mod tests {
         let mut srv = server(&m);
         let mut jobs = Jobs::default();
         srv.enqueue(request(&mut jobs, NEVER, false), 0, 0);
-        assert_eq!(srv.admit(&m, 0, 0, 0, false), Err(Rejection::QueueFull));
-        assert_eq!(srv.admit(&m, 0, 0, 0, true), Ok(Admission::Start));
+        assert_eq!(
+            srv.admit(&m, 0, 0, 0, false, None),
+            Err(Rejection::QueueFull)
+        );
+        assert_eq!(srv.admit(&m, 0, 0, 0, true, None), Ok(Admission::Start));
     }
 
     #[test]

@@ -416,6 +416,12 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ("ch37", "", "svc_b.rate_limit_per_s", "300"),
     (
         "ch37",
+        "svc_b.replicas=4 svc_b.rate_limit_per_s=100",
+        "svc_b.rate_limit_scope",
+        "service",
+    ),
+    (
+        "ch37",
         "svc_b.rate_limit_per_s=300",
         "svc_b.rate_limit_burst",
         "50",

@@ -1547,3 +1547,42 @@ fn service_time_grows_with_the_requests_in_service() {
     let p = &plain.tiers[1];
     assert!((p.busy_s / p.completed as f64 - 0.1).abs() < 1e-9);
 }
+
+/// A rate limit per replica admits the rate at each replica (the tier
+/// admits the rate times its replicas); one shared by the service admits
+/// the rate once, whatever the number of replicas.
+#[test]
+fn a_service_wide_rate_limit_is_one_bucket_for_all_replicas() {
+    let admitted = |scope: &str, replicas: &str| {
+        let s = common::ch37(
+            "naive",
+            "fifo",
+            &[
+                ("svc_b.replicas", replicas),
+                ("svc_b.rate_limit_per_s", "50"),
+                ("svc_b.rate_limit_burst", "1"),
+                ("svc_b.rate_limit_scope", scope),
+                ("svc_b.slow.duration_s", "0"),
+            ],
+        );
+        run(&s).tiers[2].admitted as f64
+    };
+    // 70 s at 50 per second, one token to start with; the offered load is
+    // far above it all along (400 users per second).
+    let once = 50.0 * 70.0 + 1.0;
+    let shared = admitted("service", "4");
+    assert!(
+        shared <= once && shared >= 0.95 * once,
+        "service, 4 replicas: {shared}"
+    );
+    let two = admitted("service", "2");
+    assert!(
+        (shared - two).abs() <= 0.01 * once,
+        "the number of replicas does not matter: {shared} vs {two}"
+    );
+    let each = admitted("replica", "4");
+    assert!(
+        each <= 4.0 * once && each >= 0.95 * 4.0 * once,
+        "replica, 4 replicas: {each}"
+    );
+}

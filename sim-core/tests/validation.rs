@@ -580,3 +580,19 @@ fn a_per_replica_scope_without_its_mechanism_is_refused() {
         ]
     );
 }
+
+#[test]
+fn a_shared_rate_limit_needs_a_rate_limit() {
+    assert_single_errors(&[(
+        "svc_b.rate_limit_scope",
+        "service",
+        "svc_b.rate_limit_scope: a shared rate limit needs `rate_limit_per_s` > 0 at this tier",
+    )]);
+    assert_eq!(
+        errors(&[
+            ("svc_b.rate_limit_scope", "service"),
+            ("svc_b.rate_limit_per_s", "50")
+        ]),
+        Vec::<String>::new()
+    );
+}
