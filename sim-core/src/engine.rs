@@ -22,7 +22,7 @@ use crate::caller::{Caller, NO_REPLICA, Outcome, RetryDecision, attempt_end, can
 use crate::event_queue::EventQueue;
 use crate::job::{Job, JobKind, JobRef, Jobs, NO_EDGE, NO_JOB};
 use crate::model::{CallModel, Downstream, Model, RateProfile};
-use crate::policy::TokenBucket;
+use crate::policy::RateLimiter;
 use crate::random::Stream;
 use crate::result::{
     CallerStats, ClassStats, ClosedStats, LatencyHistogram, Phase, RunResult, Series, TierSeries,
@@ -136,7 +136,7 @@ struct Sim<'m> {
     timeout_lane: Vec<usize>,
     reject_lane: Vec<usize>,
     /// Per tier, the token bucket its replicas share, if any.
-    tier_rate_limits: Vec<Option<TokenBucket>>,
+    tier_rate_limits: Vec<Option<RateLimiter>>,
 }
 
 /// The state of closed-loop users.

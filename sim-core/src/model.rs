@@ -4,7 +4,7 @@
 use crate::caller::Outcome;
 use crate::policy::{
     AdaptiveThrottle, AimdLimit, Backoff, BreakerConfig, CircuitBreaker, CoDel, ConcurrencyLimit,
-    GradientLimit, LoadBalancer, OutlierRule, RetryBudget, RetryThrottle, TokenBucket,
+    GradientLimit, LoadBalancer, OutlierRule, RateLimiter, RetryBudget, RetryThrottle,
 };
 use crate::random::Stream;
 use crate::scenario::{
@@ -17,7 +17,7 @@ pub struct Model {
     /// Per tier, the one token bucket all its replicas share
     /// (`rate_limit_scope = "service"`); `None` where each instance has its
     /// own (`ServerModel::rate_limit`) or there is no limit.
-    pub tier_rate_limits: Vec<Option<TokenBucket>>,
+    pub tier_rate_limits: Vec<Option<RateLimiter>>,
     /// Users one run is expected to see (a bound for closed loops).
     pub expected_users: f64,
     pub dispatch: Dispatch,
@@ -281,7 +281,7 @@ pub struct ServerModel {
     pub class_slots: Vec<u32>,
     pub shed_queue: Vec<Option<usize>>,
     pub codel: Option<CoDel>,
-    pub rate_limit: Option<TokenBucket>,
+    pub rate_limit: Option<RateLimiter>,
     pub adaptive_limit: Option<ConcurrencyLimit>,
     pub reject_latency: Nanos,
     /// Cooperative cancellation interval; 0 = off.
@@ -622,7 +622,7 @@ impl Model {
                     }),
                     rate_limit: (t.rate_limit_per_s > 0.0
                         && t.rate_limit_scope == LimitScope::Replica)
-                        .then(|| TokenBucket::new(t.rate_limit_per_s, t.rate_limit_burst)),
+                        .then(|| rate_limiter(t)),
                     reject_latency: secs_to_nanos(t.reject_latency_s),
                     cancel_check: secs_to_nanos(t.cancel_check_s),
                     retry_after: secs_to_nanos(t.retry_after_s),
@@ -666,7 +666,7 @@ impl Model {
         let tier_rate_limits = (s.tiers.iter())
             .map(|t| {
                 (t.rate_limit_per_s > 0.0 && t.rate_limit_scope == LimitScope::Service)
-                    .then(|| TokenBucket::new(t.rate_limit_per_s, t.rate_limit_burst))
+                    .then(|| rate_limiter(t))
             })
             .collect();
         Model {
@@ -727,6 +727,16 @@ pub struct Crash {
     pub end: Nanos,
     /// `None`: a black hole; else the delay of a refusal.
     pub refuse_after: Option<Nanos>,
+}
+
+/// Tier `t`'s rate limit, of its kind.
+fn rate_limiter(t: &crate::scenario::Tier) -> RateLimiter {
+    RateLimiter::new(
+        t.rate_limit_kind,
+        t.rate_limit_per_s,
+        t.rate_limit_burst,
+        secs_to_nanos(t.rate_limit_window_s),
+    )
 }
 
 /// The crash windows of tier `t` that take its replica `k` down.

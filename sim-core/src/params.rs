@@ -766,6 +766,18 @@ pub const PARAMS: &[Param] = &[
     ),
     p(
         Scope::Tier,
+        "rate_limit_kind",
+        Kind::Choice(crate::scenario::RateLimitKind::VARIANTS),
+        "How the rate limit counts: token_bucket (bursts up to rate_limit_burst), fixed_window (rate x rate_limit_window_s per aligned window: a burst at a window's end and another at the next one's start pass together) or sliding_window (the previous window's count weighted by its share still inside the window ending now).",
+    ),
+    p(
+        Scope::Tier,
+        "rate_limit_window_s",
+        Kind::Float,
+        "Window length of the fixed_window and sliding_window rate limits (each admits rate_limit_per_s x this per window).",
+    ),
+    p(
+        Scope::Tier,
         "codel",
         Kind::Bool,
         "CoDel at dequeue: once requests have waited longer than codel_target_s for a whole codel_interval_s, drop them at an increasing rate (interval / sqrt(count)) until the wait falls below target; drops are answered as overload (codel_dropped).",

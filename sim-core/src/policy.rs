@@ -2,7 +2,7 @@
 //! tested in isolation: the gRFC A6 retry throttle and the backoff.
 
 use crate::random::Stream;
-use crate::scenario::Balancer;
+use crate::scenario::{Balancer, RateLimitKind};
 use crate::time::{Nanos, secs_to_nanos};
 
 /// gRFC A6 retry throttling in integer milli-tokens, so that no float
@@ -511,6 +511,111 @@ impl TokenBucket {
         } else {
             false
         }
+    }
+}
+
+/// A tier's rate limit, by kind: each admits a request or not, in time
+/// order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RateLimiter {
+    Token(TokenBucket),
+    Fixed(FixedWindow),
+    Sliding(SlidingWindow),
+}
+
+impl RateLimiter {
+    /// `rate_per_s` as the kind spells it: a token bucket of `burst`, or a
+    /// window of `window` admitting `rate_per_s` x its length.
+    pub fn new(kind: RateLimitKind, rate_per_s: f64, burst: f64, window: Nanos) -> RateLimiter {
+        let limit = (rate_per_s * window as f64 / 1e9).round().max(1.0) as u64;
+        match kind {
+            RateLimitKind::TokenBucket => RateLimiter::Token(TokenBucket::new(rate_per_s, burst)),
+            RateLimitKind::FixedWindow => RateLimiter::Fixed(FixedWindow::new(limit, window)),
+            RateLimitKind::SlidingWindow => RateLimiter::Sliding(SlidingWindow::new(limit, window)),
+        }
+    }
+
+    /// Admits one request at `now`, or not.
+    #[inline]
+    pub fn try_take(&mut self, now: Nanos) -> bool {
+        match self {
+            RateLimiter::Token(b) => b.try_take(now),
+            RateLimiter::Fixed(w) => w.try_take(now),
+            RateLimiter::Sliding(w) => w.try_take(now),
+        }
+    }
+}
+
+/// At most `limit` requests per window aligned on multiples of its length:
+/// a burst at the end of one window and another at the start of the next
+/// pass together (the boundary double burst).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FixedWindow {
+    limit: u64,
+    window: Nanos,
+    start: Nanos,
+    count: u64,
+}
+
+impl FixedWindow {
+    pub fn new(limit: u64, window: Nanos) -> FixedWindow {
+        FixedWindow {
+            limit,
+            window,
+            start: 0,
+            count: 0,
+        }
+    }
+
+    pub fn try_take(&mut self, now: Nanos) -> bool {
+        let start = now / self.window * self.window;
+        if start != self.start {
+            (self.start, self.count) = (start, 0);
+        }
+        let ok = self.count < self.limit;
+        self.count += ok as u64;
+        ok
+    }
+}
+
+/// The sliding-window counter: the count of the current window plus the
+/// previous window's, weighted by the share of it still inside the window
+/// that ends now, must stay below `limit`. It smooths the fixed window's
+/// boundary burst with two counters (no log of request times).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SlidingWindow {
+    limit: u64,
+    window: Nanos,
+    start: Nanos,
+    count: u64,
+    previous: u64,
+}
+
+impl SlidingWindow {
+    pub fn new(limit: u64, window: Nanos) -> SlidingWindow {
+        SlidingWindow {
+            limit,
+            window,
+            start: 0,
+            count: 0,
+            previous: 0,
+        }
+    }
+
+    pub fn try_take(&mut self, now: Nanos) -> bool {
+        let start = now / self.window * self.window;
+        if start != self.start {
+            self.previous = if start == self.start + self.window {
+                self.count
+            } else {
+                0
+            };
+            (self.start, self.count) = (start, 0);
+        }
+        let left = 1.0 - (now - start) as f64 / self.window as f64;
+        let ok = self.previous as f64 * left + (self.count as f64) < self.limit as f64;
+        self.count += ok as u64;
+        ok
     }
 }
 
@@ -1073,6 +1178,38 @@ mod tests {
         // A long pause refills to the burst, not beyond.
         let passed = (0..10).filter(|_| b.try_take(100 * s)).count();
         assert_eq!(passed, 3);
+    }
+
+    /// 10 a second: the fixed window passes 10 in the last 10 ms of one
+    /// window and 10 more in the first 10 ms of the next (20 in 20 ms);
+    /// the sliding window passes one of the second burst: its estimate of
+    /// the window ending at 1.01 s is 99% of the previous window's 10.
+    #[test]
+    fn a_fixed_window_passes_a_double_burst_at_its_boundary_and_a_sliding_one_does_not() {
+        let ms = crate::time::NANOS_PER_SEC / 1000;
+        let burst = |l: &mut RateLimiter, at: Nanos| (0..15).filter(|_| l.try_take(at)).count();
+        let s = crate::time::NANOS_PER_SEC;
+        let mut fixed = RateLimiter::new(RateLimitKind::FixedWindow, 10.0, 1.0, s);
+        assert_eq!(
+            (burst(&mut fixed, 990 * ms), burst(&mut fixed, 1010 * ms)),
+            (10, 10)
+        );
+        let mut sliding = RateLimiter::new(RateLimitKind::SlidingWindow, 10.0, 1.0, s);
+        assert_eq!(
+            (
+                burst(&mut sliding, 990 * ms),
+                burst(&mut sliding, 1010 * ms)
+            ),
+            (10, 1)
+        );
+        // Half a window later half of the first burst has slid out: 5 of
+        // it and the 1 already taken leave room for 4.
+        assert_eq!(burst(&mut sliding, 1500 * ms), 4);
+        // After a quiet window the previous count is forgotten.
+        assert_eq!(burst(&mut sliding, 3100 * ms), 10);
+        // The fixed window starts afresh at each multiple of its length.
+        assert_eq!(burst(&mut fixed, 1999 * ms), 0);
+        assert_eq!(burst(&mut fixed, 2000 * ms), 10);
     }
 
     #[test]

@@ -237,6 +237,14 @@ pub struct Tier {
     /// cluster-wide limit).
     #[serde(default)]
     pub rate_limit_scope: LimitScope,
+    /// How the rate is counted: a token bucket (bursts up to
+    /// `rate_limit_burst`), or windows of `rate_limit_window_s` admitting
+    /// the rate times their length, fixed (aligned, with the boundary
+    /// double burst) or sliding (the previous window weighted in).
+    #[serde(default)]
+    pub rate_limit_kind: RateLimitKind,
+    #[serde(default = "default_rate_window")]
+    pub rate_limit_window_s: f64,
     /// Adaptive concurrency limit below `slots` (AIMD or gradient, by
     /// `limit_algorithm`); see the `limit_*` paths.
     #[serde(default)]
@@ -385,6 +393,10 @@ fn default_limit_long_window() -> u32 {
 }
 
 fn default_burst() -> f64 {
+    1.0
+}
+
+fn default_rate_window() -> f64 {
     1.0
 }
 
@@ -790,6 +802,17 @@ pub enum BreakerScope {
     /// answers: one bad host opens its own, and the balancer sends to the
     /// others; the call is refused locally only when every one is open.
     Replica,
+}
+
+/// How a tier's rate limit counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, VariantNames)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum RateLimitKind {
+    #[default]
+    TokenBucket,
+    FixedWindow,
+    SlidingWindow,
 }
 
 /// What a tier's rate limit covers when it has replicas.

@@ -6,7 +6,7 @@
 use crate::caller::Outcome;
 use crate::job::{Job, JobRef, Jobs};
 use crate::model::ServerModel;
-use crate::policy::{CoDel, ConcurrencyLimit, TokenBucket};
+use crate::policy::{CoDel, ConcurrencyLimit, RateLimiter};
 use crate::random::Stream;
 use crate::result::{TierSeries, TierStats};
 use crate::scenario::QueueOrder;
@@ -161,7 +161,7 @@ pub struct Server {
     /// Draws of fast failures in error windows (only inside one).
     error_rng: Stream,
     codel: Option<CoDel>,
-    rate_limit: Option<TokenBucket>,
+    rate_limit: Option<RateLimiter>,
     /// The adaptive concurrency limit, when the tier has one.
     limit: Option<ConcurrencyLimit>,
     pub stats: TierStats,
@@ -276,7 +276,7 @@ impl Server {
         sec: usize,
         class: usize,
         reply_first: bool,
-        shared_limit: Option<&mut TokenBucket>,
+        shared_limit: Option<&mut RateLimiter>,
     ) -> Result<Admission, Rejection> {
         let can_start = self.busy < self.capacity(model.slots)
             && self.busy_by_class[class] < model.class_slots[class]
@@ -542,7 +542,9 @@ mod tests {
     #[test]
     fn shedding_comes_first_and_only_admitted_requests_take_a_token() {
         let mut m = leaf();
-        m.rate_limit = Some(TokenBucket::new(1.0, 1.0));
+        m.rate_limit = Some(crate::policy::RateLimiter::Token(
+            crate::policy::TokenBucket::new(1.0, 1.0),
+        ));
         let mut srv = server(&m);
         let mut jobs = Jobs::default();
         srv.on_start(0, 0);

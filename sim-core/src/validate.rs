@@ -260,6 +260,11 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
             "must be at least 1 token",
         );
         check(
+            t.rate_limit_window_s.is_finite() && t.rate_limit_window_s > 0.0,
+            path("rate_limit_window_s"),
+            "must be > 0",
+        );
+        check(
             t.rate_limit_scope == crate::scenario::LimitScope::Replica || t.rate_limit_per_s > 0.0,
             path("rate_limit_scope"),
             "a shared rate limit needs `rate_limit_per_s` > 0 at this tier",

@@ -423,6 +423,18 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     (
         "ch37",
         "svc_b.rate_limit_per_s=300",
+        "svc_b.rate_limit_kind",
+        "fixed_window",
+    ),
+    (
+        "ch37",
+        "svc_b.rate_limit_per_s=300 svc_b.rate_limit_kind=sliding_window",
+        "svc_b.rate_limit_window_s",
+        "0.1",
+    ),
+    (
+        "ch37",
+        "svc_b.rate_limit_per_s=300",
         "svc_b.rate_limit_burst",
         "50",
     ),
