@@ -429,17 +429,9 @@ mod tests {
                 .map(|x| x.iter().zip(a).map(|(x, a)| x * a).sum())
                 .collect();
             let m = analysis::morris::analyze(&rows, &y, levels, 10, 1).unwrap();
-            for j in 0..3 {
-                assert!(
-                    (m.mu[j] - a[j]).abs() < 1e-9,
-                    "levels {levels}: mu {:?}",
-                    m.mu
-                );
-                assert!(
-                    m.sigma[j].abs() < 1e-9,
-                    "levels {levels}: sigma {:?}",
-                    m.sigma
-                );
+            for ((mu, sigma), a) in m.mu.iter().zip(&m.sigma).zip(a) {
+                assert!((mu - a).abs() < 1e-9, "levels {levels}: mu {:?}", m.mu);
+                assert!(sigma.abs() < 1e-9, "levels {levels}: sigma {:?}", m.sigma);
             }
         }
     }
