@@ -313,21 +313,12 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
     );
     for t in &s.tiers {
         for (i, w) in t.slow.iter().enumerate() {
-            let path = if i == 0 {
-                format!("{}.slow.replicas", t.name)
-            } else {
-                format!("{}.slow.{i}.replicas", t.name)
-            };
-            for r in w.replicas.iter().filter(|r| **r >= t.replicas) {
-                check(
-                    false,
-                    path.clone(),
-                    &format!(
-                        "no replica {r}: `{}` has {} (replicas are numbered from 0)",
-                        t.name, t.replicas
-                    ),
-                );
-            }
+            check_replicas(
+                t,
+                &w.replicas,
+                window_path(&t.name, "slow", i, "replicas"),
+                &mut check,
+            );
         }
     }
     for (i, w) in s.client.spike.iter().enumerate() {
@@ -371,13 +362,7 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
     }
     for t in &s.tiers {
         for (i, w) in t.errors.iter().enumerate() {
-            let path = |k: &str| {
-                if i == 0 {
-                    format!("{}.errors.{k}", t.name)
-                } else {
-                    format!("{}.errors.{i}.{k}", t.name)
-                }
-            };
+            let path = |k: &str| window_path(&t.name, "errors", i, k);
             check(non_negative(w.start_s), path("start_s"), "must be >= 0");
             check(
                 non_negative(w.duration_s),
@@ -394,25 +379,10 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
                 path("duration_s"),
                 "a window of length 0 fails nothing; give its length (for errors all the time, the horizon)",
             );
-            for r in w.replicas.iter().filter(|r| **r >= t.replicas) {
-                check(
-                    false,
-                    path("replicas"),
-                    &format!(
-                        "no replica {r}: `{}` has {} (replicas are numbered from 0)",
-                        t.name, t.replicas
-                    ),
-                );
-            }
+            check_replicas(t, &w.replicas, path("replicas"), &mut check);
         }
         for (i, w) in t.crash.iter().enumerate() {
-            let path = |k: &str| {
-                if i == 0 {
-                    format!("{}.crash.{k}", t.name)
-                } else {
-                    format!("{}.crash.{i}.{k}", t.name)
-                }
-            };
+            let path = |k: &str| window_path(&t.name, "crash", i, k);
             check(non_negative(w.start_s), path("start_s"), "must be >= 0");
             check(
                 non_negative(w.duration_s),
@@ -430,16 +400,7 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
                 path("connect_latency_s"),
                 "a black hole refuses no connection (mode = \"refused\" has a connect latency)",
             );
-            for r in w.replicas.iter().filter(|r| **r >= t.replicas) {
-                check(
-                    false,
-                    path("replicas"),
-                    &format!(
-                        "no replica {r}: `{}` has {} (replicas are numbered from 0)",
-                        t.name, t.replicas
-                    ),
-                );
-            }
+            check_replicas(t, &w.replicas, path("replicas"), &mut check);
             let end = w.start_s + w.duration_s;
             for (j, o) in t.crash.iter().enumerate().skip(i + 1) {
                 check(
@@ -484,6 +445,36 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
 /// Where the load comes from: open arrivals at `rate_per_s`, shaped by a
 /// sinusoid, or given by a profile; or closed-loop users. Each of these
 /// refuses the parameters that cannot act with it.
+/// The path of `key` in window `i` of a tier's list `list` (`slow`,
+/// `errors`, `crash`): `<tier>.<list>.<key>` for the first, else
+/// `<tier>.<list>.<i>.<key>`.
+fn window_path(tier: &str, list: &str, i: usize, key: &str) -> String {
+    if i == 0 {
+        format!("{tier}.{list}.{key}")
+    } else {
+        format!("{tier}.{list}.{i}.{key}")
+    }
+}
+
+/// Every replica a window of tier `t` names that the tier does not have.
+fn check_replicas(
+    t: &crate::scenario::Tier,
+    replicas: &[u32],
+    path: String,
+    check: &mut impl FnMut(bool, String, &str),
+) {
+    for r in replicas.iter().filter(|r| **r >= t.replicas) {
+        check(
+            false,
+            path.clone(),
+            &format!(
+                "no replica {r}: `{}` has {} (replicas are numbered from 0)",
+                t.name, t.replicas
+            ),
+        );
+    }
+}
+
 fn check_load(s: &Scenario, check: &mut impl FnMut(bool, String, &str)) {
     let c = &s.client;
     let rate_given = c.rate_per_s != 0.0;
