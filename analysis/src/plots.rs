@@ -795,6 +795,31 @@ impl TimePlot<'_> {
     }
 }
 
+/// The legend entry of line `i` at `(x, y)` (top left): its colour and
+/// dash, its marker of radius `r`, and `label` in `size` px.
+fn legend_line<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    (x, y): (i32, i32),
+    i: usize,
+    label: &str,
+    (r, size): (i32, f64),
+) -> Result<(), PlotError> {
+    let color = PALETTE[i % PALETTE.len()];
+    let seg = vec![(x, y + 7), (x + 28, y + 7)];
+    match line_dash(i) {
+        None => area.draw(&PathElement::new(seg, color.stroke_width(2))),
+        Some((d, g)) => area.draw(&DashedPathElement::new(seg, d, g, color.stroke_width(2))),
+    }
+    .map_err(de)?;
+    marker(area.clone(), (x + 14, y + 7), i, color, r)?;
+    area.draw(&Text::new(
+        label.to_string(),
+        (x + 36, y + 7),
+        text(size).pos(Pos::new(HPos::Left, VPos::Center)),
+    ))
+    .map_err(de)
+}
+
 /// The dash pattern (dash, gap in pixels) of line `i`; `None`: solid.
 fn line_dash(i: usize) -> Option<(u32, u32)> {
     [
@@ -1791,23 +1816,7 @@ fn draw_recovery<DB: DrawingBackend>(
         }
         let (x, mut y) = (5, 20);
         for (i, line) in lines.iter().enumerate() {
-            let color = PALETTE[i % PALETTE.len()];
-            let seg = vec![(x, y + 7), (x + 28, y + 7)];
-            match line_dash(i) {
-                None => legend_area.draw(&PathElement::new(seg, color.stroke_width(2))),
-                Some((d, g)) => {
-                    legend_area.draw(&DashedPathElement::new(seg, d, g, color.stroke_width(2)))
-                }
-            }
-            .map_err(de)?;
-            marker(legend_area.clone(), (x + 14, y + 7), i, color, 6)?;
-            legend_area
-                .draw(&Text::new(
-                    line.label.clone(),
-                    (x + 36, y + 7),
-                    text(15.0).pos(Pos::new(HPos::Left, VPos::Center)),
-                ))
-                .map_err(de)?;
+            legend_line(&legend_area, (x, y), i, &line.label, (6, 15.0))?;
             y += 26;
         }
         y += 10;

@@ -1019,8 +1019,20 @@ fn slice_series(sweep: &Sweep, s: &Slicing, cols: &[String]) -> Result<SliceSeri
     Ok(values)
 }
 
+/// Whether the sweep's series parts have every column of `cols` (output
+/// written before a column was added lacks it); false without parts.
+pub(crate) fn series_has(sweep: &Sweep, cols: &[String]) -> Result<bool, ReportError> {
+    let dir = sweep.dir.join("series");
+    let parts = part::list(&dir, ".parquet").map_err(IoError::at(&dir))?;
+    let Some(first) = parts.first() else {
+        return Ok(false);
+    };
+    let present = part::column_names(first)?;
+    Ok(cols.iter().all(|c| present.contains(c)))
+}
+
 /// `run_id` -> row of the runs table.
-fn run_rows(sweep: &Sweep) -> Result<HashMap<String, usize>, ReportError> {
+pub(crate) fn run_rows(sweep: &Sweep) -> Result<HashMap<String, usize>, ReportError> {
     Ok(
         part::column(&sweep.runs, &sweep.dir.join("runs"), "run_id", Column::str)?
             .iter()
@@ -1060,14 +1072,8 @@ fn load_plots(
     let cols: Vec<String> = (sweep.tiers.iter())
         .flat_map(|t| ["arrivals", "retries", "capacity_per_s"].map(|c| format!("{t}_{c}")))
         .collect();
-    let series_dir = sweep.dir.join("series");
-    let parts = part::list(&series_dir, ".parquet").map_err(IoError::at(&series_dir))?;
     // Output written before the series split retries out has nothing to draw.
-    let Some(first) = parts.first() else {
-        return Ok(());
-    };
-    let present = part::column_names(first)?;
-    if !cols.iter().all(|c| present.contains(c)) {
+    if !series_has(sweep, &cols)? {
         return Ok(());
     }
     let s = slicing(sweep);

@@ -32,6 +32,12 @@ pub struct TierAfter {
     pub capacity: Option<f64>,
 }
 
+/// Whether second `second` counts in a diagnosis: from the trigger's end
+/// (`window_end_s`, rounded up to a whole second) while users still arrive.
+pub fn after_trigger(second: usize, window_end_s: f64, user_arrivals: f64) -> bool {
+    second as f64 >= window_end_s.ceil() && user_arrivals > 0.0
+}
+
 /// The loop that kept the bottleneck overloaded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Sustainer {
@@ -321,6 +327,14 @@ pub mod section {
     use polars::prelude::*;
     use std::collections::HashMap;
 
+    /// The series columns a diagnosis reads: four per tier.
+    fn traffic_columns(sweep: &Sweep) -> Vec<String> {
+        let suffixes = ["arrivals", "retries", "after_user_left", "capacity_per_s"];
+        (sweep.tiers.iter())
+            .flat_map(|t| suffixes.map(|c| format!("{t}_{c}")))
+            .collect()
+    }
+
     /// Per run (row of the runs table), its tiers' traffic after the
     /// trigger; only ok runs that did not recover.
     fn traffic(
@@ -328,16 +342,10 @@ pub mod section {
         runs: &[usize],
     ) -> Result<HashMap<usize, Vec<TierAfter>>, ReportError> {
         let ends = sweep.metric("window_end_s").unwrap_or_default();
-        let rows: HashMap<String, usize> = {
-            let ids = part::column(&sweep.runs, &sweep.dir.join("runs"), "run_id", Column::str)?;
-            (runs.iter())
-                .filter_map(|&r| ids.get(r).map(|id| (id.to_string(), r)))
-                .collect()
-        };
-        let suffixes = ["arrivals", "retries", "after_user_left", "capacity_per_s"];
-        let cols: Vec<String> = (sweep.tiers.iter())
-            .flat_map(|t| suffixes.map(|c| format!("{t}_{c}")))
-            .collect();
+        let wanted_runs: std::collections::HashSet<usize> = runs.iter().copied().collect();
+        let mut rows = crate::report::run_rows(sweep)?;
+        rows.retain(|_, r| wanted_runs.contains(r));
+        let cols = traffic_columns(sweep);
         let mut wanted = vec!["run_id", "second", "user_arrivals"];
         wanted.extend(cols.iter().map(String::as_str));
         let blank = || {
@@ -363,9 +371,8 @@ pub mod section {
                     continue;
                 };
                 let Some(&run) = rows.get(id) else { continue };
-                // From the trigger's end while users still arrive.
                 let end = ends.get(run).copied().flatten().unwrap_or(0.0);
-                if (sec as f64) < end.ceil() || users.get(i).unwrap_or(0.0) == 0.0 {
+                if !after_trigger(sec as usize, end, users.get(i).unwrap_or(0.0)) {
                     continue;
                 }
                 let tiers = out.entry(run).or_insert_with(blank);
@@ -385,22 +392,6 @@ pub mod section {
     /// those that did not.
     type CellRuns = (usize, usize, Vec<usize>);
 
-    /// Whether this sweep's series can be diagnosed (written with the
-    /// traffic columns).
-    fn diagnosable(sweep: &Sweep) -> Result<bool, ReportError> {
-        let dir = sweep.dir.join("series");
-        let parts = part::list(&dir, ".parquet").map_err(IoError::at(&dir))?;
-        let Some(first) = parts.first() else {
-            return Ok(false);
-        };
-        let present = part::column_names(first)?;
-        Ok(sweep.tiers.iter().all(|t| {
-            ["retries", "after_user_left", "capacity_per_s"]
-                .iter()
-                .all(|c| present.contains(&format!("{t}_{c}")))
-        }))
-    }
-
     /// The report's "Why it did not recover" and `why_not_recovered.csv`
     /// (and `.parquet`) in `dir`; `None` when nothing failed to recover or
     /// the grid has no trigger.
@@ -408,7 +399,9 @@ pub mod section {
         let Some(recovered) = sweep.metric("recovered") else {
             return Ok(None);
         };
-        if !crate::report::has_trigger(sweep) || !diagnosable(sweep)? {
+        if !crate::report::has_trigger(sweep)
+            || !crate::report::series_has(sweep, &traffic_columns(sweep))?
+        {
             return Ok(None);
         }
         let ok = sweep.ok();

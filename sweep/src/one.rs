@@ -157,9 +157,10 @@ fn why_not_recovered(r: &sim_core::RunResult) -> Option<analysis::why::Diagnosis
     if r.recovery_s.is_some() || r.window_end_s <= 0.0 || r.recovery_censor_s == 0.0 {
         return None;
     }
-    let from = r.window_end_s.ceil() as usize;
-    let seconds: Vec<usize> = (from..r.series.seconds())
-        .filter(|s| r.series.user_arrivals[*s] > 0)
+    let seconds: Vec<usize> = (0..r.series.seconds())
+        .filter(|s| {
+            analysis::why::after_trigger(*s, r.window_end_s, r.series.user_arrivals[*s] as f64)
+        })
         .collect();
     let tiers: Vec<analysis::why::TierAfter> = (r.series.tiers.iter())
         .map(|t| {

@@ -341,23 +341,7 @@ fn draw_cdfs<DB: DrawingBackend>(
     }
     let (x, mut y) = (5, 40);
     for (i, label) in labels.iter().enumerate() {
-        let color = PALETTE[i % PALETTE.len()];
-        let seg = vec![(x, y + 7), (x + 28, y + 7)];
-        match line_dash(i) {
-            None => legend_area.draw(&PathElement::new(seg, color.stroke_width(2))),
-            Some((d, g)) => {
-                legend_area.draw(&DashedPathElement::new(seg, d, g, color.stroke_width(2)))
-            }
-        }
-        .map_err(de)?;
-        marker(legend_area.clone(), (x + 14, y + 7), i, color, 5)?;
-        legend_area
-            .draw(&Text::new(
-                label.clone(),
-                (x + 36, y + 7),
-                text(14.0).pos(left()),
-            ))
-            .map_err(de)?;
+        legend_line(&legend_area, (x, y), i, label, (5, 14.0))?;
         y += 26;
     }
     y += 10;
