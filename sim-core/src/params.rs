@@ -14,6 +14,7 @@ use crate::scenario::{
     BackoffKind, Balancer, BreakerScope, BulkheadScope, CancelMode, CrashMode, Dispatch, Dist,
     LimitAlgorithm, OutcomeClass, QueueOrder, RejectAs, Scenario,
 };
+use crate::validate;
 use strum::VariantNames;
 use toml::{Table, Value};
 
@@ -97,21 +98,106 @@ pub struct Param {
     pub doc: &'static str,
     /// Largest value of an integer (its field's type).
     pub max: u64,
+    /// The numbers validation accepts (for a list, each entry); every
+    /// numeric line has them, and `tests/effects.rs` checks them against
+    /// validation. Rules between fields (`horizon_s >= client.duration_s`)
+    /// are in the doc.
+    pub bounds: Option<Bounds>,
+}
+
+/// An interval of accepted numbers, as `sweep params` shows it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bounds {
+    pub min: f64,
+    /// `min` itself is refused.
+    pub min_open: bool,
+    pub max: f64,
+    /// `max` itself is refused.
+    pub max_open: bool,
+}
+
+impl Bounds {
+    pub const NON_NEGATIVE: Bounds = Bounds::at_least(0.0);
+    pub const POSITIVE: Bounds = Bounds::at_least(0.0).above_min();
+    pub const SHARE: Bounds = Bounds::between(0.0, 1.0);
+    pub const PERCENT: Bounds = Bounds::between(0.0, 100.0);
+
+    pub const fn at_least(min: f64) -> Bounds {
+        Bounds::between(min, f64::INFINITY)
+    }
+
+    pub const fn between(min: f64, max: f64) -> Bounds {
+        Bounds {
+            min,
+            min_open: false,
+            max,
+            max_open: false,
+        }
+    }
+
+    pub const fn up_to(self, max: f64) -> Bounds {
+        Bounds { max, ..self }
+    }
+
+    pub const fn above_min(self) -> Bounds {
+        Bounds {
+            min_open: true,
+            ..self
+        }
+    }
+
+    pub const fn below_max(self) -> Bounds {
+        Bounds {
+            max_open: true,
+            ..self
+        }
+    }
+
+    pub fn contains(&self, x: f64) -> bool {
+        let above = if self.min_open {
+            x > self.min
+        } else {
+            x >= self.min
+        };
+        let below = if self.max_open {
+            x < self.max
+        } else {
+            x <= self.max
+        };
+        above && below
+    }
+
+    /// `> 0`, `>= 1`, `0 to 1`, `(0, 1]`, `0 only`.
+    pub fn describe(&self) -> String {
+        let (min, max) = (self.min, self.max);
+        if max.is_infinite() {
+            return format!("{} {min}", if self.min_open { ">" } else { ">=" });
+        }
+        match (self.min_open, self.max_open) {
+            (false, false) if min == max => format!("{min} only"),
+            (false, false) => format!("{min} to {max}"),
+            (lo, hi) => format!(
+                "{}{min}, {max}{}",
+                if lo { "(" } else { "[" },
+                if hi { ")" } else { "]" }
+            ),
+        }
+    }
 }
 
 impl Param {
-    /// The values `set` accepts for it (what [`convert`] checks); numbers
-    /// are range-checked further by the scenario's validation.
+    /// The values it accepts: for numbers, its [`Bounds`] (validation
+    /// checks them with the rest of the scenario).
     pub fn range(&self) -> String {
+        let bounds = self.bounds.map(|b| b.describe());
         match self.kind {
-            Kind::Float => "number (validated)".to_string(),
-            Kind::Int => format!("0 to {}", self.max),
-            Kind::Cap => format!("0 to {}, \"unbounded\"", u32::MAX),
+            Kind::Float | Kind::Int => bounds.unwrap_or_default(),
+            Kind::Cap => format!("{}, \"unbounded\"", bounds.unwrap_or_default()),
             Kind::Bool => "true, false".to_string(),
             Kind::Choice(_) => "a name of the type".to_string(),
             Kind::Text => "a name".to_string(),
             Kind::Indexes => format!("[i, ...], each 0 to {}", u32::MAX),
-            Kind::Floats => "[x, ...], numbers (validated)".to_string(),
+            Kind::Floats => format!("[x, ...], each {}", bounds.unwrap_or_default()),
             Kind::Choices(_) => "[name, ...], names of the type".to_string(),
         }
     }
@@ -124,6 +210,16 @@ const fn p(scope: Scope, key: &'static str, kind: Kind, doc: &'static str) -> Pa
         kind,
         doc,
         max: u32::MAX as u64,
+        bounds: None,
+    }
+}
+
+impl Param {
+    const fn bounds(self, bounds: Bounds) -> Param {
+        Param {
+            bounds: Some(bounds),
+            ..self
+        }
     }
 }
 
@@ -147,7 +243,7 @@ pub const PARAMS: &[Param] = &[
         "horizon_s",
         Kind::Float,
         "Simulated time at which the run stops; users unfinished by then count as failed. Must be >= client.duration_s.",
-    ),
+    ).bounds(Bounds::POSITIVE.up_to(validate::MAX_HORIZON_S)),
     Param {
         max: i64::MAX as u64,
         ..p(
@@ -155,45 +251,45 @@ pub const PARAMS: &[Param] = &[
             "max_events",
             Kind::Int,
             "Event budget of one run; a run that exceeds it fails with an error. Default: derived from the load and the retry bounds.",
-        )
+        ).bounds(Bounds::at_least(1.0))
     },
     p(
         Scope::Top,
         "recovery.window_s",
         Kind::Float,
         "Recovery (R2): length of the window of arrivals that must succeed at >= recovery.threshold.",
-    ),
+    ).bounds(Bounds::POSITIVE),
     p(
         Scope::Top,
         "recovery.threshold",
         Kind::Float,
         "Recovery (R2): success rate that counts as recovered, in (0, 1].",
-    ),
+    ).bounds(Bounds::SHARE.above_min()),
     p(Scope::Top, "name", Kind::Text, "Label of the scenario."),
     p(
         Scope::Client,
         "rate_per_s",
         Kind::Float,
-        "Mean rate of the Poisson arrivals of user requests (per second).",
-    ),
+        "Mean rate of the Poisson arrivals of user requests (per second); > 0 unless the load comes from client.profile or client.closed.users (then 0).",
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Client,
         "duration_s",
         Kind::Float,
         "Users arrive during [0, duration_s).",
-    ),
+    ).bounds(Bounds::POSITIVE),
     p(
         Scope::Client,
         "deadline_s",
         Kind::Float,
         "A user's patience: the total deadline of a user request across all the client's attempts, from its arrival (0: none, the default). The client's attempts end by it (and propagate it with client.propagate_deadline), no attempt starts after it (stop: deadline / no_time_left), and client.deadline_margin_s, client.budget_admission and client.budget_share act on it; they are refused at the client without it.",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Client,
         "closed.users",
         Kind::Int,
         "Closed-loop users instead of open arrivals (0: open, the default): each user starts by thinking, then sends one request, waits for its outcome (with the client's retries), thinks again and sends the next, until duration_s; the load is users / (think + response), so a slow system slows its own users. client.rate_per_s, profiles, sinusoids and load spikes are refused with it. At most 1000000. Metrics: closed_cycles, closed_response_mean_s, closed_think_mean_s, closed_throughput_per_s (= users / (response + think) exactly).",
-    ),
+    ).bounds(Bounds::between(0.0, validate::MAX_CLOSED_USERS as f64)),
     p(
         Scope::Client,
         "closed.think.dist",
@@ -205,43 +301,43 @@ pub const PARAMS: &[Param] = &[
         "closed.think.mean_s",
         Kind::Float,
         "Closed-loop users: mean think time between an outcome and the next request; must be > 0.",
-    ),
+    ).bounds(Bounds::POSITIVE),
     p(
         Scope::Client,
         "closed.think.sigma",
         Kind::Float,
         "Closed-loop users: lognormal shape of the think time.",
-    ),
+    ).bounds(Bounds::POSITIVE),
     p(
         Scope::Client,
         "closed.think.slow_p",
         Kind::Float,
         "Closed-loop users: probability of the long think time closed.think.slow_s.",
-    ),
+    ).bounds(Bounds::SHARE),
     p(
         Scope::Client,
         "closed.think.slow_s",
         Kind::Float,
         "Closed-loop users: the long think time.",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Client,
         "closed.think.per_inflight_s",
         Kind::Float,
         "Not for think times (a service-time parameter: <tier>.service.per_inflight_s); refused unless 0.",
-    ),
+    ).bounds(Bounds::between(0.0, 0.0)),
     p(
         Scope::Profile,
         "at_s",
         Kind::Float,
         "Load profile (`[[client.profile]]` points with at_s and rate_per_s, times non-decreasing; two at the same time make a step): the open arrival rate is linear between points, the first point's before it and the last's after; arrivals are an exact non-homogeneous Poisson process (by thinning), load spikes multiply it, and client.rate_per_s must be 0. `client.profile.<key>` is the first point; `client.profile.<n>.<key>` point n, created when n is the next index.",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Profile,
         "rate_per_s",
         Kind::Float,
         "Load profile: the arrival rate at this point (per second, >= 0).",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::ClientFile,
         "profile_csv",
@@ -253,37 +349,37 @@ pub const PARAMS: &[Param] = &[
         "sinusoid.amplitude",
         Kind::Float,
         "Diurnal load: the open arrival rate is rate_per_s x (1 + amplitude x sin(2 pi t / sinusoid.period_s)), amplitude in [0, 1] (0: off); load spikes multiply it. Not with a profile or closed-loop users.",
-    ),
+    ).bounds(Bounds::SHARE),
     p(
         Scope::Client,
         "sinusoid.period_s",
         Kind::Float,
         "Diurnal load: period of the sinusoid (seconds, > 0 when the amplitude is not 0).",
-    ),
+    ).bounds(Bounds::POSITIVE),
     p(
         Scope::Class,
         "share",
         Kind::Float,
         "Request classes are declared in the scenario (`[[client.classes]]` with `name` and `share`), in priority order: at every tier a freed slot takes the oldest request of the highest class waiting. Each user is drawn into a class by the shares, relative weights (they need not sum to 1). Metrics: class_<class>_users, class_<class>_success_rate.",
-    ),
+    ).bounds(Bounds::POSITIVE),
     p(
         Scope::Call,
         "attempt_timeout_s",
         Kind::Float,
         "Timeout of one attempt to the next tier; capped at the caller's own deadline when it received one.",
-    ),
+    ).bounds(Bounds::POSITIVE),
     p(
         Scope::Call,
         "attempt_timeouts_s",
         Kind::Floats,
         "Per-attempt timeouts: the timeouts of the first attempts in order (`[0.6, 0.15]`: 600 ms for the first attempt, 150 ms for the first retry); attempts beyond the list take attempt_timeout_s (empty, the default: all do). Budget admission reserves the timeout of the attempt it admits. At most max_retries + 1 entries, each > 0.",
-    ),
+    ).bounds(Bounds::POSITIVE),
     p(
         Scope::Call,
         "max_retries",
         Kind::Int,
         "Attempts after the first (the client's default 2 gives 3 attempts in all).",
-    ),
+    ).bounds(Bounds::between(0.0, 100.0)),
     p(
         Scope::Call,
         "backoff",
@@ -295,19 +391,19 @@ pub const PARAMS: &[Param] = &[
         "backoff_base_s",
         Kind::Float,
         "The fixed wait, or the base of the full-jitter backoff.",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Call,
         "backoff_cap_s",
         Kind::Float,
         "Upper bound of the full-jitter backoff's exponential term.",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Call,
         "backoff_jitter",
         Kind::Float,
         "Jitter of each wait before a retry, in [0, 1]: the backoff (or an honoured Retry-After) times a uniform draw in [1 - j, 1 + j] (0.2: +-20%; 0: none, the default).",
-    ),
+    ).bounds(Bounds::SHARE),
     p(
         Scope::Call,
         "retry_on",
@@ -337,19 +433,19 @@ pub const PARAMS: &[Param] = &[
         "throttle_max_tokens",
         Kind::Float,
         "Retry throttle: bucket size (and start value).",
-    ),
+    ).bounds(Bounds::at_least(0.001)),
     p(
         Scope::Call,
         "throttle_token_ratio",
         Kind::Float,
         "Retry throttle: tokens added per success.",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Call,
         "deadline_margin_s",
         Kind::Float,
         "Deadline safety margin: each attempt ends by (deadline - margin), and that is what it propagates; when no time is left before it, the hop fails fast without calling (counted as margin_exhausted).",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Call,
         "budget_admission",
@@ -367,13 +463,13 @@ pub const PARAMS: &[Param] = &[
         "retry_budget_percent",
         Kind::Float,
         "Retry budget: share of attempts in flight that may be retries, in percent (Envoy's default 20).",
-    ),
+    ).bounds(Bounds::PERCENT),
     p(
         Scope::Call,
         "retry_budget_min_concurrency",
         Kind::Int,
         "Retry budget: retries always allowed in flight, whatever the load (Envoy's default 3).",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Call,
         "adaptive_throttle",
@@ -385,7 +481,7 @@ pub const PARAMS: &[Param] = &[
         "adaptive_throttle_k",
         Kind::Float,
         "Adaptive throttling: K, the multiplier of accepts (2 is the usual default; larger throttles later).",
-    ),
+    ).bounds(Bounds::POSITIVE),
     p(
         Scope::Call,
         "honor_retry_after",
@@ -397,7 +493,7 @@ pub const PARAMS: &[Param] = &[
         "adaptive_throttle_window_s",
         Kind::Float,
         "Adaptive throttling: the sliding window of requests and accepts (whole seconds).",
-    ),
+    ).bounds(Bounds::at_least(1.0)),
     p(
         Scope::Call,
         "breaker",
@@ -409,13 +505,13 @@ pub const PARAMS: &[Param] = &[
         "breaker_window",
         Kind::Int,
         "Circuit breaker: outcomes in the (count-based) sliding window.",
-    ),
+    ).bounds(Bounds::between(1.0, 100_000.0)),
     p(
         Scope::Call,
         "breaker_window_s",
         Kind::Float,
         "Circuit breaker: a time-based sliding window instead, the outcomes of the last this many seconds (0: the count-based breaker_window).",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Call,
         "breaker_scope",
@@ -427,7 +523,7 @@ pub const PARAMS: &[Param] = &[
         "max_in_flight",
         Kind::Cap,
         "Bulkhead for this downstream: at most this many of the caller's attempts in flight at once; one more fails fast locally (bulkhead_rejected) and goes to the retry decision. With fan-out, one pool per branch.",
-    ),
+    ).bounds(Bounds::at_least(1.0)),
     p(
         Scope::Call,
         "bulkhead_scope",
@@ -457,25 +553,25 @@ pub const PARAMS: &[Param] = &[
         "outlier_consecutive",
         Kind::Int,
         "Outlier ejection: failed attempts in a row that eject a replica (Envoy's consecutive_5xx, default 5).",
-    ),
+    ).bounds(Bounds::at_least(1.0)),
     p(
         Scope::Call,
         "outlier_base_ejection_s",
         Kind::Float,
         "Outlier ejection: base ejection time, multiplied by the number of times the replica has been ejected (Envoy's default 30 s).",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Call,
         "outlier_max_ejection_percent",
         Kind::Float,
         "Outlier ejection: a replica is ejected only while fewer than this percentage of the replicas are ejected, or none is (Envoy's default 10).",
-    ),
+    ).bounds(Bounds::PERCENT),
     p(
         Scope::Call,
         "outlier_interval_s",
         Kind::Float,
         "Outlier ejection: ejected replicas return at the first tick of this interval after their ejection time (Envoy's default 10 s).",
-    ),
+    ).bounds(Bounds::POSITIVE),
     p(
         Scope::Branch,
         "required",
@@ -487,67 +583,67 @@ pub const PARAMS: &[Param] = &[
         "breaker_min_samples",
         Kind::Int,
         "Circuit breaker: outcomes needed before it may open.",
-    ),
+    ).bounds(Bounds::at_least(1.0)),
     p(
         Scope::Call,
         "breaker_failure_rate",
         Kind::Float,
         "Circuit breaker: failure rate that opens it (and that half-open probes must stay below).",
-    ),
+    ).bounds(Bounds::SHARE),
     p(
         Scope::Call,
         "breaker_slow_call_rate",
         Kind::Float,
         "Circuit breaker: share of slow calls that opens it (1: off unless every call is slow).",
-    ),
+    ).bounds(Bounds::SHARE),
     p(
         Scope::Call,
         "breaker_slow_call_s",
         Kind::Float,
         "Circuit breaker: a call slower than this is slow.",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Call,
         "breaker_open_s",
         Kind::Float,
         "Circuit breaker: time spent OPEN before probing.",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Call,
         "breaker_open_jitter_s",
         Kind::Float,
         "Circuit breaker: uniform jitter added to each open time.",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Call,
         "breaker_half_open_probes",
         Kind::Int,
         "Circuit breaker: calls let through in HALF_OPEN.",
-    ),
+    ).bounds(Bounds::between(1.0, 100_000.0)),
     p(
         Scope::Call,
         "budget_share",
         Kind::Float,
         "Budget split: an attempt may use at most this share of the time left before the caller's deadline (1: every hop may use all that remains; 2/3 at the first of three hops and 1/2 at the second split the budget equally).",
-    ),
+    ).bounds(Bounds::SHARE.above_min()),
     p(
         Scope::Call,
         "hedge_delay_s",
         Kind::Float,
         "Hedged requests: when an attempt has no answer after this delay, send a second copy to the same tier; the first answer wins and the other copy's work is wasted (0: no hedging). The R1 bound doubles.",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Call,
         "hedge_budget_percent",
         Kind::Float,
         "Hedging budget: hedges at most this percentage of the calls sent so far (refused ones: hedges_refused).",
-    ),
+    ).bounds(Bounds::PERCENT),
     p(
         Scope::Call,
         "hedge_quantile",
         Kind::Float,
         "Hedge on a latency quantile instead of a fixed delay: the delay is this quantile (in (0, 1), e.g. 0.95) of the caller's last 100 successful attempt latencies; until 20 are known, hedge_delay_s applies (0: none). 0: off.",
-    ),
+    ).bounds(Bounds::SHARE.below_max()),
     p(
         Scope::Call,
         "cancel",
@@ -559,37 +655,37 @@ pub const PARAMS: &[Param] = &[
         "start_s",
         Kind::Float,
         "Start of a load spike: users arriving in [start_s, start_s + duration_s) come at factor times the rate. `client.spike.<key>` is the first spike; `client.spike.<n>.<key>` spike n.",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Spike,
         "duration_s",
         Kind::Float,
         "Length of a load spike.",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Spike,
         "factor",
         Kind::Float,
         "Arrival-rate multiplier inside the spike (2: twice the load).",
-    ),
+    ).bounds(Bounds::POSITIVE),
     p(
         Scope::Tier,
         "slots",
         Kind::Int,
         "Concurrent requests in service. A tier that calls another holds its slot until its final reply.",
-    ),
+    ).bounds(Bounds::at_least(1.0)),
     p(
         Scope::Tier,
         "replicas",
         Kind::Int,
         "Identical instances of the tier (1 to 64, default 1), each with its own slots, queue and protections (queue cap, CoDel, limits...); each caller spreads its requests over them by its balancer. Metrics <tier>_r<k>_arrivals, _admitted, _completed_ok, _max_queue per replica (k from 0) when there are several; the tier's metrics are their sums (max_queue: the longest of its replicas', limit_lowest: the lowest).",
-    ),
+    ).bounds(Bounds::between(1.0, validate::MAX_REPLICAS as f64)),
     p(
         Scope::Tier,
         "queue_cap",
         Kind::Cap,
         "Longest queue; an arrival that finds all slots busy and the queue full is rejected (reply after reject_latency_s).",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Tier,
         "drop_expired",
@@ -601,7 +697,7 @@ pub const PARAMS: &[Param] = &[
         "reject_latency_s",
         Kind::Float,
         "Delay of the reply to a request rejected for a full queue.",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Tier,
         "reject_as",
@@ -613,13 +709,13 @@ pub const PARAMS: &[Param] = &[
         "error_latency_s",
         Kind::Float,
         "How long a request that fails fast in an error window (<tier>.errors) holds its slot before its error reply (default 1 ms); refused without an error window.",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Tier,
         "latency.mean_s",
         Kind::Float,
         "Network latency of the hop into this tier, one way: requests, replies and rejections each take a draw (0: none). With latency the reply chain is no longer instantaneous, so `fifo` and `reply_first` coincide at that hop.",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Tier,
         "latency.dist",
@@ -631,37 +727,37 @@ pub const PARAMS: &[Param] = &[
         "latency.sigma",
         Kind::Float,
         "Latency: lognormal shape.",
-    ),
+    ).bounds(Bounds::POSITIVE),
     p(
         Scope::Tier,
         "latency.slow_p",
         Kind::Float,
         "Latency: probability of the slow value latency.slow_s.",
-    ),
+    ).bounds(Bounds::SHARE),
     p(
         Scope::Tier,
         "latency.slow_s",
         Kind::Float,
         "Latency: the slow value.",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Tier,
         "latency.per_inflight_s",
         Kind::Float,
         "Not for network latency (a service-time parameter: <tier>.service.per_inflight_s); refused unless 0.",
-    ),
+    ).bounds(Bounds::between(0.0, 0.0)),
     p(
         Scope::TierClass,
         "class_slots",
         Kind::Cap,
         "Bulkhead for a request class: at most this many of its requests in service at once at this tier (unbounded by default).",
-    ),
+    ).bounds(Bounds::at_least(1.0)),
     p(
         Scope::TierClass,
         "shed_queue",
         Kind::Cap,
         "Load shedding of a request class: while the queue holds at least this many requests, arriving requests of that class are rejected (<tier>_shed); unbounded: never.",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Tier,
         "queue_order",
@@ -673,7 +769,7 @@ pub const PARAMS: &[Param] = &[
         "lifo_threshold",
         Kind::Int,
         "Adaptive LIFO: queue length above which the newest request is served first.",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Tier,
         "adaptive_limit",
@@ -691,73 +787,73 @@ pub const PARAMS: &[Param] = &[
         "limit_tolerance",
         Kind::Float,
         "Gradient limit: how much slower than the long-term latency a window may be before the limit shrinks (1.5: 50%).",
-    ),
+    ).bounds(Bounds::at_least(1.0)),
     p(
         Scope::Tier,
         "limit_smoothing",
         Kind::Float,
         "Gradient limit: weight of each new estimate, in (0, 1] (1: none).",
-    ),
+    ).bounds(Bounds::SHARE.above_min()),
     p(
         Scope::Tier,
         "limit_long_window",
         Kind::Int,
         "Gradient limit: completions the long-term latency averages over.",
-    ),
+    ).bounds(Bounds::at_least(1.0)),
     p(
         Scope::Tier,
         "limit_min",
         Kind::Int,
         "Adaptive limit: the lowest concurrency.",
-    ),
+    ).bounds(Bounds::at_least(1.0)),
     p(
         Scope::Tier,
         "limit_latency_s",
         Kind::Float,
         "Adaptive limit: mean latency above which a window is a breach.",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Tier,
         "limit_decrease",
         Kind::Float,
         "Adaptive limit: multiplicative decrease (0.9: -10%).",
-    ),
+    ).bounds(Bounds::SHARE.above_min().below_max()),
     p(
         Scope::Tier,
         "limit_increase",
         Kind::Int,
         "Adaptive limit: additive increase per clean window.",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Tier,
         "limit_min_samples",
         Kind::Int,
         "Adaptive limit: completions a window needs before it counts.",
-    ),
+    ).bounds(Bounds::at_least(1.0)),
     p(
         Scope::Tier,
         "limit_breaches",
         Kind::Int,
         "Adaptive limit: breaching windows in a row before a decrease.",
-    ),
+    ).bounds(Bounds::at_least(1.0)),
     p(
         Scope::Tier,
         "limit_interval_s",
         Kind::Float,
         "Adaptive limit: shortest time between two adjustments.",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Tier,
         "rate_limit_per_s",
         Kind::Float,
         "Token-bucket rate limit on the tier's arrivals (0: none); a request finding no token is rejected like a full queue, after reject_latency_s (rate_limited).",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Tier,
         "rate_limit_burst",
         Kind::Float,
         "Token-bucket size: how many requests may pass at once after a quiet spell (the bucket starts full).",
-    ),
+    ).bounds(Bounds::at_least(1.0)),
     p(
         Scope::Tier,
         "rate_limit_scope",
@@ -775,7 +871,7 @@ pub const PARAMS: &[Param] = &[
         "rate_limit_window_s",
         Kind::Float,
         "Window length of the fixed_window and sliding_window rate limits (each admits rate_limit_per_s x this per window).",
-    ),
+    ).bounds(Bounds::POSITIVE),
     p(
         Scope::Tier,
         "codel",
@@ -787,25 +883,25 @@ pub const PARAMS: &[Param] = &[
         "codel_target_s",
         Kind::Float,
         "CoDel: acceptable queueing delay (5 ms by default).",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Tier,
         "codel_interval_s",
         Kind::Float,
         "CoDel: how long the delay must stay above target before dropping starts (100 ms by default).",
-    ),
+    ).bounds(Bounds::POSITIVE),
     p(
         Scope::Tier,
         "retry_after_s",
         Kind::Float,
         "Overload signalling: a rejection for a full queue carries Retry-After of this many seconds (0: none); callers with honor_retry_after wait at least that long.",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Tier,
         "cancel_check_s",
         Kind::Float,
         "Cooperative cancellation: while working, check the request's deadline every cancel_check_s and abandon the work once it has passed (counted as abandoned; 0: started work always runs to the end).",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Tier,
         "service.dist",
@@ -817,49 +913,49 @@ pub const PARAMS: &[Param] = &[
         "service.mean_s",
         Kind::Float,
         "Mean of the own work (0: none; the tier only forwards).",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Tier,
         "service.sigma",
         Kind::Float,
         "Lognormal shape (standard deviation of the log of the service time).",
-    ),
+    ).bounds(Bounds::POSITIVE),
     p(
         Scope::Tier,
         "service.slow_p",
         Kind::Float,
         "Two-point mixture: probability that a request takes service.slow_s instead of a draw.",
-    ),
+    ).bounds(Bounds::SHARE),
     p(
         Scope::Tier,
         "service.slow_s",
         Kind::Float,
         "Two-point mixture: the slow service time.",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Tier,
         "service.per_inflight_s",
         Kind::Float,
         "Capacity that degrades under load (the collapse model of Brooker's simulators): each request's work is its draw plus this many seconds per request in service when it starts, itself included (1.0 s + 0.01 s x concurrency: mean_s = 1, per_inflight_s = 0.01). 0: none (the default).",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Slow,
         "start_s",
         Kind::Float,
         "Start of a slow window (a request starting service inside it takes factor times longer). `<tier>.slow.<key>` is the first window; `<tier>.slow.<n>.<key>` window n (0-based), created when n is the next index.",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Slow,
         "duration_s",
         Kind::Float,
         "Length of a slow window (0: no window, but its position still splits the phases).",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Slow,
         "factor",
         Kind::Float,
         "Service-time multiplier inside the window (ch37: 10, i.e. 20 ms -> 200 ms).",
-    ),
+    ).bounds(Bounds::POSITIVE),
     p(
         Scope::Slow,
         "replicas",
@@ -871,19 +967,19 @@ pub const PARAMS: &[Param] = &[
         "start_s",
         Kind::Float,
         "Start of an error window: each request that starts service inside it fails fast with probability p (an error reply after <tier>.error_latency_s, without the tier's own work or its downstream calls; counted as <tier>_errors_injected, and as completed, not ok). Overlapping windows combine as independent failures. `<tier>.errors.<key>` is the first window; `<tier>.errors.<n>.<key>` window n, created when n is the next index. An error window is a trigger, like a slow window.",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Errors,
         "duration_s",
         Kind::Float,
         "Length of an error window (for errors all the time, from 0 to the horizon); must be > 0 when p is.",
-    ),
+    ).bounds(Bounds::POSITIVE),
     p(
         Scope::Errors,
         "p",
         Kind::Float,
         "Share of the requests starting inside the window that fail fast, in [0, 1].",
-    ),
+    ).bounds(Bounds::SHARE),
     p(
         Scope::Errors,
         "replicas",
@@ -895,13 +991,13 @@ pub const PARAMS: &[Param] = &[
         "start_s",
         Kind::Float,
         "Start of a crash window: the replicas named go down; the requests they had queued or in service are lost (never answered, so their callers wait for their timeouts; <tier>_lost_queued_in_crash, <tier>_lost_in_crash, and the calls those requests had in flight downstream are cancelled); while down, arrivals are refused or vanish (mode); at the end they restart with empty queues. `<tier>.crash.<key>` is the first window; `<tier>.crash.<n>.<key>` window n, created when n is the next index. Windows of one tier may not overlap. A trigger, like a slow window.",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Crash,
         "duration_s",
         Kind::Float,
         "Length of a crash window (the time down before the restart; 0: a restart that only loses the work in progress).",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Crash,
         "mode",
@@ -913,7 +1009,7 @@ pub const PARAMS: &[Param] = &[
         "connect_latency_s",
         Kind::Float,
         "Refused mode: how long a caller takes to learn the connection was refused (default 1 ms); refused with black_hole.",
-    ),
+    ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Crash,
         "replicas",
@@ -1570,7 +1666,7 @@ pub fn markdown() -> String {
          `deadline_margin_s`, `budget_admission` and `budget_share` act at the client only with\n\
          `client.deadline_s` (a user's total patience): without it they are refused there.\n\
          `strategy` is applied first, whatever the order of the overrides.\n\n\
-         | path | type | meaning |\n|---|---|---|\n",
+         | path | type | accepted | meaning |\n|---|---|---|---|\n",
     );
     for param in PARAMS {
         let path = match param.scope {
@@ -1596,8 +1692,9 @@ pub fn markdown() -> String {
             .collect::<Vec<_>>()
             .join(", ");
         s.push_str(&format!(
-            "| {path} | {} | {} |\n",
+            "| {path} | {} | {} | {} |\n",
             param.kind.describe(),
+            param.range(),
             param.doc
         ));
     }

@@ -644,7 +644,7 @@ fn check_call(name: &str, c: &Call, errors: &mut Vec<ConfigError>) {
         &format!(
             "has {} entries but the caller makes at most {} attempts (max_retries + 1): the entries past the last attempt would never act",
             c.attempt_timeouts_s.len(),
-            c.max_retries + 1
+            u64::from(c.max_retries) + 1
         ),
     );
     check(

@@ -6,7 +6,7 @@
 
 mod common;
 use sim_core::Scenario;
-use sim_core::params::{self, PARAMS, Param};
+use sim_core::params::{self, Kind, PARAMS, Param};
 
 /// Catalogue keys with no effect on a run by design, and why.
 const EXEMPT: &[(&str, &str)] = &[
@@ -616,4 +616,114 @@ fn no_effect(&(base, context, path, value): &(&str, &str, &str, &str)) -> Option
     }
     let same = sim_core::run(&before, 1) == sim_core::run(&after, 1);
     same.then_some(case)
+}
+
+/// Cases whose edge value is refused by a rule between fields, not by the
+/// parameter's bounds (the rule is in its doc).
+const EDGE_REFUSED: &[(&str, &str)] = &[
+    ("horizon_s", "must be >= client.duration_s"),
+    (
+        "client.duration_s",
+        "the base scenario's trigger starts after 1 s of arrivals",
+    ),
+    (
+        "client.profile.at_s",
+        "a profile point must lie within client.duration_s",
+    ),
+    (
+        "client.rate_per_s",
+        "0 only with closed-loop users or a load profile",
+    ),
+    (
+        "client.closed.users",
+        "users x (1 + duration_s / think mean) is at most 20000000",
+    ),
+];
+
+/// The bounds `sweep params` shows are the ones validation enforces: in
+/// each case's scenario, the values just outside are refused at the
+/// parameter's path, and the edges inside are accepted.
+#[test]
+fn every_numeric_parameter_has_the_bounds_validation_enforces() {
+    let numeric = |p: &Param| matches!(p.kind, Kind::Float | Kind::Int | Kind::Cap | Kind::Floats);
+    let unbounded: Vec<&str> = (PARAMS.iter())
+        .filter(|p| numeric(p) && p.bounds.is_none())
+        .map(|p| p.key)
+        .collect();
+    assert!(
+        unbounded.is_empty(),
+        "numeric parameters without bounds: {unbounded:?}"
+    );
+    let mut wrong = Vec::new();
+    for &(base, context, path, _) in CASES {
+        let param = params::param_of(path).expect("a parameter");
+        let Some(b) = param.bounds.filter(|_| param.kind != Kind::Floats) else {
+            continue;
+        };
+        let int = param.kind != Kind::Float;
+        let step = if int {
+            1.0
+        } else {
+            1e-6_f64.max(b.min.abs() * 1e-6)
+        };
+        let mut probes = vec![(b.min - step, false), (b.min, !b.min_open)];
+        if b.min_open {
+            probes.push((b.min + step, true));
+        }
+        if b.max.is_finite() {
+            let step = if int {
+                1.0
+            } else {
+                1e-6_f64.max(b.max.abs() * 1e-6)
+            };
+            probes.extend([(b.max + step, false), (b.max, !b.max_open)]);
+            if b.max_open {
+                probes.push((b.max - step, true));
+            }
+        }
+        for (x, accepted) in probes {
+            if accepted && EDGE_REFUSED.iter().any(|(p, _)| *p == path) {
+                continue;
+            }
+            assert_eq!(b.contains(x), accepted, "{path}: {x}");
+            let value = if int {
+                format!("{}", x as i64)
+            } else {
+                format!("{x:?}")
+            };
+            if int && x < 0.0 {
+                continue; // refused by the type: `set` cannot write it
+            }
+            let mut s = scenario(base, context);
+            let refused = match sim_core::apply_all(&mut s, &common::overrides(&[(path, &value)])) {
+                Err(_) => true,
+                Ok(()) => sim_core::validate(&s)
+                    .is_err_and(|errors| errors.iter().any(|e| same_path(&e.path, path))),
+            };
+            if refused == accepted {
+                let said = if accepted { "refused" } else { "accepted" };
+                wrong.push(format!(
+                    "{path} = {value}: {said}, but its bounds are {}",
+                    b.describe()
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "bounds that validation does not enforce:\n  {}",
+        wrong.join("\n  ")
+    );
+}
+
+/// Paths equal once window and point indexes are dropped
+/// (`svc_b.slow.0.duration_s` is `svc_b.slow.duration_s`).
+fn same_path(a: &str, b: &str) -> bool {
+    let plain = |p: &str| -> Vec<String> {
+        (p.split('.'))
+            .filter(|part| part.parse::<u32>().is_err())
+            .map(str::to_string)
+            .collect()
+    };
+    plain(a) == plain(b)
 }

@@ -78,6 +78,17 @@ fn wrong_types_are_named() {
     ]);
 }
 
+/// The largest integer a field holds is refused with the reason (the
+/// check of the attempt list once overflowed on `max_retries + 1`).
+#[test]
+fn the_largest_integers_are_refused_not_overflowed() {
+    assert_single_errors(&[(
+        "svc_a.max_retries",
+        "4294967295",
+        "svc_a.max_retries: must be <= 100",
+    )]);
+}
+
 #[test]
 fn out_of_range_values_are_all_reported_at_once() {
     let got = errors(&[
