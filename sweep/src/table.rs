@@ -1,6 +1,8 @@
 //! Human and JSON renderings of run results, and tables for a terminal.
 
-use comfy_table::{ColumnConstraint, ContentArrangement, Table, TableComponent, Width, presets};
+use comfy_table::{
+    CellAlignment, ColumnConstraint, ContentArrangement, Table, TableComponent, Width, presets,
+};
 use sim_core::{RunResult, Value};
 
 /// `rows` under `head`, aligned for a terminal: when stdout is one, the
@@ -222,40 +224,30 @@ pub fn render(scenario: &str, seed: u64, runs: &[(String, RunResult)]) -> String
         ));
     }
 
-    let header: Vec<String> = runs.iter().map(|(s, _)| s.clone()).collect();
-    let label_w = rows.iter().map(|(l, _)| l.len()).max().unwrap_or(0).max(10);
-    let cells: Vec<Vec<String>> = rows
-        .iter()
-        .map(|(_, f)| {
-            runs.iter()
-                .map(|(_, r)| f.as_ref().map_or(String::new(), |f| f(r)))
-                .collect()
-        })
-        .collect();
-    let col_w: Vec<usize> = (0..runs.len())
-        .map(|i| {
-            cells
-                .iter()
-                .map(|c| c[i].len())
-                .chain([header[i].len()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
+    let mut table = Table::new();
+    table
+        .load_preset(presets::NOTHING)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(std::iter::once(String::new()).chain(runs.iter().map(|(s, _)| s.clone())));
+    for (label, f) in &rows {
+        let values = runs
+            .iter()
+            .map(|(_, r)| f.as_ref().map_or(String::new(), |f| f(r)));
+        table.add_row(std::iter::once(label.clone()).chain(values));
+    }
+    // Numbers right-aligned under the strategy they belong to.
+    for (i, column) in table.column_iter_mut().enumerate() {
+        column.set_padding((0, 2));
+        if i > 0 {
+            column.set_cell_alignment(CellAlignment::Right);
+        }
+    }
     let mut out = format!(
         "scenario {scenario}, seed {seed}, window {:.0}-{:.0} s\n",
         first.window_start_s, first.window_end_s
     );
-    out.push_str(&format!("{:label_w$}", ""));
-    for (h, w) in header.iter().zip(&col_w) {
-        out.push_str(&format!("  {h:>w$}"));
-    }
-    out.push('\n');
-    for ((label, _), row) in rows.iter().zip(&cells) {
-        out.push_str(&format!("{label:label_w$}"));
-        for (c, w) in row.iter().zip(&col_w) {
-            out.push_str(&format!("  {c:>w$}"));
-        }
+    for line in table.to_string().lines() {
+        out.push_str(line.trim_end());
         out.push('\n');
     }
     out
@@ -281,5 +273,34 @@ mod tests {
         let col = |l: &str, word: &str| l.find(word).unwrap();
         assert_eq!(col(lines[0], "p_not"), col(lines[2], "1.000"), "{out}");
         assert_eq!(col(lines[2], "1.000"), col(lines[3], "0.000"), "{out}");
+    }
+
+    /// `sweep one`'s table: every value ends under the end of its
+    /// strategy's head, and the labels start at the margin.
+    #[test]
+    fn run_values_line_up_under_their_strategy() {
+        let mut short = sim_core::ch37();
+        short.client.duration_s = 12.0;
+        short.horizon_s = 14.0;
+        let run = |preset: &str| {
+            let mut s = short.clone();
+            sim_core::params::set(&mut s, "strategy", &toml::Value::from(preset)).unwrap();
+            (preset.to_string(), sim_core::run(&s, 1).unwrap())
+        };
+        let out = super::render("ch37", 1, &[run("naive"), run("deadline_budget")]);
+        let lines: Vec<&str> = out.lines().collect();
+        let head = lines[1];
+        let ends: Vec<usize> = ["naive", "deadline_budget"]
+            .iter()
+            .map(|h| head.find(h).unwrap() + h.len())
+            .collect();
+        let row = |label: &str| *lines.iter().find(|l| l.starts_with(label)).unwrap();
+        for label in ["  before window", "  svc_b arrivals / admitted", "  events"] {
+            let line = row(label);
+            assert_eq!(line.len(), ends[1], "{out}");
+            let first_end = line[..ends[0]].trim_end().len();
+            assert_eq!(first_end, ends[0], "{label}: {out}");
+        }
+        assert!(row("success rate, by arrival").trim_end().ends_with("arrival"));
     }
 }
