@@ -12,6 +12,7 @@ pub mod morris;
 pub mod part;
 pub mod plots;
 pub mod prim;
+pub mod published;
 pub mod report;
 pub mod resample;
 pub mod sensitivity;

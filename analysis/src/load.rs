@@ -106,6 +106,7 @@ impl Sweep {
                 || metrics.iter().any(|m| m.as_str() == n)
                 || axis_paths.iter().any(|p| p.as_str() == n)
                 || report_metrics.iter().any(|m| m.as_str() == n)
+                || manifest.report.reference.iter().any(|r| r.metric == n)
                 || trigger_key(n).is_some()
                 || n == "recovery_s"
         };
@@ -249,6 +250,20 @@ impl Sweep {
         self.dims
             .iter()
             .position(|d| d.paths.iter().any(|p| p == path))
+    }
+
+    /// The levels a point spec names, `"path=level, path=level"` (as
+    /// `[report] slices` and `[[report.reference]]` write them), as
+    /// `(dimension, level)`; `None` if a pair names no axis or level.
+    pub fn levels_of(&self, spec: &str) -> Option<Vec<(usize, usize)>> {
+        spec.split(',')
+            .map(|pair| {
+                let (path, level) = pair.split_once('=')?;
+                let d = self.dim_of(path.trim())?;
+                let l = self.dims[d].labels.iter().position(|l| l == level.trim())?;
+                Some((d, l))
+            })
+            .collect()
     }
 
     /// The sampled design's dimension (the grid's last), if it has `[sample]`.

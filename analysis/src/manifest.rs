@@ -53,6 +53,25 @@ pub struct ReportOptions {
     /// named may take any level), before those the report picks itself.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slices: Vec<String>,
+    /// Where the `reference` figures were published, in a sentence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_source: Option<String>,
+    /// Published figures of the experiment the grid repeats, shown beside
+    /// the model's (`[[report.reference]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reference: Vec<Reference>,
+}
+
+/// One published figure: the value of `metric` at the grid point `point`
+/// (`"path=level, path=level"`), and why the model's differs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reference {
+    pub point: String,
+    pub metric: String,
+    pub published: f64,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub note: String,
 }
 
 /// A sampled design (the grid's `[sample]`), for the analyses that read it:

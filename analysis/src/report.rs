@@ -578,23 +578,10 @@ fn choose_slices(
     // pair must match.
     let mut unknown = Vec::new();
     for spec in &sweep.manifest.report.slices {
-        let mut want = Vec::new();
-        for pair in spec.split(',') {
-            let Some((path, level)) = pair.split_once('=') else {
-                unknown.push(spec.clone());
-                continue;
-            };
-            match sweep.dim_of(path.trim()).and_then(|d| {
-                let l = sweep.dims[d]
-                    .labels
-                    .iter()
-                    .position(|l| l == level.trim())?;
-                Some((d, l))
-            }) {
-                Some(dl) => want.push(dl),
-                None => unknown.push(spec.clone()),
-            }
-        }
+        let Some(want) = sweep.levels_of(spec) else {
+            unknown.push(spec.clone());
+            continue;
+        };
         for (i, (key, _)) in all.iter().enumerate() {
             if !want.is_empty() && want.iter().all(|w| key.contains(w)) {
                 add(i, "named in [report]".to_string(), &mut chosen);
@@ -1623,6 +1610,9 @@ fn index_markdown(
     }
     let of = |g: Group| plot_files.iter().filter(move |p| p.group == g);
     md.push_str("\n## What happened\n\n");
+    if let Some(published) = crate::published::section(sweep) {
+        md.push_str(&published);
+    }
     for note in plot_notes {
         md.push_str(&format!("{note}\n\n"));
     }

@@ -656,6 +656,31 @@ impl Grid {
                 ));
             }
         }
+        for (i, r) in raw.report.reference.iter().enumerate() {
+            let key = format!("report.reference[{i}]");
+            if !schema.iter().any(|s| s.name == r.metric) {
+                let hint =
+                    sim_core::params::closest(&r.metric, schema.iter().map(|s| s.name.as_str()))
+                        .map_or(String::new(), |k| format!("; did you mean `{k}`?"));
+                errors.push(invalid(
+                    &format!("{key}.metric"),
+                    format!("`{}` is not a metric of this scenario{hint}", r.metric),
+                ));
+            }
+            for pair in r.point.split(',') {
+                let path = pair.split_once('=').map(|(p, _)| p.trim());
+                if !path.is_some_and(|p| dimensions.iter().any(|d| d.paths.iter().any(|a| a == p)))
+                {
+                    errors.push(invalid(
+                        &format!("{key}.point"),
+                        format!(
+                            "`{}` is not `path=level` with a path of this grid's axes",
+                            pair.trim()
+                        ),
+                    ));
+                }
+            }
+        }
         // Every value of every path on its own: unknown paths and types.
         // The fixed overrides build on each other (a window or profile point
         // `n` needs the ones before it), and every level builds on them.

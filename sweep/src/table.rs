@@ -301,6 +301,10 @@ mod tests {
             let first_end = line[..ends[0]].trim_end().len();
             assert_eq!(first_end, ends[0], "{label}: {out}");
         }
-        assert!(row("success rate, by arrival").trim_end().ends_with("arrival"));
+        assert!(
+            row("success rate, by arrival")
+                .trim_end()
+                .ends_with("arrival")
+        );
     }
 }

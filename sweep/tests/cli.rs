@@ -477,7 +477,7 @@ fn stopping_signals_write_what_is_done_and_say_how_to_resume() {
 #[test]
 fn every_shipped_grid_is_valid() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../grids");
-    let mut grids: Vec<PathBuf> = [dir.clone(), dir.join("maps")]
+    let mut grids: Vec<PathBuf> = [dir.clone(), dir.join("maps"), dir.join("published")]
         .iter()
         .flat_map(|d| std::fs::read_dir(d).unwrap())
         .map(|e| e.unwrap().path())
@@ -513,6 +513,86 @@ fn report_options_must_name_axes() {
         "{err}"
     );
     assert!(!err.contains("`goodput`"), "{err}");
+}
+
+/// Published figures must name a metric and a point of the grid's axes;
+/// the report prints each beside the mean of the point's runs.
+#[test]
+fn published_figures_are_checked_and_shown_beside_the_model() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let reference = |point: &str, metric: &str| {
+        format!(
+            "[[report.reference]]\npoint = \"{point}\"\nmetric = \"{metric}\"\npublished = 100\nnote = \"a <b>\"\n"
+        )
+    };
+    let bad = write_grid(
+        dir,
+        &format!(
+            "{}\n{}{}",
+            small_grid(1),
+            reference("strategy=naive", "users_okk"),
+            reference("svc_b.slots=4", "users_ok")
+        ),
+    );
+    let err = stderr(&sweep(&["plan", &bad]));
+    assert!(
+        err.contains("grid.toml: report.reference[0].metric: `users_okk` is not a metric of this scenario; did you mean `users_ok`?"),
+        "{err}"
+    );
+    assert!(
+        err.contains("grid.toml: report.reference[1].point: `svc_b.slots=4` is not `path=level` with a path of this grid's axes"),
+        "{err}"
+    );
+    let good = write_grid(
+        dir,
+        &format!(
+            "{}\n{}",
+            small_grid(2),
+            reference("strategy=protected, svc_b.queue_cap=16", "users_ok")
+        ),
+    );
+    let out = dir.join("out");
+    let o = sweep(&["run", &good, "--out", &out.display().to_string(), "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let runs = runs_table(&out)
+        .lazy()
+        .filter(col("strategy").cast(DataType::String).eq(lit("protected")))
+        .filter(col("svc_b.queue_cap").eq(lit(16)))
+        .collect()
+        .unwrap();
+    let users = runs
+        .column("users_ok")
+        .unwrap()
+        .cast(&DataType::Float64)
+        .unwrap();
+    let users: Vec<f64> = users.f64().unwrap().into_no_null_iter().collect();
+    assert_eq!(users.len(), 4, "2 zip levels x 2 seeds");
+    let mean = users.iter().sum::<f64>() / 4.0;
+    let md = std::fs::read_to_string(out.join("analysis/index.md")).unwrap();
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| `strategy=protected, svc_b.queue_cap=16` | `users_ok` | 100 |"))
+        .unwrap_or_else(|| panic!("no row in:\n{md}"));
+    let model: f64 = row
+        .split('|')
+        .nth(4)
+        .unwrap()
+        .split('[')
+        .next()
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("{row}"));
+    assert!(
+        (model - mean).abs() <= mean * 0.005,
+        "{model} vs {mean}: {row}"
+    );
+    let html = std::fs::read_to_string(out.join("analysis/index.html")).unwrap();
+    assert!(
+        html.contains("a &lt;b&gt;") && !html.contains("a <b>"),
+        "the note is escaped"
+    );
 }
 
 #[test]
