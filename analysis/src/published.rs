@@ -58,7 +58,7 @@ pub fn section(sweep: &Sweep) -> Option<String> {
     }
     md.push_str(
         "The model's figure is the mean over the point's runs (one per seed), with the smallest and largest run in brackets.\n\n\
-         | point | metric | published | this model | difference | why they differ |\n|---|---|---|---|---|---|\n",
+         | point | metric | published | this model | difference | why they differ |\n|:---|:---|---:|---:|---:|:---|\n",
     );
     for c in &rows {
         let r = c.reference;
