@@ -112,8 +112,19 @@ pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
         say!("  #{i}: {}", describe(&grid.point(*i)[grid.fixed.len()..]));
     }
     let est = estimate(&grid, jobs, args.calibrate)?;
+    // The calibration runs share the machine with whatever else runs now:
+    // a sweep started when the load is different takes longer or shorter.
+    let load_now = load_average();
+    let load = load_now
+        .map(|l| {
+            format!(
+                ", at load average {l:.1} on {} cores: more load later makes the runs slower",
+                std::thread::available_parallelism().map_or(1, |n| n.get())
+            )
+        })
+        .unwrap_or_default();
     say!(
-        "estimated wall time: {} to {} on {jobs} threads (calibrated on {} runs here, the cheapest and dearest points by expected users and a spread between: {:.1} to {:.1} ms per 1000 users)",
+        "estimated wall time: {} to {} on {jobs} threads (calibrated on {} runs here, the cheapest and dearest points by expected users and a spread between: {:.1} to {:.1} ms per 1000 users{load})",
         human_duration(est.wall_s.0),
         human_duration(est.wall_s.1),
         est.calibration_runs,
@@ -162,6 +173,7 @@ pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
                 "calibration_runs": est.calibration_runs,
                 "ms_per_1000_users": [est.ms_per_kuser.0, est.ms_per_kuser.1],
                 "output_bytes": est.output_bytes,
+                "load_average": load_now,
             },
         });
         println!(
@@ -352,6 +364,13 @@ fn estimate(grid: &Grid, jobs: usize, calibrate: u64) -> Result<Estimate, Error>
         calibration_runs: m as u64,
         output_bytes: (per_run * grid.runs() as f64 + overhead * parts) as u64,
     })
+}
+
+/// The machine's 1-minute load average, where the system says it
+/// (`/proc/loadavg` on Linux).
+fn load_average() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    text.split_whitespace().next()?.parse().ok()
 }
 
 /// The 95% t-interval of the mean of `xs`, within their smallest and
