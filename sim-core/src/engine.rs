@@ -740,13 +740,16 @@ impl Sim<'_> {
         let (class, deadline) = (self.user_class[j.user as usize] as usize, j.deadline);
         let srv = &mut self.servers[s];
         srv.on_start(class, now - j.arrived);
+        let service = model.class_service[class]
+            .as_ref()
+            .unwrap_or(&model.service);
         if !model.errors.is_empty() && srv.fails_fast(model, now) {
             self.schedule(now + model.error_latency, Action::WorkFailed(job));
-        } else if model.service.is_none() {
+        } else if service.is_none() {
             self.work_done(job);
         } else {
             let load = model.per_inflight * srv.busy as Nanos;
-            let work = model.service.draw(model.slow_factor(now), &mut srv.rng) + load;
+            let work = service.draw(model.slow_factor(now), &mut srv.rng) + load;
             match abandon_at(now, work, deadline, model.cancel_check) {
                 Some(at) => self.schedule(at, Action::WorkAbandoned(job)),
                 None => self.schedule(now + work, Action::WorkDone(job)),

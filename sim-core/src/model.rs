@@ -280,6 +280,8 @@ pub struct ServerModel {
     /// the queue length from which arrivals of the class are shed.
     pub class_slots: Vec<u32>,
     pub shed_queue: Vec<Option<usize>>,
+    /// Per request class: its own service model, if it has one here.
+    pub class_service: Vec<Option<ServiceModel>>,
     pub codel: Option<CoDel>,
     pub rate_limit: Option<RateLimiter>,
     pub adaptive_limit: Option<ConcurrencyLimit>,
@@ -595,6 +597,17 @@ impl Model {
                     shed_queue: class_names
                         .iter()
                         .map(|c| t.shed_queue.get(c).map(|q| *q as usize))
+                        .collect(),
+                    class_service: class_names
+                        .iter()
+                        .map(|c| {
+                            t.class_service_s.get(c).map(|&mean_s| {
+                                ServiceModel::new(&Service {
+                                    mean_s,
+                                    ..t.service.clone()
+                                })
+                            })
+                        })
                         .collect(),
                     codel: t
                         .codel

@@ -759,6 +759,12 @@ pub const PARAMS: &[Param] = &[
         "Load shedding of a request class: while the queue holds at least this many requests, arriving requests of that class are rejected (<tier>_shed); unbounded: never.",
     ).bounds(Bounds::NON_NEGATIVE),
     p(
+        Scope::TierClass,
+        "class_service_s",
+        Kind::Float,
+        "Mean service time of a request class at this tier: its requests' work has the tier's service distribution (and slow value) with this mean instead of service.mean_s (a class not named: the tier's). For classes that cost differently (a 2 s export beside 50 ms reads).",
+    ).bounds(Bounds::POSITIVE),
+    p(
         Scope::Tier,
         "queue_order",
         Kind::Choice(QueueOrder::VARIANTS),

@@ -215,6 +215,11 @@ pub struct Tier {
     /// rejected while the queue holds at least this many (not named: never).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub shed_queue: BTreeMap<String, u32>,
+    /// Mean service time per request class: that class's work here has
+    /// the tier's distribution (and slow value) with this mean instead of
+    /// `service.mean_s` (not named: the tier's).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub class_service_s: BTreeMap<String, f64>,
     /// CoDel queue management at dequeue: drop by sojourn time against
     /// `codel_target_s` over `codel_interval_s`, dropping faster while it
     /// stays above (the control law interval / sqrt(count)).

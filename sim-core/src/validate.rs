@@ -129,29 +129,38 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
             "must be > 0 (shares are relative weights)",
         );
     }
+    let known = if classes.is_empty() {
+        "none declared; see [[client.classes]]".to_string()
+    } else {
+        classes.join(", ")
+    };
     for t in &s.tiers {
-        for (key, map) in [
-            ("class_slots", &t.class_slots),
-            ("shed_queue", &t.shed_queue),
+        for (key, named) in [
+            ("class_slots", t.class_slots.keys().collect::<Vec<_>>()),
+            ("shed_queue", t.shed_queue.keys().collect()),
+            ("class_service_s", t.class_service_s.keys().collect()),
         ] {
-            for (class, n) in map {
-                let path = format!("{}.{key}.{class}", t.name);
-                let known = if classes.is_empty() {
-                    "none declared; see [[client.classes]]".to_string()
-                } else {
-                    classes.join(", ")
-                };
+            for class in named {
                 check(
                     classes.contains(&class.as_str()),
-                    path.clone(),
+                    format!("{}.{key}.{class}", t.name),
                     &format!("no request class is named `{class}` (classes: {known})"),
                 );
-                check(
-                    key != "class_slots" || *n >= 1,
-                    path,
-                    "must be >= 1 (or \"unbounded\")",
-                );
             }
+        }
+        for (class, n) in &t.class_slots {
+            check(
+                *n >= 1,
+                format!("{}.class_slots.{class}", t.name),
+                "must be >= 1 (or \"unbounded\")",
+            );
+        }
+        for (class, mean) in &t.class_service_s {
+            check(
+                positive(*mean),
+                format!("{}.class_service_s.{class}", t.name),
+                "must be > 0 seconds (a class without work here: leave it out)",
+            );
         }
     }
     check(

@@ -344,6 +344,12 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ),
     ("ch37-classes.toml", "", "svc_b.class_slots.replay", "4"),
     ("ch37-classes.toml", "", "svc_b.shed_queue.replay", "8"),
+    (
+        "ch37-classes.toml",
+        "",
+        "svc_b.class_service_s.replay",
+        "0.01",
+    ),
     ("ch37", "", "svc_b.queue_order", "lifo"),
     (
         "ch37",

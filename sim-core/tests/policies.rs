@@ -794,6 +794,37 @@ fn classes_are_served_in_priority_order_and_the_lowest_is_shed_first() {
 }
 
 #[test]
+fn a_class_with_its_own_service_time_does_that_work() {
+    // One server with room for everyone (10 slots, 10 users/s), 20 ms of
+    // constant work; exports (a quarter of the users) take 200 ms here.
+    // Every user succeeds, so the busy time is exactly 20 ms per read and
+    // 200 ms per export; without the key every request costs 20 ms.
+    let classes = [("read", 3.0), ("export", 1.0)];
+    let sets = [
+        ("client.rate_per_s", "10"),
+        ("server.slots", "10"),
+        ("client.attempt_timeout_s", "1"),
+    ];
+    let plain = single_queue_classes(&classes, &sets);
+    let mut with = sets.to_vec();
+    with.push(("server.class_service_s.export", "0.2"));
+    let costly = single_queue_classes(&classes, &with);
+    for r in [&plain, &costly] {
+        assert_eq!(r.users_ok, r.users, "no request waits or fails");
+    }
+    let busy = |r: &RunResult| common::real(r, "server_busy_s").unwrap();
+    let users = |r: &RunResult, i: usize| r.classes[i].users as f64;
+    assert!((busy(&plain) - 0.02 * plain.users as f64).abs() < 1e-6);
+    let expected = 0.02 * users(&costly, 0) + 0.2 * users(&costly, 1);
+    assert!(
+        (busy(&costly) - expected).abs() < 1e-6,
+        "{} vs {expected}",
+        busy(&costly)
+    );
+    assert!(users(&costly, 1) > 50.0, "some exports ran");
+}
+
+#[test]
 fn a_bulkhead_caps_a_class_concurrency() {
     // b: 4 slots, 200 ms of work, the replay class limited to 1 slot. 20
     // users/s, all replay: one slot serves at most 5 per second, 150 in the

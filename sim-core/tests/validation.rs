@@ -277,6 +277,8 @@ fn request_classes_are_checked() {
     common::with_classes(&mut s, &[("online", 1.0), ("online", 2.0), ("Batch", 0.0)]);
     s.tiers[2].class_slots.insert("replay".into(), 4);
     s.tiers[2].class_slots.insert("online".into(), 0);
+    s.tiers[2].class_service_s.insert("export".into(), 2.0);
+    s.tiers[2].class_service_s.insert("online".into(), 0.0);
     let got = problems(&s);
     assert_eq!(
         got,
@@ -284,8 +286,10 @@ fn request_classes_are_checked() {
             "client.classes.online: duplicate class name",
             "client.classes.Batch: a class name is made of a-z, 0-9 and _ (it names metric columns)",
             "client.classes.Batch.share: must be > 0 (shares are relative weights)",
-            "svc_b.class_slots.online: must be >= 1 (or \"unbounded\")",
             "svc_b.class_slots.replay: no request class is named `replay` (classes: online, online, Batch)",
+            "svc_b.class_service_s.export: no request class is named `export` (classes: online, online, Batch)",
+            "svc_b.class_slots.online: must be >= 1 (or \"unbounded\")",
+            "svc_b.class_service_s.online: must be > 0 seconds (a class without work here: leave it out)",
         ]
     );
     // A class path needs a declared class.
