@@ -58,6 +58,7 @@ pub fn ch37() -> Scenario {
         recovery: RecoveryRule::default(),
         client: Client {
             rate_per_s: 400.0,
+            arrivals: Default::default(),
             duration_s: 60.0,
             deadline_s: 0.0,
             closed: Default::default(),

@@ -359,16 +359,22 @@ impl Sim<'_> {
         });
     }
 
-    /// Poisson arrivals with a piecewise-constant rate (load spikes): an
-    /// exponential amount of "base-rate gaps" is spent segment by segment.
-    /// At the base rate this is the plain exponential gap.
+    /// Poisson (or even) arrivals with a piecewise-constant rate (load
+    /// spikes): an exponential amount of "base-rate gaps" (or exactly one)
+    /// is spent segment by segment. At the base rate this is the plain gap.
     fn schedule_next_arrival(&mut self, after: Nanos) {
         let m = self.m;
         if let Some(profile) = &m.profile {
             self.schedule_next_profiled_arrival(after, profile);
             return;
         }
-        let mut budget = self.arrivals.exponential(1.0);
+        // An amount of base-rate gaps: one exactly when arrivals are even
+        // (half of one before the first, centring each arrival in its gap).
+        let mut budget = match (m.even_arrivals, after) {
+            (false, _) => self.arrivals.exponential(1.0),
+            (true, 0) => 0.5,
+            (true, _) => 1.0,
+        };
         let mut t = after;
         let segments = &m.arrival_segments;
         let mut i = segments.partition_point(|(start, _)| *start <= t) - 1;

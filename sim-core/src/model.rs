@@ -28,6 +28,9 @@ pub struct Model {
     pub arrivals_end: Nanos,
     /// Mean gap between user arrivals at the base rate (ns, as a float).
     pub mean_gap: f64,
+    /// Arrivals spaced exactly `mean_gap` apart (at the base rate) instead
+    /// of exponentially.
+    pub even_arrivals: bool,
     /// The arrival rate's multiplier, piecewise constant: `(start, factor)`
     /// from 0, sorted; each holds until the next start.
     pub arrival_segments: Vec<(Nanos, f64)>,
@@ -694,6 +697,7 @@ impl Model {
             },
             arrivals_end,
             mean_gap: 1e9 / s.client.rate_per_s,
+            even_arrivals: s.client.arrivals == crate::scenario::Arrivals::Even,
             arrival_segments,
             profile: RateProfile::new(s),
             closed,

@@ -11,8 +11,8 @@
 //! and that every path writes exactly its own key.
 
 use crate::scenario::{
-    BackoffKind, Balancer, BreakerScope, BulkheadScope, CancelMode, CrashMode, Dispatch, Dist,
-    LimitAlgorithm, OutcomeClass, QueueOrder, RejectAs, Scenario,
+    Arrivals, BackoffKind, Balancer, BreakerScope, BulkheadScope, CancelMode, CrashMode, Dispatch,
+    Dist, LimitAlgorithm, OutcomeClass, QueueOrder, RejectAs, Scenario,
 };
 use crate::validate;
 use strum::VariantNames;
@@ -272,6 +272,12 @@ pub const PARAMS: &[Param] = &[
         Kind::Float,
         "Mean rate of the Poisson arrivals of user requests (per second); > 0 unless the load comes from client.profile or client.closed.users (then 0).",
     ).bounds(Bounds::NON_NEGATIVE),
+    p(
+        Scope::Client,
+        "arrivals",
+        Kind::Choice(Arrivals::VARIANTS),
+        "Spacing of the open arrivals at rate_per_s (and its load spikes). poisson (the default): exponential gaps. even: one arrival in the middle of every 1 / rate gap, so exactly rate x duration users, as a load generator sending at a fixed rate (to repeat an experiment that sent a known number of requests); refused with a profile, a sinusoid or closed-loop users.",
+    ),
     p(
         Scope::Client,
         "duration_s",

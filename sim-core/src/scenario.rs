@@ -67,6 +67,19 @@ pub enum Dispatch {
     ReplyFirst,
 }
 
+/// The spacing of open arrivals at a constant rate (and its load spikes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, VariantNames)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum Arrivals {
+    /// A Poisson process: exponential gaps.
+    #[default]
+    Poisson,
+    /// One arrival in the middle of every gap of 1 / rate: exactly rate x
+    /// duration arrivals, as a load generator sending at a fixed rate.
+    Even,
+}
+
 /// Requirement R2: the first whole second `t` at or after the trigger's end
 /// such that requests arriving in `[t, t + window_s)` succeed at
 /// `>= threshold`.
@@ -104,6 +117,9 @@ pub struct Client {
     /// when a profile or closed-loop users set the load instead.
     #[serde(default)]
     pub rate_per_s: f64,
+    /// How open arrivals are spaced at `rate_per_s`.
+    #[serde(default)]
+    pub arrivals: Arrivals,
     /// Arrivals happen in `[0, duration_s)`.
     pub duration_s: f64,
     /// A user's patience: the total deadline of a user request, across all

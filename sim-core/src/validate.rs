@@ -2,7 +2,9 @@
 //! reported, each with the path a user would write to fix it.
 
 use crate::params::{ConfigError, DEADLINE_PARAMS, needs_client_deadline};
-use crate::scenario::{BackoffKind, BreakerScope, BulkheadScope, Call, Dist, Scenario, Service};
+use crate::scenario::{
+    Arrivals, BackoffKind, BreakerScope, BulkheadScope, Call, Dist, Scenario, Service,
+};
 use std::collections::BTreeSet;
 
 /// Most users one run may generate; beyond it a run takes hours and
@@ -487,6 +489,12 @@ fn check_replicas(
 fn check_load(s: &Scenario, check: &mut impl FnMut(bool, String, &str)) {
     let c = &s.client;
     let rate_given = c.rate_per_s != 0.0;
+    check(
+        c.arrivals == Arrivals::Poisson
+            || (c.closed.is_off() && c.profile.is_empty() && c.sinusoid.is_off()),
+        "client.arrivals".into(),
+        "`even` spaces arrivals at a constant rate (and its load spikes); a profile, a sinusoid or closed-loop users set the arrivals themselves",
+    );
     check(
         c.profile_csv.is_none(),
         "client.profile_csv".into(),

@@ -37,6 +37,7 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ("ch37", "strategy=deadline", "recovery.window_s", "1"),
     ("ch37", "strategy=deadline", "recovery.threshold", "0.5"),
     ("ch37", "", "client.rate_per_s", "300"),
+    ("ch37", "", "client.arrivals", "even"),
     ("ch37", "", "client.duration_s", "10"),
     ("ch37", "", "client.deadline_s", "1.5"),
     (

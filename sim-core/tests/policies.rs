@@ -794,6 +794,27 @@ fn classes_are_served_in_priority_order_and_the_lowest_is_shed_first() {
 }
 
 #[test]
+fn even_arrivals_send_exactly_the_rate_in_every_second() {
+    // 80/s for 5 s: exactly 400 users, 80 in every second; a load spike of
+    // 2x from 1 s to 2 s adds exactly 80. Poisson arrivals of the same rate
+    // vary around 400.
+    let even = single_queue(&[("client.duration_s", "5"), ("client.arrivals", "even")]);
+    assert_eq!(even.users, 400);
+    assert_eq!(even.series.user_arrivals[..5], [80; 5]);
+    let spiked = single_queue(&[
+        ("client.duration_s", "5"),
+        ("client.arrivals", "even"),
+        ("client.spike.start_s", "1"),
+        ("client.spike.duration_s", "1"),
+        ("client.spike.factor", "2"),
+    ]);
+    assert_eq!(spiked.users, 480);
+    assert_eq!(spiked.series.user_arrivals[..5], [80, 160, 80, 80, 80]);
+    let poisson = single_queue(&[("client.duration_s", "5")]);
+    assert_ne!(poisson.series.user_arrivals[..5], [80; 5]);
+}
+
+#[test]
 fn a_class_with_its_own_service_time_does_that_work() {
     // One server with room for everyone (10 slots, 10 users/s), 20 ms of
     // constant work; exports (a quarter of the users) take 200 ms here.

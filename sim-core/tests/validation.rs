@@ -78,6 +78,18 @@ fn wrong_types_are_named() {
     ]);
 }
 
+/// Even arrivals need a constant rate to space.
+#[test]
+fn even_arrivals_are_refused_where_the_load_sets_its_own_pace() {
+    let refused = "client.arrivals: `even` spaces arrivals at a constant rate (and its load spikes); a profile, a sinusoid or closed-loop users set the arrivals themselves";
+    let got = errors(&[
+        ("client.arrivals", "even"),
+        ("client.sinusoid.amplitude", "0.5"),
+        ("client.sinusoid.period_s", "10"),
+    ]);
+    assert_eq!(got, [refused]);
+}
+
 /// The largest integer a field holds is refused with the reason (the
 /// check of the attempt list once overflowed on `max_retries + 1`).
 #[test]
