@@ -181,12 +181,14 @@ pub fn simulate(
     // Per-user vectors are sized up front for the users expected (with a
     // margin), so that they seldom grow during the run.
     let users = (1.1 * m.expected_users) as usize + 16;
+    // Only a caller that cancels marks a request cancelled (`cancel_copies`).
+    let cancels = (m.callers.iter()).any(|c| c.cancel != CancelMode::Never);
     let servers = m
         .servers
         .iter()
         .map(|s| {
             let mut server = Server::new(s, classes, secs, seed, users);
-            server.has = Has::of(s, m.tier_rate_limits[s.tier].is_some());
+            server.has = Has::of(s, m.tier_rate_limits[s.tier].is_some(), cancels);
             server
         })
         .collect();

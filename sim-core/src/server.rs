@@ -155,16 +155,22 @@ pub struct Has {
     pub per_inflight: bool,
     /// A rate limit shared by the tier's replicas (`rate_limit_scope`).
     pub shared_rate_limit: bool,
+    /// A request taken from the queue may be dropped instead of started
+    /// (cancelled by its caller, expired, or by CoDel): without, the job
+    /// record, often cold by then, is not read at dequeue.
+    pub drops_at_start: bool,
 }
 
 impl Has {
-    pub fn of(model: &ServerModel, shared_rate_limit: bool) -> Has {
+    /// `cancels`: some caller of the run may cancel a request it sent.
+    pub fn of(model: &ServerModel, shared_rate_limit: bool, cancels: bool) -> Has {
         Has {
             errors: !model.errors.is_empty(),
             crashes: !model.crashes.is_empty(),
             slow: !model.slow.is_empty(),
             per_inflight: model.per_inflight > 0,
             shared_rate_limit,
+            drops_at_start: cancels || model.drop_expired || model.codel.is_some(),
         }
     }
 }
@@ -236,7 +242,8 @@ impl Server {
             k => format!("{}.r{k}", model.name),
         };
         Server {
-            has: Has::of(model, false),
+            // In isolation, every check is on; the engine knows the run's.
+            has: Has::of(model, false, true),
             down: None,
             busy: 0,
             busy_by_class: vec![0; classes],
@@ -365,6 +372,9 @@ impl Server {
         let job = self
             .queue
             .pop(newest_first, |c| busy[c] < model.class_slots[c])?;
+        if !self.has.drops_at_start {
+            return Some((job, None));
+        }
         let j = jobs.get_live(job);
         let dropped = if j.cancelled() {
             Some(Dropped::Cancelled)
