@@ -197,7 +197,7 @@ pub fn simulate(
     let mut sim = Sim {
         m,
         now: 0,
-        events: EventQueue::new(lanes),
+        events: EventQueue::new(lanes, m.horizon),
         processed: 0,
         jobs: Jobs::default(),
         servers,
