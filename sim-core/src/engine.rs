@@ -29,7 +29,7 @@ use crate::result::{
     TierStats, nearest_rank,
 };
 use crate::scenario::{CancelMode, Dispatch};
-use crate::server::{Admission, Dropped, Server, abandon_at};
+use crate::server::{Admission, Dropped, Has, Server, abandon_at};
 use crate::time::{NANOS_PER_SEC, NEVER, Nanos, nanos_to_secs};
 use crate::trace::{Step, TraceStep, Tracer};
 use std::collections::HashMap;
@@ -181,17 +181,23 @@ pub fn simulate(
     // Per-user vectors are sized up front for the users expected (with a
     // margin), so that they seldom grow during the run.
     let users = (1.1 * m.expected_users) as usize + 16;
+    // Only a caller that cancels marks a request cancelled (`cancel_copies`).
+    let cancels = (m.callers.iter()).any(|c| c.cancel != CancelMode::Never);
     let servers = m
         .servers
         .iter()
-        .map(|s| Server::new(s, classes, secs, seed, users))
+        .map(|s| {
+            let mut server = Server::new(s, classes, secs, seed, users);
+            server.has = Has::of(s, m.tier_rate_limits[s.tier].is_some(), cancels);
+            server
+        })
         .collect();
     let callers = m.callers.iter().map(|c| Caller::new(c, seed)).collect();
     let (timeout_lane, reject_lane, lanes) = timer_lanes(m);
     let mut sim = Sim {
         m,
         now: 0,
-        events: EventQueue::new(lanes),
+        events: EventQueue::new(lanes, m.horizon),
         processed: 0,
         jobs: Jobs::default(),
         servers,
@@ -303,7 +309,7 @@ impl Sim<'_> {
                 }
                 Action::WorkAbandoned(job) => {
                     if self.jobs.get(job).is_some() {
-                        self.jobs.get_mut(job).abandoned = true;
+                        self.jobs.get_mut(job).set_abandoned();
                         self.trace(job, Step::Abandoned);
                         self.finish(job, false);
                     }
@@ -514,7 +520,7 @@ impl Sim<'_> {
     fn is_waiting(&self, job: JobRef, attempt: u32) -> bool {
         self.jobs
             .get(job)
-            .is_some_and(|j| j.waiting && j.attempts == attempt)
+            .is_some_and(|j| j.waiting() && j.attempts == attempt)
     }
 
     /// Sends the next attempt of `job` to the server below it, unless the
@@ -542,7 +548,7 @@ impl Sim<'_> {
         {
             let jm = self.jobs.get_mut(job);
             jm.attempts = attempt;
-            jm.waiting = true;
+            jm.set_waiting(true);
             jm.attempt_started = now;
         }
         self.callers[edge].on_sent(attempt);
@@ -661,12 +667,18 @@ impl Sim<'_> {
         self.servers[model.tier].per_user[user] += 1;
         let srv = &mut self.servers[s];
         srv.on_arrival(sec, during, self.user_ended[user], self.jobs.by_retry(job));
-        if let Some(refuse_after) = srv.down {
+        if srv.has.crashes
+            && let Some(refuse_after) = srv.down
+        {
             self.jobs.release(job);
             self.arrive_down(s, j, refuse_after);
             return;
         }
-        let shared_limit = self.tier_rate_limits[model.tier].as_mut();
+        let shared_limit = if srv.has.shared_rate_limit {
+            self.tier_rate_limits[model.tier].as_mut()
+        } else {
+            None
+        };
         let admission = match srv.admit(model, now, sec, class, reply_first, shared_limit) {
             Ok(admission) => admission,
             Err(_) => {
@@ -680,7 +692,7 @@ impl Sim<'_> {
         };
         self.jobs.get_mut(job).arrived = now;
         match admission {
-            Admission::Start if j.cancelled => {
+            Admission::Start if j.cancelled() => {
                 // Nobody waits for it: no reply.
                 srv.count_drop(Dropped::Cancelled);
                 self.jobs.release(job);
@@ -716,7 +728,7 @@ impl Sim<'_> {
         let queued = self.servers[s].crash(self.now, refuse_after);
         let in_service: Vec<JobRef> = (self.jobs.slots.iter().enumerate())
             .filter(|(_, j)| {
-                j.live && j.started != NEVER && j.kind == JobKind::Request { server: s as u8 }
+                j.live() && j.started != NEVER && j.kind == JobKind::Request { server: s as u8 }
             })
             .map(|(idx, j)| JobRef {
                 idx: idx as u32,
@@ -746,16 +758,26 @@ impl Sim<'_> {
         let (class, deadline) = (self.user_class[j.user as usize] as usize, j.deadline);
         let srv = &mut self.servers[s];
         srv.on_start(class, now - j.arrived);
+        let has = srv.has;
         let service = model.class_service[class]
             .as_ref()
             .unwrap_or(&model.service);
-        if !model.errors.is_empty() && srv.fails_fast(model, now) {
+        if has.errors && srv.fails_fast(model, now) {
             self.schedule(now + model.error_latency, Action::WorkFailed(job));
         } else if service.is_none() {
             self.work_done(job);
         } else {
-            let load = model.per_inflight * srv.busy as Nanos;
-            let work = service.draw(model.slow_factor(now), &mut srv.rng) + load;
+            let load = if has.per_inflight {
+                model.per_inflight * srv.busy as Nanos
+            } else {
+                0
+            };
+            let slow = if has.slow {
+                model.slow_factor(now)
+            } else {
+                1.0
+            };
+            let work = service.draw(slow, &mut srv.rng) + load;
             match abandon_at(now, work, deadline, model.cancel_check) {
                 Some(at) => self.schedule(at, Action::WorkAbandoned(job)),
                 None => self.schedule(now + work, Action::WorkDone(job)),
@@ -786,19 +808,17 @@ impl Sim<'_> {
             .map(|&e| {
                 // `arrived` stays the parent's: a branch's budget share is
                 // of the budget the parent had on arrival.
-                self.jobs.alloc(
-                    Job {
-                        kind: JobKind::Branch,
-                        edge: e as u16,
-                        caller: parent,
-                        caller_attempt: 0,
-                        started: self.now,
-                        attempts: 0,
-                        waiting: false,
-                        ..p
-                    },
-                    by_retry,
-                )
+                let mut branch = Job {
+                    kind: JobKind::Branch,
+                    edge: e as u16,
+                    caller: parent,
+                    caller_attempt: 0,
+                    started: self.now,
+                    attempts: 0,
+                    ..p
+                };
+                branch.set_waiting(false);
+                self.jobs.alloc(branch, by_retry)
             })
             .collect();
         self.fanouts.insert(
@@ -884,10 +904,10 @@ impl Sim<'_> {
     /// if its caller cancels always (else they go on for nobody).
     fn stop_waiting(&mut self, job: JobRef) {
         let j = self.jobs.get_mut(job);
-        if !j.waiting {
+        if !j.waiting() {
             return;
         }
-        j.waiting = false;
+        j.set_waiting(false);
         let edge = j.edge as usize;
         self.callers[edge].on_cancelled(job.idx);
         if self.m.callers[edge].cancel == CancelMode::Always {
@@ -909,7 +929,7 @@ impl Sim<'_> {
     fn attempt_ended(&mut self, job: JobRef, outcome: Outcome, by: u8) {
         let (edge, retry, sent_at) = {
             let j = self.jobs.get_mut(job);
-            j.waiting = false;
+            j.set_waiting(false);
             (j.edge as usize, j.attempts > 1, j.attempt_started)
         };
         let call = &self.m.callers[edge];
@@ -942,13 +962,13 @@ impl Sim<'_> {
             }
             if c.started == NEVER {
                 // In transit or queued: dropped when it would start.
-                self.jobs.get_mut(copy).cancelled = true;
+                self.jobs.get_mut(copy).set_cancelled();
                 continue;
             }
             // In service: stop now; the caller no longer listens.
             self.stop_waiting(copy);
             self.cancel_branches(copy);
-            self.jobs.get_mut(copy).abandoned = true;
+            self.jobs.get_mut(copy).set_abandoned();
             self.trace(copy, Step::Cancelled);
             self.finish(copy, false);
         }
@@ -1085,7 +1105,7 @@ impl Sim<'_> {
                     }
                 }
             }
-            if j.waiting {
+            if j.waiting() {
                 self.callers[j.edge as usize].stats.calls_pending += 1;
             }
         }

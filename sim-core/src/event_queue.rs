@@ -15,7 +15,8 @@
 //! last event (else, cut short by a deadline, it goes through the calendar).
 //! A pop takes the earliest of the calendar's and the lanes' fronts. Every
 //! push, lane or not, takes the next insertion number, so the order is still
-//! exactly the one heap's.
+//! exactly the one heap's. Events at or after the run's horizon are dropped
+//! when pushed: the run would never pop them.
 
 use crate::time::Nanos;
 use std::cmp::Ordering;
@@ -52,6 +53,10 @@ impl<T> Ord for Entry<T> {
 }
 
 pub struct EventQueue<T> {
+    /// Events at or after it are never popped (the run ends there), so they
+    /// are not kept: a timer far beyond the run (a timeout of 10^6 s, as good
+    /// as none) would otherwise fill its lane for the whole run.
+    horizon: Nanos,
     seq: u64,
     /// Bucket number of `current`; never decreases.
     cursor: u64,
@@ -95,9 +100,11 @@ impl<T: Copy> Lane<T> {
 }
 
 impl<T: Copy> EventQueue<T> {
-    /// A queue with `lanes` lanes (numbered from 0) for [`EventQueue::push_in_lane`].
-    pub fn new(lanes: usize) -> Self {
+    /// A queue with `lanes` lanes (numbered from 0) for
+    /// [`EventQueue::push_in_lane`], of the events before `horizon`.
+    pub fn new(lanes: usize, horizon: Nanos) -> Self {
         EventQueue {
+            horizon,
             seq: 0,
             cursor: 0,
             current: Vec::new(),
@@ -114,6 +121,9 @@ impl<T: Copy> EventQueue<T> {
     }
 
     pub fn push(&mut self, at: Nanos, item: T) {
+        if at >= self.horizon {
+            return;
+        }
         let entry = self.entry(at, item);
         self.push_entry(entry);
     }
@@ -122,6 +132,9 @@ impl<T: Copy> EventQueue<T> {
     /// `lane` (a timer a fixed delay ahead): then it joins the lane.
     #[inline]
     pub fn push_in_lane(&mut self, lane: usize, at: Nanos, item: T) {
+        if at >= self.horizon {
+            return;
+        }
         let entry = self.entry(at, item);
         let q = &mut self.lanes[lane].events;
         if q.last().is_none_or(|last| last.at <= at) {
@@ -237,7 +250,7 @@ mod tests {
     #[test]
     fn pops_in_heap_order() {
         let mut rng = Stream::new(1, "queue");
-        let mut q = EventQueue::new(2);
+        let mut q = EventQueue::new(2, Nanos::MAX);
         let mut reference = BinaryHeap::new();
         let mut seq = 0;
         let mut now = 0;
@@ -279,5 +292,19 @@ mod tests {
             assert_eq!((a.at, a.item), (b.at, b.item));
         }
         assert!(q.pop().is_none());
+    }
+
+    #[test]
+    fn events_at_or_after_the_horizon_are_not_kept() {
+        let mut q = EventQueue::new(1, 100);
+        q.push(99, 'a');
+        q.push(100, 'b');
+        q.push_in_lane(0, 5_000_000_000, 'c');
+        q.push_in_lane(0, 50, 'd');
+        q.push(1 << 40, 'e');
+        let popped: Vec<_> = std::iter::from_fn(|| q.pop())
+            .map(|e| (e.at, e.item))
+            .collect();
+        assert_eq!(popped, [(50, 'd'), (99, 'a')]);
     }
 }

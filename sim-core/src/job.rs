@@ -31,14 +31,30 @@ pub enum JobKind {
     Branch,
 }
 
+/// The job's slot holds it (not yet released).
+const LIVE: u8 = 1;
+/// The latest attempt has not ended yet.
+const WAITING: u8 = 2;
+/// Its own work was abandoned (cooperative cancellation).
+const ABANDONED: u8 = 4;
+/// Its caller cancelled it (the other hedged copy answered first): dropped
+/// when it would start.
+const CANCELLED: u8 = 8;
+/// It exists because of a retry or a hedged copy, sent by its caller or by
+/// any caller above it (for the offered-load series).
+const BY_RETRY: u8 = 16;
+
 /// 64 bytes, aligned to 64: one cache line per job, read at once (the
 /// liveness check and the flags read when a request is dequeued sit in the
-/// same line as the rest). A test keeps it at that size.
+/// same line as the rest). A test keeps it at that size. The yes/no states
+/// share one flags byte, which leaves room for the retry lineage (no side
+/// array, whose second cache line cost a miss per request).
 #[derive(Clone, Copy)]
 #[repr(align(64))]
 pub struct Job {
     pub generation: u32,
-    pub live: bool,
+    /// The yes/no states (`LIVE`, `WAITING`, ...), through the accessors.
+    pub(crate) flags: u8,
     pub kind: JobKind,
     /// The edge it calls through (`NO_EDGE`: none).
     pub edge: u16,
@@ -53,16 +69,9 @@ pub struct Job {
     pub started: Nanos,
     /// Attempts made so far as a caller.
     pub attempts: u32,
-    /// The latest attempt has not ended yet.
-    pub waiting: bool,
-    /// Its own work was abandoned (cooperative cancellation).
-    pub abandoned: bool,
     /// When the latest attempt was sent (for slow-call detection; with the
     /// deadline, it gives when the attempt ends: `caller::attempt_end`).
     pub attempt_started: Nanos,
-    /// Its caller cancelled it (the other hedged copy answered first):
-    /// dropped when it would start.
-    pub cancelled: bool,
 }
 
 impl Job {
@@ -91,7 +100,7 @@ impl Job {
     ) -> Job {
         Job {
             generation: 0,
-            live: true,
+            flags: LIVE,
             kind: JobKind::Request { server: s as u8 },
             edge,
             user,
@@ -101,11 +110,63 @@ impl Job {
             arrived: NEVER,
             started: NEVER,
             attempts: 0,
-            waiting: false,
-            abandoned: false,
             attempt_started: NEVER,
-            cancelled: false,
         }
+    }
+
+    #[inline]
+    fn set(&mut self, flag: u8, on: bool) {
+        if on {
+            self.flags |= flag;
+        } else {
+            self.flags &= !flag;
+        }
+    }
+
+    #[inline]
+    pub fn live(&self) -> bool {
+        self.flags & LIVE != 0
+    }
+
+    /// The latest attempt has not ended yet.
+    #[inline]
+    pub fn waiting(&self) -> bool {
+        self.flags & WAITING != 0
+    }
+
+    #[inline]
+    pub fn set_waiting(&mut self, on: bool) {
+        self.set(WAITING, on);
+    }
+
+    /// Its own work was abandoned (cooperative cancellation).
+    #[inline]
+    pub fn abandoned(&self) -> bool {
+        self.flags & ABANDONED != 0
+    }
+
+    #[inline]
+    pub fn set_abandoned(&mut self) {
+        self.set(ABANDONED, true);
+    }
+
+    /// Its caller cancelled it (the other hedged copy answered first):
+    /// dropped when it would start.
+    #[inline]
+    pub fn cancelled(&self) -> bool {
+        self.flags & CANCELLED != 0
+    }
+
+    #[inline]
+    pub fn set_cancelled(&mut self) {
+        self.set(CANCELLED, true);
+    }
+
+    /// It exists because of a retry or a hedged copy, sent by its caller or
+    /// by any caller above it.
+    #[inline]
+    pub fn by_retry(&self) -> bool {
+        self.flags & BY_RETRY != 0
     }
 
     /// The server handling this request. Only requests are at a server: the
@@ -127,21 +188,17 @@ impl Job {
 pub struct Jobs {
     pub slots: Vec<Job>,
     free: Vec<u32>,
-    /// Per slot: the job exists because of a retry or a hedged copy, sent
-    /// by its caller or by any caller above it (for the offered-load
-    /// series). Beside the slots, not in `Job`, which fills its cache line.
-    by_retry: Vec<bool>,
 }
 
 impl Jobs {
-    /// A new job; `by_retry`: see [`Jobs::by_retry`].
+    /// A new job; `by_retry`: see [`Job::by_retry`].
     #[inline]
     pub fn alloc(&mut self, mut job: Job, by_retry: bool) -> JobRef {
-        job.live = true;
+        job.set(LIVE, true);
+        job.set(BY_RETRY, by_retry);
         if let Some(idx) = self.free.pop() {
             job.generation = self.slots[idx as usize].generation.wrapping_add(1);
             self.slots[idx as usize] = job;
-            self.by_retry[idx as usize] = by_retry;
             JobRef {
                 idx,
                 generation: job.generation,
@@ -149,7 +206,6 @@ impl Jobs {
         } else {
             job.generation = 0;
             self.slots.push(job);
-            self.by_retry.push(by_retry);
             JobRef {
                 idx: self.slots.len() as u32 - 1,
                 generation: 0,
@@ -161,39 +217,38 @@ impl Jobs {
     pub fn get(&self, r: JobRef) -> Option<&Job> {
         self.slots
             .get(r.idx as usize)
-            .filter(|j| j.live && j.generation == r.generation)
+            .filter(|j| j.live() && j.generation == r.generation)
     }
 
     /// A job known to be live (a stale reference is a bug).
     #[inline]
     pub fn get_live(&self, r: JobRef) -> &Job {
         let j = &self.slots[r.idx as usize];
-        debug_assert!(j.live && j.generation == r.generation);
+        debug_assert!(j.live() && j.generation == r.generation);
         j
     }
 
     #[inline]
     pub fn get_mut(&mut self, r: JobRef) -> &mut Job {
         let j = &mut self.slots[r.idx as usize];
-        debug_assert!(j.live && j.generation == r.generation);
+        debug_assert!(j.live() && j.generation == r.generation);
         j
     }
 
-    /// The job exists because of a retry or a hedged copy, sent by its
-    /// caller or by any caller above it.
+    /// See [`Job::by_retry`].
     #[inline]
     pub fn by_retry(&self, r: JobRef) -> bool {
-        self.by_retry[r.idx as usize]
+        self.slots[r.idx as usize].by_retry()
     }
 
     #[inline]
     pub fn release(&mut self, r: JobRef) {
-        self.slots[r.idx as usize].live = false;
+        self.slots[r.idx as usize].set(LIVE, false);
         self.free.push(r.idx);
     }
 
     pub fn live(&self) -> impl Iterator<Item = &Job> {
-        self.slots.iter().filter(|j| j.live)
+        self.slots.iter().filter(|j| j.live())
     }
 }
 

@@ -144,7 +144,39 @@ impl ClassQueue {
     }
 }
 
+/// What a tier instance has of the mechanisms most scenarios leave off,
+/// decided once per run: the hot path skips the checks of the others (as
+/// it skips the work of a tier without any, `ServiceModel::is_none`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Has {
+    pub errors: bool,
+    pub crashes: bool,
+    pub slow: bool,
+    pub per_inflight: bool,
+    /// A rate limit shared by the tier's replicas (`rate_limit_scope`).
+    pub shared_rate_limit: bool,
+    /// A request taken from the queue may be dropped instead of started
+    /// (cancelled by its caller, expired, or by CoDel): without, the job
+    /// record, often cold by then, is not read at dequeue.
+    pub drops_at_start: bool,
+}
+
+impl Has {
+    /// `cancels`: some caller of the run may cancel a request it sent.
+    pub fn of(model: &ServerModel, shared_rate_limit: bool, cancels: bool) -> Has {
+        Has {
+            errors: !model.errors.is_empty(),
+            crashes: !model.crashes.is_empty(),
+            slow: !model.slow.is_empty(),
+            per_inflight: model.per_inflight > 0,
+            shared_rate_limit,
+            drops_at_start: cancels || model.drop_expired || model.codel.is_some(),
+        }
+    }
+}
+
 pub struct Server {
+    pub has: Has,
     /// Down in a crash window: `Some(refusal delay)` refuses arrivals,
     /// `Some(None)` is a black hole; `None`: up.
     pub down: Option<Option<Nanos>>,
@@ -210,6 +242,8 @@ impl Server {
             k => format!("{}.r{k}", model.name),
         };
         Server {
+            // In isolation, every check is on; the engine knows the run's.
+            has: Has::of(model, false, true),
             down: None,
             busy: 0,
             busy_by_class: vec![0; classes],
@@ -338,8 +372,11 @@ impl Server {
         let job = self
             .queue
             .pop(newest_first, |c| busy[c] < model.class_slots[c])?;
+        if !self.has.drops_at_start {
+            return Some((job, None));
+        }
         let j = jobs.get_live(job);
-        let dropped = if j.cancelled {
+        let dropped = if j.cancelled() {
             Some(Dropped::Cancelled)
         } else if model.drop_expired && now >= j.deadline {
             Some(Dropped::Expired)
@@ -421,7 +458,7 @@ impl Server {
         if let Some(l) = &mut self.limit {
             l.record(now, now - j.arrived, ok, self.busy + 1);
         }
-        if j.abandoned {
+        if j.abandoned() {
             // Not a completion: the work stopped before its end.
             self.stats.abandoned += 1;
         } else {
@@ -512,14 +549,14 @@ mod tests {
     }
 
     fn request(jobs: &mut Jobs, deadline: Nanos, cancelled: bool) -> JobRef {
-        jobs.alloc(
-            Job {
-                arrived: 0,
-                cancelled,
-                ..Job::request(0, NO_EDGE, NO_JOB, 1, deadline, 0)
-            },
-            false,
-        )
+        let mut job = Job {
+            arrived: 0,
+            ..Job::request(0, NO_EDGE, NO_JOB, 1, deadline, 0)
+        };
+        if cancelled {
+            job.set_cancelled();
+        }
+        jobs.alloc(job, false)
     }
 
     #[test]

@@ -1638,3 +1638,29 @@ fn a_service_wide_rate_limit_is_one_bucket_for_all_replicas() {
         "replica, 4 replicas: {each}"
     );
 }
+
+#[test]
+fn a_hedge_loser_cancelled_while_queued_is_dropped_when_it_would_start() {
+    // b has two slots: a slow request holds one, so copies queue behind
+    // each other, and the loser of a hedged attempt is often still queued
+    // when the winner answers.
+    let s = chain_with(
+        "max_retries = 0\nattempt_timeout_s = 1.0\nhedge_delay_s = 0.05\nhedge_budget_percent = 50\ncancel = \"hedge_losers\"",
+        0.01,
+        &[
+            ("b.slots", "2"),
+            ("b.service.slow_p", "0.05"),
+            ("b.service.slow_s", "0.5"),
+        ],
+    );
+    let r = run(&s);
+    let b = &r.tiers[1];
+    assert!(b.cancelled > 0, "{b:?}");
+    // A dropped copy never takes a slot: every arrival started, was
+    // dropped, or is still queued or in transit.
+    assert_eq!(
+        b.arrivals,
+        b.started + b.cancelled + b.queued_at_end + b.rejected_full + b.dropped_expired,
+        "{b:?}"
+    );
+}
