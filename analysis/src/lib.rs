@@ -9,6 +9,7 @@ pub mod error;
 pub mod load;
 pub mod manifest;
 pub mod morris;
+pub mod outcome;
 pub mod part;
 pub mod plots;
 pub mod prim;

@@ -53,6 +53,10 @@ pub struct ReportOptions {
     /// named may take any level), before those the report picks itself.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slices: Vec<String>,
+    /// The outcome scenario discovery looks for, as a boolean expression
+    /// over metrics ([`crate::outcome`]); default `not recovered`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prim: Option<String>,
 }
 
 /// A sampled design (the grid's `[sample]`), for the analyses that read it:

@@ -656,6 +656,19 @@ impl Grid {
                 ));
             }
         }
+        if let Some(text) = &raw.report.prim {
+            let names: Vec<&str> = schema.iter().map(|s| s.name.as_str()).collect();
+            if let Err(e) = analysis::outcome::Outcome::parse(text, &names) {
+                let hint = match &e {
+                    analysis::outcome::OutcomeError::UnknownMetric(m) => {
+                        sim_core::params::closest(m, names.iter().copied())
+                            .map_or(String::new(), |k| format!("; did you mean `{k}`?"))
+                    }
+                    _ => String::new(),
+                };
+                errors.push(invalid("report.prim", format!("`{text}`: {e}{hint}")));
+            }
+        }
         // Every value of every path on its own: unknown paths and types.
         // The fixed overrides build on each other (a window or profile point
         // `n` needs the ones before it), and every level builds on them.
