@@ -3,7 +3,9 @@
 //! Reads lazily with polars (only the columns it needs), so the size of a
 //! sweep is bounded by disk, not memory. Writes under `OUT_DIR/analysis/`.
 
+pub mod boundary_section;
 pub mod cart;
+pub mod contour;
 pub mod design_analysis;
 pub mod error;
 pub mod load;

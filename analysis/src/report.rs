@@ -161,7 +161,8 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
         },
         None => md,
     };
-    let discovery = discovery(&full, &dir, &plot_dir)?;
+    let discovery = crate::boundary_section::section(&full, &dir, &plot_dir)?
+        + &discovery(&full, &dir, &plot_dir)?;
     // A "why" of its own: before the tables.
     let md = match md.find("\n## Tables") {
         Some(at) => format!(
@@ -178,6 +179,7 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
     let mut inlined: Vec<String> = plot_files.iter().map(|p| p.stem.clone()).collect();
     inlined.push("boundary".to_string());
     inlined.push(PRIM_PLOT.to_string());
+    inlined.push(crate::boundary_section::PLOT.to_string());
     write_text(&index_html, &html(&md, &plot_dir, &inlined))?;
     let tables = ["summary", "sensitivity", "main_effects"]
         .into_iter()

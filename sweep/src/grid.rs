@@ -838,6 +838,22 @@ impl Grid {
             .product()
     }
 
+    /// `sweep run` and `sweep slurm` run a fixed list of runs; an adaptive
+    /// design picks each round's from the outcomes of the last.
+    pub fn refuse_adaptive(&self) -> Result<(), GridErrors> {
+        if self.design.as_ref().is_some_and(|d| d.boundary.is_some()) {
+            return Err(GridErrors(vec![GridError::Invalid {
+                file: self.path.clone(),
+                key: "sample.method".into(),
+                reason: format!(
+                    "\"boundary\" is adaptive (each round's points depend on the outcomes of the rounds before): run it with `sweep refine {}`",
+                    self.path.display()
+                ),
+            }]));
+        }
+        Ok(())
+    }
+
     pub fn runs(&self) -> u64 {
         self.points() * self.seeds.len() as u64
     }

@@ -1,5 +1,6 @@
 //! `sweep`: run scenarios of the call-chain simulator, alone or as grids.
 
+mod adaptive;
 mod axis_range;
 mod crash;
 mod design;
