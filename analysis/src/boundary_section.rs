@@ -237,3 +237,155 @@ pub fn section(sweep: &Sweep, dir: &Path, plot_dir: &Path) -> Result<String, Rep
 fn short(v: f64) -> String {
     crate::load::number(format!("{v:.4}").parse::<f64>().unwrap_or(v))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs::File;
+
+    /// A boundary sweep on disk: strategy a never recovers right of x = 5
+    /// (y, a log axis, plays no part), b always recovers; a 12 x 12
+    /// lattice of points, 2 seeds each, and one more failed run at a's
+    /// first point (no verdict).
+    fn write_boundary_sweep() -> tempfile::TempDir {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        std::fs::create_dir_all(dir.join("runs")).unwrap();
+        std::fs::create_dir_all(dir.join("series")).unwrap();
+        std::fs::write(
+            dir.join("manifest.json"),
+            r#"{"grid_name": "t", "scenario": "ch37", "axes": ["strategy", "x", "y"],
+            "dimensions": [["strategy"], ["x", "y"]], "status": "complete", "report": {},
+            "design": {"method": "boundary", "n": 144, "seed": 1, "replicates": 2,
+              "second_order": true, "levels": 4, "maximin": false,
+              "axes": [{"path": "x", "min": 0.0, "max": 10.0, "log": false, "integer": false},
+                       {"path": "y", "min": 1.0, "max": 100.0, "log": true, "integer": false}],
+              "boundary": {"threshold": 0.5, "initial": 16, "batch": 8, "spacing": 0.05,
+                           "tolerance": 0.02, "candidates": 1024}}}"#,
+        )
+        .unwrap();
+        // strategy, x, y, sample_index, recovered, status
+        type Row = (&'static str, f64, f64, u64, Option<bool>, &'static str);
+        let mut rows: Vec<Row> = Vec::new();
+        for s in ["a", "b"] {
+            for i in 0..144u64 {
+                let x = (i / 12) as f64 * 10.0 / 11.0;
+                let y = 10f64.powf((i % 12) as f64 * 2.0 / 11.0);
+                for _ in 0..2 {
+                    rows.push((s, x, y, i, Some(!(s == "a" && x > 5.0)), "ok"));
+                }
+                if s == "a" && i == 0 {
+                    rows.push((s, x, y, i, None, "failed"));
+                }
+            }
+        }
+        let n = rows.len();
+        let mut runs = DataFrame::new(
+            n,
+            vec![
+                Column::new(
+                    "run_id".into(),
+                    (0..n).map(|i| format!("r{i}")).collect::<Vec<_>>(),
+                ),
+                Column::new("run_index".into(), (0..n as u64).collect::<Vec<_>>()),
+                Column::new(
+                    "seed".into(),
+                    (0..n as u64).map(|i| i % 2).collect::<Vec<_>>(),
+                ),
+                Column::new(
+                    "strategy".into(),
+                    rows.iter().map(|r| r.0).collect::<Vec<_>>(),
+                ),
+                Column::new("x".into(), rows.iter().map(|r| r.1).collect::<Vec<_>>()),
+                Column::new("y".into(), rows.iter().map(|r| r.2).collect::<Vec<_>>()),
+                Column::new(
+                    "sample_index".into(),
+                    rows.iter().map(|r| r.3).collect::<Vec<_>>(),
+                ),
+                Column::new(
+                    "recovered".into(),
+                    rows.iter().map(|r| r.4).collect::<Vec<_>>(),
+                ),
+                Column::new(
+                    "status".into(),
+                    rows.iter().map(|r| r.5).collect::<Vec<_>>(),
+                ),
+                Column::new("svc_max_queue".into(), vec![1u64; n]),
+            ],
+        )
+        .unwrap();
+        ParquetWriter::new(File::create(dir.join("runs/part-s0of1-000000.parquet")).unwrap())
+            .finish(&mut runs)
+            .unwrap();
+        tmp
+    }
+
+    /// The contour the plot draws and the table holds: a's segments lie
+    /// on x = 5 (within half the lattice's spacing of 0.91) from the
+    /// bottom of y to its top, in the axes' values; b, which always
+    /// recovers, has none; the failed run counts in no point's runs.
+    #[test]
+    fn the_contour_lies_on_the_known_boundary_in_the_axes_values() {
+        let tmp = write_boundary_sweep();
+        let dir = tmp.path();
+        let sweep = Sweep::load(dir).unwrap();
+        std::fs::create_dir_all(dir.join("analysis/plots")).unwrap();
+        let md = section(&sweep, &dir.join("analysis"), &dir.join("analysis/plots")).unwrap();
+        assert!(
+            md.contains("| strategy=a | 144 | 288 | 144 | 50% |"),
+            "{md}"
+        );
+        assert!(md.contains("| strategy=b | 144 | 288 | 0 | 0% |"), "{md}");
+        assert!(dir.join("analysis/plots/boundary_contour.svg").exists());
+        let csv = std::fs::read_to_string(dir.join("analysis/boundary_contour.csv")).unwrap();
+        let mut lines = csv.lines();
+        assert_eq!(
+            lines.next(),
+            Some("category,segment,x_from,y_from,x_to,y_to")
+        );
+        let (mut y_lo, mut y_hi, mut segments) = (f64::INFINITY, 0.0f64, 0);
+        for line in lines {
+            let f: Vec<&str> = line.split(',').collect();
+            assert_eq!(f[0], "strategy=a", "{line}");
+            let v: Vec<f64> = f[2..].iter().map(|x| x.parse().unwrap()).collect();
+            for (x, y) in [(v[0], v[1]), (v[2], v[3])] {
+                assert!((x - 5.0).abs() < 0.46, "{line}");
+                y_lo = y_lo.min(y);
+                y_hi = y_hi.max(y);
+            }
+            segments += 1;
+        }
+        assert!(
+            segments >= contour::MAP_CELLS,
+            "at least one per row of the map"
+        );
+        assert!(
+            (y_lo - 1.0).abs() < 1e-9 && (y_hi - 100.0).abs() < 1e-9,
+            "{y_lo} {y_hi}"
+        );
+    }
+
+    /// With 3 axes the plane is the two the outcome depends on.
+    #[test]
+    fn the_plane_of_three_axes_is_the_two_that_matter() {
+        let points: Vec<Observed> = (0..512)
+            .map(|i| {
+                let x: Vec<f64> = [i % 8, (i / 8) % 8, i / 64]
+                    .iter()
+                    .map(|c| (*c as f64 + 0.5) / 8.0)
+                    .collect();
+                let not = u64::from(x[0] + x[2] > 1.0);
+                Observed {
+                    x,
+                    runs: 1,
+                    not_recovered: not,
+                }
+            })
+            .collect();
+        let cats = [Category {
+            label: "all".into(),
+            points,
+        }];
+        assert_eq!(plane(&cats, 3), (0, 2));
+    }
+}
