@@ -118,19 +118,30 @@ pub fn plane(cats: &[Category], k: usize) -> (usize, usize) {
     (a, b)
 }
 
+/// The section and its lines for "In short".
+pub struct BoundarySection {
+    pub in_short: String,
+    pub body: String,
+}
+
 /// Writes `boundary_contour` (Parquet and CSV: each contour segment, in
-/// axis values) and the plot; returns the section (empty for any other
+/// axis values) and the plot; returns the section (None for any other
 /// design).
-pub fn section(sweep: &Sweep, dir: &Path, plot_dir: &Path) -> Result<String, ReportError> {
+pub fn section(
+    sweep: &Sweep,
+    dir: &Path,
+    plot_dir: &Path,
+) -> Result<Option<BoundarySection>, ReportError> {
     let Some(design) = sweep.manifest.design.as_ref() else {
-        return Ok(String::new());
+        return Ok(None);
     };
     let Some(rules) = &design.boundary else {
-        return Ok(String::new());
+        return Ok(None);
     };
     let Some(cats) = categories(sweep, design) else {
-        return Ok(String::new());
+        return Ok(None);
     };
+    let mut in_short = String::new();
     let k = design.axes.len();
     let (x, y) = plane(&cats, k);
     let rest = vec![0.5; k];
@@ -173,6 +184,22 @@ pub fn section(sweep: &Sweep, dir: &Path, plot_dir: &Path) -> Result<String, Rep
             c.label,
             c.points.len(),
             100.0 * above as f64 / cells as f64
+        ));
+        let t = rules.threshold;
+        let side = match above {
+            0 => format!("P(not recovered) below {t} throughout the region searched"),
+            a if a == cells => {
+                format!("P(not recovered) at or above {t} throughout the region searched")
+            }
+            a => format!(
+                "P(not recovered) at or above {t} over {:.0}% of the region searched (the boundary: *Where it tips: the adaptive boundary*)",
+                100.0 * a as f64 / cells as f64
+            ),
+        };
+        in_short.push_str(&format!(
+            "- **{}**: {side}; {} points, {runs} runs.\n",
+            c.label,
+            c.points.len()
         ));
         for (i, s) in segments.iter().enumerate() {
             rows.push((
@@ -231,7 +258,7 @@ pub fn section(sweep: &Sweep, dir: &Path, plot_dir: &Path) -> Result<String, Rep
         rules.threshold,
         m = contour::MAP_CELLS
     ));
-    Ok(md)
+    Ok(Some(BoundarySection { in_short, body: md }))
 }
 
 fn short(v: f64) -> String {
@@ -330,7 +357,13 @@ mod tests {
         let dir = tmp.path();
         let sweep = Sweep::load(dir).unwrap();
         std::fs::create_dir_all(dir.join("analysis/plots")).unwrap();
-        let md = section(&sweep, &dir.join("analysis"), &dir.join("analysis/plots")).unwrap();
+        let s =
+            (section(&sweep, &dir.join("analysis"), &dir.join("analysis/plots")).unwrap()).unwrap();
+        let md = s.body;
+        assert_eq!(
+            s.in_short,
+            "- **strategy=a**: P(not recovered) at or above 0.5 over 50% of the region searched (the boundary: *Where it tips: the adaptive boundary*); 144 points, 288 runs.\n- **strategy=b**: P(not recovered) below 0.5 throughout the region searched; 144 points, 288 runs.\n"
+        );
         assert!(
             md.contains("| strategy=a | 144 | 288 | 144 | 50% |"),
             "{md}"

@@ -161,8 +161,22 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
         },
         None => md,
     };
-    let discovery = crate::boundary_section::section(&full, &dir, &plot_dir)?
-        + &discovery(&full, &dir, &plot_dir)?;
+    let boundary = crate::boundary_section::section(&full, &dir, &plot_dir)?;
+    // A boundary search's answer is "In short" (the per-category words of
+    // a sampled grid would be about whole designs).
+    let md = match (
+        &boundary,
+        md.find("## In short\n\n"),
+        md.find("\n## What happened"),
+    ) {
+        (Some(b), Some(from), Some(to)) => {
+            let from = from + "## In short\n\n".len();
+            format!("{}{}{}", &md[..from], b.in_short, &md[to..])
+        }
+        _ => md,
+    };
+    let discovery =
+        boundary.map_or(String::new(), |b| b.body) + &discovery(&full, &dir, &plot_dir)?;
     // A "why" of its own: before the tables.
     let md = match md.find("\n## Tables") {
         Some(at) => format!(

@@ -259,16 +259,27 @@ fn a_boundary_search_is_the_same_with_any_jobs_and_after_an_interruption() {
         "{err}"
     );
     assert_same_runs(&dir.path().join("j1"), &dir.path().join("j2"));
-    let again = stderr(&sweep(&[
-        "refine",
-        &grid,
-        "--out",
-        &out("j1"),
-        "--no-report",
-    ]));
+    let again = stderr(&sweep(&["refine", &grid, "--out", &out("j1")]));
     for l in again.lines().filter(|l| l.starts_with("boundary round")) {
         assert!(l.ends_with(" 0 new runs"), "{again}");
     }
+    // The report answers with the boundary, first in "In short".
+    let md = std::fs::read_to_string(dir.path().join("j1/analysis/index.md")).unwrap();
+    let short = &md[md.find("## In short").unwrap()..md.find("## What happened").unwrap()];
+    assert!(
+        short.starts_with("## In short\n\n- **all**: P(not recovered) "),
+        "{short}"
+    );
+    assert!(
+        md.contains("## Where it tips: the adaptive boundary"),
+        "{md}"
+    );
+    assert!(
+        dir.path()
+            .join("j1/analysis/plots/boundary_contour.png")
+            .exists()
+    );
+    assert!(dir.path().join("j1/analysis/boundary_contour.csv").exists());
 }
 
 /// A boundary grid's problems at once, each with the file and the key;
