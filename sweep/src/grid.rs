@@ -525,7 +525,7 @@ impl Grid {
                     err(
                         &format!("axes.\"{k}\""),
                         format!(
-                            "{}: a {{ min, max }} axis is sampled, and needs a [sample] table (method = \"lhs\" | \"sobol\" | \"morris\", n = ...); for levels from a range use {{ start, stop, step }}",
+                            "{}: a {{ min, max }} axis is sampled, and needs a [sample] table (method = \"lhs\" | \"sobol\" | \"morris\" | \"boundary\", n = ...); for levels from a range use {{ start, stop, step }}",
                             Value::Table(t.clone())
                         ),
                     );
