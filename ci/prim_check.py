@@ -40,6 +40,11 @@ def number(v):
 
 def load(out):
     manifest = json.loads((out / "manifest.json").read_text())
+    custom = (manifest.get("report") or {}).get("prim")
+    if custom:
+        # The outcome here is "not recovered"; a grid's own expression
+        # would be compared with the wrong runs.
+        sys.exit(f"{out}: the grid's [report] prim = {custom!r}: this check reproduces the default outcome (not recovered) only")
     paths = [p for dim in manifest.get("dimensions") or [[a] for a in manifest["axes"]] for p in dim]
     runs = pd.read_parquet(out / "runs").sort_values("run_index").reset_index(drop=True)
     runs = runs[runs["recovered"].notna()].reset_index(drop=True)

@@ -3,12 +3,15 @@
 //! Reads lazily with polars (only the columns it needs), so the size of a
 //! sweep is bounded by disk, not memory. Writes under `OUT_DIR/analysis/`.
 
+pub mod boundary_section;
 pub mod cart;
+pub mod contour;
 pub mod design_analysis;
 pub mod error;
 pub mod load;
 pub mod manifest;
 pub mod morris;
+pub mod outcome;
 pub mod part;
 pub mod plots;
 pub mod prim;

@@ -99,7 +99,14 @@ impl Sweep {
             .collect();
         // Only what the report uses: a million runs stay small in memory.
         let axis_paths: Vec<&String> = dim_paths.iter().flatten().collect();
-        let report_metrics = manifest.report.metrics.clone();
+        let mut report_metrics = manifest.report.metrics.clone();
+        // The metrics of the outcome PRIM looks for (validated by the grid).
+        let names: Vec<&str> = schema.iter_names().map(|n| n.as_str()).collect();
+        if let Some(Ok(outcome)) =
+            (manifest.report.prim.as_ref()).map(|text| crate::outcome::Outcome::parse(text, &names))
+        {
+            report_metrics.extend(outcome.metrics().into_iter().map(str::to_string));
+        }
         let metrics = crate::tables::metric_names(&tiers);
         let wanted = |n: &str| {
             IDENTITY.contains(&n)

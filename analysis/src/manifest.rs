@@ -53,6 +53,10 @@ pub struct ReportOptions {
     /// named may take any level), before those the report picks itself.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slices: Vec<String>,
+    /// The outcome scenario discovery looks for, as a boolean expression
+    /// over metrics ([`crate::outcome`]); default `not recovered`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prim: Option<String>,
     /// Where the `reference` figures were published, in a sentence.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference_source: Option<String>,
@@ -79,7 +83,7 @@ pub struct Reference {
 /// the runs table's `sample_index` is the row of the design (SALib's order).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SampleDesign {
-    /// `lhs`, `sobol` or `morris`.
+    /// `lhs`, `sobol`, `morris` or `boundary`.
     pub method: String,
     /// Base points (sobol), trajectories (morris) or points (lhs).
     pub n: u64,
@@ -93,6 +97,29 @@ pub struct SampleDesign {
     /// LHS: chosen for the largest smallest distance between points.
     pub maximin: bool,
     pub axes: Vec<SampledAxis>,
+    /// `boundary`: how the adaptive search picks its points (`n` is its
+    /// budget of points per combination of categories; the design's rows
+    /// are the candidates it picks from).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boundary: Option<BoundarySearch>,
+}
+
+/// The rules of an adaptive boundary search (`[sample] method = "boundary"`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BoundarySearch {
+    /// P(not recovered) that marks the boundary.
+    pub threshold: f64,
+    /// Points of the first round (the candidates' first, space-filling).
+    pub initial: u64,
+    /// Points per later round.
+    pub batch: u64,
+    /// Smallest distance (unit coordinates) between two points of a round.
+    pub spacing: f64,
+    /// Stop once two rounds in a row move the boundary by less than this:
+    /// the share of candidates whose predicted side of the threshold changed.
+    pub tolerance: f64,
+    /// Candidate points (the first of a scrambled Sobol' sequence).
+    pub candidates: u64,
 }
 
 /// One continuous (or integer) axis of a sampled design.

@@ -224,6 +224,8 @@ macro_rules! render_both {
     }};
 }
 
+mod contour;
+pub use contour::{ContourPanel, boundary_contour};
 mod traffic;
 pub use traffic::{CdfLine, LoadPanel, LoadPoint, cdf, latency_cdfs, offered_load};
 

@@ -161,7 +161,22 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
         },
         None => md,
     };
-    let discovery = discovery(&full, &dir, &plot_dir)?;
+    let boundary = crate::boundary_section::section(&full, &dir, &plot_dir)?;
+    // A boundary search's answer is "In short" (the per-category words of
+    // a sampled grid would be about whole designs).
+    let md = match (
+        &boundary,
+        md.find("## In short\n\n"),
+        md.find("\n## What happened"),
+    ) {
+        (Some(b), Some(from), Some(to)) => {
+            let from = from + "## In short\n\n".len();
+            format!("{}{}{}", &md[..from], b.in_short, &md[to..])
+        }
+        _ => md,
+    };
+    let discovery =
+        boundary.map_or(String::new(), |b| b.body) + &discovery(&full, &dir, &plot_dir)?;
     // A "why" of its own: before the tables.
     let md = match md.find("\n## Tables") {
         Some(at) => format!(
@@ -178,6 +193,7 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
     let mut inlined: Vec<String> = plot_files.iter().map(|p| p.stem.clone()).collect();
     inlined.push("boundary".to_string());
     inlined.push(PRIM_PLOT.to_string());
+    inlined.push(crate::boundary_section::PLOT.to_string());
     write_text(&index_html, &html(&md, &plot_dir, &inlined))?;
     let tables = ["summary", "sensitivity", "main_effects"]
         .into_iter()
@@ -1943,24 +1959,111 @@ fn p_value(p: Option<f64>) -> String {
     }
 }
 
+/// How the discovery section names its outcome: "not recovered" in the
+/// words the report always used, a grid's own expression as written.
+struct OutcomeWords {
+    holds: String,
+    runs: String,
+    in_box: String,
+    of_them: String,
+    column: String,
+    verdict: String,
+    /// Whether a grid's own expression was given.
+    custom: Option<String>,
+    skipped: String,
+}
+
+impl OutcomeWords {
+    fn of(custom: Option<&str>) -> OutcomeWords {
+        let s = str::to_string;
+        match custom {
+            None => OutcomeWords {
+                holds: s("Never recovers"),
+                runs: s("runs that never recover"),
+                in_box: s("never recover"),
+                of_them: s("that never recover"),
+                column: s("never recover"),
+                verdict: s("with a recovery verdict"),
+                custom: None,
+                skipped: s("failed runs"),
+            },
+            Some(t) => OutcomeWords {
+                holds: format!("`{t}`"),
+                runs: format!("runs where `{t}`"),
+                in_box: s("have it"),
+                of_them: s("that have it"),
+                column: format!("`{t}`"),
+                verdict: format!("where `{t}` is true or false"),
+                custom: Some(s(t)),
+                skipped: s("runs where it is unknown (failed, or a metric it reads is null)"),
+            },
+        }
+    }
+
+    /// No run has the outcome (`none`), or every run has it.
+    fn uniform(&self, none: bool, runs: usize) -> String {
+        match &self.custom {
+            None => format!(
+                "{} of the {runs} runs with a recovery verdict recovered",
+                if none { "All" } else { "None" }
+            ),
+            Some(t) => format!(
+                "{} of the {runs} runs where `{t}` is known have it",
+                if none { "None" } else { "All" }
+            ),
+        }
+    }
+}
+
+/// Each run's outcome for PRIM (`text`, validated with the grid), None
+/// where it is unknown; None when a metric it reads is not in the table.
+fn outcome_of_runs(sweep: &Sweep, text: &str) -> Option<Vec<Option<bool>>> {
+    let names: Vec<&str> = sweep
+        .runs
+        .get_column_names()
+        .into_iter()
+        .map(|n| n.as_str())
+        .collect();
+    let outcome = crate::outcome::Outcome::parse(text, &names).ok()?;
+    let columns: Vec<(&str, Vec<Option<f64>>)> = (outcome.metrics().into_iter())
+        .map(|m| sweep.metric(m).map(|v| (m, v)))
+        .collect::<Option<_>>()?;
+    Some(
+        (0..sweep.runs.height())
+            .map(|r| {
+                let value = |m: &str| {
+                    columns
+                        .iter()
+                        .find(|(name, _)| *name == m)
+                        .and_then(|(_, v)| v[r])
+                };
+                outcome.eval(&value)
+            })
+            .collect(),
+    )
+}
+
 /// Scenario discovery: PRIM on the runs for "not recovered"; writes
 /// `prim_trajectory` and `prim_limits` (Parquet and CSV) and the trajectory
 /// plot, and returns the report's section (empty without a trigger).
 fn discovery(sweep: &Sweep, dir: &Path, plot_dir: &Path) -> Result<String, ReportError> {
     use crate::prim;
-    let Some(recovered) = sweep.metric("recovered").filter(|_| has_trigger(sweep)) else {
-        return Ok(String::new());
-    };
-    if sweep.dims.is_empty() {
+    let custom = sweep.manifest.report.prim.as_deref();
+    if sweep.dims.is_empty() || (custom.is_none() && !has_trigger(sweep)) {
         return Ok(String::new());
     }
-    let rows: Vec<usize> = (0..recovered.len())
-        .filter(|r| recovered[*r].is_some())
+    let text = custom.unwrap_or(crate::outcome::NOT_RECOVERED);
+    let Some(verdicts) = outcome_of_runs(sweep, text) else {
+        return Ok(String::new());
+    };
+    let rows: Vec<usize> = (0..verdicts.len())
+        .filter(|r| verdicts[*r].is_some())
         .collect();
     if rows.is_empty() {
         return Ok(String::new());
     }
-    let y: Vec<bool> = rows.iter().map(|r| recovered[*r] == Some(0.0)).collect();
+    let y: Vec<bool> = rows.iter().map(|r| verdicts[*r] == Some(true)).collect();
+    let say = OutcomeWords::of(custom);
     let params = prim_params(sweep, &rows);
     let t = prim::prim(&params, &y)?;
 
@@ -2098,27 +2201,29 @@ fn discovery(sweep: &Sweep, dir: &Path, plot_dir: &Path) -> Result<String, Repor
     write_frame(dir, "prim_limits", &mut limits_df)?;
 
     let mut md = String::from("\n## Where it tips: scenario discovery (PRIM)\n\n");
-    let skipped = recovered.len() - rows.len();
+    let skipped = verdicts.len() - rows.len();
     let b = t.chosen_box();
     if t.outcomes == 0 || t.outcomes == t.runs {
         md.push_str(&format!(
-            "{} of the {} runs with a recovery verdict recovered: there is no boundary to find.\n",
-            if t.outcomes == 0 { "All" } else { "None" },
-            t.runs
+            "{}: there is no boundary to find.\n",
+            say.uniform(t.outcomes == 0, t.runs)
         ));
         return Ok(md);
     }
     if b.restricted.is_empty() {
         md.push_str(&format!(
-            "PRIM found no box of the parameters where runs that never recover are denser than in the whole grid ({} of {} runs never recover).\n\n",
-            t.outcomes, t.runs
+            "PRIM found no box of the parameters where {} are denser than in the whole grid ({} of {} runs).\n\n",
+            say.runs, t.outcomes, t.runs
         ));
     } else {
         md.push_str(&format!(
-            "Never recovers when {} (covers {:.0}% of the runs that never recover; {:.0}% of the runs in this box never recover).\n\n",
+            "{} when {} (covers {:.0}% of the {}; {:.0}% of the runs in this box {}).\n\n",
+            say.holds,
             words(b).join(" and "),
             100.0 * b.coverage,
-            100.0 * b.density
+            say.runs,
+            100.0 * b.density,
+            say.in_box
         ));
         md.push_str("| parameter | box | quasi-p, lower limit | quasi-p, upper limit |\n|---|---|---|---|\n");
         for r in &b.restricted {
@@ -2131,12 +2236,13 @@ fn discovery(sweep: &Sweep, dir: &Path, plot_dir: &Path) -> Result<String, Repor
             ));
         }
         md.push_str(&format!(
-            "\nThe box holds {} of the {} runs (mass {:.0}%), {} of the {} that never recover.\n\n",
+            "\nThe box holds {} of the {} runs (mass {:.0}%), {} of the {} {}.\n\n",
             b.n,
             t.runs,
             100.0 * b.mass,
             b.k,
-            t.outcomes
+            t.outcomes,
+            say.of_them
         ));
     }
     let points: Vec<plots::TrajectoryPoint> = t
@@ -2152,7 +2258,7 @@ fn discovery(sweep: &Sweep, dir: &Path, plot_dir: &Path) -> Result<String, Repor
         .collect();
     plots::prim_trajectory(
         &plot_dir.join(PRIM_PLOT),
-        "PRIM trajectory: runs that never recover",
+        &format!("PRIM trajectory: {}", say.runs),
         &points,
         t.chosen,
     )?;
@@ -2162,8 +2268,9 @@ fn discovery(sweep: &Sweep, dir: &Path, plot_dir: &Path) -> Result<String, Repor
     let tree = crate::cart::cart(&params, &y)?;
     let mut leaves: Vec<&crate::cart::Leaf> = tree.leaves.iter().collect();
     leaves.sort_by(|a, b| b.k.cmp(&a.k).then(a.n.cmp(&b.n)));
-    let mut rows_md = String::from(
-        "A classification tree (CART) on the same runs, as the EMA Workbench's `CART` grows it (Gini splits, every leaf at least 5% of the runs): its leaves, most runs that never recover first.\n\n| leaf | runs | never recover | share |\n|---|---|---|---|\n",
+    let mut rows_md = format!(
+        "A classification tree (CART) on the same runs, as the EMA Workbench's `CART` grows it (Gini splits, every leaf at least 5% of the runs): its leaves, most {} first.\n\n| leaf | runs | {} | share |\n|---|---|---|---|\n",
+        say.runs, say.column
     );
     for l in &leaves {
         rows_md.push_str(&format!(
@@ -2180,10 +2287,11 @@ fn discovery(sweep: &Sweep, dir: &Path, plot_dir: &Path) -> Result<String, Repor
     ));
     md.push('\n');
     md.push_str(&format!(
-        "*PRIM (Friedman and Fisher 1999) as the EMA Workbench runs it (peel and paste alpha 0.05, minimum mass 0.05, its default objective) on the {} runs with a recovery verdict{}, over every axis path (numbers as numbers, anything else as categories). Each marker is a box of the peeling (filled) and pasting (hollow) trajectory; the reported box has the highest harmonic mean of coverage and density. A quasi-p-value is the one-sided binomial probability of the box's density were its runs drawn from the box without that limit (Bryant and Lempert 2010): small means the limit matters. Tables: `prim_trajectory.csv` (every box), `prim_limits.csv` (every restricted parameter of every box).*\n",
+        "*PRIM (Friedman and Fisher 1999) as the EMA Workbench runs it (peel and paste alpha 0.05, minimum mass 0.05, its default objective) on the {} runs {}{}, over every axis path (numbers as numbers, anything else as categories). Each marker is a box of the peeling (filled) and pasting (hollow) trajectory; the reported box has the highest harmonic mean of coverage and density. A quasi-p-value is the one-sided binomial probability of the box's density were its runs drawn from the box without that limit (Bryant and Lempert 2010): small means the limit matters. Tables: `prim_trajectory.csv` (every box), `prim_limits.csv` (every restricted parameter of every box).*\n",
         t.runs,
+        say.verdict,
         if skipped > 0 {
-            format!(" ({skipped} failed runs left out)")
+            format!(" ({skipped} {} left out)", say.skipped)
         } else {
             String::new()
         }
@@ -2520,6 +2628,38 @@ mod tests {
                 .contains("recovery_censored_s_mean")
         );
         assert!(csv.contains("28.0"), "{csv}");
+    }
+
+    /// `[report] prim` names the outcome PRIM looks for: here the runs of
+    /// strategy a at x <= 5, where goodput is below 0.45; the box and its
+    /// words follow the expression, not "never recovers".
+    #[test]
+    fn prim_looks_for_the_grid_s_own_outcome() {
+        let levels: Vec<f64> = (1..=10).map(f64::from).collect();
+        let tmp = write_sweep(
+            "x",
+            &levels,
+            &[("goodput", &|s, l| {
+                if s == 0 { l as f64 / 10.0 } else { 1.0 }
+            })],
+            r#"{"prim": "goodput < 0.45 and not goodput > 2"}"#,
+        );
+        let report = write(tmp.path()).unwrap();
+        let md = std::fs::read_to_string(&report.index_md).unwrap();
+        let section = &md[md.find("## Where it tips: scenario discovery").expect(&md)..];
+        assert!(
+            section.contains(
+                "`goodput < 0.45 and not goodput > 2` when `x` <= 5.5 and `strategy` = a (covers 100% of the runs where `goodput < 0.45 and not goodput > 2`; 100% of the runs in this box have it)"
+            ),
+            "{section}"
+        );
+        assert!(!section.contains("never recover"), "{section}");
+        assert!(
+            section.contains(
+                "on the 20 runs where `goodput < 0.45 and not goodput > 2` is true or false,"
+            ),
+            "{section}"
+        );
     }
 
     /// "In short" says once per axis which metrics it moves most, after the

@@ -10,7 +10,7 @@
 //! dimensions of their own, so the grid runs one whole design per
 //! combination of categories (full factorial over the categories).
 
-use analysis::manifest::{SampleDesign, SampledAxis};
+use analysis::manifest::{BoundarySearch, SampleDesign, SampledAxis};
 use sim_core::params::{self, Kind};
 use sim_core::random::Stream;
 use toml::Value;
@@ -22,6 +22,10 @@ const SOBOL_MAX_N: u64 = 1 << 16;
 const SOBOL_MAX_DIMS: usize = 256;
 /// Candidate hypercubes a maximin LHS chooses from.
 const MAXIMIN_CANDIDATES: u64 = 50;
+/// The most continuous axes of an adaptive boundary search: beyond them,
+/// nearest neighbours stop being near, and the boundary stops being a
+/// picture.
+const BOUNDARY_MAX_AXES: usize = 4;
 /// The largest maximin LHS (its cost grows as n^2 x candidates).
 const MAXIMIN_MAX_N: u64 = 4096;
 
@@ -37,6 +41,12 @@ struct SampleTable {
     second_order: Option<bool>,
     levels: Option<u64>,
     maximin: Option<bool>,
+    threshold: Option<f64>,
+    initial: Option<u64>,
+    batch: Option<u64>,
+    spacing: Option<f64>,
+    tolerance: Option<f64>,
+    candidates: Option<u64>,
 }
 
 fn one() -> u64 {
@@ -74,10 +84,13 @@ pub fn parse(
     };
     let k = parsed.len();
     let mut bad = |key: &str, reason: String| errors.push((format!("sample.{key}"), reason));
-    if !["lhs", "sobol", "morris"].contains(&t.method.as_str()) {
+    if !["lhs", "sobol", "morris", "boundary"].contains(&t.method.as_str()) {
         bad(
             "method",
-            format!("`{}` is not a method: lhs, sobol or morris", t.method),
+            format!(
+                "`{}` is not a method: lhs, sobol, morris or boundary",
+                t.method
+            ),
         );
     }
     if k == 0 {
@@ -101,6 +114,12 @@ pub fn parse(
         ("second_order", t.second_order.is_some(), "sobol"),
         ("levels", t.levels.is_some(), "morris"),
         ("maximin", t.maximin.is_some(), "lhs"),
+        ("threshold", t.threshold.is_some(), "boundary"),
+        ("initial", t.initial.is_some(), "boundary"),
+        ("batch", t.batch.is_some(), "boundary"),
+        ("spacing", t.spacing.is_some(), "boundary"),
+        ("tolerance", t.tolerance.is_some(), "boundary"),
+        ("candidates", t.candidates.is_some(), "boundary"),
     ] {
         if given && t.method != method {
             bad(
@@ -143,6 +162,17 @@ pub fn parse(
         ),
         _ => {}
     }
+    let boundary = (t.method == "boundary").then(|| BoundarySearch {
+        threshold: t.threshold.unwrap_or(0.5),
+        initial: t.initial.unwrap_or(16),
+        batch: t.batch.unwrap_or(8),
+        spacing: t.spacing.unwrap_or(0.05),
+        tolerance: t.tolerance.unwrap_or(0.02),
+        candidates: t.candidates.unwrap_or(1024),
+    });
+    if let Some(b) = &boundary {
+        check_boundary(b, t.n, k, &mut errors);
+    }
     if t.method == "morris" {
         for a in &parsed {
             if a.integer && (a.max - a.min) < (levels - 1) as f64 {
@@ -168,7 +198,72 @@ pub fn parse(
         levels,
         maximin: t.maximin.unwrap_or(false),
         axes: parsed,
+        boundary,
     })
+}
+
+/// The adaptive search's own keys (every problem as (key, reason)).
+fn check_boundary(b: &BoundarySearch, n: u64, k: usize, errors: &mut Vec<(String, String)>) {
+    if !(2..=BOUNDARY_MAX_AXES).contains(&k) && k > 0 {
+        errors.push((
+            "axes".into(),
+            format!(
+                "method = \"boundary\" takes 2 to {BOUNDARY_MAX_AXES} sampled axes, got {k} (for one axis, `sweep refine --axis` bisects it)"
+            ),
+        ));
+    }
+    let mut bad = |key: &str, reason: String| errors.push((format!("sample.{key}"), reason));
+    if !(b.threshold > 0.0 && b.threshold < 1.0) {
+        bad(
+            "threshold",
+            format!(
+                "threshold = {}: P(not recovered) at the boundary must be in (0, 1)",
+                b.threshold
+            ),
+        );
+    }
+    if b.initial == 0 || b.initial > n {
+        bad(
+            "initial",
+            format!(
+                "initial = {}: the first round's points must be at least 1 and at most n = {n}",
+                b.initial
+            ),
+        );
+    }
+    if b.batch == 0 {
+        bad(
+            "batch",
+            "batch (points per round) must be at least 1".into(),
+        );
+    }
+    if !(0.0..1.0).contains(&b.spacing) {
+        bad(
+            "spacing",
+            format!(
+                "spacing = {}: a distance in unit coordinates, from 0 to below 1",
+                b.spacing
+            ),
+        );
+    }
+    if !(0.0..1.0).contains(&b.tolerance) {
+        bad(
+            "tolerance",
+            format!(
+                "tolerance = {}: a share of the candidates, from 0 (stop at the budget) to below 1",
+                b.tolerance
+            ),
+        );
+    }
+    if b.candidates < n || b.candidates > SOBOL_MAX_N {
+        bad(
+            "candidates",
+            format!(
+                "candidates = {} must be at least n = {n} (the points are picked from them) and at most {SOBOL_MAX_N}",
+                b.candidates
+            ),
+        );
+    }
 }
 
 fn sampled_axis(path: &str, t: &toml::Table) -> Result<SampledAxis, String> {
@@ -233,6 +328,7 @@ pub fn generate(spec: &SampleDesign) -> Vec<Vec<Value>> {
     let unit = match spec.method.as_str() {
         "sobol" => saltelli(spec),
         "morris" => morris(spec),
+        "boundary" => candidates(spec),
         _ => lhs(spec),
     };
     unit.iter()
@@ -300,6 +396,22 @@ fn saltelli(spec: &SampleDesign) -> Vec<Vec<f64>> {
         rows.push(b.to_vec());
     }
     rows
+}
+
+/// The adaptive search's candidates: the first points of a k-dimensional
+/// Owen-scrambled Sobol' sequence (any prefix of it is spread evenly, so
+/// the first round, the first `initial`, covers the space).
+fn candidates(spec: &SampleDesign) -> Vec<Vec<f64>> {
+    let k = spec.axes.len() as u32;
+    let seed = (spec.seed ^ (spec.seed >> 32)) as u32;
+    let n = spec.boundary.as_ref().map_or(0, |b| b.candidates) as u32;
+    (0..n)
+        .map(|i| {
+            (0..k)
+                .map(|d| f64::from(sobol_burley::sample(i, d, seed)))
+                .collect()
+        })
+        .collect()
 }
 
 /// `n` trajectories of k + 1 points on the p-level grid (SALib's
@@ -402,6 +514,7 @@ mod tests {
             second_order: true,
             levels: 4,
             maximin: false,
+            boundary: None,
             axes: (0..k)
                 .map(|j| SampledAxis {
                     path: format!("x{j}"),

@@ -322,6 +322,16 @@ pub enum RefineError {
     NotAnAxis { axis: String, grid: PathBuf },
     #[error("--axis `{axis}` is not numeric")]
     NotNumeric { axis: String },
+    #[error(
+        "{flags}: {} has [sample] method = \"boundary\", which searches its sampled axes with its own sample.threshold; leave them out",
+        grid.display()
+    )]
+    BoundaryFlags { flags: String, grid: PathBuf },
+    #[error(
+        "--axis and --precision are needed to bisect an axis of {} (or a grid with [sample] method = \"boundary\")",
+        grid.display()
+    )]
+    NoAxis { grid: PathBuf },
     #[error("--threshold must be in (0, 1) and --precision > 0")]
     Bounds,
     #[error("--axis `{axis}` needs two distinct levels to bracket the search")]

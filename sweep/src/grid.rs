@@ -525,7 +525,7 @@ impl Grid {
                     err(
                         &format!("axes.\"{k}\""),
                         format!(
-                            "{}: a {{ min, max }} axis is sampled, and needs a [sample] table (method = \"lhs\" | \"sobol\" | \"morris\", n = ...); for levels from a range use {{ start, stop, step }}",
+                            "{}: a {{ min, max }} axis is sampled, and needs a [sample] table (method = \"lhs\" | \"sobol\" | \"morris\" | \"boundary\", n = ...); for levels from a range use {{ start, stop, step }}",
                             Value::Table(t.clone())
                         ),
                     );
@@ -679,6 +679,19 @@ impl Grid {
                         ),
                     ));
                 }
+            }
+        }
+        if let Some(text) = &raw.report.prim {
+            let names: Vec<&str> = schema.iter().map(|s| s.name.as_str()).collect();
+            if let Err(e) = analysis::outcome::Outcome::parse(text, &names) {
+                let hint = match &e {
+                    analysis::outcome::OutcomeError::UnknownMetric(m) => {
+                        sim_core::params::closest(m, names.iter().copied())
+                            .map_or(String::new(), |k| format!("; did you mean `{k}`?"))
+                    }
+                    _ => String::new(),
+                };
+                errors.push(invalid("report.prim", format!("`{text}`: {e}{hint}")));
             }
         }
         // Every value of every path on its own: unknown paths and types.
@@ -848,6 +861,22 @@ impl Grid {
         dims.iter()
             .map(|d| self.dimensions[*d].levels.len() as u64)
             .product()
+    }
+
+    /// `sweep run` and `sweep slurm` run a fixed list of runs; an adaptive
+    /// design picks each round's from the outcomes of the last.
+    pub fn refuse_adaptive(&self) -> Result<(), GridErrors> {
+        if self.design.as_ref().is_some_and(|d| d.boundary.is_some()) {
+            return Err(GridErrors(vec![GridError::Invalid {
+                file: self.path.clone(),
+                key: "sample.method".into(),
+                reason: format!(
+                    "\"boundary\" is adaptive (each round's points depend on the outcomes of the rounds before): run it with `sweep refine {}`",
+                    self.path.display()
+                ),
+            }]));
+        }
+        Ok(())
     }
 
     pub fn runs(&self) -> u64 {

@@ -1,5 +1,6 @@
 //! `sweep`: run scenarios of the call-chain simulator, alone or as grids.
 
+mod adaptive;
 mod axis_range;
 mod crash;
 mod design;
@@ -59,7 +60,7 @@ enum Command {
     Compare(merge::CompareArgs),
     /// Compare two sweeps of the same points: changed outcomes, metrics moved beyond seed noise.
     Diff(diff::DiffArgs),
-    /// Locate where one numeric axis tips P(not recovered) past a threshold, by bisection per point.
+    /// Locate where P(not recovered) tips past a threshold: bisection of one numeric axis per point, or the adaptive boundary of a grid with [sample] method = "boundary".
     Refine(refine::RefineArgs),
     /// Write an sbatch job-array script that runs a grid as N shards.
     Slurm(slurm::SlurmArgs),

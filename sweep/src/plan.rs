@@ -135,8 +135,10 @@ pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
         "expected output: about {} on disk (runs and series parts, from the calibration runs written to Parquet in memory)",
         crate::runner::human_bytes(est.output_bytes),
     );
+    let adaptive = grid.design.as_ref().is_some_and(|d| d.boundary.is_some());
     say!(
-        "nothing was written; run it with: sweep run {}{}",
+        "nothing was written; run it with: sweep {} {}{}",
+        if adaptive { "refine" } else { "run" },
         grid.path.display(),
         args.overrides.as_args()
     );
@@ -208,6 +210,11 @@ fn design_lines(grid: &Grid) -> Vec<String> {
         "morris" => format!(
             "{} trajectories x (k + 1) = {points} points on a {}-level grid",
             spec.n, spec.levels
+        ),
+        "boundary" => format!(
+            "adaptive boundary search, run by `sweep refine`: at most n = {} points per design ({} runs), picked from {points} candidates (a scrambled Sobol' sequence); the points, runs and time counted here are the candidates'",
+            spec.n,
+            spec.n * spec.replicates
         ),
         _ => format!(
             "Latin hypercube of {points} points{}",

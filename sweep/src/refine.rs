@@ -7,7 +7,7 @@
 
 use crate::error::{Error, RefineError, StoreError};
 use crate::grid::{Grid, sha256_hex};
-use crate::records::{Layout, Outcome};
+use crate::records::{Layout, Outcome, PartMetadata};
 use crate::runner::{execute_point, new_manifest, now_rfc3339, silence_panics, worker_pool};
 use crate::store::{Shard, Store, count_runs};
 use analysis::IoError;
@@ -28,16 +28,20 @@ pub struct RefineArgs {
     /// path's value there, or its axis); repeatable.
     #[arg(long = "set", value_name = "PATH=VALUE")]
     pub sets: Vec<String>,
-    /// The numeric axis to bisect; its lowest and highest levels bracket the search.
+    /// The numeric axis to bisect; its lowest and highest levels bracket
+    /// the search. Not with a grid whose [sample] method is "boundary",
+    /// which searches its sampled axes.
     #[arg(long)]
-    pub axis: String,
-    /// P(not recovered) that marks the boundary.
-    #[arg(long, default_value_t = 0.5)]
-    pub threshold: f64,
-    /// Stop when the bracket is this narrow (in the axis' unit).
+    pub axis: Option<String>,
+    /// P(not recovered) that marks the boundary [default: 0.5] (a boundary
+    /// grid's is its sample.threshold).
     #[arg(long)]
-    pub precision: f64,
-    /// Output directory [default: out/<grid name>-refine].
+    pub threshold: Option<f64>,
+    /// Stop when the bracket is this narrow (in the axis' unit); with --axis.
+    #[arg(long)]
+    pub precision: Option<f64>,
+    /// Output directory [default: out/<grid name>-refine; a boundary
+    /// grid's: out/<grid name>].
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Worker threads [default: all cores].
@@ -84,20 +88,44 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
         axes: Vec::new(),
     };
     let grid = Grid::load_overridden(&args.grid, None, &overrides).map_err(RefineError::Grid)?;
-    let axis = || args.axis.clone();
+    if grid.design.as_ref().is_some_and(|d| d.boundary.is_some()) {
+        let given: Vec<&str> = [
+            ("--axis", args.axis.is_some()),
+            ("--precision", args.precision.is_some()),
+            ("--threshold", args.threshold.is_some()),
+        ]
+        .iter()
+        .filter(|(_, g)| *g)
+        .map(|(f, _)| *f)
+        .collect();
+        if !given.is_empty() {
+            return Err(RefineError::BoundaryFlags {
+                flags: given.join(", "),
+                grid: args.grid.clone(),
+            });
+        }
+        return crate::adaptive::run(args, &grid);
+    }
+    let (Some(axis_path), Some(precision)) = (args.axis.clone(), args.precision) else {
+        return Err(RefineError::NoAxis {
+            grid: args.grid.clone(),
+        });
+    };
+    let threshold = args.threshold.unwrap_or(0.5);
+    let axis = || axis_path.clone();
     let d = grid
         .dimensions
         .iter()
-        .position(|d| d.paths == [args.axis.clone()])
+        .position(|d| d.paths == [axis_path.clone()])
         .ok_or_else(|| RefineError::NotAnAxis {
             axis: axis(),
             grid: args.grid.clone(),
         })?;
-    let kind = param_of(&args.axis).map(|p| p.kind);
+    let kind = param_of(&axis_path).map(|p| p.kind);
     if !matches!(kind, Some(Kind::Float | Kind::Int)) {
         return Err(RefineError::NotNumeric { axis: axis() });
     }
-    if !(args.threshold > 0.0 && args.threshold < 1.0) || args.precision <= 0.0 {
+    if !(threshold > 0.0 && threshold < 1.0) || precision <= 0.0 {
         return Err(RefineError::Bounds);
     }
     let levels: Vec<f64> = grid.dimensions[d]
@@ -114,9 +142,9 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
     }
     let integer = kind == Some(Kind::Int);
     let precision = if integer {
-        args.precision.max(1.0)
+        precision.max(1.0)
     } else {
-        args.precision
+        precision
     };
 
     let out = args
@@ -128,8 +156,8 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
         format!(
             "{}|{}|{}|{}",
             grid.fingerprint(),
-            args.axis,
-            args.threshold,
+            axis_path,
+            threshold,
             precision
         )
         .as_bytes(),
@@ -168,10 +196,7 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
     store.write_manifest(&manifest)?;
     let metadata = layout.metadata(&[(
         "sweep.refine".to_string(),
-        format!(
-            "{} threshold {} precision {precision}",
-            args.axis, args.threshold
-        ),
+        format!("{axis_path} threshold {threshold} precision {precision}"),
     )]);
     silence_panics();
 
@@ -199,7 +224,7 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
         };
         let point_of = |slice: &Slice, x: f64| {
             let mut p = slice.point.clone();
-            p.push((args.axis.clone(), value(x)));
+            p.push((axis_path.clone(), value(x)));
             // The grid's column order: fixed overrides, then axes in order.
             p.sort_by_key(|(k, _)| {
                 axis_point
@@ -233,19 +258,14 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
                 .map(|(i, p, s)| execute_point(&grid, *i, p.clone(), *s, false))
                 .collect()
         });
-        if !outcomes.is_empty() {
-            for o in &outcomes {
-                known.insert(
-                    o.run_id.clone(),
-                    o.result.as_ref().ok().map(|r| r.recovery_s.is_some()),
-                );
-            }
-            let mut runs = layout.runs_frame(&outcomes).map_err(StoreError::Batch)?;
-            let mut series = layout.series_frame(&outcomes).map_err(StoreError::Batch)?;
-            let part = store.next_part(Shard::WHOLE)?;
-            store.write_batch(Shard::WHOLE, part, &mut runs, &mut series, &metadata)?;
-            outcomes.clear();
+        for o in &outcomes {
+            known.insert(
+                o.run_id.clone(),
+                o.result.as_ref().ok().map(|r| r.recovery_s.is_some()),
+            );
         }
+        write_outcomes(&store, &layout, &metadata, &outcomes)?;
+        outcomes.clear();
         for (i, x) in wanted {
             let point = point_of(&slices[i], x);
             let mut est = Estimate {
@@ -260,7 +280,7 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
                     est.not_recovered += !recovered as u64;
                 }
             }
-            update(&mut slices[i], x, est, args.threshold, precision, integer);
+            update(&mut slices[i], x, est, threshold, precision, integer);
         }
     }
 
@@ -272,7 +292,7 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
     manifest.status = "complete".to_string();
     manifest.finished_at = Some(now_rfc3339());
     store.write_manifest(&manifest)?;
-    let table = boundary_table(&grid, &others, &slices, &args.axis, args.threshold);
+    let table = boundary_table(&grid, &others, &slices, &axis_path, threshold);
     let dir = out.join("analysis");
     std::fs::create_dir_all(&dir).map_err(IoError::at(&dir))?;
     let boundary = dir.join("boundary.md");
@@ -298,8 +318,8 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
         &labels,
         x,
         &slices,
-        &args.axis,
-        args.threshold,
+        &axis_path,
+        threshold,
         (lo, hi),
     );
     analysis::plots::boundary(&dir.join("plots").join("boundary"), &plot)?;
@@ -341,8 +361,24 @@ fn update(s: &mut Slice, x: f64, est: Estimate, threshold: f64, precision: f64, 
     }
 }
 
+/// Writes a round's runs as one part (nothing when there are none).
+pub(crate) fn write_outcomes(
+    store: &Store,
+    layout: &Layout,
+    metadata: &PartMetadata,
+    outcomes: &[Outcome],
+) -> Result<(), StoreError> {
+    if outcomes.is_empty() {
+        return Ok(());
+    }
+    let mut runs = layout.runs_frame(outcomes).map_err(StoreError::Batch)?;
+    let mut series = layout.series_frame(outcomes).map_err(StoreError::Batch)?;
+    let part = store.next_part(Shard::WHOLE)?;
+    store.write_batch(Shard::WHOLE, part, &mut runs, &mut series, metadata)
+}
+
 /// Results already in the output directory: run id -> recovered (None for a failed run).
-fn known_results(store: &Store) -> Result<HashMap<String, Option<bool>>, StoreError> {
+pub(crate) fn known_results(store: &Store) -> Result<HashMap<String, Option<bool>>, StoreError> {
     let mut known = HashMap::new();
     for part in store.read_parts(None, &["run_id", "recovered"])? {
         for (id, r) in part

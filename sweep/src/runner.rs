@@ -112,6 +112,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Error> {
         crate::crash::arm(at);
     }
     let grid = Grid::load_overridden(&args.grid, None, &args.overrides)?;
+    grid.refuse_adaptive()?;
     let shard = shard_from(args)?;
     let out = args.out.clone().unwrap_or_else(|| default_out(&grid));
     check_run_memory(&grid, args)?;

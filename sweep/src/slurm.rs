@@ -37,6 +37,7 @@ fn absolute(p: &Path) -> PathBuf {
 
 pub fn slurm(args: &SlurmArgs) -> Result<ExitCode, Error> {
     let grid = Grid::load_overridden(&args.grid, None, &args.overrides)?;
+    grid.refuse_adaptive()?;
     if args.tasks == 0 {
         return Err(SlurmError::NoTasks.into());
     }

@@ -595,6 +595,46 @@ fn published_figures_are_checked_and_shown_beside_the_model() {
     );
 }
 
+/// `[report] prim` is checked with the rest of the grid, before any work:
+/// the file, the key, the expression and the metric or token to fix.
+#[test]
+fn report_prim_names_the_bad_metric_or_token() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    for (prim, want) in [
+        (
+            "success_rate_after < 0.9 and recovery_ss > 5",
+            "grid.toml: report.prim: `success_rate_after < 0.9 and recovery_ss > 5`: `recovery_ss` is not a metric of this scenario; did you mean `recovery_s`?",
+        ),
+        (
+            "success_rate_after < 0.9 and (recovered or goodput => 1)",
+            "grid.toml: report.prim: `success_rate_after < 0.9 and (recovered or goodput => 1)`: unexpected `=` at character 52: comparisons are <, <=, >, >=, == and !=",
+        ),
+    ] {
+        let grid = write_grid(
+            dir,
+            &format!(
+                "{}\n[report]\nheatmap_y = \"horizon_s\"\nprim = \"{prim}\"\n",
+                small_grid(1)
+            ),
+        );
+        let o = sweep(&["plan", &grid]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(want), "{err}");
+        assert!(err.contains("report.heatmap_y"), "all at once: {err}");
+    }
+    let grid = write_grid(
+        dir,
+        &format!(
+            "{}\n[report]\nprim = \"not recovered or (success_rate_after < 0.9 and recovery_censored_s > 5)\"\n",
+            small_grid(1)
+        ),
+    );
+    let o = sweep(&["plan", &grid]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
 #[test]
 fn refine_brackets_the_tipping_point_and_resumes() {
     let tmp = tempfile::tempdir().unwrap();

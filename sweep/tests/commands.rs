@@ -282,7 +282,7 @@ fn diff_names_changed_outcomes_and_metrics_moved_beyond_noise() {
 }
 
 /// `sweep params`: a table with a head, and the values each path accepts
-/// from the catalogue's checks.
+/// from the catalogue's bounds.
 #[test]
 fn params_shows_the_values_each_path_accepts() {
     let o = sweep(&["params"]);
@@ -295,8 +295,10 @@ fn params_shows_the_values_each_path_accepts() {
             .unwrap_or_else(|| panic!("no line for {path}"))
             .to_string()
     };
-    assert!(line("svc_b.queue_cap").contains("0 to 4294967295, \"unbounded\""));
-    assert!(line("svc_a.max_retries").contains("0 to 4294967295"));
+    assert!(line("svc_b.queue_cap").contains(">= 0, \"unbounded\""));
+    assert!(line("svc_a.max_retries").contains("0 to 100"));
+    assert!(line("svc_b.service.mean_s").contains(">= 0"));
+    assert!(line("recovery.threshold").contains("(0, 1]"));
     assert!(line("dispatch").contains("fifo / reply_first"));
     assert!(line("dispatch").contains("a name of the type"));
 }

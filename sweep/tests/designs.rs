@@ -193,3 +193,143 @@ fn a_sampled_grid_gives_one_runs_table_whatever_the_threads_and_shards() {
     let summary = std::fs::read_to_string(analysis.join("summary.csv")).unwrap();
     assert_eq!(summary.lines().count(), 1 + 2, "{summary}");
 }
+
+const BOUNDARY: &str = r#"name = "edge"
+scenario = "ch37"
+[set]
+strategy = "naive"
+"client.duration_s" = 12
+horizon_s = 14
+"svc_b.slow.start_s" = 1
+[axes]
+"svc_b.slow.duration_s" = { min = 0.2, max = 6 }
+"client.rate_per_s" = { min = 50, max = 400 }
+[sample]
+method = "boundary"
+n = 24
+seed = 1
+replicates = 2
+initial = 8
+batch = 4
+"#;
+
+/// The picks depend only on the outcomes before them: the same runs with
+/// one worker or two, and after an interruption (a round's part lost) a
+/// second invocation replays the rounds, runs only what is missing and
+/// ends with the same table; a complete search runs nothing new.
+#[test]
+fn a_boundary_search_is_the_same_with_any_jobs_and_after_an_interruption() {
+    let dir = tempfile::tempdir().unwrap();
+    let grid = write_grid(dir.path(), BOUNDARY);
+    let out = |name: &str| dir.path().join(name).display().to_string();
+    for (name, jobs) in [("j1", "1"), ("j2", "2")] {
+        let o = sweep(&[
+            "refine",
+            &grid,
+            "--out",
+            &out(name),
+            "-j",
+            jobs,
+            "--no-report",
+        ]);
+        assert_ok(&o);
+        assert_says(&stderr(&o), &["boundary round 1: 8 points, 16 new runs"]);
+    }
+    assert_same_runs(&dir.path().join("j1"), &dir.path().join("j2"));
+    let table = std::fs::read_to_string(dir.path().join("j1/analysis/boundary_rounds.md")).unwrap();
+    assert!(table.contains("| all |"), "{table}");
+
+    // Lose the last round's runs, as a kill before it was written would.
+    let runs_dir = dir.path().join("j2/runs");
+    let mut parts: Vec<_> = std::fs::read_dir(&runs_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    parts.sort();
+    assert!(parts.len() >= 3, "{parts:?}");
+    std::fs::remove_file(parts.last().unwrap()).unwrap();
+    let o = sweep(&["refine", &grid, "--out", &out("j2"), "--no-report"]);
+    assert_ok(&o);
+    let err = stderr(&o);
+    assert_says(&err, &["boundary round 1: 8 points, 0 new runs"]);
+    assert!(
+        err.lines()
+            .filter(|l| l.starts_with("boundary round"))
+            .any(|l| !l.ends_with(" 0 new runs")),
+        "{err}"
+    );
+    assert_same_runs(&dir.path().join("j1"), &dir.path().join("j2"));
+    let again = stderr(&sweep(&["refine", &grid, "--out", &out("j1")]));
+    for l in again.lines().filter(|l| l.starts_with("boundary round")) {
+        assert!(l.ends_with(" 0 new runs"), "{again}");
+    }
+    // The report answers with the boundary, first in "In short".
+    let md = std::fs::read_to_string(dir.path().join("j1/analysis/index.md")).unwrap();
+    let short = &md[md.find("## In short").unwrap()..md.find("## What happened").unwrap()];
+    assert!(
+        short.starts_with("## In short\n\n- **all**: P(not recovered) "),
+        "{short}"
+    );
+    assert!(
+        md.contains("## Where it tips: the adaptive boundary"),
+        "{md}"
+    );
+    assert!(
+        dir.path()
+            .join("j1/analysis/plots/boundary_contour.png")
+            .exists()
+    );
+    assert!(dir.path().join("j1/analysis/boundary_contour.csv").exists());
+}
+
+/// A boundary grid's problems at once, each with the file and the key;
+/// `sweep run` and refine's bisection flags are refused with the reason.
+#[test]
+fn a_boundary_grid_is_checked_and_run_only_by_refine() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = BOUNDARY
+        .replace("\"client.rate_per_s\" = { min = 50, max = 400 }\n", "")
+        .replace(
+            "initial = 8\nbatch = 4",
+            "batch = 0\nthreshold = 1.5\ninitial = 30\ntolerance = 1\ncandidates = 10\nlevels = 4",
+        );
+    let bad = write_grid_as(dir.path(), "bad.toml", &bad);
+    assert_fails(
+        &sweep(&["plan", &bad]),
+        &[
+            "bad.toml: axes: method = \"boundary\" takes 2 to 4 sampled axes, got 1 (for one axis, `sweep refine --axis` bisects it)",
+            "bad.toml: sample.levels: applies to method = \"morris\" only, not \"boundary\"",
+            "bad.toml: sample.threshold: threshold = 1.5: P(not recovered) at the boundary must be in (0, 1)",
+            "bad.toml: sample.initial: initial = 30: the first round's points must be at least 1 and at most n = 24",
+            "bad.toml: sample.batch: batch (points per round) must be at least 1",
+            "bad.toml: sample.tolerance: tolerance = 1: a share of the candidates, from 0 (stop at the budget) to below 1",
+            "bad.toml: sample.candidates: candidates = 10 must be at least n = 24 (the points are picked from them) and at most 65536",
+        ],
+    );
+    let grid = write_grid(dir.path(), BOUNDARY);
+    assert_fails(
+        &sweep(&["run", &grid]),
+        &[&format!(
+            "grid.toml: sample.method: \"boundary\" is adaptive (each round's points depend on the outcomes of the rounds before): run it with `sweep refine {grid}`"
+        )],
+    );
+    assert_fails(
+        &sweep(&[
+            "refine",
+            &grid,
+            "--axis",
+            "client.rate_per_s",
+            "--precision",
+            "1",
+        ]),
+        &[
+            "--axis, --precision: ",
+            "has [sample] method = \"boundary\", which searches its sampled axes with its own sample.threshold; leave them out",
+        ],
+    );
+    let plain = write_grid_as(dir.path(), "plain.toml", &small_grid(1));
+    assert_fails(
+        &sweep(&["refine", &plain]),
+        &["--axis and --precision are needed to bisect an axis of"],
+    );
+}
