@@ -79,6 +79,12 @@ enum Action {
     Crash(u16, u16),
     /// Server instance `0` restarts, empty.
     Restart(u16),
+    /// Server instance `0`'s GC tick: a pause begins unless one runs.
+    GcTick(u16),
+    /// A server job's own work at a tier with GC pauses reaches its end
+    /// as scheduled when the pauses begun numbered `1`: done, or later by
+    /// the pauses begun since.
+    PausedWorkDone(JobRef, u32),
 }
 
 /// A fan-out in progress: its branch jobs, how many are still running,
@@ -241,6 +247,9 @@ pub fn simulate(
             sim.schedule(c.start, Action::Crash(s as u16, k as u16));
             sim.schedule(c.end, Action::Restart(s as u16));
         }
+        if let Some(gc) = &server.gc {
+            sim.schedule(gc.every, Action::GcTick(s as u16));
+        }
     }
     match &m.closed {
         None => sim.schedule_next_arrival(0),
@@ -314,6 +323,8 @@ impl Sim<'_> {
                 }
                 Action::Crash(s, k) => self.crash(s as usize, k as usize),
                 Action::Restart(s) => self.servers[s as usize].down = None,
+                Action::GcTick(s) => self.gc_tick(s as usize),
+                Action::PausedWorkDone(job, mark) => self.paused_work_done(job, mark),
             }
         }
         self.now = self.m.horizon;
@@ -747,9 +758,48 @@ impl Sim<'_> {
         } else {
             let load = model.per_inflight * srv.busy as Nanos;
             let work = model.service.draw(model.slow_factor(now), &mut srv.rng) + load;
+            if let Some(p) = &srv.pauses {
+                // Validation keeps cooperative cancellation off here.
+                let (at, end) = (
+                    p.work_begins(now) + work,
+                    Action::PausedWorkDone(job, p.mark()),
+                );
+                self.schedule(at, end);
+                return;
+            }
             match abandon_at(now, work, deadline, model.cancel_check) {
                 Some(at) => self.schedule(at, Action::WorkAbandoned(job)),
                 None => self.schedule(now + work, Action::WorkDone(job)),
+            }
+        }
+    }
+
+    /// Server instance `s`'s GC tick: a pause whose length depends on its
+    /// queue now (see `gc.rs`), and the next tick.
+    fn gc_tick(&mut self, s: usize) {
+        let srv = &mut self.servers[s];
+        let queued = srv.queue.len();
+        srv.pauses
+            .as_mut()
+            .expect("a GC tier")
+            .tick(self.now, queued);
+        let every = self.m.servers[s].gc.as_ref().expect("a GC tier").every;
+        self.schedule(self.now + every, Action::GcTick(s as u16));
+    }
+
+    /// `job`'s work at a tier with GC pauses ends as scheduled with `mark`,
+    /// unless pauses begun since froze it: then it ends that much later.
+    fn paused_work_done(&mut self, job: JobRef, mark: u32) {
+        // Work whose caller cancelled it has already stopped.
+        let Some(j) = self.jobs.get(job) else {
+            return;
+        };
+        let pauses = self.servers[j.server()].pauses.as_ref().expect("a GC tier");
+        match pauses.frozen_since(mark) {
+            0 => self.work_done(job),
+            owed => {
+                let end = Action::PausedWorkDone(job, pauses.mark());
+                self.schedule(self.now + owed, end);
             }
         }
     }

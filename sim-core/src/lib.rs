@@ -10,6 +10,7 @@ mod builtin;
 mod caller;
 mod engine;
 mod event_queue;
+mod gc;
 mod job;
 mod model;
 pub mod params;

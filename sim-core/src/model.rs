@@ -2,6 +2,7 @@
 //! instead of names, policies as ready-made values.
 
 use crate::caller::Outcome;
+use crate::gc::GcModel;
 use crate::policy::{
     AdaptiveThrottle, AimdLimit, Backoff, BreakerConfig, CircuitBreaker, CoDel, ConcurrencyLimit,
     GradientLimit, LoadBalancer, OutlierRule, RateLimiter, RetryBudget, RetryThrottle,
@@ -302,6 +303,8 @@ pub struct ServerModel {
     pub error_latency: Nanos,
     /// Crash windows of this instance, in time order (they do not overlap).
     pub crashes: Vec<Crash>,
+    /// GC-like pauses of this instance, when it has them.
+    pub gc: Option<GcModel>,
     /// Most arrivals one user request can cause at the tier (requirement
     /// R1; its replicas together).
     pub arrival_bound_per_user: u64,
@@ -636,6 +639,7 @@ impl Model {
                     slow: slow_windows(t, 0),
                     errors: error_windows(t, 0),
                     crashes: crashes(t, 0),
+                    gc: GcModel::of(&t.gc),
                     error_latency: secs_to_nanos(t.error_latency_s),
                     arrival_bound_per_user: bounds[i],
                     downstream,

@@ -843,6 +843,24 @@ pub const PARAMS: &[Param] = &[
         "Capacity that degrades under load (the collapse model of Brooker's simulators): each request's work is its draw plus this many seconds per request in service when it starts, itself included (1.0 s + 0.01 s x concurrency: mean_s = 1, per_inflight_s = 0.01). 0: none (the default).",
     ),
     p(
+        Scope::Tier,
+        "gc.every_s",
+        Kind::Float,
+        "GC-like pauses (0: none): at every multiple of this many seconds each instance of the tier stops the world for gc.pause_s + gc.per_queued_s x its queue length then (a tick inside a pause is skipped). Its slots do no work while paused: work in service ends that much later, work starting in a pause begins at its end; waits on downstream calls are not paused. Metrics <tier>_gc_pauses, _gc_paused_s, _gc_longest_pause_s.",
+    ),
+    p(
+        Scope::Tier,
+        "gc.pause_s",
+        Kind::Float,
+        "GC-like pauses: the length of a pause with an empty queue.",
+    ),
+    p(
+        Scope::Tier,
+        "gc.per_queued_s",
+        Kind::Float,
+        "GC-like pauses: seconds added to a pause per request queued when it begins (the heap grows with queued work, so pauses lengthen under overload).",
+    ),
+    p(
         Scope::Slow,
         "start_s",
         Kind::Float,

@@ -129,6 +129,11 @@ pub struct TierStats {
     /// Error replies of requests that failed fast in an error window
     /// (completions, not ok).
     pub errors_injected: u64,
+    /// GC-like pauses begun, their total and their longest length
+    /// (seconds; a pause begun before the horizon counts whole).
+    pub gc_pauses: u64,
+    pub gc_paused_s: f64,
+    pub gc_longest_pause_s: f64,
     /// Requests whose own work was abandoned by cooperative cancellation
     /// (answered with an error, not counted as completed).
     pub abandoned: u64,
@@ -193,6 +198,9 @@ impl TierStats {
             t.late += p.late;
             t.abandoned += p.abandoned;
             t.errors_injected += p.errors_injected;
+            t.gc_pauses += p.gc_pauses;
+            t.gc_paused_s += p.gc_paused_s;
+            t.gc_longest_pause_s = t.gc_longest_pause_s.max(p.gc_longest_pause_s);
             t.lost_in_crash += p.lost_in_crash;
             t.lost_queued_in_crash += p.lost_queued_in_crash;
             t.refused_down += p.refused_down;
@@ -714,7 +722,7 @@ impl RunResult {
                 "requests received by the tier in the window per user arriving in it",
                 "ratio",
             );
-            let counters: [(&str, u64, &'static str); 24] = [
+            let counters: [(&str, u64, &'static str); 25] = [
                 (
                     "arrivals_after_user_left",
                     t.arrivals_after_user_left,
@@ -786,6 +794,7 @@ impl RunResult {
                     t.errors_injected,
                     "error replies of requests that failed fast in an error window",
                 ),
+                ("gc_pauses", t.gc_pauses, "GC-like pauses begun"),
                 (
                     "lost_in_crash",
                     t.lost_in_crash,
@@ -842,6 +851,18 @@ impl RunResult {
                 Real(t.busy_s),
                 "slot-seconds held",
                 "slot-s",
+            );
+            put(
+                format!("{n}_gc_paused_s"),
+                Real(t.gc_paused_s),
+                "total length of the GC-like pauses begun (its replicas' summed)",
+                S,
+            );
+            put(
+                format!("{n}_gc_longest_pause_s"),
+                Real(t.gc_longest_pause_s),
+                "longest GC-like pause",
+                S,
             );
             put(
                 format!("{n}_mean_wait_s"),

@@ -315,6 +315,10 @@ pub struct Tier {
     /// Windows in which replicas are down (crashed, then restarted).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub crash: Vec<CrashWindow>,
+    /// GC-like pauses of each instance: every `gc.every_s`, its slots do
+    /// no work for `gc.pause_s` plus `gc.per_queued_s` per queued request.
+    #[serde(default)]
+    pub gc: Gc,
     /// This tier's calls to the next tier in the list (a chain link).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call: Option<Call>,
@@ -503,6 +507,23 @@ pub enum QueueOrder {
     Lifo,
     /// Newest first only while the queue is longer than `lifo_threshold`.
     AdaptiveLifo,
+}
+
+/// Stop-the-world pauses (a garbage collector): at every multiple of
+/// `every_s` an instance pauses for `pause_s + per_queued_s` x the requests
+/// queued there, and its slots do no work meanwhile (off: `every_s` = 0).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Gc {
+    pub every_s: f64,
+    pub pause_s: f64,
+    pub per_queued_s: f64,
+}
+
+impl Gc {
+    pub fn is_off(&self) -> bool {
+        self.every_s == 0.0
+    }
 }
 
 /// A service-time distribution, optionally mixed with a slow value. A key

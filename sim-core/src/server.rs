@@ -4,6 +4,7 @@
 //! The engine decides when a hook runs; a hook counts its own reason.
 
 use crate::caller::Outcome;
+use crate::gc::Pauses;
 use crate::job::{Job, JobRef, Jobs};
 use crate::model::ServerModel;
 use crate::policy::{CoDel, ConcurrencyLimit, RateLimiter};
@@ -162,6 +163,8 @@ pub struct Server {
     error_rng: Stream,
     codel: Option<CoDel>,
     rate_limit: Option<RateLimiter>,
+    /// GC-like pauses, when the tier has them.
+    pub pauses: Option<Pauses>,
     /// The adaptive concurrency limit, when the tier has one.
     limit: Option<ConcurrencyLimit>,
     pub stats: TierStats,
@@ -220,6 +223,7 @@ impl Server {
             error_rng: Stream::new(seed, &format!("errors.{id}")),
             codel: model.codel.clone(),
             rate_limit: model.rate_limit.clone(),
+            pauses: model.gc.as_ref().map(Pauses::new),
             limit: model.adaptive_limit.clone(),
             stats: TierStats {
                 name: model.name.clone(),
@@ -447,6 +451,11 @@ impl Server {
         t.busy_at_end = self.busy as u64;
         t.busy_s = secs(self.busy_ns);
         t.max_arrivals_per_user = self.per_user.iter().copied().max().unwrap_or(0) as u64;
+        if let Some(p) = &self.pauses {
+            t.gc_pauses = p.count();
+            t.gc_paused_s = secs(p.total() as u128);
+            t.gc_longest_pause_s = secs(p.longest() as u128);
+        }
         if let Some(l) = &self.limit {
             t.limit_lowest = l.lowest() as u64;
             t.limit_at_end = l.limit() as u64;

@@ -297,6 +297,7 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
             path("service.per_inflight_s"),
             "must be >= 0",
         );
+        check_gc(t, &mut check);
         check(
             t.latency.per_inflight_s == 0.0,
             path("latency.per_inflight_s"),
@@ -448,6 +449,45 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
 /// The path of `key` in window `i` of a tier's list `list` (`slow`,
 /// `errors`, `crash`): `<tier>.<list>.<key>` for the first, else
 /// `<tier>.<list>.<i>.<key>`.
+/// GC pauses: non-negative lengths, and no length without a period; a
+/// pause freezes the tier's own work, so it needs some, and cooperative
+/// cancellation's deadline checks are not modelled across a pause.
+fn check_gc(t: &crate::scenario::Tier, check: &mut impl FnMut(bool, String, &str)) {
+    let path = |k: &str| format!("{}.gc.{k}", t.name);
+    let gc = &t.gc;
+    let non_negative = |x: f64| x.is_finite() && x >= 0.0;
+    check(
+        non_negative(gc.every_s),
+        path("every_s"),
+        "must be >= 0 (0: no pauses)",
+    );
+    for (key, x) in [("pause_s", gc.pause_s), ("per_queued_s", gc.per_queued_s)] {
+        check(non_negative(x), path(key), "must be >= 0");
+        check(
+            x == 0.0 || gc.every_s > 0.0,
+            path(key),
+            "acts only on pauses, and this tier has none: set gc.every_s > 0",
+        );
+    }
+    if gc.every_s > 0.0 {
+        check(
+            gc.pause_s != 0.0 || gc.per_queued_s != 0.0,
+            path("every_s"),
+            "pauses of no length: set gc.pause_s or gc.per_queued_s > 0",
+        );
+        check(
+            t.service.mean_s > 0.0,
+            path("every_s"),
+            "a pause freezes the tier's own work, and this tier has none (service.mean_s = 0)",
+        );
+        check(
+            t.cancel_check_s == 0.0,
+            path("every_s"),
+            "not with cancel_check_s: cooperative cancellation's deadline checks are not modelled across a pause",
+        );
+    }
+}
+
 fn window_path(tier: &str, list: &str, i: usize, key: &str) -> String {
     if i == 0 {
         format!("{tier}.{list}.{key}")

@@ -334,6 +334,37 @@ fn counts_add_up_with_every_policy_on() {
 }
 
 #[test]
+fn counts_add_up_with_gc_pauses() {
+    // Pauses at svc_b (longer with its queue) and at svc_a, whose caller
+    // hedges and cancels: frozen work is cancelled, crashed and resumed.
+    for p in ["naive", "protected"] {
+        let s = ch37(
+            p,
+            "fifo",
+            &[
+                ("svc_b.gc.every_s", "1"),
+                ("svc_b.gc.pause_s", "0.05"),
+                ("svc_b.gc.per_queued_s", "0.0005"),
+                ("svc_b.replicas", "2"),
+                ("svc_b.crash.start_s", "40"),
+                ("svc_b.crash.duration_s", "1"),
+                ("svc_a.service.mean_s", "0.001"),
+                ("svc_a.gc.every_s", "0.7"),
+                ("svc_a.gc.pause_s", "0.02"),
+                ("svc_a.hedge_delay_s", "0.05"),
+                ("svc_a.cancel", "always"),
+            ],
+        );
+        let r = run(&s, 2);
+        let b = &r.tiers[2];
+        assert!(b.gc_pauses > 100 && b.lost_in_crash > 0, "{p}");
+        assert!(b.gc_longest_pause_s > 0.05, "{p}");
+        assert!(r.tiers[2].abandoned + r.tiers[2].cancelled > 0, "{p}");
+        check(&s, &r, &format!("{p} with gc pauses"));
+    }
+}
+
+#[test]
 fn counts_add_up_with_a_breaker_per_replica() {
     // One bad host of four, a breaker and a bulkhead per replica at svc_a,
     // hedges (which take no probe) and cancellation of their losers.

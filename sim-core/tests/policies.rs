@@ -1586,3 +1586,41 @@ fn a_service_wide_rate_limit_is_one_bucket_for_all_replicas() {
         "replica, 4 replicas: {each}"
     );
 }
+
+/// GC-like pauses: while a tier pauses its slots do no work. One slot of
+/// 20 ms against 80 users/s stays busy from the first second to the
+/// horizon (40 s), so every pause costs exactly its length in completions:
+/// 39 ticks (1 s to 39 s) of 0.25 s are 9.75 s, 487.5 fewer 20 ms units.
+/// With a term per queued request, each pause lasts its base plus the term
+/// times the queue when it begins (the queue sampled at the second's end,
+/// just before the tick).
+#[test]
+fn a_gc_pause_stops_the_slots_for_its_length() {
+    let completed = |sets: &[(&str, &str)]| {
+        let r = common::run(&common::scenario("single-queue.toml", sets), 1);
+        (r.tiers[0].completed, r)
+    };
+    let (plain, _) = completed(&[]);
+    let (paused, r) = completed(&[("server.gc.every_s", "1"), ("server.gc.pause_s", "0.25")]);
+    let t = &r.tiers[0];
+    assert_eq!(
+        (t.gc_pauses, t.gc_paused_s, t.gc_longest_pause_s),
+        (39, 9.75, 0.25)
+    );
+    let lost = plain - paused;
+    assert!((487..=488).contains(&lost), "{plain} - {paused}");
+
+    let (_, r) = completed(&[
+        ("server.gc.every_s", "1"),
+        ("server.gc.pause_s", "0.1"),
+        ("server.gc.per_queued_s", "0.0001"),
+    ]);
+    let queued: u64 = r.series.tiers[0].queue_len[..39].iter().sum();
+    let expected = 39.0 * 0.1 + 0.0001 * queued as f64;
+    assert!(
+        (r.tiers[0].gc_paused_s - expected).abs() < 1e-9,
+        "{} vs {expected}",
+        r.tiers[0].gc_paused_s
+    );
+    assert!(r.tiers[0].gc_longest_pause_s > 0.1 + 0.0001 * 500.0);
+}

@@ -582,6 +582,41 @@ fn a_per_replica_scope_without_its_mechanism_is_refused() {
 }
 
 #[test]
+fn gc_pauses_are_checked() {
+    assert_single_errors(&[
+        (
+            "svc_b.gc.pause_s",
+            "0.1",
+            "svc_b.gc.pause_s: acts only on pauses, and this tier has none: set gc.every_s > 0",
+        ),
+        (
+            "svc_b.gc.every_s",
+            "1",
+            "svc_b.gc.every_s: pauses of no length: set gc.pause_s or gc.per_queued_s > 0",
+        ),
+        (
+            "svc_b.gc.every_s",
+            "-1",
+            "svc_b.gc.every_s: must be >= 0 (0: no pauses)",
+        ),
+    ]);
+    assert_eq!(
+        errors(&[
+            ("svc_a.gc.every_s", "1"),
+            ("svc_a.gc.per_queued_s", "-0.1"),
+            ("svc_b.gc.every_s", "1"),
+            ("svc_b.gc.pause_s", "0.1"),
+            ("svc_b.cancel_check_s", "0.01"),
+        ]),
+        [
+            "svc_a.gc.per_queued_s: must be >= 0",
+            "svc_a.gc.every_s: a pause freezes the tier's own work, and this tier has none (service.mean_s = 0)",
+            "svc_b.gc.every_s: not with cancel_check_s: cooperative cancellation's deadline checks are not modelled across a pause",
+        ]
+    );
+}
+
+#[test]
 fn a_shared_rate_limit_needs_a_rate_limit() {
     assert_single_errors(&[(
         "svc_b.rate_limit_scope",
