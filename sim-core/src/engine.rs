@@ -79,6 +79,8 @@ enum Action {
     Crash(u16, u16),
     /// Server instance `0` restarts, empty.
     Restart(u16),
+    /// Request `0` has waited its turn in its server's leaky bucket.
+    LeftBucket(JobRef),
     /// Server instance `0`'s GC tick: a pause begins unless one runs.
     GcTick(u16),
     /// A server job's own work at a tier with GC pauses reaches its end
@@ -324,6 +326,7 @@ impl Sim<'_> {
                 Action::Crash(s, k) => self.crash(s as usize, k as usize),
                 Action::Restart(s) => self.servers[s as usize].down = None,
                 Action::GcTick(s) => self.gc_tick(s as usize),
+                Action::LeftBucket(job) => self.left_bucket(job),
                 Action::PausedWorkDone(job, mark) => self.paused_work_done(job, mark),
             }
         }
@@ -654,15 +657,14 @@ impl Sim<'_> {
         }
     }
 
-    /// A request reaches its server: start, queue or reject it.
+    /// A request reaches its server: counted, then refused if the server is
+    /// down, through its leaky bucket if it has one, and admitted.
     fn arrive(&mut self, job: JobRef) {
         let j = *self.jobs.get_mut(job);
         let (s, user) = (j.server(), j.user as usize);
         let (now, sec, during) = (self.now, self.second(), self.phase_of(self.now) == 1);
         let m = self.m;
         let model = &m.servers[s];
-        let class = self.user_class[user] as usize;
-        let reply_first = m.dispatch == Dispatch::ReplyFirst;
         self.servers[model.tier].per_user[user] += 1;
         let srv = &mut self.servers[s];
         srv.on_arrival(sec, during, self.user_ended[user], self.jobs.by_retry(job));
@@ -671,19 +673,50 @@ impl Sim<'_> {
             self.arrive_down(s, j, refuse_after);
             return;
         }
+        // A request's time at the tier, and its budget there, start here:
+        // waiting in the bucket is queueing.
+        self.jobs.get_mut(job).arrived = now;
+        if model.leaky_bucket {
+            match srv.leave_bucket(now, self.tier_rate_limits[model.tier].as_mut()) {
+                Err(_) => return self.reject(job),
+                Ok(at) if at > now => return self.schedule(at, Action::LeftBucket(job)),
+                Ok(_) => {}
+            }
+        }
+        self.admit(job);
+    }
+
+    /// Request `job` has waited its turn in its server's leaky bucket.
+    fn left_bucket(&mut self, job: JobRef) {
+        let j = *self.jobs.get_mut(job);
+        let s = j.server();
+        let srv = &mut self.servers[s];
+        srv.left_bucket();
+        if let Some(refuse_after) = srv.down {
+            self.jobs.release(job);
+            self.arrive_down(s, j, refuse_after);
+            return;
+        }
+        self.admit(job);
+    }
+
+    /// Request `job`, arrived at its server (and through its leaky bucket,
+    /// if any): start, queue or reject it.
+    #[inline(always)]
+    fn admit(&mut self, job: JobRef) {
+        let j = *self.jobs.get_mut(job);
+        let (s, user) = (j.server(), j.user as usize);
+        let (now, sec) = (self.now, self.second());
+        let m = self.m;
+        let model = &m.servers[s];
+        let class = self.user_class[user] as usize;
+        let reply_first = m.dispatch == Dispatch::ReplyFirst;
+        let srv = &mut self.servers[s];
         let shared_limit = self.tier_rate_limits[model.tier].as_mut();
         let admission = match srv.admit(model, now, sec, class, reply_first, shared_limit) {
             Ok(admission) => admission,
-            Err(_) => {
-                self.jobs.release(job);
-                let at = now + model.reject_latency + self.hop_latency(s);
-                let outcome = model.reject_outcome;
-                let reply = Action::Reply(j.caller, j.caller_attempt, outcome, model.replica);
-                self.events.push_in_lane(self.reject_lane[s], at, reply);
-                return;
-            }
+            Err(_) => return self.reject(job),
         };
-        self.jobs.get_mut(job).arrived = now;
         match admission {
             Admission::Start if j.cancelled => {
                 // Nobody waits for it: no reply.
@@ -693,6 +726,19 @@ impl Sim<'_> {
             Admission::Start => self.start_job(s, job),
             Admission::Queue => srv.enqueue(job, class, now),
         }
+    }
+
+    /// Request `job` is rejected at its server: the rejection's reply
+    /// reaches the caller after the server's reject latency and the hop's.
+    fn reject(&mut self, job: JobRef) {
+        let j = *self.jobs.get_mut(job);
+        let s = j.server();
+        let model = &self.m.servers[s];
+        self.jobs.release(job);
+        let at = self.now + model.reject_latency + self.hop_latency(s);
+        let outcome = model.reject_outcome;
+        let reply = Action::Reply(j.caller, j.caller_attempt, outcome, model.replica);
+        self.events.push_in_lane(self.reject_lane[s], at, reply);
     }
 
     /// Request `j` reaches server `s` while it is down: the connection is

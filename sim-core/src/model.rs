@@ -283,6 +283,9 @@ pub struct ServerModel {
     pub shed_queue: Vec<Option<usize>>,
     pub codel: Option<CoDel>,
     pub rate_limit: Option<RateLimiter>,
+    /// The rate limit is a leaky bucket: requests pass it on arrival,
+    /// before the tier's own admission.
+    pub leaky_bucket: bool,
     pub adaptive_limit: Option<ConcurrencyLimit>,
     pub reject_latency: Nanos,
     /// Cooperative cancellation interval; 0 = off.
@@ -626,6 +629,8 @@ impl Model {
                     rate_limit: (t.rate_limit_per_s > 0.0
                         && t.rate_limit_scope == LimitScope::Replica)
                         .then(|| rate_limiter(t)),
+                    leaky_bucket: t.rate_limit_per_s > 0.0
+                        && t.rate_limit_kind == crate::scenario::RateLimitKind::LeakyBucket,
                     reject_latency: secs_to_nanos(t.reject_latency_s),
                     cancel_check: secs_to_nanos(t.cancel_check_s),
                     retry_after: secs_to_nanos(t.retry_after_s),

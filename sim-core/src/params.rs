@@ -756,7 +756,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Tier,
         "rate_limit_burst",
         Kind::Float,
-        "Token-bucket size: how many requests may pass at once after a quiet spell (the bucket starts full).",
+        "Token-bucket size: how many requests may pass at once after a quiet spell (the bucket starts full). Leaky bucket: how many requests may wait their turn (a whole number).",
     ),
     p(
         Scope::Tier,
@@ -768,7 +768,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Tier,
         "rate_limit_kind",
         Kind::Choice(crate::scenario::RateLimitKind::VARIANTS),
-        "How the rate limit counts: token_bucket (bursts up to rate_limit_burst), fixed_window (rate x rate_limit_window_s per aligned window: a burst at a window's end and another at the next one's start pass together) or sliding_window (the previous window's count weighted by its share still inside the window ending now).",
+        "How the rate limit counts: token_bucket (bursts up to rate_limit_burst), fixed_window (rate x rate_limit_window_s per aligned window: a burst at a window's end and another at the next one's start pass together), sliding_window (the previous window's count weighted by its share still inside the window ending now) or leaky_bucket (a queue in front of the tier drained at the rate: a request enters one interval of 1 / rate after the previous, waiting its turn while at most rate_limit_burst wait, rejected beyond; bucket_waited, in_bucket_at_end).",
     ),
     p(
         Scope::Tier,

@@ -105,6 +105,10 @@ pub struct TierStats {
     pub rejected_full: u64,
     /// Rejected by the tier's rate limit (token bucket).
     pub rate_limited: u64,
+    /// Leaky bucket: requests that waited their turn in it, and those still
+    /// waiting at the horizon.
+    pub bucket_waited: u64,
+    pub in_bucket_at_end: u64,
     /// Requests shed on arrival (the queue at their class's shedding length).
     pub shed: u64,
     pub dropped_expired: u64,
@@ -189,6 +193,8 @@ impl TierStats {
             t.admitted += p.admitted;
             t.rejected_full += p.rejected_full;
             t.rate_limited += p.rate_limited;
+            t.bucket_waited += p.bucket_waited;
+            t.in_bucket_at_end += p.in_bucket_at_end;
             t.shed += p.shed;
             t.dropped_expired += p.dropped_expired;
             t.codel_dropped += p.codel_dropped;
@@ -722,7 +728,7 @@ impl RunResult {
                 "requests received by the tier in the window per user arriving in it",
                 "ratio",
             );
-            let counters: [(&str, u64, &'static str); 25] = [
+            let counters: [(&str, u64, &'static str); 27] = [
                 (
                     "arrivals_after_user_left",
                     t.arrivals_after_user_left,
@@ -795,6 +801,16 @@ impl RunResult {
                     "error replies of requests that failed fast in an error window",
                 ),
                 ("gc_pauses", t.gc_pauses, "GC-like pauses begun"),
+                (
+                    "bucket_waited",
+                    t.bucket_waited,
+                    "requests that waited their turn in the leaky bucket",
+                ),
+                (
+                    "in_bucket_at_end",
+                    t.in_bucket_at_end,
+                    "requests waiting in the leaky bucket at the horizon",
+                ),
                 (
                     "lost_in_crash",
                     t.lost_in_crash,

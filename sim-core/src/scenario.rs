@@ -834,6 +834,9 @@ pub enum RateLimitKind {
     TokenBucket,
     FixedWindow,
     SlidingWindow,
+    /// A queue drained at the rate: requests wait their turn (at most
+    /// `rate_limit_burst` of them) and enter one every 1 / rate.
+    LeakyBucket,
 }
 
 /// What a tier's rate limit covers when it has replicas.

@@ -165,6 +165,8 @@ pub struct Server {
     rate_limit: Option<RateLimiter>,
     /// GC-like pauses, when the tier has them.
     pub pauses: Option<Pauses>,
+    /// Requests waiting in the leaky bucket of the rate limit.
+    in_bucket: u64,
     /// The adaptive concurrency limit, when the tier has one.
     limit: Option<ConcurrencyLimit>,
     pub stats: TierStats,
@@ -224,6 +226,7 @@ impl Server {
             codel: model.codel.clone(),
             rate_limit: model.rate_limit.clone(),
             pauses: model.gc.as_ref().map(Pauses::new),
+            in_bucket: 0,
             limit: model.adaptive_limit.clone(),
             stats: TierStats {
                 name: model.name.clone(),
@@ -307,6 +310,39 @@ impl Server {
         } else {
             Admission::Queue
         })
+    }
+
+    /// When a request arriving at `now` leaves the tier's leaky bucket
+    /// (the shared one when the tier has one): `now` without a leaky
+    /// bucket, a later instant if it waits its turn (counted), or a
+    /// rejection if the bucket is full (counted).
+    #[inline]
+    pub fn leave_bucket(
+        &mut self,
+        now: Nanos,
+        shared_limit: Option<&mut RateLimiter>,
+    ) -> Result<Nanos, Rejection> {
+        let Some(RateLimiter::Leaky(bucket)) = shared_limit.or(self.rate_limit.as_mut()) else {
+            return Ok(now);
+        };
+        match bucket.admit_at(now) {
+            None => {
+                self.stats.rate_limited += 1;
+                Err(Rejection::RateLimited)
+            }
+            Some(at) => {
+                if at > now {
+                    self.stats.bucket_waited += 1;
+                    self.in_bucket += 1;
+                }
+                Ok(at)
+            }
+        }
+    }
+
+    /// A request that waited in the leaky bucket leaves it.
+    pub fn left_bucket(&mut self) {
+        self.in_bucket -= 1;
     }
 
     /// An admitted request of `class` waits.
@@ -448,6 +484,7 @@ impl Server {
         t.wait_s = secs(self.wait_ns);
         t.queue_s = secs(self.queue_area_ns);
         t.queued_at_end = self.queue.len() as u64;
+        t.in_bucket_at_end = self.in_bucket;
         t.busy_at_end = self.busy as u64;
         t.busy_s = secs(self.busy_ns);
         t.max_arrivals_per_user = self.per_user.iter().copied().max().unwrap_or(0) as u64;

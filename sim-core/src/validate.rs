@@ -260,6 +260,12 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
             "must be at least 1 token",
         );
         check(
+            t.rate_limit_kind != crate::scenario::RateLimitKind::LeakyBucket
+                || t.rate_limit_burst.fract() == 0.0,
+            path("rate_limit_burst"),
+            "a leaky bucket holds whole requests: give a whole number",
+        );
+        check(
             t.rate_limit_window_s.is_finite() && t.rate_limit_window_s > 0.0,
             path("rate_limit_window_s"),
             "must be > 0",

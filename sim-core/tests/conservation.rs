@@ -67,7 +67,8 @@ fn check(s: &Scenario, r: &RunResult, label: &str) {
                     + part.rate_limited
                     + part.shed
                     + part.refused_down
-                    + part.black_holed,
+                    + part.black_holed
+                    + part.in_bucket_at_end,
                 "{}",
                 ctx("arrivals")
             );
@@ -361,6 +362,39 @@ fn counts_add_up_with_gc_pauses() {
         assert!(b.gc_longest_pause_s > 0.05, "{p}");
         assert!(r.tiers[2].abandoned + r.tiers[2].cancelled > 0, "{p}");
         check(&s, &r, &format!("{p} with gc pauses"));
+    }
+}
+
+#[test]
+fn counts_add_up_with_a_leaky_bucket() {
+    // A bucket per replica and one shared, with a replica crashing while
+    // requests wait in front of it, and requests still waiting at the
+    // horizon (arrivals up to it).
+    for scope in ["replica", "service"] {
+        let s = ch37(
+            "deadline",
+            "fifo",
+            &[
+                ("svc_b.replicas", "2"),
+                ("svc_b.rate_limit_per_s", "700"),
+                ("svc_b.rate_limit_burst", "30"),
+                ("svc_b.rate_limit_kind", "leaky_bucket"),
+                ("svc_b.rate_limit_scope", scope),
+                ("svc_b.crash.start_s", "40"),
+                ("svc_b.crash.duration_s", "1"),
+                ("svc_b.crash.replicas", "[1]"),
+                ("horizon_s", "60.5"),
+                ("client.duration_s", "60.5"),
+                ("client.spike.start_s", "58"),
+                ("client.spike.duration_s", "3"),
+                ("client.spike.factor", "4"),
+            ],
+        );
+        let r = run(&s, 4);
+        let b = &r.tiers[2];
+        assert!(b.bucket_waited > 0 && b.rate_limited > 0, "{scope}");
+        assert!(b.in_bucket_at_end > 0, "{scope}");
+        check(&s, &r, &format!("leaky bucket, {scope}"));
     }
 }
 

@@ -428,6 +428,12 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ),
     (
         "ch37",
+        "svc_b.rate_limit_per_s=300 svc_b.rate_limit_kind=leaky_bucket",
+        "svc_b.rate_limit_burst",
+        "50",
+    ),
+    (
+        "ch37",
         "svc_b.rate_limit_per_s=300 svc_b.rate_limit_kind=sliding_window",
         "svc_b.rate_limit_window_s",
         "0.1",

@@ -1624,3 +1624,36 @@ fn a_gc_pause_stops_the_slots_for_its_length() {
     );
     assert!(r.tiers[0].gc_longest_pause_s > 0.1 + 0.0001 * 500.0);
 }
+
+/// A leaky bucket lets requests into the tier exactly 1 / rate apart: at
+/// 40 a second (25 ms apart, longer than the 20 ms of work) against 80
+/// users a second, every whole second of arrivals admits exactly 40, the
+/// one slot is always free when a request leaves the bucket (no queue),
+/// and no request waits more than its 4 predecessors' turns (100 ms) plus
+/// its work. A token bucket of the same rate and size lets 4 through at
+/// once instead, so requests queue at the slot.
+#[test]
+fn a_leaky_bucket_admits_one_request_per_interval() {
+    let run_with = |kind: &str| {
+        let s = common::scenario(
+            "single-queue.toml",
+            &[
+                ("server.rate_limit_per_s", "40"),
+                ("server.rate_limit_burst", "4"),
+                ("server.rate_limit_kind", kind),
+            ],
+        );
+        common::run(&s, 1)
+    };
+    let r = run_with("leaky_bucket");
+    let t = &r.tiers[0];
+    assert!(r.series.tiers[0].admitted[1..30].iter().all(|&a| a == 40));
+    assert_eq!(t.max_queue, 0);
+    assert!(t.bucket_waited > 1000 && t.rate_limited > 1000);
+    assert_eq!(t.arrivals, t.admitted + t.rate_limited + t.in_bucket_at_end);
+    let p99 = r.success_latency_p99_s.expect("successes");
+    assert!(p99 > 0.1 && p99 <= 0.12 + 1e-9, "{p99}");
+    let token = run_with("token_bucket");
+    assert!(token.tiers[0].max_queue >= 3);
+    assert_eq!(token.tiers[0].bucket_waited, 0);
+}

@@ -582,6 +582,18 @@ fn a_per_replica_scope_without_its_mechanism_is_refused() {
 }
 
 #[test]
+fn a_leaky_bucket_holds_whole_requests() {
+    assert_eq!(
+        errors(&[
+            ("svc_b.rate_limit_per_s", "50"),
+            ("svc_b.rate_limit_kind", "leaky_bucket"),
+            ("svc_b.rate_limit_burst", "2.5"),
+        ]),
+        ["svc_b.rate_limit_burst: a leaky bucket holds whole requests: give a whole number"]
+    );
+}
+
+#[test]
 fn gc_pauses_are_checked() {
     assert_single_errors(&[
         (
