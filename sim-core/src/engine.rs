@@ -18,6 +18,7 @@
 //! (`admit`, `next_to_start`) hold the server-side ones. The engine decides
 //! when each hook runs, and what follows from its answer.
 
+use crate::cache::FROM_CACHE;
 use crate::caller::{Caller, NO_REPLICA, Outcome, RetryDecision, attempt_end, cancels_copies};
 use crate::event_queue::EventQueue;
 use crate::job::{Job, JobKind, JobRef, Jobs, NO_EDGE, NO_JOB};
@@ -612,6 +613,14 @@ impl Sim<'_> {
         end: Nanos,
         copy: usize,
     ) {
+        if let Some(cache) = &mut self.servers[s].cache {
+            let (now, sec) = (self.now, (self.now / NANOS_PER_SEC) as usize);
+            if cache.lookup(now, sec) {
+                let at = now + cache.hit_latency();
+                let reply = Action::Reply(caller, caller_attempt, Outcome::Ok, FROM_CACHE);
+                return self.schedule(at, reply);
+            }
+        }
         let edge = match self.m.servers[s].downstream {
             Downstream::Chain(e) => e as u16,
             Downstream::Leaf | Downstream::Fanout(_) => NO_EDGE,
@@ -1004,6 +1013,10 @@ impl Sim<'_> {
         // replies, and the draws they cause, come first.
         if cancels_copies(call, outcome) {
             self.cancel_copies(job);
+        }
+        if call.cached && outcome == Outcome::Ok && by != FROM_CACHE {
+            let cache = self.servers[call.to].cache.as_mut();
+            cache.expect("a cached tier").fill(self.now);
         }
         self.callers[edge].on_ended(call, self.now, sent_at, retry, outcome);
         (self.callers[edge]).on_replica_answer(self.now, sent_at, job.idx, by, outcome);

@@ -7,6 +7,7 @@
 //! seed give a bit-identical [`RunResult`] on any machine.
 
 mod builtin;
+mod cache;
 mod caller;
 mod engine;
 mod event_queue;

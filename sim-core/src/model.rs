@@ -1,6 +1,7 @@
 //! A validated scenario compiled for the engine: integer nanoseconds, indexes
 //! instead of names, policies as ready-made values.
 
+use crate::cache::CacheModel;
 use crate::caller::Outcome;
 use crate::gc::GcModel;
 use crate::policy::{
@@ -220,6 +221,9 @@ pub struct CallModel {
     pub name: String,
     /// The tier called, which is also the instance of its replica 0.
     pub to: usize,
+    /// The tier called has a look-aside cache (its misses' successful
+    /// replies fill it).
+    pub cached: bool,
     /// With several replicas: their instances in replica order, and the
     /// balancer this caller starts with (`None`: one replica, no choice).
     pub replicas: Vec<usize>,
@@ -308,6 +312,8 @@ pub struct ServerModel {
     pub crashes: Vec<Crash>,
     /// GC-like pauses of this instance, when it has them.
     pub gc: Option<GcModel>,
+    /// The look-aside cache in front of the tier, when it has one.
+    pub cache: Option<CacheModel>,
     /// Most arrivals one user request can cause at the tier (requirement
     /// R1; its replicas together).
     pub arrival_bound_per_user: u64,
@@ -490,6 +496,7 @@ impl Model {
             CallModel {
                 name: e.name.clone(),
                 to: e.to,
+                cached: s.tiers[e.to].cache.hit_ratio > 0.0,
                 replicas: if balanced {
                     replicas.clone()
                 } else {
@@ -645,6 +652,7 @@ impl Model {
                     errors: error_windows(t, 0),
                     crashes: crashes(t, 0),
                     gc: GcModel::of(&t.gc),
+                    cache: CacheModel::of(&t.cache),
                     error_latency: secs_to_nanos(t.error_latency_s),
                     arrival_bound_per_user: bounds[i],
                     downstream,

@@ -844,6 +844,36 @@ pub const PARAMS: &[Param] = &[
     ),
     p(
         Scope::Tier,
+        "cache.hit_ratio",
+        Kind::Float,
+        "Look-aside cache in front of the tier (0: none): the share of its callers' lookups answered from the cache after cache.hit_latency_s, in [0, 1); the rest go to the tier, so a cold cache sends it 1 / (1 - hit_ratio) times the load of a warm one. Metrics <tier>_cache_hits, _cache_misses, _cache_fills; series <tier>_cache_hits, _cache_misses per second. Not with replicas.",
+    ),
+    p(
+        Scope::Tier,
+        "cache.hit_latency_s",
+        Kind::Float,
+        "Look-aside cache: how long a hit takes to answer (1 ms by default).",
+    ),
+    p(
+        Scope::Tier,
+        "cache.flush_start_s",
+        Kind::Float,
+        "Look-aside cache: start of its flush window (a restart or deploy of the cache), in which every lookup misses and nothing is stored; the cache is empty at its end.",
+    ),
+    p(
+        Scope::Tier,
+        "cache.flush_duration_s",
+        Kind::Float,
+        "Look-aside cache: length of the flush window (0: no flush).",
+    ),
+    p(
+        Scope::Tier,
+        "cache.fill_keys",
+        Kind::Int,
+        "Look-aside cache: keys to refill after the flush (1000 by default). Each miss the tier answers with success after the flush fills one; the hit ratio is then hit_ratio x filled / fill_keys until all are filled, so the cache warms only as fast as the tier answers.",
+    ),
+    p(
+        Scope::Tier,
         "gc.every_s",
         Kind::Float,
         "GC-like pauses (0: none): at every multiple of this many seconds each instance of the tier stops the world for gc.pause_s + gc.per_queued_s x its queue length then (a tick inside a pause is skipped). Its slots do no work while paused: work in service ends that much later, work starting in a pause begins at its end; waits on downstream calls are not paused. Metrics <tier>_gc_pauses, _gc_paused_s, _gc_longest_pause_s.",

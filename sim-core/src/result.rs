@@ -133,6 +133,11 @@ pub struct TierStats {
     /// Error replies of requests that failed fast in an error window
     /// (completions, not ok).
     pub errors_injected: u64,
+    /// Look-aside cache: lookups answered from it, lookups sent on to the
+    /// tier, and keys filled since its flush.
+    pub cache_hits: u64,
+    pub cache_misses: u64,
+    pub cache_fills: u64,
     /// GC-like pauses begun, their total and their longest length
     /// (seconds; a pause begun before the horizon counts whole).
     pub gc_pauses: u64,
@@ -205,6 +210,9 @@ impl TierStats {
             t.abandoned += p.abandoned;
             t.errors_injected += p.errors_injected;
             t.gc_pauses += p.gc_pauses;
+            t.cache_hits += p.cache_hits;
+            t.cache_misses += p.cache_misses;
+            t.cache_fills += p.cache_fills;
             t.gc_paused_s += p.gc_paused_s;
             t.gc_longest_pause_s = t.gc_longest_pause_s.max(p.gc_longest_pause_s);
             t.lost_in_crash += p.lost_in_crash;
@@ -403,6 +411,10 @@ pub struct TierSeries {
     /// calls is not counted, so for a tier that calls others it is an upper
     /// bound. `None` for a tier that does no work of its own.
     pub capacity_per_s: Vec<Option<f64>>,
+    /// Lookups of the tier's look-aside cache in that second that hit, and
+    /// that missed (went to the tier); 0 without a cache.
+    pub cache_hits: Vec<u64>,
+    pub cache_misses: Vec<u64>,
     /// With replicas, each replica's own series (replica 0 first); empty
     /// without.
     pub replicas: Vec<TierSeries>,
@@ -728,7 +740,7 @@ impl RunResult {
                 "requests received by the tier in the window per user arriving in it",
                 "ratio",
             );
-            let counters: [(&str, u64, &'static str); 27] = [
+            let counters: [(&str, u64, &'static str); 30] = [
                 (
                     "arrivals_after_user_left",
                     t.arrivals_after_user_left,
@@ -801,6 +813,21 @@ impl RunResult {
                     "error replies of requests that failed fast in an error window",
                 ),
                 ("gc_pauses", t.gc_pauses, "GC-like pauses begun"),
+                (
+                    "cache_hits",
+                    t.cache_hits,
+                    "lookups answered by the look-aside cache in front of the tier",
+                ),
+                (
+                    "cache_misses",
+                    t.cache_misses,
+                    "lookups that missed the cache and went to the tier",
+                ),
+                (
+                    "cache_fills",
+                    t.cache_fills,
+                    "cache keys filled by misses answered after the flush",
+                ),
                 (
                     "bucket_waited",
                     t.bucket_waited,

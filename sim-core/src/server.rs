@@ -3,6 +3,7 @@
 //! the next queued request a freed slot takes, with the tier's counters.
 //! The engine decides when a hook runs; a hook counts its own reason.
 
+use crate::cache::CacheState;
 use crate::caller::Outcome;
 use crate::gc::Pauses;
 use crate::job::{Job, JobRef, Jobs};
@@ -167,6 +168,8 @@ pub struct Server {
     pub pauses: Option<Pauses>,
     /// Requests waiting in the leaky bucket of the rate limit.
     in_bucket: u64,
+    /// The look-aside cache in front of the tier (its only instance).
+    pub cache: Option<CacheState>,
     /// The adaptive concurrency limit, when the tier has one.
     limit: Option<ConcurrencyLimit>,
     pub stats: TierStats,
@@ -227,6 +230,7 @@ impl Server {
             rate_limit: model.rate_limit.clone(),
             pauses: model.gc.as_ref().map(Pauses::new),
             in_bucket: 0,
+            cache: (model.cache.as_ref()).map(|c| CacheState::new(c, seed, &model.name, secs)),
             limit: model.adaptive_limit.clone(),
             stats: TierStats {
                 name: model.name.clone(),
@@ -488,6 +492,11 @@ impl Server {
         t.busy_at_end = self.busy as u64;
         t.busy_s = secs(self.busy_ns);
         t.max_arrivals_per_user = self.per_user.iter().copied().max().unwrap_or(0) as u64;
+        if let Some(c) = &self.cache {
+            t.cache_hits = c.hits;
+            t.cache_misses = c.misses;
+            t.cache_fills = c.filled() as u64;
+        }
         if let Some(p) = &self.pauses {
             t.gc_pauses = p.count();
             t.gc_paused_s = secs(p.total() as u128);
@@ -512,6 +521,7 @@ impl Server {
             })
             .collect();
         let column = |get: fn(&Second) -> u64| self.seconds.iter().map(get).collect();
+        let secs_n = self.seconds.len();
         let series = TierSeries {
             name: model.name.clone(),
             arrivals: column(|c| c.arrivals),
@@ -523,6 +533,10 @@ impl Server {
             queue_len: column(|c| c.queue_len),
             busy: column(|c| c.busy),
             capacity_per_s,
+            cache_hits: (self.cache.as_ref())
+                .map_or_else(|| vec![0; secs_n], |c| c.hits_per_s.clone()),
+            cache_misses: (self.cache.as_ref())
+                .map_or_else(|| vec![0; secs_n], |c| c.misses_per_s.clone()),
             replicas: Vec::new(),
         };
         (t, series)

@@ -304,6 +304,7 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
             "must be >= 0",
         );
         check_gc(t, &mut check);
+        check_cache(t, &mut check);
         check(
             t.latency.per_inflight_s == 0.0,
             path("latency.per_inflight_s"),
@@ -492,6 +493,55 @@ fn check_gc(t: &crate::scenario::Tier, check: &mut impl FnMut(bool, String, &str
             "not with cancel_check_s: cooperative cancellation's deadline checks are not modelled across a pause",
         );
     }
+}
+
+/// A look-aside cache: a ratio below 1, a flush only on a cache, and
+/// replicas refused (a hit is answered by no replica, and the model keeps
+/// the cache with the tier's only instance).
+fn check_cache(t: &crate::scenario::Tier, check: &mut impl FnMut(bool, String, &str)) {
+    let path = |k: &str| format!("{}.cache.{k}", t.name);
+    let c = &t.cache;
+    let non_negative = |x: f64| x.is_finite() && x >= 0.0;
+    check(
+        (0.0..1.0).contains(&c.hit_ratio),
+        path("hit_ratio"),
+        "must be in [0, 1) (0: no cache)",
+    );
+    check(
+        non_negative(c.hit_latency_s),
+        path("hit_latency_s"),
+        "must be >= 0",
+    );
+    check(
+        non_negative(c.flush_start_s),
+        path("flush_start_s"),
+        "must be >= 0",
+    );
+    check(
+        non_negative(c.flush_duration_s),
+        path("flush_duration_s"),
+        "must be >= 0",
+    );
+    check(c.fill_keys >= 1, path("fill_keys"), "must be >= 1");
+    let no_cache = "acts only on a cache, and this tier has none: set cache.hit_ratio > 0";
+    if c.hit_ratio == 0.0 {
+        check(
+            c.flush_duration_s == 0.0,
+            path("flush_duration_s"),
+            no_cache,
+        );
+    } else {
+        check(
+            t.replicas == 1,
+            path("hit_ratio"),
+            "not with replicas: a cache hit is answered by no replica, which the balancers, breakers and outlier ejection of its callers do not model",
+        );
+    }
+    check(
+        c.flush_start_s == 0.0 || c.flush_duration_s > 0.0,
+        path("flush_start_s"),
+        "acts only on a flush: set cache.flush_duration_s > 0",
+    );
 }
 
 fn window_path(tier: &str, list: &str, i: usize, key: &str) -> String {

@@ -8,7 +8,7 @@ use serde::de::{self, DeserializeOwned, Visitor};
 use sim_core::Scenario;
 use sim_core::params::{self, Kind, PARAMS, Scope};
 use sim_core::scenario::{
-    Branch, Call, Client, ClosedLoop, CrashWindow, Dist, ErrorWindow, Gc, ProfilePoint,
+    Branch, Cache, Call, Client, ClosedLoop, CrashWindow, Dist, ErrorWindow, Gc, ProfilePoint,
     RecoveryRule, RequestClass, Service, Sinusoid, SlowWindow, Tier,
 };
 use std::collections::{BTreeMap, BTreeSet};
@@ -128,6 +128,7 @@ fn every_field_has_a_catalogue_line_and_every_line_a_field() {
                     ("service", service.clone()),
                     ("latency", service),
                     ("gc", fields::<Gc>()),
+                    ("cache", fields::<Cache>()),
                 ],
             ),
         ),

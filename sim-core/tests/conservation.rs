@@ -111,7 +111,7 @@ fn check(s: &Scenario, r: &RunResult, label: &str) {
         let calls: u64 = into.iter().map(|e| r.callers[*e].calls).sum();
         assert_eq!(
             calls,
-            t.arrivals + t.in_transit_at_end,
+            t.arrivals + t.in_transit_at_end + t.cache_hits,
             "{}",
             ctx("calls = arrivals (+ still on the network)")
         );
@@ -395,6 +395,30 @@ fn counts_add_up_with_a_leaky_bucket() {
         assert!(b.bucket_waited > 0 && b.rate_limited > 0, "{scope}");
         assert!(b.in_bucket_at_end > 0, "{scope}");
         check(&s, &r, &format!("leaky bucket, {scope}"));
+    }
+}
+
+#[test]
+fn counts_add_up_with_a_cache() {
+    // Hits are calls that never reach the tier; the app hedges and cancels,
+    // so a hit can win against a copy in flight, and the flush overloads
+    // db with and without a queue cap.
+    for cap in ["unbounded", "16"] {
+        let s = scenario(
+            "cold-cache.toml",
+            &[
+                ("db.queue_cap", cap),
+                ("app.hedge_delay_s", "0.05"),
+                ("app.cancel", "always"),
+                ("horizon_s", "60.5"),
+                ("client.duration_s", "60.5"),
+            ],
+        );
+        let r = run(&s, 3);
+        let db = &r.tiers[1];
+        assert!(db.cache_hits > 0 && db.cache_misses > 0, "{cap}");
+        assert_eq!(db.cache_hits + db.cache_misses, r.callers[1].calls, "{cap}");
+        check(&s, &r, &format!("cache, queue cap {cap}"));
     }
 }
 

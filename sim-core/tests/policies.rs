@@ -1657,3 +1657,58 @@ fn a_leaky_bucket_admits_one_request_per_interval() {
     assert!(token.tiers[0].max_queue >= 3);
     assert_eq!(token.tiers[0].bucket_waited, 0);
 }
+
+/// A look-aside cache answers its hit ratio of the lookups, so a cold one
+/// sends the tier 1 / (1 - h) times the load of a warm one: with h = 0.9
+/// and a database with room to spare, db's arrivals per second are 10 times
+/// higher during the flush (every lookup misses) than before it, and back
+/// to a tenth once the misses have refilled the keys.
+#[test]
+fn a_cold_cache_sends_the_tier_one_over_one_minus_h_times_the_load() {
+    let s = common::scenario("cold-cache.toml", &[("db.slots", "100")]);
+    let r = common::run(&s, 1);
+    let (db, series) = (&r.tiers[1], &r.series.tiers[1]);
+    let sum = |v: &[u64], from: usize, to: usize| v[from..to].iter().sum::<u64>() as f64;
+    let warm = sum(&series.arrivals, 5, 20) / 15.0;
+    let cold = sum(&series.arrivals, 20, 22) / 2.0;
+    let ratio = cold / warm;
+    assert!((ratio - 10.0).abs() < 1.0, "{cold} / {warm} = {ratio}");
+    // During the flush nothing hits; every lookup is a miss and reaches db.
+    assert_eq!(sum(&series.cache_hits, 20, 22), 0.0);
+    assert_eq!(
+        sum(&series.cache_misses, 20, 22),
+        sum(&series.arrivals, 20, 22)
+    );
+    // The 2000 keys refill within seconds of the flush: the share of hits
+    // is back to 0.9.
+    assert_eq!(db.cache_fills, 2000);
+    let hits = sum(&series.cache_hits, 30, 60);
+    let share = hits / (hits + sum(&series.cache_misses, 30, 60));
+    assert!((share - 0.9).abs() < 0.005, "{share}");
+    assert!((sum(&series.arrivals, 30, 60) / 30.0 / warm - 1.0).abs() < 0.1);
+    // Hits and misses are the app's calls to db, every one.
+    assert_eq!(db.cache_hits + db.cache_misses, r.callers[1].calls);
+    assert_eq!(db.cache_misses, db.arrivals + db.in_transit_at_end);
+}
+
+/// The cache warms only as fast as the tier answers: the same flush
+/// against the 8-slot database, which cannot serve every lookup, leaves it
+/// with an unbounded queue that answers nothing in time, so no key is
+/// refilled and the cache stays cold to the end; a queue cap answers
+/// some in time and the cache refills.
+#[test]
+fn a_cache_refills_only_from_the_answers_of_its_tier() {
+    let cold = common::run(&common::scenario("cold-cache.toml", &[]), 1);
+    assert!(
+        cold.tiers[1].cache_fills < 100,
+        "{}",
+        cold.tiers[1].cache_fills
+    );
+    assert_eq!(cold.recovery_s, None);
+    let capped = common::run(
+        &common::scenario("cold-cache.toml", &[("db.queue_cap", "16")]),
+        1,
+    );
+    assert_eq!(capped.tiers[1].cache_fills, 2000);
+    assert!(capped.recovery_s.is_some());
+}

@@ -594,6 +594,30 @@ fn a_leaky_bucket_holds_whole_requests() {
 }
 
 #[test]
+fn a_cache_is_checked() {
+    assert_eq!(
+        errors(&[
+            ("svc_b.cache.hit_ratio", "1"),
+            ("svc_a.cache.flush_duration_s", "2"),
+            ("gateway.cache.flush_start_s", "3"),
+            ("gateway.cache.fill_keys", "0"),
+        ]),
+        [
+            "gateway.cache.fill_keys: must be >= 1",
+            "gateway.cache.flush_start_s: acts only on a flush: set cache.flush_duration_s > 0",
+            "svc_a.cache.flush_duration_s: acts only on a cache, and this tier has none: set cache.hit_ratio > 0",
+            "svc_b.cache.hit_ratio: must be in [0, 1) (0: no cache)",
+        ]
+    );
+    assert_eq!(
+        errors(&[("svc_b.replicas", "2"), ("svc_b.cache.hit_ratio", "0.5")]),
+        [
+            "svc_b.cache.hit_ratio: not with replicas: a cache hit is answered by no replica, which the balancers, breakers and outlier ejection of its callers do not model"
+        ]
+    );
+}
+
+#[test]
 fn gc_pauses_are_checked() {
     assert_single_errors(&[
         (
