@@ -320,14 +320,14 @@ impl Sim<'_> {
                         self.finish(job, false);
                     }
                 }
-                Action::Arrive(job) => self.arrive(job),
+                Action::Arrive(job) => self.arrive(job, false),
                 Action::Reply(caller, attempt, outcome, by) => {
                     self.reply(caller, attempt, outcome, by)
                 }
                 Action::Crash(s, k) => self.crash(s as usize, k as usize),
                 Action::Restart(s) => self.servers[s as usize].down = None,
                 Action::GcTick(s) => self.gc_tick(s as usize),
-                Action::LeftBucket(job) => self.left_bucket(job),
+                Action::LeftBucket(job) => self.arrive(job, true),
                 Action::PausedWorkDone(job, mark) => self.paused_work_done(job, mark),
             }
         }
@@ -613,13 +613,8 @@ impl Sim<'_> {
         end: Nanos,
         copy: usize,
     ) {
-        if let Some(cache) = &mut self.servers[s].cache {
-            let (now, sec) = (self.now, (self.now / NANOS_PER_SEC) as usize);
-            if cache.lookup(now, sec) {
-                let at = now + cache.hit_latency();
-                let reply = Action::Reply(caller, caller_attempt, Outcome::Ok, FROM_CACHE);
-                return self.schedule(at, reply);
-            }
+        if self.m.servers[s].cache.is_some() && self.cache_hit(s, caller, caller_attempt) {
+            return;
         }
         let edge = match self.m.servers[s].downstream {
             Downstream::Chain(e) => e as u16,
@@ -637,10 +632,33 @@ impl Sim<'_> {
         }
         let latency = self.hop_latency(s);
         if latency == 0 {
-            self.arrive(job);
+            self.arrive(job, false);
         } else {
             self.schedule(self.now + latency, Action::Arrive(job));
         }
+    }
+
+    /// A lookup in the cache in front of server `s`: on a hit, the reply
+    /// to `caller`'s attempt comes from the cache. Kept out of `send`, whose
+    /// every call it would otherwise cost.
+    #[inline(never)]
+    fn cache_hit(&mut self, s: usize, caller: JobRef, caller_attempt: u32) -> bool {
+        let (now, sec) = (self.now, self.second());
+        let cache = self.servers[s].cache.as_mut().expect("a cached tier");
+        let hit = cache.lookup(now, sec);
+        if hit {
+            let at = now + cache.hit_latency();
+            let reply = Action::Reply(caller, caller_attempt, Outcome::Ok, FROM_CACHE);
+            self.schedule(at, reply);
+        }
+        hit
+    }
+
+    /// A miss's successful answer fills the cache in front of tier `to`.
+    #[inline(never)]
+    fn fill_cache(&mut self, to: usize) {
+        let cache = self.servers[to].cache.as_mut();
+        cache.expect("a cached tier").fill(self.now);
     }
 
     /// One draw of the latency of the hop into server `s` (0 without latency).
@@ -666,66 +684,61 @@ impl Sim<'_> {
         }
     }
 
-    /// A request reaches its server: counted, then refused if the server is
-    /// down, through its leaky bucket if it has one, and admitted.
-    fn arrive(&mut self, job: JobRef) {
+    /// A request reaches its server, or (`from_bucket`) leaves its leaky
+    /// bucket: counted on arrival, refused if the server is down, held in
+    /// the leaky bucket if it has one, then started, queued or rejected.
+    fn arrive(&mut self, job: JobRef, from_bucket: bool) {
         let j = *self.jobs.get_mut(job);
         let (s, user) = (j.server(), j.user as usize);
         let (now, sec, during) = (self.now, self.second(), self.phase_of(self.now) == 1);
         let m = self.m;
         let model = &m.servers[s];
-        self.servers[model.tier].per_user[user] += 1;
-        let srv = &mut self.servers[s];
-        srv.on_arrival(sec, during, self.user_ended[user], self.jobs.by_retry(job));
-        if let Some(refuse_after) = srv.down {
-            self.jobs.release(job);
-            self.arrive_down(s, j, refuse_after);
-            return;
-        }
-        // A request's time at the tier, and its budget there, start here:
-        // waiting in the bucket is queueing.
-        self.jobs.get_mut(job).arrived = now;
-        if model.leaky_bucket {
-            match srv.leave_bucket(now, self.tier_rate_limits[model.tier].as_mut()) {
-                Err(_) => return self.reject(job),
-                Ok(at) if at > now => return self.schedule(at, Action::LeftBucket(job)),
-                Ok(_) => {}
-            }
-        }
-        self.admit(job);
-    }
-
-    /// Request `job` has waited its turn in its server's leaky bucket.
-    fn left_bucket(&mut self, job: JobRef) {
-        let j = *self.jobs.get_mut(job);
-        let s = j.server();
-        let srv = &mut self.servers[s];
-        srv.left_bucket();
-        if let Some(refuse_after) = srv.down {
-            self.jobs.release(job);
-            self.arrive_down(s, j, refuse_after);
-            return;
-        }
-        self.admit(job);
-    }
-
-    /// Request `job`, arrived at its server (and through its leaky bucket,
-    /// if any): start, queue or reject it.
-    #[inline(always)]
-    fn admit(&mut self, job: JobRef) {
-        let j = *self.jobs.get_mut(job);
-        let (s, user) = (j.server(), j.user as usize);
-        let (now, sec) = (self.now, self.second());
-        let m = self.m;
-        let model = &m.servers[s];
         let class = self.user_class[user] as usize;
         let reply_first = m.dispatch == Dispatch::ReplyFirst;
         let srv = &mut self.servers[s];
-        let shared_limit = self.tier_rate_limits[model.tier].as_mut();
-        let admission = match srv.admit(model, now, sec, class, reply_first, shared_limit) {
-            Ok(admission) => admission,
-            Err(_) => return self.reject(job),
+        if from_bucket {
+            srv.left_bucket();
+        } else {
+            self.servers[model.tier].per_user[user] += 1;
+            let srv = &mut self.servers[s];
+            srv.on_arrival(sec, during, self.user_ended[user], self.jobs.by_retry(job));
+        }
+        let srv = &mut self.servers[s];
+        if let Some(refuse_after) = srv.down {
+            self.jobs.release(job);
+            self.arrive_down(s, j, refuse_after);
+            return;
+        }
+        let admission = if model.leaky_bucket && !from_bucket {
+            // A request's time at the tier, and its budget there, start
+            // here: waiting in the bucket is queueing.
+            self.jobs.get_mut(job).arrived = now;
+            match srv.leave_bucket(now, self.tier_rate_limits[model.tier].as_mut()) {
+                Ok(at) if at > now => return self.schedule(at, Action::LeftBucket(job)),
+                Ok(_) => {
+                    let shared_limit = self.tier_rate_limits[model.tier].as_mut();
+                    srv.admit(model, now, sec, class, reply_first, shared_limit)
+                }
+                Err(r) => Err(r),
+            }
+        } else {
+            let shared_limit = self.tier_rate_limits[model.tier].as_mut();
+            srv.admit(model, now, sec, class, reply_first, shared_limit)
         };
+        let admission = match admission {
+            Ok(admission) => admission,
+            Err(_) => {
+                self.jobs.release(job);
+                let at = now + model.reject_latency + self.hop_latency(s);
+                let outcome = model.reject_outcome;
+                let reply = Action::Reply(j.caller, j.caller_attempt, outcome, model.replica);
+                self.events.push_in_lane(self.reject_lane[s], at, reply);
+                return;
+            }
+        };
+        if !model.leaky_bucket {
+            self.jobs.get_mut(job).arrived = now;
+        }
         match admission {
             Admission::Start if j.cancelled => {
                 // Nobody waits for it: no reply.
@@ -735,19 +748,6 @@ impl Sim<'_> {
             Admission::Start => self.start_job(s, job),
             Admission::Queue => srv.enqueue(job, class, now),
         }
-    }
-
-    /// Request `job` is rejected at its server: the rejection's reply
-    /// reaches the caller after the server's reject latency and the hop's.
-    fn reject(&mut self, job: JobRef) {
-        let j = *self.jobs.get_mut(job);
-        let s = j.server();
-        let model = &self.m.servers[s];
-        self.jobs.release(job);
-        let at = self.now + model.reject_latency + self.hop_latency(s);
-        let outcome = model.reject_outcome;
-        let reply = Action::Reply(j.caller, j.caller_attempt, outcome, model.replica);
-        self.events.push_in_lane(self.reject_lane[s], at, reply);
     }
 
     /// Request `j` reaches server `s` while it is down: the connection is
@@ -1015,8 +1015,7 @@ impl Sim<'_> {
             self.cancel_copies(job);
         }
         if call.cached && outcome == Outcome::Ok && by != FROM_CACHE {
-            let cache = self.servers[call.to].cache.as_mut();
-            cache.expect("a cached tier").fill(self.now);
+            self.fill_cache(call.to);
         }
         self.callers[edge].on_ended(call, self.now, sent_at, retry, outcome);
         (self.callers[edge]).on_replica_answer(self.now, sent_at, job.idx, by, outcome);

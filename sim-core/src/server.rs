@@ -279,7 +279,7 @@ impl Server {
     /// it starts if a slot is free to it, else it queues, unless a
     /// protection rejects it (counted). Under FIFO a request never
     /// overtakes one of its class or above; `reply_first` lets it.
-    #[inline]
+    #[inline(always)]
     pub fn admit(
         &mut self,
         model: &ServerModel,
