@@ -18,6 +18,7 @@
 //! (`admit`, `next_to_start`) hold the server-side ones. The engine decides
 //! when each hook runs, and what follows from its answer.
 
+use crate::cache::FROM_CACHE;
 use crate::caller::{Caller, NO_REPLICA, Outcome, RetryDecision, attempt_end, cancels_copies};
 use crate::event_queue::EventQueue;
 use crate::job::{Job, JobKind, JobRef, Jobs, NO_EDGE, NO_JOB};
@@ -79,6 +80,14 @@ enum Action {
     Crash(u16, u16),
     /// Server instance `0` restarts, empty.
     Restart(u16),
+    /// Request `0` has waited its turn in its server's leaky bucket.
+    LeftBucket(JobRef),
+    /// Server instance `0`'s GC tick: a pause begins unless one runs.
+    GcTick(u16),
+    /// A server job's own work at a tier with GC pauses reaches its end
+    /// as scheduled when the pauses begun numbered `1`: done, or later by
+    /// the pauses begun since.
+    PausedWorkDone(JobRef, u32),
 }
 
 /// A fan-out in progress: its branch jobs, how many are still running,
@@ -247,6 +256,9 @@ pub fn simulate(
             sim.schedule(c.start, Action::Crash(s as u16, k as u16));
             sim.schedule(c.end, Action::Restart(s as u16));
         }
+        if let Some(gc) = &server.gc {
+            sim.schedule(gc.every, Action::GcTick(s as u16));
+        }
     }
     match &m.closed {
         None => sim.schedule_next_arrival(0),
@@ -314,12 +326,15 @@ impl Sim<'_> {
                         self.finish(job, false);
                     }
                 }
-                Action::Arrive(job) => self.arrive(job),
+                Action::Arrive(job) => self.arrive(job, false),
                 Action::Reply(caller, attempt, outcome, by) => {
                     self.reply(caller, attempt, outcome, by)
                 }
                 Action::Crash(s, k) => self.crash(s as usize, k as usize),
                 Action::Restart(s) => self.servers[s as usize].down = None,
+                Action::GcTick(s) => self.gc_tick(s as usize),
+                Action::LeftBucket(job) => self.arrive(job, true),
+                Action::PausedWorkDone(job, mark) => self.paused_work_done(job, mark),
             }
         }
         self.now = self.m.horizon;
@@ -610,6 +625,9 @@ impl Sim<'_> {
         end: Nanos,
         copy: usize,
     ) {
+        if self.m.servers[s].cache.is_some() && self.cache_hit(s, caller, caller_attempt) {
+            return;
+        }
         let edge = match self.m.servers[s].downstream {
             Downstream::Chain(e) => e as u16,
             Downstream::Leaf | Downstream::Fanout(_) => NO_EDGE,
@@ -626,10 +644,33 @@ impl Sim<'_> {
         }
         let latency = self.hop_latency(s);
         if latency == 0 {
-            self.arrive(job);
+            self.arrive(job, false);
         } else {
             self.schedule(self.now + latency, Action::Arrive(job));
         }
+    }
+
+    /// A lookup in the cache in front of server `s`: on a hit, the reply
+    /// to `caller`'s attempt comes from the cache. Kept out of `send`, whose
+    /// every call it would otherwise cost.
+    #[inline(never)]
+    fn cache_hit(&mut self, s: usize, caller: JobRef, caller_attempt: u32) -> bool {
+        let (now, sec) = (self.now, self.second());
+        let cache = self.servers[s].cache.as_mut().expect("a cached tier");
+        let hit = cache.lookup(now, sec);
+        if hit {
+            let at = now + cache.hit_latency();
+            let reply = Action::Reply(caller, caller_attempt, Outcome::Ok, FROM_CACHE);
+            self.schedule(at, reply);
+        }
+        hit
+    }
+
+    /// A miss's successful answer fills the cache in front of tier `to`.
+    #[inline(never)]
+    fn fill_cache(&mut self, to: usize) {
+        let cache = self.servers[to].cache.as_mut();
+        cache.expect("a cached tier").fill(self.now);
     }
 
     /// One draw of the latency of the hop into server `s` (0 without latency).
@@ -655,8 +696,10 @@ impl Sim<'_> {
         }
     }
 
-    /// A request reaches its server: start, queue or reject it.
-    fn arrive(&mut self, job: JobRef) {
+    /// A request reaches its server, or (`from_bucket`) leaves its leaky
+    /// bucket: counted on arrival, refused if the server is down, held in
+    /// the leaky bucket if it has one, then started, queued or rejected.
+    fn arrive(&mut self, job: JobRef, from_bucket: bool) {
         let j = *self.jobs.get_mut(job);
         let (s, user) = (j.server(), j.user as usize);
         let (now, sec, during) = (self.now, self.second(), self.phase_of(self.now) == 1);
@@ -664,9 +707,15 @@ impl Sim<'_> {
         let model = &m.servers[s];
         let class = self.user_class[user] as usize;
         let reply_first = m.dispatch == Dispatch::ReplyFirst;
-        self.servers[model.tier].per_user[user] += 1;
         let srv = &mut self.servers[s];
-        srv.on_arrival(sec, during, self.user_ended[user], self.jobs.by_retry(job));
+        if from_bucket {
+            srv.left_bucket();
+        } else {
+            self.servers[model.tier].per_user[user] += 1;
+            let srv = &mut self.servers[s];
+            srv.on_arrival(sec, during, self.user_ended[user], self.jobs.by_retry(job));
+        }
+        let srv = &mut self.servers[s];
         if srv.has.crashes
             && let Some(refuse_after) = srv.down
         {
@@ -674,12 +723,29 @@ impl Sim<'_> {
             self.arrive_down(s, j, refuse_after);
             return;
         }
-        let shared_limit = if srv.has.shared_rate_limit {
-            self.tier_rate_limits[model.tier].as_mut()
+        let shared = srv.has.shared_rate_limit;
+        let limits = &mut self.tier_rate_limits[model.tier];
+        let admission = if model.leaky_bucket && !from_bucket {
+            // A request's time at the tier, and its budget there, start
+            // here: waiting in the bucket is queueing.
+            self.jobs.get_mut(job).arrived = now;
+            match srv.leave_bucket(now, limits.as_mut().filter(|_| shared)) {
+                Ok(at) if at > now => return self.schedule(at, Action::LeftBucket(job)),
+                Ok(_) => srv.admit(
+                    model,
+                    now,
+                    sec,
+                    class,
+                    reply_first,
+                    limits.as_mut().filter(|_| shared),
+                ),
+                Err(r) => Err(r),
+            }
         } else {
-            None
+            let shared_limit = limits.as_mut().filter(|_| shared);
+            srv.admit(model, now, sec, class, reply_first, shared_limit)
         };
-        let admission = match srv.admit(model, now, sec, class, reply_first, shared_limit) {
+        let admission = match admission {
             Ok(admission) => admission,
             Err(_) => {
                 self.jobs.release(job);
@@ -690,7 +756,9 @@ impl Sim<'_> {
                 return;
             }
         };
-        self.jobs.get_mut(job).arrived = now;
+        if !model.leaky_bucket {
+            self.jobs.get_mut(job).arrived = now;
+        }
         match admission {
             Admission::Start if j.cancelled() => {
                 // Nobody waits for it: no reply.
@@ -778,9 +846,48 @@ impl Sim<'_> {
                 1.0
             };
             let work = service.draw(slow, &mut srv.rng) + load;
+            if let Some(p) = &srv.pauses {
+                // Validation keeps cooperative cancellation off here.
+                let (at, end) = (
+                    p.work_begins(now) + work,
+                    Action::PausedWorkDone(job, p.mark()),
+                );
+                self.schedule(at, end);
+                return;
+            }
             match abandon_at(now, work, deadline, model.cancel_check) {
                 Some(at) => self.schedule(at, Action::WorkAbandoned(job)),
                 None => self.schedule(now + work, Action::WorkDone(job)),
+            }
+        }
+    }
+
+    /// Server instance `s`'s GC tick: a pause whose length depends on its
+    /// queue now (see `gc.rs`), and the next tick.
+    fn gc_tick(&mut self, s: usize) {
+        let srv = &mut self.servers[s];
+        let queued = srv.queue.len();
+        srv.pauses
+            .as_mut()
+            .expect("a GC tier")
+            .tick(self.now, queued);
+        let every = self.m.servers[s].gc.as_ref().expect("a GC tier").every;
+        self.schedule(self.now + every, Action::GcTick(s as u16));
+    }
+
+    /// `job`'s work at a tier with GC pauses ends as scheduled with `mark`,
+    /// unless pauses begun since froze it: then it ends that much later.
+    fn paused_work_done(&mut self, job: JobRef, mark: u32) {
+        // Work whose caller cancelled it has already stopped.
+        let Some(j) = self.jobs.get(job) else {
+            return;
+        };
+        let pauses = self.servers[j.server()].pauses.as_ref().expect("a GC tier");
+        match pauses.frozen_since(mark) {
+            0 => self.work_done(job),
+            owed => {
+                let end = Action::PausedWorkDone(job, pauses.mark());
+                self.schedule(self.now + owed, end);
             }
         }
     }
@@ -937,6 +1044,9 @@ impl Sim<'_> {
         // replies, and the draws they cause, come first.
         if cancels_copies(call, outcome) {
             self.cancel_copies(job);
+        }
+        if call.cached && outcome == Outcome::Ok && by != FROM_CACHE {
+            self.fill_cache(call.to);
         }
         self.callers[edge].on_ended(call, self.now, sent_at, retry, outcome);
         (self.callers[edge]).on_replica_answer(self.now, sent_at, job.idx, by, outcome);

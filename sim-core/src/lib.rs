@@ -7,9 +7,11 @@
 //! seed give a bit-identical [`RunResult`] on any machine.
 
 mod builtin;
+mod cache;
 mod caller;
 mod engine;
 mod event_queue;
+mod gc;
 mod job;
 mod model;
 pub mod params;

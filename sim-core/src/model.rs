@@ -1,7 +1,9 @@
 //! A validated scenario compiled for the engine: integer nanoseconds, indexes
 //! instead of names, policies as ready-made values.
 
+use crate::cache::CacheModel;
 use crate::caller::Outcome;
+use crate::gc::GcModel;
 use crate::policy::{
     AdaptiveThrottle, AimdLimit, Backoff, BreakerConfig, CircuitBreaker, CoDel, ConcurrencyLimit,
     GradientLimit, LoadBalancer, OutlierRule, RateLimiter, RetryBudget, RetryThrottle,
@@ -222,6 +224,9 @@ pub struct CallModel {
     pub name: String,
     /// The tier called, which is also the instance of its replica 0.
     pub to: usize,
+    /// The tier called has a look-aside cache (its misses' successful
+    /// replies fill it).
+    pub cached: bool,
     /// With several replicas: their instances in replica order, and the
     /// balancer this caller starts with (`None`: one replica, no choice).
     pub replicas: Vec<usize>,
@@ -287,6 +292,9 @@ pub struct ServerModel {
     pub class_service: Vec<Option<ServiceModel>>,
     pub codel: Option<CoDel>,
     pub rate_limit: Option<RateLimiter>,
+    /// The rate limit is a leaky bucket: requests pass it on arrival,
+    /// before the tier's own admission.
+    pub leaky_bucket: bool,
     pub adaptive_limit: Option<ConcurrencyLimit>,
     pub reject_latency: Nanos,
     /// Cooperative cancellation interval; 0 = off.
@@ -307,6 +315,10 @@ pub struct ServerModel {
     pub error_latency: Nanos,
     /// Crash windows of this instance, in time order (they do not overlap).
     pub crashes: Vec<Crash>,
+    /// GC-like pauses of this instance, when it has them.
+    pub gc: Option<GcModel>,
+    /// The look-aside cache in front of the tier, when it has one.
+    pub cache: Option<CacheModel>,
     /// Most arrivals one user request can cause at the tier (requirement
     /// R1; its replicas together).
     pub arrival_bound_per_user: u64,
@@ -489,6 +501,7 @@ impl Model {
             CallModel {
                 name: e.name.clone(),
                 to: e.to,
+                cached: s.tiers[e.to].cache.hit_ratio > 0.0,
                 replicas: if balanced {
                     replicas.clone()
                 } else {
@@ -639,6 +652,8 @@ impl Model {
                     rate_limit: (t.rate_limit_per_s > 0.0
                         && t.rate_limit_scope == LimitScope::Replica)
                         .then(|| rate_limiter(t)),
+                    leaky_bucket: t.rate_limit_per_s > 0.0
+                        && t.rate_limit_kind == crate::scenario::RateLimitKind::LeakyBucket,
                     reject_latency: secs_to_nanos(t.reject_latency_s),
                     cancel_check: secs_to_nanos(t.cancel_check_s),
                     retry_after: secs_to_nanos(t.retry_after_s),
@@ -652,6 +667,8 @@ impl Model {
                     slow: slow_windows(t, 0),
                     errors: error_windows(t, 0),
                     crashes: crashes(t, 0),
+                    gc: GcModel::of(&t.gc),
+                    cache: CacheModel::of(&t.cache),
                     error_latency: secs_to_nanos(t.error_latency_s),
                     arrival_bound_per_user: bounds[i],
                     downstream,

@@ -864,7 +864,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Tier,
         "rate_limit_burst",
         Kind::Float,
-        "Token-bucket size: how many requests may pass at once after a quiet spell (the bucket starts full).",
+        "Token-bucket size: how many requests may pass at once after a quiet spell (the bucket starts full). Leaky bucket: how many requests may wait their turn (a whole number).",
     ).bounds(Bounds::at_least(1.0)),
     p(
         Scope::Tier,
@@ -876,7 +876,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Tier,
         "rate_limit_kind",
         Kind::Choice(crate::scenario::RateLimitKind::VARIANTS),
-        "How the rate limit counts: token_bucket (bursts up to rate_limit_burst), fixed_window (rate x rate_limit_window_s per aligned window: a burst at a window's end and another at the next one's start pass together) or sliding_window (the previous window's count weighted by its share still inside the window ending now).",
+        "How the rate limit counts: token_bucket (bursts up to rate_limit_burst), fixed_window (rate x rate_limit_window_s per aligned window: a burst at a window's end and another at the next one's start pass together), sliding_window (the previous window's count weighted by its share still inside the window ending now) or leaky_bucket (a queue in front of the tier drained at the rate: a request enters one interval of 1 / rate after the previous, waiting its turn while at most rate_limit_burst wait, rejected beyond; bucket_waited, in_bucket_at_end).",
     ),
     p(
         Scope::Tier,
@@ -949,6 +949,54 @@ pub const PARAMS: &[Param] = &[
         "service.per_inflight_s",
         Kind::Float,
         "Capacity that degrades under load (the collapse model of Brooker's simulators): each request's work is its draw plus this many seconds per request in service when it starts, itself included (1.0 s + 0.01 s x concurrency: mean_s = 1, per_inflight_s = 0.01). 0: none (the default).",
+    ).bounds(Bounds::NON_NEGATIVE),
+    p(
+        Scope::Tier,
+        "cache.hit_ratio",
+        Kind::Float,
+        "Look-aside cache in front of the tier (0: none): the share of its callers' lookups answered from the cache after cache.hit_latency_s, in [0, 1); the rest go to the tier, so a cold cache sends it 1 / (1 - hit_ratio) times the load of a warm one. Metrics <tier>_cache_hits, _cache_misses, _cache_fills; series <tier>_cache_hits, _cache_misses per second. Not with replicas.",
+    ).bounds(Bounds::SHARE.below_max()),
+    p(
+        Scope::Tier,
+        "cache.hit_latency_s",
+        Kind::Float,
+        "Look-aside cache: how long a hit takes to answer (1 ms by default).",
+    ).bounds(Bounds::NON_NEGATIVE),
+    p(
+        Scope::Tier,
+        "cache.flush_start_s",
+        Kind::Float,
+        "Look-aside cache: start of its flush window (a restart or deploy of the cache), in which every lookup misses and nothing is stored; the cache is empty at its end.",
+    ).bounds(Bounds::NON_NEGATIVE),
+    p(
+        Scope::Tier,
+        "cache.flush_duration_s",
+        Kind::Float,
+        "Look-aside cache: length of the flush window (0: no flush).",
+    ).bounds(Bounds::NON_NEGATIVE),
+    p(
+        Scope::Tier,
+        "cache.fill_keys",
+        Kind::Int,
+        "Look-aside cache: keys to refill after the flush (1000 by default). Each miss the tier answers with success after the flush fills one; the hit ratio is then hit_ratio x filled / fill_keys until all are filled, so the cache warms only as fast as the tier answers.",
+    ).bounds(Bounds::at_least(1.0)),
+    p(
+        Scope::Tier,
+        "gc.every_s",
+        Kind::Float,
+        "GC-like pauses (0: none): at every multiple of this many seconds each instance of the tier stops the world for gc.pause_s + gc.per_queued_s x its queue length then (a tick inside a pause is skipped). Its slots do no work while paused: work in service ends that much later, work starting in a pause begins at its end; waits on downstream calls are not paused. Metrics <tier>_gc_pauses, _gc_paused_s, _gc_longest_pause_s.",
+    ).bounds(Bounds::NON_NEGATIVE),
+    p(
+        Scope::Tier,
+        "gc.pause_s",
+        Kind::Float,
+        "GC-like pauses: the length of a pause with an empty queue.",
+    ).bounds(Bounds::NON_NEGATIVE),
+    p(
+        Scope::Tier,
+        "gc.per_queued_s",
+        Kind::Float,
+        "GC-like pauses: seconds added to a pause per request queued when it begins (the heap grows with queued work, so pauses lengthen under overload).",
     ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Slow,

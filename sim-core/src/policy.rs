@@ -521,6 +521,7 @@ pub enum RateLimiter {
     Token(TokenBucket),
     Fixed(FixedWindow),
     Sliding(SlidingWindow),
+    Leaky(LeakyBucket),
 }
 
 impl RateLimiter {
@@ -532,17 +533,58 @@ impl RateLimiter {
             RateLimitKind::TokenBucket => RateLimiter::Token(TokenBucket::new(rate_per_s, burst)),
             RateLimitKind::FixedWindow => RateLimiter::Fixed(FixedWindow::new(limit, window)),
             RateLimitKind::SlidingWindow => RateLimiter::Sliding(SlidingWindow::new(limit, window)),
+            RateLimitKind::LeakyBucket => {
+                RateLimiter::Leaky(LeakyBucket::new(rate_per_s, burst.round() as u64))
+            }
         }
     }
 
-    /// Admits one request at `now`, or not.
+    /// Admits one request at `now`, or not. A leaky bucket has admitted
+    /// it already, on its way into the tier (`LeakyBucket::admit_at`).
     #[inline]
     pub fn try_take(&mut self, now: Nanos) -> bool {
         match self {
             RateLimiter::Token(b) => b.try_take(now),
             RateLimiter::Fixed(w) => w.try_take(now),
             RateLimiter::Sliding(w) => w.try_take(now),
+            RateLimiter::Leaky(_) => true,
         }
+    }
+}
+
+/// The leaky bucket as a queue (nginx's `limit_req` with a `burst` and no
+/// `nodelay`): requests leave it into the tier one every `interval`
+/// exactly; one that arrives after the previous has left passes at once,
+/// others wait their turn while at most `size` wait, and beyond that are
+/// rejected. Only the instant the next may leave is kept: the requests
+/// waiting are those whose turns, `interval` apart, are still ahead.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LeakyBucket {
+    interval: Nanos,
+    size: u64,
+    next: Nanos,
+}
+
+impl LeakyBucket {
+    pub fn new(rate_per_s: f64, size: u64) -> LeakyBucket {
+        LeakyBucket {
+            interval: (1e9 / rate_per_s).round().max(1.0) as Nanos,
+            size,
+            next: 0,
+        }
+    }
+
+    /// When a request arriving at `now` leaves the bucket into the tier
+    /// (`now` itself if none is ahead of it), or `None` if the bucket is
+    /// full.
+    pub fn admit_at(&mut self, now: Nanos) -> Option<Nanos> {
+        let at = now.max(self.next);
+        // Itself and those ahead of it: their turns are in (now, at].
+        if at > now && (at - now).div_ceil(self.interval) > self.size {
+            return None;
+        }
+        self.next = at + self.interval;
+        Some(at)
     }
 }
 
@@ -1178,6 +1220,28 @@ mod tests {
         // A long pause refills to the burst, not beyond.
         let passed = (0..10).filter(|_| b.try_take(100 * s)).count();
         assert_eq!(passed, 3);
+    }
+
+    /// 10 a second, a bucket of 2: of 5 requests at once the first passes,
+    /// 2 wait for 100 and 200 ms, 2 are rejected; at 150 ms one has left,
+    /// so one more waits (until 300 ms); after a quiet spell one passes at
+    /// once, and the next waits a whole interval from it.
+    #[test]
+    fn a_leaky_bucket_admits_exactly_one_per_interval_and_holds_its_size() {
+        let ms = crate::time::NANOS_PER_SEC / 1000;
+        let mut b = LeakyBucket::new(10.0, 2);
+        let at = |b: &mut LeakyBucket, t: Nanos| b.admit_at(t * ms).map(|a| a / ms);
+        let burst: Vec<_> = (0..5).map(|_| at(&mut b, 0)).collect();
+        assert_eq!(burst, [Some(0), Some(100), Some(200), None, None]);
+        assert_eq!(at(&mut b, 150), Some(300));
+        assert_eq!(at(&mut b, 150), None);
+        assert_eq!(at(&mut b, 1000), Some(1000));
+        assert_eq!(at(&mut b, 1001), Some(1100));
+        // A bucket of 0 only spaces requests: none waits.
+        let mut spacer = LeakyBucket::new(10.0, 0);
+        assert_eq!(at(&mut spacer, 0), Some(0));
+        assert_eq!(at(&mut spacer, 50), None);
+        assert_eq!(at(&mut spacer, 100), Some(100));
     }
 
     /// 10 a second: the fixed window passes 10 in the last 10 ms of one

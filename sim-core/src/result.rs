@@ -105,6 +105,10 @@ pub struct TierStats {
     pub rejected_full: u64,
     /// Rejected by the tier's rate limit (token bucket).
     pub rate_limited: u64,
+    /// Leaky bucket: requests that waited their turn in it, and those still
+    /// waiting at the horizon.
+    pub bucket_waited: u64,
+    pub in_bucket_at_end: u64,
     /// Requests shed on arrival (the queue at their class's shedding length).
     pub shed: u64,
     pub dropped_expired: u64,
@@ -129,6 +133,16 @@ pub struct TierStats {
     /// Error replies of requests that failed fast in an error window
     /// (completions, not ok).
     pub errors_injected: u64,
+    /// Look-aside cache: lookups answered from it, lookups sent on to the
+    /// tier, and keys filled since its flush.
+    pub cache_hits: u64,
+    pub cache_misses: u64,
+    pub cache_fills: u64,
+    /// GC-like pauses begun, their total and their longest length
+    /// (seconds; a pause begun before the horizon counts whole).
+    pub gc_pauses: u64,
+    pub gc_paused_s: f64,
+    pub gc_longest_pause_s: f64,
     /// Requests whose own work was abandoned by cooperative cancellation
     /// (answered with an error, not counted as completed).
     pub abandoned: u64,
@@ -184,6 +198,8 @@ impl TierStats {
             t.admitted += p.admitted;
             t.rejected_full += p.rejected_full;
             t.rate_limited += p.rate_limited;
+            t.bucket_waited += p.bucket_waited;
+            t.in_bucket_at_end += p.in_bucket_at_end;
             t.shed += p.shed;
             t.dropped_expired += p.dropped_expired;
             t.codel_dropped += p.codel_dropped;
@@ -193,6 +209,12 @@ impl TierStats {
             t.late += p.late;
             t.abandoned += p.abandoned;
             t.errors_injected += p.errors_injected;
+            t.gc_pauses += p.gc_pauses;
+            t.cache_hits += p.cache_hits;
+            t.cache_misses += p.cache_misses;
+            t.cache_fills += p.cache_fills;
+            t.gc_paused_s += p.gc_paused_s;
+            t.gc_longest_pause_s = t.gc_longest_pause_s.max(p.gc_longest_pause_s);
             t.lost_in_crash += p.lost_in_crash;
             t.lost_queued_in_crash += p.lost_queued_in_crash;
             t.refused_down += p.refused_down;
@@ -389,6 +411,10 @@ pub struct TierSeries {
     /// calls is not counted, so for a tier that calls others it is an upper
     /// bound. `None` for a tier that does no work of its own.
     pub capacity_per_s: Vec<Option<f64>>,
+    /// Lookups of the tier's look-aside cache in that second that hit, and
+    /// that missed (went to the tier); 0 without a cache.
+    pub cache_hits: Vec<u64>,
+    pub cache_misses: Vec<u64>,
     /// With replicas, each replica's own series (replica 0 first); empty
     /// without.
     pub replicas: Vec<TierSeries>,
@@ -714,7 +740,7 @@ impl RunResult {
                 "requests received by the tier in the window per user arriving in it",
                 "ratio",
             );
-            let counters: [(&str, u64, &'static str); 24] = [
+            let counters: [(&str, u64, &'static str); 30] = [
                 (
                     "arrivals_after_user_left",
                     t.arrivals_after_user_left,
@@ -786,6 +812,32 @@ impl RunResult {
                     t.errors_injected,
                     "error replies of requests that failed fast in an error window",
                 ),
+                ("gc_pauses", t.gc_pauses, "GC-like pauses begun"),
+                (
+                    "cache_hits",
+                    t.cache_hits,
+                    "lookups answered by the look-aside cache in front of the tier",
+                ),
+                (
+                    "cache_misses",
+                    t.cache_misses,
+                    "lookups that missed the cache and went to the tier",
+                ),
+                (
+                    "cache_fills",
+                    t.cache_fills,
+                    "cache keys filled by misses answered after the flush",
+                ),
+                (
+                    "bucket_waited",
+                    t.bucket_waited,
+                    "requests that waited their turn in the leaky bucket",
+                ),
+                (
+                    "in_bucket_at_end",
+                    t.in_bucket_at_end,
+                    "requests waiting in the leaky bucket at the horizon",
+                ),
                 (
                     "lost_in_crash",
                     t.lost_in_crash,
@@ -842,6 +894,18 @@ impl RunResult {
                 Real(t.busy_s),
                 "slot-seconds held",
                 "slot-s",
+            );
+            put(
+                format!("{n}_gc_paused_s"),
+                Real(t.gc_paused_s),
+                "total length of the GC-like pauses begun (its replicas' summed)",
+                S,
+            );
+            put(
+                format!("{n}_gc_longest_pause_s"),
+                Real(t.gc_longest_pause_s),
+                "longest GC-like pause",
+                S,
             );
             put(
                 format!("{n}_mean_wait_s"),

@@ -336,6 +336,13 @@ pub struct Tier {
     /// Windows in which replicas are down (crashed, then restarted).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub crash: Vec<CrashWindow>,
+    /// GC-like pauses of each instance: every `gc.every_s`, its slots do
+    /// no work for `gc.pause_s` plus `gc.per_queued_s` per queued request.
+    #[serde(default)]
+    pub gc: Gc,
+    /// A look-aside cache in front of the tier (off: `hit_ratio` = 0).
+    #[serde(default)]
+    pub cache: Cache,
     /// This tier's calls to the next tier in the list (a chain link).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call: Option<Call>,
@@ -524,6 +531,51 @@ pub enum QueueOrder {
     Lifo,
     /// Newest first only while the queue is longer than `lifo_threshold`.
     AdaptiveLifo,
+}
+
+/// Stop-the-world pauses (a garbage collector): at every multiple of
+/// `every_s` an instance pauses for `pause_s + per_queued_s` x the requests
+/// queued there, and its slots do no work meanwhile (off: `every_s` = 0).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Gc {
+    pub every_s: f64,
+    pub pause_s: f64,
+    pub per_queued_s: f64,
+}
+
+impl Gc {
+    pub fn is_off(&self) -> bool {
+        self.every_s == 0.0
+    }
+}
+
+/// A look-aside cache in front of a tier: a share `hit_ratio` of lookups
+/// is answered from it after `hit_latency_s`, the rest go to the tier. A
+/// flush window `[flush_start_s, flush_start_s + flush_duration_s)` answers
+/// nothing and leaves it empty; after it each miss the tier answers with
+/// success fills one of `fill_keys` keys, and the hit ratio is
+/// `hit_ratio x filled / fill_keys` until all are filled.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Cache {
+    pub hit_ratio: f64,
+    pub hit_latency_s: f64,
+    pub flush_start_s: f64,
+    pub flush_duration_s: f64,
+    pub fill_keys: u32,
+}
+
+impl Default for Cache {
+    fn default() -> Cache {
+        Cache {
+            hit_ratio: 0.0,
+            hit_latency_s: 0.001,
+            flush_start_s: 0.0,
+            flush_duration_s: 0.0,
+            fill_keys: 1000,
+        }
+    }
 }
 
 /// A service-time distribution, optionally mixed with a slow value. A key
@@ -834,6 +886,9 @@ pub enum RateLimitKind {
     TokenBucket,
     FixedWindow,
     SlidingWindow,
+    /// A queue drained at the rate: requests wait their turn (at most
+    /// `rate_limit_burst` of them) and enter one every 1 / rate.
+    LeakyBucket,
 }
 
 /// What a tier's rate limit covers when it has replicas.
@@ -1062,8 +1117,8 @@ impl Scenario {
         self.tiers.iter().find(|t| t.name == name)
     }
 
-    /// The span covering every trigger (slow, error and crash windows of
-    /// every tier, load spikes of the client): the "during" phase.
+    /// The span covering every trigger (slow, error and crash windows and
+    /// cache flushes of every tier, load spikes of the client): the "during" phase.
     /// `[0, 0)` when the scenario has no window.
     pub fn trigger_window_s(&self) -> (f64, f64) {
         let slow = (self.tiers.iter())
@@ -1076,8 +1131,11 @@ impl Scenario {
         let crashes = (self.tiers.iter())
             .flat_map(|t| t.crash.iter())
             .map(|w| (w.start_s, w.duration_s));
+        let flushes = (self.tiers.iter())
+            .filter(|t| t.cache.hit_ratio > 0.0 && t.cache.flush_duration_s > 0.0)
+            .map(|t| (t.cache.flush_start_s, t.cache.flush_duration_s));
         let mut span: Option<(f64, f64)> = None;
-        for (start, duration) in slow.chain(errors).chain(crashes) {
+        for (start, duration) in slow.chain(errors).chain(crashes).chain(flushes) {
             let (s, e) = (start, start + duration);
             span = Some(match span {
                 None => (s, e),

@@ -3,7 +3,9 @@
 //! the next queued request a freed slot takes, with the tier's counters.
 //! The engine decides when a hook runs; a hook counts its own reason.
 
+use crate::cache::CacheState;
 use crate::caller::Outcome;
+use crate::gc::Pauses;
 use crate::job::{Job, JobRef, Jobs};
 use crate::model::ServerModel;
 use crate::policy::{CoDel, ConcurrencyLimit, RateLimiter};
@@ -194,6 +196,12 @@ pub struct Server {
     error_rng: Stream,
     codel: Option<CoDel>,
     rate_limit: Option<RateLimiter>,
+    /// GC-like pauses, when the tier has them.
+    pub pauses: Option<Pauses>,
+    /// Requests waiting in the leaky bucket of the rate limit.
+    in_bucket: u64,
+    /// The look-aside cache in front of the tier (its only instance).
+    pub cache: Option<CacheState>,
     /// The adaptive concurrency limit, when the tier has one.
     limit: Option<ConcurrencyLimit>,
     pub stats: TierStats,
@@ -254,6 +262,9 @@ impl Server {
             error_rng: Stream::new(seed, &format!("errors.{id}")),
             codel: model.codel.clone(),
             rate_limit: model.rate_limit.clone(),
+            pauses: model.gc.as_ref().map(Pauses::new),
+            in_bucket: 0,
+            cache: (model.cache.as_ref()).map(|c| CacheState::new(c, seed, &model.name, secs)),
             limit: model.adaptive_limit.clone(),
             stats: TierStats {
                 name: model.name.clone(),
@@ -302,7 +313,7 @@ impl Server {
     /// it starts if a slot is free to it, else it queues, unless a
     /// protection rejects it (counted). Under FIFO a request never
     /// overtakes one of its class or above; `reply_first` lets it.
-    #[inline]
+    #[inline(always)]
     pub fn admit(
         &mut self,
         model: &ServerModel,
@@ -337,6 +348,39 @@ impl Server {
         } else {
             Admission::Queue
         })
+    }
+
+    /// When a request arriving at `now` leaves the tier's leaky bucket
+    /// (the shared one when the tier has one): `now` without a leaky
+    /// bucket, a later instant if it waits its turn (counted), or a
+    /// rejection if the bucket is full (counted).
+    #[inline]
+    pub fn leave_bucket(
+        &mut self,
+        now: Nanos,
+        shared_limit: Option<&mut RateLimiter>,
+    ) -> Result<Nanos, Rejection> {
+        let Some(RateLimiter::Leaky(bucket)) = shared_limit.or(self.rate_limit.as_mut()) else {
+            return Ok(now);
+        };
+        match bucket.admit_at(now) {
+            None => {
+                self.stats.rate_limited += 1;
+                Err(Rejection::RateLimited)
+            }
+            Some(at) => {
+                if at > now {
+                    self.stats.bucket_waited += 1;
+                    self.in_bucket += 1;
+                }
+                Ok(at)
+            }
+        }
+    }
+
+    /// A request that waited in the leaky bucket leaves it.
+    pub fn left_bucket(&mut self) {
+        self.in_bucket -= 1;
     }
 
     /// An admitted request of `class` waits.
@@ -481,9 +525,20 @@ impl Server {
         t.wait_s = secs(self.wait_ns);
         t.queue_s = secs(self.queue_area_ns);
         t.queued_at_end = self.queue.len() as u64;
+        t.in_bucket_at_end = self.in_bucket;
         t.busy_at_end = self.busy as u64;
         t.busy_s = secs(self.busy_ns);
         t.max_arrivals_per_user = self.per_user.iter().copied().max().unwrap_or(0) as u64;
+        if let Some(c) = &self.cache {
+            t.cache_hits = c.hits;
+            t.cache_misses = c.misses;
+            t.cache_fills = c.filled() as u64;
+        }
+        if let Some(p) = &self.pauses {
+            t.gc_pauses = p.count();
+            t.gc_paused_s = secs(p.total() as u128);
+            t.gc_longest_pause_s = secs(p.longest() as u128);
+        }
         if let Some(l) = &self.limit {
             t.limit_lowest = l.lowest() as u64;
             t.limit_at_end = l.limit() as u64;
@@ -503,6 +558,7 @@ impl Server {
             })
             .collect();
         let column = |get: fn(&Second) -> u64| self.seconds.iter().map(get).collect();
+        let secs_n = self.seconds.len();
         let series = TierSeries {
             name: model.name.clone(),
             arrivals: column(|c| c.arrivals),
@@ -514,6 +570,10 @@ impl Server {
             queue_len: column(|c| c.queue_len),
             busy: column(|c| c.busy),
             capacity_per_s,
+            cache_hits: (self.cache.as_ref())
+                .map_or_else(|| vec![0; secs_n], |c| c.hits_per_s.clone()),
+            cache_misses: (self.cache.as_ref())
+                .map_or_else(|| vec![0; secs_n], |c| c.misses_per_s.clone()),
             replicas: Vec::new(),
         };
         (t, series)

@@ -271,6 +271,12 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
             "must be at least 1 token",
         );
         check(
+            t.rate_limit_kind != crate::scenario::RateLimitKind::LeakyBucket
+                || t.rate_limit_burst.fract() == 0.0,
+            path("rate_limit_burst"),
+            "a leaky bucket holds whole requests: give a whole number",
+        );
+        check(
             t.rate_limit_window_s.is_finite() && t.rate_limit_window_s > 0.0,
             path("rate_limit_window_s"),
             "must be > 0",
@@ -308,6 +314,8 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
             path("service.per_inflight_s"),
             "must be >= 0",
         );
+        check_gc(t, &mut check);
+        check_cache(t, &mut check);
         check(
             t.latency.per_inflight_s == 0.0,
             path("latency.per_inflight_s"),
@@ -459,6 +467,94 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
 /// The path of `key` in window `i` of a tier's list `list` (`slow`,
 /// `errors`, `crash`): `<tier>.<list>.<key>` for the first, else
 /// `<tier>.<list>.<i>.<key>`.
+/// GC pauses: non-negative lengths, and no length without a period; a
+/// pause freezes the tier's own work, so it needs some, and cooperative
+/// cancellation's deadline checks are not modelled across a pause.
+fn check_gc(t: &crate::scenario::Tier, check: &mut impl FnMut(bool, String, &str)) {
+    let path = |k: &str| format!("{}.gc.{k}", t.name);
+    let gc = &t.gc;
+    let non_negative = |x: f64| x.is_finite() && x >= 0.0;
+    check(
+        non_negative(gc.every_s),
+        path("every_s"),
+        "must be >= 0 (0: no pauses)",
+    );
+    for (key, x) in [("pause_s", gc.pause_s), ("per_queued_s", gc.per_queued_s)] {
+        check(non_negative(x), path(key), "must be >= 0");
+        check(
+            x == 0.0 || gc.every_s > 0.0,
+            path(key),
+            "acts only on pauses, and this tier has none: set gc.every_s > 0",
+        );
+    }
+    if gc.every_s > 0.0 {
+        check(
+            gc.pause_s != 0.0 || gc.per_queued_s != 0.0,
+            path("every_s"),
+            "pauses of no length: set gc.pause_s or gc.per_queued_s > 0",
+        );
+        check(
+            t.service.mean_s > 0.0,
+            path("every_s"),
+            "a pause freezes the tier's own work, and this tier has none (service.mean_s = 0)",
+        );
+        check(
+            t.cancel_check_s == 0.0,
+            path("every_s"),
+            "not with cancel_check_s: cooperative cancellation's deadline checks are not modelled across a pause",
+        );
+    }
+}
+
+/// A look-aside cache: a ratio below 1, a flush only on a cache, and
+/// replicas refused (a hit is answered by no replica, and the model keeps
+/// the cache with the tier's only instance).
+fn check_cache(t: &crate::scenario::Tier, check: &mut impl FnMut(bool, String, &str)) {
+    let path = |k: &str| format!("{}.cache.{k}", t.name);
+    let c = &t.cache;
+    let non_negative = |x: f64| x.is_finite() && x >= 0.0;
+    check(
+        (0.0..1.0).contains(&c.hit_ratio),
+        path("hit_ratio"),
+        "must be in [0, 1) (0: no cache)",
+    );
+    check(
+        non_negative(c.hit_latency_s),
+        path("hit_latency_s"),
+        "must be >= 0",
+    );
+    check(
+        non_negative(c.flush_start_s),
+        path("flush_start_s"),
+        "must be >= 0",
+    );
+    check(
+        non_negative(c.flush_duration_s),
+        path("flush_duration_s"),
+        "must be >= 0",
+    );
+    check(c.fill_keys >= 1, path("fill_keys"), "must be >= 1");
+    let no_cache = "acts only on a cache, and this tier has none: set cache.hit_ratio > 0";
+    if c.hit_ratio == 0.0 {
+        check(
+            c.flush_duration_s == 0.0,
+            path("flush_duration_s"),
+            no_cache,
+        );
+    } else {
+        check(
+            t.replicas == 1,
+            path("hit_ratio"),
+            "not with replicas: a cache hit is answered by no replica, which the balancers, breakers and outlier ejection of its callers do not model",
+        );
+    }
+    check(
+        c.flush_start_s == 0.0 || c.flush_duration_s > 0.0,
+        path("flush_start_s"),
+        "acts only on a flush: set cache.flush_duration_s > 0",
+    );
+}
+
 fn window_path(tier: &str, list: &str, i: usize, key: &str) -> String {
     if i == 0 {
         format!("{tier}.{list}.{key}")

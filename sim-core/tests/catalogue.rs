@@ -8,8 +8,8 @@ use serde::de::{self, DeserializeOwned, Visitor};
 use sim_core::Scenario;
 use sim_core::params::{self, Kind, PARAMS, Scope};
 use sim_core::scenario::{
-    Branch, Call, Client, ClosedLoop, CrashWindow, Dist, ErrorWindow, ProfilePoint, RecoveryRule,
-    RequestClass, Service, Sinusoid, SlowWindow, Tier,
+    Branch, Cache, Call, Client, ClosedLoop, CrashWindow, Dist, ErrorWindow, Gc, ProfilePoint,
+    RecoveryRule, RequestClass, Service, Sinusoid, SlowWindow, Tier,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use toml::Value;
@@ -124,7 +124,12 @@ fn every_field_has_a_catalogue_line_and_every_line_a_field() {
             keys(
                 fields::<Tier>(),
                 &["name", "call", "fanout", "slow", "errors", "crash"],
-                &[("service", service.clone()), ("latency", service)],
+                &[
+                    ("service", service.clone()),
+                    ("latency", service),
+                    ("gc", fields::<Gc>()),
+                    ("cache", fields::<Cache>()),
+                ],
             ),
         ),
         (

@@ -67,7 +67,8 @@ fn check(s: &Scenario, r: &RunResult, label: &str) {
                     + part.rate_limited
                     + part.shed
                     + part.refused_down
-                    + part.black_holed,
+                    + part.black_holed
+                    + part.in_bucket_at_end,
                 "{}",
                 ctx("arrivals")
             );
@@ -110,7 +111,7 @@ fn check(s: &Scenario, r: &RunResult, label: &str) {
         let calls: u64 = into.iter().map(|e| r.callers[*e].calls).sum();
         assert_eq!(
             calls,
-            t.arrivals + t.in_transit_at_end,
+            t.arrivals + t.in_transit_at_end + t.cache_hits,
             "{}",
             ctx("calls = arrivals (+ still on the network)")
         );
@@ -330,6 +331,94 @@ fn counts_add_up_with_every_policy_on() {
         let injected: Vec<u64> = r.tiers.iter().map(|t| t.errors_injected).collect();
         assert!(injected[1] > 0 && injected[2] > 0, "{injected:?}");
         check(&s, &r, &format!("{p} with policies"));
+    }
+}
+
+#[test]
+fn counts_add_up_with_gc_pauses() {
+    // Pauses at svc_b (longer with its queue) and at svc_a, whose caller
+    // hedges and cancels: frozen work is cancelled, crashed and resumed.
+    for p in ["naive", "protected"] {
+        let s = ch37(
+            p,
+            "fifo",
+            &[
+                ("svc_b.gc.every_s", "1"),
+                ("svc_b.gc.pause_s", "0.05"),
+                ("svc_b.gc.per_queued_s", "0.0005"),
+                ("svc_b.replicas", "2"),
+                ("svc_b.crash.start_s", "40"),
+                ("svc_b.crash.duration_s", "1"),
+                ("svc_a.service.mean_s", "0.001"),
+                ("svc_a.gc.every_s", "0.7"),
+                ("svc_a.gc.pause_s", "0.02"),
+                ("svc_a.hedge_delay_s", "0.05"),
+                ("svc_a.cancel", "always"),
+            ],
+        );
+        let r = run(&s, 2);
+        let b = &r.tiers[2];
+        assert!(b.gc_pauses > 100 && b.lost_in_crash > 0, "{p}");
+        assert!(b.gc_longest_pause_s > 0.05, "{p}");
+        assert!(r.tiers[2].abandoned + r.tiers[2].cancelled > 0, "{p}");
+        check(&s, &r, &format!("{p} with gc pauses"));
+    }
+}
+
+#[test]
+fn counts_add_up_with_a_leaky_bucket() {
+    // A bucket per replica and one shared, with a replica crashing while
+    // requests wait in front of it, and requests still waiting at the
+    // horizon (arrivals up to it).
+    for scope in ["replica", "service"] {
+        let s = ch37(
+            "deadline",
+            "fifo",
+            &[
+                ("svc_b.replicas", "2"),
+                ("svc_b.rate_limit_per_s", "700"),
+                ("svc_b.rate_limit_burst", "30"),
+                ("svc_b.rate_limit_kind", "leaky_bucket"),
+                ("svc_b.rate_limit_scope", scope),
+                ("svc_b.crash.start_s", "40"),
+                ("svc_b.crash.duration_s", "1"),
+                ("svc_b.crash.replicas", "[1]"),
+                ("horizon_s", "60.5"),
+                ("client.duration_s", "60.5"),
+                ("client.spike.start_s", "58"),
+                ("client.spike.duration_s", "3"),
+                ("client.spike.factor", "4"),
+            ],
+        );
+        let r = run(&s, 4);
+        let b = &r.tiers[2];
+        assert!(b.bucket_waited > 0 && b.rate_limited > 0, "{scope}");
+        assert!(b.in_bucket_at_end > 0, "{scope}");
+        check(&s, &r, &format!("leaky bucket, {scope}"));
+    }
+}
+
+#[test]
+fn counts_add_up_with_a_cache() {
+    // Hits are calls that never reach the tier; the app hedges and cancels,
+    // so a hit can win against a copy in flight, and the flush overloads
+    // db with and without a queue cap.
+    for cap in ["unbounded", "16"] {
+        let s = scenario(
+            "cold-cache.toml",
+            &[
+                ("db.queue_cap", cap),
+                ("app.hedge_delay_s", "0.05"),
+                ("app.cancel", "always"),
+                ("horizon_s", "60.5"),
+                ("client.duration_s", "60.5"),
+            ],
+        );
+        let r = run(&s, 3);
+        let db = &r.tiers[1];
+        assert!(db.cache_hits > 0 && db.cache_misses > 0, "{cap}");
+        assert_eq!(db.cache_hits + db.cache_misses, r.callers[1].calls, "{cap}");
+        check(&s, &r, &format!("cache, queue cap {cap}"));
     }
 }
 

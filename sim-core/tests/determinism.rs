@@ -123,6 +123,8 @@ fn snapshot(r: &RunResult) -> Vec<(String, String)> {
             queue_len,
             busy,
             capacity_per_s,
+            cache_hits,
+            cache_misses,
             replicas,
         } = t;
         series(format!("{name}.arrivals"), counts(arrivals));
@@ -137,6 +139,11 @@ fn snapshot(r: &RunResult) -> Vec<(String, String)> {
             .map(|c| c.map_or("none".to_string(), |c| format!("{c:?}")))
             .collect();
         series(format!("{name}.capacity_per_s"), capacity);
+        // Only a tier with a cache has these (the pinned scenarios have none).
+        if cache_hits.iter().chain(cache_misses).any(|&c| c > 0) {
+            series(format!("{name}.cache_hits"), counts(cache_hits));
+            series(format!("{name}.cache_misses"), counts(cache_misses));
+        }
         for (k, r) in replicas.iter().enumerate() {
             series(format!("{name}.replica{k}.queue_len"), counts(&r.queue_len));
             series(format!("{name}.replica{k}.busy"), counts(&r.busy));

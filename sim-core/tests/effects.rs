@@ -435,6 +435,12 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ),
     (
         "ch37",
+        "svc_b.rate_limit_per_s=300 svc_b.rate_limit_kind=leaky_bucket",
+        "svc_b.rate_limit_burst",
+        "50",
+    ),
+    (
+        "ch37",
         "svc_b.rate_limit_per_s=300 svc_b.rate_limit_kind=sliding_window",
         "svc_b.rate_limit_window_s",
         "0.1",
@@ -476,6 +482,34 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "1",
     ),
     ("ch37", "", "svc_b.service.per_inflight_s", "0.001"),
+    ("cold-cache.toml", "", "db.cache.hit_ratio", "0.5"),
+    ("cold-cache.toml", "", "db.cache.hit_latency_s", "0.01"),
+    ("cold-cache.toml", "", "db.cache.flush_start_s", "5"),
+    ("cold-cache.toml", "", "db.cache.flush_duration_s", "1"),
+    (
+        "cold-cache.toml",
+        "db.queue_cap=16",
+        "db.cache.fill_keys",
+        "200",
+    ),
+    (
+        "ch37",
+        "svc_b.gc.every_s=2 svc_b.gc.pause_s=0.05",
+        "svc_b.gc.every_s",
+        "1",
+    ),
+    (
+        "ch37",
+        "svc_b.gc.every_s=1 svc_b.gc.pause_s=0.05",
+        "svc_b.gc.pause_s",
+        "0.1",
+    ),
+    (
+        "ch37",
+        "svc_b.gc.every_s=1 svc_b.gc.pause_s=0.05",
+        "svc_b.gc.per_queued_s",
+        "0.001",
+    ),
     ("ch37", "", "svc_b.slow.start_s", "2"),
     ("ch37", "", "svc_b.slow.duration_s", "2"),
     ("ch37", "", "svc_b.slow.factor", "5"),
@@ -543,16 +577,19 @@ const CASES: &[(&str, &str, &str, &str)] = &[
 ];
 
 /// The base scenario shortened (12 s of arrivals, its trigger, a slow
-/// window or a load spike, from 3 s to 7 s), with the context applied.
+/// window, a load spike or a cache flush, from 3 s to 7 s), with the
+/// context applied.
 fn scenario(base: &str, context: &str) -> Scenario {
     let trigger = match base {
         "fan-out.toml" => "recs.slow",
         "limiter.toml" => "client.spike",
+        "cold-cache.toml" => "db.cache.flush_",
         _ => "svc_b.slow",
     };
+    let dot = if trigger.ends_with('_') { "" } else { "." };
     let (start, length) = (
-        format!("{trigger}.start_s"),
-        format!("{trigger}.duration_s"),
+        format!("{trigger}{dot}start_s"),
+        format!("{trigger}{dot}duration_s"),
     );
     let mut sets = vec![
         ("client.duration_s", "12"),

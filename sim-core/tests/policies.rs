@@ -1664,3 +1664,129 @@ fn a_hedge_loser_cancelled_while_queued_is_dropped_when_it_would_start() {
         "{b:?}"
     );
 }
+
+/// GC-like pauses: while a tier pauses its slots do no work. One slot of
+/// 20 ms against 80 users/s stays busy from the first second to the
+/// horizon (40 s), so every pause costs exactly its length in completions:
+/// 39 ticks (1 s to 39 s) of 0.25 s are 9.75 s, 487.5 fewer 20 ms units.
+/// With a term per queued request, each pause lasts its base plus the term
+/// times the queue when it begins (the queue sampled at the second's end,
+/// just before the tick).
+#[test]
+fn a_gc_pause_stops_the_slots_for_its_length() {
+    let completed = |sets: &[(&str, &str)]| {
+        let r = common::run(&common::scenario("single-queue.toml", sets), 1);
+        (r.tiers[0].completed, r)
+    };
+    let (plain, _) = completed(&[]);
+    let (paused, r) = completed(&[("server.gc.every_s", "1"), ("server.gc.pause_s", "0.25")]);
+    let t = &r.tiers[0];
+    assert_eq!(
+        (t.gc_pauses, t.gc_paused_s, t.gc_longest_pause_s),
+        (39, 9.75, 0.25)
+    );
+    let lost = plain - paused;
+    assert!((487..=488).contains(&lost), "{plain} - {paused}");
+
+    let (_, r) = completed(&[
+        ("server.gc.every_s", "1"),
+        ("server.gc.pause_s", "0.1"),
+        ("server.gc.per_queued_s", "0.0001"),
+    ]);
+    let queued: u64 = r.series.tiers[0].queue_len[..39].iter().sum();
+    let expected = 39.0 * 0.1 + 0.0001 * queued as f64;
+    assert!(
+        (r.tiers[0].gc_paused_s - expected).abs() < 1e-9,
+        "{} vs {expected}",
+        r.tiers[0].gc_paused_s
+    );
+    assert!(r.tiers[0].gc_longest_pause_s > 0.1 + 0.0001 * 500.0);
+}
+
+/// A leaky bucket lets requests into the tier exactly 1 / rate apart: at
+/// 40 a second (25 ms apart, longer than the 20 ms of work) against 80
+/// users a second, every whole second of arrivals admits exactly 40, the
+/// one slot is always free when a request leaves the bucket (no queue),
+/// and no request waits more than its 4 predecessors' turns (100 ms) plus
+/// its work. A token bucket of the same rate and size lets 4 through at
+/// once instead, so requests queue at the slot.
+#[test]
+fn a_leaky_bucket_admits_one_request_per_interval() {
+    let run_with = |kind: &str| {
+        let s = common::scenario(
+            "single-queue.toml",
+            &[
+                ("server.rate_limit_per_s", "40"),
+                ("server.rate_limit_burst", "4"),
+                ("server.rate_limit_kind", kind),
+            ],
+        );
+        common::run(&s, 1)
+    };
+    let r = run_with("leaky_bucket");
+    let t = &r.tiers[0];
+    assert!(r.series.tiers[0].admitted[1..30].iter().all(|&a| a == 40));
+    assert_eq!(t.max_queue, 0);
+    assert!(t.bucket_waited > 1000 && t.rate_limited > 1000);
+    assert_eq!(t.arrivals, t.admitted + t.rate_limited + t.in_bucket_at_end);
+    let p99 = r.success_latency_p99_s.expect("successes");
+    assert!(p99 > 0.1 && p99 <= 0.12 + 1e-9, "{p99}");
+    let token = run_with("token_bucket");
+    assert!(token.tiers[0].max_queue >= 3);
+    assert_eq!(token.tiers[0].bucket_waited, 0);
+}
+
+/// A look-aside cache answers its hit ratio of the lookups, so a cold one
+/// sends the tier 1 / (1 - h) times the load of a warm one: with h = 0.9
+/// and a database with room to spare, db's arrivals per second are 10 times
+/// higher during the flush (every lookup misses) than before it, and back
+/// to a tenth once the misses have refilled the keys.
+#[test]
+fn a_cold_cache_sends_the_tier_one_over_one_minus_h_times_the_load() {
+    let s = common::scenario("cold-cache.toml", &[("db.slots", "100")]);
+    let r = common::run(&s, 1);
+    let (db, series) = (&r.tiers[1], &r.series.tiers[1]);
+    let sum = |v: &[u64], from: usize, to: usize| v[from..to].iter().sum::<u64>() as f64;
+    let warm = sum(&series.arrivals, 5, 20) / 15.0;
+    let cold = sum(&series.arrivals, 20, 22) / 2.0;
+    let ratio = cold / warm;
+    assert!((ratio - 10.0).abs() < 1.0, "{cold} / {warm} = {ratio}");
+    // During the flush nothing hits; every lookup is a miss and reaches db.
+    assert_eq!(sum(&series.cache_hits, 20, 22), 0.0);
+    assert_eq!(
+        sum(&series.cache_misses, 20, 22),
+        sum(&series.arrivals, 20, 22)
+    );
+    // The 2000 keys refill within seconds of the flush: the share of hits
+    // is back to 0.9.
+    assert_eq!(db.cache_fills, 2000);
+    let hits = sum(&series.cache_hits, 30, 60);
+    let share = hits / (hits + sum(&series.cache_misses, 30, 60));
+    assert!((share - 0.9).abs() < 0.005, "{share}");
+    assert!((sum(&series.arrivals, 30, 60) / 30.0 / warm - 1.0).abs() < 0.1);
+    // Hits and misses are the app's calls to db, every one.
+    assert_eq!(db.cache_hits + db.cache_misses, r.callers[1].calls);
+    assert_eq!(db.cache_misses, db.arrivals + db.in_transit_at_end);
+}
+
+/// The cache warms only as fast as the tier answers: the same flush
+/// against the 8-slot database, which cannot serve every lookup, leaves it
+/// with an unbounded queue that answers nothing in time, so no key is
+/// refilled and the cache stays cold to the end; a queue cap answers
+/// some in time and the cache refills.
+#[test]
+fn a_cache_refills_only_from_the_answers_of_its_tier() {
+    let cold = common::run(&common::scenario("cold-cache.toml", &[]), 1);
+    assert!(
+        cold.tiers[1].cache_fills < 100,
+        "{}",
+        cold.tiers[1].cache_fills
+    );
+    assert_eq!(cold.recovery_s, None);
+    let capped = common::run(
+        &common::scenario("cold-cache.toml", &[("db.queue_cap", "16")]),
+        1,
+    );
+    assert_eq!(capped.tiers[1].cache_fills, 2000);
+    assert!(capped.recovery_s.is_some());
+}

@@ -609,6 +609,77 @@ fn a_per_replica_scope_without_its_mechanism_is_refused() {
 }
 
 #[test]
+fn a_leaky_bucket_holds_whole_requests() {
+    assert_eq!(
+        errors(&[
+            ("svc_b.rate_limit_per_s", "50"),
+            ("svc_b.rate_limit_kind", "leaky_bucket"),
+            ("svc_b.rate_limit_burst", "2.5"),
+        ]),
+        ["svc_b.rate_limit_burst: a leaky bucket holds whole requests: give a whole number"]
+    );
+}
+
+#[test]
+fn a_cache_is_checked() {
+    assert_eq!(
+        errors(&[
+            ("svc_b.cache.hit_ratio", "1"),
+            ("svc_a.cache.flush_duration_s", "2"),
+            ("gateway.cache.flush_start_s", "3"),
+            ("gateway.cache.fill_keys", "0"),
+        ]),
+        [
+            "gateway.cache.fill_keys: must be >= 1",
+            "gateway.cache.flush_start_s: acts only on a flush: set cache.flush_duration_s > 0",
+            "svc_a.cache.flush_duration_s: acts only on a cache, and this tier has none: set cache.hit_ratio > 0",
+            "svc_b.cache.hit_ratio: must be in [0, 1) (0: no cache)",
+        ]
+    );
+    assert_eq!(
+        errors(&[("svc_b.replicas", "2"), ("svc_b.cache.hit_ratio", "0.5")]),
+        [
+            "svc_b.cache.hit_ratio: not with replicas: a cache hit is answered by no replica, which the balancers, breakers and outlier ejection of its callers do not model"
+        ]
+    );
+}
+
+#[test]
+fn gc_pauses_are_checked() {
+    assert_single_errors(&[
+        (
+            "svc_b.gc.pause_s",
+            "0.1",
+            "svc_b.gc.pause_s: acts only on pauses, and this tier has none: set gc.every_s > 0",
+        ),
+        (
+            "svc_b.gc.every_s",
+            "1",
+            "svc_b.gc.every_s: pauses of no length: set gc.pause_s or gc.per_queued_s > 0",
+        ),
+        (
+            "svc_b.gc.every_s",
+            "-1",
+            "svc_b.gc.every_s: must be >= 0 (0: no pauses)",
+        ),
+    ]);
+    assert_eq!(
+        errors(&[
+            ("svc_a.gc.every_s", "1"),
+            ("svc_a.gc.per_queued_s", "-0.1"),
+            ("svc_b.gc.every_s", "1"),
+            ("svc_b.gc.pause_s", "0.1"),
+            ("svc_b.cancel_check_s", "0.01"),
+        ]),
+        [
+            "svc_a.gc.per_queued_s: must be >= 0",
+            "svc_a.gc.every_s: a pause freezes the tier's own work, and this tier has none (service.mean_s = 0)",
+            "svc_b.gc.every_s: not with cancel_check_s: cooperative cancellation's deadline checks are not modelled across a pause",
+        ]
+    );
+}
+
+#[test]
 fn a_shared_rate_limit_needs_a_rate_limit() {
     assert_single_errors(&[(
         "svc_b.rate_limit_scope",

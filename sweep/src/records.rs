@@ -73,7 +73,7 @@ struct ColumnDoc {
 pub const COLUMNS_KEY: &str = "sweep.columns";
 
 /// The per-second counters of each tier in `series` (`<tier>_<suffix>`).
-const TIER_SERIES: [(&str, SeriesColumn, &str, &str); 8] = [
+const TIER_SERIES: [(&str, SeriesColumn, &str, &str); 10] = [
     (
         "arrivals",
         |x| &x.arrivals,
@@ -121,6 +121,18 @@ const TIER_SERIES: [(&str, SeriesColumn, &str, &str); 8] = [
         |x| &x.busy,
         "busy slots at the end of the second",
         "slots",
+    ),
+    (
+        "cache_hits",
+        |x| &x.cache_hits,
+        "lookups of the look-aside cache in front of the tier that hit in that second (0 without a cache)",
+        "count",
+    ),
+    (
+        "cache_misses",
+        |x| &x.cache_misses,
+        "lookups of the cache that missed and went to the tier in that second",
+        "count",
     ),
 ];
 
