@@ -274,7 +274,7 @@ fn request_classes_are_checked() {
             "client.classes.Batch: a class name is made of a-z, 0-9 and _ (it names metric columns)",
             "client.classes.Batch.share: must be > 0 (shares are relative weights)",
             "svc_b.class_slots.online: must be >= 1 (or \"unbounded\")",
-            "svc_b.class_slots.replay: no request class is named `replay` (classes: online, online, Batch)",
+            "svc_b.class_slots.replay: no request class is named `replay` (classes: online, Batch)",
         ]
     );
     // A class path needs a declared class.
