@@ -150,6 +150,7 @@ struct Source {
     users: u64,
     ok: u64,
     failed: u64,
+    phases: [Phase; 3],
     /// Its successful users' latencies, kept only with several groups (the
     /// totals' are the one group's otherwise).
     ok_latencies: Vec<Nanos>,
@@ -181,6 +182,7 @@ impl Source {
             users: 0,
             ok: 0,
             failed: 0,
+            phases: [Phase::default(); 3],
             ok_latencies: Vec::new(),
         }
     }
@@ -519,7 +521,9 @@ impl Sim<'_> {
         }
         let sec = self.second();
         self.series.user_arrivals[sec] += 1;
-        self.phases[self.phase_of(self.now)].users += 1;
+        let phase = self.phase_of(self.now);
+        self.phases[phase].users += 1;
+        self.groups[g].phases[phase].users += 1;
         // Replica 0 of each tier counts for the whole tier.
         let tiers = self.m.tier_instances.len();
         for s in &mut self.servers[..tiers] {
@@ -1040,9 +1044,11 @@ impl Sim<'_> {
         let (arrival_sec, sec) = ((j.arrived / NANOS_PER_SEC) as usize, self.second());
         let g = j.edge as usize;
         let several = self.groups.len() > 1;
+        let phase = self.phase_of(j.arrived);
         let group = &mut self.groups[g];
         if ok {
             group.ok += 1;
+            group.phases[phase].ok += 1;
             if several {
                 group.ok_latencies.push(latency);
             }
@@ -1052,7 +1058,7 @@ impl Sim<'_> {
         if ok {
             self.users_ok += 1;
             self.class_ok[self.user_class[j.user as usize] as usize] += 1;
-            self.phases[self.phase_of(j.arrived)].ok += 1;
+            self.phases[phase].ok += 1;
             self.series.user_ok_by_arrival[arrival_sec] += 1;
             self.series.successes[sec] += 1;
             self.ok_latencies.push(latency);
@@ -1177,6 +1183,7 @@ impl Sim<'_> {
                 users_ok: g.ok,
                 users_failed: g.failed + unfinished,
                 users_unfinished: unfinished,
+                phases: g.phases,
                 success_latency_median_s: secs(nearest_rank(&mut g.ok_latencies, 0.5)),
                 success_latency_p99_s: secs(nearest_rank(&mut g.ok_latencies, 0.99)),
                 closed: g.closed.map(closed_stats),

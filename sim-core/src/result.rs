@@ -89,6 +89,8 @@ pub struct GroupStats {
     /// The unfinished ones included.
     pub users_failed: u64,
     pub users_unfinished: u64,
+    /// Its users by arrival time, as [`RunResult::phases`].
+    pub phases: [Phase; 3],
     pub success_latency_median_s: Option<f64>,
     pub success_latency_p99_s: Option<f64>,
     /// Its closed-loop users' cycles (none with open arrivals).
@@ -673,6 +675,18 @@ impl RunResult {
                 format!("group_{n}_success_rate"),
                 MaybeReal(ratio(g.users_ok, g.users)),
                 "success rate of this client group's users",
+                SHARE,
+            );
+            put(
+                format!("group_{n}_success_rate_during"),
+                MaybeReal(g.phases[1].success_rate()),
+                "success rate of this client group's users arriving during the trigger window",
+                SHARE,
+            );
+            put(
+                format!("group_{n}_success_rate_after"),
+                MaybeReal(g.phases[2].success_rate()),
+                "success rate of this client group's users arriving after the trigger window",
                 SHARE,
             );
             put(

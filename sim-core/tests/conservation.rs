@@ -55,6 +55,10 @@ fn check(s: &Scenario, r: &RunResult, label: &str) {
             ctx("users")
         );
         assert_eq!(caller.calls_ok, stats.users_ok, "{}", ctx("ok"));
+        let phases =
+            |f: fn(&sim_core::result::Phase) -> u64| stats.phases.iter().map(f).sum::<u64>();
+        assert_eq!(phases(|p| p.users), stats.users, "{}", ctx("phases"));
+        assert_eq!(phases(|p| p.ok), stats.users_ok, "{}", ctx("phases ok"));
         assert_eq!(
             giveups(caller),
             stats.users_failed - stats.users_unfinished,
@@ -66,6 +70,12 @@ fn check(s: &Scenario, r: &RunResult, label: &str) {
         let sum = |f: fn(&sim_core::result::GroupStats) -> u64| r.groups.iter().map(f).sum::<u64>();
         assert_eq!(sum(|g| g.users), r.users, "{}", ctx("group users"));
         assert_eq!(sum(|g| g.users_ok), r.users_ok, "{}", ctx("group ok"));
+        for k in 0..3 {
+            let users = r.groups.iter().map(|g| g.phases[k].users).sum::<u64>();
+            assert_eq!(users, r.phases[k].users, "{}", ctx("group phase users"));
+            let ok = r.groups.iter().map(|g| g.phases[k].ok).sum::<u64>();
+            assert_eq!(ok, r.phases[k].ok, "{}", ctx("group phase ok"));
+        }
         assert_eq!(
             sum(|g| g.users_failed),
             r.users_failed,

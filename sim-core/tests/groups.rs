@@ -283,3 +283,54 @@ fn the_columns_of_a_run_with_groups_are_known_before_it() {
             .any(|(n, _)| n == "group_batch_closed_throughput_per_s")
     );
 }
+
+/// grids/mixed-clients.toml, one point: online users at `rate` per second
+/// and `workers` closed-loop batch workers, svc_b slow for 2 s.
+fn mixed(strategy: &str, rate: &str, workers: &str, seed: u64) -> sim_core::RunResult {
+    let s = scenario(
+        "mixed-clients.toml",
+        &[
+            ("strategy", strategy),
+            ("svc_b.slow.duration_s", "2"),
+            ("client.rate_per_s", rate),
+            ("batch.closed.users", workers),
+        ],
+    );
+    run(&s, seed)
+}
+
+#[test]
+fn mixed_clients_grid_the_batch_keeps_naive_online_users_down_not_protected_ones() {
+    let after = |r: &sim_core::RunResult| r.groups[0].phases[2].success_rate().unwrap();
+    for seed in [1, 2] {
+        // At 200/s the online users recover under naive retries whatever the
+        // batch, later the more workers it has.
+        let (one, sixty) = (
+            mixed("naive", "200", "1", seed),
+            mixed("naive", "200", "60", seed),
+        );
+        let (a, b) = (
+            one.recovery_s.expect("recovers"),
+            sixty.recovery_s.expect("recovers"),
+        );
+        assert!(a < b, "seed {seed}: {a} vs {b}");
+        // At 300/s, 20 workers keep them down: none succeeds after the
+        // window, and the batch, slowed by its own users' waits, with them.
+        for workers in ["20", "60"] {
+            let r = mixed("naive", "300", workers, seed);
+            assert_eq!(r.recovery_s, None, "naive, {workers} workers, seed {seed}");
+            assert_eq!(after(&r), 0.0);
+            assert_eq!(r.groups[1].phases[2].success_rate(), Some(0.0));
+        }
+        // Deadlines (and their drops) recover at once with any batch.
+        for (rate, workers) in [("200", "60"), ("300", "20"), ("300", "60")] {
+            let r = mixed("deadline", rate, workers, seed);
+            assert_eq!(
+                r.recovery_s,
+                Some(0.0),
+                "deadline {rate}/s {workers} workers"
+            );
+            assert!(after(&r) > 0.999);
+        }
+    }
+}
