@@ -678,7 +678,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Tier,
         "adaptive_limit",
         Kind::Bool,
-        "Adaptive concurrency limit between limit_min and slots, moved by the rule of limit_algorithm (aimd by default, or gradient). AIMD: every limit_interval_s with at least limit_min_samples completions, a window whose mean latency (arrival to reply) exceeds limit_latency_s or that had an error is a breach; after limit_breaches breaching windows in a row the limit is multiplied by limit_decrease, after a clean window it grows by limit_increase.",
+        "Adaptive concurrency limit between limit_min and slots, moved by the rule of limit_algorithm (aimd by default, or gradient). AIMD: every limit_interval_s with at least limit_min_samples completions, a window whose mean latency (arrival to reply) exceeds limit_latency_s or that had an error is a breach; after limit_breaches breaching windows in a row the limit is multiplied by limit_decrease, after a clean window it grows by limit_increase. With replicas, each replica has its own limit (`<tier>.limit_scope` is refused with the reason).",
     ),
     p(
         Scope::Tier,
@@ -946,6 +946,10 @@ pub fn read_when_loaded(key: &str) -> String {
         "`{key}` is read when the scenario file is loaded (its path relative to that file), so it can be given in the scenario file but not as an override; give the points as `client.profile.<n>.at_s` / `rate_per_s` instead"
     )
 }
+
+/// Why the adaptive concurrency limit has no scope beside `rate_limit_scope`
+/// and `breaker_scope`: it is per replica only.
+pub const NO_LIMIT_SCOPE: &str = "the adaptive concurrency limit is per replica only: it learns from the latencies of the requests one instance serves and holds that instance's requests in flight (as Netflix's concurrency-limits and Envoy's adaptive concurrency filter run in every instance). One limit for the whole tier would be a semaphore that every replica takes and releases on each request, a release at one replica starting a request queued at another: no adaptive limiter works so. To bound a tier's concurrency as a whole, use a bulkhead at its caller (`max_in_flight` with `bulkhead_scope = \"service\"`) or a shared rate limit (`rate_limit_scope = \"service\"`)";
 
 /// Why a deadline parameter is refused under a client group (`client.`)
 /// without its `deadline_s`: no deadline reaches its requests otherwise.
@@ -1236,6 +1240,7 @@ fn locate(
                 [map, class] if find(Scope::TierClass, map).is_some() => {
                     find(Scope::TierClass, map).map(|p| (keys(&[map, class]), p))
                 }
+                ["limit_scope"] => return Err(NO_LIMIT_SCOPE.to_string()),
                 _ => {
                     let key = rest.join(".");
                     if let Some(p) = find(Scope::Tier, &key) {

@@ -1001,7 +1001,7 @@ impl Scenario {
         toml::from_str(text).map_err(|e| format!("{origin}: {e}"))
     }
 
-    /// Every call edge: the client's first, then each tier's in list order
+    /// Every call edge: the client groups' first (`client`'s at 0), then each tier's in list order
     /// (its chain link, or its branches in the order given). A branch to an
     /// unknown tier is left out here; validation reports it.
     pub fn edges(&self) -> Vec<Edge<'_>> {

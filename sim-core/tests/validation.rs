@@ -596,3 +596,18 @@ fn a_shared_rate_limit_needs_a_rate_limit() {
         Vec::<String>::new()
     );
 }
+
+#[test]
+fn the_adaptive_limit_has_no_service_scope_and_says_why() {
+    let mut s = common::load("ch37");
+    for value in ["service", "replica"] {
+        let e = sim_core::params::set(&mut s, "svc_b.limit_scope", &common::v(value)).unwrap_err();
+        assert_eq!(e.path, "svc_b.limit_scope");
+        assert_eq!(e.message, sim_core::params::NO_LIMIT_SCOPE);
+    }
+    assert!(sim_core::params::NO_LIMIT_SCOPE.starts_with(
+        "the adaptive concurrency limit is per replica only: it learns from the latencies"
+    ));
+    // A tier without the key is left as it was.
+    assert_eq!(s, common::load("ch37"));
+}
