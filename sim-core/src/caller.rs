@@ -4,7 +4,9 @@
 //! hook runs; a hook decides what the policies say and counts its reason.
 
 use crate::model::CallModel;
-use crate::policy::{AdaptiveThrottle, CircuitBreaker, LoadBalancer, RetryBudget, RetryThrottle};
+use crate::policy::{
+    AdaptiveThrottle, CircuitBreaker, LoadBalancer, Pass, RetryBudget, RetryThrottle,
+};
 use crate::random::Stream;
 use crate::result::{CallerStats, nearest_rank};
 use crate::scenario::CancelMode;
@@ -231,20 +233,33 @@ pub struct Caller {
 
 /// A caller's balancing state: the balancer, its own random stream (so that
 /// other draws do not move when balancing changes), and per job (by slot)
-/// the replicas its latest attempt's copies went to. With
+/// the replicas its latest attempt's copies went to (`Sent`). With
 /// `breaker_scope = "replica"`, one circuit breaker per replica (else none);
 /// with `bulkhead_scope = "replica"`, the bulkhead per replica; and the
 /// scratch list of the replicas both let a request through to.
 struct Replicas {
     balancer: LoadBalancer,
     rng: Stream,
-    sent: HashMap<u32, [u8; 2]>,
+    sent: HashMap<u32, Sent>,
     breakers: Vec<CircuitBreaker>,
     /// With `bulkhead_scope = "replica"`: this caller's requests in flight
     /// per replica at most (`u32::MAX`: no bulkhead per replica).
     limit: u32,
     allowed: Vec<bool>,
 }
+
+/// The replicas an attempt's copies went to (`NO_REPLICA`: none), and what
+/// the first copy's replica's breaker let it through as, if it has one.
+#[derive(Clone, Copy)]
+struct Sent {
+    copies: [u8; 2],
+    pass: Option<Pass>,
+}
+
+const NOT_SENT: Sent = Sent {
+    copies: [NO_REPLICA; 2],
+    pass: None,
+};
 
 impl Caller {
     pub fn new(call: &CallModel, seed: u64) -> Caller {
@@ -437,8 +452,8 @@ impl Caller {
             b.forget();
         }
         if let Some(r) = &mut self.replicas {
-            let copies = r.release(slot);
-            r.forget(copies[0]);
+            let sent = r.release(slot);
+            r.forget(sent);
         }
     }
 
@@ -455,10 +470,11 @@ impl Caller {
         copy: usize,
     ) -> usize {
         let r = self.replicas.as_mut().expect("a caller with replicas");
-        let before = r.sent.get(&slot).map_or(NO_REPLICA, |s| s[0]);
+        let before = r.sent.get(&slot).map_or(NO_REPLICA, |s| s.copies[0]);
         let again = copy == 1 || attempt > 1;
         let avoid =
             (call.retry_other_replica && again && before != NO_REPLICA).then_some(before as usize);
+        let mut pass = None;
         let replica = if r.breakers.is_empty() && r.limit == u32::MAX {
             r.balancer.pick(now, avoid, &mut r.rng)
         } else {
@@ -470,17 +486,20 @@ impl Caller {
             let replica = r.balancer.pick_among(now, avoid, &r.allowed, &mut r.rng);
             if copy == 0 && !r.breakers.is_empty() {
                 // Admission found one open; the first copy takes its probe.
-                let allowed = r.breakers[replica].allow(now);
-                debug_assert!(allowed, "admission checked the breakers");
+                pass = r.breakers[replica].pass(now);
+                debug_assert!(pass.is_some(), "admission checked the breakers");
             }
             replica
         };
         r.balancer.sent(replica);
-        let sent = r.sent.entry(slot).or_insert([NO_REPLICA; 2]);
+        let sent = r.sent.entry(slot).or_insert(NOT_SENT);
         if copy == 0 {
-            *sent = [replica as u8, NO_REPLICA];
+            *sent = Sent {
+                copies: [replica as u8, NO_REPLICA],
+                pass,
+            };
         } else {
-            sent[1] = replica as u8;
+            sent.copies[1] = replica as u8;
         }
         replica
     }
@@ -504,15 +523,16 @@ impl Caller {
         let Some(r) = &mut self.replicas else {
             return;
         };
-        let copies = r.release(slot);
+        let sent = r.release(slot);
+        let copies = sent.copies;
         let failed = outcome != Outcome::Ok;
-        if !r.breakers.is_empty() && copies[0] != NO_REPLICA {
+        if let Some(pass) = sent.pass {
             if by == NO_REPLICA || by == copies[0] {
                 let jitter = self.breaker_rng.uniform();
                 let b = &mut r.breakers[copies[0] as usize];
-                b.record(now, failed, now - sent_at, jitter);
+                b.record_pass(pass, now, failed, now - sent_at, jitter);
             } else {
-                r.forget(copies[0]);
+                r.forget(sent);
             }
         }
         let blamed = if by == NO_REPLICA {
@@ -611,23 +631,21 @@ impl Replicas {
     }
 
     /// The first copy's replica got no outcome of its own: its breaker, if
-    /// it has one, gives back the probe.
-    fn forget(&mut self, replica: u8) {
-        if replica != NO_REPLICA
-            && let Some(b) = self.breakers.get_mut(replica as usize)
-        {
-            b.forget();
+    /// it let the copy through as a probe, gives the probe back.
+    fn forget(&mut self, sent: Sent) {
+        if let Some(pass) = sent.pass {
+            self.breakers[sent.copies[0] as usize].forget_pass(pass);
         }
     }
 
     /// The requests of the job in slot `slot`'s latest attempt are no longer
-    /// waited for; returns the replicas they went to.
-    fn release(&mut self, slot: u32) -> [u8; 2] {
-        let copies = self.sent.get(&slot).copied().unwrap_or([NO_REPLICA; 2]);
-        for replica in copies.into_iter().filter(|x| *x != NO_REPLICA) {
+    /// waited for; returns where they went.
+    fn release(&mut self, slot: u32) -> Sent {
+        let sent = self.sent.get(&slot).copied().unwrap_or(NOT_SENT);
+        for replica in sent.copies.into_iter().filter(|x| *x != NO_REPLICA) {
             self.balancer.released(replica as usize);
         }
-        copies
+        sent
     }
 }
 
@@ -833,6 +851,60 @@ mod tests {
         assert!(b.allow(10_001 * MS) && !b.would_allow(10_001 * MS));
         b.forget();
         assert!(b.would_allow(10_001 * MS));
+    }
+
+    #[test]
+    fn a_call_sent_before_its_replicas_breaker_opened_gives_back_no_probe() {
+        // Replica 0's first call (slot 0) is still out when its next two
+        // fail and open its breaker; 10 s later the breaker is half open and
+        // its one probe goes out. The old call's cancellation, its hedge
+        // answering, or its own success is no outcome of the probe's: the
+        // probe is still out, the breaker still half open, and no second
+        // probe may go.
+        for end in ["cancelled", "hedge answers", "answers"] {
+            let c = per_replica(true);
+            let mut caller = Caller::new(&c, 1);
+            caller.admit(&c, 0, NEVER, 1).unwrap();
+            caller.on_sent(1);
+            assert_eq!(caller.pick_replica(&c, 0, 0, 1, 0), 0);
+            let picks: Vec<usize> = (1..7)
+                .map(|i| one_call(&mut caller, &c, i * 10 * MS, i as u32, &[0]).unwrap())
+                .collect();
+            assert_eq!(picks, [1, 2, 0, 1, 2, 0]);
+            let breaker = |caller: &Caller| caller.replicas.as_ref().unwrap().breakers[0].state();
+            assert!(matches!(breaker(&caller), BreakerState::Open { .. }));
+            let later = 10_100 * MS;
+            let probe = loop {
+                caller.admit(&c, later, NEVER, 1).unwrap();
+                caller.on_sent(1);
+                let slot = 9 + caller.stats.calls as u32;
+                if caller.pick_replica(&c, later, slot, 1, 0) == 0 {
+                    break slot;
+                }
+            };
+            assert!(probe > 0);
+            let half_open = BreakerState::HalfOpen {
+                sent: 1,
+                done: 0,
+                failed: 0,
+            };
+            assert_eq!(breaker(&caller), half_open);
+            match end {
+                "cancelled" => caller.on_cancelled(0),
+                "hedge answers" => {
+                    assert_eq!(caller.pick_replica(&c, later, 0, 1, 1), 1);
+                    caller.on_ended(&c, later + MS, 0, false, Outcome::Ok);
+                    caller.on_replica_answer(later + MS, 0, 0, 1, Outcome::Ok);
+                }
+                _ => {
+                    caller.on_ended(&c, later + MS, 0, false, Outcome::Ok);
+                    caller.on_replica_answer(later + MS, 0, 0, 0, Outcome::Ok);
+                }
+            }
+            assert_eq!(breaker(&caller), half_open, "{end}");
+            let usable = caller.replicas.as_ref().unwrap().usable(0, later + MS);
+            assert!(!usable, "a second probe would go to replica 0");
+        }
     }
 
     #[test]

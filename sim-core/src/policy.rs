@@ -158,6 +158,15 @@ pub struct BreakerConfig {
     pub probes: u32,
 }
 
+/// What a breaker let a call through as: an ordinary call while closed,
+/// or one of its probes while half open. Kept with the call, so that its
+/// end acts on the state it was let through in, not on a later one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pass {
+    Call,
+    Probe,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BreakerState {
     Closed,
@@ -198,6 +207,44 @@ impl CircuitBreaker {
             BreakerState::HalfOpen { .. } => false,
             _ => true,
         }
+    }
+
+    /// [`CircuitBreaker::allow`], saying what the call goes as.
+    pub fn pass(&mut self, now: Nanos) -> Option<Pass> {
+        let allowed = self.allow(now);
+        // Read after `allow`, which moves an expired open state to half open.
+        let pass = match self.state {
+            BreakerState::HalfOpen { .. } => Pass::Probe,
+            _ => Pass::Call,
+        };
+        allowed.then_some(pass)
+    }
+
+    /// A call let through as `pass` ends without an outcome of its own:
+    /// only a probe has a place to give back (a call sent before the
+    /// breaker opened would give back another call's probe).
+    pub fn forget_pass(&mut self, pass: Pass) {
+        if pass == Pass::Probe {
+            self.forget();
+        }
+    }
+
+    /// [`CircuitBreaker::record`] for a call let through as `pass`: a call
+    /// sent before the breaker opened counts while it is closed, and no
+    /// more while it is half open than while it is open (it is none of
+    /// the probes the decision waits for).
+    pub fn record_pass(
+        &mut self,
+        pass: Pass,
+        now: Nanos,
+        failed: bool,
+        duration: Nanos,
+        jitter: f64,
+    ) {
+        if pass == Pass::Call && matches!(self.state, BreakerState::HalfOpen { .. }) {
+            return;
+        }
+        self.record(now, failed, duration, jitter);
     }
 
     /// Would [`CircuitBreaker::allow`] let a call through now? Asks without
@@ -1256,6 +1303,48 @@ mod tests {
             slow.record(4 * s, false, 2 * s, 0.0);
         }
         assert!(matches!(slow.state(), BreakerState::Open { .. }));
+    }
+
+    #[test]
+    fn a_call_passed_before_the_breaker_opened_is_none_of_its_probes() {
+        let s = crate::time::NANOS_PER_SEC;
+        let mut b = CircuitBreaker::new(BreakerConfig {
+            window: 2,
+            window_time: 0,
+            min_samples: 2,
+            failure_rate: 0.5,
+            slow_call_rate: 1.0,
+            slow_call: s,
+            open: s,
+            open_jitter: 0,
+            probes: 1,
+        });
+        let old = b.pass(0).expect("closed");
+        assert_eq!(old, Pass::Call);
+        b.record(0, true, 0, 0.0);
+        b.record(0, true, 0, 0.0);
+        assert_eq!(b.pass(s), Some(Pass::Probe));
+        let out = BreakerState::HalfOpen {
+            sent: 1,
+            done: 0,
+            failed: 0,
+        };
+        // The old call ends without an outcome, or with one: the probe is
+        // still the one out, and no second one passes.
+        b.forget_pass(old);
+        assert_eq!(b.state(), out);
+        b.record_pass(old, s, false, 0, 0.0);
+        assert_eq!(b.state(), out);
+        assert_eq!(b.pass(s), None);
+        // The probe's own end decides: given back, another may go.
+        b.forget_pass(Pass::Probe);
+        assert_eq!(b.pass(s), Some(Pass::Probe));
+        b.record_pass(Pass::Probe, s, false, 0, 0.0);
+        assert_eq!(b.state(), BreakerState::Closed);
+        // Closed, an old call counts again.
+        b.record_pass(old, s, true, 0, 0.0);
+        b.record_pass(old, s, true, 0, 0.0);
+        assert!(matches!(b.state(), BreakerState::Open { .. }));
     }
 
     #[test]
