@@ -4,9 +4,7 @@
 //! hook runs; a hook decides what the policies say and counts its reason.
 
 use crate::model::CallModel;
-use crate::policy::{
-    AdaptiveThrottle, CircuitBreaker, LoadBalancer, Pass, RetryBudget, RetryThrottle,
-};
+use crate::policy::{AdaptiveThrottle, CircuitBreaker, LoadBalancer, RetryBudget, RetryThrottle};
 use crate::random::Stream;
 use crate::result::{CallerStats, nearest_rank};
 use crate::scenario::CancelMode;
@@ -233,33 +231,20 @@ pub struct Caller {
 
 /// A caller's balancing state: the balancer, its own random stream (so that
 /// other draws do not move when balancing changes), and per job (by slot)
-/// the replicas its latest attempt's copies went to (`Sent`). With
+/// the replicas its latest attempt's copies went to. With
 /// `breaker_scope = "replica"`, one circuit breaker per replica (else none);
 /// with `bulkhead_scope = "replica"`, the bulkhead per replica; and the
 /// scratch list of the replicas both let a request through to.
 struct Replicas {
     balancer: LoadBalancer,
     rng: Stream,
-    sent: HashMap<u32, Sent>,
+    sent: HashMap<u32, [u8; 2]>,
     breakers: Vec<CircuitBreaker>,
     /// With `bulkhead_scope = "replica"`: this caller's requests in flight
     /// per replica at most (`u32::MAX`: no bulkhead per replica).
     limit: u32,
     allowed: Vec<bool>,
 }
-
-/// The replicas an attempt's copies went to (`NO_REPLICA`: none), and what
-/// the first copy's replica's breaker let it through as, if it has one.
-#[derive(Clone, Copy)]
-struct Sent {
-    copies: [u8; 2],
-    pass: Option<Pass>,
-}
-
-const NOT_SENT: Sent = Sent {
-    copies: [NO_REPLICA; 2],
-    pass: None,
-};
 
 impl Caller {
     pub fn new(call: &CallModel, seed: u64) -> Caller {
@@ -414,11 +399,12 @@ impl Caller {
         // success for the breaker and the throttle.
         let counted = |outcome| outcome == Outcome::Ok || call.failure_on.contains(outcome);
         if let Some(b) = &mut self.breaker {
+            let pass = b.pass_of(sent_at);
             if counted(outcome) {
                 let jitter = self.breaker_rng.uniform();
-                b.record(now, outcome != Outcome::Ok, now - sent_at, jitter);
+                b.record_pass(pass, now, outcome != Outcome::Ok, now - sent_at, jitter);
             } else {
-                b.forget();
+                b.forget_pass(pass);
             }
         }
         if let Some(b) = &mut self.retry_budget {
@@ -444,16 +430,16 @@ impl Caller {
     /// The job stopped waiting for its attempt (it was cancelled itself):
     /// the attempt ends without an outcome the policies would learn from.
     #[inline]
-    pub fn on_cancelled(&mut self, slot: u32) {
+    pub fn on_cancelled(&mut self, slot: u32, sent_at: Nanos) {
         self.in_flight -= 1;
         self.stats.calls_cancelled += 1;
         // A probe never answered must not hold the breaker half open.
         if let Some(b) = &mut self.breaker {
-            b.forget();
+            b.forget_pass(b.pass_of(sent_at));
         }
         if let Some(r) = &mut self.replicas {
-            let sent = r.release(slot);
-            r.forget(sent);
+            let copies = r.release(slot);
+            r.forget(copies[0], sent_at);
         }
     }
 
@@ -470,11 +456,10 @@ impl Caller {
         copy: usize,
     ) -> usize {
         let r = self.replicas.as_mut().expect("a caller with replicas");
-        let before = r.sent.get(&slot).map_or(NO_REPLICA, |s| s.copies[0]);
+        let before = r.sent.get(&slot).map_or(NO_REPLICA, |s| s[0]);
         let again = copy == 1 || attempt > 1;
         let avoid =
             (call.retry_other_replica && again && before != NO_REPLICA).then_some(before as usize);
-        let mut pass = None;
         let replica = if r.breakers.is_empty() && r.limit == u32::MAX {
             r.balancer.pick(now, avoid, &mut r.rng)
         } else {
@@ -486,20 +471,17 @@ impl Caller {
             let replica = r.balancer.pick_among(now, avoid, &r.allowed, &mut r.rng);
             if copy == 0 && !r.breakers.is_empty() {
                 // Admission found one open; the first copy takes its probe.
-                pass = r.breakers[replica].pass(now);
-                debug_assert!(pass.is_some(), "admission checked the breakers");
+                let allowed = r.breakers[replica].allow(now);
+                debug_assert!(allowed, "admission checked the breakers");
             }
             replica
         };
         r.balancer.sent(replica);
-        let sent = r.sent.entry(slot).or_insert(NOT_SENT);
+        let sent = r.sent.entry(slot).or_insert([NO_REPLICA; 2]);
         if copy == 0 {
-            *sent = Sent {
-                copies: [replica as u8, NO_REPLICA],
-                pass,
-            };
+            *sent = [replica as u8, NO_REPLICA];
         } else {
-            sent.copies[1] = replica as u8;
+            sent[1] = replica as u8;
         }
         replica
     }
@@ -523,16 +505,15 @@ impl Caller {
         let Some(r) = &mut self.replicas else {
             return;
         };
-        let sent = r.release(slot);
-        let copies = sent.copies;
+        let copies = r.release(slot);
         let failed = outcome != Outcome::Ok;
-        if let Some(pass) = sent.pass {
+        if !r.breakers.is_empty() && copies[0] != NO_REPLICA {
             if by == NO_REPLICA || by == copies[0] {
                 let jitter = self.breaker_rng.uniform();
                 let b = &mut r.breakers[copies[0] as usize];
-                b.record_pass(pass, now, failed, now - sent_at, jitter);
+                b.record_pass(b.pass_of(sent_at), now, failed, now - sent_at, jitter);
             } else {
-                r.forget(sent);
+                r.forget(copies[0], sent_at);
             }
         }
         let blamed = if by == NO_REPLICA {
@@ -630,22 +611,25 @@ impl Replicas {
             && self.balancer.outstanding(x) < self.limit
     }
 
-    /// The first copy's replica got no outcome of its own: its breaker, if
-    /// it let the copy through as a probe, gives the probe back.
-    fn forget(&mut self, sent: Sent) {
-        if let Some(pass) = sent.pass {
-            self.breakers[sent.copies[0] as usize].forget_pass(pass);
+    /// The first copy, sent at `sent_at`, got no outcome of its own: its
+    /// replica's breaker, if it let the copy through as a probe, gives the
+    /// probe back.
+    fn forget(&mut self, replica: u8, sent_at: Nanos) {
+        if replica != NO_REPLICA
+            && let Some(b) = self.breakers.get_mut(replica as usize)
+        {
+            b.forget_pass(b.pass_of(sent_at));
         }
     }
 
     /// The requests of the job in slot `slot`'s latest attempt are no longer
-    /// waited for; returns where they went.
-    fn release(&mut self, slot: u32) -> Sent {
-        let sent = self.sent.get(&slot).copied().unwrap_or(NOT_SENT);
-        for replica in sent.copies.into_iter().filter(|x| *x != NO_REPLICA) {
+    /// waited for; returns the replicas they went to.
+    fn release(&mut self, slot: u32) -> [u8; 2] {
+        let copies = self.sent.get(&slot).copied().unwrap_or([NO_REPLICA; 2]);
+        for replica in copies.into_iter().filter(|x| *x != NO_REPLICA) {
             self.balancer.released(replica as usize);
         }
-        sent
+        copies
     }
 }
 
@@ -727,8 +711,41 @@ mod tests {
         assert_eq!(caller.admit(&c, later, NEVER, 1), Ok(()));
         caller.on_sent(1);
         assert_eq!(caller.admit(&c, later, NEVER, 1), Err(Refusal::BreakerOpen));
-        caller.on_cancelled(0);
+        caller.on_cancelled(0, later);
         assert_eq!(caller.admit(&c, later, NEVER, 1), Ok(()));
+    }
+
+    #[test]
+    fn a_call_sent_before_the_edges_breaker_opened_gives_back_no_probe() {
+        // The same with one breaker for the edge: a call sent at 0, before
+        // two failures open it, is cancelled while the probe is out (no
+        // second probe may go), or answers (it decides nothing).
+        for answers in [false, true] {
+            let mut c = per_replica(false);
+            c.balancer = None;
+            let mut caller = Caller::new(&c, 1);
+            assert_eq!(caller.admit(&c, 0, NEVER, 1), Ok(()));
+            caller.on_sent(1);
+            let b = caller.breaker.as_mut().unwrap();
+            b.record(0, true, MS, 0.0);
+            b.record(0, true, MS, 0.0);
+            let later = 10_001 * MS;
+            assert_eq!(caller.admit(&c, later, NEVER, 1), Ok(()));
+            caller.on_sent(1);
+            if answers {
+                caller.on_ended(&c, later + MS, 0, false, Outcome::Ok);
+            } else {
+                caller.on_cancelled(0, 0);
+            }
+            let half_open = BreakerState::HalfOpen {
+                sent: 1,
+                done: 0,
+                failed: 0,
+            };
+            assert_eq!(caller.breaker.as_ref().unwrap().state(), half_open);
+            let refused = caller.admit(&c, later + MS, NEVER, 1);
+            assert_eq!(refused, Err(Refusal::BreakerOpen), "answers: {answers}");
+        }
     }
 
     #[test]
@@ -743,7 +760,7 @@ mod tests {
         assert!(refused.unwrap_err().is_failed_attempt());
         caller.on_ended(&c, 5 * MS, 0, false, Outcome::Timeout);
         assert_eq!(caller.admit(&c, 5 * MS, NEVER, 1), Ok(()));
-        caller.on_cancelled(0);
+        caller.on_cancelled(0, 0);
         let s = &caller.stats;
         assert_eq!((s.calls, s.retries_sent, s.calls_timeout), (2, 1, 1));
         assert_eq!((s.bulkhead_rejected, s.calls_cancelled), (1, 1));
@@ -890,7 +907,7 @@ mod tests {
             };
             assert_eq!(breaker(&caller), half_open);
             match end {
-                "cancelled" => caller.on_cancelled(0),
+                "cancelled" => caller.on_cancelled(0, 0),
                 "hedge answers" => {
                     assert_eq!(caller.pick_replica(&c, later, 0, 1, 1), 1);
                     caller.on_ended(&c, later + MS, 0, false, Outcome::Ok);

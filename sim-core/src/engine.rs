@@ -930,7 +930,8 @@ impl Sim<'_> {
         }
         j.waiting = false;
         let edge = j.edge as usize;
-        self.callers[edge].on_cancelled(job.idx);
+        let sent_at = j.attempt_started;
+        self.callers[edge].on_cancelled(job.idx, sent_at);
         if self.m.callers[edge].cancel == CancelMode::Always {
             self.cancel_copies(job);
         }

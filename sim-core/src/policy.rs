@@ -142,6 +142,9 @@ pub struct CircuitBreaker {
     state: BreakerState,
     /// The outcomes in the window: (when, failed, slow).
     outcomes: std::collections::VecDeque<(Nanos, bool, bool)>,
+    /// When it last went half open: a call sent since, while it is still
+    /// half open, is one of its probes.
+    half_open_since: Nanos,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -159,8 +162,8 @@ pub struct BreakerConfig {
 }
 
 /// What a breaker let a call through as: an ordinary call while closed,
-/// or one of its probes while half open. Kept with the call, so that its
-/// end acts on the state it was let through in, not on a later one.
+/// or one of its probes while half open ([`CircuitBreaker::pass_of`]), so
+/// that its end acts on the state it was let through in, not a later one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pass {
     Call,
@@ -180,6 +183,7 @@ impl CircuitBreaker {
             cfg,
             state: BreakerState::Closed,
             outcomes: std::collections::VecDeque::new(),
+            half_open_since: 0,
         }
     }
 
@@ -198,6 +202,7 @@ impl CircuitBreaker {
                 done: 0,
                 failed: 0,
             };
+            self.half_open_since = now;
         }
         match &mut self.state {
             BreakerState::HalfOpen { sent, .. } if *sent < self.cfg.probes => {
@@ -209,15 +214,14 @@ impl CircuitBreaker {
         }
     }
 
-    /// [`CircuitBreaker::allow`], saying what the call goes as.
-    pub fn pass(&mut self, now: Nanos) -> Option<Pass> {
-        let allowed = self.allow(now);
-        // Read after `allow`, which moves an expired open state to half open.
-        let pass = match self.state {
-            BreakerState::HalfOpen { .. } => Pass::Probe,
+    /// What a call it let through at `sent_at` went as: a probe if sent
+    /// since it went half open and it still is (no probe outlives its half
+    /// open state: it closes or opens again only once every probe ended).
+    pub fn pass_of(&self, sent_at: Nanos) -> Pass {
+        match self.state {
+            BreakerState::HalfOpen { .. } if sent_at >= self.half_open_since => Pass::Probe,
             _ => Pass::Call,
-        };
-        allowed.then_some(pass)
+        }
     }
 
     /// A call let through as `pass` ends without an outcome of its own:
@@ -1319,11 +1323,13 @@ mod tests {
             open_jitter: 0,
             probes: 1,
         });
-        let old = b.pass(0).expect("closed");
-        assert_eq!(old, Pass::Call);
+        assert!(b.allow(0));
         b.record(0, true, 0, 0.0);
         b.record(0, true, 0, 0.0);
-        assert_eq!(b.pass(s), Some(Pass::Probe));
+        assert!(b.allow(s));
+        // A call sent at 0 was none of its probes; one sent at s is one.
+        let old = b.pass_of(0);
+        assert_eq!((old, b.pass_of(s)), (Pass::Call, Pass::Probe));
         let out = BreakerState::HalfOpen {
             sent: 1,
             done: 0,
@@ -1335,10 +1341,10 @@ mod tests {
         assert_eq!(b.state(), out);
         b.record_pass(old, s, false, 0, 0.0);
         assert_eq!(b.state(), out);
-        assert_eq!(b.pass(s), None);
+        assert!(!b.allow(s));
         // The probe's own end decides: given back, another may go.
         b.forget_pass(Pass::Probe);
-        assert_eq!(b.pass(s), Some(Pass::Probe));
+        assert!(b.allow(s));
         b.record_pass(Pass::Probe, s, false, 0, 0.0);
         assert_eq!(b.state(), BreakerState::Closed);
         // Closed, an old call counts again.
