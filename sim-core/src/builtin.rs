@@ -69,6 +69,7 @@ pub fn ch37() -> Scenario {
             spike: Vec::new(),
             call: client_call,
         },
+        clients: Default::default(),
         tiers: vec![
             forwarder("gateway", 512, server_call(1.0, 3)),
             forwarder("svc_a", 128, server_call(1.0, 3)),

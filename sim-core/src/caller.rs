@@ -399,11 +399,12 @@ impl Caller {
         // success for the breaker and the throttle.
         let counted = |outcome| outcome == Outcome::Ok || call.failure_on.contains(outcome);
         if let Some(b) = &mut self.breaker {
+            let pass = b.pass_of(sent_at);
             if counted(outcome) {
                 let jitter = self.breaker_rng.uniform();
-                b.record(now, outcome != Outcome::Ok, now - sent_at, jitter);
+                b.record_pass(pass, now, outcome != Outcome::Ok, now - sent_at, jitter);
             } else {
-                b.forget();
+                b.forget_pass(pass);
             }
         }
         if let Some(b) = &mut self.retry_budget {
@@ -429,16 +430,16 @@ impl Caller {
     /// The job stopped waiting for its attempt (it was cancelled itself):
     /// the attempt ends without an outcome the policies would learn from.
     #[inline]
-    pub fn on_cancelled(&mut self, slot: u32) {
+    pub fn on_cancelled(&mut self, slot: u32, sent_at: Nanos) {
         self.in_flight -= 1;
         self.stats.calls_cancelled += 1;
         // A probe never answered must not hold the breaker half open.
         if let Some(b) = &mut self.breaker {
-            b.forget();
+            b.forget_pass(b.pass_of(sent_at));
         }
         if let Some(r) = &mut self.replicas {
             let copies = r.release(slot);
-            r.forget(copies[0]);
+            r.forget(copies[0], sent_at);
         }
     }
 
@@ -510,9 +511,9 @@ impl Caller {
             if by == NO_REPLICA || by == copies[0] {
                 let jitter = self.breaker_rng.uniform();
                 let b = &mut r.breakers[copies[0] as usize];
-                b.record(now, failed, now - sent_at, jitter);
+                b.record_pass(b.pass_of(sent_at), now, failed, now - sent_at, jitter);
             } else {
-                r.forget(copies[0]);
+                r.forget(copies[0], sent_at);
             }
         }
         let blamed = if by == NO_REPLICA {
@@ -610,13 +611,14 @@ impl Replicas {
             && self.balancer.outstanding(x) < self.limit
     }
 
-    /// The first copy's replica got no outcome of its own: its breaker, if
-    /// it has one, gives back the probe.
-    fn forget(&mut self, replica: u8) {
+    /// The first copy, sent at `sent_at`, got no outcome of its own: its
+    /// replica's breaker, if it let the copy through as a probe, gives the
+    /// probe back.
+    fn forget(&mut self, replica: u8, sent_at: Nanos) {
         if replica != NO_REPLICA
             && let Some(b) = self.breakers.get_mut(replica as usize)
         {
-            b.forget();
+            b.forget_pass(b.pass_of(sent_at));
         }
     }
 
@@ -709,8 +711,41 @@ mod tests {
         assert_eq!(caller.admit(&c, later, NEVER, 1), Ok(()));
         caller.on_sent(1);
         assert_eq!(caller.admit(&c, later, NEVER, 1), Err(Refusal::BreakerOpen));
-        caller.on_cancelled(0);
+        caller.on_cancelled(0, later);
         assert_eq!(caller.admit(&c, later, NEVER, 1), Ok(()));
+    }
+
+    #[test]
+    fn a_call_sent_before_the_edges_breaker_opened_gives_back_no_probe() {
+        // The same with one breaker for the edge: a call sent at 0, before
+        // two failures open it, is cancelled while the probe is out (no
+        // second probe may go), or answers (it decides nothing).
+        for answers in [false, true] {
+            let mut c = per_replica(false);
+            c.balancer = None;
+            let mut caller = Caller::new(&c, 1);
+            assert_eq!(caller.admit(&c, 0, NEVER, 1), Ok(()));
+            caller.on_sent(1);
+            let b = caller.breaker.as_mut().unwrap();
+            b.record(0, true, MS, 0.0);
+            b.record(0, true, MS, 0.0);
+            let later = 10_001 * MS;
+            assert_eq!(caller.admit(&c, later, NEVER, 1), Ok(()));
+            caller.on_sent(1);
+            if answers {
+                caller.on_ended(&c, later + MS, 0, false, Outcome::Ok);
+            } else {
+                caller.on_cancelled(0, 0);
+            }
+            let half_open = BreakerState::HalfOpen {
+                sent: 1,
+                done: 0,
+                failed: 0,
+            };
+            assert_eq!(caller.breaker.as_ref().unwrap().state(), half_open);
+            let refused = caller.admit(&c, later + MS, NEVER, 1);
+            assert_eq!(refused, Err(Refusal::BreakerOpen), "answers: {answers}");
+        }
     }
 
     #[test]
@@ -725,7 +760,7 @@ mod tests {
         assert!(refused.unwrap_err().is_failed_attempt());
         caller.on_ended(&c, 5 * MS, 0, false, Outcome::Timeout);
         assert_eq!(caller.admit(&c, 5 * MS, NEVER, 1), Ok(()));
-        caller.on_cancelled(0);
+        caller.on_cancelled(0, 0);
         let s = &caller.stats;
         assert_eq!((s.calls, s.retries_sent, s.calls_timeout), (2, 1, 1));
         assert_eq!((s.bulkhead_rejected, s.calls_cancelled), (1, 1));
@@ -833,6 +868,60 @@ mod tests {
         assert!(b.allow(10_001 * MS) && !b.would_allow(10_001 * MS));
         b.forget();
         assert!(b.would_allow(10_001 * MS));
+    }
+
+    #[test]
+    fn a_call_sent_before_its_replicas_breaker_opened_gives_back_no_probe() {
+        // Replica 0's first call (slot 0) is still out when its next two
+        // fail and open its breaker; 10 s later the breaker is half open and
+        // its one probe goes out. The old call's cancellation, its hedge
+        // answering, or its own success is no outcome of the probe's: the
+        // probe is still out, the breaker still half open, and no second
+        // probe may go.
+        for end in ["cancelled", "hedge answers", "answers"] {
+            let c = per_replica(true);
+            let mut caller = Caller::new(&c, 1);
+            caller.admit(&c, 0, NEVER, 1).unwrap();
+            caller.on_sent(1);
+            assert_eq!(caller.pick_replica(&c, 0, 0, 1, 0), 0);
+            let picks: Vec<usize> = (1..7)
+                .map(|i| one_call(&mut caller, &c, i * 10 * MS, i as u32, &[0]).unwrap())
+                .collect();
+            assert_eq!(picks, [1, 2, 0, 1, 2, 0]);
+            let breaker = |caller: &Caller| caller.replicas.as_ref().unwrap().breakers[0].state();
+            assert!(matches!(breaker(&caller), BreakerState::Open { .. }));
+            let later = 10_100 * MS;
+            let probe = loop {
+                caller.admit(&c, later, NEVER, 1).unwrap();
+                caller.on_sent(1);
+                let slot = 9 + caller.stats.calls as u32;
+                if caller.pick_replica(&c, later, slot, 1, 0) == 0 {
+                    break slot;
+                }
+            };
+            assert!(probe > 0);
+            let half_open = BreakerState::HalfOpen {
+                sent: 1,
+                done: 0,
+                failed: 0,
+            };
+            assert_eq!(breaker(&caller), half_open);
+            match end {
+                "cancelled" => caller.on_cancelled(0, 0),
+                "hedge answers" => {
+                    assert_eq!(caller.pick_replica(&c, later, 0, 1, 1), 1);
+                    caller.on_ended(&c, later + MS, 0, false, Outcome::Ok);
+                    caller.on_replica_answer(later + MS, 0, 0, 1, Outcome::Ok);
+                }
+                _ => {
+                    caller.on_ended(&c, later + MS, 0, false, Outcome::Ok);
+                    caller.on_replica_answer(later + MS, 0, 0, 0, Outcome::Ok);
+                }
+            }
+            assert_eq!(breaker(&caller), half_open, "{end}");
+            let usable = caller.replicas.as_ref().unwrap().usable(0, later + MS);
+            assert!(!usable, "a second probe would go to replica 0");
+        }
     }
 
     #[test]

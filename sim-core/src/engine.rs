@@ -22,12 +22,12 @@ use crate::cache::FROM_CACHE;
 use crate::caller::{Caller, NO_REPLICA, Outcome, RetryDecision, attempt_end, cancels_copies};
 use crate::event_queue::EventQueue;
 use crate::job::{Job, JobKind, JobRef, Jobs, NO_EDGE, NO_JOB};
-use crate::model::{CallModel, Downstream, Model, RateProfile};
+use crate::model::{CallModel, Downstream, GroupModel, Model, RateProfile};
 use crate::policy::RateLimiter;
 use crate::random::Stream;
 use crate::result::{
-    CallerStats, ClassStats, ClosedStats, LatencyHistogram, Phase, RunResult, Series, TierSeries,
-    TierStats, nearest_rank,
+    CallerStats, ClassStats, ClosedStats, GroupStats, LatencyHistogram, Phase, RunResult, Series,
+    TierSeries, TierStats, nearest_rank,
 };
 use crate::scenario::{CancelMode, Dispatch};
 use crate::server::{Admission, Dropped, Has, Server, abandon_at};
@@ -55,10 +55,11 @@ fn join(errors: &[crate::ConfigError]) -> String {
 
 #[derive(Clone, Copy, Debug)]
 enum Action {
-    /// The next user request arrives at the client.
-    UserArrival,
-    /// Closed-loop user `0` has thought and sends its next request.
-    LoopUserSends(u32),
+    /// The next user request of client group `0` arrives.
+    UserArrival(u16),
+    /// Closed-loop user `1` of client group `0` has thought and sends its
+    /// next request.
+    LoopUserSends(u16, u32),
     /// Attempt `1` of job `0` reaches its end.
     AttemptTimeout(JobRef, u32),
     /// The backoff before a retry is over.
@@ -109,7 +110,11 @@ struct Sim<'m> {
     jobs: Jobs,
     servers: Vec<Server>,
     callers: Vec<Caller>,
-    arrivals: Stream,
+    /// Per client group, in `Model::groups` order.
+    groups: Vec<Source>,
+    /// Per user request: the closed-loop user who sent it (only when a
+    /// group has closed-loop users).
+    sender: Vec<u32>,
     users: u64,
     users_ok: u64,
     users_failed: u64,
@@ -118,7 +123,6 @@ struct Sim<'m> {
     user_ended: Vec<bool>,
     /// Per user: its request class.
     user_class: Vec<u8>,
-    classes: Stream,
     /// Per class: users, and how many succeeded.
     class_users: Vec<u64>,
     class_ok: Vec<u64>,
@@ -135,11 +139,6 @@ struct Sim<'m> {
     /// first copy and the hedge), by the caller's slot; stale references
     /// once they are done.
     copies: HashMap<u32, [JobRef; 2]>,
-    /// Thinning draws of a time-varying arrival rate: a stream of their own,
-    /// so that runs without a profile keep their arrivals' draws.
-    profile_draws: Stream,
-    /// Closed-loop users, when the client has them.
-    closed: Option<ClosedLoop>,
     /// The event-queue lane of each caller's attempt timeouts and of each
     /// server's rejections: one lane per fixed delay ([`timer_lanes`]).
     timeout_lane: Vec<usize>,
@@ -148,11 +147,59 @@ struct Sim<'m> {
     tier_rate_limits: Vec<Option<RateLimiter>>,
 }
 
+/// The users of one client group: its draws and its counts.
+struct Source {
+    arrivals: Stream,
+    /// Thinning draws of a time-varying arrival rate: a stream of their own,
+    /// so that runs without a profile keep their arrivals' draws.
+    profile_draws: Stream,
+    classes: Stream,
+    /// Closed-loop users, when the group has them.
+    closed: Option<ClosedLoop>,
+    users: u64,
+    ok: u64,
+    failed: u64,
+    phases: [Phase; 3],
+    /// Its successful users' latencies, kept only with several groups (the
+    /// totals' are the one group's otherwise).
+    ok_latencies: Vec<Nanos>,
+}
+
+impl Source {
+    /// The `client` group draws from the streams it always had; another
+    /// group from streams named after it, so that adding a group leaves
+    /// the client's users as they were.
+    fn new(g: &GroupModel, first: bool, seed: u64) -> Source {
+        let name = |stream: &str| {
+            if first {
+                stream.to_string()
+            } else {
+                format!("group.{}.{stream}", g.name)
+            }
+        };
+        Source {
+            arrivals: Stream::new(seed, &name("arrivals")),
+            profile_draws: Stream::new(seed, &name("arrivals.profile")),
+            classes: Stream::new(seed, &name("classes")),
+            closed: g.closed.as_ref().map(|c| ClosedLoop {
+                think: Stream::new(seed, &name("think")),
+                last_done: vec![0; c.users as usize],
+                cycles: 0,
+                response_ns: 0,
+                think_ns: 0,
+            }),
+            users: 0,
+            ok: 0,
+            failed: 0,
+            phases: [Phase::default(); 3],
+            ok_latencies: Vec::new(),
+        }
+    }
+}
+
 /// The state of closed-loop users.
 struct ClosedLoop {
     think: Stream,
-    /// Per user request: the closed-loop user who sent it.
-    sender: Vec<u32>,
     /// Per closed-loop user: when its latest request ended (0 before any).
     last_done: Vec<Nanos>,
     /// Requests that ended, their response times and the think times
@@ -211,14 +258,16 @@ pub fn simulate(
         jobs: Jobs::default(),
         servers,
         callers,
-        arrivals: Stream::new(seed, "arrivals"),
+        groups: (m.groups.iter().enumerate())
+            .map(|(i, g)| Source::new(g, i == 0, seed))
+            .collect(),
+        sender: Vec::new(),
         users: 0,
         users_ok: 0,
         users_failed: 0,
         phases: [Phase::default(); 3],
         user_ended: Vec::with_capacity(users),
         user_class: Vec::with_capacity(users),
-        classes: Stream::new(seed, "classes"),
         class_users: vec![0; m.class_names.len()],
         class_ok: vec![0; m.class_names.len()],
         ok_latencies: Vec::with_capacity(users),
@@ -233,15 +282,6 @@ pub fn simulate(
         next_sample: 0,
         fanouts: HashMap::new(),
         copies: HashMap::new(),
-        profile_draws: Stream::new(seed, "arrivals.profile"),
-        closed: m.closed.as_ref().map(|c| ClosedLoop {
-            think: Stream::new(seed, "think"),
-            sender: Vec::new(),
-            last_done: vec![0; c.users as usize],
-            cycles: 0,
-            response_ns: 0,
-            think_ns: 0,
-        }),
         timeout_lane,
         reject_lane,
         tier_rate_limits: m.tier_rate_limits.clone(),
@@ -260,9 +300,11 @@ pub fn simulate(
             sim.schedule(gc.every, Action::GcTick(s as u16));
         }
     }
-    match &m.closed {
-        None => sim.schedule_next_arrival(0),
-        Some(c) => (0..c.users).for_each(|u| sim.think_then_send(u)),
+    for (g, group) in m.groups.iter().enumerate() {
+        match &group.closed {
+            None => sim.schedule_next_arrival(g, 0),
+            Some(c) => (0..c.users).for_each(|u| sim.think_then_send(g, u)),
+        }
     }
     sim.run_until_horizon()?;
     let steps = sim.tracer.take().map_or_else(Vec::new, |t| t.steps);
@@ -285,15 +327,11 @@ impl Sim<'_> {
                 });
             }
             match event.item {
-                Action::UserArrival => {
-                    self.schedule_next_arrival(self.now);
-                    self.user_arrives();
+                Action::UserArrival(g) => {
+                    self.schedule_next_arrival(g as usize, self.now);
+                    self.user_arrives(g as usize, u32::MAX);
                 }
-                Action::LoopUserSends(u) => {
-                    let closed = self.closed.as_mut().expect("closed-loop users");
-                    closed.sender.push(u);
-                    self.user_arrives();
-                }
+                Action::LoopUserSends(g, u) => self.user_arrives(g as usize, u),
                 Action::AttemptTimeout(job, attempt) => {
                     if self.is_waiting(job, attempt) {
                         self.attempt_ended(job, Outcome::Timeout, NO_REPLICA);
@@ -365,7 +403,7 @@ impl Sim<'_> {
             return;
         }
         let who = match j.kind {
-            JobKind::User => "client",
+            JobKind::User => &self.m.groups[j.edge as usize].name,
             JobKind::Branch => &self.m.callers[j.edge as usize].name,
             JobKind::Request { server } => &self.m.servers[server as usize].name,
         };
@@ -383,16 +421,16 @@ impl Sim<'_> {
     /// Poisson (or even) arrivals with a piecewise-constant rate (load
     /// spikes): an exponential amount of "base-rate gaps" (or exactly one)
     /// is spent segment by segment. At the base rate this is the plain gap.
-    fn schedule_next_arrival(&mut self, after: Nanos) {
-        let m = self.m;
+    fn schedule_next_arrival(&mut self, g: usize, after: Nanos) {
+        let m = &self.m.groups[g];
         if let Some(profile) = &m.profile {
-            self.schedule_next_profiled_arrival(after, profile);
+            self.schedule_next_profiled_arrival(g, after, profile);
             return;
         }
         // An amount of base-rate gaps: one exactly when arrivals are even
         // (half of one before the first, centring each arrival in its gap).
         let mut budget = match (m.even_arrivals, after) {
-            (false, _) => self.arrivals.exponential(1.0),
+            (false, _) => self.groups[g].arrivals.exponential(1.0),
             (true, 0) => 0.5,
             (true, _) => 1.0,
         };
@@ -406,7 +444,7 @@ impl Sim<'_> {
             if (t as f64) + gap < end as f64 || i + 1 == segments.len() {
                 let at = t.saturating_add(gap.round() as Nanos);
                 if at < m.arrivals_end {
-                    self.schedule(at, Action::UserArrival);
+                    self.schedule(at, Action::UserArrival(g as u16));
                 }
                 return;
             }
@@ -420,13 +458,14 @@ impl Sim<'_> {
     /// the envelope's piecewise-constant rate (an exponential amount of
     /// expected arrivals spent segment by segment, as above), each kept with
     /// probability rate / envelope. Exact for any rate under the envelope.
-    fn schedule_next_profiled_arrival(&mut self, after: Nanos, p: &RateProfile) {
-        let end = self.m.arrivals_end;
+    fn schedule_next_profiled_arrival(&mut self, g: usize, after: Nanos, p: &RateProfile) {
+        let end = self.m.groups[g].arrivals_end;
+        let draws = &mut self.groups[g].profile_draws;
         let env = &p.envelope;
         let mut t = after as f64;
         let mut i = env.partition_point(|(start, _)| *start <= after) - 1;
         loop {
-            let mut budget = self.profile_draws.exponential(1.0);
+            let mut budget = draws.exponential(1.0);
             loop {
                 let (_, rate) = env[i];
                 let piece_end = env.get(i + 1).map_or(end, |e| e.0) as f64;
@@ -446,25 +485,25 @@ impl Sim<'_> {
             }
             // Truncated, so that the instant stays on the envelope's piece.
             let at = t as Nanos;
-            if self.profile_draws.uniform() * env[i].1 < p.rate(at) {
-                self.schedule(at, Action::UserArrival);
+            if draws.uniform() * env[i].1 < p.rate(at) {
+                self.schedule(at, Action::UserArrival(g as u16));
                 return;
             }
         }
     }
 
-    /// Closed-loop user `u` thinks, then sends its next request, unless
-    /// arrivals have ended by then.
-    fn think_then_send(&mut self, u: u32) {
-        let m = self.m;
-        let closed = self.closed.as_mut().expect("closed-loop users");
+    /// Closed-loop user `u` of group `g` thinks, then sends its next
+    /// request, unless the group's arrivals have ended by then.
+    fn think_then_send(&mut self, g: usize, u: u32) {
+        let m = &self.m.groups[g];
+        let closed = self.groups[g].closed.as_mut().expect("closed-loop users");
         let think = (m.closed.as_ref())
             .expect("closed-loop users")
             .think
             .draw(1.0, &mut closed.think);
         let at = self.now.saturating_add(think);
         if at < m.arrivals_end {
-            self.schedule(at, Action::LoopUserSends(u));
+            self.schedule(at, Action::LoopUserSends(g as u16, u));
         }
     }
 
@@ -496,12 +535,22 @@ impl Sim<'_> {
         }
     }
 
-    fn user_arrives(&mut self) {
+    /// A user request of group `g` arrives; `sender` is the closed-loop
+    /// user who sent it (`u32::MAX`: an open arrival).
+    fn user_arrives(&mut self, g: usize, sender: u32) {
         let user = self.users as u32;
         self.users += 1;
+        self.groups[g].users += 1;
+        if self.groups[g].closed.is_some() {
+            // Indexed by user: every user needs an entry once any has one.
+            self.sender.resize(user as usize, u32::MAX);
+            self.sender.push(sender);
+        }
         let sec = self.second();
         self.series.user_arrivals[sec] += 1;
-        self.phases[self.phase_of(self.now)].users += 1;
+        let phase = self.phase_of(self.now);
+        self.phases[phase].users += 1;
+        self.groups[g].phases[phase].users += 1;
         // Replica 0 of each tier counts for the whole tier.
         let tiers = self.m.tier_instances.len();
         for s in &mut self.servers[..tiers] {
@@ -514,21 +563,22 @@ impl Sim<'_> {
             t.arrived = self.now;
         }
         // Drawn only when there are classes, so that other runs keep their streams.
-        let class = if self.m.class_cumulative.len() > 1 {
-            let u = self.classes.uniform();
-            self.m
-                .class_cumulative
-                .iter()
+        let group = &self.m.groups[g];
+        let class = if group.class_cumulative.len() > 1 {
+            let u = self.groups[g].classes.uniform();
+            let i = (group.class_cumulative.iter())
                 .position(|c| u < *c)
-                .unwrap_or(0)
+                .unwrap_or(0);
+            group.classes[i]
         } else {
-            0
+            group.classes[0]
         };
-        self.user_class.push(class as u8);
-        self.class_users[class] += 1;
-        let job = self
-            .jobs
-            .alloc(Job::user(user, self.now, self.m.user_deadline), false);
+        self.user_class.push(class);
+        self.class_users[class as usize] += 1;
+        let job = (self.jobs).alloc(
+            Job::user(user, g as u16, self.now, group.user_deadline),
+            false,
+        );
         self.start_attempt(job);
     }
 
@@ -1016,7 +1066,8 @@ impl Sim<'_> {
         }
         j.set_waiting(false);
         let edge = j.edge as usize;
-        self.callers[edge].on_cancelled(job.idx);
+        let sent_at = j.attempt_started;
+        self.callers[edge].on_cancelled(job.idx, sent_at);
         if self.m.callers[edge].cancel == CancelMode::Always {
             self.cancel_copies(job);
         }
@@ -1131,10 +1182,23 @@ impl Sim<'_> {
         self.user_ended[j.user as usize] = true;
         let latency = self.now - j.arrived;
         let (arrival_sec, sec) = ((j.arrived / NANOS_PER_SEC) as usize, self.second());
+        let g = j.edge as usize;
+        let several = self.groups.len() > 1;
+        let phase = self.phase_of(j.arrived);
+        let group = &mut self.groups[g];
+        if ok {
+            group.ok += 1;
+            group.phases[phase].ok += 1;
+            if several {
+                group.ok_latencies.push(latency);
+            }
+        } else {
+            group.failed += 1;
+        }
         if ok {
             self.users_ok += 1;
             self.class_ok[self.user_class[j.user as usize] as usize] += 1;
-            self.phases[self.phase_of(j.arrived)].ok += 1;
+            self.phases[phase].ok += 1;
             self.series.user_ok_by_arrival[arrival_sec] += 1;
             self.series.successes[sec] += 1;
             self.ok_latencies.push(latency);
@@ -1143,13 +1207,13 @@ impl Sim<'_> {
             self.series.failures[sec] += 1;
             self.failed_latencies.push(latency);
         }
-        if let Some(closed) = &mut self.closed {
-            let u = closed.sender[j.user as usize];
+        if let Some(closed) = &mut self.groups[g].closed {
+            let u = self.sender[j.user as usize];
             let last = std::mem::replace(&mut closed.last_done[u as usize], self.now);
             closed.cycles += 1;
             closed.response_ns += latency as u128;
             closed.think_ns += (j.arrived - last) as u128;
-            self.think_then_send(u);
+            self.think_then_send(g, u);
         }
     }
 
@@ -1201,9 +1265,13 @@ impl Sim<'_> {
         // Users still in flight failed; requests still in service held their
         // slot until the horizon.
         let mut unfinished = 0;
+        let mut group_unfinished = vec![0; self.groups.len()];
         for j in self.jobs.live() {
             match j.kind {
-                JobKind::User => unfinished += 1,
+                JobKind::User => {
+                    unfinished += 1;
+                    group_unfinished[j.edge as usize] += 1;
+                }
                 // Its parent holds the slot.
                 JobKind::Branch => {}
                 JobKind::Request { server } => {
@@ -1239,6 +1307,33 @@ impl Sim<'_> {
             .unzip();
         self.series.tiers = tier_series;
         let secs = |n: Option<Nanos>| n.map(nanos_to_secs);
+        let closed_stats = |c: ClosedLoop| ClosedStats {
+            users: c.last_done.len() as u64,
+            cycles: c.cycles,
+            response_ns: c.response_ns,
+            think_ns: c.think_ns,
+            span_ns: c.last_done.iter().map(|t| *t as u128).sum(),
+        };
+        let mut groups: Vec<GroupStats> = (std::mem::take(&mut self.groups).into_iter())
+            .zip(&self.m.groups)
+            .zip(group_unfinished)
+            .map(|((mut g, model), unfinished)| GroupStats {
+                name: model.name.clone(),
+                users: g.users,
+                users_ok: g.ok,
+                users_failed: g.failed + unfinished,
+                users_unfinished: unfinished,
+                phases: g.phases,
+                success_latency_median_s: secs(nearest_rank(&mut g.ok_latencies, 0.5)),
+                success_latency_p99_s: secs(nearest_rank(&mut g.ok_latencies, 0.99)),
+                closed: g.closed.map(closed_stats),
+            })
+            .collect();
+        // The client's closed loop is also the run's (its metrics predate groups).
+        let closed = groups[0].closed.clone();
+        if groups.len() == 1 {
+            groups.clear();
+        }
         RunResult {
             events: self.processed,
             users: self.users,
@@ -1268,13 +1363,8 @@ impl Sim<'_> {
             failed_latency_median_s: secs(nearest_rank(&mut self.failed_latencies, 0.5)),
             latency_histogram: LatencyHistogram::new(&self.ok_latencies, &self.failed_latencies),
             tiers,
-            closed: self.closed.map(|c| ClosedStats {
-                users: c.last_done.len() as u64,
-                cycles: c.cycles,
-                response_ns: c.response_ns,
-                think_ns: c.think_ns,
-                span_ns: c.last_done.iter().map(|t| *t as u128).sum(),
-            }),
+            closed,
+            groups,
             callers: (self.callers.into_iter())
                 .map(|c| CallerStats {
                     ejected_s: c.ejected_s(now),

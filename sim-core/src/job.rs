@@ -75,13 +75,13 @@ pub struct Job {
 }
 
 impl Job {
-    /// User request `user`, arriving at the client at `now`; it calls the
-    /// first tier through edge 0, with the user's patience `patience` as
-    /// its deadline (`NEVER`: none).
-    pub fn user(user: u32, now: Nanos, patience: Nanos) -> Job {
+    /// User request `user` of client group `group`, arriving at `now`; it
+    /// calls the first tier through the group's edge (its index), with the
+    /// user's patience `patience` as its deadline (`NEVER`: none).
+    pub fn user(user: u32, group: u16, now: Nanos, patience: Nanos) -> Job {
         Job {
             kind: JobKind::User,
-            edge: 0,
+            edge: group,
             arrived: now,
             started: now,
             ..Job::request(0, 0, NO_JOB, 0, now.saturating_add(patience), user)

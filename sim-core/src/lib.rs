@@ -85,29 +85,42 @@ pub fn load_base(base: &str) -> Result<Scenario, Vec<ConfigError>> {
     Ok(scenario)
 }
 
-/// Reads `client.profile_csv`, relative to `dir` (the scenario file's), into
-/// `client.profile`, so that the scenario no longer names a file: runs
-/// read none, and the points show in the resolved scenario.
+/// Reads every client group's `profile_csv` (`client.profile_csv`,
+/// `<group>.profile_csv`), relative to `dir` (the scenario file's), into its
+/// `profile`, so that the scenario no longer names a file: runs read none,
+/// and the points show in the resolved scenario.
 pub fn read_profile_csv(
     scenario: &mut Scenario,
     dir: &std::path::Path,
 ) -> Result<(), Vec<ConfigError>> {
-    let Some(file) = scenario.client.profile_csv.take() else {
-        return Ok(());
-    };
-    let fail = |m: String| vec![ConfigError::new("client.profile_csv", m)];
-    if !scenario.client.profile.is_empty() {
-        return Err(fail(
-            "give the load profile either as [[client.profile]] points or as a CSV file, not both"
-                .into(),
-        ));
+    let mut errors = Vec::new();
+    for (g, client) in scenario.groups_mut() {
+        let Some(file) = client.profile_csv.take() else {
+            continue;
+        };
+        let path = format!("{g}.profile_csv");
+        if !client.profile.is_empty() {
+            errors.push(ConfigError::new(
+                path,
+                format!("give the load profile either as [[{g}.profile]] points or as a CSV file, not both"),
+            ));
+            continue;
+        }
+        let file = dir.join(&file);
+        let shown = file.display().to_string();
+        let read = std::fs::read_to_string(&file)
+            .map_err(|e| format!("cannot read `{shown}`: {e}"))
+            .and_then(|text| scenario::profile_from_csv(&text, &shown));
+        match read {
+            Ok(points) => client.profile = points,
+            Err(m) => errors.push(ConfigError::new(path, m)),
+        }
     }
-    let path = dir.join(&file);
-    let shown = path.display().to_string();
-    let text =
-        std::fs::read_to_string(&path).map_err(|e| fail(format!("cannot read `{shown}`: {e}")))?;
-    scenario.client.profile = scenario::profile_from_csv(&text, &shown).map_err(fail)?;
-    Ok(())
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
 }
 
 /// Bytes per expected user: the user's own state and its latency.

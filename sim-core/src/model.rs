@@ -10,8 +10,8 @@ use crate::policy::{
 };
 use crate::random::Stream;
 use crate::scenario::{
-    CancelMode, Dispatch, Dist, LimitAlgorithm, LimitScope, OutcomeClass, RejectAs, Scenario,
-    Service,
+    CancelMode, Client, Dispatch, Dist, LimitAlgorithm, LimitScope, OutcomeClass, RejectAs,
+    Scenario, Service,
 };
 use crate::time::{NEVER, Nanos, nanos_to_secs, secs_to_nanos};
 
@@ -24,6 +24,33 @@ pub struct Model {
     pub expected_users: f64,
     pub dispatch: Dispatch,
     pub horizon: Nanos,
+    /// The latest end of arrivals of any client group.
+    pub arrivals_end: Nanos,
+    /// The client groups, `client` first: group `g` calls through edge `g`.
+    pub groups: Vec<GroupModel>,
+    /// Request classes in priority order: every group's, in group order
+    /// (a group without classes has the unnamed one).
+    pub class_names: Vec<String>,
+    pub max_events: u64,
+    /// The trigger span `[start, end)`: the "during" phase.
+    pub window: (Nanos, Nanos),
+    pub recovery_window: Nanos,
+    pub recovery_threshold: f64,
+    /// One per call edge, in [`Scenario::edges`] order: `callers[g]` is
+    /// client group `g`'s; in a plain chain with one group `callers[i]` is
+    /// server `i - 1`'s.
+    pub callers: Vec<CallModel>,
+    /// One per server instance: first replica 0 of every tier, so that
+    /// `servers[t]` is tier `t`'s first (and, without replicas, only)
+    /// instance; then the further replicas, tier by tier.
+    pub servers: Vec<ServerModel>,
+    /// Per tier, its instances in replica order (`[t]` for one replica).
+    pub tier_instances: Vec<Vec<usize>>,
+}
+
+/// One client group: where its users come from and what they carry.
+pub struct GroupModel {
+    pub name: String,
     /// A user's patience: a user request's deadline after its arrival
     /// (`NEVER`: none).
     pub user_deadline: Nanos,
@@ -40,24 +67,11 @@ pub struct Model {
     pub profile: Option<RateProfile>,
     /// Closed-loop users instead of open arrivals, if any.
     pub closed: Option<ClosedModel>,
-    /// Request classes in priority order, and the cumulative shares a
-    /// uniform draw is compared with (empty with a single class).
-    pub class_names: Vec<String>,
+    /// The group's request classes as indexes into `Model::class_names`,
+    /// and the cumulative shares a uniform draw is compared with (one
+    /// class: no draw).
+    pub classes: Vec<u8>,
     pub class_cumulative: Vec<f64>,
-    pub max_events: u64,
-    /// The trigger span `[start, end)`: the "during" phase.
-    pub window: (Nanos, Nanos),
-    pub recovery_window: Nanos,
-    pub recovery_threshold: f64,
-    /// One per call edge, in [`Scenario::edges`] order: `callers[0]` is the
-    /// client's; in a plain chain `callers[i]` is server `i - 1`'s.
-    pub callers: Vec<CallModel>,
-    /// One per server instance: first replica 0 of every tier, so that
-    /// `servers[t]` is tier `t`'s first (and, without replicas, only)
-    /// instance; then the further replicas, tier by tier.
-    pub servers: Vec<ServerModel>,
-    /// Per tier, its instances in replica order (`[t]` for one replica).
-    pub tier_instances: Vec<Vec<usize>>,
 }
 
 /// Closed-loop users: how many, and their think time.
@@ -162,9 +176,8 @@ impl BaseRate {
 }
 
 impl RateProfile {
-    /// The profile of a scenario's client, if it has one.
-    fn new(s: &Scenario) -> Option<RateProfile> {
-        let c = &s.client;
+    /// The profile of a client group, if it has one.
+    fn new(c: &Client) -> Option<RateProfile> {
         let base = if !c.profile.is_empty() {
             BaseRate::Points(
                 (c.profile.iter())
@@ -426,6 +439,48 @@ impl OutcomeSet {
     }
 }
 
+impl GroupModel {
+    fn new(name: &str, c: &Client, class_names: &[String]) -> GroupModel {
+        let index = |n: &str| class_names.iter().position(|c| c == n).expect("a class") as u8;
+        let classes = if c.classes.is_empty() {
+            vec![index("")]
+        } else {
+            c.classes.iter().map(|k| index(&k.name)).collect()
+        };
+        let total: f64 = c.classes.iter().map(|c| c.share).sum();
+        let mut class_cumulative: Vec<f64> = (c.classes.iter())
+            .scan(0.0, |acc, c| {
+                *acc += c.share / total;
+                Some(*acc)
+            })
+            .collect();
+        if let Some(last) = class_cumulative.last_mut() {
+            // Rounding must not leave a draw in no class.
+            *last = f64::INFINITY;
+        }
+        let arrivals_end = secs_to_nanos(c.duration_s);
+        GroupModel {
+            name: name.to_string(),
+            user_deadline: if c.deadline_s > 0.0 {
+                secs_to_nanos(c.deadline_s)
+            } else {
+                NEVER
+            },
+            arrivals_end,
+            mean_gap: 1e9 / c.rate_per_s,
+            even_arrivals: c.arrivals == crate::scenario::Arrivals::Even,
+            arrival_segments: arrival_segments(&c.spike, arrivals_end),
+            profile: RateProfile::new(c),
+            closed: (!c.closed.is_off()).then(|| ClosedModel {
+                users: c.closed.users,
+                think: ServiceModel::new(&c.closed.think),
+            }),
+            classes,
+            class_cumulative,
+        }
+    }
+}
+
 impl CallModel {
     /// The timeout of attempt number `attempt` (1 for the first).
     #[inline]
@@ -463,26 +518,24 @@ impl Model {
     /// Compiles a scenario that has passed [`crate::validate::validate`].
     pub fn new(s: &Scenario) -> Model {
         let edges = s.edges();
-        // One unnamed class when none is declared.
-        let class_names: Vec<String> = if s.client.classes.is_empty() {
-            vec![String::new()]
-        } else {
-            s.client.classes.iter().map(|c| c.name.clone()).collect()
+        // One unnamed class for a group that declares none; a class several
+        // groups name is one class.
+        let group_classes = |c: &Client| -> Vec<String> {
+            if c.classes.is_empty() {
+                vec![String::new()]
+            } else {
+                c.classes.iter().map(|c| c.name.clone()).collect()
+            }
         };
-        let total: f64 = s.client.classes.iter().map(|c| c.share).sum();
-        let mut class_cumulative: Vec<f64> = s
-            .client
-            .classes
-            .iter()
-            .scan(0.0, |acc, c| {
-                *acc += c.share / total;
-                Some(*acc)
-            })
-            .collect();
-        if let Some(last) = class_cumulative.last_mut() {
-            // Rounding must not leave a draw in no class.
-            *last = f64::INFINITY;
+        let mut class_names: Vec<String> = Vec::new();
+        for name in s.groups().flat_map(|(_, c)| group_classes(c)) {
+            if !class_names.contains(&name) {
+                class_names.push(name);
+            }
         }
+        let groups: Vec<GroupModel> = (s.groups())
+            .map(|(name, c)| GroupModel::new(name, c, &class_names))
+            .collect();
         // Further replicas are numbered after every tier's first.
         let mut tier_instances: Vec<Vec<usize>> = (0..s.tiers.len()).map(|t| vec![t]).collect();
         let mut next = s.tiers.len();
@@ -688,12 +741,7 @@ impl Model {
             }
         }
         let (ws, we) = s.trigger_window_s();
-        let arrivals_end = secs_to_nanos(s.client.duration_s);
-        let arrival_segments = arrival_segments(&s.client.spike, arrivals_end);
-        let closed = (!s.client.closed.is_off()).then(|| ClosedModel {
-            users: s.client.closed.users,
-            think: ServiceModel::new(&s.client.closed.think),
-        });
+        let arrivals_end = (groups.iter()).map(|g| g.arrivals_end).max();
         let expected_users = expected_users(s);
         let bounds: u64 = bounds.iter().sum();
         let tier_rate_limits = (s.tiers.iter())
@@ -707,18 +755,8 @@ impl Model {
             expected_users,
             dispatch: s.dispatch,
             horizon: secs_to_nanos(s.horizon_s),
-            user_deadline: if s.client.deadline_s > 0.0 {
-                secs_to_nanos(s.client.deadline_s)
-            } else {
-                NEVER
-            },
-            arrivals_end,
-            mean_gap: 1e9 / s.client.rate_per_s,
-            even_arrivals: s.client.arrivals == crate::scenario::Arrivals::Even,
-            arrival_segments,
-            profile: RateProfile::new(s),
-            closed,
-            class_cumulative,
+            arrivals_end: arrivals_end.expect("the client is a group"),
+            groups,
             class_names,
             max_events: s
                 .max_events
@@ -814,22 +852,26 @@ fn replica_windows<'a>(
 /// send at most one request per think time, plus their first (a bound:
 /// responses only lengthen a cycle).
 pub fn expected_users(s: &Scenario) -> f64 {
-    let c = &s.client;
+    s.groups().map(|(_, c)| expected_group_users(c)).sum()
+}
+
+/// [`expected_users`] of one client group.
+pub fn expected_group_users(c: &Client) -> f64 {
     if !c.closed.is_off() {
         return c.closed.users as f64 * (1.0 + c.duration_s / c.closed.think.mean_s);
     }
     let end = secs_to_nanos(c.duration_s);
-    if let Some(profile) = RateProfile::new(s) {
+    if let Some(profile) = RateProfile::new(c) {
         return profile.expected(end);
     }
-    let segments = arrival_segments(&s.client.spike, end);
+    let segments = arrival_segments(&c.spike, end);
     let seconds: f64 = (segments.iter().enumerate())
         .map(|(i, (start, factor))| {
             let next = segments.get(i + 1).map_or(end, |n| n.0);
             nanos_to_secs(next.saturating_sub(*start)) * factor
         })
         .sum();
-    s.client.rate_per_s * seconds
+    c.rate_per_s * seconds
 }
 
 /// The arrival-rate multiplier as `(start, factor)` segments covering

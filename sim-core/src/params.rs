@@ -786,7 +786,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Tier,
         "adaptive_limit",
         Kind::Bool,
-        "Adaptive concurrency limit between limit_min and slots, moved by the rule of limit_algorithm (aimd by default, or gradient). AIMD: every limit_interval_s with at least limit_min_samples completions, a window whose mean latency (arrival to reply) exceeds limit_latency_s or that had an error is a breach; after limit_breaches breaching windows in a row the limit is multiplied by limit_decrease, after a clean window it grows by limit_increase.",
+        "Adaptive concurrency limit between limit_min and slots, moved by the rule of limit_algorithm (aimd by default, or gradient). AIMD: every limit_interval_s with at least limit_min_samples completions, a window whose mean latency (arrival to reply) exceeds limit_latency_s or that had an error is a breach; after limit_breaches breaching windows in a row the limit is multiplied by limit_decrease, after a clean window it grows by limit_increase. With replicas, each replica has its own limit (`<tier>.limit_scope` is refused with the reason).",
     ),
     p(
         Scope::Tier,
@@ -1103,11 +1103,20 @@ pub fn read_when_loaded(key: &str) -> String {
     )
 }
 
-/// Why a deadline parameter is refused under `client.` without a
-/// `client.deadline_s`: no deadline reaches the client's requests otherwise.
-pub fn needs_client_deadline(key: &str) -> String {
+/// Why the adaptive concurrency limit has no scope beside `rate_limit_scope`
+/// and `breaker_scope`: it is per replica only.
+pub const NO_LIMIT_SCOPE: &str = "the adaptive concurrency limit is per replica only: it learns from the latencies of the requests one instance serves and holds that instance's requests in flight (as Netflix's concurrency-limits and Envoy's adaptive concurrency filter run in every instance). One limit for the whole tier would be a semaphore that every replica takes and releases on each request, a release at one replica starting a request queued at another: no adaptive limiter works so. To bound a tier's concurrency as a whole, use a bulkhead at its caller (`max_in_flight` with `bulkhead_scope = \"service\"`) or a shared rate limit (`rate_limit_scope = \"service\"`)";
+
+/// Why a deadline parameter is refused under a client group (`client.`)
+/// without its `deadline_s`: no deadline reaches its requests otherwise.
+pub fn needs_client_deadline(group: &str, key: &str) -> String {
+    let whose = if group == "client" {
+        "the client's".to_string()
+    } else {
+        format!("client group `{group}`'s")
+    };
     format!(
-        "acts on a deadline, and the client's requests have none unless client.deadline_s (a user's total patience) is set; set client.deadline_s, or set `{key}` on a tier that receives a deadline (`<tier>.{key}`)"
+        "acts on a deadline, and {whose} requests have none unless {group}.deadline_s (a user's total patience) is set; set {group}.deadline_s, or set `{key}` on a tier that receives a deadline (`<tier>.{key}`)"
     )
 }
 
@@ -1123,7 +1132,7 @@ pub fn paths(scenario: &Scenario) -> Vec<String> {
         let key = param.key;
         match param.scope {
             Scope::Top => out.push(key.to_string()),
-            Scope::Client => out.push(format!("client.{key}")),
+            Scope::Client => out.extend(scenario.groups().map(|(g, _)| format!("{g}.{key}"))),
             Scope::Call => out.extend(edges.iter().map(|e| format!("{}.{key}", e.path))),
             Scope::Branch => out.extend(
                 edges
@@ -1131,14 +1140,16 @@ pub fn paths(scenario: &Scenario) -> Vec<String> {
                     .filter(|e| e.path.contains(".fanout."))
                     .map(|e| format!("{}.{key}", e.path)),
             ),
-            Scope::Class => out.extend(
-                (scenario.client.classes.iter())
-                    .map(|c| format!("client.classes.{}.{key}", c.name)),
-            ),
+            Scope::Class => {
+                for (g, c) in scenario.groups() {
+                    out.extend((c.classes.iter()).map(|c| format!("{g}.classes.{}.{key}", c.name)));
+                }
+            }
             Scope::TierClass => {
+                let classes = class_names(scenario);
                 for t in &scenario.tiers {
-                    for c in &scenario.client.classes {
-                        out.push(format!("{}.{key}.{}", t.name, c.name));
+                    for c in &classes {
+                        out.push(format!("{}.{key}.{c}", t.name));
                     }
                 }
             }
@@ -1155,10 +1166,25 @@ pub fn paths(scenario: &Scenario) -> Vec<String> {
             Scope::Crash => {
                 out.extend((scenario.tiers.iter()).map(|t| format!("{}.crash.{key}", t.name)))
             }
-            Scope::Spike => out.push(format!("client.spike.{key}")),
-            Scope::Profile => out.push(format!("client.profile.{key}")),
+            Scope::Spike => out.extend(scenario.groups().map(|(g, _)| format!("{g}.spike.{key}"))),
+            Scope::Profile => {
+                out.extend(scenario.groups().map(|(g, _)| format!("{g}.profile.{key}")))
+            }
             // Not settable by a path: see `read_when_loaded`.
             Scope::ClientFile => {}
+        }
+    }
+    out
+}
+
+/// Every client group's request classes, each once, in group order.
+pub fn class_names(scenario: &Scenario) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for (_, c) in scenario.groups() {
+        for class in &c.classes {
+            if !out.contains(&class.name.as_str()) {
+                out.push(&class.name);
+            }
         }
     }
     out
@@ -1176,12 +1202,10 @@ pub fn param_of(path: &str) -> Option<&'static Param> {
                 || (segs.len() >= 4 && segs[1] == "fanout" && key_after(3) == p.key)
         }
         Scope::Branch => segs.len() == 4 && segs[1] == "fanout" && segs[3] == p.key,
-        Scope::Class => {
-            segs.len() == 4 && segs[0] == "client" && segs[1] == "classes" && segs[3] == p.key
-        }
+        Scope::Class => segs.len() == 4 && segs[1] == "classes" && segs[3] == p.key,
         Scope::TierClass => segs.len() == 3 && segs[1] == p.key,
         Scope::Tier => segs.len() >= 2 && key_after(1) == p.key,
-        Scope::ClientFile => segs.len() == 2 && segs[0] == "client" && segs[1] == p.key,
+        Scope::ClientFile => segs.len() == 2 && segs[1] == p.key,
         Scope::Slow | Scope::Errors | Scope::Crash | Scope::Spike | Scope::Profile => {
             let window = match p.scope {
                 Scope::Slow => "slow",
@@ -1190,12 +1214,11 @@ pub fn param_of(path: &str) -> Option<&'static Param> {
                 Scope::Spike => "spike",
                 _ => "profile",
             };
-            (matches!(p.scope, Scope::Slow | Scope::Errors | Scope::Crash) || segs[0] == "client")
-                && ((segs.len() == 3 && segs[1] == window && segs[2] == p.key)
-                    || (segs.len() == 4
-                        && segs[1] == window
-                        && segs[2].parse::<usize>().is_ok()
-                        && segs[3] == p.key))
+            (segs.len() == 3 && segs[1] == window && segs[2] == p.key)
+                || (segs.len() == 4
+                    && segs[1] == window
+                    && segs[2].parse::<usize>().is_ok()
+                    && segs[3] == p.key)
         }
     })
 }
@@ -1332,51 +1355,12 @@ fn locate(
     if let Some(p) = find(Scope::Top, &whole).filter(|p| p.key != "strategy") {
         return Ok(Some((key_steps(p.key), p)));
     }
+    if let [first, rest @ ..] = segs
+        && let Some((client, steps, node)) = group(scenario, tree, first)
+    {
+        return locate_in_group(first, client, steps, node, rest);
+    }
     match segs {
-        ["client", "classes", class, key] => {
-            let found = scenario
-                .client
-                .classes
-                .iter()
-                .position(|c| c.name == *class);
-            Ok(found.zip(find(Scope::Class, key)).map(|(i, p)| {
-                let mut steps = keys(&["client", "classes"]);
-                steps.extend([Step::Index(i), Step::Key(key.to_string())]);
-                (steps, p)
-            }))
-        }
-        ["client", "spike", rest @ ..] => {
-            let spikes = tree["client"].get("spike");
-            window(
-                spikes,
-                keys(&["client", "spike"]),
-                rest,
-                Scope::Spike,
-                "client",
-            )
-        }
-        ["client", "profile", rest @ ..] => {
-            let points = tree["client"].get("profile");
-            window(
-                points,
-                keys(&["client", "profile"]),
-                rest,
-                Scope::Profile,
-                "client",
-            )
-        }
-        ["client", rest @ ..] => {
-            let key = rest.join(".");
-            if find(Scope::ClientFile, &key).is_some() {
-                return Err(read_when_loaded(&key));
-            }
-            if let Some(p) = find(Scope::Client, &key) {
-                let mut steps = keys(&["client"]);
-                steps.extend(key_steps(&key));
-                return Ok(Some((steps, p)));
-            }
-            Ok(find(Scope::Call, &key).map(|p| (keys(&["client", "call", &key]), p)))
-        }
         [name, rest @ ..] => {
             let Some(i) = scenario.tiers.iter().position(|t| t.name == *name) else {
                 return Ok(None);
@@ -1412,6 +1396,7 @@ fn locate(
                 [map, class] if find(Scope::TierClass, map).is_some() => {
                     find(Scope::TierClass, map).map(|p| (keys(&[map, class]), p))
                 }
+                ["limit_scope"] => return Err(NO_LIMIT_SCOPE.to_string()),
                 _ => {
                     let key = rest.join(".");
                     if let Some(p) = find(Scope::Tier, &key) {
@@ -1432,6 +1417,65 @@ fn locate(
             }))
         }
         [] => Ok(None),
+    }
+}
+
+/// Client group `name` (`client`, or one of `clients`): its scenario
+/// part, the steps to its table and that table in the serialized scenario.
+fn group<'a>(
+    scenario: &'a Scenario,
+    tree: &'a Table,
+    name: &str,
+) -> Option<(&'a crate::scenario::Client, Vec<Step>, &'a Value)> {
+    if name == "client" {
+        return Some((&scenario.client, keys(&["client"]), &tree["client"]));
+    }
+    let client = scenario.clients.get(name)?;
+    Some((client, keys(&["clients", name]), &tree["clients"][name]))
+}
+
+/// A path under client group `name`, after its name.
+fn locate_in_group(
+    name: &str,
+    client: &crate::scenario::Client,
+    mut steps: Vec<Step>,
+    node: &Value,
+    segs: &[&str],
+) -> Result<Option<(Vec<Step>, &'static Param)>, String> {
+    match segs {
+        ["classes", class, key] => {
+            let found = client.classes.iter().position(|c| c.name == *class);
+            Ok(found.zip(find(Scope::Class, key)).map(|(i, p)| {
+                steps.extend([
+                    Step::Key("classes".to_string()),
+                    Step::Index(i),
+                    Step::Key(key.to_string()),
+                ]);
+                (steps, p)
+            }))
+        }
+        ["spike", rest @ ..] => {
+            steps.push(Step::Key("spike".to_string()));
+            window(node.get("spike"), steps, rest, Scope::Spike, name)
+        }
+        ["profile", rest @ ..] => {
+            steps.push(Step::Key("profile".to_string()));
+            window(node.get("profile"), steps, rest, Scope::Profile, name)
+        }
+        rest => {
+            let key = rest.join(".");
+            if find(Scope::ClientFile, &key).is_some() {
+                return Err(read_when_loaded(&key));
+            }
+            if let Some(p) = find(Scope::Client, &key) {
+                steps.extend(key_steps(&key));
+                return Ok(Some((steps, p)));
+            }
+            Ok(find(Scope::Call, &key).map(|p| {
+                steps.extend(keys(&["call", &key]));
+                (steps, p)
+            }))
+        }
     }
 }
 
@@ -1725,6 +1769,9 @@ pub fn markdown() -> String {
          the tier it calls), e.g. `agg.fanout.search.attempt_timeout_s`. The deadline parameters\n\
          `deadline_margin_s`, `budget_admission` and `budget_share` act at the client only with\n\
          `client.deadline_s` (a user's total patience): without it they are refused there.\n\
+         A scenario's further client groups (`[clients.<group>]`) have every `client.` path\n\
+         under their own name: `<group>.rate_per_s`, `<group>.closed.users`,\n\
+         `<group>.max_retries`, `<group>.spike.factor`, `<group>.classes.<class>.share`.\n\
          `strategy` is applied first, whatever the order of the overrides.\n\n\
          | path | type | accepted | meaning |\n|---|---|---|---|\n",
     );

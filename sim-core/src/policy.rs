@@ -142,6 +142,9 @@ pub struct CircuitBreaker {
     state: BreakerState,
     /// The outcomes in the window: (when, failed, slow).
     outcomes: std::collections::VecDeque<(Nanos, bool, bool)>,
+    /// When it last went half open: a call sent since, while it is still
+    /// half open, is one of its probes.
+    half_open_since: Nanos,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -158,6 +161,15 @@ pub struct BreakerConfig {
     pub probes: u32,
 }
 
+/// What a breaker let a call through as: an ordinary call while closed,
+/// or one of its probes while half open ([`CircuitBreaker::pass_of`]), so
+/// that its end acts on the state it was let through in, not a later one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pass {
+    Call,
+    Probe,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BreakerState {
     Closed,
@@ -171,6 +183,7 @@ impl CircuitBreaker {
             cfg,
             state: BreakerState::Closed,
             outcomes: std::collections::VecDeque::new(),
+            half_open_since: 0,
         }
     }
 
@@ -189,6 +202,7 @@ impl CircuitBreaker {
                 done: 0,
                 failed: 0,
             };
+            self.half_open_since = now;
         }
         match &mut self.state {
             BreakerState::HalfOpen { sent, .. } if *sent < self.cfg.probes => {
@@ -198,6 +212,43 @@ impl CircuitBreaker {
             BreakerState::HalfOpen { .. } => false,
             _ => true,
         }
+    }
+
+    /// What a call it let through at `sent_at` went as: a probe if sent
+    /// since it went half open and it still is (no probe outlives its half
+    /// open state: it closes or opens again only once every probe ended).
+    pub fn pass_of(&self, sent_at: Nanos) -> Pass {
+        match self.state {
+            BreakerState::HalfOpen { .. } if sent_at >= self.half_open_since => Pass::Probe,
+            _ => Pass::Call,
+        }
+    }
+
+    /// A call let through as `pass` ends without an outcome of its own:
+    /// only a probe has a place to give back (a call sent before the
+    /// breaker opened would give back another call's probe).
+    pub fn forget_pass(&mut self, pass: Pass) {
+        if pass == Pass::Probe {
+            self.forget();
+        }
+    }
+
+    /// [`CircuitBreaker::record`] for a call let through as `pass`: a call
+    /// sent before the breaker opened counts while it is closed, and no
+    /// more while it is half open than while it is open (it is none of
+    /// the probes the decision waits for).
+    pub fn record_pass(
+        &mut self,
+        pass: Pass,
+        now: Nanos,
+        failed: bool,
+        duration: Nanos,
+        jitter: f64,
+    ) {
+        if pass == Pass::Call && matches!(self.state, BreakerState::HalfOpen { .. }) {
+            return;
+        }
+        self.record(now, failed, duration, jitter);
     }
 
     /// Would [`CircuitBreaker::allow`] let a call through now? Asks without
@@ -1320,6 +1371,50 @@ mod tests {
             slow.record(4 * s, false, 2 * s, 0.0);
         }
         assert!(matches!(slow.state(), BreakerState::Open { .. }));
+    }
+
+    #[test]
+    fn a_call_passed_before_the_breaker_opened_is_none_of_its_probes() {
+        let s = crate::time::NANOS_PER_SEC;
+        let mut b = CircuitBreaker::new(BreakerConfig {
+            window: 2,
+            window_time: 0,
+            min_samples: 2,
+            failure_rate: 0.5,
+            slow_call_rate: 1.0,
+            slow_call: s,
+            open: s,
+            open_jitter: 0,
+            probes: 1,
+        });
+        assert!(b.allow(0));
+        b.record(0, true, 0, 0.0);
+        b.record(0, true, 0, 0.0);
+        assert!(b.allow(s));
+        // A call sent at 0 was none of its probes; one sent at s is one.
+        let old = b.pass_of(0);
+        assert_eq!((old, b.pass_of(s)), (Pass::Call, Pass::Probe));
+        let out = BreakerState::HalfOpen {
+            sent: 1,
+            done: 0,
+            failed: 0,
+        };
+        // The old call ends without an outcome, or with one: the probe is
+        // still the one out, and no second one passes.
+        b.forget_pass(old);
+        assert_eq!(b.state(), out);
+        b.record_pass(old, s, false, 0, 0.0);
+        assert_eq!(b.state(), out);
+        assert!(!b.allow(s));
+        // The probe's own end decides: given back, another may go.
+        b.forget_pass(Pass::Probe);
+        assert!(b.allow(s));
+        b.record_pass(Pass::Probe, s, false, 0, 0.0);
+        assert_eq!(b.state(), BreakerState::Closed);
+        // Closed, an old call counts again.
+        b.record_pass(old, s, true, 0, 0.0);
+        b.record_pass(old, s, true, 0, 0.0);
+        assert!(matches!(b.state(), BreakerState::Open { .. }));
     }
 
     #[test]

@@ -34,8 +34,11 @@ pub struct RunResult {
     /// The users' latencies, bucketed: the whole distribution, for CDFs.
     pub latency_histogram: LatencyHistogram,
     pub tiers: Vec<TierStats>,
-    /// Closed-loop users' cycles (none with open arrivals).
+    /// Closed-loop users' cycles of the client (none with open arrivals).
     pub closed: Option<ClosedStats>,
+    /// Per client group, `client` first, when the scenario has several
+    /// (empty with the client alone: the totals are its counts).
+    pub groups: Vec<GroupStats>,
     pub callers: Vec<CallerStats>,
     pub series: Series,
 }
@@ -75,6 +78,23 @@ impl ClosedStats {
         (self.span_ns > 0)
             .then(|| self.users as f64 * self.cycles as f64 / (self.span_ns as f64 / 1e9))
     }
+}
+
+/// The users of one client group.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct GroupStats {
+    pub name: String,
+    pub users: u64,
+    pub users_ok: u64,
+    /// The unfinished ones included.
+    pub users_failed: u64,
+    pub users_unfinished: u64,
+    /// Its users by arrival time, as [`RunResult::phases`].
+    pub phases: [Phase; 3],
+    pub success_latency_median_s: Option<f64>,
+    pub success_latency_p99_s: Option<f64>,
+    /// Its closed-loop users' cycles (none with open arrivals).
+    pub closed: Option<ClosedStats>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
@@ -657,6 +677,72 @@ impl RunResult {
             "closed loop: throughput X = users / (R + Z)",
             "per s",
         );
+        for g in &self.groups {
+            let n = &g.name;
+            put(
+                format!("group_{n}_users"),
+                Count(g.users),
+                "user requests of this client group",
+                N,
+            );
+            put(
+                format!("group_{n}_users_ok"),
+                Count(g.users_ok),
+                "user requests of this client group that succeeded",
+                N,
+            );
+            put(
+                format!("group_{n}_users_failed"),
+                Count(g.users_failed),
+                "user requests of this client group that failed (unfinished ones included)",
+                N,
+            );
+            put(
+                format!("group_{n}_success_rate"),
+                MaybeReal(ratio(g.users_ok, g.users)),
+                "success rate of this client group's users",
+                SHARE,
+            );
+            put(
+                format!("group_{n}_success_rate_during"),
+                MaybeReal(g.phases[1].success_rate()),
+                "success rate of this client group's users arriving during the trigger window",
+                SHARE,
+            );
+            put(
+                format!("group_{n}_success_rate_after"),
+                MaybeReal(g.phases[2].success_rate()),
+                "success rate of this client group's users arriving after the trigger window",
+                SHARE,
+            );
+            put(
+                format!("group_{n}_success_latency_median_s"),
+                MaybeReal(g.success_latency_median_s),
+                "median latency of this client group's successful users",
+                S,
+            );
+            put(
+                format!("group_{n}_success_latency_p99_s"),
+                MaybeReal(g.success_latency_p99_s),
+                "99th percentile latency of this client group's successful users",
+                S,
+            );
+            // Null for an open group, so that the columns do not depend on
+            // whether a point's group is closed.
+            let c = g.closed.clone().unwrap_or_default();
+            put(
+                format!("group_{n}_closed_response_mean_s"),
+                MaybeReal(c.response_mean_s()),
+                "this group's closed loop: mean response time R",
+                S,
+            );
+            put(
+                format!("group_{n}_closed_throughput_per_s"),
+                MaybeReal(c.throughput_per_s()),
+                "this group's closed loop: throughput X = users / (R + Z)",
+                "per s",
+            );
+        }
         let sum_t = |f: fn(&TierStats) -> u64| self.tiers.iter().map(f).sum::<u64>();
         let sum_c = |f: fn(&CallerStats) -> u64| self.callers.iter().map(f).sum::<u64>();
         let totals: [(&str, u64, &'static str); 10] = [
@@ -1110,15 +1196,22 @@ pub fn metric_schema(scenario: &crate::Scenario) -> Vec<Metric> {
         horizon_s: scenario.horizon_s,
         tiers: scenario.tiers.iter().map(tier).collect(),
         callers: scenario.edges().iter().map(caller).collect(),
-        classes: scenario
-            .client
-            .classes
-            .iter()
-            .map(|c| ClassStats {
-                name: c.name.clone(),
+        classes: (crate::params::class_names(scenario).into_iter())
+            .map(|name| ClassStats {
+                name: name.to_string(),
                 ..ClassStats::default()
             })
             .collect(),
+        groups: if scenario.clients.is_empty() {
+            Vec::new()
+        } else {
+            (scenario.groups())
+                .map(|(name, _)| GroupStats {
+                    name: name.to_string(),
+                    ..GroupStats::default()
+                })
+                .collect()
+        },
         ..RunResult::default()
     }
     .metrics()

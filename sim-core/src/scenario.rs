@@ -31,6 +31,12 @@ pub struct Scenario {
     pub recovery: RecoveryRule,
     /// The load generator and its call policy towards the first tier.
     pub client: Client,
+    /// Further client groups beside `client`, by name (`[clients.batch]`):
+    /// each a load generator of its own (open or closed, its own profile,
+    /// spikes, classes and call policy) calling the first tier. Run in name
+    /// order after `client`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub clients: BTreeMap<String, Client>,
     /// The servers: `tiers[0]` is called by the client; a tier with a
     /// `call` calls the next one in the list, a tier with `fanout` calls its
     /// branches' tiers (later in the list) in parallel, and a tier with
@@ -376,14 +382,16 @@ fn one() -> u32 {
 
 /// A call edge of the topology, as [`Scenario::edges`] lists them.
 pub struct Edge<'a> {
-    /// Index of the calling tier; `None` for the client.
+    /// Index of the calling tier; `None` for a client group.
     pub from: Option<usize>,
     /// Index of the tier called.
     pub to: usize,
-    /// The caller's name in metrics: `client`, the tier's name for a chain
-    /// link, `<tier>_to_<branch>` for a fan-out branch.
+    /// The caller's name in metrics: `client` or the group's name, the
+    /// tier's name for a chain link, `<tier>_to_<branch>` for a fan-out
+    /// branch.
     pub name: String,
-    /// Where its parameters live: `client`, `<tier>`, `<tier>.fanout.<branch>`.
+    /// Where its parameters live: `client`, `<group>`, `<tier>`,
+    /// `<tier>.fanout.<branch>`.
     pub path: String,
     pub call: &'a Call,
     pub required: bool,
@@ -1069,18 +1077,22 @@ impl Scenario {
         toml::from_str(text).map_err(|e| format!("{origin}: {e}"))
     }
 
-    /// Every call edge: the client's first, then each tier's in list order
+    /// Every call edge: the client groups' first (`client`'s at 0), then each tier's in list order
     /// (its chain link, or its branches in the order given). A branch to an
     /// unknown tier is left out here; validation reports it.
     pub fn edges(&self) -> Vec<Edge<'_>> {
-        let mut edges = vec![Edge {
-            from: None,
-            to: 0,
-            name: "client".to_string(),
-            path: "client".to_string(),
-            call: &self.client.call,
-            required: true,
-        }];
+        // The client groups' edges first, so that the bound of every tier's
+        // callers is complete before its own edges are reached.
+        let mut edges: Vec<Edge> = (self.groups())
+            .map(|(name, client)| Edge {
+                from: None,
+                to: 0,
+                name: name.to_string(),
+                path: name.to_string(),
+                call: &client.call,
+                required: true,
+            })
+            .collect();
         for (i, t) in self.tiers.iter().enumerate() {
             if let Some(call) = &t.call {
                 edges.push(Edge {
@@ -1113,6 +1125,18 @@ impl Scenario {
         toml::to_string(self).expect("a scenario always serializes")
     }
 
+    /// The client groups, `client` first, each with its name (the first
+    /// segment of its parameter paths and its caller's name).
+    pub fn groups(&self) -> impl Iterator<Item = (&str, &Client)> {
+        std::iter::once(("client", &self.client))
+            .chain(self.clients.iter().map(|(n, c)| (n.as_str(), c)))
+    }
+
+    pub fn groups_mut(&mut self) -> impl Iterator<Item = (&str, &mut Client)> {
+        std::iter::once(("client", &mut self.client))
+            .chain(self.clients.iter_mut().map(|(n, c)| (n.as_str(), c)))
+    }
+
     pub fn tier(&self, name: &str) -> Option<&Tier> {
         self.tiers.iter().find(|t| t.name == name)
     }
@@ -1123,7 +1147,7 @@ impl Scenario {
     pub fn trigger_window_s(&self) -> (f64, f64) {
         let slow = (self.tiers.iter())
             .flat_map(|t| t.slow.iter())
-            .chain(&self.client.spike)
+            .chain(self.groups().flat_map(|(_, c)| &c.spike))
             .map(|w| (w.start_s, w.duration_s));
         let errors = (self.tiers.iter())
             .flat_map(|t| t.errors.iter())

@@ -38,25 +38,14 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
         "horizon_s".into(),
         "must be a positive number of seconds",
     );
-    check_load(s, &mut check);
     check(
-        positive(s.client.duration_s),
-        "client.duration_s".into(),
-        "must be > 0",
+        !s.clients.contains_key("client"),
+        "clients.client".into(),
+        "`client` is the scenario's own client ([client]); name the other groups otherwise",
     );
-    check(
-        non_negative(s.client.deadline_s),
-        "client.deadline_s".into(),
-        "must be >= 0 (0: no total deadline)",
-    );
-    check(
-        !(positive(s.horizon_s) && s.horizon_s < s.client.duration_s),
-        "horizon_s".into(),
-        &format!(
-            "the horizon ({}) ends before the arrivals do (client.duration_s = {})",
-            s.horizon_s, s.client.duration_s
-        ),
-    );
+    for (g, c) in s.groups() {
+        check_group(s, g, c, &mut check);
+    }
     check(
         !positive(s.horizon_s) || s.horizon_s <= MAX_HORIZON_S,
         "horizon_s".into(),
@@ -64,73 +53,8 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
             "must be at most {MAX_HORIZON_S:.0} s (11.6 days): every run keeps per-second series"
         ),
     );
-    // Load spikes and profiles count: a factor of 10 for the whole run is
-    // ten times the users.
-    let c = &s.client;
-    let open = c.closed.is_off();
-    let countable = positive(c.duration_s)
-        && c.duration_s <= MAX_HORIZON_S
-        && c.spike
-            .iter()
-            .all(|w| non_negative(w.start_s) && non_negative(w.duration_s) && positive(w.factor))
-        && c.profile
-            .iter()
-            .all(|p| non_negative(p.at_s) && non_negative(p.rate_per_s))
-        && (c.sinusoid.is_off() || positive(c.sinusoid.period_s))
-        && (open && non_negative(c.rate_per_s) || !open && positive(c.closed.think.mean_s));
-    if countable {
-        let users = crate::model::expected_users(s);
-        let (path, how) = if !open {
-            (
-                "client.closed.users",
-                "users x (1 + duration_s / think mean), a bound of the requests they can make,",
-            )
-        } else if !c.profile.is_empty() {
-            ("client.profile", "the profile's rate over duration_s")
-        } else if !c.sinusoid.is_off() {
-            (
-                "client.rate_per_s",
-                "rate_per_s x duration_s with its sinusoid",
-            )
-        } else if !c.spike.is_empty() {
-            (
-                "client.rate_per_s",
-                "rate_per_s x duration_s with its load spikes",
-            )
-        } else {
-            ("client.rate_per_s", "rate_per_s x duration_s")
-        };
-        check(
-            users <= MAX_EXPECTED_USERS,
-            path.into(),
-            &format!(
-                "{how} = {users:.0} users; more than {MAX_EXPECTED_USERS:.0} in one run would run for hours"
-            ),
-        );
-    }
     check(s.max_events != Some(0), "max_events".into(), "must be >= 1");
-    let classes: Vec<&str> = s.client.classes.iter().map(|c| c.name.as_str()).collect();
-    for (i, c) in s.client.classes.iter().enumerate() {
-        let path = format!("client.classes.{}", c.name);
-        check(
-            !c.name.is_empty()
-                && c.name
-                    .chars()
-                    .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_'),
-            path.clone(),
-            "a class name is made of a-z, 0-9 and _ (it names metric columns)",
-        );
-        check(
-            !classes[..i].contains(&c.name.as_str()),
-            path.clone(),
-            "duplicate class name",
-        );
-        check(
-            c.share.is_finite() && c.share > 0.0,
-            format!("{path}.share"),
-            "must be > 0 (shares are relative weights)",
-        );
-    }
+    let classes = crate::params::class_names(s);
     let known = if classes.is_empty() {
         "none declared; see [[client.classes]]".to_string()
     } else {
@@ -340,27 +264,12 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
             );
         }
     }
-    for (i, w) in s.client.spike.iter().enumerate() {
-        let path = if i == 0 {
-            "client.spike.replicas".to_string()
-        } else {
-            format!("client.spike.{i}.replicas")
-        };
-        check(
-            w.replicas.is_empty(),
-            path,
-            "a load spike multiplies the client's arrival rate; it has no replicas to choose",
-        );
-    }
     // Slow windows of every tier and load spikes of the client.
     let windows = s
         .tiers
         .iter()
         .map(|t| (format!("{}.slow", t.name), &t.slow))
-        .chain(std::iter::once((
-            "client.spike".to_string(),
-            &s.client.spike,
-        )));
+        .chain(s.groups().map(|(g, c)| (format!("{g}.spike"), &c.spike)));
     for (prefix, list) in windows {
         for (i, w) in list.iter().enumerate() {
             let path = |k: &str| {
@@ -453,11 +362,137 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
     for edge in s.edges() {
         check_call(&edge.path, edge.call, &mut errors);
     }
-    check_client_call(s, &mut errors);
+    for (g, c) in s.groups() {
+        check_client_call(g, c, &mut errors);
+    }
     if errors.is_empty() {
         Ok(())
     } else {
         Err(errors)
+    }
+}
+
+/// The checks of one client group (`client`, or a named group `g`), each
+/// with the path under its name.
+fn check_group(
+    s: &Scenario,
+    g: &str,
+    c: &crate::scenario::Client,
+    check: &mut impl FnMut(bool, String, &str),
+) {
+    let positive = |x: f64| x.is_finite() && x > 0.0;
+    let non_negative = |x: f64| x.is_finite() && x >= 0.0;
+    if g != "client" {
+        let tier = s.tier(g).is_some();
+        check(
+            !g.is_empty()
+                && g.chars()
+                    .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_')
+                && !tier,
+            format!("clients.{g}"),
+            if tier {
+                "a client group and a tier share this name, which begins both their parameter paths"
+            } else {
+                "a client group name is made of a-z, 0-9 and _ (it begins its parameter paths and names metric columns)"
+            },
+        );
+    }
+    check_load(g, c, check);
+    check(
+        positive(c.duration_s),
+        format!("{g}.duration_s"),
+        "must be > 0",
+    );
+    check(
+        non_negative(c.deadline_s),
+        format!("{g}.deadline_s"),
+        "must be >= 0 (0: no total deadline)",
+    );
+    check(
+        !(positive(s.horizon_s) && s.horizon_s < c.duration_s),
+        "horizon_s".into(),
+        &format!(
+            "the horizon ({}) ends before the arrivals do ({g}.duration_s = {})",
+            s.horizon_s, c.duration_s
+        ),
+    );
+    // Load spikes and profiles count: a factor of 10 for the whole run is
+    // ten times the users.
+    let open = c.closed.is_off();
+    let countable = positive(c.duration_s)
+        && c.duration_s <= MAX_HORIZON_S
+        && c.spike
+            .iter()
+            .all(|w| non_negative(w.start_s) && non_negative(w.duration_s) && positive(w.factor))
+        && c.profile
+            .iter()
+            .all(|p| non_negative(p.at_s) && non_negative(p.rate_per_s))
+        && (c.sinusoid.is_off() || positive(c.sinusoid.period_s))
+        && (open && non_negative(c.rate_per_s) || !open && positive(c.closed.think.mean_s));
+    if countable {
+        let users = crate::model::expected_group_users(c);
+        let (path, how) = if !open {
+            (
+                format!("{g}.closed.users"),
+                "users x (1 + duration_s / think mean), a bound of the requests they can make,",
+            )
+        } else if !c.profile.is_empty() {
+            (format!("{g}.profile"), "the profile's rate over duration_s")
+        } else if !c.sinusoid.is_off() {
+            (
+                format!("{g}.rate_per_s"),
+                "rate_per_s x duration_s with its sinusoid",
+            )
+        } else if !c.spike.is_empty() {
+            (
+                format!("{g}.rate_per_s"),
+                "rate_per_s x duration_s with its load spikes",
+            )
+        } else {
+            (format!("{g}.rate_per_s"), "rate_per_s x duration_s")
+        };
+        check(
+            users <= MAX_EXPECTED_USERS,
+            path,
+            &format!(
+                "{how} = {users:.0} users; more than {MAX_EXPECTED_USERS:.0} in one run would run for hours"
+            ),
+        );
+    }
+    let classes: Vec<&str> = c.classes.iter().map(|c| c.name.as_str()).collect();
+    for (i, class) in c.classes.iter().enumerate() {
+        let path = format!("{g}.classes.{}", class.name);
+        check(
+            !class.name.is_empty()
+                && class
+                    .name
+                    .chars()
+                    .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_'),
+            path.clone(),
+            "a class name is made of a-z, 0-9 and _ (it names metric columns)",
+        );
+        check(
+            !classes[..i].contains(&class.name.as_str()),
+            path.clone(),
+            "duplicate class name",
+        );
+        check(
+            class.share.is_finite() && class.share > 0.0,
+            format!("{path}.share"),
+            "must be > 0 (shares are relative weights)",
+        );
+    }
+    for (i, w) in c.spike.iter().enumerate() {
+        let path = if i == 0 {
+            format!("{g}.spike.replicas")
+        } else {
+            format!("{g}.spike.{i}.replicas")
+        };
+        check(
+            w.replicas.is_empty(),
+            path,
+            "a load spike multiplies the client's arrival rate; it has no replicas to choose",
+        );
     }
 }
 
@@ -582,18 +617,17 @@ fn check_replicas(
     }
 }
 
-fn check_load(s: &Scenario, check: &mut impl FnMut(bool, String, &str)) {
-    let c = &s.client;
+fn check_load(g: &str, c: &crate::scenario::Client, check: &mut impl FnMut(bool, String, &str)) {
     let rate_given = c.rate_per_s != 0.0;
     check(
         c.arrivals == Arrivals::Poisson
             || (c.closed.is_off() && c.profile.is_empty() && c.sinusoid.is_off()),
-        "client.arrivals".into(),
+        format!("{g}.arrivals"),
         "`even` spaces arrivals at a constant rate (and its load spikes); a profile, a sinusoid or closed-loop users set the arrivals themselves",
     );
     check(
         c.profile_csv.is_none(),
-        "client.profile_csv".into(),
+        format!("{g}.profile_csv"),
         &format!(
             "`{}` was not read: {}",
             c.profile_csv.as_deref().unwrap_or_default(),
@@ -604,41 +638,41 @@ fn check_load(s: &Scenario, check: &mut impl FnMut(bool, String, &str)) {
         let why = "closed-loop users send at their own pace (users / (think + response)), so";
         check(
             !rate_given,
-            "client.rate_per_s".into(),
+            format!("{g}.rate_per_s"),
             &format!(
-                "{why} an arrival rate has nothing to act on; remove it (or set client.closed.users = 0)"
+                "{why} an arrival rate has nothing to act on; remove it (or set {g}.closed.users = 0)"
             ),
         );
         check(
             c.profile.is_empty(),
-            "client.profile".into(),
+            format!("{g}.profile"),
             &format!("{why} a load profile has no arrival rate to shape"),
         );
         check(
             c.sinusoid.is_off(),
-            "client.sinusoid.amplitude".into(),
+            format!("{g}.sinusoid.amplitude"),
             &format!("{why} a sinusoid has no arrival rate to shape"),
         );
         check(
             c.spike.is_empty(),
-            "client.spike".into(),
+            format!("{g}.spike"),
             &format!("{why} a load spike has no arrival rate to multiply"),
         );
         check(
             c.closed.users <= MAX_CLOSED_USERS,
-            "client.closed.users".into(),
+            format!("{g}.closed.users"),
             &format!("must be at most {MAX_CLOSED_USERS}"),
         );
         let think = &c.closed.think;
         check(
             think.mean_s.is_finite() && think.mean_s > 0.0,
-            "client.closed.think.mean_s".into(),
+            format!("{g}.closed.think.mean_s"),
             "must be > 0: without thinking, a user whose requests are answered at once would send forever at one instant",
         );
-        check_dist("client.closed.think", think, check);
+        check_dist(&format!("{g}.closed.think"), think, check);
         check(
             think.per_inflight_s == 0.0,
-            "client.closed.think.per_inflight_s".into(),
+            format!("{g}.closed.think.per_inflight_s"),
             "a think time does not depend on the requests in service; the term belongs to a tier's service (<tier>.service.per_inflight_s)",
         );
         return;
@@ -646,20 +680,24 @@ fn check_load(s: &Scenario, check: &mut impl FnMut(bool, String, &str)) {
     if !c.profile.is_empty() {
         check(
             !rate_given,
-            "client.rate_per_s".into(),
-            "a load profile gives the arrival rate itself; remove client.rate_per_s (or set it to 0)",
+            format!("{g}.rate_per_s"),
+            &format!(
+                "a load profile gives the arrival rate itself; remove {g}.rate_per_s (or set it to 0)"
+            ),
         );
         check(
             c.sinusoid.is_off(),
-            "client.sinusoid.amplitude".into(),
-            "a sinusoid modulates client.rate_per_s, which a load profile replaces; put the cycle into the profile's points",
+            format!("{g}.sinusoid.amplitude"),
+            &format!(
+                "a sinusoid modulates {g}.rate_per_s, which a load profile replaces; put the cycle into the profile's points"
+            ),
         );
         for (i, p) in c.profile.iter().enumerate() {
             let path = |k: &str| {
                 if i == 0 {
-                    format!("client.profile.{k}")
+                    format!("{g}.profile.{k}")
                 } else {
-                    format!("client.profile.{i}.{k}")
+                    format!("{g}.profile.{i}.{k}")
                 }
             };
             check(
@@ -680,25 +718,25 @@ fn check_load(s: &Scenario, check: &mut impl FnMut(bool, String, &str)) {
         }
         check(
             c.profile.iter().any(|p| p.rate_per_s > 0.0),
-            "client.profile".into(),
+            format!("{g}.profile"),
             "every point's rate is 0: no user would arrive",
         );
         return;
     }
     check(
         c.rate_per_s.is_finite() && c.rate_per_s > 0.0,
-        "client.rate_per_s".into(),
+        format!("{g}.rate_per_s"),
         "must be > 0",
     );
     if !c.sinusoid.is_off() {
         check(
             (0.0..=1.0).contains(&c.sinusoid.amplitude),
-            "client.sinusoid.amplitude".into(),
+            format!("{g}.sinusoid.amplitude"),
             "must be in [0, 1]: the rate must not fall below 0",
         );
         check(
             c.sinusoid.period_s.is_finite() && c.sinusoid.period_s > 0.0,
-            "client.sinusoid.period_s".into(),
+            format!("{g}.sinusoid.period_s"),
             "must be > 0",
         );
     }
@@ -911,18 +949,18 @@ fn check_call(name: &str, c: &Call, errors: &mut Vec<ConfigError>) {
 /// The deadline parameters ([`DEADLINE_PARAMS`]) have nothing to act on at
 /// the client without a total deadline (`client.deadline_s`): a value other
 /// than the default there is refused, not ignored.
-fn check_client_call(s: &Scenario, errors: &mut Vec<ConfigError>) {
-    if s.client.deadline_s > 0.0 {
+fn check_client_call(g: &str, c: &crate::scenario::Client, errors: &mut Vec<ConfigError>) {
+    if c.deadline_s > 0.0 {
         return;
     }
-    let given = toml::Table::try_from(&s.client.call).expect("a call serializes");
+    let given = toml::Table::try_from(&c.call).expect("a call serializes");
     let default = toml::Table::try_from(Call::new(1.0, 0, BackoffKind::Fixed, 0.0))
         .expect("a call serializes");
     for key in DEADLINE_PARAMS {
         if given.get(*key) != default.get(*key) {
             errors.push(ConfigError::new(
-                format!("client.{key}"),
-                needs_client_deadline(key),
+                format!("{g}.{key}"),
+                needs_client_deadline(g, key),
             ));
         }
     }

@@ -83,7 +83,7 @@ fn every_field_has_a_catalogue_line_and_every_line_a_field() {
             vec![Scope::Top],
             keys(
                 fields::<Scenario>(),
-                &["client", "tiers", "presets"],
+                &["client", "clients", "tiers", "presets"],
                 &[("recovery", fields::<RecoveryRule>())],
             ),
         ),

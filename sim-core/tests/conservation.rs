@@ -29,20 +29,66 @@ fn check(s: &Scenario, r: &RunResult, label: &str) {
         ctx("phases")
     );
     assert_eq!(r.phases.iter().map(|p| p.ok).sum::<u64>(), r.users_ok);
-    let client = &r.callers[0];
+    // Each client group calls through its own edge, the first ones.
+    let groups = s.groups().count();
+    let clients = &r.callers[..groups];
     assert_eq!(
-        client.calls_ok,
+        clients.iter().map(|c| c.calls_ok).sum::<u64>(),
         r.users_ok,
         "{}",
         ctx("one ok per successful user")
     );
-    let client_giveups = giveups(client);
     assert_eq!(
-        client_giveups,
+        clients.iter().map(giveups).sum::<u64>(),
         r.users_failed - r.users_unfinished,
         "{}",
         ctx("one give-up per failed user")
     );
+    // With several groups, each balances on its own and they sum to the totals.
+    assert_eq!(r.groups.len(), if groups > 1 { groups } else { 0 });
+    for (stats, caller) in r.groups.iter().zip(clients) {
+        let ctx = |what: &str| format!("{label}: group {} {what}", stats.name);
+        assert_eq!(
+            stats.users,
+            stats.users_ok + stats.users_failed,
+            "{}",
+            ctx("users")
+        );
+        assert_eq!(caller.calls_ok, stats.users_ok, "{}", ctx("ok"));
+        let phases =
+            |f: fn(&sim_core::result::Phase) -> u64| stats.phases.iter().map(f).sum::<u64>();
+        assert_eq!(phases(|p| p.users), stats.users, "{}", ctx("phases"));
+        assert_eq!(phases(|p| p.ok), stats.users_ok, "{}", ctx("phases ok"));
+        assert_eq!(
+            giveups(caller),
+            stats.users_failed - stats.users_unfinished,
+            "{}",
+            ctx("give-ups")
+        );
+    }
+    if groups > 1 {
+        let sum = |f: fn(&sim_core::result::GroupStats) -> u64| r.groups.iter().map(f).sum::<u64>();
+        assert_eq!(sum(|g| g.users), r.users, "{}", ctx("group users"));
+        assert_eq!(sum(|g| g.users_ok), r.users_ok, "{}", ctx("group ok"));
+        for k in 0..3 {
+            let users = r.groups.iter().map(|g| g.phases[k].users).sum::<u64>();
+            assert_eq!(users, r.phases[k].users, "{}", ctx("group phase users"));
+            let ok = r.groups.iter().map(|g| g.phases[k].ok).sum::<u64>();
+            assert_eq!(ok, r.phases[k].ok, "{}", ctx("group phase ok"));
+        }
+        assert_eq!(
+            sum(|g| g.users_failed),
+            r.users_failed,
+            "{}",
+            ctx("group failed")
+        );
+        assert_eq!(
+            sum(|g| g.users_unfinished),
+            r.users_unfinished,
+            "{}",
+            ctx("group unfinished")
+        );
+    }
 
     let edges = s.edges();
     for (i, t) in r.tiers.iter().enumerate() {
@@ -534,6 +580,55 @@ fn counts_add_up_with_closed_loop_users() {
             );
             assert!(r.users_unfinished <= 408, "{label}");
             assert_eq!(closed.span_ns, closed.think_ns + closed.response_ns);
+        }
+    }
+}
+
+#[test]
+fn counts_add_up_with_client_groups() {
+    // ch37's open client beside a closed batch group and an open replay
+    // group with a load spike, classes and its own retries, under every
+    // preset and cut by the horizon while naive's queues are full.
+    for p in sim_core::CH37_STRATEGIES {
+        for horizon in ["70", "60.5"] {
+            let mut s = ch37(p, "fifo", &[("horizon_s", horizon)]);
+            s.clients.insert("batch".into(), s.client.clone());
+            s.clients.insert("replay".into(), s.client.clone());
+            set(
+                &mut s,
+                &[
+                    ("client.rate_per_s", "300"),
+                    ("batch.rate_per_s", "0"),
+                    ("batch.closed.users", "50"),
+                    ("batch.closed.think.mean_s", "0.5"),
+                    ("batch.closed.think.dist", "exponential"),
+                    ("replay.rate_per_s", "60"),
+                    ("replay.max_retries", "5"),
+                    ("replay.spike.start_s", "5"),
+                    ("replay.spike.duration_s", "5"),
+                    ("replay.spike.factor", "3"),
+                ],
+            );
+            s.clients.get_mut("replay").unwrap().classes = vec![sim_core::scenario::RequestClass {
+                name: "replay".into(),
+                share: 1.0,
+            }];
+            valid(&s);
+            let r = run(&s, 3);
+            let label = format!("groups {p} until {horizon} s");
+            check(&s, &r, &label);
+            let batch = r.groups[1].closed.as_ref().unwrap();
+            assert_eq!(
+                batch.cycles,
+                r.groups[1].users - r.groups[1].users_unfinished,
+                "{label}: one cycle per ended batch request"
+            );
+            assert_eq!(batch.span_ns, batch.think_ns + batch.response_ns);
+            assert!(r.groups.iter().all(|g| g.users > 0), "{label}");
+            assert_eq!(
+                r.classes[0].users, r.groups[2].users,
+                "{label}: replay class"
+            );
         }
     }
 }

@@ -298,8 +298,8 @@ fn request_classes_are_checked() {
             "client.classes.online: duplicate class name",
             "client.classes.Batch: a class name is made of a-z, 0-9 and _ (it names metric columns)",
             "client.classes.Batch.share: must be > 0 (shares are relative weights)",
-            "svc_b.class_slots.replay: no request class is named `replay` (classes: online, online, Batch)",
-            "svc_b.class_service_s.export: no request class is named `export` (classes: online, online, Batch)",
+            "svc_b.class_slots.replay: no request class is named `replay` (classes: online, Batch)",
+            "svc_b.class_service_s.export: no request class is named `export` (classes: online, Batch)",
             "svc_b.class_slots.online: must be >= 1 (or \"unbounded\")",
             "svc_b.class_service_s.online: must be > 0 seconds (a class without work here: leave it out)",
         ]
@@ -693,4 +693,19 @@ fn a_shared_rate_limit_needs_a_rate_limit() {
         ]),
         Vec::<String>::new()
     );
+}
+
+#[test]
+fn the_adaptive_limit_has_no_service_scope_and_says_why() {
+    let mut s = common::load("ch37");
+    for value in ["service", "replica"] {
+        let e = sim_core::params::set(&mut s, "svc_b.limit_scope", &common::v(value)).unwrap_err();
+        assert_eq!(e.path, "svc_b.limit_scope");
+        assert_eq!(e.message, sim_core::params::NO_LIMIT_SCOPE);
+    }
+    assert!(sim_core::params::NO_LIMIT_SCOPE.starts_with(
+        "the adaptive concurrency limit is per replica only: it learns from the latencies"
+    ));
+    // A tier without the key is left as it was.
+    assert_eq!(s, common::load("ch37"));
 }

@@ -1059,14 +1059,18 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 /// change of scenario too).
 fn load_scenario_file(text: &str, path: &Path) -> Result<(Scenario, String), String> {
     let mut s = Scenario::from_toml(text, &path.display().to_string())?;
-    let reads_csv = s.client.profile_csv.is_some();
+    let reads_csv = s.groups().any(|(_, c)| c.profile_csv.is_some());
     let dir = path.parent().unwrap_or(Path::new("."));
     sim_core::read_profile_csv(&mut s, dir).map_err(|errors| {
         let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
         lines.join("; ")
     })?;
     let id = if reads_csv {
-        let profile = serde_json::to_string(&s.client.profile).expect("points serialize");
+        // The client's profile alone as before groups, so that ids stay.
+        let profile: String = (s.groups())
+            .map(|(_, c)| serde_json::to_string(&c.profile).expect("points serialize"))
+            .collect::<Vec<_>>()
+            .join("\n");
         sha256_hex(format!("{text}\n{profile}").as_bytes())
     } else {
         sha256_hex(text.as_bytes())

@@ -29,20 +29,21 @@ pub fn params(args: &ParamsArgs) -> Result<ExitCode, Error> {
         errors,
     })?;
     let json = serde_json::to_value(&scenario).expect("a scenario serializes");
-    let tiers: Vec<String> = scenario.tiers.iter().map(|t| t.name.clone()).collect();
+    // Headers: the scenario's own paths, each client group's (the client
+    // first), then each tier's.
+    let owners: Vec<String> = (scenario.groups().map(|(g, _)| g.to_string()))
+        .chain(scenario.tiers.iter().map(|t| t.name.clone()))
+        .collect();
     let paths = sim_core::params::paths(&scenario);
-    // Groups: the scenario's own paths, the client's, then each tier's.
     let group_of = |path: &str| {
         let first = path.split('.').next().unwrap_or_default();
-        if first == "client" || tiers.iter().any(|t| t == first) {
+        if owners.iter().any(|o| o == first) {
             first.to_string()
         } else {
             "scenario".to_string()
         }
     };
-    let groups = ["scenario".to_string(), "client".to_string()]
-        .into_iter()
-        .chain(tiers.iter().cloned());
+    let groups = std::iter::once("scenario".to_string()).chain(owners.iter().cloned());
     for group in groups {
         let here: Vec<&String> = paths.iter().filter(|p| group_of(p) == group).collect();
         if here.is_empty() {
@@ -100,7 +101,8 @@ fn first_sentence(doc: &str) -> &str {
     doc[..end].trim()
 }
 
-/// The value of a path in the serialized scenario: tiers by name, a call
+/// The value of a path in the serialized scenario: tiers and client groups
+/// by name, a call
 /// policy's fields under `call`, a window, spike or profile point by its
 /// number (the first when not given), a class or fan-out branch by name.
 fn lookup<'a>(v: &'a Json, segs: &[&str]) -> Option<&'a Json> {
@@ -109,7 +111,9 @@ fn lookup<'a>(v: &'a Json, segs: &[&str]) -> Option<&'a Json> {
     };
     match v {
         Json::Object(m) => {
-            if let Some(found) = m.get(*first).and_then(|next| lookup(next, rest)) {
+            if let Some(found) = (m.get(*first).or_else(|| m.get("clients")?.get(*first)))
+                .and_then(|next| lookup(next, rest))
+            {
                 return Some(found);
             }
             let named = ["tiers", "fanout", "classes"].iter().find_map(|list| {

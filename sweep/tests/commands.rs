@@ -303,6 +303,32 @@ fn params_shows_the_values_each_path_accepts() {
     assert!(line("dispatch").contains("a name of the type"));
 }
 
+/// `sweep params` of a scenario with client groups: each group's paths
+/// under its own header, with the group's values.
+#[test]
+fn params_lists_each_client_group_with_its_values() {
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../grids/scenarios/mixed-clients.toml"
+    );
+    let o = sweep(&["params", "--scenario", file]);
+    assert_ok(&o);
+    let out = stdout(&o);
+    let line = |path: &str| {
+        out.lines()
+            .find(|l| l.split_whitespace().next() == Some(path))
+            .unwrap_or_else(|| panic!("no line for {path}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert!(line("batch.closed.users").starts_with("batch.closed.users integer 20 "));
+    assert!(line("client.rate_per_s").starts_with("client.rate_per_s number 300.0 "));
+    assert!(line("batch.max_retries").starts_with("batch.max_retries integer 2 "));
+    let header = |h: &str| out.lines().position(|l| l.trim() == h).unwrap();
+    assert!(header("[client]") < header("[batch]") && header("[batch]") < header("[gateway]"));
+}
+
 /// `plan` says what `run` will write: its size on disk within a factor of
 /// two of what `run` then writes, and a time range low <= high.
 #[test]

@@ -1,0 +1,336 @@
+//! Several client groups in one scenario: superposed open groups against
+//! M/M/c, a closed group beside an open one keeping the interactive
+//! response time law exactly, a group leaving the client's own users as
+//! they were, their parameter paths and their validation.
+
+mod common;
+use common::*;
+
+/// Two open Poisson groups, `client` at `a` and `batch` at `b` per second,
+/// at one tier of `c` slots with exponential service of mean `1 / mu`;
+/// timeouts far beyond any wait.
+fn two_open(a: f64, b: f64, c: u32, mu: f64, duration_s: f64) -> sim_core::Scenario {
+    let group = |name: &str, rate: f64| {
+        format!(
+            r#"
+[{name}]
+rate_per_s = {rate}
+duration_s = {duration_s}
+[{name}.call]
+attempt_timeout_s = 1e6
+max_retries = 0
+backoff = "fixed"
+backoff_base_s = 0.0
+"#
+        )
+    };
+    let text = format!(
+        r#"
+name = "two-open"
+horizon_s = {duration_s}
+{}{}
+[[tiers]]
+name = "server"
+slots = {c}
+service = {{ dist = "exponential", mean_s = {mean} }}
+"#,
+        group("client", a),
+        group("clients.batch", b),
+        mean = 1.0 / mu
+    );
+    from_toml(&text, "two-open", &[])
+}
+
+/// Erlang C: mean wait in queue of M/M/c.
+fn erlang_c_wait(c: u32, lambda: f64, mu: f64) -> f64 {
+    let a = lambda / mu;
+    let rho = a / c as f64;
+    let (mut term, mut sum) = (1.0, 1.0);
+    for k in 1..c {
+        term *= a / k as f64;
+        sum += term;
+    }
+    let last = term * a / c as f64 / (1.0 - rho);
+    last / (sum + last) / (c as f64 * mu - lambda)
+}
+
+#[test]
+fn two_open_groups_are_one_poisson_stream_of_the_summed_rate() {
+    // 30 + 50 per second at 2 slots of 50 per second each: rho = 0.8, where
+    // the wait is very sensitive to the rate (a group left out, or counted
+    // twice, moves it by a factor of two or more).
+    let (a, b, c, mu, duration_s) = (30.0, 50.0, 2, 50.0, 4000.0);
+    let s = two_open(a, b, c, mu, duration_s);
+    let theory = erlang_c_wait(c, a + b, mu);
+    let runs: Vec<_> = (1..=4).map(|seed| run(&s, seed)).collect();
+    let waits: Vec<f64> = (runs.iter())
+        .map(|r| r.tiers[0].wait_s / r.tiers[0].started as f64)
+        .collect();
+    let mean = waits.iter().sum::<f64>() / waits.len() as f64;
+    println!("mean wait {mean:.5} s, Erlang C {theory:.5} s ({waits:?})");
+    assert!(
+        (mean / theory - 1.0).abs() < 0.05,
+        "{mean} vs Erlang C {theory}"
+    );
+    for r in &runs {
+        // Each group's arrivals within 4 standard deviations of its rate.
+        for (g, rate) in r.groups.iter().zip([a, b]) {
+            let expected = rate * duration_s;
+            let z = (g.users as f64 - expected) / expected.sqrt();
+            assert!(
+                z.abs() < 4.0,
+                "{}: {} users, {expected} expected",
+                g.name,
+                g.users
+            );
+        }
+        assert_eq!(r.groups[0].users + r.groups[1].users, r.users);
+        // Both see the same queue: the same latency within noise.
+        let (m0, m1) = (
+            r.groups[0].success_latency_median_s.unwrap(),
+            r.groups[1].success_latency_median_s.unwrap(),
+        );
+        assert!((m0 / m1 - 1.0).abs() < 0.05, "medians {m0} and {m1}");
+    }
+}
+
+#[test]
+fn a_closed_group_beside_an_open_one_keeps_the_response_time_law_exactly() {
+    let mut s = two_open(40.0, 1.0, 1, 100.0, 2000.0);
+    set(
+        &mut s,
+        &[
+            ("batch.rate_per_s", "0"),
+            ("batch.closed.users", "5"),
+            ("batch.closed.think.mean_s", "0.2"),
+            ("batch.closed.think.dist", "exponential"),
+        ],
+    );
+    let r = run(&s, 7);
+    let batch = &r.groups[1];
+    let c = batch.closed.as_ref().expect("the batch group is closed");
+    assert!(r.closed.is_none(), "the client is open");
+    assert!(r.groups[0].closed.is_none());
+    // The cycles tile each batch user's time: X = N / (R + Z) exactly.
+    assert_eq!(c.span_ns, c.think_ns + c.response_ns);
+    let (x, resp, z) = (
+        c.throughput_per_s().unwrap(),
+        c.response_mean_s().unwrap(),
+        c.think_mean_s().unwrap(),
+    );
+    assert!((x / (5.0 / (resp + z)) - 1.0).abs() < 1e-12, "{x}");
+    assert_eq!(c.users, 5);
+    assert_eq!(c.cycles, batch.users - batch.users_unfinished);
+    assert!(batch.users_unfinished <= 5);
+    // The open group's users wait behind the batch's: the station is busier
+    // than the open load alone (40 of 100 per second) makes it.
+    let busy = r.tiers[0].busy_s / 2000.0;
+    assert!(busy > 0.4 + 0.1, "utilisation {busy}");
+    assert!(
+        (busy - (40.0 + x) / 100.0).abs() < 0.02,
+        "utilisation {busy}, batch {x}/s"
+    );
+}
+
+#[test]
+fn a_group_leaves_the_clients_own_users_as_they_were() {
+    // Open arrivals do not depend on the load, and each group draws from
+    // streams of its own: the client's users are the same with a group
+    // beside it, and the group's users are not a copy of the client's.
+    let alone = ch37("naive", "fifo", &[]);
+    let mut with = alone.clone();
+    with.clients.insert("batch".into(), alone.client.clone());
+    set(&mut with, &[("batch.rate_per_s", "400")]);
+    let (a, w) = (run(&alone, 5), run(&with, 5));
+    assert!(a.groups.is_empty(), "one group: the totals are its counts");
+    assert_eq!(w.groups[0].users, a.users);
+    assert_ne!(w.groups[1].users, a.users);
+    assert_eq!(w.users, w.groups[0].users + w.groups[1].users);
+    let series = |r: &sim_core::RunResult| r.series.user_arrivals.iter().sum::<u64>();
+    assert_eq!(series(&w), w.users);
+    // Its own metrics, beside the totals'.
+    for name in ["group_client_users", "group_batch_users"] {
+        assert!(count(&w, name) > 20_000, "{name}");
+    }
+    assert!(real(&w, "group_batch_success_latency_p99_s").is_some());
+}
+
+#[test]
+fn a_groups_parameters_are_under_its_name() {
+    let mut s = ch37("naive", "fifo", &[]);
+    s.clients.insert("batch".into(), s.client.clone());
+    set(
+        &mut s,
+        &[
+            ("batch.rate_per_s", "25"),
+            ("batch.max_retries", "7"),
+            ("batch.spike.factor", "2"),
+        ],
+    );
+    let b = &s.clients["batch"];
+    assert_eq!(b.rate_per_s, 25.0);
+    assert_eq!(b.call.max_retries, 7);
+    assert_eq!(b.spike[0].factor, 2.0);
+    let e = sim_core::params::set(&mut s, "batch.profile.1.rate_per_s", &v("9")).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "batch.profile.1.rate_per_s: `batch` has 0 profile point(s); the next one is index 0"
+    );
+    // The client is untouched.
+    assert_eq!(s.client.rate_per_s, 400.0);
+    let paths = sim_core::params::paths(&s);
+    for p in [
+        "batch.rate_per_s",
+        "batch.closed.users",
+        "batch.max_retries",
+        "batch.spike.factor",
+    ] {
+        assert!(paths.contains(&p.to_string()), "{p}");
+    }
+}
+
+fn problems(s: &sim_core::Scenario) -> Vec<String> {
+    match sim_core::validate(s) {
+        Ok(()) => Vec::new(),
+        Err(errors) => errors.iter().map(ToString::to_string).collect(),
+    }
+}
+
+#[test]
+fn a_group_is_checked_under_its_name() {
+    let mut s = ch37("naive", "fifo", &[]);
+    let mut batch = s.client.clone();
+    batch.rate_per_s = -1.0;
+    batch.duration_s = 80.0;
+    batch.call.budget_admission = true;
+    s.clients.insert("batch".into(), batch.clone());
+    s.clients.insert("svc_b".into(), s.client.clone());
+    s.clients.insert("Bad".into(), s.client.clone());
+    s.clients.insert("client".into(), s.client.clone());
+    assert_eq!(
+        problems(&s),
+        [
+            "clients.client: `client` is the scenario's own client ([client]); name the other groups otherwise",
+            "clients.Bad: a client group name is made of a-z, 0-9 and _ (it begins its parameter paths and names metric columns)",
+            "batch.rate_per_s: must be > 0",
+            "horizon_s: the horizon (70) ends before the arrivals do (batch.duration_s = 80)",
+            "clients.svc_b: a client group and a tier share this name, which begins both their parameter paths",
+            "batch.budget_admission: acts on a deadline, and client group `batch`'s requests have none unless batch.deadline_s (a user's total patience) is set; set batch.deadline_s, or set `budget_admission` on a tier that receives a deadline (`<tier>.budget_admission`)",
+        ]
+    );
+}
+
+#[test]
+fn a_groups_class_is_a_class_of_the_tiers() {
+    // The batch group's own class, lowest in priority (after the client's
+    // unnamed one), with a bulkhead of one slot at svc_b: at most one of its
+    // requests in service there, so its users wait behind each other.
+    let mut s = ch37("naive", "fifo", &[("svc_b.slow.duration_s", "0")]);
+    let mut batch = s.client.clone();
+    batch.rate_per_s = 50.0;
+    batch.classes = vec![sim_core::scenario::RequestClass {
+        name: "batch".into(),
+        share: 1.0,
+    }];
+    s.clients.insert("batch".into(), batch);
+    let free = run(&s, 1);
+    s.tiers[2].class_slots.insert("batch".into(), 1);
+    valid(&s);
+    let held = run(&s, 1);
+    assert_eq!(held.classes.len(), 1);
+    assert_eq!(held.classes[0].users, held.groups[1].users);
+    let p99 = |r: &sim_core::RunResult| r.groups[1].success_latency_p99_s.unwrap();
+    assert!(
+        p99(&held) > 2.0 * p99(&free),
+        "{} vs {}",
+        p99(&held),
+        p99(&free)
+    );
+    assert!(sim_core::params::paths(&s).contains(&"svc_b.class_slots.batch".to_string()));
+}
+
+#[test]
+fn the_columns_of_a_run_with_groups_are_known_before_it() {
+    // An open client and a closed group: the schema (zero values) names
+    // and types every metric the run reports, in order.
+    let mut s = two_open(40.0, 1.0, 1, 100.0, 50.0);
+    set(
+        &mut s,
+        &[
+            ("batch.rate_per_s", "0"),
+            ("batch.closed.users", "5"),
+            ("batch.closed.think.mean_s", "0.2"),
+        ],
+    );
+    let kinds = |ms: Vec<sim_core::result::Metric>| -> Vec<(String, String)> {
+        ms.into_iter()
+            .map(|m| {
+                (
+                    m.name,
+                    format!("{:?}", m.value)
+                        .split('(')
+                        .next()
+                        .unwrap()
+                        .to_string(),
+                )
+            })
+            .collect()
+    };
+    let got = kinds(run(&s, 1).metrics());
+    assert_eq!(kinds(sim_core::result::metric_schema(&s)), got);
+    assert!(
+        got.iter()
+            .any(|(n, _)| n == "group_batch_closed_throughput_per_s")
+    );
+}
+
+/// grids/mixed-clients.toml, one point: online users at `rate` per second
+/// and `workers` closed-loop batch workers, svc_b slow for 2 s.
+fn mixed(strategy: &str, rate: &str, workers: &str, seed: u64) -> sim_core::RunResult {
+    let s = scenario(
+        "mixed-clients.toml",
+        &[
+            ("strategy", strategy),
+            ("svc_b.slow.duration_s", "2"),
+            ("client.rate_per_s", rate),
+            ("batch.closed.users", workers),
+        ],
+    );
+    run(&s, seed)
+}
+
+#[test]
+fn mixed_clients_grid_the_batch_keeps_naive_online_users_down_not_protected_ones() {
+    let after = |r: &sim_core::RunResult| r.groups[0].phases[2].success_rate().unwrap();
+    for seed in [1, 2] {
+        // At 200/s the online users recover under naive retries whatever the
+        // batch, later the more workers it has.
+        let (one, sixty) = (
+            mixed("naive", "200", "1", seed),
+            mixed("naive", "200", "60", seed),
+        );
+        let (a, b) = (
+            one.recovery_s.expect("recovers"),
+            sixty.recovery_s.expect("recovers"),
+        );
+        assert!(a < b, "seed {seed}: {a} vs {b}");
+        // At 300/s, 20 workers keep them down: none succeeds after the
+        // window, and the batch, slowed by its own users' waits, with them.
+        for workers in ["20", "60"] {
+            let r = mixed("naive", "300", workers, seed);
+            assert_eq!(r.recovery_s, None, "naive, {workers} workers, seed {seed}");
+            assert_eq!(after(&r), 0.0);
+            assert_eq!(r.groups[1].phases[2].success_rate(), Some(0.0));
+        }
+        // Deadlines (and their drops) recover at once with any batch.
+        for (rate, workers) in [("200", "60"), ("300", "20"), ("300", "60")] {
+            let r = mixed("deadline", rate, workers, seed);
+            assert_eq!(
+                r.recovery_s,
+                Some(0.0),
+                "deadline {rate}/s {workers} workers"
+            );
+            assert!(after(&r) > 0.999);
+        }
+    }
+}
