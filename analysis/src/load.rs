@@ -331,11 +331,18 @@ impl Sweep {
     }
 }
 
-/// A trigger's parameter column: `<tier>.slow[.<n>].<key>` or
-/// `client.spike[.<n>].<key>` -> (the trigger's path prefix, is a spike,
-/// key), for `key` one of `start_s`, `duration_s`, `factor`.
+/// A trigger's parameter column: `<tier>.slow[.<n>].<key>`,
+/// `<tier>.errors[.<n>].<key>`, `<tier>.crash[.<n>].<key>`,
+/// `<tier>.cache.flush_<key>` (capacity down or work up) or
+/// `client.spike[.<n>].<key>` (load up) -> (the trigger's path prefix, is a
+/// spike, key), for `key` one of `start_s`, `duration_s`, `factor`.
 pub fn trigger_key(column: &str) -> Option<(&str, bool, &str)> {
     let (prefix, key) = column.rsplit_once('.')?;
+    if let Some(key) = key.strip_prefix("flush_") {
+        let tier_cache = prefix.strip_suffix(".cache").is_some_and(|t| !t.is_empty());
+        return (tier_cache && ["start_s", "duration_s"].contains(&key))
+            .then(|| (prefix, false, key));
+    }
     if !["start_s", "duration_s", "factor"].contains(&key) {
         return None;
     }
@@ -343,9 +350,12 @@ pub fn trigger_key(column: &str) -> Option<(&str, bool, &str)> {
         Some((b, n)) if n.parse::<u32>().is_ok() => b,
         _ => prefix,
     };
+    let window = [".slow", ".errors", ".crash"]
+        .iter()
+        .any(|w| base.ends_with(w) && base.len() > w.len());
     if base == "client.spike" {
         Some((prefix, true, key))
-    } else if base.ends_with(".slow") && base.len() > ".slow".len() {
+    } else if window {
         Some((prefix, false, key))
     } else {
         None
@@ -375,5 +385,44 @@ pub(crate) fn label(c: &Column, row: usize) -> String {
         Ok(AnyValue::StringOwned(s)) => s.to_string(),
         Ok(v) => v.to_string(),
         Err(_) => "?".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::trigger_key;
+
+    #[test]
+    fn every_kind_of_trigger_window_is_known_by_its_columns() {
+        let cases = [
+            (
+                "svc_b.slow.duration_s",
+                Some(("svc_b.slow", false, "duration_s")),
+            ),
+            (
+                "svc_b.slow.1.start_s",
+                Some(("svc_b.slow.1", false, "start_s")),
+            ),
+            (
+                "db.errors.duration_s",
+                Some(("db.errors", false, "duration_s")),
+            ),
+            ("db.crash.2.start_s", Some(("db.crash.2", false, "start_s"))),
+            (
+                "db.cache.flush_duration_s",
+                Some(("db.cache", false, "duration_s")),
+            ),
+            (
+                "client.spike.factor",
+                Some(("client.spike", true, "factor")),
+            ),
+            ("db.cache.hit_latency_s", None),
+            ("db.cache.flush_p", None),
+            (".slow.duration_s", None),
+            ("svc_b.service.mean_s", None),
+        ];
+        for (column, want) in cases {
+            assert_eq!(trigger_key(column), want, "{column}");
+        }
     }
 }

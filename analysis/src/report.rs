@@ -533,8 +533,16 @@ impl Slicing {
 }
 
 fn line_dim(sweep: &Sweep) -> Option<usize> {
+    // Lines that differ in their trigger could share no shaded window:
+    // without a strategy axis, the first axis that sets no trigger.
+    let sets_trigger = |d: &crate::load::Dim| {
+        d.paths
+            .iter()
+            .any(|p| crate::load::trigger_key(p).is_some())
+    };
     sweep
         .strategy_dim()
+        .or_else(|| sweep.dims.iter().position(|d| !sets_trigger(d)))
         .or(if sweep.dims.is_empty() { None } else { Some(0) })
 }
 
