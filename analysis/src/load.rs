@@ -341,7 +341,7 @@ pub fn trigger_key(column: &str) -> Option<(&str, bool, &str)> {
     if let Some(key) = key.strip_prefix("flush_") {
         let tier_cache = prefix.strip_suffix(".cache").is_some_and(|t| !t.is_empty());
         return (tier_cache && ["start_s", "duration_s"].contains(&key))
-            .then(|| (prefix, false, key));
+            .then_some((prefix, false, key));
     }
     if !["start_s", "duration_s", "factor"].contains(&key) {
         return None;
