@@ -302,6 +302,8 @@ fn mixed(strategy: &str, rate: &str, workers: &str, seed: u64) -> sim_core::RunR
 #[test]
 fn mixed_clients_grid_the_batch_keeps_naive_online_users_down_not_protected_ones() {
     let after = |r: &sim_core::RunResult| r.groups[0].phases[2].success_rate().unwrap();
+    // The online users' own recovery, from their users alone.
+    let online = |r: &sim_core::RunResult| r.groups[0].recovery_s;
     for seed in [1, 2] {
         // At 200/s the online users recover under naive retries whatever the
         // batch, later the more workers it has.
@@ -310,29 +312,32 @@ fn mixed_clients_grid_the_batch_keeps_naive_online_users_down_not_protected_ones
             mixed("naive", "200", "60", seed),
         );
         let (a, b) = (
-            one.recovery_s.expect("recovers"),
-            sixty.recovery_s.expect("recovers"),
+            online(&one).expect("recovers"),
+            online(&sixty).expect("recovers"),
         );
         assert!(a < b, "seed {seed}: {a} vs {b}");
         // At 300/s, 20 workers keep them down: none succeeds after the
         // window, and the batch, slowed by its own users' waits, with them.
         for workers in ["20", "60"] {
             let r = mixed("naive", "300", workers, seed);
-            assert_eq!(r.recovery_s, None, "naive, {workers} workers, seed {seed}");
+            assert_eq!(online(&r), None, "naive, {workers} workers, seed {seed}");
+            assert_eq!(r.recovery_s, None);
             assert_eq!(after(&r), 0.0);
             assert_eq!(r.groups[1].phases[2].success_rate(), Some(0.0));
         }
         // Deadlines (and their drops) recover at once with any batch.
         for (rate, workers) in [("200", "60"), ("300", "20"), ("300", "60")] {
             let r = mixed("deadline", rate, workers, seed);
-            assert_eq!(
-                r.recovery_s,
-                Some(0.0),
-                "deadline {rate}/s {workers} workers"
-            );
+            assert_eq!(online(&r), Some(0.0), "deadline {rate}/s {workers} workers");
+            assert_eq!(r.groups[1].recovery_s, Some(0.0));
             assert!(after(&r) > 0.999);
         }
     }
+    // Protected, 200/s and 60 workers: the total, mostly the batch's users,
+    // recovers before the online users do.
+    let r = mixed("protected", "200", "60", 2);
+    let (total, online) = (r.recovery_s.unwrap(), online(&r).unwrap());
+    assert!(online > total, "online {online} s, total {total} s");
 }
 
 #[test]
