@@ -26,8 +26,8 @@ use crate::model::{CallModel, Downstream, GroupModel, Model, RateProfile};
 use crate::policy::RateLimiter;
 use crate::random::Stream;
 use crate::result::{
-    CallerStats, ClassStats, ClosedStats, GroupStats, LatencyHistogram, Phase, RunResult, Series,
-    TierSeries, TierStats, nearest_rank,
+    CallerStats, ClassStats, ClosedStats, GroupSeries, GroupStats, LatencyHistogram, Phase,
+    RunResult, Series, TierSeries, TierStats, nearest_rank,
 };
 use crate::scenario::{CancelMode, Dispatch};
 use crate::server::{Admission, Dropped, Has, Server, abandon_at};
@@ -163,13 +163,16 @@ struct Source {
     /// Its successful users' latencies, kept only with several groups (the
     /// totals' are the one group's otherwise).
     ok_latencies: Vec<Nanos>,
+    /// Its users by second of arrival, and those of them who succeeded.
+    arrivals_by_sec: Vec<u64>,
+    ok_by_arrival: Vec<u64>,
 }
 
 impl Source {
     /// The `client` group draws from the streams it always had; another
     /// group from streams named after it, so that adding a group leaves
     /// the client's users as they were.
-    fn new(g: &GroupModel, first: bool, seed: u64) -> Source {
+    fn new(g: &GroupModel, first: bool, seed: u64, secs: usize) -> Source {
         let name = |stream: &str| {
             if first {
                 stream.to_string()
@@ -193,6 +196,8 @@ impl Source {
             failed: 0,
             phases: [Phase::default(); 3],
             ok_latencies: Vec::new(),
+            arrivals_by_sec: vec![0; secs],
+            ok_by_arrival: vec![0; secs],
         }
     }
 }
@@ -259,7 +264,7 @@ pub fn simulate(
         servers,
         callers,
         groups: (m.groups.iter().enumerate())
-            .map(|(i, g)| Source::new(g, i == 0, seed))
+            .map(|(i, g)| Source::new(g, i == 0, seed, secs))
             .collect(),
         sender: Vec::new(),
         users: 0,
@@ -278,6 +283,7 @@ pub fn simulate(
             successes: vec![0; secs],
             failures: vec![0; secs],
             tiers: Vec::new(),
+            groups: Vec::new(),
         },
         next_sample: 0,
         fanouts: HashMap::new(),
@@ -548,6 +554,7 @@ impl Sim<'_> {
         }
         let sec = self.second();
         self.series.user_arrivals[sec] += 1;
+        self.groups[g].arrivals_by_sec[sec] += 1;
         let phase = self.phase_of(self.now);
         self.phases[phase].users += 1;
         self.groups[g].phases[phase].users += 1;
@@ -1189,6 +1196,7 @@ impl Sim<'_> {
         if ok {
             group.ok += 1;
             group.phases[phase].ok += 1;
+            group.ok_by_arrival[arrival_sec] += 1;
             if several {
                 group.ok_latencies.push(latency);
             }
@@ -1287,7 +1295,9 @@ impl Sim<'_> {
                 self.callers[j.edge as usize].stats.calls_pending += 1;
             }
         }
-        let recovery_s = self.recovery_s();
+        let recovery = self.m.recovery(self.m.arrivals_end);
+        let recovery_s =
+            recovery.time_s(&self.series.user_arrivals, &self.series.user_ok_by_arrival);
         let now = self.now;
         let mut instances: Vec<Option<(TierStats, TierSeries)>> =
             (std::mem::take(&mut self.servers).into_iter())
@@ -1314,26 +1324,40 @@ impl Sim<'_> {
             think_ns: c.think_ns,
             span_ns: c.last_done.iter().map(|t| *t as u128).sum(),
         };
-        let mut groups: Vec<GroupStats> = (std::mem::take(&mut self.groups).into_iter())
-            .zip(&self.m.groups)
-            .zip(group_unfinished)
-            .map(|((mut g, model), unfinished)| GroupStats {
-                name: model.name.clone(),
-                users: g.users,
-                users_ok: g.ok,
-                users_failed: g.failed + unfinished,
-                users_unfinished: unfinished,
-                phases: g.phases,
-                success_latency_median_s: secs(nearest_rank(&mut g.ok_latencies, 0.5)),
-                success_latency_p99_s: secs(nearest_rank(&mut g.ok_latencies, 0.99)),
-                closed: g.closed.map(closed_stats),
-            })
-            .collect();
+        let (mut groups, mut group_series): (Vec<GroupStats>, Vec<GroupSeries>) =
+            (std::mem::take(&mut self.groups).into_iter())
+                .zip(&self.m.groups)
+                .zip(group_unfinished)
+                .map(|((mut g, model), unfinished)| {
+                    let recovery = self.m.recovery(model.arrivals_end);
+                    let stats = GroupStats {
+                        name: model.name.clone(),
+                        users: g.users,
+                        users_ok: g.ok,
+                        users_failed: g.failed + unfinished,
+                        users_unfinished: unfinished,
+                        phases: g.phases,
+                        recovery_s: recovery.time_s(&g.arrivals_by_sec, &g.ok_by_arrival),
+                        recovery_censor_s: recovery.censor_s(),
+                        success_latency_median_s: secs(nearest_rank(&mut g.ok_latencies, 0.5)),
+                        success_latency_p99_s: secs(nearest_rank(&mut g.ok_latencies, 0.99)),
+                        closed: g.closed.map(closed_stats),
+                    };
+                    let series = GroupSeries {
+                        name: model.name.clone(),
+                        user_arrivals: g.arrivals_by_sec,
+                        user_ok_by_arrival: g.ok_by_arrival,
+                    };
+                    (stats, series)
+                })
+                .unzip();
         // The client's closed loop is also the run's (its metrics predate groups).
         let closed = groups[0].closed.clone();
         if groups.len() == 1 {
             groups.clear();
+            group_series.clear();
         }
+        self.series.groups = group_series;
         RunResult {
             events: self.processed,
             users: self.users,
@@ -1357,7 +1381,7 @@ impl Sim<'_> {
             window_end_s: nanos_to_secs(self.m.window.1),
             horizon_s: nanos_to_secs(self.m.horizon),
             recovery_s,
-            recovery_censor_s: self.recovery_censor_s(),
+            recovery_censor_s: recovery.censor_s(),
             success_latency_median_s: secs(nearest_rank(&mut self.ok_latencies, 0.5)),
             success_latency_p99_s: secs(nearest_rank(&mut self.ok_latencies, 0.99)),
             failed_latency_median_s: secs(nearest_rank(&mut self.failed_latencies, 0.5)),
@@ -1373,31 +1397,5 @@ impl Sim<'_> {
                 .collect(),
             series: self.series,
         }
-    }
-
-    /// One second past the last recovery time [`Sim::recovery_s`] can find.
-    fn recovery_censor_s(&self) -> f64 {
-        let width = self.m.recovery_window.div_ceil(NANOS_PER_SEC).max(1) * NANOS_PER_SEC;
-        let last_start = self.m.arrivals_end.saturating_sub(width) / NANOS_PER_SEC * NANOS_PER_SEC;
-        (nanos_to_secs(last_start) - nanos_to_secs(self.m.window.1)).max(-1.0) + 1.0
-    }
-
-    /// R2: the first whole second `t >= window end` whose arrivals in
-    /// `[t, t + window)` succeed at the threshold, with `t + window` no later
-    /// than the end of arrivals.
-    fn recovery_s(&self) -> Option<f64> {
-        let end = self.m.window.1;
-        let first = end.div_ceil(NANOS_PER_SEC);
-        let width = self.m.recovery_window.div_ceil(NANOS_PER_SEC).max(1);
-        let s = &self.series;
-        (first..)
-            .take_while(|t| (t + width) * NANOS_PER_SEC <= self.m.arrivals_end)
-            .find(|&t| {
-                let range = t as usize..(t + width) as usize;
-                let users: u64 = s.user_arrivals[range.clone()].iter().sum();
-                let ok: u64 = s.user_ok_by_arrival[range].iter().sum();
-                users > 0 && ok as f64 >= self.m.recovery_threshold * users as f64
-            })
-            .map(|t| nanos_to_secs(t * NANOS_PER_SEC - end))
     }
 }

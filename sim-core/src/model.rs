@@ -13,7 +13,7 @@ use crate::scenario::{
     CancelMode, Client, Dispatch, Dist, LimitAlgorithm, LimitScope, OutcomeClass, RejectAs,
     Scenario, Service,
 };
-use crate::time::{NEVER, Nanos, nanos_to_secs, secs_to_nanos};
+use crate::time::{NANOS_PER_SEC, NEVER, Nanos, nanos_to_secs, secs_to_nanos};
 
 pub struct Model {
     /// Per tier, the one token bucket all its replicas share
@@ -772,6 +772,17 @@ impl Model {
 
     pub fn horizon_secs(&self) -> usize {
         nanos_to_secs(self.horizon).ceil() as usize
+    }
+
+    /// The recovery rule (R2) for users whose arrivals end at `arrivals_end`:
+    /// all of them ([`Model::arrivals_end`]) or one group's.
+    pub fn recovery(&self, arrivals_end: Nanos) -> crate::result::Recovery {
+        crate::result::Recovery {
+            window_end: self.window.1,
+            width_s: self.recovery_window.div_ceil(NANOS_PER_SEC).max(1),
+            threshold: self.recovery_threshold,
+            arrivals_end,
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 //! list of named, typed metrics that `--json` prints and the `runs` table
 //! stores (one column each, same names).
 
+use crate::time::{NANOS_PER_SEC, Nanos, nanos_to_secs};
 use serde::Serialize;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -91,10 +92,54 @@ pub struct GroupStats {
     pub users_unfinished: u64,
     /// Its users by arrival time, as [`RunResult::phases`].
     pub phases: [Phase; 3],
+    /// R2 from its own users alone, as [`RunResult::recovery_s`] (and its
+    /// censored form) from all.
+    pub recovery_s: Option<f64>,
+    pub recovery_censor_s: f64,
     pub success_latency_median_s: Option<f64>,
     pub success_latency_p99_s: Option<f64>,
     /// Its closed-loop users' cycles (none with open arrivals).
     pub closed: Option<ClosedStats>,
+}
+
+/// R2, the scenario's recovery rule, for one set of users (all of them, or
+/// one client group's) from their arrivals by second: one code for the
+/// totals and every group, so that their recovery times compare.
+#[derive(Clone, Copy, Debug)]
+pub struct Recovery {
+    /// End of the trigger window.
+    pub window_end: Nanos,
+    /// The window of arrivals that must succeed, in whole seconds.
+    pub width_s: u64,
+    pub threshold: f64,
+    /// End of these users' arrivals: no window may reach past it.
+    pub arrivals_end: Nanos,
+}
+
+impl Recovery {
+    /// The first whole second `t >= window end` whose arrivals in
+    /// `[t, t + width)` succeed at the threshold, with `t + width` no later
+    /// than the end of arrivals; `None`: not recovered.
+    pub fn time_s(&self, user_arrivals: &[u64], user_ok_by_arrival: &[u64]) -> Option<f64> {
+        let first = self.window_end.div_ceil(NANOS_PER_SEC);
+        let width = self.width_s;
+        (first..)
+            .take_while(|t| (t + width) * NANOS_PER_SEC <= self.arrivals_end)
+            .find(|&t| {
+                let range = t as usize..(t + width) as usize;
+                let users: u64 = user_arrivals[range.clone()].iter().sum();
+                let ok: u64 = user_ok_by_arrival[range].iter().sum();
+                users > 0 && ok as f64 >= self.threshold * users as f64
+            })
+            .map(|t| nanos_to_secs(t * NANOS_PER_SEC - self.window_end))
+    }
+
+    /// One second past the last recovery time [`Recovery::time_s`] can find.
+    pub fn censor_s(&self) -> f64 {
+        let width = self.width_s * NANOS_PER_SEC;
+        let last_start = self.arrivals_end.saturating_sub(width) / NANOS_PER_SEC * NANOS_PER_SEC;
+        (nanos_to_secs(last_start) - nanos_to_secs(self.window_end)).max(-1.0) + 1.0
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
@@ -404,6 +449,18 @@ pub struct Series {
     pub successes: Vec<u64>,
     pub failures: Vec<u64>,
     pub tiers: Vec<TierSeries>,
+    /// Per client group, `client` first, when the scenario has several
+    /// (empty with the client alone): the two user-level counts above are
+    /// their sums.
+    pub groups: Vec<GroupSeries>,
+}
+
+/// One client group's users per second of arrival.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct GroupSeries {
+    pub name: String,
+    pub user_arrivals: Vec<u64>,
+    pub user_ok_by_arrival: Vec<u64>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -714,6 +771,24 @@ impl RunResult {
                 MaybeReal(g.phases[2].success_rate()),
                 "success rate of this client group's users arriving after the trigger window",
                 SHARE,
+            );
+            put(
+                format!("group_{n}_recovered"),
+                Flag(g.recovery_s.is_some()),
+                "this client group's users' success rate came back after the trigger window",
+                "bool",
+            );
+            put(
+                format!("group_{n}_recovery_s"),
+                MaybeReal(g.recovery_s),
+                "time from the end of the trigger window to this client group's recovery, from its own users (null: never)",
+                S,
+            );
+            put(
+                format!("group_{n}_recovery_censored_s"),
+                Real(g.recovery_s.unwrap_or(g.recovery_censor_s)),
+                "group_<g>_recovery_s, or the smallest time this run could not observe for the group when it did not recover (a lower bound)",
+                S,
             );
             put(
                 format!("group_{n}_success_latency_median_s"),

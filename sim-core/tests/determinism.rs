@@ -37,7 +37,7 @@
 mod common;
 use common::*;
 use sim_core::RunResult;
-use sim_core::result::{LatencyHistogram, Series, TierSeries};
+use sim_core::result::{GroupSeries, LatencyHistogram, Series, TierSeries};
 use std::collections::HashMap;
 
 #[test]
@@ -102,6 +102,7 @@ fn snapshot(r: &RunResult) -> Vec<(String, String)> {
         successes,
         failures,
         tiers,
+        groups,
     } = &r.series;
     let mut series = |name: String, xs: Vec<String>| {
         out.push((format!("series.{name}"), xs.join(" ")));
@@ -111,6 +112,18 @@ fn snapshot(r: &RunResult) -> Vec<(String, String)> {
     series("user_ok_by_arrival".into(), counts(user_ok_by_arrival));
     series("successes".into(), counts(successes));
     series("failures".into(), counts(failures));
+    for g in groups {
+        let GroupSeries {
+            name,
+            user_arrivals,
+            user_ok_by_arrival,
+        } = g;
+        series(format!("group.{name}.user_arrivals"), counts(user_arrivals));
+        series(
+            format!("group.{name}.user_ok_by_arrival"),
+            counts(user_ok_by_arrival),
+        );
+    }
     for t in tiers {
         let TierSeries {
             name,

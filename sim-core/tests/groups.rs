@@ -302,6 +302,8 @@ fn mixed(strategy: &str, rate: &str, workers: &str, seed: u64) -> sim_core::RunR
 #[test]
 fn mixed_clients_grid_the_batch_keeps_naive_online_users_down_not_protected_ones() {
     let after = |r: &sim_core::RunResult| r.groups[0].phases[2].success_rate().unwrap();
+    // The online users' own recovery, from their users alone.
+    let online = |r: &sim_core::RunResult| r.groups[0].recovery_s;
     for seed in [1, 2] {
         // At 200/s the online users recover under naive retries whatever the
         // batch, later the more workers it has.
@@ -310,27 +312,109 @@ fn mixed_clients_grid_the_batch_keeps_naive_online_users_down_not_protected_ones
             mixed("naive", "200", "60", seed),
         );
         let (a, b) = (
-            one.recovery_s.expect("recovers"),
-            sixty.recovery_s.expect("recovers"),
+            online(&one).expect("recovers"),
+            online(&sixty).expect("recovers"),
         );
         assert!(a < b, "seed {seed}: {a} vs {b}");
         // At 300/s, 20 workers keep them down: none succeeds after the
         // window, and the batch, slowed by its own users' waits, with them.
         for workers in ["20", "60"] {
             let r = mixed("naive", "300", workers, seed);
-            assert_eq!(r.recovery_s, None, "naive, {workers} workers, seed {seed}");
+            assert_eq!(online(&r), None, "naive, {workers} workers, seed {seed}");
+            assert_eq!(r.recovery_s, None);
             assert_eq!(after(&r), 0.0);
             assert_eq!(r.groups[1].phases[2].success_rate(), Some(0.0));
         }
         // Deadlines (and their drops) recover at once with any batch.
         for (rate, workers) in [("200", "60"), ("300", "20"), ("300", "60")] {
             let r = mixed("deadline", rate, workers, seed);
-            assert_eq!(
-                r.recovery_s,
-                Some(0.0),
-                "deadline {rate}/s {workers} workers"
-            );
+            assert_eq!(online(&r), Some(0.0), "deadline {rate}/s {workers} workers");
+            assert_eq!(r.groups[1].recovery_s, Some(0.0));
             assert!(after(&r) > 0.999);
         }
     }
+    // Protected, 200/s and 60 workers: the total, mostly the batch's users,
+    // recovers before the online users do.
+    let r = mixed("protected", "200", "60", 2);
+    let (total, online) = (r.recovery_s.unwrap(), online(&r).unwrap());
+    assert!(online > total, "online {online} s, total {total} s");
+}
+
+#[test]
+fn the_groups_users_add_up_to_the_totals_second_by_second() {
+    let r = mixed("naive", "200", "20", 1);
+    let s = &r.series;
+    assert_eq!(s.groups.len(), 2);
+    for sec in 0..s.seconds() {
+        let sum = |f: fn(&sim_core::result::GroupSeries) -> &Vec<u64>| -> u64 {
+            s.groups.iter().map(|g| f(g)[sec]).sum()
+        };
+        assert_eq!(
+            sum(|g| &g.user_arrivals),
+            s.user_arrivals[sec],
+            "second {sec}"
+        );
+        assert_eq!(
+            sum(|g| &g.user_ok_by_arrival),
+            s.user_ok_by_arrival[sec],
+            "second {sec}"
+        );
+    }
+    for (g, gs) in r.groups.iter().zip(&s.groups) {
+        assert_eq!(g.name, gs.name);
+        assert_eq!(gs.user_arrivals.iter().sum::<u64>(), g.users, "{}", g.name);
+        assert_eq!(gs.user_ok_by_arrival.iter().sum::<u64>(), g.users_ok);
+        assert!(
+            g.users > 0 && g.users_ok > 0,
+            "{}: both groups load",
+            g.name
+        );
+    }
+    // The client alone: no per-group series (the totals are its own).
+    let alone = run(&ch37("naive", "fifo", &[]), 1);
+    assert!(alone.series.groups.is_empty() && alone.groups.is_empty());
+}
+
+#[test]
+fn a_group_whose_users_all_arrive_before_the_trigger_has_no_recovery() {
+    // A third group that stops arriving at 5 s, before svc_b slows at 10 s:
+    // no window of its arrivals lies after the trigger, so it never
+    // recovers and the smallest time it could not observe is 0, while the
+    // online users, who arrive until 60 s, recover.
+    let s = scenario(
+        "mixed-clients.toml",
+        &[("strategy", "deadline"), ("svc_b.slow.duration_s", "2")],
+    );
+    let text = std::fs::read_to_string(scenario_file("mixed-clients.toml")).unwrap()
+        + r#"
+[clients.early]
+rate_per_s = 20.0
+duration_s = 5.0
+[clients.early.call]
+attempt_timeout_s = 1.0
+max_retries = 2
+backoff = "fixed"
+backoff_base_s = 0.05
+"#;
+    let mut early = from_toml(
+        &text,
+        "mixed-clients",
+        &[("strategy", "deadline"), ("svc_b.slow.duration_s", "2")],
+    );
+    let r = run(&early, 1);
+    let g = |name: &str| r.groups.iter().find(|g| g.name == name).unwrap();
+    assert!(g("early").users > 50, "{}", g("early").users);
+    assert_eq!(g("early").recovery_s, None);
+    assert_eq!(real(&r, "group_early_recovery_censored_s"), Some(0.0));
+    assert_eq!(g("client").recovery_s, Some(0.0));
+    assert!(g("client").recovery_censor_s > 40.0);
+    // Its users were all before the window, and counted there.
+    assert_eq!(g("early").phases[0].users, g("early").users);
+    let without = run(&s, 1);
+    assert_eq!(without.groups[0].recovery_s, g("client").recovery_s);
+    set(&mut early, &[("early.duration_s", "60")]);
+    assert!(
+        run(&early, 1).groups[2].recovery_s.is_some(),
+        "arriving after the window it is measured"
+    );
 }

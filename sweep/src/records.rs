@@ -10,7 +10,9 @@
 //! (a list of counts, one more than the edges).
 //!
 //! `series`: one row per run and simulated second (ok runs only): the
-//! user-level counts, then `<tier>_<counter>` per tier, and for a tier with
+//! user-level counts, with client groups `group_<g>_user_arrivals` and
+//! `group_<g>_user_ok_by_arrival` per group, then `<tier>_<counter>` per
+//! tier, and for a tier with
 //! replicas somewhere in the grid, `<tier>_replica_queue_len` and
 //! `<tier>_replica_busy` (a list of each replica's count).
 //!
@@ -58,6 +60,9 @@ pub struct Layout {
     /// scenario, or `<tier>.replicas` set or swept), so the series carry
     /// each replica's queue and busy counts.
     pub replicated: Vec<bool>,
+    /// The client groups, `client` first, when the scenario has several
+    /// (the series then carry each group's users by arrival).
+    pub groups: Vec<String>,
 }
 
 /// What a column holds, in the `sweep.columns` metadata of every part.
@@ -152,6 +157,14 @@ impl Layout {
             metrics: sim_core::result::metric_schema(scenario),
             tiers: scenario.tiers.iter().map(|t| t.name.clone()).collect(),
             replicated,
+            groups: if scenario.clients.is_empty() {
+                Vec::new()
+            } else {
+                scenario
+                    .groups()
+                    .map(|(name, _)| name.to_string())
+                    .collect()
+            },
         }
     }
 
@@ -229,6 +242,20 @@ impl Layout {
                 "count",
             ),
         ];
+        for g in &self.groups {
+            series.extend([
+                doc(
+                    &format!("group_{g}_user_arrivals"),
+                    "users of this client group arriving in that second",
+                    "count",
+                ),
+                doc(
+                    &format!("group_{g}_user_ok_by_arrival"),
+                    "users of this client group arriving in that second who succeeded",
+                    "count",
+                ),
+            ]);
+        }
         for (t, replicated) in self.tiers.iter().zip(&self.replicated) {
             series.extend(
                 TIER_SERIES
@@ -406,6 +433,16 @@ impl Layout {
             Column::new("successes".into(), flat(&|r, s| r.series.successes[s])),
             Column::new("failures".into(), flat(&|r, s| r.series.failures[s])),
         ];
+        for (g, name) in self.groups.iter().enumerate() {
+            cols.push(Column::new(
+                format!("group_{name}_user_arrivals").into(),
+                flat(&|r, s| r.series.groups[g].user_arrivals[s]),
+            ));
+            cols.push(Column::new(
+                format!("group_{name}_user_ok_by_arrival").into(),
+                flat(&|r, s| r.series.groups[g].user_ok_by_arrival[s]),
+            ));
+        }
         for (t, name) in self.tiers.iter().enumerate() {
             for (suffix, get, _, _) in TIER_SERIES {
                 cols.push(Column::new(

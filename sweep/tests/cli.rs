@@ -1098,6 +1098,77 @@ fn a_crash_at_any_step_of_a_commit_resumes_to_the_exact_table() {
     }
 }
 
+/// With client groups, the series carry each group's users by arrival,
+/// which add up to the totals row by row, and the runs table each group's
+/// recovery; a scenario without groups has none of these columns.
+#[test]
+fn group_series_add_up_and_groups_report_their_recovery() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let scenario = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../grids/scenarios/mixed-clients.toml"
+    );
+    let grid = write_grid(
+        dir,
+        &format!(
+            r#"name = "groups"
+scenario = "{scenario}"
+seeds = [1]
+[set]
+"client.duration_s" = 16
+"batch.duration_s" = 16
+horizon_s = 18
+"svc_b.slow.duration_s" = 2
+[axes]
+strategy = ["naive", "deadline"]
+"#
+        ),
+    );
+    let out = dir.join("o");
+    assert_ok(&run_grid(&grid, &out.display().to_string(), &[]));
+    let series = ParquetReader::new(
+        std::fs::File::open(out.join("series").join("part-s0of1-000000.parquet")).unwrap(),
+    )
+    .finish()
+    .unwrap();
+    let col = |c: &str| series.column(c).unwrap().i64().unwrap().clone();
+    for total in ["user_arrivals", "user_ok_by_arrival"] {
+        let (all, client, batch) = (
+            col(total),
+            col(&format!("group_client_{total}")),
+            col(&format!("group_batch_{total}")),
+        );
+        for row in 0..series.height() {
+            assert_eq!(
+                client.get(row).unwrap() + batch.get(row).unwrap(),
+                all.get(row).unwrap(),
+                "{total}, row {row}"
+            );
+        }
+        assert!(batch.iter().flatten().sum::<i64>() > 0, "the batch loads");
+    }
+    let t = runs_table(&out);
+    for name in [
+        "group_client_recovery_s",
+        "group_batch_recovered",
+        "group_batch_recovery_censored_s",
+    ] {
+        assert!(t.column(name).is_ok(), "{name}");
+    }
+    let recovered = t
+        .column("group_client_recovered")
+        .unwrap()
+        .bool()
+        .unwrap()
+        .clone();
+    assert_eq!(
+        recovered.iter().flatten().filter(|r| *r).count(),
+        1,
+        "deadline recovers, naive not"
+    );
+}
+
 /// The traffic columns: each replica's queue and busy counts (a list per
 /// second, empty where the tier has one instance) add up to the tier's;
 /// retries are at most the arrivals; the latency histograms count every
@@ -1155,6 +1226,10 @@ strategy = ["naive", "protected"]
     assert!(
         series.column("gateway_replica_queue_len").is_err(),
         "gateway has no replicas"
+    );
+    assert!(
+        (series.get_column_names().iter()).all(|c| !c.starts_with("group_")),
+        "no client groups"
     );
     let (arrivals, retries) = (total("svc_b_arrivals"), total("svc_b_retries"));
     assert!(arrivals.iter().zip(retries.iter()).all(|(a, r)| r <= a));
