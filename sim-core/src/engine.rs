@@ -145,6 +145,9 @@ struct Sim<'m> {
     reject_lane: Vec<usize>,
     /// Per tier, the token bucket its replicas share, if any.
     tier_rate_limits: Vec<Option<RateLimiter>>,
+    /// Some tier has a look-aside cache: decided once, so that `send`
+    /// reads no tier's model for it in runs without one.
+    caches: bool,
 }
 
 /// The users of one client group: its draws and its counts.
@@ -285,6 +288,7 @@ pub fn simulate(
         timeout_lane,
         reject_lane,
         tier_rate_limits: m.tier_rate_limits.clone(),
+        caches: m.servers.iter().any(|s| s.cache.is_some()),
         tracer: trace_user.map(|user| Tracer {
             user,
             arrived: 0,
@@ -675,7 +679,10 @@ impl Sim<'_> {
         end: Nanos,
         copy: usize,
     ) {
-        if self.m.servers[s].cache.is_some() && self.cache_hit(s, caller, caller_attempt) {
+        if self.caches
+            && self.m.servers[s].cache.is_some()
+            && self.cache_hit(s, caller, caller_attempt)
+        {
             return;
         }
         let edge = match self.m.servers[s].downstream {
@@ -757,11 +764,11 @@ impl Sim<'_> {
         self.servers[tier].per_user[user] += 1;
         let srv = &mut self.servers[s];
         srv.on_arrival(sec, during, self.user_ended[user], self.jobs.by_retry(job));
-        let has = srv.has;
-        if has.crashes && self.refused_while_down(s, job, j) {
+        let (crashes, leaky_bucket) = (srv.has.crashes, srv.has.leaky_bucket);
+        if crashes && self.refused_while_down(s, job, j) {
             return;
         }
-        if has.leaky_bucket {
+        if leaky_bucket {
             self.enter_bucket(s, job, j);
             return;
         }
@@ -910,28 +917,30 @@ impl Sim<'_> {
         let (class, deadline) = (self.user_class[j.user as usize] as usize, j.deadline);
         let srv = &mut self.servers[s];
         srv.on_start(class, now - j.arrived);
-        let has = srv.has;
-        let service = match has.class_service {
+        // Each flag read where it decides: a copy of all of `Has` costs
+        // more than the few of them one start needs.
+        let service = match srv.has.class_service {
             true => (model.class_service[class].as_ref()).unwrap_or(&model.service),
             false => &model.service,
         };
-        if has.errors && srv.fails_fast(model, now) {
+        if srv.has.errors && srv.fails_fast(model, now) {
             self.schedule(now + model.error_latency, Action::WorkFailed(job));
         } else if service.is_none() {
             self.work_done(job);
         } else {
-            let load = if has.per_inflight {
+            let load = if srv.has.per_inflight {
                 model.per_inflight * srv.busy as Nanos
             } else {
                 0
             };
-            let slow = if has.slow {
+            let slow = if srv.has.slow {
                 model.slow_factor(now)
             } else {
                 1.0
             };
+            let gc_pauses = srv.has.gc_pauses;
             let work = service.draw(slow, &mut srv.rng) + load;
-            if has.gc_pauses {
+            if gc_pauses {
                 self.schedule_paused_work(s, job, work);
                 return;
             }
