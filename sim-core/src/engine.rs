@@ -764,11 +764,11 @@ impl Sim<'_> {
         self.servers[tier].per_user[user] += 1;
         let srv = &mut self.servers[s];
         srv.on_arrival(sec, during, self.user_ended[user], self.jobs.by_retry(job));
-        let (crashes, leaky_bucket) = (srv.has.crashes, srv.has.leaky_bucket);
-        if crashes && self.refused_while_down(s, job, j) {
+        let has = srv.has;
+        if has.crashes && self.refused_while_down(s, job, j) {
             return;
         }
-        if leaky_bucket {
+        if has.leaky_bucket {
             self.enter_bucket(s, job, j);
             return;
         }
