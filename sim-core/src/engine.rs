@@ -145,6 +145,9 @@ struct Sim<'m> {
     reject_lane: Vec<usize>,
     /// Per tier, the token bucket its replicas share, if any.
     tier_rate_limits: Vec<Option<RateLimiter>>,
+    /// Some tier has a look-aside cache: decided once, so that `send`
+    /// reads no tier's model for it in runs without one.
+    caches: bool,
 }
 
 /// The users of one client group: its draws and its counts.
@@ -291,6 +294,7 @@ pub fn simulate(
         timeout_lane,
         reject_lane,
         tier_rate_limits: m.tier_rate_limits.clone(),
+        caches: m.servers.iter().any(|s| s.cache.is_some()),
         tracer: trace_user.map(|user| Tracer {
             user,
             arrived: 0,
@@ -370,14 +374,14 @@ impl Sim<'_> {
                         self.finish(job, false);
                     }
                 }
-                Action::Arrive(job) => self.arrive(job, false),
+                Action::Arrive(job) => self.arrive(job),
                 Action::Reply(caller, attempt, outcome, by) => {
                     self.reply(caller, attempt, outcome, by)
                 }
                 Action::Crash(s, k) => self.crash(s as usize, k as usize),
                 Action::Restart(s) => self.servers[s as usize].down = None,
                 Action::GcTick(s) => self.gc_tick(s as usize),
-                Action::LeftBucket(job) => self.arrive(job, true),
+                Action::LeftBucket(job) => self.out_of_bucket(job),
                 Action::PausedWorkDone(job, mark) => self.paused_work_done(job, mark),
             }
         }
@@ -682,7 +686,10 @@ impl Sim<'_> {
         end: Nanos,
         copy: usize,
     ) {
-        if self.m.servers[s].cache.is_some() && self.cache_hit(s, caller, caller_attempt) {
+        if self.caches
+            && self.m.servers[s].cache.is_some()
+            && self.cache_hit(s, caller, caller_attempt)
+        {
             return;
         }
         let edge = match self.m.servers[s].downstream {
@@ -701,7 +708,7 @@ impl Sim<'_> {
         }
         let latency = self.hop_latency(s);
         if latency == 0 {
-            self.arrive(job, false);
+            self.arrive(job);
         } else {
             self.schedule(self.now + latency, Action::Arrive(job));
         }
@@ -753,78 +760,112 @@ impl Sim<'_> {
         }
     }
 
-    /// A request reaches its server, or (`from_bucket`) leaves its leaky
-    /// bucket: counted on arrival, refused if the server is down, held in
-    /// the leaky bucket if it has one, then started, queued or rejected.
-    fn arrive(&mut self, job: JobRef, from_bucket: bool) {
+    /// A request reaches its server: counted on arrival, refused if the
+    /// server is down, held in the leaky bucket if it has one, then
+    /// started, queued or rejected.
+    fn arrive(&mut self, job: JobRef) {
         let j = *self.jobs.get_mut(job);
         let (s, user) = (j.server(), j.user as usize);
-        let (now, sec, during) = (self.now, self.second(), self.phase_of(self.now) == 1);
-        let m = self.m;
-        let model = &m.servers[s];
-        let class = self.user_class[user] as usize;
-        let reply_first = m.dispatch == Dispatch::ReplyFirst;
+        let (sec, during) = (self.second(), self.phase_of(self.now) == 1);
+        let tier = self.m.servers[s].tier;
+        self.servers[tier].per_user[user] += 1;
         let srv = &mut self.servers[s];
-        if from_bucket {
-            srv.left_bucket();
-        } else {
-            self.servers[model.tier].per_user[user] += 1;
-            let srv = &mut self.servers[s];
-            srv.on_arrival(sec, during, self.user_ended[user], self.jobs.by_retry(job));
-        }
-        let srv = &mut self.servers[s];
-        if srv.has.crashes
-            && let Some(refuse_after) = srv.down
-        {
-            self.jobs.release(job);
-            self.arrive_down(s, j, refuse_after);
+        srv.on_arrival(sec, during, self.user_ended[user], self.jobs.by_retry(job));
+        let has = srv.has;
+        if has.crashes && self.refused_while_down(s, job, j) {
             return;
         }
-        let shared = srv.has.shared_rate_limit;
-        let limits = &mut self.tier_rate_limits[model.tier];
-        let admission = if model.leaky_bucket && !from_bucket {
-            // A request's time at the tier, and its budget there, start
-            // here: waiting in the bucket is queueing.
-            self.jobs.get_mut(job).arrived = now;
-            match srv.leave_bucket(now, limits.as_mut().filter(|_| shared)) {
-                Ok(at) if at > now => return self.schedule(at, Action::LeftBucket(job)),
-                Ok(_) => srv.admit(
-                    model,
-                    now,
-                    sec,
-                    class,
-                    reply_first,
-                    limits.as_mut().filter(|_| shared),
-                ),
-                Err(r) => Err(r),
-            }
-        } else {
-            let shared_limit = limits.as_mut().filter(|_| shared);
-            srv.admit(model, now, sec, class, reply_first, shared_limit)
-        };
-        let admission = match admission {
-            Ok(admission) => admission,
-            Err(_) => {
-                self.jobs.release(job);
-                let at = now + model.reject_latency + self.hop_latency(s);
-                let outcome = model.reject_outcome;
-                let reply = Action::Reply(j.caller, j.caller_attempt, outcome, model.replica);
-                self.events.push_in_lane(self.reject_lane[s], at, reply);
-                return;
-            }
-        };
-        if !model.leaky_bucket {
-            self.jobs.get_mut(job).arrived = now;
+        if has.leaky_bucket {
+            self.enter_bucket(s, job, j);
+            return;
         }
-        match admission {
-            Admission::Start if j.cancelled() => {
+        self.jobs.get_mut(job).arrived = self.now;
+        self.admit(s, job, j, sec);
+    }
+
+    /// A request that waited its turn in its server's leaky bucket leaves
+    /// it, to be admitted unless the server went down meanwhile.
+    #[inline(never)]
+    fn out_of_bucket(&mut self, job: JobRef) {
+        let j = *self.jobs.get_mut(job);
+        let s = j.server();
+        self.servers[s].left_bucket();
+        let crashes = self.servers[s].has.crashes;
+        if !(crashes && self.refused_while_down(s, job, j)) {
+            self.admit(s, job, j, self.second());
+        }
+    }
+
+    /// Request `job` (`j` its record) reaches server `s`, which has crash
+    /// windows: if it is down, the request is released and refused (`true`).
+    #[inline(always)]
+    fn refused_while_down(&mut self, s: usize, job: JobRef, j: Job) -> bool {
+        let Some(refuse_after) = self.servers[s].down else {
+            return false;
+        };
+        self.jobs.release(job);
+        self.arrive_down(s, j, refuse_after);
+        true
+    }
+
+    /// A request reaches a server with a leaky bucket: its time at the
+    /// tier, and its budget there, start here (waiting in the bucket is
+    /// queueing); it waits its turn, or is admitted now, or the full
+    /// bucket rejects it. Out of line: most servers have no bucket.
+    #[inline(never)]
+    fn enter_bucket(&mut self, s: usize, job: JobRef, j: Job) {
+        let now = self.now;
+        self.jobs.get_mut(job).arrived = now;
+        let srv = &mut self.servers[s];
+        let tier = self.m.servers[s].tier;
+        let shared = (self.tier_rate_limits[tier].as_mut()).filter(|_| srv.has.shared_rate_limit);
+        match srv.leave_bucket(now, shared) {
+            Ok(at) if at > now => self.schedule(at, Action::LeftBucket(job)),
+            Ok(_) => self.admit(s, job, j, self.second()),
+            Err(_) => self.reject(s, job, j),
+        }
+    }
+
+    /// Admission of request `job` (`j` its record) at server `s` in second
+    /// `sec`: it starts, queues, or is rejected.
+    #[inline(always)]
+    fn admit(&mut self, s: usize, job: JobRef, j: Job, sec: usize) {
+        let m = self.m;
+        let model = &m.servers[s];
+        let now = self.now;
+        let class = self.user_class[j.user as usize] as usize;
+        let reply_first = m.dispatch == Dispatch::ReplyFirst;
+        let srv = &mut self.servers[s];
+        // Indexed only when shared: the check is on every arrival.
+        let shared = match srv.has.shared_rate_limit {
+            true => self.tier_rate_limits[model.tier].as_mut(),
+            false => None,
+        };
+        match srv.admit(model, now, sec, class, reply_first, shared) {
+            Err(_) => self.reject(s, job, j),
+            Ok(Admission::Start) if j.cancelled() => {
                 // Nobody waits for it: no reply.
                 srv.count_drop(Dropped::Cancelled);
                 self.jobs.release(job);
             }
-            Admission::Start => self.start_job(s, job),
-            Admission::Queue => srv.enqueue(job, class, now),
+            Ok(Admission::Start) => self.start_job(s, job),
+            Ok(Admission::Queue) => srv.enqueue(job, class, now),
         }
+    }
+
+    /// Server `s` rejects request `job` (`j` its record): the rejection
+    /// reaches the caller after the tier's reject latency and the hop's.
+    fn reject(&mut self, s: usize, job: JobRef, j: Job) {
+        let model = &self.m.servers[s];
+        self.jobs.release(job);
+        let at = self.now + model.reject_latency + self.hop_latency(s);
+        let reply = Action::Reply(
+            j.caller,
+            j.caller_attempt,
+            model.reject_outcome,
+            model.replica,
+        );
+        self.events.push_in_lane(self.reject_lane[s], at, reply);
     }
 
     /// Request `j` reaches server `s` while it is down: the connection is
@@ -883,33 +924,31 @@ impl Sim<'_> {
         let (class, deadline) = (self.user_class[j.user as usize] as usize, j.deadline);
         let srv = &mut self.servers[s];
         srv.on_start(class, now - j.arrived);
-        let has = srv.has;
-        let service = model.class_service[class]
-            .as_ref()
-            .unwrap_or(&model.service);
-        if has.errors && srv.fails_fast(model, now) {
+        // Each flag read where it decides: a copy of all of `Has` costs
+        // more than the few of them one start needs.
+        let service = match srv.has.class_service {
+            true => (model.class_service[class].as_ref()).unwrap_or(&model.service),
+            false => &model.service,
+        };
+        if srv.has.errors && srv.fails_fast(model, now) {
             self.schedule(now + model.error_latency, Action::WorkFailed(job));
         } else if service.is_none() {
             self.work_done(job);
         } else {
-            let load = if has.per_inflight {
+            let load = if srv.has.per_inflight {
                 model.per_inflight * srv.busy as Nanos
             } else {
                 0
             };
-            let slow = if has.slow {
+            let slow = if srv.has.slow {
                 model.slow_factor(now)
             } else {
                 1.0
             };
+            let gc_pauses = srv.has.gc_pauses;
             let work = service.draw(slow, &mut srv.rng) + load;
-            if let Some(p) = &srv.pauses {
-                // Validation keeps cooperative cancellation off here.
-                let (at, end) = (
-                    p.work_begins(now) + work,
-                    Action::PausedWorkDone(job, p.mark()),
-                );
-                self.schedule(at, end);
+            if gc_pauses {
+                self.schedule_paused_work(s, job, work);
                 return;
             }
             match abandon_at(now, work, deadline, model.cancel_check) {
@@ -917,6 +956,17 @@ impl Sim<'_> {
                 None => self.schedule(now + work, Action::WorkDone(job)),
             }
         }
+    }
+
+    /// `job`'s `work` at server `s`, whose GC pauses may freeze it: its end
+    /// as if nothing paused, with the mark its end is checked against.
+    /// Out of line: most servers have no pauses.
+    #[inline(never)]
+    fn schedule_paused_work(&mut self, s: usize, job: JobRef, work: Nanos) {
+        let p = self.servers[s].pauses.as_ref().expect("a GC tier");
+        // Validation keeps cooperative cancellation off here.
+        let end = Action::PausedWorkDone(job, p.mark());
+        self.schedule(p.work_begins(self.now) + work, end);
     }
 
     /// Server instance `s`'s GC tick: a pause whose length depends on its

@@ -161,6 +161,12 @@ pub struct Has {
     /// (cancelled by its caller, expired, or by CoDel): without, the job
     /// record, often cold by then, is not read at dequeue.
     pub drops_at_start: bool,
+    /// A leaky bucket requests wait in before admission.
+    pub leaky_bucket: bool,
+    /// A request class with a service model of its own here.
+    pub class_service: bool,
+    /// GC-like pauses that freeze work in service.
+    pub gc_pauses: bool,
 }
 
 impl Has {
@@ -173,6 +179,9 @@ impl Has {
             per_inflight: model.per_inflight > 0,
             shared_rate_limit,
             drops_at_start: cancels || model.drop_expired || model.codel.is_some(),
+            leaky_bucket: model.leaky_bucket,
+            class_service: model.class_service.iter().any(Option::is_some),
+            gc_pauses: model.gc.is_some(),
         }
     }
 }
