@@ -56,6 +56,8 @@ pub enum ShadeKind {
     Slow,
     /// A load spike of the client.
     Spike,
+    /// A tier's error, crash or cache-flush window.
+    Outage,
     /// A trigger span of unknown kind (a slow window or a load spike).
     Trigger,
 }
@@ -66,6 +68,7 @@ impl ShadeKind {
         match self {
             ShadeKind::Slow => "slow window",
             ShadeKind::Spike => "load spike",
+            ShadeKind::Outage => "error, crash or cache flush",
             ShadeKind::Trigger => "trigger (slow window or spike)",
         }
     }
@@ -74,6 +77,7 @@ impl ShadeKind {
         match self {
             ShadeKind::Slow => BLACK.mix(0.1),
             ShadeKind::Spike => RGBColor(255, 170, 0).mix(0.22),
+            ShadeKind::Outage => RGBColor(200, 40, 40).mix(0.12),
             ShadeKind::Trigger => RGBColor(120, 120, 200).mix(0.15),
         }
     }

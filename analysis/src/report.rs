@@ -867,7 +867,7 @@ pub fn triggers_of(sweep: &Sweep, run: usize) -> Vec<Shade> {
     }
     found.sort_by(|a, b| a.0.cmp(&b.0));
     let mut out = Vec::new();
-    for (_, spike, start, duration, factor) in &found {
+    for (prefix, spike, start, duration, factor) in &found {
         if duration.is_some_and(|d| d <= 0.0) || factor.is_some_and(|f| f == 1.0) {
             continue;
         }
@@ -881,8 +881,13 @@ pub fn triggers_of(sweep: &Sweep, run: usize) -> Vec<Shade> {
             out.push(Shade {
                 kind: if *spike {
                     ShadeKind::Spike
-                } else {
+                } else if prefix
+                    .trim_end_matches(|c: char| c.is_ascii_digit() || c == '.')
+                    .ends_with(".slow")
+                {
                     ShadeKind::Slow
+                } else {
+                    ShadeKind::Outage
                 },
                 from,
                 to,
@@ -2434,6 +2439,32 @@ mod tests {
             tmp.path()
                 .join("analysis/plots/success_rate_4.png")
                 .exists()
+        );
+    }
+
+    /// An error, crash or cache-flush window is shaded as what it is.
+    #[test]
+    fn a_cache_flush_is_shaded_as_an_outage() {
+        let tmp = write_sweep(
+            "svc_b.cache.flush_duration_s",
+            &DURATIONS,
+            &[
+                ("window_start_s", &|_, _| 10.0),
+                ("window_end_s", &|_, l| 10.0 + DURATIONS[l]),
+            ],
+            "{}",
+        );
+        let sweep = Sweep::load(tmp.path()).unwrap();
+        let s = slicing(&sweep);
+        let run = s.first_run[0].unwrap();
+        let d = DURATIONS[s.slices[0].key[0].1];
+        assert_eq!(
+            triggers_of(&sweep, run),
+            [Shade {
+                kind: ShadeKind::Outage,
+                from: 10.0,
+                to: 10.0 + d
+            }]
         );
     }
 
