@@ -784,21 +784,28 @@ impl TimePlot<'_> {
                 .map_err(de)?;
             y += 26;
         }
-        y += 10;
-        for line in note {
-            legend_area
-                .draw(&Text::new(
-                    line,
-                    (x, y + 7),
-                    text(13.0)
-                        .color(&BLACK.mix(0.7))
-                        .pos(Pos::new(HPos::Left, VPos::Center)),
-                ))
-                .map_err(de)?;
-            y += 20;
-        }
-        Ok(())
+        legend_notes(&legend_area, (x, y + 10), &note)
     }
+}
+
+/// Grey notes under a legend's entries, a line each from `(x, y)` down.
+fn legend_notes<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    (x, mut y): (i32, i32),
+    notes: &[&str],
+) -> Result<(), PlotError> {
+    for note in notes {
+        area.draw(&Text::new(
+            *note,
+            (x, y + 7),
+            text(13.0)
+                .color(&BLACK.mix(0.7))
+                .pos(Pos::new(HPos::Left, VPos::Center)),
+        ))
+        .map_err(de)?;
+        y += 20;
+    }
+    Ok(())
 }
 
 /// The legend entry of line `i` at `(x, y)` (top left): its colour and
@@ -1627,27 +1634,22 @@ fn draw_boundary<DB: DrawingBackend>(
             .map_err(de)?;
         y += 26;
     }
-    y += 10;
     let t = tick(&plot.threshold);
-    for note in [
-        "marker: middle of the final".to_string(),
-        "bracket, bar: the bracket".to_string(),
-        "dashed: the range searched".to_string(),
+    let (up, down) = (
         format!("▲ at top: below {t} up to it"),
         format!("▼ at bottom: {t} or more from it"),
-    ] {
-        legend_area
-            .draw(&Text::new(
-                note,
-                (x, y + 7),
-                text(13.0)
-                    .color(&BLACK.mix(0.7))
-                    .pos(Pos::new(HPos::Left, VPos::Center)),
-            ))
-            .map_err(de)?;
-        y += 20;
-    }
-    Ok(())
+    );
+    legend_notes(
+        &legend_area,
+        (x, y + 10),
+        &[
+            "marker: middle of the final",
+            "bracket, bar: the bracket",
+            "dashed: the range searched",
+            &up,
+            &down,
+        ],
+    )
 }
 
 /// A no-crossing mark on the edge `c` of the range searched: a triangle
@@ -1825,25 +1827,16 @@ fn draw_recovery<DB: DrawingBackend>(
             legend_line(&legend_area, (x, y), i, &line.label, (6, 15.0))?;
             y += 26;
         }
-        y += 10;
-        for note in [
-            "line: median over the",
-            "runs that recovered",
-            "×: no run recovered",
-            "○ n%: n% did not",
-        ] {
-            legend_area
-                .draw(&Text::new(
-                    note,
-                    (x, y + 7),
-                    text(13.0)
-                        .color(&BLACK.mix(0.7))
-                        .pos(Pos::new(HPos::Left, VPos::Center)),
-                ))
-                .map_err(de)?;
-            y += 20;
-        }
-        Ok(())
+        legend_notes(
+            &legend_area,
+            (x, y + 10),
+            &[
+                "line: median over the",
+                "runs that recovered",
+                "×: no run recovered",
+                "○ n%: n% did not",
+            ],
+        )
     }
 }
 

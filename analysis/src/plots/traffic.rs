@@ -344,23 +344,16 @@ fn draw_cdfs<DB: DrawingBackend>(
         legend_line(&legend_area, (x, y), i, label, (5, 14.0))?;
         y += 26;
     }
-    y += 10;
-    for note in [
-        "all finished users of",
-        "the slice's runs, exact",
-        "at the bucket edges",
-        "(ten a decade)",
-    ] {
-        legend_area
-            .draw(&Text::new(
-                note,
-                (x, y + 7),
-                text(13.0).color(&BLACK.mix(0.7)).pos(left()),
-            ))
-            .map_err(de)?;
-        y += 20;
-    }
-    Ok(())
+    super::legend_notes(
+        &legend_area,
+        (x, y + 10),
+        &[
+            "all finished users of",
+            "the slice's runs, exact",
+            "at the bucket edges",
+            "(ten a decade)",
+        ],
+    )
 }
 
 #[cfg(test)]
