@@ -72,6 +72,47 @@ pub fn unit(a: &SampledAxis, v: f64) -> f64 {
     }
 }
 
+/// Round values to label an axis with, inside its range: on a linear axis
+/// the multiples of the largest step of 1, 2 or 5 times a power of ten
+/// that fits three times; on a log axis 1 and 3 (or 1, 2 and 5 when the
+/// range spans less than two decades, all of 1 to 9 under one) times each
+/// power of ten. Never fewer than two: the ends when nothing round fits.
+pub fn nice_ticks(a: &SampledAxis) -> Vec<f64> {
+    // 12 significant digits: 3 x 0.1 is 0.3, not 0.30000000000000004.
+    let round = |v: f64| format!("{v:.11e}").parse().unwrap_or(v);
+    let inside = |v: f64| v >= a.min * (1.0 - 1e-9) && v <= a.max * (1.0 + 1e-9);
+    let ticks: Vec<f64> = if a.log {
+        let decades = (a.max / a.min).log10();
+        let mantissas: &[f64] = if decades >= 2.0 {
+            &[1.0, 3.0]
+        } else if decades >= 1.0 {
+            &[1.0, 2.0, 5.0]
+        } else {
+            &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]
+        };
+        let (lo, hi) = (a.min.log10().floor() as i32, a.max.log10().ceil() as i32);
+        (lo..=hi)
+            .flat_map(|e| mantissas.iter().map(move |m| round(m * 10f64.powi(e))))
+            .filter(|v| inside(*v))
+            .collect()
+    } else {
+        let span = a.max - a.min;
+        let step = (-12..=12)
+            .flat_map(|e| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(e)))
+            .filter(|s| span / s >= 3.0)
+            .reduce(f64::max)
+            .unwrap_or(span / 4.0);
+        let first = (a.min / step).ceil() as i64;
+        let last = (a.max / step).floor() as i64;
+        (first..=last).map(|k| round(k as f64 * step)).collect()
+    };
+    if ticks.len() >= 2 {
+        ticks
+    } else {
+        vec![a.min, a.max]
+    }
+}
+
 /// The inverse of [`unit`].
 pub fn value(a: &SampledAxis, u: f64) -> f64 {
     if a.log {
@@ -205,6 +246,40 @@ mod tests {
             runs,
             not_recovered,
         }
+    }
+
+    fn axis(min: f64, max: f64, log: bool) -> SampledAxis {
+        SampledAxis {
+            path: "a".into(),
+            min,
+            max,
+            log,
+            integer: false,
+        }
+    }
+
+    /// Ticks sit on round values inside the range: ch37-boundary's log
+    /// axis of 1 to 30 reads 1, 2, 5, 10, 20 (it read 1, 5.4772, 30).
+    #[test]
+    fn ticks_are_round_values_inside_the_range() {
+        assert_eq!(
+            nice_ticks(&axis(1.0, 30.0, true)),
+            [1.0, 2.0, 5.0, 10.0, 20.0]
+        );
+        assert_eq!(
+            nice_ticks(&axis(0.01, 10.0, true)),
+            [0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0]
+        );
+        assert_eq!(nice_ticks(&axis(2.0, 6.0, true)), [2.0, 3.0, 4.0, 5.0, 6.0]);
+        assert_eq!(
+            nice_ticks(&axis(100.0, 400.0, false)),
+            [100.0, 200.0, 300.0, 400.0]
+        );
+        assert_eq!(
+            nice_ticks(&axis(0.0, 1.0, false)),
+            [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
+        );
+        assert_eq!(nice_ticks(&axis(1.3, 1.31, true)), [1.3, 1.31]);
     }
 
     /// The estimate is the weighted mean of the nearest shares: a point's

@@ -3,8 +3,13 @@
 //! it, and every point run, coloured by its share of runs that did not
 //! recover; one panel per combination of categories.
 
+use std::ops::Range;
+
+use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, ValueFormatter};
+use plotters::coord::types::RangedCoordf64;
+
 use super::*;
-use crate::contour::{Segment, value};
+use crate::contour::{Segment, nice_ticks, unit, value};
 use crate::manifest::SampledAxis;
 
 /// One panel of [`boundary_contour`].
@@ -88,7 +93,7 @@ fn draw<DB: DrawingBackend>(
             .margin(12)
             .x_label_area_size(50)
             .y_label_area_size(70)
-            .build_cartesian_2d(0.0..1.0, 0.0..1.0)
+            .build_cartesian_2d(UnitAxis::new(x), UnitAxis::new(y))
             .map_err(de)?;
         chart
             .configure_mesh()
@@ -96,8 +101,6 @@ fn draw<DB: DrawingBackend>(
             .y_desc(format!("{}{}", y.path, if y.log { " (log)" } else { "" }))
             .x_label_formatter(&x_tick)
             .y_label_formatter(&y_tick)
-            .x_labels(5)
-            .y_labels(5)
             .label_style(text(14.0))
             .axis_desc_style(text(15.0))
             .disable_mesh()
@@ -192,6 +195,45 @@ fn draw<DB: DrawingBackend>(
         ))
         .map_err(de)?;
     Ok(())
+}
+
+/// The unit interval of a sampled axis, its ticks at round values of the
+/// axis (1, 2, 5 times a power of ten; on a log axis 1, 3, 10, 30, ... in
+/// place of the unit square's 1, 5.4772, 30).
+struct UnitAxis {
+    ticks: Vec<f64>,
+}
+
+impl UnitAxis {
+    fn new(a: &SampledAxis) -> UnitAxis {
+        UnitAxis {
+            ticks: nice_ticks(a).into_iter().map(|v| unit(a, v)).collect(),
+        }
+    }
+}
+
+impl Ranged for UnitAxis {
+    type FormatOption = NoDefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        RangedCoordf64::from(0.0..1.0).map(value, limit)
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, _hint: Hint) -> Vec<f64> {
+        self.ticks.clone()
+    }
+
+    fn range(&self) -> Range<f64> {
+        0.0..1.0
+    }
+}
+
+/// Labels come from the panel's own formatters (in the axis' values).
+impl ValueFormatter<f64> for UnitAxis {
+    fn format(value: &f64) -> String {
+        format!("{value}")
+    }
 }
 
 /// Four decimals at most: tick labels of a log axis read 3.1623, not
