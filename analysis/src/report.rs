@@ -7,9 +7,10 @@ use crate::part::{self, Part};
 use crate::plots::{self, Band, BandPoint, HeatPanel, IndexBars, Shade, ShadeKind};
 use crate::tables::{self, Effect, MetricSensitivity};
 use polars::prelude::*;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 /// Time plots drawn at most (one per combination of the non-line axes).
 const MAX_SLICES: usize = 6;
@@ -63,6 +64,7 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
     let dir = out_dir.join("analysis");
     let plot_dir = dir.join("plots");
     std::fs::create_dir_all(&plot_dir).map_err(IoError::at(&plot_dir))?;
+    let before = remove_previous_report(&dir)?;
     let metrics = tables::main_metrics(sweep);
 
     let mut summary = tables::summary(sweep, &metrics)?;
@@ -201,12 +203,77 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
         .chain(design.iter().flat_map(|d| d.tables.iter().copied()))
         .map(|t| dir.join(format!("{t}.csv")))
         .collect();
+    record_report_files(&dir, &before)?;
     Ok(Report {
         index_md,
         index_html,
         headline,
         tables,
     })
+}
+
+/// Lists the files a report wrote under `analysis/`, so that the next one
+/// removes them first: a plot of a slice or metric no longer drawn would
+/// otherwise stay beside the new report, from other data.
+const REPORT_FILES: &str = ".report-files";
+
+/// Removes the files the previous report listed (and nothing else: a name
+/// that leaves `analysis/` is skipped), then returns the files left with
+/// their modification times: those this report does not rewrite are not
+/// its own.
+fn remove_previous_report(dir: &Path) -> Result<Files, ReportError> {
+    let list = dir.join(REPORT_FILES);
+    if let Ok(text) = std::fs::read_to_string(&list) {
+        for name in text.lines().map(Path::new) {
+            let inside = name
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)));
+            if inside {
+                let path = dir.join(name);
+                match std::fs::remove_file(&path) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(IoError::at(&path)(e).into());
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    files_under(dir)
+}
+
+/// Files relative to `analysis/`, with their modification times.
+type Files = BTreeMap<PathBuf, Option<SystemTime>>;
+
+/// Every file under `dir`, relative to it (the list itself left out).
+fn files_under(dir: &Path) -> Result<Files, ReportError> {
+    let mut files = Files::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for entry in std::fs::read_dir(&d).map_err(IoError::at(&d))? {
+            let path = entry.map_err(IoError::at(&d))?.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if let Ok(rel) = path.strip_prefix(dir) {
+                if rel != Path::new(REPORT_FILES) {
+                    let modified = path.metadata().and_then(|m| m.modified()).ok();
+                    files.insert(rel.to_path_buf(), modified);
+                }
+            }
+        }
+    }
+    Ok(files)
+}
+
+/// Lists the files under `dir` this report wrote: new ones, and those in
+/// `before` it rewrote (their time moved).
+fn record_report_files(dir: &Path, before: &Files) -> Result<(), ReportError> {
+    let written: String = files_under(dir)?
+        .into_iter()
+        .filter(|(p, modified)| before.get(p) != Some(modified))
+        .map(|(p, _)| format!("{}\n", p.display()))
+        .collect();
+    write_text(&dir.join(REPORT_FILES), &written)
 }
 
 fn write_text(path: &Path, text: &str) -> Result<(), ReportError> {
@@ -2335,6 +2402,18 @@ mod tests {
         extra: &[(&str, &Value)],
         report: &str,
     ) -> tempfile::TempDir {
+        write_sweep_on("strategy", axis, levels, extra, report)
+    }
+
+    /// [`write_sweep`] with another first axis than `strategy` (levels
+    /// "a" and "b").
+    fn write_sweep_on(
+        first: &str,
+        axis: &str,
+        levels: &[f64],
+        extra: &[(&str, &Value)],
+        report: &str,
+    ) -> tempfile::TempDir {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path();
         std::fs::create_dir_all(dir.join("runs")).unwrap();
@@ -2342,7 +2421,7 @@ mod tests {
         std::fs::write(
             dir.join("manifest.json"),
             format!(
-                r#"{{"grid_name": "t", "scenario": "file.toml", "axes": ["strategy", "{axis}"], "dimensions": [["strategy"], ["{axis}"]],
+                r#"{{"grid_name": "t", "scenario": "file.toml", "axes": ["{first}", "{axis}"], "dimensions": [["{first}"], ["{axis}"]],
                 "status": "complete", "report": {report}}}"#
             ),
         )
@@ -2354,7 +2433,7 @@ mod tests {
             Column::new("run_id".into(), ids.clone()),
             Column::new("run_index".into(), (0..n as u64).collect::<Vec<_>>()),
             Column::new(
-                "strategy".into(),
+                first.into(),
                 (0..n).map(|i| ["a", "b"][s_of(i)]).collect::<Vec<_>>(),
             ),
             Column::new(
@@ -2440,6 +2519,65 @@ mod tests {
                 .join("analysis/plots/success_rate_4.png")
                 .exists()
         );
+    }
+
+    /// Without a strategy axis the lines are the first axis that sets no
+    /// trigger: lines that differ in their trigger would share no window.
+    #[test]
+    fn without_a_strategy_the_lines_are_the_first_axis_setting_no_trigger() {
+        let tmp = write_sweep_on(
+            "svc_b.slow.duration_s",
+            "svc.max_queue",
+            &[1.0, 2.0],
+            &[],
+            "{}",
+        );
+        let sweep = Sweep::load(tmp.path()).unwrap();
+        assert_eq!(line_dim(&sweep), Some(1));
+        let tmp = write_sweep_on(
+            "svc.max_queue",
+            "svc_b.slow.duration_s",
+            &[1.0, 2.0],
+            &[],
+            "{}",
+        );
+        assert_eq!(line_dim(&Sweep::load(tmp.path()).unwrap()), Some(0));
+        let tmp = write_sweep("svc_b.slow.duration_s", &[1.0, 2.0], &[], "{}");
+        assert_eq!(line_dim(&Sweep::load(tmp.path()).unwrap()), Some(0));
+    }
+
+    /// A second report removes the files the first one wrote and no longer
+    /// writes (a slice not drawn any more), and nothing else: not a file of
+    /// the user's beside them, not a listed name outside `analysis/`.
+    #[test]
+    fn a_report_removes_its_own_stale_files_only() {
+        let tmp = write_sweep("svc_b.slow.duration_s", &[1.0, 2.0], &[], "{}");
+        let analysis = tmp.path().join("analysis");
+        write(tmp.path()).unwrap();
+        let listed = std::fs::read_to_string(analysis.join(REPORT_FILES)).unwrap();
+        assert!(listed.lines().any(|l| l == "index.md"), "{listed}");
+        assert!(
+            listed.lines().any(|l| l == "plots/success_rate_1.png"),
+            "{listed}"
+        );
+        // A plot of the first report that the second does not draw, a file
+        // of the user's, and a listed name that leaves analysis/.
+        std::fs::write(analysis.join("plots/success_rate_9.png"), "old").unwrap();
+        std::fs::write(analysis.join("plots/mine.png"), "user").unwrap();
+        std::fs::write(tmp.path().join("keep.txt"), "user").unwrap();
+        std::fs::write(
+            analysis.join(REPORT_FILES),
+            format!("{listed}plots/success_rate_9.png\n../keep.txt\n"),
+        )
+        .unwrap();
+        write(tmp.path()).unwrap();
+        assert!(!analysis.join("plots/success_rate_9.png").exists());
+        assert!(analysis.join("plots/success_rate_1.png").exists());
+        assert!(analysis.join("plots/mine.png").exists());
+        assert!(tmp.path().join("keep.txt").exists());
+        let listed = std::fs::read_to_string(analysis.join(REPORT_FILES)).unwrap();
+        assert!(!listed.contains("mine.png"), "{listed}");
+        assert!(listed.lines().any(|l| l == "index.md"), "{listed}");
     }
 
     /// An error, crash or cache-flush window is shaded as what it is.
