@@ -254,11 +254,11 @@ fn files_under(dir: &Path) -> Result<Files, ReportError> {
             let path = entry.map_err(IoError::at(&d))?.path();
             if path.is_dir() {
                 dirs.push(path);
-            } else if let Ok(rel) = path.strip_prefix(dir) {
-                if rel != Path::new(REPORT_FILES) {
-                    let modified = path.metadata().and_then(|m| m.modified()).ok();
-                    files.insert(rel.to_path_buf(), modified);
-                }
+            } else if let Ok(rel) = path.strip_prefix(dir)
+                && rel != Path::new(REPORT_FILES)
+            {
+                let modified = path.metadata().and_then(|m| m.modified()).ok();
+                files.insert(rel.to_path_buf(), modified);
             }
         }
     }
