@@ -366,9 +366,60 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
         check_client_call(g, c, &mut errors);
     }
     if errors.is_empty() {
+        check_metric_names(s, &mut errors);
+    }
+    if errors.is_empty() {
         Ok(())
     } else {
         Err(errors)
+    }
+}
+
+/// Every metric column has its own name: tier, replica, edge, group and
+/// class names run together with `_` (tier `a` with replicas writes
+/// `a_r0_arrivals`, and so would a tier named `a_r0`). A clash is named at
+/// the tier, group or class whose name is the longest prefix of the column.
+fn check_metric_names(s: &Scenario, errors: &mut Vec<ConfigError>) {
+    let mut seen = BTreeSet::new();
+    let mut clashes: std::collections::BTreeMap<String, (String, usize)> = Default::default();
+    for m in crate::result::metric_schema(s) {
+        if seen.insert(m.name.clone()) {
+            continue;
+        }
+        let tiers = s
+            .tiers
+            .iter()
+            .map(|t| (format!("{}_", t.name), format!("tiers.{}", t.name)));
+        let groups = s
+            .clients
+            .keys()
+            .map(|g| (format!("group_{g}_"), format!("clients.{g}")));
+        let classes = (s.groups()).flat_map(|(g, c)| {
+            (c.classes.iter()).map(move |k| {
+                (
+                    format!("class_{}_", k.name),
+                    format!("{g}.classes.{}", k.name),
+                )
+            })
+        });
+        let path = (tiers.chain(groups).chain(classes))
+            .filter(|(prefix, _)| m.name.starts_with(prefix.as_str()))
+            .max_by_key(|(prefix, _)| prefix.len())
+            .map_or_else(|| "tiers".to_string(), |(_, path)| path);
+        clashes.entry(path).or_insert((m.name, 0)).1 += 1;
+    }
+    for (path, (first, count)) in clashes {
+        let more = if count > 1 {
+            format!(" (and {} more)", count - 1)
+        } else {
+            String::new()
+        };
+        errors.push(ConfigError::new(
+            path,
+            format!(
+                "two metric columns would be named `{first}`{more}: tier, replica, edge, client group and class names are joined with `_` in metric names; rename this one"
+            ),
+        ));
     }
 }
 

@@ -709,3 +709,27 @@ fn the_adaptive_limit_has_no_service_scope_and_says_why() {
     // A tier without the key is left as it was.
     assert_eq!(s, common::load("ch37"));
 }
+
+/// Names that run together into the same metric column are refused at the
+/// tier that makes the clash: tier `svc_a` with two replicas writes
+/// `svc_a_r0_arrivals`, and so would a tier named `svc_a_r0`.
+#[test]
+fn metric_names_that_would_clash_are_refused() {
+    let mut s = common::load("ch37");
+    s.tiers[1].replicas = 2;
+    s.tiers[2].name = "svc_a_r0".into();
+    let got = problems(&s);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(
+        got[0].starts_with(
+            "tiers.svc_a_r0: two metric columns would be named `svc_a_r0_arrivals` (and "
+        ),
+        "{got:?}"
+    );
+    assert!(
+        got[0].ends_with("more): tier, replica, edge, client group and class names are joined with `_` in metric names; rename this one"),
+        "{got:?}"
+    );
+    s.tiers[2].name = "svc_b".into();
+    assert_eq!(problems(&s), Vec::<String>::new());
+}
