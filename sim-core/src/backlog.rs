@@ -2,9 +2,11 @@
 //! its consumers (`[clients.<g>.queue]`, MODEL.md 6).
 //!
 //! Messages carry nothing that tells them apart, so the backlog is counts:
-//! messages waiting to be delivered (`ready`), messages put back after a
-//! failed delivery and not yet due again (`waiting`), and deliveries in
-//! flight. The engine turns a [`Take::Deliver`] into one user request of
+//! messages waiting to be delivered (`ready`, of them `ready_again` put
+//! back after a failed delivery, and taken first: they are older),
+//! messages put back and not yet due again (`waiting`), and deliveries in
+//! flight. A redelivery is the queue's retry: its requests count as
+//! retries in the tiers' series. The engine turns a [`Take::Deliver`] into one user request of
 //! the group and reports its end with [`Backlog::delivered`].
 
 use crate::result::QueueStats;
@@ -39,8 +41,9 @@ impl QueueModel {
 /// What the consumers do next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Take {
-    /// Start delivering one message now.
-    Deliver,
+    /// Start delivering one message now; `again`: a message put back
+    /// after a failed delivery.
+    Deliver { again: bool },
     /// A message waits, but the drain rate lets the next delivery start
     /// only at this instant.
     At(Nanos),
@@ -52,6 +55,7 @@ pub enum Take {
 pub struct Backlog {
     model: QueueModel,
     ready: u64,
+    ready_again: u64,
     waiting: u64,
     in_flight: u32,
     /// When the drain rate lets the next delivery start.
@@ -68,6 +72,7 @@ impl Backlog {
         Backlog {
             model,
             ready: 0,
+            ready_again: 0,
             waiting: 0,
             in_flight: 0,
             next_start: 0,
@@ -110,9 +115,11 @@ impl Backlog {
             return Take::At(self.next_start);
         }
         self.ready -= 1;
+        let again = self.ready_again > 0;
+        self.ready_again -= again as u64;
         self.in_flight += 1;
         self.next_start = now + self.model.gap;
-        Take::Deliver
+        Take::Deliver { again }
     }
 
     /// A delivery ended; a failed one puts its message back, due again at
@@ -132,6 +139,7 @@ impl Backlog {
     pub fn due_again(&mut self) {
         self.waiting -= 1;
         self.ready += 1;
+        self.ready_again += 1;
     }
 
     /// Whether a wake-up at `at` must be scheduled: none is, or the one
@@ -187,11 +195,11 @@ mod tests {
     fn consumers_bound_the_deliveries_in_flight() {
         let mut b = backlog(2, 0, None);
         (0..5).for_each(|_| assert!(b.publish()));
-        assert_eq!(b.take(0), Take::Deliver);
-        assert_eq!(b.take(0), Take::Deliver);
+        assert_eq!(b.take(0), Take::Deliver { again: false });
+        assert_eq!(b.take(0), Take::Deliver { again: false });
         assert_eq!(b.take(0), Take::Idle);
         assert_eq!(b.delivered(true, 10), None);
-        assert_eq!(b.take(10), Take::Deliver);
+        assert_eq!(b.take(10), Take::Deliver { again: false });
         assert_eq!((b.len(), b.stats.consumed_ok), (2, 1));
     }
 
@@ -199,11 +207,11 @@ mod tests {
     fn the_drain_rate_spaces_delivery_starts() {
         let mut b = backlog(10, 200, None);
         (0..3).for_each(|_| assert!(b.publish()));
-        assert_eq!(b.take(5), Take::Deliver);
+        assert_eq!(b.take(5), Take::Deliver { again: false });
         assert_eq!(b.take(5), Take::At(205));
         assert_eq!(b.take(204), Take::At(205));
-        assert_eq!(b.take(205), Take::Deliver);
-        assert_eq!(b.take(500), Take::Deliver);
+        assert_eq!(b.take(205), Take::Deliver { again: false });
+        assert_eq!(b.take(500), Take::Deliver { again: false });
         assert_eq!(b.take(500), Take::Idle);
     }
 
@@ -211,12 +219,12 @@ mod tests {
     fn a_failed_delivery_is_due_again_after_the_delay() {
         let mut b = backlog(1, 0, None);
         b.publish();
-        assert_eq!(b.take(0), Take::Deliver);
+        assert_eq!(b.take(0), Take::Deliver { again: false });
         assert_eq!(b.delivered(false, 30), Some(730));
         assert_eq!(b.take(30), Take::Idle);
         assert_eq!(b.len(), 1);
         b.due_again();
-        assert_eq!(b.take(730), Take::Deliver);
+        assert_eq!(b.take(730), Take::Deliver { again: true });
         assert_eq!(b.stats.redelivered, 1);
     }
 
@@ -225,7 +233,7 @@ mod tests {
         let mut b = backlog(1, 0, Some(2));
         assert!(b.publish() && b.publish());
         assert!(!b.publish());
-        assert_eq!(b.take(0), Take::Deliver);
+        assert_eq!(b.take(0), Take::Deliver { again: false });
         assert!(b.publish());
         assert_eq!(
             (b.stats.published, b.stats.dropped, b.stats.backlog_peak),

@@ -358,10 +358,10 @@ impl Sim<'_> {
                     if self.queues && self.backlogs[g as usize].is_some() {
                         self.publish(g as usize);
                     } else {
-                        self.user_arrives(g as usize, u32::MAX);
+                        self.user_arrives(g as usize, u32::MAX, false);
                     }
                 }
-                Action::LoopUserSends(g, u) => self.user_arrives(g as usize, u),
+                Action::LoopUserSends(g, u) => self.user_arrives(g as usize, u, false),
                 Action::AttemptTimeout(job, attempt) => {
                     if self.is_waiting(job, attempt) {
                         self.attempt_ended(job, Outcome::Timeout, NO_REPLICA);
@@ -580,8 +580,9 @@ impl Sim<'_> {
     }
 
     /// A user request of group `g` arrives; `sender` is the closed-loop
-    /// user who sent it (`u32::MAX`: an open arrival).
-    fn user_arrives(&mut self, g: usize, sender: u32) {
+    /// user who sent it (`u32::MAX`: an open arrival); `again`: it
+    /// redelivers a message, so its requests count as retries.
+    fn user_arrives(&mut self, g: usize, sender: u32, again: bool) {
         let user = self.users as u32;
         self.users += 1;
         self.groups[g].users += 1;
@@ -622,7 +623,7 @@ impl Sim<'_> {
         self.class_users[class as usize] += 1;
         let job = (self.jobs).alloc(
             Job::user(user, g as u16, self.now, group.user_deadline),
-            false,
+            again,
         );
         self.start_attempt(job);
     }
@@ -645,7 +646,7 @@ impl Sim<'_> {
         loop {
             let now = self.now;
             match self.backlog(g).take(now) {
-                Take::Deliver => self.user_arrives(g, u32::MAX),
+                Take::Deliver { again } => self.user_arrives(g, u32::MAX, again),
                 Take::At(at) => {
                     if self.backlog(g).wake_at(at) {
                         self.schedule(at, Action::Deliver(g as u16));

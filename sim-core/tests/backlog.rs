@@ -142,6 +142,8 @@ fn a_failed_delivery_is_redelivered_exactly_after_the_delay() {
     let q = queue(&r);
     assert_eq!((q.published, q.redelivered, q.consumed_ok), (1, 3, 1));
     assert_eq!(r.groups[1].users, 4);
+    // The queue's retries: db sees the three redeliveries as retries.
+    assert_eq!(r.series.tiers[0].retries[..3], [0, 2, 1]);
     conserved(&r, "redelivery");
 }
 
@@ -333,4 +335,28 @@ fn a_queue_is_off_by_default_and_its_knobs_are_refused_without_consumers() {
     ];
     let r = run(&replay(0.001, &off), 1);
     assert_eq!((r.groups[1].users, queue(&r).published), (300, 0));
+}
+
+#[test]
+fn draining_at_full_speed_after_the_outage_causes_a_second_one() {
+    // grids/replay.toml, seed 1: db down from 10 s to 30 s, about 2000
+    // messages waiting when it restarts. 1000 consumers at once fill db's
+    // queue past app's 0.5 s timeout: every delivery times out and comes
+    // back, the online users never recover. At 400/s (db's spare capacity
+    // beside the online users is about 600/s) the backlog drains in 7 s
+    // and the online users do not notice.
+    let full = run(&scenario("replay.toml", &[]), 1);
+    let paced = run(
+        &scenario("replay.toml", &[("replay.queue.drain_rate_per_s", "400")]),
+        1,
+    );
+    assert_eq!(full.groups[0].recovery_s, None);
+    assert!(full.groups[0].phases[2].success_rate().unwrap() < 0.05);
+    let q = queue(&full);
+    assert!(q.drain_s.is_none() && q.backlog_end > 2000, "{q:?}");
+    assert_eq!(paced.groups[0].recovery_s, Some(0.0));
+    let q = queue(&paced);
+    assert_eq!((q.drain_s, q.backlog_end), (Some(7.0), 0));
+    conserved(&full, "full speed");
+    conserved(&paced, "400/s");
 }

@@ -261,8 +261,10 @@ fn check(s: &Scenario, r: &RunResult, label: &str) {
         );
         // Retries arriving: every retry sent, less those still on the
         // network; from the client (the top), also every hedged copy and
-        // nothing more; below, also the requests serving a retry above.
+        // a message queue's redeliveries (at most one each), and nothing
+        // more; below, also the requests serving a retry above.
         let retries: u64 = series.retries.iter().sum();
+        let redelivered: u64 = r.groups.iter().map(|g| g.queue.redelivered).sum();
         let (sent, hedges) = (sum_c(|c| c.retries_sent), sum_c(|c| c.hedges_sent));
         assert!(
             retries + t.in_transit_at_end >= sent,
@@ -271,8 +273,8 @@ fn check(s: &Scenario, r: &RunResult, label: &str) {
         );
         if into.iter().all(|e| edges[*e].from.is_none()) {
             assert!(
-                retries <= sent + hedges,
-                "{}: {retries} retries arrived, {sent} sent, {hedges} hedges",
+                retries <= sent + hedges + redelivered,
+                "{}: {retries} retries arrived, {sent} sent, {hedges} hedges, {redelivered} redelivered",
                 ctx("retries from the client")
             );
         }
