@@ -67,6 +67,7 @@ pub fn ch37() -> Scenario {
             sinusoid: Default::default(),
             classes: Vec::new(),
             spike: Vec::new(),
+            queue: Default::default(),
             call: client_call,
         },
         clients: Default::default(),

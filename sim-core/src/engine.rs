@@ -18,6 +18,7 @@
 //! (`admit`, `next_to_start`) hold the server-side ones. The engine decides
 //! when each hook runs, and what follows from its answer.
 
+use crate::backlog::{Backlog, Take};
 use crate::cache::FROM_CACHE;
 use crate::caller::{Caller, NO_REPLICA, Outcome, RetryDecision, attempt_end, cancels_copies};
 use crate::event_queue::EventQueue;
@@ -89,6 +90,12 @@ enum Action {
     /// as scheduled when the pauses begun numbered `1`: done, or later by
     /// the pauses begun since.
     PausedWorkDone(JobRef, u32),
+    /// Client group `0`'s queue: the drain rate lets a delivery start, or
+    /// a consumer has become free.
+    Deliver(u16),
+    /// Client group `0`'s queue: a message put back after a failed
+    /// delivery is due again.
+    DueAgain(u16),
 }
 
 /// A fan-out in progress: its branch jobs, how many are still running,
@@ -148,6 +155,11 @@ struct Sim<'m> {
     /// Some tier has a look-aside cache: decided once, so that `send`
     /// reads no tier's model for it in runs without one.
     caches: bool,
+    /// Per client group, its message queue, if any.
+    backlogs: Vec<Option<Backlog>>,
+    /// Some group has a message queue: decided once, so that arrivals and
+    /// ended users look for none in runs without one.
+    queues: bool,
 }
 
 /// The users of one client group: its draws and its counts.
@@ -295,6 +307,10 @@ pub fn simulate(
         reject_lane,
         tier_rate_limits: m.tier_rate_limits.clone(),
         caches: m.servers.iter().any(|s| s.cache.is_some()),
+        backlogs: (m.groups.iter())
+            .map(|g| g.queue.clone().map(|q| Backlog::new(q, secs)))
+            .collect(),
+        queues: m.groups.iter().any(|g| g.queue.is_some()),
         tracer: trace_user.map(|user| Tracer {
             user,
             arrived: 0,
@@ -339,9 +355,13 @@ impl Sim<'_> {
             match event.item {
                 Action::UserArrival(g) => {
                     self.schedule_next_arrival(g as usize, self.now);
-                    self.user_arrives(g as usize, u32::MAX);
+                    if self.queues && self.backlogs[g as usize].is_some() {
+                        self.publish(g as usize);
+                    } else {
+                        self.user_arrives(g as usize, u32::MAX, false);
+                    }
                 }
-                Action::LoopUserSends(g, u) => self.user_arrives(g as usize, u),
+                Action::LoopUserSends(g, u) => self.user_arrives(g as usize, u, false),
                 Action::AttemptTimeout(job, attempt) => {
                     if self.is_waiting(job, attempt) {
                         self.attempt_ended(job, Outcome::Timeout, NO_REPLICA);
@@ -383,6 +403,15 @@ impl Sim<'_> {
                 Action::GcTick(s) => self.gc_tick(s as usize),
                 Action::LeftBucket(job) => self.out_of_bucket(job),
                 Action::PausedWorkDone(job, mark) => self.paused_work_done(job, mark),
+                Action::Deliver(g) => {
+                    let now = self.now;
+                    self.backlog(g as usize).woken(now);
+                    self.consume(g as usize);
+                }
+                Action::DueAgain(g) => {
+                    self.backlog(g as usize).due_again();
+                    self.consume(g as usize);
+                }
             }
         }
         self.now = self.m.horizon;
@@ -541,13 +570,19 @@ impl Sim<'_> {
                 second.queue_len = s.queue.len() as u64;
                 second.busy = s.busy as u64;
             }
+            if self.queues {
+                for b in self.backlogs.iter_mut().flatten() {
+                    b.by_sec[self.next_sample] = b.len();
+                }
+            }
             self.next_sample += 1;
         }
     }
 
     /// A user request of group `g` arrives; `sender` is the closed-loop
-    /// user who sent it (`u32::MAX`: an open arrival).
-    fn user_arrives(&mut self, g: usize, sender: u32) {
+    /// user who sent it (`u32::MAX`: an open arrival); `again`: it
+    /// redelivers a message, so its requests count as retries.
+    fn user_arrives(&mut self, g: usize, sender: u32, again: bool) {
         let user = self.users as u32;
         self.users += 1;
         self.groups[g].users += 1;
@@ -588,9 +623,53 @@ impl Sim<'_> {
         self.class_users[class as usize] += 1;
         let job = (self.jobs).alloc(
             Job::user(user, g as u16, self.now, group.user_deadline),
-            false,
+            again,
         );
         self.start_attempt(job);
+    }
+
+    fn backlog(&mut self, g: usize) -> &mut Backlog {
+        self.backlogs[g].as_mut().expect("a group with a queue")
+    }
+
+    /// A producer of group `g` publishes a message to its queue.
+    #[inline(never)]
+    fn publish(&mut self, g: usize) {
+        if self.backlog(g).publish() {
+            self.consume(g);
+        }
+    }
+
+    /// Group `g`'s consumers take the messages they may now, each delivery
+    /// a user request of the group; or wait for the drain rate.
+    fn consume(&mut self, g: usize) {
+        loop {
+            let now = self.now;
+            match self.backlog(g).take(now) {
+                Take::Deliver { again } => self.user_arrives(g, u32::MAX, again),
+                Take::At(at) => {
+                    if self.backlog(g).wake_at(at) {
+                        self.schedule(at, Action::Deliver(g as u16));
+                    }
+                    return;
+                }
+                Take::Idle => return,
+            }
+        }
+    }
+
+    /// A delivery of group `g`'s queue ended. The consumer takes its next
+    /// message in an event of its own: this end may come from inside a
+    /// reply chain, which a new delivery must not enter.
+    #[inline(never)]
+    fn delivery_ended(&mut self, g: usize, ok: bool) {
+        let now = self.now;
+        if let Some(at) = self.backlog(g).delivered(ok, now) {
+            self.schedule(at, Action::DueAgain(g as u16));
+        }
+        if self.backlog(g).has_ready() && self.backlog(g).wake_at(now) {
+            self.schedule(now, Action::Deliver(g as u16));
+        }
     }
 
     fn is_waiting(&self, job: JobRef, attempt: u32) -> bool {
@@ -1265,6 +1344,9 @@ impl Sim<'_> {
             self.series.failures[sec] += 1;
             self.failed_latencies.push(latency);
         }
+        if self.queues && self.backlogs[g].is_some() {
+            self.delivery_ended(g, ok);
+        }
         if let Some(closed) = &mut self.groups[g].closed {
             let u = self.sender[j.user as usize];
             let last = std::mem::replace(&mut closed.last_done[u as usize], self.now);
@@ -1378,7 +1460,16 @@ impl Sim<'_> {
             (std::mem::take(&mut self.groups).into_iter())
                 .zip(&self.m.groups)
                 .zip(group_unfinished)
-                .map(|((mut g, model), unfinished)| {
+                .zip(std::mem::take(&mut self.backlogs))
+                .map(|(((mut g, model), unfinished), backlog)| {
+                    let seconds = g.arrivals_by_sec.len();
+                    let (queue, backlog) = backlog.map_or_else(
+                        || (Default::default(), vec![0; seconds]),
+                        |b| {
+                            let by_sec = b.by_sec.clone();
+                            (b.into_stats(self.m.window.1, self.m.horizon), by_sec)
+                        },
+                    );
                     let recovery = self.m.recovery(model.arrivals_end);
                     let stats = GroupStats {
                         name: model.name.clone(),
@@ -1392,11 +1483,13 @@ impl Sim<'_> {
                         success_latency_median_s: secs(nearest_rank(&mut g.ok_latencies, 0.5)),
                         success_latency_p99_s: secs(nearest_rank(&mut g.ok_latencies, 0.99)),
                         closed: g.closed.map(closed_stats),
+                        queue,
                     };
                     let series = GroupSeries {
                         name: model.name.clone(),
                         user_arrivals: g.arrivals_by_sec,
                         user_ok_by_arrival: g.ok_by_arrival,
+                        backlog,
                     };
                     (stats, series)
                 })

@@ -6,6 +6,7 @@
 //! No I/O, no global state, no threads, no wall clock: the same scenario and
 //! seed give a bit-identical [`RunResult`] on any machine.
 
+mod backlog;
 mod builtin;
 mod cache;
 mod caller;

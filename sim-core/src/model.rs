@@ -1,6 +1,7 @@
 //! A validated scenario compiled for the engine: integer nanoseconds, indexes
 //! instead of names, policies as ready-made values.
 
+use crate::backlog::QueueModel;
 use crate::cache::CacheModel;
 use crate::caller::Outcome;
 use crate::gc::GcModel;
@@ -72,6 +73,8 @@ pub struct GroupModel {
     /// class: no draw).
     pub classes: Vec<u8>,
     pub class_cumulative: Vec<f64>,
+    /// A message queue: arrivals publish, each user request is a delivery.
+    pub queue: Option<QueueModel>,
 }
 
 /// Closed-loop users: how many, and their think time.
@@ -477,6 +480,7 @@ impl GroupModel {
             }),
             classes,
             class_cumulative,
+            queue: QueueModel::of(&c.queue),
         }
     }
 }
@@ -758,9 +762,9 @@ impl Model {
             arrivals_end: arrivals_end.expect("the client is a group"),
             groups,
             class_names,
-            max_events: s
-                .max_events
-                .unwrap_or_else(|| default_event_budget(expected_users, bounds)),
+            max_events: s.max_events.unwrap_or_else(|| {
+                default_event_budget(expected_users + redeliveries_bound(s), bounds)
+            }),
             window: (secs_to_nanos(ws), secs_to_nanos(we)),
             recovery_window: secs_to_nanos(s.recovery.window_s),
             recovery_threshold: s.recovery.threshold,
@@ -916,6 +920,16 @@ fn arrival_segments(spikes: &[crate::scenario::SlowWindow], end: Nanos) -> Vec<(
             (b, factor)
         })
         .collect()
+}
+
+/// The most deliveries beyond the first that the message queues can make
+/// in one run: each message at most once per redelivery delay until the
+/// horizon.
+fn redeliveries_bound(s: &Scenario) -> f64 {
+    (s.clients.values())
+        .filter(|c| !c.queue.is_off())
+        .map(|c| expected_group_users(c) * s.horizon_s / c.queue.redeliver_after_s)
+        .sum()
 }
 
 /// A run does a handful of events per request it causes (arrival, start,

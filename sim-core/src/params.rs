@@ -363,6 +363,30 @@ pub const PARAMS: &[Param] = &[
         "Diurnal load: period of the sinusoid (seconds, > 0 when the amplitude is not 0).",
     ).bounds(Bounds::POSITIVE),
     p(
+        Scope::Client,
+        "queue.consumers",
+        Kind::Int,
+        "Backlog replay: a message queue between this group's producers and its consumers (0: none, the default; not for `client`, the online users). Every arrival of the group publishes a message (always accepted, up to queue.max_backlog waiting); this many consumers each take one waiting message at a time and deliver it through the group's call (each delivery is one of the group's user requests, with its retries and timeouts); a failed delivery puts the message back, delivered again queue.redeliver_after_s later. Open arrivals only. Metrics group_<g>_published, _consumed_ok, _redelivered, _dropped, _backlog_end, _in_flight_end, _backlog_peak, _drain_s (the first whole second from the trigger's end with no message waiting); series group_<g>_backlog.",
+    ).bounds(Bounds::between(0.0, validate::MAX_CONSUMERS as f64)),
+    p(
+        Scope::Client,
+        "queue.drain_rate_per_s",
+        Kind::Float,
+        "Backlog replay: deliveries start at least 1 / this apart, so a backlog drains at this rate (0, the default: at full speed, as fast as the consumers take messages).",
+    ).bounds(Bounds::NON_NEGATIVE),
+    p(
+        Scope::Client,
+        "queue.redeliver_after_s",
+        Kind::Float,
+        "Backlog replay: a message whose delivery failed waits this long before it can be delivered again (1 s by default; > 0).",
+    ).bounds(Bounds::POSITIVE),
+    p(
+        Scope::Client,
+        "queue.max_backlog",
+        Kind::Cap,
+        "Backlog replay: most messages waiting (being delivered excluded); a message published when this many wait is dropped (group_<g>_dropped). Unbounded by default.",
+    ).bounds(Bounds::at_least(1.0)),
+    p(
         Scope::Class,
         "share",
         Kind::Float,

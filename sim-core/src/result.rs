@@ -100,6 +100,97 @@ pub struct GroupStats {
     pub success_latency_p99_s: Option<f64>,
     /// Its closed-loop users' cycles (none with open arrivals).
     pub closed: Option<ClosedStats>,
+    /// Its message queue's counts (all 0 without one).
+    pub queue: QueueStats,
+}
+
+/// The counts a queue reports (`group_<g>_*` metrics).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct QueueStats {
+    pub published: u64,
+    pub consumed_ok: u64,
+    /// Deliveries that failed: their message went back to the backlog.
+    pub redelivered: u64,
+    /// Messages published when `max_backlog` were waiting.
+    pub dropped: u64,
+    /// Messages waiting (ready or due again later) at the horizon.
+    pub backlog_end: u64,
+    pub in_flight_end: u64,
+    /// The most messages waiting at once.
+    pub backlog_peak: u64,
+    /// The first whole second from the trigger's end at which no message
+    /// waited, minus the trigger's end (`None`: never by the horizon).
+    pub drain_s: Option<f64>,
+    /// What a backlog that never drained counts as: one second past the
+    /// last instant observed, minus the trigger's end (a lower bound).
+    pub drain_censor_s: f64,
+}
+
+/// The metrics of group `n`'s message queue (0 and null without one).
+fn queue_metrics(
+    n: &str,
+    q: &QueueStats,
+    put: &mut impl FnMut(String, Value, &'static str, &'static str),
+) {
+    use Value::{Count, Flag, MaybeReal, Real};
+    let counts: [(&str, u64, &'static str); 7] = [
+        (
+            "published",
+            q.published,
+            "messages its producers published to its queue",
+        ),
+        (
+            "consumed_ok",
+            q.consumed_ok,
+            "messages of its queue delivered with success",
+        ),
+        (
+            "redelivered",
+            q.redelivered,
+            "deliveries that failed: their message went back to the queue, to be delivered again",
+        ),
+        (
+            "dropped",
+            q.dropped,
+            "messages published when queue.max_backlog were waiting, dropped",
+        ),
+        (
+            "backlog_end",
+            q.backlog_end,
+            "messages waiting in its queue at the horizon",
+        ),
+        (
+            "in_flight_end",
+            q.in_flight_end,
+            "messages being delivered at the horizon",
+        ),
+        (
+            "backlog_peak",
+            q.backlog_peak,
+            "the most messages waiting in its queue at once",
+        ),
+    ];
+    for (key, value, doc) in counts {
+        put(format!("group_{n}_{key}"), Count(value), doc, "count");
+    }
+    put(
+        format!("group_{n}_drained"),
+        Flag(q.drain_s.is_some()),
+        "no message waited in its queue at some whole second from the trigger's end",
+        "bool",
+    );
+    put(
+        format!("group_{n}_drain_s"),
+        MaybeReal(q.drain_s),
+        "time to drain: the first whole second from the trigger's end at which no message waited in its queue, minus the trigger's end (null: never by the horizon)",
+        "s",
+    );
+    put(
+        format!("group_{n}_drain_censored_s"),
+        Real(q.drain_s.unwrap_or(q.drain_censor_s)),
+        "group_<g>_drain_s, or one second past the last one observed when the queue never drained (a lower bound)",
+        "s",
+    );
 }
 
 /// R2, the scenario's recovery rule, for one set of users (all of them, or
@@ -461,6 +552,9 @@ pub struct GroupSeries {
     pub name: String,
     pub user_arrivals: Vec<u64>,
     pub user_ok_by_arrival: Vec<u64>,
+    /// Messages waiting in its queue at the end of each second (all 0
+    /// without one).
+    pub backlog: Vec<u64>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -734,7 +828,7 @@ impl RunResult {
             "closed loop: throughput X = users / (R + Z)",
             "per s",
         );
-        for g in &self.groups {
+        for (i, g) in self.groups.iter().enumerate() {
             let n = &g.name;
             put(
                 format!("group_{n}_users"),
@@ -817,6 +911,11 @@ impl RunResult {
                 "this group's closed loop: throughput X = users / (R + Z)",
                 "per s",
             );
+            // Every further group's, so that the columns do not depend on
+            // whether a point's group has consumers (`client` never has).
+            if i > 0 {
+                queue_metrics(n, &g.queue, &mut put);
+            }
         }
         let sum_t = |f: fn(&TierStats) -> u64| self.tiers.iter().map(f).sum::<u64>();
         let sum_c = |f: fn(&CallerStats) -> u64| self.callers.iter().map(f).sum::<u64>();

@@ -155,8 +155,50 @@ pub struct Client {
     /// Load spikes: windows in which the arrival rate is multiplied.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub spike: Vec<SlowWindow>,
+    /// A message queue in front of this group's calls (off with 0
+    /// consumers): its arrivals are messages published to a backlog, and
+    /// each of its user requests is one delivery of a message.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub queue: Queue,
     /// The client's attempts towards the first tier.
     pub call: Call,
+}
+
+/// A message queue (a broker) between a client group's producers and its
+/// consumers: every arrival of the group publishes a message, always
+/// accepted unless `max_backlog` messages are waiting; `consumers` take
+/// waiting messages one at a time, each delivery a user request of the
+/// group through its call policy; a failed delivery puts its message back,
+/// to be delivered again `redeliver_after_s` later. Off with 0 consumers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Queue {
+    pub consumers: u32,
+    /// Deliveries start at least 1 / rate apart (0: as fast as the
+    /// consumers take them).
+    pub drain_rate_per_s: f64,
+    pub redeliver_after_s: f64,
+    /// Most messages waiting (delivered ones excluded); a message
+    /// published beyond it is dropped. `None`: unbounded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_backlog: Option<u32>,
+}
+
+impl Default for Queue {
+    fn default() -> Queue {
+        Queue {
+            consumers: 0,
+            drain_rate_per_s: 0.0,
+            redeliver_after_s: 1.0,
+            max_backlog: None,
+        }
+    }
+}
+
+impl Queue {
+    pub fn is_off(&self) -> bool {
+        self.consumers == 0
+    }
 }
 
 /// Closed-loop users: each sends one request, waits for its outcome (with

@@ -17,6 +17,10 @@ pub const MAX_HORIZON_S: f64 = 1_000_000.0;
 /// Most closed-loop users: each keeps its state for the whole run.
 pub const MAX_CLOSED_USERS: u32 = 1_000_000;
 
+/// Most consumers of one message queue (a limit, not a cost: a typo
+/// beyond it).
+pub const MAX_CONSUMERS: u32 = 1_000_000;
+
 /// Most replicas of one tier, and server instances (replicas of every tier)
 /// in all: a request names its instance in one byte, so that a job stays
 /// one cache line.
@@ -449,6 +453,7 @@ fn check_group(
         );
     }
     check_load(g, c, check);
+    check_queue(g, c, check);
     check(
         positive(c.duration_s),
         format!("{g}.duration_s"),
@@ -545,6 +550,60 @@ fn check_group(
             "a load spike multiplies the client's arrival rate; it has no replicas to choose",
         );
     }
+}
+
+/// A message queue: on a further group with open arrivals only (the
+/// producers), a positive redelivery delay, and no knob of it without
+/// consumers.
+fn check_queue(g: &str, c: &crate::scenario::Client, check: &mut impl FnMut(bool, String, &str)) {
+    let q = &c.queue;
+    let path = |k: &str| format!("{g}.queue.{k}");
+    check(
+        q.consumers <= MAX_CONSUMERS,
+        path("consumers"),
+        &format!("must be at most {MAX_CONSUMERS}"),
+    );
+    check(
+        q.drain_rate_per_s.is_finite() && q.drain_rate_per_s >= 0.0,
+        path("drain_rate_per_s"),
+        "must be >= 0 (0: at full speed)",
+    );
+    check(
+        q.redeliver_after_s.is_finite() && q.redeliver_after_s > 0.0,
+        path("redeliver_after_s"),
+        "must be > 0: a message redelivered at once to a dependency that fails at once would be delivered forever at one instant",
+    );
+    check(
+        q.max_backlog.is_none_or(|m| m >= 1),
+        path("max_backlog"),
+        "must be >= 1 (or \"unbounded\"): 0 would drop every message",
+    );
+    if q.is_off() {
+        let defaults = crate::scenario::Queue::default();
+        let off = "acts only on a message queue, and this group has none: set queue.consumers >= 1";
+        check(
+            q.drain_rate_per_s == defaults.drain_rate_per_s,
+            path("drain_rate_per_s"),
+            off,
+        );
+        check(
+            q.redeliver_after_s == defaults.redeliver_after_s,
+            path("redeliver_after_s"),
+            off,
+        );
+        check(q.max_backlog.is_none(), path("max_backlog"), off);
+        return;
+    }
+    check(
+        g != "client",
+        path("consumers"),
+        "`client` is the online users, who wait for their own answers; a queue's consumers are a client group of their own: declare [clients.<name>] with queue.consumers",
+    );
+    check(
+        c.closed.is_off(),
+        path("consumers"),
+        "a queue's producers are the group's open arrivals; closed-loop users wait for their own outcome, which a published message does not",
+    );
 }
 
 /// Where the load comes from: open arrivals at `rate_per_s`, shaped by a

@@ -9,7 +9,7 @@ use sim_core::Scenario;
 use sim_core::params::{self, Kind, PARAMS, Scope};
 use sim_core::scenario::{
     Branch, Cache, Call, Client, ClosedLoop, CrashWindow, Dist, ErrorWindow, Gc, ProfilePoint,
-    RecoveryRule, RequestClass, Service, Sinusoid, SlowWindow, Tier,
+    Queue, RecoveryRule, RequestClass, Service, Sinusoid, SlowWindow, Tier,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use toml::Value;
@@ -99,6 +99,7 @@ fn every_field_has_a_catalogue_line_and_every_line_a_field() {
                         keys(fields::<ClosedLoop>(), &[], &[("think", service.clone())]),
                     ),
                     ("sinusoid", fields::<Sinusoid>()),
+                    ("queue", fields::<Queue>()),
                 ],
             ),
         ),
@@ -332,6 +333,10 @@ fn scenarios() -> Vec<Scenario> {
         s.client.sinusoid = Sinusoid {
             period_s: 60.0,
             amplitude: 0.5,
+        };
+        s.client.queue = Queue {
+            consumers: 2,
+            ..Queue::default()
         };
         s.client.closed = ClosedLoop {
             users: 10,

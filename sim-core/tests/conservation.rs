@@ -55,6 +55,24 @@ fn check(s: &Scenario, r: &RunResult, label: &str) {
             ctx("users")
         );
         assert_eq!(caller.calls_ok, stats.users_ok, "{}", ctx("ok"));
+        // A message queue's messages end once each, or are still there;
+        // its deliveries are the group's users.
+        let q = &stats.queue;
+        assert_eq!(
+            q.published,
+            q.consumed_ok + q.dropped + q.backlog_end + q.in_flight_end,
+            "{}",
+            ctx("messages")
+        );
+        if q.published > 0 {
+            assert_eq!(q.consumed_ok, stats.users_ok, "{}", ctx("consumed"));
+            assert_eq!(
+                stats.users,
+                q.consumed_ok + q.redelivered + q.in_flight_end,
+                "{}",
+                ctx("deliveries")
+            );
+        }
         let phases =
             |f: fn(&sim_core::result::Phase) -> u64| stats.phases.iter().map(f).sum::<u64>();
         assert_eq!(phases(|p| p.users), stats.users, "{}", ctx("phases"));
@@ -243,8 +261,10 @@ fn check(s: &Scenario, r: &RunResult, label: &str) {
         );
         // Retries arriving: every retry sent, less those still on the
         // network; from the client (the top), also every hedged copy and
-        // nothing more; below, also the requests serving a retry above.
+        // a message queue's redeliveries (at most one each), and nothing
+        // more; below, also the requests serving a retry above.
         let retries: u64 = series.retries.iter().sum();
+        let redelivered: u64 = r.groups.iter().map(|g| g.queue.redelivered).sum();
         let (sent, hedges) = (sum_c(|c| c.retries_sent), sum_c(|c| c.hedges_sent));
         assert!(
             retries + t.in_transit_at_end >= sent,
@@ -253,8 +273,8 @@ fn check(s: &Scenario, r: &RunResult, label: &str) {
         );
         if into.iter().all(|e| edges[*e].from.is_none()) {
             assert!(
-                retries <= sent + hedges,
-                "{}: {retries} retries arrived, {sent} sent, {hedges} hedges",
+                retries <= sent + hedges + redelivered,
+                "{}: {retries} retries arrived, {sent} sent, {hedges} hedges, {redelivered} redelivered",
                 ctx("retries from the client")
             );
         }
@@ -465,6 +485,28 @@ fn counts_add_up_with_a_cache() {
         assert!(db.cache_hits > 0 && db.cache_misses > 0, "{cap}");
         assert_eq!(db.cache_hits + db.cache_misses, r.callers[1].calls, "{cap}");
         check(&s, &r, &format!("cache, queue cap {cap}"));
+    }
+}
+
+#[test]
+fn counts_add_up_with_a_message_queue() {
+    // The replay grid's scenario: a backlog drained at full speed (a
+    // second outage, deliveries timing out at app), at a rate, and cut by
+    // the horizon inside the crash or by a small backlog.
+    let cases: &[&[(&str, &str)]] = &[
+        &[],
+        &[("replay.queue.drain_rate_per_s", "300")],
+        &[("horizon_s", "60"), ("db.crash.duration_s", "60")],
+        &[
+            ("replay.queue.max_backlog", "200"),
+            ("app.max_retries", "2"),
+        ],
+    ];
+    for sets in cases {
+        let s = scenario("replay.toml", sets);
+        let r = run(&s, 2);
+        assert!(r.groups[1].queue.published > 0, "{sets:?}");
+        check(&s, &r, &format!("queue {sets:?}"));
     }
 }
 

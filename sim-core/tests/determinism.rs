@@ -117,12 +117,17 @@ fn snapshot(r: &RunResult) -> Vec<(String, String)> {
             name,
             user_arrivals,
             user_ok_by_arrival,
+            backlog,
         } = g;
         series(format!("group.{name}.user_arrivals"), counts(user_arrivals));
         series(
             format!("group.{name}.user_ok_by_arrival"),
             counts(user_ok_by_arrival),
         );
+        // Only a group with a message queue has one (the pinned scenarios have none).
+        if backlog.iter().any(|&b| b > 0) {
+            series(format!("group.{name}.backlog"), counts(backlog));
+        }
     }
     for t in tiers {
         let TierSeries {

@@ -482,6 +482,30 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "1",
     ),
     ("ch37", "", "svc_b.service.per_inflight_s", "0.001"),
+    (
+        "replay.toml",
+        "replay.duration_s=12",
+        "replay.queue.consumers",
+        "10",
+    ),
+    (
+        "replay.toml",
+        "replay.duration_s=12",
+        "replay.queue.drain_rate_per_s",
+        "300",
+    ),
+    (
+        "replay.toml",
+        "replay.duration_s=12",
+        "replay.queue.redeliver_after_s",
+        "0.3",
+    ),
+    (
+        "replay.toml",
+        "replay.duration_s=12",
+        "replay.queue.max_backlog",
+        "100",
+    ),
     ("cold-cache.toml", "", "db.cache.hit_ratio", "0.5"),
     ("cold-cache.toml", "", "db.cache.hit_latency_s", "0.01"),
     ("cold-cache.toml", "", "db.cache.flush_start_s", "5"),
@@ -577,13 +601,14 @@ const CASES: &[(&str, &str, &str, &str)] = &[
 ];
 
 /// The base scenario shortened (12 s of arrivals, its trigger, a slow
-/// window, a load spike or a cache flush, from 3 s to 7 s), with the
+/// window, a load spike, a cache flush or a crash, from 3 s to 7 s), with the
 /// context applied.
 fn scenario(base: &str, context: &str) -> Scenario {
     let trigger = match base {
         "fan-out.toml" => "recs.slow",
         "limiter.toml" => "client.spike",
         "cold-cache.toml" => "db.cache.flush_",
+        "replay.toml" => "db.crash",
         _ => "svc_b.slow",
     };
     let dot = if trigger.ends_with('_') { "" } else { "." };

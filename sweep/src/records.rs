@@ -11,7 +11,8 @@
 //!
 //! `series`: one row per run and simulated second (ok runs only): the
 //! user-level counts, with client groups `group_<g>_user_arrivals` and
-//! `group_<g>_user_ok_by_arrival` per group, then `<tier>_<counter>` per
+//! `group_<g>_user_ok_by_arrival` per group (and `group_<g>_backlog` per
+//! further group: its queue's messages waiting), then `<tier>_<counter>` per
 //! tier, and for a tier with
 //! replicas somewhere in the grid, `<tier>_replica_queue_len` and
 //! `<tier>_replica_busy` (a list of each replica's count).
@@ -256,6 +257,14 @@ impl Layout {
                 ),
             ]);
         }
+        // Every further group's (`client` has no queue), as its metrics.
+        for g in self.groups.iter().skip(1) {
+            series.push(doc(
+                &format!("group_{g}_backlog"),
+                "messages waiting in this group's queue at the end of that second (0 without one)",
+                "count",
+            ));
+        }
         for (t, replicated) in self.tiers.iter().zip(&self.replicated) {
             series.extend(
                 TIER_SERIES
@@ -441,6 +450,12 @@ impl Layout {
             cols.push(Column::new(
                 format!("group_{name}_user_ok_by_arrival").into(),
                 flat(&|r, s| r.series.groups[g].user_ok_by_arrival[s]),
+            ));
+        }
+        for (g, name) in self.groups.iter().enumerate().skip(1) {
+            cols.push(Column::new(
+                format!("group_{name}_backlog").into(),
+                flat(&|r, s| r.series.groups[g].backlog[s]),
             ));
         }
         for (t, name) in self.tiers.iter().enumerate() {
