@@ -10,9 +10,10 @@ use crate::policy::{
 };
 use crate::random::Stream;
 use crate::scenario::{
-    CancelMode, Client, Dispatch, Dist, LimitAlgorithm, LimitScope, OutcomeClass, RejectAs,
-    Scenario, Service,
+    CancelMode, Client, Dispatch, Dist, LimitAlgorithm, LimitScope, OutcomeClass, RateLimitKey,
+    RejectAs, Scenario, Service,
 };
+use crate::tenant::{KeyedLimits, Tenants};
 use crate::time::{NANOS_PER_SEC, NEVER, Nanos, nanos_to_secs, secs_to_nanos};
 
 pub struct Model {
@@ -46,6 +47,8 @@ pub struct Model {
     pub servers: Vec<ServerModel>,
     /// Per tier, its instances in replica order (`[t]` for one replica).
     pub tier_instances: Vec<Vec<usize>>,
+    /// Some group draws a tenant key for its users (`client.tenants` > 1).
+    pub tenants: bool,
 }
 
 /// One client group: where its users come from and what they carry.
@@ -72,6 +75,8 @@ pub struct GroupModel {
     /// class: no draw).
     pub classes: Vec<u8>,
     pub class_cumulative: Vec<f64>,
+    /// Its users' tenant keys.
+    pub tenants: Tenants,
 }
 
 /// Closed-loop users: how many, and their think time.
@@ -305,6 +310,9 @@ pub struct ServerModel {
     pub class_service: Vec<Option<ServiceModel>>,
     pub codel: Option<CoDel>,
     pub rate_limit: Option<RateLimiter>,
+    /// Per tenant key, its own rate limit (`rate_limit_key = "tenant"`,
+    /// instead of `rate_limit`).
+    pub keyed_rate_limit: Option<KeyedLimits>,
     /// The rate limit is a leaky bucket: requests pass it on arrival,
     /// before the tier's own admission.
     pub leaky_bucket: bool,
@@ -477,6 +485,7 @@ impl GroupModel {
             }),
             classes,
             class_cumulative,
+            tenants: Tenants::new(0, 0, 1.0),
         }
     }
 }
@@ -533,9 +542,16 @@ impl Model {
                 class_names.push(name);
             }
         }
-        let groups: Vec<GroupModel> = (s.groups())
+        let mut groups: Vec<GroupModel> = (s.groups())
             .map(|(name, c)| GroupModel::new(name, c, &class_names))
             .collect();
+        // Tenant keys are numbered over the groups, one at least each.
+        let mut tenant_keys = 0;
+        for (g, (_, c)) in groups.iter_mut().zip(s.groups()) {
+            g.tenants = Tenants::new(tenant_keys, c.tenants, c.tenant_zipf_s);
+            tenant_keys += g.tenants.count();
+        }
+        let tenants = groups.iter().any(|g| g.tenants.draws());
         // Further replicas are numbered after every tier's first.
         let mut tier_instances: Vec<Vec<usize>> = (0..s.tiers.len()).map(|t| vec![t]).collect();
         let mut next = s.tiers.len();
@@ -703,8 +719,11 @@ impl Model {
                         )),
                     }),
                     rate_limit: (t.rate_limit_per_s > 0.0
-                        && t.rate_limit_scope == LimitScope::Replica)
+                        && t.rate_limit_scope == LimitScope::Replica
+                        && t.rate_limit_key == RateLimitKey::None)
                         .then(|| rate_limiter(t)),
+                    keyed_rate_limit: (t.rate_limit_key == RateLimitKey::Tenant)
+                        .then(|| KeyedLimits::new(rate_limiter(t), tenant_keys as usize)),
                     leaky_bucket: t.rate_limit_per_s > 0.0
                         && t.rate_limit_kind == crate::scenario::RateLimitKind::LeakyBucket,
                     reject_latency: secs_to_nanos(t.reject_latency_s),
@@ -767,6 +786,7 @@ impl Model {
             callers,
             servers,
             tier_instances,
+            tenants,
         }
     }
 

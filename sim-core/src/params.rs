@@ -363,6 +363,18 @@ pub const PARAMS: &[Param] = &[
         "Diurnal load: period of the sinusoid (seconds, > 0 when the amplitude is not 0).",
     ).bounds(Bounds::POSITIVE),
     p(
+        Scope::Client,
+        "tenants",
+        Kind::Int,
+        "Tenant keys: each user carries one of this many tenants, drawn from a Zipf distribution (tenant k, from 1, with probability proportional to 1 / k^tenant_zipf_s; its own random stream, so no other draw moves); 0 (the default) or 1: one key for the whole group. At most 100000. For per-key rate limits (<tier>.rate_limit_key = tenant). Metrics: tenant_top_users, tenant_top_success_rate (the most frequent tenant, k = 1), tenant_rest_users, tenant_rest_success_rate (all the others).",
+    ).bounds(Bounds::between(0.0, validate::MAX_TENANTS as f64)),
+    p(
+        Scope::Client,
+        "tenant_zipf_s",
+        Kind::Float,
+        "Zipf exponent of the tenants' shares (1: the default; 0: uniform; larger: one big tenant). Refused unless tenants > 1.",
+    ).bounds(Bounds::between(0.0, 10.0)),
+    p(
         Scope::Class,
         "share",
         Kind::Float,
@@ -884,6 +896,12 @@ pub const PARAMS: &[Param] = &[
         Kind::Float,
         "Window length of the fixed_window and sliding_window rate limits (each admits rate_limit_per_s x this per window).",
     ).bounds(Bounds::POSITIVE),
+    p(
+        Scope::Tier,
+        "rate_limit_key",
+        Kind::Choice(crate::scenario::RateLimitKey::VARIANTS),
+        "What the rate limit counts by: none (the default: one limiter for all requests, per replica or for the service by rate_limit_scope) or tenant (a \"hot parameter\" limit: each tenant key, client.tenants, its own limiter of rate_limit_kind at rate_limit_per_s, so a big tenant is shed while the others pass). tenant needs rate_limit_per_s > 0 and some group with tenants > 1; not with rate_limit_scope = service or the leaky_bucket kind.",
+    ),
     p(
         Scope::Tier,
         "codel",

@@ -17,6 +17,9 @@ pub struct RunResult {
     pub users_unfinished: u64,
     /// Per declared request class, in priority order (none without classes).
     pub classes: Vec<ClassStats>,
+    /// Per tenant of every group with tenants (`client.tenants` > 1), in
+    /// group and rank order (none without tenants).
+    pub tenants: Vec<TenantStats>,
     /// By arrival time: before, during and after the trigger window.
     pub phases: [Phase; 3],
     pub window_start_s: f64,
@@ -394,6 +397,16 @@ pub struct ClassStats {
     pub users_ok: u64,
 }
 
+/// One tenant's users.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct TenantStats {
+    pub group: String,
+    /// 0: the group's most frequent tenant.
+    pub rank: u32,
+    pub users: u64,
+    pub users_ok: u64,
+}
+
 /// The R10 preferred numbers: ten steps a decade, each about 1.26 times the
 /// one before, and round in every decade.
 const R10: [u64; 10] = [100, 125, 160, 200, 250, 315, 400, 500, 630, 800];
@@ -618,6 +631,40 @@ impl RunResult {
                 format!("class_{}_success_rate", c.name),
                 MaybeReal(ratio(c.users_ok, c.users)),
                 "success rate of this class's users",
+                SHARE,
+            );
+        }
+        if !self.tenants.is_empty() {
+            // The big tenant against the others: two columns whatever the
+            // number of tenants.
+            let sum = |top: bool, ok: bool| -> u64 {
+                (self.tenants.iter())
+                    .filter(|t| (t.rank == 0) == top)
+                    .map(|t| if ok { t.users_ok } else { t.users })
+                    .sum()
+            };
+            put(
+                "tenant_top_users".into(),
+                Count(sum(true, false)),
+                "users of the most frequent tenant (of each group with tenants)",
+                N,
+            );
+            put(
+                "tenant_top_success_rate".into(),
+                MaybeReal(ratio(sum(true, true), sum(true, false))),
+                "success rate of the most frequent tenant's users",
+                SHARE,
+            );
+            put(
+                "tenant_rest_users".into(),
+                Count(sum(false, false)),
+                "users of every other tenant",
+                N,
+            );
+            put(
+                "tenant_rest_success_rate".into(),
+                MaybeReal(ratio(sum(false, true), sum(false, false))),
+                "success rate of the other tenants' users",
                 SHARE,
             );
         }
@@ -1277,6 +1324,11 @@ pub fn metric_schema(scenario: &crate::Scenario) -> Vec<Metric> {
                 ..ClassStats::default()
             })
             .collect(),
+        tenants: if scenario.groups().any(|(_, c)| c.tenants > 1) {
+            vec![TenantStats::default()]
+        } else {
+            Vec::new()
+        },
         groups: if scenario.clients.is_empty() {
             Vec::new()
         } else {

@@ -422,6 +422,24 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ),
     ("ch37", "", "svc_b.rate_limit_per_s", "300"),
     (
+        "tenants.toml",
+        "api.rate_limit_key=tenant api.rate_limit_per_s=20",
+        "client.tenants",
+        "5",
+    ),
+    (
+        "tenants.toml",
+        "api.rate_limit_key=tenant api.rate_limit_per_s=20",
+        "client.tenant_zipf_s",
+        "2",
+    ),
+    (
+        "tenants.toml",
+        "api.rate_limit_per_s=20",
+        "api.rate_limit_key",
+        "tenant",
+    ),
+    (
         "ch37",
         "svc_b.replicas=4 svc_b.rate_limit_per_s=100",
         "svc_b.rate_limit_scope",
@@ -584,6 +602,7 @@ fn scenario(base: &str, context: &str) -> Scenario {
         "fan-out.toml" => "recs.slow",
         "limiter.toml" => "client.spike",
         "cold-cache.toml" => "db.cache.flush_",
+        "tenants.toml" => "api.slow",
         _ => "svc_b.slow",
     };
     let dot = if trigger.ends_with('_') { "" } else { "." };
