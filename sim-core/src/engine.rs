@@ -549,14 +549,13 @@ impl Sim<'_> {
         }
     }
 
-    /// Records queue lengths and busy slots at every whole second up to `t`.
+    /// Records queue lengths, busy slots and adaptive limits at every whole
+    /// second up to `t`.
     fn sample_until(&mut self, t: Nanos) {
         let secs = self.series.user_arrivals.len();
         while self.next_sample < secs && (self.next_sample as Nanos + 1) * NANOS_PER_SEC <= t {
             for s in &mut self.servers {
-                let second = &mut s.seconds[self.next_sample];
-                second.queue_len = s.queue.len() as u64;
-                second.busy = s.busy as u64;
+                s.sample(self.next_sample);
             }
             self.next_sample += 1;
         }

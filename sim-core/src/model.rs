@@ -5,13 +5,14 @@ use crate::cache::CacheModel;
 use crate::caller::Outcome;
 use crate::gc::GcModel;
 use crate::policy::{
-    AdaptiveThrottle, AimdLimit, Backoff, BreakerConfig, CircuitBreaker, CoDel, ConcurrencyLimit,
-    GradientLimit, LoadBalancer, OutlierRule, RateLimiter, RetryBudget, RetryThrottle,
+    AdaptiveThrottle, AimdLimit, AimdRule, Backoff, BreakerConfig, CircuitBreaker, CoDel,
+    ConcurrencyLimit, GradientLimit, LoadBalancer, OutlierRule, RateLimiter, RetryBudget,
+    RetryThrottle,
 };
 use crate::random::Stream;
 use crate::scenario::{
-    CancelMode, Client, Dispatch, Dist, LimitAlgorithm, LimitScope, OutcomeClass, RateLimitKey,
-    RejectAs, Scenario, Service,
+    CancelMode, Client, Dispatch, Dist, LimitAlgorithm, LimitScope, LimitSparse, OutcomeClass,
+    RateLimitKey, RejectAs, Scenario, Service,
 };
 use crate::tenant::{KeyedLimits, Tenants};
 use crate::time::{NANOS_PER_SEC, NEVER, Nanos, nanos_to_secs, secs_to_nanos};
@@ -698,16 +699,19 @@ impl Model {
                         .codel
                         .then(|| CoDel::new(t.codel_target_s, t.codel_interval_s)),
                     adaptive_limit: t.adaptive_limit.then(|| match t.limit_algorithm {
-                        LimitAlgorithm::Aimd => ConcurrencyLimit::Aimd(AimdLimit::new(
-                            t.limit_min,
-                            t.slots,
-                            secs_to_nanos(t.limit_latency_s),
-                            t.limit_decrease,
-                            t.limit_increase,
-                            t.limit_min_samples,
-                            t.limit_breaches,
-                            secs_to_nanos(t.limit_interval_s),
-                        )),
+                        LimitAlgorithm::Aimd => ConcurrencyLimit::Aimd(AimdLimit::new(AimdRule {
+                            min: t.limit_min,
+                            max: t.slots,
+                            latency: secs_to_nanos(t.limit_latency_s),
+                            decrease: t.limit_decrease,
+                            increase: t.limit_increase,
+                            increase_percent: t.limit_increase_percent,
+                            min_samples: t.limit_min_samples,
+                            breaches: t.limit_breaches,
+                            interval: secs_to_nanos(t.limit_interval_s),
+                            hold: secs_to_nanos(t.limit_hold_s),
+                            skip_sparse: t.limit_sparse == LimitSparse::Skip,
+                        })),
                         LimitAlgorithm::Gradient => ConcurrencyLimit::Gradient(GradientLimit::new(
                             t.limit_min,
                             t.slots,

@@ -798,7 +798,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Tier,
         "adaptive_limit",
         Kind::Bool,
-        "Adaptive concurrency limit between limit_min and slots, moved by the rule of limit_algorithm (aimd by default, or gradient). AIMD: every limit_interval_s with at least limit_min_samples completions, a window whose mean latency (arrival to reply) exceeds limit_latency_s or that had an error is a breach; after limit_breaches breaching windows in a row the limit is multiplied by limit_decrease, after a clean window it grows by limit_increase. With replicas, each replica has its own limit (`<tier>.limit_scope` is refused with the reason).",
+        "Adaptive concurrency limit between limit_min and slots, moved by the rule of limit_algorithm (aimd by default, or gradient). AIMD: every limit_interval_s with at least limit_min_samples completions, a window whose mean latency (arrival to reply) exceeds limit_latency_s or that had an error is a breach; after limit_breaches breaching windows in a row the limit is multiplied by limit_decrease, after a clean window it grows by limit_increase plus limit_increase_percent of it; changes at least limit_hold_s apart; a window short of limit_min_samples waits for them or is skipped (limit_sparse). Series <tier>_limit: the limit at the end of each second. With replicas, each replica has its own limit (`<tier>.limit_scope` is refused with the reason).",
     ),
     p(
         Scope::Tier,
@@ -864,8 +864,26 @@ pub const PARAMS: &[Param] = &[
         Scope::Tier,
         "limit_interval_s",
         Kind::Float,
-        "Adaptive limit: shortest time between two adjustments.",
+        "Adaptive limit: length of a window: it closes at the first completion this long after the previous one closed (with AIMD, changes are at most this often unless limit_hold_s is longer).",
     ).bounds(Bounds::NON_NEGATIVE),
+    p(
+        Scope::Tier,
+        "limit_increase_percent",
+        Kind::Float,
+        "AIMD limit: growth after a clean window as a percentage of the limit, added to limit_increase (0: none, the default; 2: +2%, kept as a real number so that small steps add up). AIMD only: refused with the gradient rule or without adaptive_limit.",
+    ).bounds(Bounds::PERCENT),
+    p(
+        Scope::Tier,
+        "limit_hold_s",
+        Kind::Float,
+        "AIMD limit: shortest time between two changes of the limit (0: none, the default). A breach streak that reaches limit_breaches within it waits for it: the decrease comes at the first breaching window after. AIMD only: refused with the gradient rule or without adaptive_limit.",
+    ).bounds(Bounds::NON_NEGATIVE),
+    p(
+        Scope::Tier,
+        "limit_sparse",
+        Kind::Choice(crate::scenario::LimitSparse::VARIANTS),
+        "AIMD limit: a window that reaches limit_interval_s with fewer than limit_min_samples completions: wait (the default: it stays open until it has them, then counts) or skip (the minimum-sample guard: it closes without a verdict, so a quiet tier's few slow requests never move the limit). AIMD only: refused with the gradient rule or without adaptive_limit.",
+    ),
     p(
         Scope::Tier,
         "rate_limit_per_s",

@@ -322,6 +322,7 @@ impl TierSeries {
             add(&mut t.after_user_left, &p.after_user_left);
             add(&mut t.queue_len, &p.queue_len);
             add(&mut t.busy, &p.busy);
+            add(&mut t.limit, &p.limit);
             for (x, y) in t.capacity_per_s.iter_mut().zip(&p.capacity_per_s) {
                 *x = x.zip(*y).map(|(x, y)| x + y);
             }
@@ -494,6 +495,9 @@ pub struct TierSeries {
     /// Sampled at the end of the second.
     pub queue_len: Vec<u64>,
     pub busy: Vec<u64>,
+    /// The adaptive concurrency limit at the end of the second, summed
+    /// over replicas (0 without one).
+    pub limit: Vec<u64>,
     /// Requests per second the tier's slots can serve from its own work:
     /// slots / mean service time, slowed by the slow windows in force at
     /// mid-second, 0 while crashed (summed over replicas); with

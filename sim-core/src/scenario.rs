@@ -303,6 +303,18 @@ pub struct Tier {
     pub limit_breaches: u32,
     #[serde(default = "default_limit_interval")]
     pub limit_interval_s: f64,
+    /// AIMD: growth after a clean window as a percentage of the limit, on
+    /// top of `limit_increase` (0: none).
+    #[serde(default)]
+    pub limit_increase_percent: f64,
+    /// AIMD: shortest time between two changes of the limit (0: none
+    /// beyond the windows).
+    #[serde(default)]
+    pub limit_hold_s: f64,
+    /// AIMD: what a window with fewer than `limit_min_samples` completions
+    /// does when `limit_interval_s` has passed.
+    #[serde(default)]
+    pub limit_sparse: LimitSparse,
     /// How the adaptive limit moves: AIMD on a latency target, or a
     /// gradient of long-term over short-term latency.
     #[serde(default)]
@@ -914,6 +926,18 @@ pub enum RateLimitKind {
     /// A queue drained at the rate: requests wait their turn (at most
     /// `rate_limit_burst` of them) and enter one every 1 / rate.
     LeakyBucket,
+}
+
+/// What an adaptive limit's window with too few completions does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, VariantNames)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum LimitSparse {
+    /// It stays open until it has them.
+    #[default]
+    Wait,
+    /// It closes and gives no verdict (the minimum-sample guard).
+    Skip,
 }
 
 /// What a tier's rate limit is counted by.

@@ -217,8 +217,10 @@ pub struct Server {
     in_bucket: u64,
     /// The look-aside cache in front of the tier (its only instance).
     pub cache: Option<CacheState>,
-    /// The adaptive concurrency limit, when the tier has one.
+    /// The adaptive concurrency limit, when the tier has one, and its
+    /// value at the end of each second (empty without).
     limit: Option<ConcurrencyLimit>,
+    limit_by_sec: Vec<u64>,
     pub stats: TierStats,
     /// The per-second counters, one record a second: an event touches one
     /// cache line and pays one bounds check for all of them.
@@ -282,6 +284,10 @@ impl Server {
             in_bucket: 0,
             cache: (model.cache.as_ref()).map(|c| CacheState::new(c, seed, &model.name, secs)),
             limit: model.adaptive_limit.clone(),
+            limit_by_sec: match model.adaptive_limit {
+                Some(_) => vec![0; secs],
+                None => Vec::new(),
+            },
             stats: TierStats {
                 name: model.name.clone(),
                 arrival_bound_per_user: model.arrival_bound_per_user,
@@ -301,6 +307,18 @@ impl Server {
     #[inline]
     fn capacity(&self, slots: u32) -> u32 {
         self.limit.as_ref().map_or(slots, |l| l.limit().min(slots))
+    }
+
+    /// Records the queue, the busy slots and the adaptive limit at the end
+    /// of second `sec`.
+    #[inline]
+    pub fn sample(&mut self, sec: usize) {
+        let second = &mut self.seconds[sec];
+        second.queue_len = self.queue.len() as u64;
+        second.busy = self.busy as u64;
+        if let Some(l) = &self.limit {
+            self.limit_by_sec[sec] = l.limit() as u64;
+        }
     }
 
     /// Adds the queue's length times the time since the last change.
@@ -603,6 +621,10 @@ impl Server {
             late: column(|c| c.late),
             queue_len: column(|c| c.queue_len),
             busy: column(|c| c.busy),
+            limit: match self.limit_by_sec.is_empty() {
+                true => vec![0; secs_n],
+                false => self.limit_by_sec,
+            },
             capacity_per_s,
             cache_hits: (self.cache.as_ref())
                 .map_or_else(|| vec![0; secs_n], |c| c.hits_per_s.clone()),

@@ -214,6 +214,7 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
             path("rate_limit_scope"),
             "a shared rate limit needs `rate_limit_per_s` > 0 at this tier",
         );
+        check_aimd_only(t, &mut check);
         if t.rate_limit_key == crate::scenario::RateLimitKey::Tenant {
             check_tenant_key(s, t, &mut check);
         }
@@ -517,6 +518,37 @@ fn check_group(
             path,
             "a load spike multiplies the client's arrival rate; it has no replicas to choose",
         );
+    }
+}
+
+/// The AIMD limit's own steps: refused where no AIMD limit acts.
+fn check_aimd_only(t: &crate::scenario::Tier, check: &mut impl FnMut(bool, String, &str)) {
+    let path = |k: &str| format!("{}.{k}", t.name);
+    check(
+        (0.0..=100.0).contains(&t.limit_increase_percent),
+        path("limit_increase_percent"),
+        "must be between 0 and 100",
+    );
+    check(
+        t.limit_hold_s.is_finite() && t.limit_hold_s >= 0.0,
+        path("limit_hold_s"),
+        "must be >= 0",
+    );
+    let aimd = t.adaptive_limit && t.limit_algorithm == crate::scenario::LimitAlgorithm::Aimd;
+    let why = if t.adaptive_limit {
+        "acts on the AIMD rule only, and this tier's adaptive limit is the gradient rule (`limit_algorithm = \"gradient\"`)"
+    } else {
+        "acts on the AIMD adaptive limit only: set `adaptive_limit = true` at this tier"
+    };
+    for (key, default) in [
+        ("limit_increase_percent", t.limit_increase_percent == 0.0),
+        ("limit_hold_s", t.limit_hold_s == 0.0),
+        (
+            "limit_sparse",
+            t.limit_sparse == crate::scenario::LimitSparse::Wait,
+        ),
+    ] {
+        check(aimd || default, path(key), why);
     }
 }
 

@@ -420,6 +420,24 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "svc_b.limit_interval_s",
         "0.5",
     ),
+    (
+        "ch37",
+        "strategy=protected client.rate_per_s=30 svc_b.adaptive_limit=true svc_b.limit_latency_s=0.1",
+        "svc_b.limit_increase_percent",
+        "10",
+    ),
+    (
+        "ch37",
+        "svc_b.adaptive_limit=true",
+        "svc_b.limit_hold_s",
+        "1",
+    ),
+    (
+        "ch37",
+        "svc_b.adaptive_limit=true svc_b.limit_min_samples=50",
+        "svc_b.limit_sparse",
+        "skip",
+    ),
     ("ch37", "", "svc_b.rate_limit_per_s", "300"),
     (
         "tenants.toml",
