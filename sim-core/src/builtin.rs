@@ -66,6 +66,8 @@ pub fn ch37() -> Scenario {
             profile_csv: None,
             sinusoid: Default::default(),
             classes: Vec::new(),
+            tenants: 0,
+            tenant_zipf_s: 1.0,
             spike: Vec::new(),
             queue: Default::default(),
             call: client_call,

@@ -28,7 +28,7 @@ use crate::policy::RateLimiter;
 use crate::random::Stream;
 use crate::result::{
     CallerStats, ClassStats, ClosedStats, GroupSeries, GroupStats, LatencyHistogram, Phase,
-    RunResult, Series, TierSeries, TierStats, nearest_rank,
+    RunResult, Series, TenantStats, TierSeries, TierStats, nearest_rank,
 };
 use crate::scenario::{CancelMode, Dispatch};
 use crate::server::{Admission, Dropped, Has, Server, abandon_at};
@@ -133,6 +133,11 @@ struct Sim<'m> {
     /// Per class: users, and how many succeeded.
     class_users: Vec<u64>,
     class_ok: Vec<u64>,
+    /// Per user: its tenant key (only when some group has tenants); per
+    /// key: users, and how many succeeded.
+    user_tenant: Vec<u32>,
+    tenant_users: Vec<u64>,
+    tenant_ok: Vec<u64>,
     ok_latencies: Vec<Nanos>,
     failed_latencies: Vec<Nanos>,
     series: Series,
@@ -169,6 +174,9 @@ struct Source {
     /// so that runs without a profile keep their arrivals' draws.
     profile_draws: Stream,
     classes: Stream,
+    /// Tenant-key draws: a stream of their own, so that runs without
+    /// tenants keep every other draw.
+    tenants: Stream,
     /// Closed-loop users, when the group has them.
     closed: Option<ClosedLoop>,
     users: u64,
@@ -199,6 +207,7 @@ impl Source {
             arrivals: Stream::new(seed, &name("arrivals")),
             profile_draws: Stream::new(seed, &name("arrivals.profile")),
             classes: Stream::new(seed, &name("classes")),
+            tenants: Stream::new(seed, &name("tenants")),
             closed: g.closed.as_ref().map(|c| ClosedLoop {
                 think: Stream::new(seed, &name("think")),
                 last_done: vec![0; c.users as usize],
@@ -246,6 +255,11 @@ fn timer_lanes(m: &Model) -> (Vec<usize>, Vec<usize>, usize) {
     (timeout, reject, delays.len())
 }
 
+/// Tenant keys over all groups (a group without tenants has one).
+fn tenant_keys(m: &Model) -> usize {
+    m.groups.iter().map(|g| g.tenants.count() as usize).sum()
+}
+
 /// Runs the model; with `trace_user`, also the steps taken for that user.
 pub fn simulate(
     m: &Model,
@@ -290,6 +304,9 @@ pub fn simulate(
         user_class: Vec::with_capacity(users),
         class_users: vec![0; m.class_names.len()],
         class_ok: vec![0; m.class_names.len()],
+        user_tenant: Vec::new(),
+        tenant_users: vec![0; if m.tenants { tenant_keys(m) } else { 0 }],
+        tenant_ok: vec![0; if m.tenants { tenant_keys(m) } else { 0 }],
         ok_latencies: Vec::with_capacity(users),
         failed_latencies: Vec::new(),
         series: Series {
@@ -561,14 +578,13 @@ impl Sim<'_> {
         }
     }
 
-    /// Records queue lengths and busy slots at every whole second up to `t`.
+    /// Records queue lengths, busy slots and adaptive limits at every whole
+    /// second up to `t`.
     fn sample_until(&mut self, t: Nanos) {
         let secs = self.series.user_arrivals.len();
         while self.next_sample < secs && (self.next_sample as Nanos + 1) * NANOS_PER_SEC <= t {
             for s in &mut self.servers {
-                let second = &mut s.seconds[self.next_sample];
-                second.queue_len = s.queue.len() as u64;
-                second.busy = s.busy as u64;
+                s.sample(self.next_sample);
             }
             if self.queues {
                 for b in self.backlogs.iter_mut().flatten() {
@@ -621,6 +637,9 @@ impl Sim<'_> {
         };
         self.user_class.push(class);
         self.class_users[class as usize] += 1;
+        if self.m.tenants {
+            self.tenant_arrives(g);
+        }
         let job = (self.jobs).alloc(
             Job::user(user, g as u16, self.now, group.user_deadline),
             again,
@@ -670,6 +689,19 @@ impl Sim<'_> {
         if self.backlog(g).has_ready() && self.backlog(g).wake_at(now) {
             self.schedule(now, Action::Deliver(g as u16));
         }
+    }
+
+    /// The arriving user's tenant key: a draw in a group with tenants, the
+    /// group's one key otherwise. Out of line: most runs have no tenants.
+    #[inline(never)]
+    fn tenant_arrives(&mut self, g: usize) {
+        let tenants = &self.m.groups[g].tenants;
+        let key = match tenants.draws() {
+            true => tenants.draw(&mut self.groups[g].tenants),
+            false => tenants.offset,
+        };
+        self.user_tenant.push(key);
+        self.tenant_users[key as usize] += 1;
     }
 
     fn is_waiting(&self, job: JobRef, attempt: u32) -> bool {
@@ -914,13 +946,17 @@ impl Sim<'_> {
         let now = self.now;
         let class = self.user_class[j.user as usize] as usize;
         let reply_first = m.dispatch == Dispatch::ReplyFirst;
+        let key = match self.servers[s].has.keyed_rate_limit {
+            true => self.user_tenant[j.user as usize],
+            false => 0,
+        };
         let srv = &mut self.servers[s];
         // Indexed only when shared: the check is on every arrival.
         let shared = match srv.has.shared_rate_limit {
             true => self.tier_rate_limits[model.tier].as_mut(),
             false => None,
         };
-        match srv.admit(model, now, sec, class, reply_first, shared) {
+        match srv.admit(model, now, sec, class, key, reply_first, shared) {
             Err(_) => self.reject(s, job, j),
             Ok(Admission::Start) if j.cancelled() => {
                 // Nobody waits for it: no reply.
@@ -1335,6 +1371,9 @@ impl Sim<'_> {
         if ok {
             self.users_ok += 1;
             self.class_ok[self.user_class[j.user as usize] as usize] += 1;
+            if let Some(key) = self.user_tenant.get(j.user as usize) {
+                self.tenant_ok[*key as usize] += 1;
+            }
             self.phases[phase].ok += 1;
             self.series.user_ok_by_arrival[arrival_sec] += 1;
             self.series.successes[sec] += 1;
@@ -1517,6 +1556,20 @@ impl Sim<'_> {
                     name: name.clone(),
                     users: *users,
                     users_ok: *ok,
+                })
+                .collect(),
+            tenants: (self.m.groups.iter())
+                .filter(|g| g.tenants.draws())
+                .flat_map(|g| {
+                    (0..g.tenants.count()).map(|rank| {
+                        let key = (g.tenants.offset + rank) as usize;
+                        TenantStats {
+                            group: g.name.clone(),
+                            rank,
+                            users: self.tenant_users[key],
+                            users_ok: self.tenant_ok[key],
+                        }
+                    })
                 })
                 .collect(),
             phases: self.phases,

@@ -21,6 +21,7 @@ pub mod random;
 pub mod result;
 pub mod scenario;
 mod server;
+mod tenant;
 pub mod time;
 pub mod trace;
 mod validate;

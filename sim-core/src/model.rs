@@ -6,14 +6,16 @@ use crate::cache::CacheModel;
 use crate::caller::Outcome;
 use crate::gc::GcModel;
 use crate::policy::{
-    AdaptiveThrottle, AimdLimit, Backoff, BreakerConfig, CircuitBreaker, CoDel, ConcurrencyLimit,
-    GradientLimit, LoadBalancer, OutlierRule, RateLimiter, RetryBudget, RetryThrottle,
+    AdaptiveThrottle, AimdLimit, AimdRule, Backoff, BreakerConfig, CircuitBreaker, CoDel,
+    ConcurrencyLimit, GradientLimit, LoadBalancer, OutlierRule, RateLimiter, RetryBudget,
+    RetryThrottle,
 };
 use crate::random::Stream;
 use crate::scenario::{
-    CancelMode, Client, Dispatch, Dist, LimitAlgorithm, LimitScope, OutcomeClass, RejectAs,
-    Scenario, Service,
+    CancelMode, Client, Dispatch, Dist, LimitAlgorithm, LimitScope, LimitSparse, OutcomeClass,
+    RateLimitKey, RejectAs, Scenario, Service,
 };
+use crate::tenant::{KeyedLimits, Tenants};
 use crate::time::{NANOS_PER_SEC, NEVER, Nanos, nanos_to_secs, secs_to_nanos};
 
 pub struct Model {
@@ -47,6 +49,8 @@ pub struct Model {
     pub servers: Vec<ServerModel>,
     /// Per tier, its instances in replica order (`[t]` for one replica).
     pub tier_instances: Vec<Vec<usize>>,
+    /// Some group draws a tenant key for its users (`client.tenants` > 1).
+    pub tenants: bool,
 }
 
 /// One client group: where its users come from and what they carry.
@@ -75,6 +79,8 @@ pub struct GroupModel {
     pub class_cumulative: Vec<f64>,
     /// A message queue: arrivals publish, each user request is a delivery.
     pub queue: Option<QueueModel>,
+    /// Its users' tenant keys.
+    pub tenants: Tenants,
 }
 
 /// Closed-loop users: how many, and their think time.
@@ -308,6 +314,9 @@ pub struct ServerModel {
     pub class_service: Vec<Option<ServiceModel>>,
     pub codel: Option<CoDel>,
     pub rate_limit: Option<RateLimiter>,
+    /// Per tenant key, its own rate limit (`rate_limit_key = "tenant"`,
+    /// instead of `rate_limit`).
+    pub keyed_rate_limit: Option<KeyedLimits>,
     /// The rate limit is a leaky bucket: requests pass it on arrival,
     /// before the tier's own admission.
     pub leaky_bucket: bool,
@@ -481,6 +490,7 @@ impl GroupModel {
             classes,
             class_cumulative,
             queue: QueueModel::of(&c.queue),
+            tenants: Tenants::new(0, 0, 1.0),
         }
     }
 }
@@ -537,9 +547,16 @@ impl Model {
                 class_names.push(name);
             }
         }
-        let groups: Vec<GroupModel> = (s.groups())
+        let mut groups: Vec<GroupModel> = (s.groups())
             .map(|(name, c)| GroupModel::new(name, c, &class_names))
             .collect();
+        // Tenant keys are numbered over the groups, one at least each.
+        let mut tenant_keys = 0;
+        for (g, (_, c)) in groups.iter_mut().zip(s.groups()) {
+            g.tenants = Tenants::new(tenant_keys, c.tenants, c.tenant_zipf_s);
+            tenant_keys += g.tenants.count();
+        }
+        let tenants = groups.iter().any(|g| g.tenants.draws());
         // Further replicas are numbered after every tier's first.
         let mut tier_instances: Vec<Vec<usize>> = (0..s.tiers.len()).map(|t| vec![t]).collect();
         let mut next = s.tiers.len();
@@ -686,16 +703,19 @@ impl Model {
                         .codel
                         .then(|| CoDel::new(t.codel_target_s, t.codel_interval_s)),
                     adaptive_limit: t.adaptive_limit.then(|| match t.limit_algorithm {
-                        LimitAlgorithm::Aimd => ConcurrencyLimit::Aimd(AimdLimit::new(
-                            t.limit_min,
-                            t.slots,
-                            secs_to_nanos(t.limit_latency_s),
-                            t.limit_decrease,
-                            t.limit_increase,
-                            t.limit_min_samples,
-                            t.limit_breaches,
-                            secs_to_nanos(t.limit_interval_s),
-                        )),
+                        LimitAlgorithm::Aimd => ConcurrencyLimit::Aimd(AimdLimit::new(AimdRule {
+                            min: t.limit_min,
+                            max: t.slots,
+                            latency: secs_to_nanos(t.limit_latency_s),
+                            decrease: t.limit_decrease,
+                            increase: t.limit_increase,
+                            increase_percent: t.limit_increase_percent,
+                            min_samples: t.limit_min_samples,
+                            breaches: t.limit_breaches,
+                            interval: secs_to_nanos(t.limit_interval_s),
+                            hold: secs_to_nanos(t.limit_hold_s),
+                            skip_sparse: t.limit_sparse == LimitSparse::Skip,
+                        })),
                         LimitAlgorithm::Gradient => ConcurrencyLimit::Gradient(GradientLimit::new(
                             t.limit_min,
                             t.slots,
@@ -707,8 +727,11 @@ impl Model {
                         )),
                     }),
                     rate_limit: (t.rate_limit_per_s > 0.0
-                        && t.rate_limit_scope == LimitScope::Replica)
+                        && t.rate_limit_scope == LimitScope::Replica
+                        && t.rate_limit_key == RateLimitKey::None)
                         .then(|| rate_limiter(t)),
+                    keyed_rate_limit: (t.rate_limit_key == RateLimitKey::Tenant)
+                        .then(|| KeyedLimits::new(rate_limiter(t), tenant_keys as usize)),
                     leaky_bucket: t.rate_limit_per_s > 0.0
                         && t.rate_limit_kind == crate::scenario::RateLimitKind::LeakyBucket,
                     reject_latency: secs_to_nanos(t.reject_latency_s),
@@ -771,6 +794,7 @@ impl Model {
             callers,
             servers,
             tier_instances,
+            tenants,
         }
     }
 

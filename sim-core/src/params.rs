@@ -387,6 +387,18 @@ pub const PARAMS: &[Param] = &[
         "Backlog replay: most messages waiting (being delivered excluded); a message published when this many wait is dropped (group_<g>_dropped). Unbounded by default.",
     ).bounds(Bounds::at_least(1.0)),
     p(
+        Scope::Client,
+        "tenants",
+        Kind::Int,
+        "Tenant keys: each user carries one of this many tenants, drawn from a Zipf distribution (tenant k, from 1, with probability proportional to 1 / k^tenant_zipf_s; its own random stream, so no other draw moves); 0 (the default) or 1: one key for the whole group. At most 100000. For per-key rate limits (<tier>.rate_limit_key = tenant). Metrics: tenant_top_users, tenant_top_success_rate (the most frequent tenant, k = 1), tenant_rest_users, tenant_rest_success_rate (all the others).",
+    ).bounds(Bounds::between(0.0, validate::MAX_TENANTS as f64)),
+    p(
+        Scope::Client,
+        "tenant_zipf_s",
+        Kind::Float,
+        "Zipf exponent of the tenants' shares (1: the default; 0: uniform; larger: one big tenant). Refused unless tenants > 1.",
+    ).bounds(Bounds::between(0.0, 10.0)),
+    p(
         Scope::Class,
         "share",
         Kind::Float,
@@ -810,7 +822,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Tier,
         "adaptive_limit",
         Kind::Bool,
-        "Adaptive concurrency limit between limit_min and slots, moved by the rule of limit_algorithm (aimd by default, or gradient). AIMD: every limit_interval_s with at least limit_min_samples completions, a window whose mean latency (arrival to reply) exceeds limit_latency_s or that had an error is a breach; after limit_breaches breaching windows in a row the limit is multiplied by limit_decrease, after a clean window it grows by limit_increase. With replicas, each replica has its own limit (`<tier>.limit_scope` is refused with the reason).",
+        "Adaptive concurrency limit between limit_min and slots, moved by the rule of limit_algorithm (aimd by default, or gradient). AIMD: every limit_interval_s with at least limit_min_samples completions, a window whose mean latency (arrival to reply) exceeds limit_latency_s or that had an error is a breach; after limit_breaches breaching windows in a row the limit is multiplied by limit_decrease, after a clean window it grows by limit_increase plus limit_increase_percent of it; changes at least limit_hold_s apart; a window short of limit_min_samples waits for them or is skipped (limit_sparse). Series <tier>_limit: the limit at the end of each second. With replicas, each replica has its own limit (`<tier>.limit_scope` is refused with the reason).",
     ),
     p(
         Scope::Tier,
@@ -876,8 +888,26 @@ pub const PARAMS: &[Param] = &[
         Scope::Tier,
         "limit_interval_s",
         Kind::Float,
-        "Adaptive limit: shortest time between two adjustments.",
+        "Adaptive limit: length of a window: it closes at the first completion this long after the previous one closed (with AIMD, changes are at most this often unless limit_hold_s is longer).",
     ).bounds(Bounds::NON_NEGATIVE),
+    p(
+        Scope::Tier,
+        "limit_increase_percent",
+        Kind::Float,
+        "AIMD limit: growth after a clean window as a percentage of the limit, added to limit_increase (0: none, the default; 2: +2%, kept as a real number so that small steps add up). AIMD only: refused with the gradient rule or without adaptive_limit.",
+    ).bounds(Bounds::PERCENT),
+    p(
+        Scope::Tier,
+        "limit_hold_s",
+        Kind::Float,
+        "AIMD limit: shortest time between two changes of the limit (0: none, the default). A breach streak that reaches limit_breaches within it waits for it: the decrease comes at the first breaching window after. AIMD only: refused with the gradient rule or without adaptive_limit.",
+    ).bounds(Bounds::NON_NEGATIVE),
+    p(
+        Scope::Tier,
+        "limit_sparse",
+        Kind::Choice(crate::scenario::LimitSparse::VARIANTS),
+        "AIMD limit: a window that reaches limit_interval_s with fewer than limit_min_samples completions: wait (the default: it stays open until it has them, then counts) or skip (the minimum-sample guard: it closes without a verdict, so a quiet tier's few slow requests never move the limit). AIMD only: refused with the gradient rule or without adaptive_limit.",
+    ),
     p(
         Scope::Tier,
         "rate_limit_per_s",
@@ -908,6 +938,12 @@ pub const PARAMS: &[Param] = &[
         Kind::Float,
         "Window length of the fixed_window and sliding_window rate limits (each admits rate_limit_per_s x this per window).",
     ).bounds(Bounds::POSITIVE),
+    p(
+        Scope::Tier,
+        "rate_limit_key",
+        Kind::Choice(crate::scenario::RateLimitKey::VARIANTS),
+        "What the rate limit counts by: none (the default: one limiter for all requests, per replica or for the service by rate_limit_scope) or tenant (a \"hot parameter\" limit: each tenant key, client.tenants, its own limiter of rate_limit_kind at rate_limit_per_s, so a big tenant is shed while the others pass). tenant needs rate_limit_per_s > 0 and some group with tenants > 1; not with rate_limit_scope = service or the leaky_bucket kind.",
+    ),
     p(
         Scope::Tier,
         "codel",

@@ -325,56 +325,62 @@ impl CircuitBreaker {
     }
 }
 
+/// The rule of an AIMD concurrency limit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AimdRule {
+    pub min: u32,
+    pub max: u32,
+    /// A window whose mean latency exceeds this is a breach.
+    pub latency: Nanos,
+    /// Multiplicative decrease after `breaches` breaching windows in a row.
+    pub decrease: f64,
+    /// Growth after a clean window: `increase` plus `increase_percent` of
+    /// the limit.
+    pub increase: u32,
+    pub increase_percent: f64,
+    pub min_samples: u32,
+    pub breaches: u32,
+    /// A window closes at the first completion this long after it opened.
+    pub interval: Nanos,
+    /// Shortest time between two changes of the limit.
+    pub hold: Nanos,
+    /// A window closing with fewer than `min_samples`: `false` keeps it
+    /// open until it has them; `true` discards it (no verdict).
+    pub skip_sparse: bool,
+}
+
 /// An AIMD concurrency limit, adjusted on completions.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AimdLimit {
     pub limit: u32,
-    min: u32,
-    max: u32,
-    latency: Nanos,
-    decrease: f64,
-    increase: u32,
-    min_samples: u32,
-    breaches_needed: u32,
-    interval: Nanos,
+    /// The limit as a real number (a percentage step grows it by less
+    /// than one); `limit` is its floor.
+    estimate: f64,
+    rule: AimdRule,
     // The current window.
     samples: u32,
     latency_sum: u128,
     errors: u32,
     breaches: u32,
     last_adjust: Nanos,
+    last_change: Nanos,
     /// The lowest limit reached.
     pub lowest: u32,
 }
 
 impl AimdLimit {
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        min: u32,
-        max: u32,
-        latency: Nanos,
-        decrease: f64,
-        increase: u32,
-        min_samples: u32,
-        breaches_needed: u32,
-        interval: Nanos,
-    ) -> AimdLimit {
+    pub fn new(rule: AimdRule) -> AimdLimit {
         AimdLimit {
-            limit: max,
-            min,
-            max,
-            latency,
-            decrease,
-            increase,
-            min_samples,
-            breaches_needed,
-            interval,
+            limit: rule.max,
+            estimate: rule.max as f64,
+            lowest: rule.max,
+            rule,
             samples: 0,
             latency_sum: 0,
             errors: 0,
             breaches: 0,
             last_adjust: 0,
-            lowest: max,
+            last_change: 0,
         }
     }
 
@@ -383,22 +389,43 @@ impl AimdLimit {
         self.samples += 1;
         self.latency_sum += latency as u128;
         self.errors += !ok as u32;
-        if self.samples < self.min_samples || now.saturating_sub(self.last_adjust) < self.interval {
+        let r = &self.rule;
+        if now.saturating_sub(self.last_adjust) < r.interval {
+            return;
+        }
+        if self.samples < r.min_samples {
+            if r.skip_sparse {
+                self.close_window(now);
+            }
             return;
         }
         let breached =
-            self.errors > 0 || self.latency_sum > self.latency as u128 * self.samples as u128;
+            self.errors > 0 || self.latency_sum > r.latency as u128 * self.samples as u128;
+        // Changes at least `hold` apart: a breach streak waits for it.
+        let may_change = now.saturating_sub(self.last_change) >= r.hold;
+        let before = self.estimate;
         if breached {
             self.breaches += 1;
-            if self.breaches >= self.breaches_needed {
-                self.limit = ((self.limit as f64 * self.decrease).floor() as u32).max(self.min);
-                self.lowest = self.lowest.min(self.limit);
+            if self.breaches >= r.breaches && may_change {
+                self.estimate = (self.estimate * r.decrease).floor().max(r.min as f64);
                 self.breaches = 0;
             }
         } else {
             self.breaches = 0;
-            self.limit = (self.limit + self.increase).min(self.max);
+            if may_change {
+                let step = r.increase as f64 + self.estimate * r.increase_percent / 100.0;
+                self.estimate = (self.estimate + step).min(r.max as f64);
+            }
         }
+        if self.estimate != before {
+            self.last_change = now;
+            self.limit = self.estimate as u32;
+            self.lowest = self.lowest.min(self.limit);
+        }
+        self.close_window(now);
+    }
+
+    fn close_window(&mut self, now: Nanos) {
         self.samples = 0;
         self.latency_sum = 0;
         self.errors = 0;
@@ -1491,7 +1518,7 @@ mod tests {
     fn aimd_limit_decreases_on_breaches_and_grows_when_clean() {
         let ms = 1_000_000;
         // 10..100, 100 ms latency target, x0.5, +1, 2 samples, 2 breaches, 10 ms apart.
-        let mut l = AimdLimit::new(10, 100, 100 * ms, 0.5, 1, 2, 2, 10 * ms);
+        let mut l = AimdLimit::new(aimd(10 * ms));
         // One slow window: not yet (2 breaches needed).
         l.record(20 * ms, 300 * ms, true);
         l.record(20 * ms, 300 * ms, true);
@@ -1518,6 +1545,91 @@ mod tests {
         l.record(200 * ms, ms, true);
         l.record(200 * ms, ms, true);
         assert_eq!(l.limit, 11);
+    }
+
+    fn aimd(interval: Nanos) -> AimdRule {
+        AimdRule {
+            min: 10,
+            max: 100,
+            latency: 100_000_000,
+            decrease: 0.5,
+            increase: 1,
+            increase_percent: 0.0,
+            min_samples: 2,
+            breaches: 2,
+            interval,
+            hold: 0,
+            skip_sparse: false,
+        }
+    }
+
+    #[test]
+    fn aimd_steps_by_percent_at_most_once_per_hold_and_skips_sparse_windows() {
+        let s = 1_000_000_000;
+        // The source text's rule: 1 s windows of at least 20, 5 breaching
+        // windows in a row, -5%, +2%, 60..320, changes 5 s apart.
+        let rule = AimdRule {
+            min: 60,
+            max: 320,
+            latency: 800_000_000,
+            decrease: 0.95,
+            increase: 0,
+            increase_percent: 2.0,
+            min_samples: 20,
+            breaches: 5,
+            interval: s,
+            hold: 5 * s,
+            skip_sparse: true,
+        };
+        // One slow completion a second: every window is sparse, skipped.
+        let mut guarded = AimdLimit::new(rule.clone());
+        for t in 1..=600 {
+            guarded.record(t * s, 2 * s, true);
+        }
+        assert_eq!(guarded.limit, 320, "no verdict on fewer than 20");
+        // Without the guard, each one is a breach: -5% every 5 s, not
+        // every 5 windows' streak alone (the hold), floored at 60.
+        let mut bare = AimdLimit::new(AimdRule {
+            min_samples: 1,
+            ..rule.clone()
+        });
+        for t in 1..=5 {
+            bare.record(t * s, 2 * s, true);
+        }
+        assert_eq!(bare.limit, 304, "5 breaches at 5 s: 320 x 0.95");
+        bare.record(6 * s, 2 * s, true);
+        assert_eq!(bare.limit, 304, "the next only 5 s after");
+        for t in 7..=10 {
+            bare.record(t * s, 2 * s, true);
+        }
+        assert_eq!(bare.limit, 288, "floor(304 x 0.95)");
+        for t in 11..=400 {
+            bare.record(t * s, 2 * s, true);
+        }
+        assert_eq!((bare.limit, bare.lowest), (60, 60));
+        // Clean windows: +2% every 5 s, kept as a real number; 60 -> 320
+        // takes 85 steps (60 x 1.02^85 = 323), the first at once (the last
+        // change was long before), then one every 5 s: 1 + 84 x 5 = 421 s.
+        let mut t = 400;
+        while bare.limit < 320 {
+            t += 1;
+            bare.record(t * s, s / 10, true);
+        }
+        assert_eq!(t - 400, 421);
+        // Without skipping, a sparse window stays open until it has its
+        // samples: 20 slow completions make one breach.
+        let mut waiting = AimdLimit::new(AimdRule {
+            skip_sparse: false,
+            breaches: 1,
+            hold: 0,
+            ..rule
+        });
+        for t in 1..=19 {
+            waiting.record(t * s, 2 * s, true);
+        }
+        assert_eq!(waiting.limit, 320);
+        waiting.record(20 * s, 2 * s, true);
+        assert_eq!(waiting.limit, 304);
     }
 
     #[test]

@@ -17,6 +17,9 @@ pub struct RunResult {
     pub users_unfinished: u64,
     /// Per declared request class, in priority order (none without classes).
     pub classes: Vec<ClassStats>,
+    /// Per tenant of every group with tenants (`client.tenants` > 1), in
+    /// group and rank order (none without tenants).
+    pub tenants: Vec<TenantStats>,
     /// By arrival time: before, during and after the trigger window.
     pub phases: [Phase; 3],
     pub window_start_s: f64,
@@ -410,6 +413,7 @@ impl TierSeries {
             add(&mut t.after_user_left, &p.after_user_left);
             add(&mut t.queue_len, &p.queue_len);
             add(&mut t.busy, &p.busy);
+            add(&mut t.limit, &p.limit);
             for (x, y) in t.capacity_per_s.iter_mut().zip(&p.capacity_per_s) {
                 *x = x.zip(*y).map(|(x, y)| x + y);
             }
@@ -481,6 +485,16 @@ pub struct CallerStats {
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct ClassStats {
     pub name: String,
+    pub users: u64,
+    pub users_ok: u64,
+}
+
+/// One tenant's users.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct TenantStats {
+    pub group: String,
+    /// 0: the group's most frequent tenant.
+    pub rank: u32,
     pub users: u64,
     pub users_ok: u64,
 }
@@ -575,6 +589,9 @@ pub struct TierSeries {
     /// Sampled at the end of the second.
     pub queue_len: Vec<u64>,
     pub busy: Vec<u64>,
+    /// The adaptive concurrency limit at the end of the second, summed
+    /// over replicas (0 without one).
+    pub limit: Vec<u64>,
     /// Requests per second the tier's slots can serve from its own work:
     /// slots / mean service time, slowed by the slow windows in force at
     /// mid-second, 0 while crashed (summed over replicas); with
@@ -712,6 +729,40 @@ impl RunResult {
                 format!("class_{}_success_rate", c.name),
                 MaybeReal(ratio(c.users_ok, c.users)),
                 "success rate of this class's users",
+                SHARE,
+            );
+        }
+        if !self.tenants.is_empty() {
+            // The big tenant against the others: two columns whatever the
+            // number of tenants.
+            let sum = |top: bool, ok: bool| -> u64 {
+                (self.tenants.iter())
+                    .filter(|t| (t.rank == 0) == top)
+                    .map(|t| if ok { t.users_ok } else { t.users })
+                    .sum()
+            };
+            put(
+                "tenant_top_users".into(),
+                Count(sum(true, false)),
+                "users of the most frequent tenant (of each group with tenants)",
+                N,
+            );
+            put(
+                "tenant_top_success_rate".into(),
+                MaybeReal(ratio(sum(true, true), sum(true, false))),
+                "success rate of the most frequent tenant's users",
+                SHARE,
+            );
+            put(
+                "tenant_rest_users".into(),
+                Count(sum(false, false)),
+                "users of every other tenant",
+                N,
+            );
+            put(
+                "tenant_rest_success_rate".into(),
+                MaybeReal(ratio(sum(false, true), sum(false, false))),
+                "success rate of the other tenants' users",
                 SHARE,
             );
         }
@@ -1376,6 +1427,11 @@ pub fn metric_schema(scenario: &crate::Scenario) -> Vec<Metric> {
                 ..ClassStats::default()
             })
             .collect(),
+        tenants: if scenario.groups().any(|(_, c)| c.tenants > 1) {
+            vec![TenantStats::default()]
+        } else {
+            Vec::new()
+        },
         groups: if scenario.clients.is_empty() {
             Vec::new()
         } else {

@@ -152,6 +152,15 @@ pub struct Client {
     /// each user drawn into one by the shares. Empty: one class.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub classes: Vec<RequestClass>,
+    /// Tenant keys the users carry, drawn from a Zipf distribution over
+    /// this many tenants (0 or 1: one key for the whole group), for
+    /// per-key rate limits (`rate_limit_key = "tenant"`).
+    #[serde(default)]
+    pub tenants: u32,
+    /// The Zipf exponent: tenant k (from 1) is drawn with probability
+    /// proportional to 1 / k^s (0: uniform).
+    #[serde(default = "default_zipf_s")]
+    pub tenant_zipf_s: f64,
     /// Load spikes: windows in which the arrival rate is multiplied.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub spike: Vec<SlowWindow>,
@@ -314,6 +323,10 @@ pub struct Tier {
     pub rate_limit_kind: RateLimitKind,
     #[serde(default = "default_rate_window")]
     pub rate_limit_window_s: f64,
+    /// What the rate limit is counted by: all requests together, or each
+    /// user's tenant key its own limiter at the rate (a per-key limit).
+    #[serde(default)]
+    pub rate_limit_key: RateLimitKey,
     /// Adaptive concurrency limit below `slots` (AIMD or gradient, by
     /// `limit_algorithm`); see the `limit_*` paths.
     #[serde(default)]
@@ -332,6 +345,18 @@ pub struct Tier {
     pub limit_breaches: u32,
     #[serde(default = "default_limit_interval")]
     pub limit_interval_s: f64,
+    /// AIMD: growth after a clean window as a percentage of the limit, on
+    /// top of `limit_increase` (0: none).
+    #[serde(default)]
+    pub limit_increase_percent: f64,
+    /// AIMD: shortest time between two changes of the limit (0: none
+    /// beyond the windows).
+    #[serde(default)]
+    pub limit_hold_s: f64,
+    /// AIMD: what a window with fewer than `limit_min_samples` completions
+    /// does when `limit_interval_s` has passed.
+    #[serde(default)]
+    pub limit_sparse: LimitSparse,
     /// How the adaptive limit moves: AIMD on a latency target, or a
     /// gradient of long-term over short-term latency.
     #[serde(default)]
@@ -468,6 +493,10 @@ fn default_limit_smoothing() -> f64 {
 }
 fn default_limit_long_window() -> u32 {
     600
+}
+
+fn default_zipf_s() -> f64 {
+    1.0
 }
 
 fn default_burst() -> f64 {
@@ -939,6 +968,30 @@ pub enum RateLimitKind {
     /// A queue drained at the rate: requests wait their turn (at most
     /// `rate_limit_burst` of them) and enter one every 1 / rate.
     LeakyBucket,
+}
+
+/// What an adaptive limit's window with too few completions does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, VariantNames)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum LimitSparse {
+    /// It stays open until it has them.
+    #[default]
+    Wait,
+    /// It closes and gives no verdict (the minimum-sample guard).
+    Skip,
+}
+
+/// What a tier's rate limit is counted by.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, VariantNames)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum RateLimitKey {
+    /// One limiter for every request (per replica or service, by scope).
+    #[default]
+    None,
+    /// One limiter per tenant key (`client.tenants`).
+    Tenant,
 }
 
 /// What a tier's rate limit covers when it has replicas.

@@ -12,6 +12,7 @@ use crate::policy::{CoDel, ConcurrencyLimit, RateLimiter};
 use crate::random::Stream;
 use crate::result::{TierSeries, TierStats};
 use crate::scenario::QueueOrder;
+use crate::tenant::KeyedLimits;
 use crate::time::{NANOS_PER_SEC, NEVER, Nanos};
 use std::collections::VecDeque;
 
@@ -167,6 +168,8 @@ pub struct Has {
     pub class_service: bool,
     /// GC-like pauses that freeze work in service.
     pub gc_pauses: bool,
+    /// A rate limit per tenant key: the engine looks the request's key up.
+    pub keyed_rate_limit: bool,
 }
 
 impl Has {
@@ -182,6 +185,7 @@ impl Has {
             leaky_bucket: model.leaky_bucket,
             class_service: model.class_service.iter().any(Option::is_some),
             gc_pauses: model.gc.is_some(),
+            keyed_rate_limit: model.keyed_rate_limit.is_some(),
         }
     }
 }
@@ -205,14 +209,18 @@ pub struct Server {
     error_rng: Stream,
     codel: Option<CoDel>,
     rate_limit: Option<RateLimiter>,
+    /// Per tenant key, its own rate limit (instead of `rate_limit`).
+    key_limits: Option<KeyedLimits>,
     /// GC-like pauses, when the tier has them.
     pub pauses: Option<Pauses>,
     /// Requests waiting in the leaky bucket of the rate limit.
     in_bucket: u64,
     /// The look-aside cache in front of the tier (its only instance).
     pub cache: Option<CacheState>,
-    /// The adaptive concurrency limit, when the tier has one.
+    /// The adaptive concurrency limit, when the tier has one, and its
+    /// value at the end of each second (empty without).
     limit: Option<ConcurrencyLimit>,
+    limit_by_sec: Vec<u64>,
     pub stats: TierStats,
     /// The per-second counters, one record a second: an event touches one
     /// cache line and pays one bounds check for all of them.
@@ -271,10 +279,15 @@ impl Server {
             error_rng: Stream::new(seed, &format!("errors.{id}")),
             codel: model.codel.clone(),
             rate_limit: model.rate_limit.clone(),
+            key_limits: model.keyed_rate_limit.clone(),
             pauses: model.gc.as_ref().map(Pauses::new),
             in_bucket: 0,
             cache: (model.cache.as_ref()).map(|c| CacheState::new(c, seed, &model.name, secs)),
             limit: model.adaptive_limit.clone(),
+            limit_by_sec: match model.adaptive_limit {
+                Some(_) => vec![0; secs],
+                None => Vec::new(),
+            },
             stats: TierStats {
                 name: model.name.clone(),
                 arrival_bound_per_user: model.arrival_bound_per_user,
@@ -294,6 +307,18 @@ impl Server {
     #[inline]
     fn capacity(&self, slots: u32) -> u32 {
         self.limit.as_ref().map_or(slots, |l| l.limit().min(slots))
+    }
+
+    /// Records the queue, the busy slots and the adaptive limit at the end
+    /// of second `sec`.
+    #[inline]
+    pub fn sample(&mut self, sec: usize) {
+        let second = &mut self.seconds[sec];
+        second.queue_len = self.queue.len() as u64;
+        second.busy = self.busy as u64;
+        if let Some(l) = &self.limit {
+            self.limit_by_sec[sec] = l.limit() as u64;
+        }
     }
 
     /// Adds the queue's length times the time since the last change.
@@ -317,18 +342,36 @@ impl Server {
         self.stats.arrivals_after_user_left += ended as u64;
     }
 
-    /// Admission of a request of `class` arriving at `now` (second `sec`),
-    /// against the tier's shared rate limit when it has one:
+    /// Does the rate limit refuse a request of tenant `key` at `now`? The
+    /// tier's shared limiter, else the key's own, else the instance's.
+    #[inline]
+    fn rate_limited(
+        &mut self,
+        now: Nanos,
+        key: u32,
+        shared_limit: Option<&mut RateLimiter>,
+    ) -> bool {
+        match (shared_limit, &mut self.key_limits) {
+            (Some(b), _) => !b.try_take(now),
+            (None, Some(keyed)) => !keyed.try_take(key, now),
+            (None, None) => self.rate_limit.as_mut().is_some_and(|b| !b.try_take(now)),
+        }
+    }
+
+    /// Admission of a request of `class` and tenant `key` arriving at `now`
+    /// (second `sec`), against the tier's shared rate limit when it has one:
     /// it starts if a slot is free to it, else it queues, unless a
     /// protection rejects it (counted). Under FIFO a request never
     /// overtakes one of its class or above; `reply_first` lets it.
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     pub fn admit(
         &mut self,
         model: &ServerModel,
         now: Nanos,
         sec: usize,
         class: usize,
+        key: u32,
         reply_first: bool,
         shared_limit: Option<&mut RateLimiter>,
     ) -> Result<Admission, Rejection> {
@@ -340,7 +383,7 @@ impl Server {
             Some(Rejection::Shed)
         } else if !can_start && model.queue_cap.is_some_and(|cap| queued >= cap as usize) {
             Some(Rejection::QueueFull)
-        } else if (shared_limit.or(self.rate_limit.as_mut())).is_some_and(|b| !b.try_take(now)) {
+        } else if self.rate_limited(now, key, shared_limit) {
             // Only a request that would be admitted takes a token.
             Some(Rejection::RateLimited)
         } else {
@@ -578,6 +621,10 @@ impl Server {
             late: column(|c| c.late),
             queue_len: column(|c| c.queue_len),
             busy: column(|c| c.busy),
+            limit: match self.limit_by_sec.is_empty() {
+                true => vec![0; secs_n],
+                false => self.limit_by_sec,
+            },
             capacity_per_s,
             cache_hits: (self.cache.as_ref())
                 .map_or_else(|| vec![0; secs_n], |c| c.hits_per_s.clone()),
@@ -633,12 +680,12 @@ mod tests {
         let m = leaf();
         let mut srv = server(&m);
         let mut jobs = Jobs::default();
-        assert_eq!(srv.admit(&m, 0, 0, 0, false, None), Ok(Admission::Start));
+        assert_eq!(srv.admit(&m, 0, 0, 0, 0, false, None), Ok(Admission::Start));
         srv.on_start(0, 0);
-        assert_eq!(srv.admit(&m, 0, 0, 0, false, None), Ok(Admission::Queue));
+        assert_eq!(srv.admit(&m, 0, 0, 0, 0, false, None), Ok(Admission::Queue));
         srv.enqueue(request(&mut jobs, NEVER, false), 0, 0);
         assert_eq!(
-            srv.admit(&m, 0, 0, 0, false, None),
+            srv.admit(&m, 0, 0, 0, 0, false, None),
             Err(Rejection::QueueFull)
         );
         assert_eq!((srv.stats.admitted, srv.stats.rejected_full), (2, 1));
@@ -656,17 +703,17 @@ mod tests {
         srv.on_start(0, 0);
         srv.enqueue(request(&mut jobs, NEVER, false), 0, 0);
         assert_eq!(
-            srv.admit(&m, 0, 0, 0, false, None),
+            srv.admit(&m, 0, 0, 0, 0, false, None),
             Err(Rejection::QueueFull)
         );
         m.queue_cap = None;
-        assert_eq!(srv.admit(&m, 0, 0, 0, false, None), Ok(Admission::Queue));
+        assert_eq!(srv.admit(&m, 0, 0, 0, 0, false, None), Ok(Admission::Queue));
         assert_eq!(
-            srv.admit(&m, 0, 0, 0, false, None),
+            srv.admit(&m, 0, 0, 0, 0, false, None),
             Err(Rejection::RateLimited)
         );
         m.shed_queue = vec![Some(1)];
-        assert_eq!(srv.admit(&m, 0, 0, 0, false, None), Err(Rejection::Shed));
+        assert_eq!(srv.admit(&m, 0, 0, 0, 0, false, None), Err(Rejection::Shed));
         let t = &srv.stats;
         assert_eq!((t.rejected_full, t.rate_limited, t.shed), (1, 1, 1));
     }
@@ -679,10 +726,10 @@ mod tests {
         let mut jobs = Jobs::default();
         srv.enqueue(request(&mut jobs, NEVER, false), 0, 0);
         assert_eq!(
-            srv.admit(&m, 0, 0, 0, false, None),
+            srv.admit(&m, 0, 0, 0, 0, false, None),
             Err(Rejection::QueueFull)
         );
-        assert_eq!(srv.admit(&m, 0, 0, 0, true, None), Ok(Admission::Start));
+        assert_eq!(srv.admit(&m, 0, 0, 0, 0, true, None), Ok(Admission::Start));
     }
 
     #[test]

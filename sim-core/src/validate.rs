@@ -21,6 +21,10 @@ pub const MAX_CLOSED_USERS: u32 = 1_000_000;
 /// beyond it).
 pub const MAX_CONSUMERS: u32 = 1_000_000;
 
+/// Most tenants of one client group: each keeps a share in a table, and
+/// each keyed rate limit a limiter, for the whole run.
+pub const MAX_TENANTS: u32 = 100_000;
+
 /// Most replicas of one tier, and server instances (replicas of every tier)
 /// in all: a request names its instance in one byte, so that a job stays
 /// one cache line.
@@ -214,6 +218,10 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
             path("rate_limit_scope"),
             "a shared rate limit needs `rate_limit_per_s` > 0 at this tier",
         );
+        check_aimd_only(t, &mut check);
+        if t.rate_limit_key == crate::scenario::RateLimitKey::Tenant {
+            check_tenant_key(s, t, &mut check);
+        }
         check(
             non_negative(t.codel_target_s),
             path("codel_target_s"),
@@ -538,6 +546,23 @@ fn check_group(
             "must be > 0 (shares are relative weights)",
         );
     }
+    check(
+        c.tenants <= MAX_TENANTS,
+        format!("{g}.tenants"),
+        &format!("must be at most {MAX_TENANTS}"),
+    );
+    check(
+        c.tenant_zipf_s.is_finite() && (0.0..=10.0).contains(&c.tenant_zipf_s),
+        format!("{g}.tenant_zipf_s"),
+        "must be between 0 and 10",
+    );
+    check(
+        c.tenants > 1 || c.tenant_zipf_s == 1.0,
+        format!("{g}.tenant_zipf_s"),
+        &format!(
+            "shapes the tenants' shares, and {g} has one key (`{g}.tenants` <= 1): set `{g}.tenants` > 1"
+        ),
+    );
     for (i, w) in c.spike.iter().enumerate() {
         let path = if i == 0 {
             format!("{g}.spike.replicas")
@@ -603,6 +628,67 @@ fn check_queue(g: &str, c: &crate::scenario::Client, check: &mut impl FnMut(bool
         c.closed.is_off(),
         path("consumers"),
         "a queue's producers are the group's open arrivals; closed-loop users wait for their own outcome, which a published message does not",
+    );
+}
+
+/// The AIMD limit's own steps: refused where no AIMD limit acts.
+fn check_aimd_only(t: &crate::scenario::Tier, check: &mut impl FnMut(bool, String, &str)) {
+    let path = |k: &str| format!("{}.{k}", t.name);
+    check(
+        (0.0..=100.0).contains(&t.limit_increase_percent),
+        path("limit_increase_percent"),
+        "must be between 0 and 100",
+    );
+    check(
+        t.limit_hold_s.is_finite() && t.limit_hold_s >= 0.0,
+        path("limit_hold_s"),
+        "must be >= 0",
+    );
+    let aimd = t.adaptive_limit && t.limit_algorithm == crate::scenario::LimitAlgorithm::Aimd;
+    let why = if t.adaptive_limit {
+        "acts on the AIMD rule only, and this tier's adaptive limit is the gradient rule (`limit_algorithm = \"gradient\"`)"
+    } else {
+        "acts on the AIMD adaptive limit only: set `adaptive_limit = true` at this tier"
+    };
+    for (key, default) in [
+        ("limit_increase_percent", t.limit_increase_percent == 0.0),
+        ("limit_hold_s", t.limit_hold_s == 0.0),
+        (
+            "limit_sparse",
+            t.limit_sparse == crate::scenario::LimitSparse::Wait,
+        ),
+    ] {
+        check(aimd || default, path(key), why);
+    }
+}
+
+/// A per-tenant rate limit: a limit to key, keys to count by, and a
+/// limiter that can be split by key.
+fn check_tenant_key(
+    s: &Scenario,
+    t: &crate::scenario::Tier,
+    check: &mut impl FnMut(bool, String, &str),
+) {
+    let path = format!("{}.rate_limit_key", t.name);
+    check(
+        t.rate_limit_per_s > 0.0,
+        path.clone(),
+        "a per-tenant rate limit needs `rate_limit_per_s` > 0 at this tier",
+    );
+    check(
+        s.groups().any(|(_, c)| c.tenants > 1),
+        path.clone(),
+        "no user carries a tenant key: set `client.tenants` (or a group's) > 1",
+    );
+    check(
+        t.rate_limit_scope == crate::scenario::LimitScope::Replica,
+        path.clone(),
+        "per-tenant limiters shared by the replicas (`rate_limit_scope = \"service\"`) are not modelled: each replica keeps its own per tenant",
+    );
+    check(
+        t.rate_limit_kind != crate::scenario::RateLimitKind::LeakyBucket,
+        path,
+        "a leaky bucket is one queue in front of the tier, not one per tenant: use token_bucket, fixed_window or sliding_window",
     );
 }
 

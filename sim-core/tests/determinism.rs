@@ -140,6 +140,7 @@ fn snapshot(r: &RunResult) -> Vec<(String, String)> {
             late,
             queue_len,
             busy,
+            limit,
             capacity_per_s,
             cache_hits,
             cache_misses,
@@ -161,6 +162,10 @@ fn snapshot(r: &RunResult) -> Vec<(String, String)> {
         if cache_hits.iter().chain(cache_misses).any(|&c| c > 0) {
             series(format!("{name}.cache_hits"), counts(cache_hits));
             series(format!("{name}.cache_misses"), counts(cache_misses));
+        }
+        // Only a tier with an adaptive limit has it (none in the pins).
+        if limit.iter().any(|&l| l > 0) {
+            series(format!("{name}.limit"), counts(limit));
         }
         for (k, r) in replicas.iter().enumerate() {
             series(format!("{name}.replica{k}.queue_len"), counts(&r.queue_len));

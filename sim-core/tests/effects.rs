@@ -420,7 +420,43 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "svc_b.limit_interval_s",
         "0.5",
     ),
+    (
+        "ch37",
+        "strategy=protected client.rate_per_s=30 svc_b.adaptive_limit=true svc_b.limit_latency_s=0.1",
+        "svc_b.limit_increase_percent",
+        "10",
+    ),
+    (
+        "ch37",
+        "svc_b.adaptive_limit=true",
+        "svc_b.limit_hold_s",
+        "1",
+    ),
+    (
+        "ch37",
+        "svc_b.adaptive_limit=true svc_b.limit_min_samples=50",
+        "svc_b.limit_sparse",
+        "skip",
+    ),
     ("ch37", "", "svc_b.rate_limit_per_s", "300"),
+    (
+        "tenants.toml",
+        "api.rate_limit_key=tenant api.rate_limit_per_s=20",
+        "client.tenants",
+        "5",
+    ),
+    (
+        "tenants.toml",
+        "api.rate_limit_key=tenant api.rate_limit_per_s=20",
+        "client.tenant_zipf_s",
+        "2",
+    ),
+    (
+        "tenants.toml",
+        "api.rate_limit_per_s=20",
+        "api.rate_limit_key",
+        "tenant",
+    ),
     (
         "ch37",
         "svc_b.replicas=4 svc_b.rate_limit_per_s=100",
@@ -609,6 +645,7 @@ fn scenario(base: &str, context: &str) -> Scenario {
         "limiter.toml" => "client.spike",
         "cold-cache.toml" => "db.cache.flush_",
         "replay.toml" => "db.crash",
+        "tenants.toml" => "api.slow",
         _ => "svc_b.slow",
     };
     let dot = if trigger.ends_with('_') { "" } else { "." };

@@ -79,7 +79,7 @@ struct ColumnDoc {
 pub const COLUMNS_KEY: &str = "sweep.columns";
 
 /// The per-second counters of each tier in `series` (`<tier>_<suffix>`).
-const TIER_SERIES: [(&str, SeriesColumn, &str, &str); 10] = [
+const TIER_SERIES: [(&str, SeriesColumn, &str, &str); 11] = [
     (
         "arrivals",
         |x| &x.arrivals,
@@ -127,6 +127,12 @@ const TIER_SERIES: [(&str, SeriesColumn, &str, &str); 10] = [
         |x| &x.busy,
         "busy slots at the end of the second",
         "slots",
+    ),
+    (
+        "limit",
+        |x| &x.limit,
+        "the adaptive concurrency limit at the end of the second, summed over replicas (0 without one)",
+        "requests",
     ),
     (
         "cache_hits",
