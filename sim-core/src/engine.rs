@@ -403,15 +403,8 @@ impl Sim<'_> {
                 Action::GcTick(s) => self.gc_tick(s as usize),
                 Action::LeftBucket(job) => self.out_of_bucket(job),
                 Action::PausedWorkDone(job, mark) => self.paused_work_done(job, mark),
-                Action::Deliver(g) => {
-                    let now = self.now;
-                    self.backlog(g as usize).woken(now);
-                    self.consume(g as usize);
-                }
-                Action::DueAgain(g) => {
-                    self.backlog(g as usize).due_again();
-                    self.consume(g as usize);
-                }
+                Action::Deliver(g) => self.wake_consumers(g as usize),
+                Action::DueAgain(g) => self.due_again(g as usize),
             }
         }
         self.now = self.m.horizon;
@@ -570,11 +563,6 @@ impl Sim<'_> {
                 second.queue_len = s.queue.len() as u64;
                 second.busy = s.busy as u64;
             }
-            if self.queues {
-                for b in self.backlogs.iter_mut().flatten() {
-                    b.by_sec[self.next_sample] = b.len();
-                }
-            }
             self.next_sample += 1;
         }
     }
@@ -635,9 +623,27 @@ impl Sim<'_> {
     /// A producer of group `g` publishes a message to its queue.
     #[inline(never)]
     fn publish(&mut self, g: usize) {
-        if self.backlog(g).publish() {
+        let now = self.now;
+        if self.backlog(g).publish(now) {
             self.consume(g);
         }
+    }
+
+    /// The drain rate lets group `g`'s consumers take a message, or one
+    /// of them has become free.
+    #[inline(never)]
+    fn wake_consumers(&mut self, g: usize) {
+        let now = self.now;
+        self.backlog(g).woken(now);
+        self.consume(g);
+    }
+
+    /// A message of group `g` put back after a failed delivery is due.
+    #[inline(never)]
+    fn due_again(&mut self, g: usize) {
+        let now = self.now;
+        self.backlog(g).due_again(now);
+        self.consume(g);
     }
 
     /// Group `g`'s consumers take the messages they may now, each delivery
@@ -1465,10 +1471,7 @@ impl Sim<'_> {
                     let seconds = g.arrivals_by_sec.len();
                     let (queue, backlog) = backlog.map_or_else(
                         || (Default::default(), vec![0; seconds]),
-                        |b| {
-                            let by_sec = b.by_sec.clone();
-                            (b.into_stats(self.m.window.1, self.m.horizon), by_sec)
-                        },
+                        |b| b.finish(self.m.window.1, self.m.horizon),
                     );
                     let recovery = self.m.recovery(model.arrivals_end);
                     let stats = GroupStats {
