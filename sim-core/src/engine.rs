@@ -569,7 +569,11 @@ impl Sim<'_> {
 
     /// A user request of group `g` arrives; `sender` is the closed-loop
     /// user who sent it (`u32::MAX`: an open arrival); `again`: it
-    /// redelivers a message, so its requests count as retries.
+    /// redelivers a message, so its requests count as retries. Always
+    /// inlined: a message queue's consumers are a third caller, after
+    /// which the compiler stopped inlining it into the event loop (+0.4%
+    /// instructions on ch37, which has no queue).
+    #[inline(always)]
     fn user_arrives(&mut self, g: usize, sender: u32, again: bool) {
         let user = self.users as u32;
         self.users += 1;
@@ -647,7 +651,9 @@ impl Sim<'_> {
     }
 
     /// Group `g`'s consumers take the messages they may now, each delivery
-    /// a user request of the group; or wait for the drain rate.
+    /// a user request of the group; or wait for the drain rate. Out of
+    /// line: the one copy of `user_arrives` outside the event loop.
+    #[inline(never)]
     fn consume(&mut self, g: usize) {
         loop {
             let now = self.now;
