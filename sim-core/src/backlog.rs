@@ -6,8 +6,9 @@
 //! back after a failed delivery, and taken first: they are older),
 //! messages put back and not yet due again (`waiting`), and deliveries in
 //! flight. A redelivery is the queue's retry: its requests count as
-//! retries in the tiers' series. The engine turns a [`Take::Deliver`] into one user request of
-//! the group and reports its end with [`Backlog::delivered`].
+//! retries in the tiers' series. The engine turns a [`Take::Deliver`]
+//! into one user request of the group and reports its end with
+//! [`Backlog::delivered`].
 
 use crate::result::QueueStats;
 use crate::scenario::Queue;
@@ -63,8 +64,10 @@ pub struct Backlog {
     /// The instant a wake-up (`Action::Deliver`) is scheduled for, if any.
     wake: Option<Nanos>,
     pub stats: QueueStats,
-    /// Messages waiting at the end of each second.
+    /// Messages waiting at the end of each second, filled up to
+    /// `sampled` (exclusive) as time passes.
     pub by_sec: Vec<u64>,
+    sampled: usize,
 }
 
 impl Backlog {
@@ -79,6 +82,21 @@ impl Backlog {
             wake: None,
             stats: QueueStats::default(),
             by_sec: vec![0; secs],
+            sampled: 0,
+        }
+    }
+
+    /// Records the messages waiting at every whole second up to `now`
+    /// before they change at `now`: what a sample at instant k sees is
+    /// the state before the events at k, as the tiers' samples. Kept here
+    /// rather than in the engine's per-event sampling, which runs without
+    /// queues too.
+    fn catch_up(&mut self, now: Nanos) {
+        let len = self.len();
+        while self.sampled < self.by_sec.len() && (self.sampled as Nanos + 1) * NANOS_PER_SEC <= now
+        {
+            self.by_sec[self.sampled] = len;
+            self.sampled += 1;
         }
     }
 
@@ -94,7 +112,8 @@ impl Backlog {
 
     /// A producer publishes a message: kept, or dropped when the backlog
     /// is full. Returns whether it was kept.
-    pub fn publish(&mut self) -> bool {
+    pub fn publish(&mut self, now: Nanos) -> bool {
+        self.catch_up(now);
         self.stats.published += 1;
         if self.model.max_backlog.is_some_and(|m| self.len() >= m) {
             self.stats.dropped += 1;
@@ -114,6 +133,7 @@ impl Backlog {
         if now < self.next_start {
             return Take::At(self.next_start);
         }
+        self.catch_up(now);
         self.ready -= 1;
         let again = self.ready_again > 0;
         self.ready_again -= again as u64;
@@ -131,12 +151,14 @@ impl Backlog {
             return None;
         }
         self.stats.redelivered += 1;
+        self.catch_up(now);
         self.waiting += 1;
         Some(now.saturating_add(self.model.redeliver_after))
     }
 
     /// A message put back is due again.
-    pub fn due_again(&mut self) {
+    pub fn due_again(&mut self, now: Nanos) {
+        self.catch_up(now);
         self.waiting -= 1;
         self.ready += 1;
         self.ready_again += 1;
@@ -163,7 +185,9 @@ impl Backlog {
     /// ending at `window_end`: the first whole second `k >= window_end`
     /// sampled before the horizon (`by_sec[k - 1]`, the end of second
     /// `k - 1`) with no message waiting.
-    pub fn into_stats(mut self, window_end: Nanos, horizon: Nanos) -> QueueStats {
+    /// Returns them with the messages waiting at the end of each second.
+    pub fn finish(mut self, window_end: Nanos, horizon: Nanos) -> (QueueStats, Vec<u64>) {
+        self.catch_up(horizon);
         self.stats.backlog_end = self.len();
         self.stats.in_flight_end = self.in_flight as u64;
         let first = window_end.div_ceil(NANOS_PER_SEC).max(1);
@@ -173,7 +197,7 @@ impl Backlog {
             .find(|k| self.by_sec[*k as usize - 1] == 0)
             .map(|k| k as f64 - end_s);
         self.stats.drain_censor_s = (last + 1).max(first) as f64 - end_s;
-        self.stats
+        (self.stats, self.by_sec)
     }
 }
 
@@ -194,7 +218,7 @@ mod tests {
     #[test]
     fn consumers_bound_the_deliveries_in_flight() {
         let mut b = backlog(2, 0, None);
-        (0..5).for_each(|_| assert!(b.publish()));
+        (0..5).for_each(|_| assert!(b.publish(0)));
         assert_eq!(b.take(0), Take::Deliver { again: false });
         assert_eq!(b.take(0), Take::Deliver { again: false });
         assert_eq!(b.take(0), Take::Idle);
@@ -206,7 +230,7 @@ mod tests {
     #[test]
     fn the_drain_rate_spaces_delivery_starts() {
         let mut b = backlog(10, 200, None);
-        (0..3).for_each(|_| assert!(b.publish()));
+        (0..3).for_each(|_| assert!(b.publish(0)));
         assert_eq!(b.take(5), Take::Deliver { again: false });
         assert_eq!(b.take(5), Take::At(205));
         assert_eq!(b.take(204), Take::At(205));
@@ -218,12 +242,12 @@ mod tests {
     #[test]
     fn a_failed_delivery_is_due_again_after_the_delay() {
         let mut b = backlog(1, 0, None);
-        b.publish();
+        b.publish(0);
         assert_eq!(b.take(0), Take::Deliver { again: false });
         assert_eq!(b.delivered(false, 30), Some(730));
         assert_eq!(b.take(30), Take::Idle);
         assert_eq!(b.len(), 1);
-        b.due_again();
+        b.due_again(730);
         assert_eq!(b.take(730), Take::Deliver { again: true });
         assert_eq!(b.stats.redelivered, 1);
     }
@@ -231,10 +255,10 @@ mod tests {
     #[test]
     fn a_full_backlog_drops_what_is_published() {
         let mut b = backlog(1, 0, Some(2));
-        assert!(b.publish() && b.publish());
-        assert!(!b.publish());
+        assert!(b.publish(0) && b.publish(0));
+        assert!(!b.publish(0));
         assert_eq!(b.take(0), Take::Deliver { again: false });
-        assert!(b.publish());
+        assert!(b.publish(0));
         assert_eq!(
             (b.stats.published, b.stats.dropped, b.stats.backlog_peak),
             (4, 1, 2)
@@ -245,13 +269,15 @@ mod tests {
     fn drained_at_the_first_second_with_nothing_waiting() {
         let mut b = backlog(1, 0, None);
         b.by_sec = vec![0, 5, 3, 0, 0];
-        let s = b.into_stats(secs_to_nanos(1.5), secs_to_nanos(5.0));
+        b.sampled = 5;
+        let (s, _) = b.finish(secs_to_nanos(1.5), secs_to_nanos(5.0));
         // Instants 2 and 3 still had messages waiting; instant 4 had none.
         assert_eq!(s.drain_s, Some(2.5));
         let mut b = backlog(1, 0, None);
         b.by_sec = vec![0, 5, 3, 0];
+        b.sampled = 3;
         // Instant 4 is past the horizon: never sampled.
-        let s = b.into_stats(secs_to_nanos(1.5), secs_to_nanos(3.5));
+        let (s, _) = b.finish(secs_to_nanos(1.5), secs_to_nanos(3.5));
         assert_eq!((s.drain_s, s.drain_censor_s), (None, 2.5));
     }
 }

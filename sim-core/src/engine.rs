@@ -420,15 +420,8 @@ impl Sim<'_> {
                 Action::GcTick(s) => self.gc_tick(s as usize),
                 Action::LeftBucket(job) => self.out_of_bucket(job),
                 Action::PausedWorkDone(job, mark) => self.paused_work_done(job, mark),
-                Action::Deliver(g) => {
-                    let now = self.now;
-                    self.backlog(g as usize).woken(now);
-                    self.consume(g as usize);
-                }
-                Action::DueAgain(g) => {
-                    self.backlog(g as usize).due_again();
-                    self.consume(g as usize);
-                }
+                Action::Deliver(g) => self.wake_consumers(g as usize),
+                Action::DueAgain(g) => self.due_again(g as usize),
             }
         }
         self.now = self.m.horizon;
@@ -586,18 +579,17 @@ impl Sim<'_> {
             for s in &mut self.servers {
                 s.sample(self.next_sample);
             }
-            if self.queues {
-                for b in self.backlogs.iter_mut().flatten() {
-                    b.by_sec[self.next_sample] = b.len();
-                }
-            }
             self.next_sample += 1;
         }
     }
 
     /// A user request of group `g` arrives; `sender` is the closed-loop
     /// user who sent it (`u32::MAX`: an open arrival); `again`: it
-    /// redelivers a message, so its requests count as retries.
+    /// redelivers a message, so its requests count as retries. Always
+    /// inlined: a message queue's consumers are a third caller, after
+    /// which the compiler stopped inlining it into the event loop (+0.4%
+    /// instructions on ch37, which has no queue).
+    #[inline(always)]
     fn user_arrives(&mut self, g: usize, sender: u32, again: bool) {
         let user = self.users as u32;
         self.users += 1;
@@ -654,13 +646,33 @@ impl Sim<'_> {
     /// A producer of group `g` publishes a message to its queue.
     #[inline(never)]
     fn publish(&mut self, g: usize) {
-        if self.backlog(g).publish() {
+        let now = self.now;
+        if self.backlog(g).publish(now) {
             self.consume(g);
         }
     }
 
+    /// The drain rate lets group `g`'s consumers take a message, or one
+    /// of them has become free.
+    #[inline(never)]
+    fn wake_consumers(&mut self, g: usize) {
+        let now = self.now;
+        self.backlog(g).woken(now);
+        self.consume(g);
+    }
+
+    /// A message of group `g` put back after a failed delivery is due.
+    #[inline(never)]
+    fn due_again(&mut self, g: usize) {
+        let now = self.now;
+        self.backlog(g).due_again(now);
+        self.consume(g);
+    }
+
     /// Group `g`'s consumers take the messages they may now, each delivery
-    /// a user request of the group; or wait for the drain rate.
+    /// a user request of the group; or wait for the drain rate. Out of
+    /// line: the one copy of `user_arrives` outside the event loop.
+    #[inline(never)]
     fn consume(&mut self, g: usize) {
         loop {
             let now = self.now;
@@ -1504,10 +1516,7 @@ impl Sim<'_> {
                     let seconds = g.arrivals_by_sec.len();
                     let (queue, backlog) = backlog.map_or_else(
                         || (Default::default(), vec![0; seconds]),
-                        |b| {
-                            let by_sec = b.by_sec.clone();
-                            (b.into_stats(self.m.window.1, self.m.horizon), by_sec)
-                        },
+                        |b| b.finish(self.m.window.1, self.m.horizon),
                     );
                     let recovery = self.m.recovery(model.arrivals_end);
                     let stats = GroupStats {

@@ -603,9 +603,14 @@ fn check_queue(g: &str, c: &crate::scenario::Client, check: &mut impl FnMut(bool
         path("max_backlog"),
         "must be >= 1 (or \"unbounded\"): 0 would drop every message",
     );
+    let not_client = "`client` is the online users, who wait for their own answers; a queue's consumers are a client group of their own: declare [clients.<name>] with queue.consumers";
     if q.is_off() {
         let defaults = crate::scenario::Queue::default();
-        let off = "acts only on a message queue, and this group has none: set queue.consumers >= 1";
+        let off = if g == "client" {
+            not_client
+        } else {
+            "acts only on a message queue, and this group has none: set queue.consumers >= 1"
+        };
         check(
             q.drain_rate_per_s == defaults.drain_rate_per_s,
             path("drain_rate_per_s"),
@@ -619,11 +624,7 @@ fn check_queue(g: &str, c: &crate::scenario::Client, check: &mut impl FnMut(bool
         check(q.max_backlog.is_none(), path("max_backlog"), off);
         return;
     }
-    check(
-        g != "client",
-        path("consumers"),
-        "`client` is the online users, who wait for their own answers; a queue's consumers are a client group of their own: declare [clients.<name>] with queue.consumers",
-    );
+    check(g != "client", path("consumers"), not_client);
     check(
         c.closed.is_off(),
         path("consumers"),

@@ -301,11 +301,14 @@ fn a_queue_is_off_by_default_and_its_knobs_are_refused_without_consumers() {
             "replay.queue.max_backlog: acts only on a message queue, and this group has none: set queue.consumers >= 1",
         ]
     );
+    let not_client = "`client` is the online users, who wait for their own answers; a queue's consumers are a client group of their own: declare [clients.<name>] with queue.consumers";
     assert_eq!(
         errors(&[("client.queue.consumers", "2")]),
-        [
-            "client.queue.consumers: `client` is the online users, who wait for their own answers; a queue's consumers are a client group of their own: declare [clients.<name>] with queue.consumers"
-        ]
+        [format!("client.queue.consumers: {not_client}")]
+    );
+    assert_eq!(
+        errors(&[("client.queue.drain_rate_per_s", "5")]),
+        [format!("client.queue.drain_rate_per_s: {not_client}")]
     );
     assert_eq!(
         errors(&[
