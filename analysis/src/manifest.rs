@@ -132,6 +132,15 @@ pub struct SampledAxis {
     pub integer: bool,
 }
 
+/// A trigger window of the scenario: its parameters' path prefix
+/// (`svc_b.slow`, `db.crash`, `client.spike`, `db.cache` for a flush).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TriggerWindow {
+    pub path: String,
+    pub start_s: f64,
+    pub duration_s: f64,
+}
+
 /// Provenance and counts, written beside the data (and as file metadata).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
@@ -161,6 +170,11 @@ pub struct Manifest {
     pub dimensions: Vec<Vec<String>>,
     /// The fixed overrides' paths (columns that do not vary).
     pub fixed: Vec<String>,
+    /// The scenario's own trigger windows, before the grid's overrides: a
+    /// report shades one that no column of the runs names as what it is
+    /// (a crash set in the scenario file, not the grid). Manifests written
+    /// before it have none.
+    pub triggers: Vec<TriggerWindow>,
     /// The grid's `[report]` options.
     pub report: ReportOptions,
     /// The sampled design, when the grid has `[sample]` (its last dimension).

@@ -915,8 +915,20 @@ pub fn triggers_of(sweep: &Sweep, run: usize) -> Vec<Shade> {
         (Some(a), Some(b)) => Some((a, b)),
         _ => None,
     };
-    // prefix -> (spike, start, duration, factor)
-    let mut found: Vec<TriggerColumns> = Vec::new();
+    // prefix -> (spike, start, duration, factor): the scenario's own
+    // windows first, then what the runs' columns say of each.
+    let mut found: Vec<TriggerColumns> = (sweep.manifest.triggers.iter())
+        .map(|t| {
+            let spike = t.path.contains(".spike");
+            (
+                t.path.clone(),
+                spike,
+                Some(t.start_s),
+                Some(t.duration_s),
+                None,
+            )
+        })
+        .collect();
     for name in sweep.runs.get_column_names() {
         let Some((prefix, spike, key)) = crate::load::trigger_key(name.as_str()) else {
             continue;
@@ -2578,6 +2590,41 @@ mod tests {
         let listed = std::fs::read_to_string(analysis.join(REPORT_FILES)).unwrap();
         assert!(!listed.contains("mine.png"), "{listed}");
         assert!(listed.lines().any(|l| l == "index.md"), "{listed}");
+    }
+
+    /// A trigger set in the scenario file, which no column of the runs
+    /// names, is shaded as what it is: a crash as an outage, from the
+    /// manifest's record of the scenario's windows.
+    #[test]
+    fn a_trigger_of_the_scenario_file_is_shaded_as_what_it_is() {
+        let tmp = write_sweep(
+            "db.slots",
+            &[4.0, 8.0],
+            &[
+                ("window_start_s", &|_, _| 10.0),
+                ("window_end_s", &|_, _| 30.0),
+            ],
+            "{}",
+        );
+        let mut sweep = Sweep::load(tmp.path()).unwrap();
+        let generic = triggers_of(&sweep, 0);
+        assert_eq!(
+            generic.iter().map(|s| s.kind).collect::<Vec<_>>(),
+            [ShadeKind::Trigger]
+        );
+        sweep.manifest.triggers = vec![crate::manifest::TriggerWindow {
+            path: "db.crash".into(),
+            start_s: 10.0,
+            duration_s: 20.0,
+        }];
+        assert_eq!(
+            triggers_of(&sweep, 0),
+            [Shade {
+                kind: ShadeKind::Outage,
+                from: 10.0,
+                to: 30.0
+            }]
+        );
     }
 
     /// An error, crash or cache-flush window is shaded as what it is.

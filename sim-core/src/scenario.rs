@@ -708,6 +708,24 @@ pub enum Dist {
     Lognormal,
 }
 
+/// One trigger window (see [`Scenario::triggers`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Trigger {
+    pub path: String,
+    pub start_s: f64,
+    pub duration_s: f64,
+}
+
+impl Trigger {
+    fn new(path: String, start_s: f64, duration_s: f64) -> Trigger {
+        Trigger {
+            path,
+            start_s,
+            duration_s,
+        }
+    }
+}
+
 /// A window `[start_s, start_s + duration_s)` in which something is
 /// multiplied by `factor`: a tier's service times (of requests that *start*
 /// inside it), or the client's arrival rate.
@@ -1239,6 +1257,67 @@ impl Scenario {
     /// The span covering every trigger (slow, error and crash windows and
     /// cache flushes of every tier, load spikes of the client): the "during" phase.
     /// `[0, 0)` when the scenario has no window.
+    /// Every trigger window of the scenario as its parameters' path prefix
+    /// (`svc_b.slow`, `svc_b.slow.1` for a tier's second, `client.spike`,
+    /// `db.crash`, `db.cache` for a flush), its start and length (a slow
+    /// window or spike of factor 1 is none): what a report shades, and as
+    /// what, when no column of the runs names it.
+    pub fn triggers(&self) -> Vec<Trigger> {
+        let indexed = |name: &str, list: &str, i: usize| match i {
+            0 => format!("{name}.{list}"),
+            _ => format!("{name}.{list}.{i}"),
+        };
+        let mut out = Vec::new();
+        for (g, c) in self.groups() {
+            for (i, w) in c.spike.iter().enumerate() {
+                if w.factor != 1.0 {
+                    out.push(Trigger::new(
+                        indexed(g, "spike", i),
+                        w.start_s,
+                        w.duration_s,
+                    ));
+                }
+            }
+        }
+        for t in &self.tiers {
+            let windows = [
+                (
+                    "slow",
+                    (t.slow.iter())
+                        .map(|w| (w.start_s, w.duration_s, w.factor))
+                        .collect::<Vec<_>>(),
+                ),
+                (
+                    "errors",
+                    (t.errors.iter())
+                        .map(|w| (w.start_s, w.duration_s, 0.0))
+                        .collect(),
+                ),
+                (
+                    "crash",
+                    (t.crash.iter())
+                        .map(|w| (w.start_s, w.duration_s, 0.0))
+                        .collect(),
+                ),
+            ];
+            for (list, spans) in windows {
+                for (i, (start, duration, factor)) in spans.into_iter().enumerate() {
+                    if factor != 1.0 {
+                        out.push(Trigger::new(indexed(&t.name, list, i), start, duration));
+                    }
+                }
+            }
+            if t.cache.hit_ratio > 0.0 && t.cache.flush_duration_s > 0.0 {
+                out.push(Trigger::new(
+                    format!("{}.cache", t.name),
+                    t.cache.flush_start_s,
+                    t.cache.flush_duration_s,
+                ));
+            }
+        }
+        out
+    }
+
     pub fn trigger_window_s(&self) -> (f64, f64) {
         let slow = (self.tiers.iter())
             .flat_map(|t| t.slow.iter())

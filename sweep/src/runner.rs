@@ -11,6 +11,7 @@ use crate::lock::Lock;
 use crate::progress::{Progress, human_duration};
 use crate::records::{Layout, Outcome, RunFailure};
 use crate::store::{Check, Manifest, Shard, Store, count_runs, parse_shard};
+use analysis::manifest::TriggerWindow;
 use clap::Args;
 use rayon::prelude::*;
 use std::cell::RefCell;
@@ -848,6 +849,13 @@ pub fn new_manifest(grid: &Grid, shard: Shard, threads: usize, planned: u64) -> 
             .collect(),
         dimensions: grid.dimensions.iter().map(|d| d.paths.clone()).collect(),
         fixed: grid.fixed.iter().map(|(k, _)| k.clone()).collect(),
+        triggers: (grid.base.triggers().into_iter())
+            .map(|t| TriggerWindow {
+                path: t.path,
+                start_s: t.start_s,
+                duration_s: t.duration_s,
+            })
+            .collect(),
         report: grid.report.clone(),
         design: grid.design.clone(),
         planned,
