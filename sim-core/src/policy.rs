@@ -345,7 +345,8 @@ pub struct AimdRule {
     /// Shortest time between two changes of the limit.
     pub hold: Nanos,
     /// A window closing with fewer than `min_samples`: `false` keeps it
-    /// open until it has them; `true` discards it (no verdict).
+    /// open until it has them; `true` discards it (no verdict) and ends a
+    /// breach streak.
     pub skip_sparse: bool,
 }
 
@@ -395,6 +396,9 @@ impl AimdLimit {
         }
         if self.samples < r.min_samples {
             if r.skip_sparse {
+                // No verdict, and the windows around it are no longer
+                // consecutive.
+                self.breaches = 0;
                 self.close_window(now);
             }
             return;
@@ -1622,7 +1626,7 @@ mod tests {
             skip_sparse: false,
             breaches: 1,
             hold: 0,
-            ..rule
+            ..rule.clone()
         });
         for t in 1..=19 {
             waiting.record(t * s, 2 * s, true);
@@ -1630,6 +1634,25 @@ mod tests {
         assert_eq!(waiting.limit, 320);
         waiting.record(20 * s, 2 * s, true);
         assert_eq!(waiting.limit, 304);
+        // A skipped window ends a breach streak: two full breaching
+        // windows with a sparse one between are not two in a row. A
+        // window closes at its first completion 1 s after the last close.
+        let mut streak = AimdLimit::new(AimdRule {
+            breaches: 2,
+            hold: 0,
+            ..rule
+        });
+        let slow =
+            |l: &mut AimdLimit, t: Nanos, n: u32| (0..n).for_each(|_| l.record(t, 2 * s, true));
+        slow(&mut streak, s / 2, 19);
+        slow(&mut streak, s, 1); // 20: a breach
+        slow(&mut streak, 2 * s, 1); // 1: skipped
+        slow(&mut streak, 5 * s / 2, 19);
+        slow(&mut streak, 3 * s, 1); // 20: a breach, the first in a row
+        assert_eq!(streak.limit, 320);
+        slow(&mut streak, 7 * s / 2, 19);
+        slow(&mut streak, 4 * s, 1); // the second in a row
+        assert_eq!(streak.limit, 304);
     }
 
     #[test]
