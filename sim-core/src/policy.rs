@@ -604,6 +604,8 @@ pub enum RateLimiter {
     Fixed(FixedWindow),
     Sliding(SlidingWindow),
     Leaky(LeakyBucket),
+    /// One limiter per tenant key (`rate_limit_key = "tenant"`).
+    Keyed(Box<crate::tenant::KeyedLimits>),
 }
 
 impl RateLimiter {
@@ -621,15 +623,17 @@ impl RateLimiter {
         }
     }
 
-    /// Admits one request at `now`, or not. A leaky bucket has admitted
-    /// it already, on its way into the tier (`LeakyBucket::admit_at`).
+    /// Admits one request of tenant `key` at `now`, or not (only a keyed
+    /// limiter reads the key). A leaky bucket has admitted it already, on
+    /// its way into the tier (`LeakyBucket::admit_at`).
     #[inline]
-    pub fn try_take(&mut self, now: Nanos) -> bool {
+    pub fn try_take(&mut self, now: Nanos, key: u32) -> bool {
         match self {
             RateLimiter::Token(b) => b.try_take(now),
             RateLimiter::Fixed(w) => w.try_take(now),
             RateLimiter::Sliding(w) => w.try_take(now),
             RateLimiter::Leaky(_) => true,
+            RateLimiter::Keyed(k) => k.try_take(key, now),
         }
     }
 }
@@ -1333,7 +1337,7 @@ mod tests {
     #[test]
     fn a_fixed_window_passes_a_double_burst_at_its_boundary_and_a_sliding_one_does_not() {
         let ms = crate::time::NANOS_PER_SEC / 1000;
-        let burst = |l: &mut RateLimiter, at: Nanos| (0..15).filter(|_| l.try_take(at)).count();
+        let burst = |l: &mut RateLimiter, at: Nanos| (0..15).filter(|_| l.try_take(at, 0)).count();
         let s = crate::time::NANOS_PER_SEC;
         let mut fixed = RateLimiter::new(RateLimitKind::FixedWindow, 10.0, 1.0, s);
         assert_eq!(
