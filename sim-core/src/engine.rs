@@ -174,9 +174,9 @@ struct Source {
     /// so that runs without a profile keep their arrivals' draws.
     profile_draws: Stream,
     classes: Stream,
-    /// Tenant-key draws: a stream of their own, so that runs without
-    /// tenants keep every other draw.
-    tenants: Stream,
+    /// Tenant-key draws, in a group with tenants: a stream of their own,
+    /// so that runs without tenants keep every other draw.
+    tenants: Option<Stream>,
     /// Closed-loop users, when the group has them.
     closed: Option<ClosedLoop>,
     users: u64,
@@ -207,7 +207,10 @@ impl Source {
             arrivals: Stream::new(seed, &name("arrivals")),
             profile_draws: Stream::new(seed, &name("arrivals.profile")),
             classes: Stream::new(seed, &name("classes")),
-            tenants: Stream::new(seed, &name("tenants")),
+            tenants: g
+                .tenants
+                .draws()
+                .then(|| Stream::new(seed, &name("tenants"))),
             closed: g.closed.as_ref().map(|c| ClosedLoop {
                 think: Stream::new(seed, &name("think")),
                 last_done: vec![0; c.users as usize],
@@ -571,13 +574,14 @@ impl Sim<'_> {
         }
     }
 
-    /// Records queue lengths, busy slots and adaptive limits at every whole
-    /// second up to `t`.
+    /// Records queue lengths and busy slots at every whole second up to `t`.
     fn sample_until(&mut self, t: Nanos) {
         let secs = self.series.user_arrivals.len();
         while self.next_sample < secs && (self.next_sample as Nanos + 1) * NANOS_PER_SEC <= t {
             for s in &mut self.servers {
-                s.sample(self.next_sample);
+                let second = &mut s.seconds[self.next_sample];
+                second.queue_len = s.queue.len() as u64;
+                second.busy = s.busy as u64;
             }
             self.next_sample += 1;
         }
@@ -708,9 +712,9 @@ impl Sim<'_> {
     #[inline(never)]
     fn tenant_arrives(&mut self, g: usize) {
         let tenants = &self.m.groups[g].tenants;
-        let key = match tenants.draws() {
-            true => tenants.draw(&mut self.groups[g].tenants),
-            false => tenants.offset,
+        let key = match &mut self.groups[g].tenants {
+            Some(rng) => tenants.draw(rng),
+            None => tenants.offset,
         };
         self.user_tenant.push(key);
         self.tenant_users[key as usize] += 1;
@@ -958,11 +962,11 @@ impl Sim<'_> {
         let now = self.now;
         let class = self.user_class[j.user as usize] as usize;
         let reply_first = m.dispatch == Dispatch::ReplyFirst;
-        let key = match self.servers[s].has.keyed_rate_limit {
+        let srv = &mut self.servers[s];
+        let key = match srv.keys_rate_limit() {
             true => self.user_tenant[j.user as usize],
             false => 0,
         };
-        let srv = &mut self.servers[s];
         // Indexed only when shared: the check is on every arrival.
         let shared = match srv.has.shared_rate_limit {
             true => self.tier_rate_limits[model.tier].as_mut(),

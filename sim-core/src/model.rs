@@ -314,9 +314,6 @@ pub struct ServerModel {
     pub class_service: Vec<Option<ServiceModel>>,
     pub codel: Option<CoDel>,
     pub rate_limit: Option<RateLimiter>,
-    /// Per tenant key, its own rate limit (`rate_limit_key = "tenant"`,
-    /// instead of `rate_limit`).
-    pub keyed_rate_limit: Option<KeyedLimits>,
     /// The rate limit is a leaky bucket: requests pass it on arrival,
     /// before the tier's own admission.
     pub leaky_bucket: bool,
@@ -727,11 +724,14 @@ impl Model {
                         )),
                     }),
                     rate_limit: (t.rate_limit_per_s > 0.0
-                        && t.rate_limit_scope == LimitScope::Replica
-                        && t.rate_limit_key == RateLimitKey::None)
-                        .then(|| rate_limiter(t)),
-                    keyed_rate_limit: (t.rate_limit_key == RateLimitKey::Tenant)
-                        .then(|| KeyedLimits::new(rate_limiter(t), tenant_keys as usize)),
+                        && t.rate_limit_scope == LimitScope::Replica)
+                        .then(|| match t.rate_limit_key {
+                            RateLimitKey::None => rate_limiter(t),
+                            RateLimitKey::Tenant => RateLimiter::Keyed(Box::new(KeyedLimits::new(
+                                rate_limiter(t),
+                                tenant_keys as usize,
+                            ))),
+                        }),
                     leaky_bucket: t.rate_limit_per_s > 0.0
                         && t.rate_limit_kind == crate::scenario::RateLimitKind::LeakyBucket,
                     reject_latency: secs_to_nanos(t.reject_latency_s),

@@ -906,7 +906,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Tier,
         "limit_sparse",
         Kind::Choice(crate::scenario::LimitSparse::VARIANTS),
-        "AIMD limit: a window that reaches limit_interval_s with fewer than limit_min_samples completions: wait (the default: it stays open until it has them, then counts) or skip (the minimum-sample guard: it closes without a verdict, so a quiet tier's few slow requests never move the limit). AIMD only: refused with the gradient rule or without adaptive_limit.",
+        "AIMD limit: a window that reaches limit_interval_s with fewer than limit_min_samples completions: wait (the default: it stays open until it has them, then counts) or skip (the minimum-sample guard: it closes without a verdict and ends a breach streak, so a quiet tier's few slow requests never move the limit). AIMD only: refused with the gradient rule or without adaptive_limit.",
     ),
     p(
         Scope::Tier,

@@ -345,7 +345,8 @@ pub struct AimdRule {
     /// Shortest time between two changes of the limit.
     pub hold: Nanos,
     /// A window closing with fewer than `min_samples`: `false` keeps it
-    /// open until it has them; `true` discards it (no verdict).
+    /// open until it has them; `true` discards it (no verdict) and ends a
+    /// breach streak.
     pub skip_sparse: bool,
 }
 
@@ -395,6 +396,9 @@ impl AimdLimit {
         }
         if self.samples < r.min_samples {
             if r.skip_sparse {
+                // No verdict, and the windows around it are no longer
+                // consecutive.
+                self.breaches = 0;
                 self.close_window(now);
             }
             return;
@@ -600,6 +604,8 @@ pub enum RateLimiter {
     Fixed(FixedWindow),
     Sliding(SlidingWindow),
     Leaky(LeakyBucket),
+    /// One limiter per tenant key (`rate_limit_key = "tenant"`).
+    Keyed(Box<crate::tenant::KeyedLimits>),
 }
 
 impl RateLimiter {
@@ -617,15 +623,17 @@ impl RateLimiter {
         }
     }
 
-    /// Admits one request at `now`, or not. A leaky bucket has admitted
-    /// it already, on its way into the tier (`LeakyBucket::admit_at`).
+    /// Admits one request of tenant `key` at `now`, or not (only a keyed
+    /// limiter reads the key). A leaky bucket has admitted it already, on
+    /// its way into the tier (`LeakyBucket::admit_at`).
     #[inline]
-    pub fn try_take(&mut self, now: Nanos) -> bool {
+    pub fn try_take(&mut self, now: Nanos, key: u32) -> bool {
         match self {
             RateLimiter::Token(b) => b.try_take(now),
             RateLimiter::Fixed(w) => w.try_take(now),
             RateLimiter::Sliding(w) => w.try_take(now),
             RateLimiter::Leaky(_) => true,
+            RateLimiter::Keyed(k) => k.try_take(key, now),
         }
     }
 }
@@ -1329,7 +1337,7 @@ mod tests {
     #[test]
     fn a_fixed_window_passes_a_double_burst_at_its_boundary_and_a_sliding_one_does_not() {
         let ms = crate::time::NANOS_PER_SEC / 1000;
-        let burst = |l: &mut RateLimiter, at: Nanos| (0..15).filter(|_| l.try_take(at)).count();
+        let burst = |l: &mut RateLimiter, at: Nanos| (0..15).filter(|_| l.try_take(at, 0)).count();
         let s = crate::time::NANOS_PER_SEC;
         let mut fixed = RateLimiter::new(RateLimitKind::FixedWindow, 10.0, 1.0, s);
         assert_eq!(
@@ -1622,7 +1630,7 @@ mod tests {
             skip_sparse: false,
             breaches: 1,
             hold: 0,
-            ..rule
+            ..rule.clone()
         });
         for t in 1..=19 {
             waiting.record(t * s, 2 * s, true);
@@ -1630,6 +1638,25 @@ mod tests {
         assert_eq!(waiting.limit, 320);
         waiting.record(20 * s, 2 * s, true);
         assert_eq!(waiting.limit, 304);
+        // A skipped window ends a breach streak: two full breaching
+        // windows with a sparse one between are not two in a row. A
+        // window closes at its first completion 1 s after the last close.
+        let mut streak = AimdLimit::new(AimdRule {
+            breaches: 2,
+            hold: 0,
+            ..rule
+        });
+        let slow =
+            |l: &mut AimdLimit, t: Nanos, n: u32| (0..n).for_each(|_| l.record(t, 2 * s, true));
+        slow(&mut streak, s / 2, 19);
+        slow(&mut streak, s, 1); // 20: a breach
+        slow(&mut streak, 2 * s, 1); // 1: skipped
+        slow(&mut streak, 5 * s / 2, 19);
+        slow(&mut streak, 3 * s, 1); // 20: a breach, the first in a row
+        assert_eq!(streak.limit, 320);
+        slow(&mut streak, 7 * s / 2, 19);
+        slow(&mut streak, 4 * s, 1); // the second in a row
+        assert_eq!(streak.limit, 304);
     }
 
     #[test]

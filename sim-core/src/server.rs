@@ -12,7 +12,6 @@ use crate::policy::{CoDel, ConcurrencyLimit, RateLimiter};
 use crate::random::Stream;
 use crate::result::{TierSeries, TierStats};
 use crate::scenario::QueueOrder;
-use crate::tenant::KeyedLimits;
 use crate::time::{NANOS_PER_SEC, NEVER, Nanos};
 use std::collections::VecDeque;
 
@@ -168,8 +167,6 @@ pub struct Has {
     pub class_service: bool,
     /// GC-like pauses that freeze work in service.
     pub gc_pauses: bool,
-    /// A rate limit per tenant key: the engine looks the request's key up.
-    pub keyed_rate_limit: bool,
 }
 
 impl Has {
@@ -185,7 +182,6 @@ impl Has {
             leaky_bucket: model.leaky_bucket,
             class_service: model.class_service.iter().any(Option::is_some),
             gc_pauses: model.gc.is_some(),
-            keyed_rate_limit: model.keyed_rate_limit.is_some(),
         }
     }
 }
@@ -209,18 +205,17 @@ pub struct Server {
     error_rng: Stream,
     codel: Option<CoDel>,
     rate_limit: Option<RateLimiter>,
-    /// Per tenant key, its own rate limit (instead of `rate_limit`).
-    key_limits: Option<KeyedLimits>,
     /// GC-like pauses, when the tier has them.
     pub pauses: Option<Pauses>,
     /// Requests waiting in the leaky bucket of the rate limit.
     in_bucket: u64,
     /// The look-aside cache in front of the tier (its only instance).
     pub cache: Option<CacheState>,
-    /// The adaptive concurrency limit, when the tier has one, and its
-    /// value at the end of each second (empty without).
+    /// The adaptive concurrency limit, when the tier has one, and each
+    /// change of it `(when, new limit)`: the per-second series comes from
+    /// them at the end, so that the event loop's sampling stays as it was.
     limit: Option<ConcurrencyLimit>,
-    limit_by_sec: Vec<u64>,
+    limit_changes: Vec<(Nanos, u32)>,
     pub stats: TierStats,
     /// The per-second counters, one record a second: an event touches one
     /// cache line and pays one bounds check for all of them.
@@ -279,15 +274,11 @@ impl Server {
             error_rng: Stream::new(seed, &format!("errors.{id}")),
             codel: model.codel.clone(),
             rate_limit: model.rate_limit.clone(),
-            key_limits: model.keyed_rate_limit.clone(),
             pauses: model.gc.as_ref().map(Pauses::new),
             in_bucket: 0,
             cache: (model.cache.as_ref()).map(|c| CacheState::new(c, seed, &model.name, secs)),
             limit: model.adaptive_limit.clone(),
-            limit_by_sec: match model.adaptive_limit {
-                Some(_) => vec![0; secs],
-                None => Vec::new(),
-            },
+            limit_changes: Vec::new(),
             stats: TierStats {
                 name: model.name.clone(),
                 arrival_bound_per_user: model.arrival_bound_per_user,
@@ -307,18 +298,6 @@ impl Server {
     #[inline]
     fn capacity(&self, slots: u32) -> u32 {
         self.limit.as_ref().map_or(slots, |l| l.limit().min(slots))
-    }
-
-    /// Records the queue, the busy slots and the adaptive limit at the end
-    /// of second `sec`.
-    #[inline]
-    pub fn sample(&mut self, sec: usize) {
-        let second = &mut self.seconds[sec];
-        second.queue_len = self.queue.len() as u64;
-        second.busy = self.busy as u64;
-        if let Some(l) = &self.limit {
-            self.limit_by_sec[sec] = l.limit() as u64;
-        }
     }
 
     /// Adds the queue's length times the time since the last change.
@@ -342,20 +321,11 @@ impl Server {
         self.stats.arrivals_after_user_left += ended as u64;
     }
 
-    /// Does the rate limit refuse a request of tenant `key` at `now`? The
-    /// tier's shared limiter, else the key's own, else the instance's.
+    /// Is the rate limit counted per tenant key (the engine then passes
+    /// the request's key to `admit`)?
     #[inline]
-    fn rate_limited(
-        &mut self,
-        now: Nanos,
-        key: u32,
-        shared_limit: Option<&mut RateLimiter>,
-    ) -> bool {
-        match (shared_limit, &mut self.key_limits) {
-            (Some(b), _) => !b.try_take(now),
-            (None, Some(keyed)) => !keyed.try_take(key, now),
-            (None, None) => self.rate_limit.as_mut().is_some_and(|b| !b.try_take(now)),
-        }
+    pub fn keys_rate_limit(&self) -> bool {
+        matches!(self.rate_limit, Some(RateLimiter::Keyed(_)))
     }
 
     /// Admission of a request of `class` and tenant `key` arriving at `now`
@@ -383,7 +353,8 @@ impl Server {
             Some(Rejection::Shed)
         } else if !can_start && model.queue_cap.is_some_and(|cap| queued >= cap as usize) {
             Some(Rejection::QueueFull)
-        } else if self.rate_limited(now, key, shared_limit) {
+        } else if (shared_limit.or(self.rate_limit.as_mut())).is_some_and(|b| !b.try_take(now, key))
+        {
             // Only a request that would be admitted takes a token.
             Some(Rejection::RateLimited)
         } else {
@@ -552,7 +523,11 @@ impl Server {
         self.busy_by_class[class] -= 1;
         self.busy_ns += (now - j.started) as u128;
         if let Some(l) = &mut self.limit {
+            let before = l.limit();
             l.record(now, now - j.arrived, ok, self.busy + 1);
+            if l.limit() != before {
+                self.limit_changes.push((now, l.limit()));
+            }
         }
         if j.abandoned() {
             // Not a completion: the work stopped before its end.
@@ -568,9 +543,33 @@ impl Server {
         }
     }
 
+    /// The adaptive limit at the end of each of `secs` seconds, as the
+    /// engine samples the rest (after the events before the second's end);
+    /// 0 without a limit.
+    fn limit_by_second(&self, model: &ServerModel, secs: usize) -> Vec<u64> {
+        let Some(first) = &model.adaptive_limit else {
+            return vec![0; secs];
+        };
+        let mut limit = first.limit();
+        let mut changes = self.limit_changes.iter().peekable();
+        (1..=secs as Nanos)
+            .map(|end| {
+                while let Some(&&(at, l)) = changes.peek() {
+                    if at >= end * NANOS_PER_SEC {
+                        break;
+                    }
+                    limit = l;
+                    changes.next();
+                }
+                limit as u64
+            })
+            .collect()
+    }
+
     /// The tier's counters and series at the end of the run (`now`).
     pub fn into_result(mut self, model: &ServerModel, now: Nanos) -> (TierStats, TierSeries) {
         self.account_queue(now);
+        let limit = self.limit_by_second(model, self.seconds.len());
 
         let secs = |ns: u128| ns as f64 / NANOS_PER_SEC as f64;
         let mut t = self.stats;
@@ -621,10 +620,7 @@ impl Server {
             late: column(|c| c.late),
             queue_len: column(|c| c.queue_len),
             busy: column(|c| c.busy),
-            limit: match self.limit_by_sec.is_empty() {
-                true => vec![0; secs_n],
-                false => self.limit_by_sec,
-            },
+            limit,
             capacity_per_s,
             cache_hits: (self.cache.as_ref())
                 .map_or_else(|| vec![0; secs_n], |c| c.hits_per_s.clone()),

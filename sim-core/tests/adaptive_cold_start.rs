@@ -80,7 +80,7 @@ fn without_the_guard_the_night_floors_the_limit_and_the_morning_is_turned_away()
             r.tiers[0].rejected_full
         );
         assert_eq!(rejected.iter().sum::<u64>(), 0, "{what}");
-        assert!(*lowest >= 300, "{what}: {lowest}");
+        assert_eq!(*lowest, 320, "{what}");
     }
 }
 

@@ -84,6 +84,18 @@ fn check(s: &Scenario, r: &RunResult, label: &str) {
             ctx("give-ups")
         );
     }
+    // Every user of a group with tenants is one tenant's, once.
+    for (g, c) in s.groups().filter(|(_, c)| c.tenants > 1) {
+        let tenants = r.tenants.iter().filter(|t| t.group == g);
+        let (users, ok) = tenants.fold((0, 0), |(u, o), t| (u + t.users, o + t.users_ok));
+        let own = (r.groups.iter().find(|x| x.name == g))
+            .map_or((r.users, r.users_ok), |x| (x.users, x.users_ok));
+        assert_eq!((users, ok), own, "{}", ctx(&format!("tenants of {g}")));
+        assert_eq!(
+            r.tenants.iter().filter(|t| t.group == g).count(),
+            c.tenants as usize
+        );
+    }
     if groups > 1 {
         let sum = |f: fn(&sim_core::result::GroupStats) -> u64| r.groups.iter().map(f).sum::<u64>();
         assert_eq!(sum(|g| g.users), r.users, "{}", ctx("group users"));
@@ -462,6 +474,28 @@ fn counts_add_up_with_a_leaky_bucket() {
         assert!(b.in_bucket_at_end > 0, "{scope}");
         check(&s, &r, &format!("leaky bucket, {scope}"));
     }
+}
+
+#[test]
+fn counts_add_up_with_per_tenant_limits() {
+    // Per-tenant limits at svc_b's two replicas, each keeping its own per
+    // tenant, with retries above and users in flight at the horizon.
+    let s = ch37(
+        "deadline",
+        "fifo",
+        &[
+            ("client.tenants", "30"),
+            ("client.tenant_zipf_s", "1.3"),
+            ("svc_b.replicas", "2"),
+            ("svc_b.rate_limit_key", "tenant"),
+            ("svc_b.rate_limit_per_s", "40"),
+            ("svc_b.rate_limit_burst", "10"),
+            ("horizon_s", "60.5"),
+        ],
+    );
+    let r = run(&s, 5);
+    assert!(r.tiers[2].rate_limited > 0 && r.users_unfinished > 0);
+    check(&s, &r, "per-tenant limits");
 }
 
 #[test]
