@@ -263,11 +263,35 @@ fn tenant_keys(m: &Model) -> usize {
     m.groups.iter().map(|g| g.tenants.count() as usize).sum()
 }
 
-/// Runs the model; with `trace_user`, also the steps taken for that user.
+/// The memory a run grows (the event queue's ring and lanes, the job
+/// slab, the per-user vectors), kept by a worker from one run to the next:
+/// a run clears it and fills it again without growing it from empty.
+/// Results do not depend on it (a test runs presets in turn with one).
+#[derive(Default)]
+pub struct Scratch {
+    events: Option<EventQueue<Action>>,
+    jobs: Jobs,
+    sender: Vec<u32>,
+    user_ended: Vec<bool>,
+    user_class: Vec<u8>,
+    ok_latencies: Vec<Nanos>,
+    failed_latencies: Vec<Nanos>,
+}
+
+/// `v`, emptied, with room for at least `n`.
+fn cleared<T>(mut v: Vec<T>, n: usize) -> Vec<T> {
+    v.clear();
+    v.reserve(n);
+    v
+}
+
+/// Runs the model in `scratch`'s memory; with `trace_user`, also the
+/// steps taken for that user.
 pub fn simulate(
     m: &Model,
     seed: u64,
     trace_user: Option<u32>,
+    scratch: &mut Scratch,
 ) -> Result<(RunResult, Vec<TraceStep>), RunError> {
     let secs = m.horizon_secs();
     let classes = m.class_names.len();
@@ -287,31 +311,40 @@ pub fn simulate(
         .collect();
     let callers = m.callers.iter().map(|c| Caller::new(c, seed)).collect();
     let (timeout_lane, reject_lane, lanes) = timer_lanes(m);
+    let events = match scratch.events.take() {
+        Some(mut q) => {
+            q.reset(lanes, m.horizon);
+            q
+        }
+        None => EventQueue::new(lanes, m.horizon),
+    };
+    let mut jobs = std::mem::take(&mut scratch.jobs);
+    jobs.clear();
     let mut sim = Sim {
         m,
         now: 0,
-        events: EventQueue::new(lanes, m.horizon),
+        events,
         processed: 0,
-        jobs: Jobs::default(),
+        jobs,
         servers,
         callers,
         groups: (m.groups.iter().enumerate())
             .map(|(i, g)| Source::new(g, i == 0, seed, secs))
             .collect(),
-        sender: Vec::new(),
+        sender: cleared(std::mem::take(&mut scratch.sender), 0),
         users: 0,
         users_ok: 0,
         users_failed: 0,
         phases: [Phase::default(); 3],
-        user_ended: Vec::with_capacity(users),
-        user_class: Vec::with_capacity(users),
+        user_ended: cleared(std::mem::take(&mut scratch.user_ended), users),
+        user_class: cleared(std::mem::take(&mut scratch.user_class), users),
         class_users: vec![0; m.class_names.len()],
         class_ok: vec![0; m.class_names.len()],
         user_tenant: Vec::new(),
         tenant_users: vec![0; if m.tenants { tenant_keys(m) } else { 0 }],
         tenant_ok: vec![0; if m.tenants { tenant_keys(m) } else { 0 }],
-        ok_latencies: Vec::with_capacity(users),
-        failed_latencies: Vec::new(),
+        ok_latencies: cleared(std::mem::take(&mut scratch.ok_latencies), users),
+        failed_latencies: cleared(std::mem::take(&mut scratch.failed_latencies), 0),
         series: Series {
             user_arrivals: vec![0; secs],
             user_ok_by_arrival: vec![0; secs],
@@ -354,7 +387,7 @@ pub fn simulate(
     }
     sim.run_until_horizon()?;
     let steps = sim.tracer.take().map_or_else(Vec::new, |t| t.steps);
-    Ok((sim.into_result(), steps))
+    Ok((sim.into_result(scratch), steps))
 }
 
 impl Sim<'_> {
@@ -1456,7 +1489,8 @@ impl Sim<'_> {
         self.servers[s].filling = false;
     }
 
-    fn into_result(mut self) -> RunResult {
+    /// The run's result; its memory goes back to `scratch`.
+    fn into_result(mut self, scratch: &mut Scratch) -> RunResult {
         // Users still in flight failed; requests still in service held their
         // slot until the horizon.
         let mut unfinished = 0;
@@ -1553,7 +1587,7 @@ impl Sim<'_> {
             group_series.clear();
         }
         self.series.groups = group_series;
-        RunResult {
+        let result = RunResult {
             events: self.processed,
             users: self.users,
             users_ok: self.users_ok,
@@ -1605,6 +1639,16 @@ impl Sim<'_> {
                 })
                 .collect(),
             series: self.series,
-        }
+        };
+        *scratch = Scratch {
+            events: Some(self.events),
+            jobs: self.jobs,
+            sender: self.sender,
+            user_ended: self.user_ended,
+            user_class: self.user_class,
+            ok_latencies: self.ok_latencies,
+            failed_latencies: self.failed_latencies,
+        };
+        result
     }
 }

@@ -120,6 +120,26 @@ impl<T: Copy> EventQueue<T> {
         }
     }
 
+    /// Empty again, as [`EventQueue::new`] makes it, but keeping the
+    /// memory its buckets and lanes grew.
+    pub fn reset(&mut self, lanes: usize, horizon: Nanos) {
+        self.horizon = horizon;
+        self.seq = 0;
+        self.cursor = 0;
+        self.current.clear();
+        self.ring.iter_mut().for_each(Vec::clear);
+        self.in_ring = 0;
+        self.overflow.clear();
+        self.lanes.resize_with(lanes, || Lane {
+            events: Vec::new(),
+            head: 0,
+        });
+        for lane in &mut self.lanes {
+            lane.events.clear();
+            lane.head = 0;
+        }
+    }
+
     pub fn push(&mut self, at: Nanos, item: T) {
         if at >= self.horizon {
             return;
@@ -292,6 +312,34 @@ mod tests {
             assert_eq!((a.at, a.item), (b.at, b.item));
         }
         assert!(q.pop().is_none());
+    }
+
+    /// A queue reset after use, events left in it, pops as a new one.
+    #[test]
+    fn a_reset_queue_pops_as_a_new_one() {
+        let fill = |q: &mut EventQueue<u64>| {
+            for i in 0..5_000u64 {
+                let at = (i * 7_919_993) % 3_000_000_000;
+                match i % 3 {
+                    0 => q.push_in_lane(0, at + 1_000_000_000, i),
+                    _ => q.push(at, i),
+                }
+            }
+        };
+        let mut used = EventQueue::new(3, Nanos::MAX);
+        fill(&mut used);
+        used.push_in_lane(2, 5, 0);
+        (0..1_000).for_each(|_| _ = used.pop());
+        used.reset(1, 2_500_000_000);
+        let mut new = EventQueue::new(1, 2_500_000_000);
+        fill(&mut used);
+        fill(&mut new);
+        let pops = |q: &mut EventQueue<u64>| {
+            std::iter::from_fn(|| q.pop().map(|e| (e.at, e.seq, e.item))).collect::<Vec<_>>()
+        };
+        let expected = pops(&mut new);
+        assert_eq!(expected.len(), 3_632);
+        assert_eq!(pops(&mut used), expected);
     }
 
     #[test]

@@ -247,6 +247,12 @@ impl Jobs {
         self.free.push(r.idx);
     }
 
+    /// No jobs, the slots' memory kept: numbered from 0 again, as new.
+    pub fn clear(&mut self) {
+        self.slots.clear();
+        self.free.clear();
+    }
+
     pub fn live(&self) -> impl Iterator<Item = &Job> {
         self.slots.iter().filter(|j| j.live())
     }

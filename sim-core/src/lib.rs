@@ -27,7 +27,7 @@ pub mod trace;
 mod validate;
 
 pub use builtin::{BUILTIN_SCENARIOS, CH37_STRATEGIES, builtin, ch37};
-pub use engine::RunError;
+pub use engine::{RunError, Scratch};
 pub use model::expected_users;
 pub use params::{ConfigError, apply_all, parse_value};
 pub use result::{Metric, RunResult, Value};
@@ -39,9 +39,20 @@ pub use validate::validate;
 /// problem at once; a run that exceeds its event budget returns an error
 /// instead of running on.
 pub fn run(scenario: &Scenario, seed: u64) -> Result<RunResult, RunError> {
+    run_in(scenario, seed, &mut Scratch::default())
+}
+
+/// Runs one simulation like [`run`], in the memory of earlier runs: a
+/// worker that runs many keeps one [`Scratch`] and passes it to each. The
+/// result is the same as [`run`]'s.
+pub fn run_in(
+    scenario: &Scenario,
+    seed: u64,
+    scratch: &mut Scratch,
+) -> Result<RunResult, RunError> {
     validate(scenario).map_err(RunError::Invalid)?;
     let model = model::Model::new(scenario);
-    engine::simulate(&model, seed, None).map(|(r, _)| r)
+    engine::simulate(&model, seed, None, scratch).map(|(r, _)| r)
 }
 
 /// Runs one simulation like [`run`] and also records every step taken on
@@ -54,7 +65,7 @@ pub fn trace(
 ) -> Result<(RunResult, Vec<TraceStep>), RunError> {
     validate(scenario).map_err(RunError::Invalid)?;
     let model = model::Model::new(scenario);
-    engine::simulate(&model, seed, Some(user))
+    engine::simulate(&model, seed, Some(user), &mut Scratch::default())
 }
 
 /// A built-in scenario (by name) or a scenario file (by path), with

@@ -69,6 +69,30 @@ fn threads_do_not_change_results() {
     assert_eq!(serial, parallel);
 }
 
+/// One worker's memory, passed from run to run (different presets and
+/// topologies, more lanes then fewer, a run stopped by its event budget
+/// halfway), changes no result.
+#[test]
+fn memory_kept_from_earlier_runs_changes_no_result() {
+    let mut scenarios: Vec<_> = (sim_core::CH37_STRATEGIES.iter())
+        .map(|p| ch37(p, "fifo", &[]))
+        .collect();
+    scenarios.insert(1, scenario("fan-out.toml", &[]));
+    scenarios.insert(
+        3,
+        scenario("three-hop.toml", &[("client.cancel", "always")]),
+    );
+    let mut scratch = sim_core::Scratch::default();
+    for s in &scenarios {
+        for seed in [1, 2] {
+            let kept = sim_core::run_in(s, seed, &mut scratch).expect("runs");
+            assert_eq!(kept, run(s, seed), "{} seed {seed}", s.name);
+        }
+        let stopped = ch37("naive", "fifo", &[("max_events", "50000")]);
+        assert!(sim_core::run_in(&stopped, 1, &mut scratch).is_err());
+    }
+}
+
 #[test]
 fn common_random_numbers_give_every_strategy_the_same_arrivals() {
     let arrivals: Vec<Vec<u64>> = sim_core::CH37_STRATEGIES

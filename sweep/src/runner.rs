@@ -80,6 +80,9 @@ pub struct RunArgs {
 
 thread_local! {
     static LAST_PANIC: RefCell<String> = const { RefCell::new(String::new()) };
+    /// Each worker thread's run memory, reused from run to run (a run that
+    /// panics leaves it empty, not inconsistent: it takes what it uses).
+    static SCRATCH: RefCell<sim_core::Scratch> = RefCell::new(sim_core::Scratch::default());
 }
 
 pub fn default_out(grid: &Grid) -> PathBuf {
@@ -787,7 +790,7 @@ pub fn execute_point(
             if inject_panic {
                 panic!("injected panic (test)");
             }
-            sim_core::run(&scenario, seed)
+            SCRATCH.with(|scratch| sim_core::run_in(&scenario, seed, &mut scratch.borrow_mut()))
         })
         .map_err(|_| RunFailure::Panicked(LAST_PANIC.with(|p| p.borrow().clone())))
         .and_then(|r| r.map_err(RunFailure::Run)),
