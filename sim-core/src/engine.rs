@@ -21,7 +21,7 @@
 use crate::cache::FROM_CACHE;
 use crate::caller::{Caller, NO_REPLICA, Outcome, RetryDecision, attempt_end, cancels_copies};
 use crate::event_queue::EventQueue;
-use crate::job::{Job, JobKind, JobRef, Jobs, NO_EDGE, NO_JOB};
+use crate::job::{Job, JobKind, JobRef, Jobs, NO_EDGE, NO_JOB, Origin};
 use crate::model::{CallModel, Downstream, GroupModel, Model, RateProfile};
 use crate::policy::RateLimiter;
 use crate::random::Stream;
@@ -586,10 +586,7 @@ impl Sim<'_> {
         };
         self.user_class.push(class);
         self.class_users[class as usize] += 1;
-        let job = (self.jobs).alloc(
-            Job::user(user, g as u16, self.now, group.user_deadline),
-            false,
-        );
+        let job = (self.jobs).alloc(Job::user(user, g as u16, self.now, group.user_deadline));
         self.start_attempt(job);
     }
 
@@ -697,12 +694,20 @@ impl Sim<'_> {
             Downstream::Leaf | Downstream::Fanout(_) => NO_EDGE,
         };
         let deadline = if call.propagate { end } else { NEVER };
-        let user = self.jobs.get_mut(caller).user;
-        let by_retry = caller_attempt > 1 || copy > 0 || self.jobs.by_retry(caller);
-        let job = self.jobs.alloc(
-            Job::request(s, edge, caller, caller_attempt, deadline, user),
-            by_retry,
-        );
+        let c = self.jobs.get_live(caller);
+        let user = c.user;
+        // The nearest retry or hedge: this request's own, else its caller's.
+        let origin = if copy > 0 {
+            Origin::HEDGE
+        } else if caller_attempt > 1 {
+            Origin::retry_from(c.edge)
+        } else {
+            c.origin
+        };
+        let job = self.jobs.alloc(Job {
+            origin,
+            ..Job::request(s, edge, caller, caller_attempt, deadline, user)
+        });
         if call.cancel != CancelMode::Never {
             self.copies.entry(caller.idx).or_insert([NO_JOB; 2])[copy] = job;
         }
@@ -770,7 +775,7 @@ impl Sim<'_> {
         let tier = self.m.servers[s].tier;
         self.servers[tier].per_user[user] += 1;
         let srv = &mut self.servers[s];
-        srv.on_arrival(sec, during, self.user_ended[user], self.jobs.by_retry(job));
+        srv.on_arrival(sec, during, self.user_ended[user], j.origin);
         let has = srv.has;
         if has.crashes && self.refused_while_down(s, job, j) {
             return;
@@ -1016,7 +1021,6 @@ impl Sim<'_> {
     /// matter. Each branch makes its attempts like any caller.
     fn fan_out(&mut self, parent: JobRef, edges: &[usize]) {
         let p = *self.jobs.get_mut(parent);
-        let by_retry = self.jobs.by_retry(parent);
         let branches: Vec<JobRef> = edges
             .iter()
             .map(|&e| {
@@ -1032,7 +1036,7 @@ impl Sim<'_> {
                     ..p
                 };
                 branch.set_waiting(false);
-                self.jobs.alloc(branch, by_retry)
+                self.jobs.alloc(branch)
             })
             .collect();
         self.fanouts.insert(
@@ -1349,10 +1353,11 @@ impl Sim<'_> {
         let recovery_s =
             recovery.time_s(&self.series.user_arrivals, &self.series.user_ok_by_arrival);
         let now = self.now;
+        let callers: Vec<String> = self.m.callers.iter().map(|c| c.name.clone()).collect();
         let mut instances: Vec<Option<(TierStats, TierSeries)>> =
             (std::mem::take(&mut self.servers).into_iter())
                 .zip(&self.m.servers)
-                .map(|(s, model)| Some(s.into_result(model, now)))
+                .map(|(s, model)| Some(s.into_result(model, now, &callers)))
                 .collect();
         let (tiers, tier_series) = (self.m.tier_instances.iter())
             .map(|ids| {

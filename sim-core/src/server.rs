@@ -6,11 +6,11 @@
 use crate::cache::CacheState;
 use crate::caller::Outcome;
 use crate::gc::Pauses;
-use crate::job::{Job, JobRef, Jobs};
+use crate::job::{Job, JobRef, Jobs, Origin};
 use crate::model::ServerModel;
 use crate::policy::{CoDel, ConcurrencyLimit, RateLimiter};
 use crate::random::Stream;
-use crate::result::{TierSeries, TierStats};
+use crate::result::{RetryOrigins, TierSeries, TierStats};
 use crate::scenario::QueueOrder;
 use crate::time::{NANOS_PER_SEC, NEVER, Nanos};
 use std::collections::VecDeque;
@@ -217,6 +217,8 @@ pub struct Server {
     /// The per-second counters, one record a second: an event touches one
     /// cache line and pays one bounds check for all of them.
     pub seconds: Vec<Second>,
+    /// The `retries` of `seconds` by what sent them.
+    retry_origins: RetryOrigins,
     pub busy_ns: u128,
     /// Total time requests spent queued before they started.
     wait_ns: u128,
@@ -281,6 +283,7 @@ impl Server {
                 ..TierStats::default()
             },
             seconds: vec![Second::default(); secs],
+            retry_origins: RetryOrigins::new(secs),
             busy_ns: 0,
             wait_ns: 0,
             queue_area_ns: 0,
@@ -307,11 +310,14 @@ impl Server {
     /// not, after its user request has `ended` or not (the engine counts it
     /// for its user at the tier's replica 0: `per_user`).
     #[inline]
-    pub fn on_arrival(&mut self, sec: usize, during: bool, ended: bool, retry: bool) {
+    pub fn on_arrival(&mut self, sec: usize, during: bool, ended: bool, origin: Origin) {
         self.stats.arrivals += 1;
         let second = &mut self.seconds[sec];
         second.arrivals += 1;
-        second.retries += retry as u64;
+        if origin.by_retry() {
+            second.retries += 1;
+            self.retry_origins.count(sec, origin);
+        }
         second.after_user_left += ended as u64;
         self.stats.arrivals_during += during as u64;
         self.stats.arrivals_after_user_left += ended as u64;
@@ -525,8 +531,14 @@ impl Server {
         }
     }
 
-    /// The tier's counters and series at the end of the run (`now`).
-    pub fn into_result(mut self, model: &ServerModel, now: Nanos) -> (TierStats, TierSeries) {
+    /// The tier's counters and series at the end of the run (`now`);
+    /// `callers`: the metric names of the scenario's edges.
+    pub fn into_result(
+        mut self,
+        model: &ServerModel,
+        now: Nanos,
+        callers: &[String],
+    ) -> (TierStats, TierSeries) {
         self.account_queue(now);
 
         let secs = |ns: u128| ns as f64 / NANOS_PER_SEC as f64;
@@ -568,10 +580,13 @@ impl Server {
             .collect();
         let column = |get: fn(&Second) -> u64| self.seconds.iter().map(get).collect();
         let secs_n = self.seconds.len();
+        let (retries_from, hedges) = self.retry_origins.into_series(callers);
         let series = TierSeries {
             name: model.name.clone(),
             arrivals: column(|c| c.arrivals),
             retries: column(|c| c.retries),
+            retries_from,
+            hedges,
             after_user_left: column(|c| c.after_user_left),
             admitted: column(|c| c.admitted),
             completed: column(|c| c.completed),
@@ -625,7 +640,7 @@ mod tests {
         if cancelled {
             job.set_cancelled();
         }
-        jobs.alloc(job, false)
+        jobs.alloc(job)
     }
 
     #[test]
