@@ -60,6 +60,11 @@ pub struct Layout {
     /// scenario, or `<tier>.replicas` set or swept), so the series carry
     /// each replica's queue and busy counts.
     pub replicated: Vec<bool>,
+    /// Per tier: the callers above it that may retry at some point of the
+    /// grid (their index in `Scenario::edges()` and metric name), so the
+    /// series carry `<tier>_retries_from_<caller>`: a column per caller
+    /// that can send retries, not per edge of the scenario.
+    pub retry_origins: Vec<Vec<(usize, String)>>,
     /// The client groups, `client` first, when the scenario has several
     /// (the series then carry each group's users by arrival).
     pub groups: Vec<String>,
@@ -78,7 +83,7 @@ struct ColumnDoc {
 pub const COLUMNS_KEY: &str = "sweep.columns";
 
 /// The per-second counters of each tier in `series` (`<tier>_<suffix>`).
-const TIER_SERIES: [(&str, SeriesColumn, &str, &str); 10] = [
+const TIER_SERIES: [(&str, SeriesColumn, &str, &str); 11] = [
     (
         "arrivals",
         |x| &x.arrivals,
@@ -89,6 +94,12 @@ const TIER_SERIES: [(&str, SeriesColumn, &str, &str); 10] = [
         "retries",
         |x| &x.retries,
         "arrivals that exist because of a retry or hedge sent by the tier's caller or any caller above it",
+        "count",
+    ),
+    (
+        "hedges",
+        |x| &x.hedges,
+        "the retries whose nearest retry or hedge in their lineage is a hedged copy (of any caller above)",
         "count",
     ),
     (
@@ -141,6 +152,41 @@ const TIER_SERIES: [(&str, SeriesColumn, &str, &str); 10] = [
     ),
 ];
 
+/// Per tier, the callers above it that may retry at some point of a grid
+/// whose point columns are `point`: `max_retries` above 0 in `scenario`
+/// (its first point), in one of its presets, or set or swept.
+fn retry_origins(
+    point: &[PointColumn],
+    scenario: &sim_core::Scenario,
+) -> Vec<Vec<(usize, String)>> {
+    let edges = scenario.edges();
+    let n = scenario.tiers.len();
+    // Tiers a request at each tier can lead to; edges only call later
+    // tiers, so from the last one up.
+    let mut reaches = vec![vec![false; n]; n];
+    for u in (0..n).rev() {
+        reaches[u][u] = true;
+        for e in edges.iter().filter(|e| e.from == Some(u)) {
+            let below = reaches[e.to].clone();
+            (reaches[u].iter_mut().zip(below)).for_each(|(r, b)| *r |= b);
+        }
+    }
+    let may_retry = |e: &sim_core::scenario::Edge| {
+        let key = format!("{}.max_retries", e.path);
+        e.call.max_retries > 0
+            || point.iter().any(|c| c.path == key)
+            || scenario.presets.values().any(|p| p.contains_key(&key))
+    };
+    (0..n)
+        .map(|t| {
+            (edges.iter().enumerate())
+                .filter(|(_, e)| reaches[e.to][t] && may_retry(e))
+                .map(|(i, e)| (i, e.name.clone()))
+                .collect()
+        })
+        .collect()
+}
+
 /// The tier series that also come per replica.
 const REPLICA_SERIES: [&str; 2] = ["queue_len", "busy"];
 
@@ -153,6 +199,7 @@ impl Layout {
             })
             .collect();
         Layout {
+            retry_origins: retry_origins(&point, scenario),
             point,
             metrics: sim_core::result::metric_schema(scenario),
             tiers: scenario.tiers.iter().map(|t| t.name.clone()).collect(),
@@ -256,12 +303,19 @@ impl Layout {
                 ),
             ]);
         }
-        for (t, replicated) in self.tiers.iter().zip(&self.replicated) {
+        for (i, (t, replicated)) in self.tiers.iter().zip(&self.replicated).enumerate() {
             series.extend(
                 TIER_SERIES
                     .iter()
                     .map(|(suffix, _, about, unit)| doc(&format!("{t}_{suffix}"), about, unit)),
             );
+            series.extend(self.retry_origins[i].iter().map(|(_, caller)| {
+                doc(
+                    &format!("{t}_retries_from_{caller}"),
+                    &format!("the retries whose nearest retry in their lineage was sent by {caller} (its own retries, or a first try for one of them)"),
+                    "count",
+                )
+            }));
             if *replicated {
                 series.extend(
                     (TIER_SERIES.iter())
@@ -448,6 +502,17 @@ impl Layout {
                 cols.push(Column::new(
                     format!("{name}_{suffix}").into(),
                     flat(&|r, s| get(&r.series.tiers[t])[s]),
+                ));
+            }
+            for (edge, caller) in &self.retry_origins[t] {
+                let from = |r: &RunResult, s: usize| {
+                    (r.series.tiers[t].retries_from.iter())
+                        .find(|f| f.edge == *edge)
+                        .map_or(0, |f| f.per_s[s])
+                };
+                cols.push(Column::new(
+                    format!("{name}_retries_from_{caller}").into(),
+                    flat(&from),
                 ));
             }
             if self.replicated[t] {
