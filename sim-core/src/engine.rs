@@ -26,7 +26,7 @@ use crate::model::{CallModel, Downstream, GroupModel, Model, RateProfile};
 use crate::policy::RateLimiter;
 use crate::random::Stream;
 use crate::result::{
-    CallerStats, ClassStats, ClosedStats, GroupSeries, GroupStats, LatencyHistogram, Phase,
+    Bins, CallerStats, ClassStats, ClosedStats, GroupSeries, GroupStats, LatencyHistogram, Phase,
     RunResult, Series, TierSeries, TierStats, nearest_rank,
 };
 use crate::scenario::{CancelMode, Dispatch};
@@ -252,7 +252,13 @@ pub fn simulate(
         .iter()
         .map(|s| {
             let mut server = Server::new(s, classes, secs, seed, users);
-            server.has = Has::of(s, m.tier_rate_limits[s.tier].is_some(), cancels);
+            server.has = Has {
+                bins: m.series_bin > 0,
+                ..Has::of(s, m.tier_rate_limits[s.tier].is_some(), cancels)
+            };
+            if m.series_bin > 0 {
+                server.bins = Some(Bins::new(m.series_bin, m.horizon_secs() * m.bins_per_s));
+            }
             server
         })
         .collect();
@@ -777,6 +783,9 @@ impl Sim<'_> {
         let srv = &mut self.servers[s];
         srv.on_arrival(sec, during, self.user_ended[user], j.origin);
         let has = srv.has;
+        if has.bins {
+            self.count_in_bin(s, j.origin.by_retry());
+        }
         if has.crashes && self.refused_while_down(s, job, j) {
             return;
         }
@@ -786,6 +795,14 @@ impl Sim<'_> {
         }
         self.jobs.get_mut(job).arrived = self.now;
         self.admit(s, job, j, sec);
+    }
+
+    /// A request arrives at server `s` in a run whose series have
+    /// sub-second bins: counted in its bin. Kept out of `arrive`.
+    #[inline(never)]
+    fn count_in_bin(&mut self, s: usize, retry: bool) {
+        let bins = self.servers[s].bins.as_mut();
+        bins.expect("bins in a binned run").count(self.now, retry);
     }
 
     /// A request that waited its turn in its server's leaky bucket leaves

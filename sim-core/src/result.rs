@@ -318,6 +318,8 @@ impl TierSeries {
             add(&mut t.late, &p.late);
             add(&mut t.retries, &p.retries);
             add(&mut t.hedges, &p.hedges);
+            add(&mut t.arrivals_by_bin, &p.arrivals_by_bin);
+            add(&mut t.retries_by_bin, &p.retries_by_bin);
             for r in &p.retries_from {
                 match t.retries_from.iter_mut().find(|x| x.edge == r.edge) {
                     Some(x) => add(&mut x.per_s, &r.per_s),
@@ -488,6 +490,11 @@ pub struct TierSeries {
     /// in `hedges`; they add up to `retries`.
     pub retries_from: Vec<CallerRetries>,
     pub hedges: Vec<u64>,
+    /// With `series_bin_s` under 1 s, `arrivals` and `retries` per bin of
+    /// that width (`bins_per_s` a second, second 0's first): what the
+    /// per-second counts blur, such as retries every 800 ms. Empty without.
+    pub arrivals_by_bin: Vec<u64>,
+    pub retries_by_bin: Vec<u64>,
     /// Arrivals for a user request that had already ended (given up or
     /// answered): work nobody waits for.
     pub after_user_left: Vec<u64>,
@@ -522,6 +529,33 @@ pub struct CallerRetries {
     /// The caller's index in `Scenario::edges()`.
     pub edge: usize,
     pub per_s: Vec<u64>,
+}
+
+/// While a run goes on, a server's arrivals per sub-second bin of width
+/// `width`, and those that are retries (see [`TierSeries::arrivals_by_bin`]).
+#[derive(Clone, Debug)]
+pub struct Bins {
+    width: Nanos,
+    pub arrivals: Vec<u64>,
+    pub retries: Vec<u64>,
+}
+
+impl Bins {
+    /// `bins` bins of `width`.
+    pub fn new(width: Nanos, bins: usize) -> Bins {
+        Bins {
+            width,
+            arrivals: vec![0; bins],
+            retries: vec![0; bins],
+        }
+    }
+
+    /// An arrival at `now`, a retry or not.
+    pub fn count(&mut self, now: Nanos, retry: bool) {
+        let bin = (now / self.width) as usize;
+        self.arrivals[bin] += 1;
+        self.retries[bin] += retry as u64;
+    }
 }
 
 /// While a run goes on, a server's arrivals by [`Origin`], per second: a

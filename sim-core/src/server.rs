@@ -10,7 +10,7 @@ use crate::job::{Job, JobRef, Jobs, Origin};
 use crate::model::ServerModel;
 use crate::policy::{CoDel, ConcurrencyLimit, RateLimiter};
 use crate::random::Stream;
-use crate::result::{RetryOrigins, TierSeries, TierStats};
+use crate::result::{Bins, RetryOrigins, TierSeries, TierStats};
 use crate::scenario::QueueOrder;
 use crate::time::{NANOS_PER_SEC, NEVER, Nanos};
 use std::collections::VecDeque;
@@ -167,6 +167,9 @@ pub struct Has {
     pub class_service: bool,
     /// GC-like pauses that freeze work in service.
     pub gc_pauses: bool,
+    /// Sub-second series (`series_bin_s`) count its arrivals per bin: a
+    /// choice of the run, which the engine sets (`of` leaves it off).
+    pub bins: bool,
 }
 
 impl Has {
@@ -182,6 +185,7 @@ impl Has {
             leaky_bucket: model.leaky_bucket,
             class_service: model.class_service.iter().any(Option::is_some),
             gc_pauses: model.gc.is_some(),
+            bins: false,
         }
     }
 }
@@ -219,6 +223,9 @@ pub struct Server {
     pub seconds: Vec<Second>,
     /// The `retries` of `seconds` by what sent them.
     retry_origins: RetryOrigins,
+    /// Arrivals per sub-second bin, in runs with `series_bin_s` under 1 s
+    /// (the engine makes them).
+    pub bins: Option<Bins>,
     pub busy_ns: u128,
     /// Total time requests spent queued before they started.
     wait_ns: u128,
@@ -284,6 +291,7 @@ impl Server {
             },
             seconds: vec![Second::default(); secs],
             retry_origins: RetryOrigins::new(secs),
+            bins: None,
             busy_ns: 0,
             wait_ns: 0,
             queue_area_ns: 0,
@@ -587,6 +595,14 @@ impl Server {
             retries: column(|c| c.retries),
             retries_from,
             hedges,
+            arrivals_by_bin: self
+                .bins
+                .as_ref()
+                .map_or_else(Vec::new, |b| b.arrivals.clone()),
+            retries_by_bin: self
+                .bins
+                .as_ref()
+                .map_or_else(Vec::new, |b| b.retries.clone()),
             after_user_left: column(|c| c.after_user_left),
             admitted: column(|c| c.admitted),
             completed: column(|c| c.completed),

@@ -133,6 +133,8 @@ fn snapshot(r: &RunResult) -> Vec<(String, String)> {
             // up), newer than the pins.
             retries_from: _,
             hedges: _,
+            arrivals_by_bin: _,
+            retries_by_bin: _,
             after_user_left,
             admitted,
             completed,

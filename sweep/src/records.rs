@@ -65,6 +65,10 @@ pub struct Layout {
     /// series carry `<tier>_retries_from_<caller>`: a column per caller
     /// that can send retries, not per edge of the scenario.
     pub retry_origins: Vec<Vec<(usize, String)>>,
+    /// Some point of the grid has sub-second series (`series_bin_s` under
+    /// 1 in the scenario, or set or swept): the series carry each tier's
+    /// `<tier>_arrivals_by_bin` and `_retries_by_bin` (lists).
+    pub binned: bool,
     /// The client groups, `client` first, when the scenario has several
     /// (the series then carry each group's users by arrival).
     pub groups: Vec<String>,
@@ -200,6 +204,7 @@ impl Layout {
             .collect();
         Layout {
             retry_origins: retry_origins(&point, scenario),
+            binned: scenario.series_bin_s < 1.0 || point.iter().any(|c| c.path == "series_bin_s"),
             point,
             metrics: sim_core::result::metric_schema(scenario),
             tiers: scenario.tiers.iter().map(|t| t.name.clone()).collect(),
@@ -325,6 +330,15 @@ impl Layout {
                             doc(&format!("{t}_replica_{suffix}"), &about, unit)
                         }),
                 );
+            }
+            if self.binned {
+                for what in ["arrivals", "retries"] {
+                    series.push(doc(
+                        &format!("{t}_{what}_by_bin"),
+                        &format!("the second's {what} per bin of series_bin_s (a list, the second's first bin first; empty without bins): they add up to {t}_{what}"),
+                        "count",
+                    ));
+                }
             }
             series.push(doc(
                 &format!("{t}_capacity_per_s"),
@@ -527,6 +541,16 @@ impl Layout {
                     ));
                 }
             }
+            if self.binned {
+                type Bins = fn(&sim_core::result::TierSeries) -> &Vec<u64>;
+                let kinds: [(&str, Bins); 2] = [
+                    ("arrivals", |x| &x.arrivals_by_bin),
+                    ("retries", |x| &x.retries_by_bin),
+                ];
+                for (what, get) in kinds {
+                    cols.push(bin_column(&format!("{name}_{what}_by_bin"), &ok, t, get));
+                }
+            }
             cols.push(Column::new(
                 format!("{name}_capacity_per_s").into(),
                 ok.iter()
@@ -561,6 +585,25 @@ fn replica_column(name: &str, ok: &[(&str, &RunResult)], t: usize, get: SeriesCo
         let tier = &r.series.tiers[t];
         for sec in 0..r.series.seconds() {
             let values: Vec<i64> = tier.replicas.iter().map(|p| count(get(p)[sec])).collect();
+            list.append_slice(&values);
+        }
+    }
+    list.finish().into_column()
+}
+
+/// Per run and second, the sub-second counts `get` of tier `t` in that
+/// second as a list (`bins` of them); an empty list at a point without bins.
+fn bin_column(name: &str, ok: &[(&str, &RunResult)], t: usize, get: SeriesColumn) -> Column {
+    let rows: usize = ok.iter().map(|(_, r)| r.series.seconds()).sum();
+    let mut list =
+        ListPrimitiveChunkedBuilder::<Int64Type>::new(name.into(), rows, rows, DataType::Int64);
+    for (_, r) in ok {
+        let bins = get(&r.series.tiers[t]);
+        let per_s = bins.len() / r.series.seconds().max(1);
+        for sec in 0..r.series.seconds() {
+            let values: Vec<i64> = (bins.iter().skip(sec * per_s).take(per_s))
+                .map(|c| count(*c))
+                .collect();
             list.append_slice(&values);
         }
     }
