@@ -1,12 +1,16 @@
 """Check the report's PRIM box against the EMA Workbench on the same runs.
 
-    python ci/prim_check.py OUT_DIR
+    python ci/prim_check.py OUT_DIR...
 
 Reads OUT_DIR/runs/*.parquet and the grid's dimensions from
 OUT_DIR/manifest.json, builds the same table the report gives PRIM (every
 axis path; floats as floats, integers as integers, anything else, or a
-number column with nulls, as categories; the outcome is "not recovered",
-runs without a verdict left out), then:
+number column with nulls, as categories; the outcome is the grid's
+`[report] prim` expression, evaluated here on its own in SQL's
+three-valued logic (comparisons of a metric with a number, a bare metric
+true when non-zero, `and`, `or`, `not`, parentheses; a null metric is
+unknown), or "not recovered" without one; runs without a verdict left
+out), then:
 
 1. recomputes the coverage, density and mass of the reported box
    (OUT_DIR/analysis/prim_trajectory.csv, prim_limits.csv) from the runs
@@ -18,10 +22,12 @@ runs without a verdict left out), then:
    parameter's adjacent distinct values there), the same categories, and
    coverage and density within 0.01.
 
-Exit status 1 with every difference listed, 0 when all agree.
+Exit status 1 with every difference listed, 0 when all agree (for every
+OUT_DIR given).
 """
 
 import json
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -38,16 +44,80 @@ def number(v):
     return str(int(v)) if v.is_integer() and abs(v) < 1e15 else repr(v)
 
 
+TOKEN = re.compile(r"\s*(?:(<=|>=|==|!=|<|>|\(|\))|([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)|([A-Za-z_][A-Za-z0-9_.]*))")
+
+
+def outcome(expr, runs):
+    """The grid's outcome per run as a nullable boolean (NA: unknown), by
+    recursive descent: or > and > not > comparison."""
+    tokens, at = [], 0
+    while at < len(expr.rstrip()):
+        m = TOKEN.match(expr, at)
+        if not m or m.end() == at:
+            sys.exit(f"prim expression {expr!r}: cannot read it at {expr[at:]!r}")
+        tokens.append(m.group(1) or m.group(2) or m.group(3))
+        at = m.end()
+    pos = 0
+
+    def peek():
+        return tokens[pos] if pos < len(tokens) else None
+
+    def take():
+        nonlocal pos
+        pos += 1
+        return tokens[pos - 1]
+
+    def metric(name):
+        if name not in runs.columns:
+            sys.exit(f"prim expression {expr!r}: no column {name!r} in the runs table")
+        return runs[name].astype("Float64")
+
+    def atom():
+        t = take()
+        if t == "(":
+            v = disjunction()
+            if take() != ")":
+                sys.exit(f"prim expression {expr!r}: a parenthesis is not closed")
+            return v
+        if t == "not":
+            return ~atom()
+        col = metric(t)
+        op = peek()
+        if op in ("<", "<=", ">", ">=", "==", "!="):
+            take()
+            x = float(take())
+            return {"<": col < x, "<=": col <= x, ">": col > x, ">=": col >= x, "==": col == x, "!=": col != x}[op]
+        return col != 0
+
+    def conjunction():
+        v = atom()
+        while peek() == "and":
+            take()
+            v = v & atom()
+        return v
+
+    def disjunction():
+        v = conjunction()
+        while peek() == "or":
+            take()
+            v = v | conjunction()
+        return v
+
+    v = disjunction()
+    if pos != len(tokens):
+        sys.exit(f"prim expression {expr!r}: unexpected {tokens[pos]!r}")
+    return v.astype("boolean")
+
+
 def load(out):
     manifest = json.loads((out / "manifest.json").read_text())
-    custom = (manifest.get("report") or {}).get("prim")
-    if custom:
-        # The outcome here is "not recovered"; a grid's own expression
-        # would be compared with the wrong runs.
-        sys.exit(f"{out}: the grid's [report] prim = {custom!r}: this check reproduces the default outcome (not recovered) only")
+    expr = (manifest.get("report") or {}).get("prim") or "not recovered"
     paths = [p for dim in manifest.get("dimensions") or [[a] for a in manifest["axes"]] for p in dim]
     runs = pd.read_parquet(out / "runs").sort_values("run_index").reset_index(drop=True)
-    runs = runs[runs["recovered"].notna()].reset_index(drop=True)
+    verdict = outcome(expr, runs)
+    print(f"outcome: {expr} ({int(verdict.isna().sum())} of {len(runs)} runs without a verdict, left out)")
+    runs = runs[verdict.notna().to_numpy()].reset_index(drop=True)
+    y = verdict[verdict.notna()].to_numpy(dtype=bool)
     x = pd.DataFrame(index=runs.index)
     kinds = {}
     for p in paths:
@@ -62,7 +132,6 @@ def load(out):
         else:
             x[p] = c.astype(float)
             kinds[p] = "real"
-    y = ~runs["recovered"].astype(bool).to_numpy()
     return x, y, kinds
 
 
@@ -148,7 +217,14 @@ def workbench_box(x, y, kinds):
 
 
 def main():
-    out = Path(sys.argv[1])
+    failed = [out for out in sys.argv[1:] if not check(Path(out))]
+    if failed:
+        sys.exit(f"PRIM check failed for {', '.join(failed)}")
+
+
+def check(out):
+    """Whether the report's box in `out` agrees (every difference printed)."""
+    print(f"{out}:")
     x, y, kinds = load(out)
     chosen, box = reported(out)
     problems = []
@@ -190,8 +266,9 @@ def main():
                     problems.append(f"{p} {side} limit: report {a}, EMA Workbench {b} (more than one sample step apart)")
     if problems:
         print("PRIM check failed:\n  " + "\n  ".join(problems))
-        sys.exit(1)
+        return False
     print("PRIM check passed")
+    return True
 
 
 if __name__ == "__main__":

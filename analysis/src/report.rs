@@ -1211,7 +1211,129 @@ fn load_plots(
             ),
             group: Group::Load,
         });
+        fine_load_plot(sweep, &s, slice_idx, t, &line_labels, plot_dir, files)?;
     }
+    Ok(())
+}
+
+/// Per line, second and bin of `series_bin_s`, a slice's runs' arrivals
+/// and retries at one tier (a list of bins per run), and its capacity.
+type BinRuns = HashMap<(usize, u32), Vec<BinRun>>;
+type BinRun = (Vec<i64>, Vec<i64>, Option<f64>);
+
+/// With sub-second series (`series_bin_s`), the offered load at drawn
+/// slice `slice`'s bottleneck `t` per bin, from 2 s before its triggers to
+/// 10 s after: what per-second counts blur (retries every 800 ms are one
+/// spike each, not a beat of the seconds). Nothing without bins.
+fn fine_load_plot(
+    sweep: &Sweep,
+    s: &Slicing,
+    slice: usize,
+    t: usize,
+    labels: &[String],
+    plot_dir: &Path,
+    files: &mut Vec<PlotFile>,
+) -> Result<(), ReportError> {
+    let tier = &sweep.tiers[t];
+    let cols =
+        ["arrivals_by_bin", "retries_by_bin", "capacity_per_s"].map(|c| format!("{tier}_{c}"));
+    if !series_has(sweep, &cols)? {
+        return Ok(());
+    }
+    let run_ids = run_rows(sweep)?;
+    let series_dir = sweep.dir.join("series");
+    let mut wanted = vec!["run_id", "second"];
+    wanted.extend(cols.iter().map(String::as_str));
+    let mut runs: BinRuns = HashMap::new();
+    for path in part::list(&series_dir, ".parquet").map_err(IoError::at(&series_dir))? {
+        let part = Part::read(&path, Some(&wanted))?;
+        let ids = part.str("run_id")?;
+        let secs = part.u32("second")?;
+        let capacity = part.f64(&cols[2])?;
+        for (i, (id, sec)) in ids.iter().zip(secs.iter()).enumerate() {
+            let (Some(id), Some(sec)) = (id, sec) else {
+                continue;
+            };
+            let Some(&(sl, line)) = run_ids.get(id).and_then(|r| s.of_run.get(r)) else {
+                continue;
+            };
+            if sl != slice {
+                continue;
+            }
+            let arrivals = part.i64_list(&cols[0], i)?.unwrap_or_default();
+            let retries = part.i64_list(&cols[1], i)?.unwrap_or_default();
+            if !arrivals.is_empty() {
+                let entry = runs.entry((line, sec)).or_default();
+                entry.push((arrivals, retries, capacity.get(i)));
+            }
+        }
+    }
+    let shades = s.shades(sweep, slice);
+    let from = shades
+        .iter()
+        .map(|x| x.from)
+        .reduce(f64::min)
+        .map_or(0.0, |x| x - 2.0);
+    let to = shades
+        .iter()
+        .map(|x| x.to)
+        .reduce(f64::max)
+        .map_or(f64::MAX, |x| x + 10.0);
+    let mut panels = Vec::new();
+    for (line, label) in labels.iter().enumerate() {
+        let mut points = Vec::new();
+        let mut bin_s = 1.0;
+        for ((ln, sec), per_run) in &runs {
+            if *ln != line || (*sec as f64) + 1.0 <= from || *sec as f64 >= to {
+                continue;
+            }
+            let bins = per_run[0].0.len();
+            bin_s = 1.0 / bins as f64;
+            let capacity: Vec<f64> = per_run.iter().filter_map(|r| r.2).collect();
+            for b in 0..bins {
+                let median = |get: &dyn Fn(&BinRun) -> i64| {
+                    let v: Vec<f64> = per_run.iter().map(|r| get(r) as f64).collect();
+                    quantile(&v, 0.5) / bin_s
+                };
+                let retries = median(&|r| r.1.get(b).copied().unwrap_or(0));
+                points.push(plots::LoadPoint {
+                    second: *sec as f64 + b as f64 * bin_s,
+                    first: median(&|r| r.0.get(b).copied().unwrap_or(0)) - retries,
+                    retries,
+                    capacity: (!capacity.is_empty()).then(|| quantile(&capacity, 0.5)),
+                });
+            }
+        }
+        points.sort_by(|a, b| a.second.total_cmp(&b.second));
+        if !points.is_empty() {
+            panels.push(plots::LoadPanel {
+                label: label.clone(),
+                bin_s,
+                points,
+            });
+        }
+    }
+    let Some(bin_s) = panels.first().map(|p| p.bin_s) else {
+        return Ok(());
+    };
+    let name = slice_name(sweep, &s.slices[slice].key);
+    let stem = format!("load_fine_{}", s.slices[slice].index);
+    let title = format!("Offered load at {tier} per {:.0} ms", bin_s * 1000.0);
+    plots::offered_load(
+        &plot_dir.join(&stem),
+        &format!("{title} ({name})"),
+        &panels,
+        &shades,
+    )?;
+    files.push(PlotFile {
+        title: format!("{title}, {name}"),
+        stem,
+        caption: format!(
+            "The offered load above per bin of `series_bin_s` ({:.0} ms) around the triggers, as requests per second (medians over the slice's runs): retries that leave together show as spikes one wait apart, which the per-second counts blur into a beat.",
+            bin_s * 1000.0
+        ),
+        group: Group::Load,
+    });
     Ok(())
 }
 
@@ -1243,6 +1365,7 @@ fn load_panels(
             points.sort_by(|a, b| a.second.total_cmp(&b.second));
             (!points.is_empty()).then(|| plots::LoadPanel {
                 label: label.clone(),
+                bin_s: 1.0,
                 points,
             })
         })

@@ -11,7 +11,9 @@
 //!   is not load (a breaker still open, an adaptive limit still low);
 //! - else, if at least a fifth of its arrivals were retries (or serve a
 //!   retry above) and the first tries alone would fit, **retry
-//!   amplification** sustains the overload;
+//!   amplification** sustains the overload, and the caller whose retries
+//!   (each arrival counted for the nearest retry in its lineage) or the
+//!   hedged copies made up the most of them sustain it;
 //! - else, if at least a fifth were for users who had already left,
 //!   **dead work** does (a queue of requests nobody waits for);
 //! - else the first tries alone exceed capacity: plain **overload**.
@@ -25,6 +27,11 @@ pub struct TierAfter {
     pub arrivals: f64,
     /// Arrivals that exist because of a retry or hedge, here or above.
     pub retries: f64,
+    /// `retries` split by what sent the nearest retry or hedge in their
+    /// lineage: per caller (by metric name) its retries, and the hedged
+    /// copies; empty and 0 when the series do not split them.
+    pub retries_from: Vec<(String, f64)>,
+    pub hedges: f64,
     /// Arrivals for a user request that had already ended.
     pub after_user_left: f64,
     /// Requests the tier could serve over those seconds (`None`: no work
@@ -66,11 +73,23 @@ pub struct Diagnosis {
     pub load: f64,
     /// First tries alone over capacity.
     pub first_try_load: f64,
-    /// Shares of the arrivals.
+    /// Shares of the arrivals: retries (and hedges) in all, then split by
+    /// what sent them (the callers largest first, the hedges), and those
+    /// for users who had already left (of any kind).
     pub retry_share: f64,
+    pub retries_from: Vec<(String, f64)>,
+    pub hedge_share: f64,
     pub dead_share: f64,
     pub sustainer: Sustainer,
+    /// Under retry amplification, whose retries sustain it: the caller with
+    /// the largest share, or `hedged copies` (`None` when the series do not
+    /// split the retries).
+    pub sustained_by: Option<String>,
 }
+
+/// [`Diagnosis::sustained_by`] when the hedges outweigh every caller's
+/// retries.
+pub const HEDGED_COPIES: &str = "hedged copies";
 
 /// Load at or above this share of capacity saturates the tier.
 const SATURATED: f64 = 0.9;
@@ -92,6 +111,12 @@ pub fn diagnose(tiers: &[TierAfter]) -> Option<Diagnosis> {
     let first_try_load = (t.arrivals - t.retries) / capacity;
     let retry_share = t.retries / t.arrivals;
     let dead_share = t.after_user_left / t.arrivals;
+    let mut retries_from: Vec<(String, f64)> = (t.retries_from.iter())
+        .filter(|(_, n)| *n > 0.0)
+        .map(|(caller, n)| (caller.clone(), n / t.arrivals))
+        .collect();
+    retries_from.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let hedge_share = t.hedges / t.arrivals;
     let sustainer = if load < SATURATED {
         Sustainer::NotSaturated
     } else if retry_share >= SUSTAINING_SHARE && first_try_load < 1.0 {
@@ -101,43 +126,82 @@ pub fn diagnose(tiers: &[TierAfter]) -> Option<Diagnosis> {
     } else {
         Sustainer::Overload
     };
+    let largest = retries_from.first().cloned();
+    let sustained_by = match largest {
+        _ if sustainer != Sustainer::RetryAmplification => None,
+        Some((caller, share)) if share >= hedge_share => Some(caller),
+        _ if hedge_share > 0.0 => Some(HEDGED_COPIES.to_string()),
+        _ => None,
+    };
     Some(Diagnosis {
         tier: t.tier.clone(),
         load,
         first_try_load,
         retry_share,
+        retries_from,
+        hedge_share,
         dead_share,
         sustainer,
+        sustained_by,
     })
 }
 
-impl fmt::Display for Diagnosis {
-    /// "at svc_b after the trigger: load 1.9x its capacity, 93% of it
-    /// retries (first tries alone 0.13x), 41% for users already gone:
-    /// retry amplification sustains the overload".
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+impl Diagnosis {
+    /// "7% first tries, 93% retries (60% from svc_a, 25% from gateway, 8%
+    /// from client), 0% hedged copies": what the bottleneck's arrivals were
+    /// made of; the split only when the series have it.
+    pub fn composition(&self) -> String {
         let pct = |x: f64| format!("{:.0}%", 100.0 * x);
+        let retries = self.retry_share - self.hedge_share;
+        let mut text = format!(
+            "{} first tries, {} retries",
+            pct(1.0 - self.retry_share),
+            pct(retries)
+        );
+        if !self.retries_from.is_empty() {
+            let from: Vec<String> = (self.retries_from.iter())
+                .map(|(caller, share)| format!("{} from {caller}", pct(*share)))
+                .collect();
+            text += &format!(" ({})", from.join(", "));
+        }
+        text + &format!(", {} hedged copies", pct(self.hedge_share))
+    }
+}
+
+impl fmt::Display for Diagnosis {
+    /// "at svc_b after the trigger: load 1.90x its capacity (first tries
+    /// alone 0.13x); its arrivals: 7% first tries, 93% retries (60% from
+    /// svc_a, ...), 0% hedged copies; 41% for users already gone: retry
+    /// amplification sustains the overload, svc_a's retries most (the first
+    /// tries alone would fit)".
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         write!(
             f,
-            "at {} after the trigger: load {:.2}x its capacity, {} of it retries (first tries alone {:.2}x), {} for users already gone: ",
+            "at {} after the trigger: load {:.2}x its capacity (first tries alone {:.2}x); its arrivals: {}; {:.0}% for users already gone: ",
             self.tier,
             self.load,
-            pct(self.retry_share),
             self.first_try_load,
-            pct(self.dead_share)
+            self.composition(),
+            100.0 * self.dead_share
         )?;
-        f.write_str(match self.sustainer {
+        match self.sustainer {
             Sustainer::RetryAmplification => {
-                "retry amplification sustains the overload (the first tries alone would fit)"
+                f.write_str("retry amplification sustains the overload")?;
+                match self.sustained_by.as_deref() {
+                    Some(HEDGED_COPIES) => f.write_str(", hedged copies most")?,
+                    Some(caller) => write!(f, ", {caller}'s retries most")?,
+                    None => {}
+                }
+                f.write_str(" (the first tries alone would fit)")
             }
-            Sustainer::DeadWork => {
-                "dead work sustains it (requests for users who had given up fill the queue)"
-            }
-            Sustainer::Overload => "the first tries alone exceed its capacity",
-            Sustainer::NotSaturated => {
-                "it was not saturated, so load does not hold the run down (look at breakers and adaptive limits)"
-            }
-        })
+            Sustainer::DeadWork => f.write_str(
+                "dead work sustains it (requests for users who had given up fill the queue)",
+            ),
+            Sustainer::Overload => f.write_str("the first tries alone exceed its capacity"),
+            Sustainer::NotSaturated => f.write_str(
+                "it was not saturated, so load does not hold the run down (look at breakers and adaptive limits)",
+            ),
+        }
     }
 }
 
@@ -219,7 +283,58 @@ mod tests {
             retries,
             after_user_left: dead,
             capacity: Some(capacity),
+            ..TierAfter::default()
         }
+    }
+
+    #[test]
+    fn the_retries_are_split_by_sender_and_the_largest_sustains_the_loop() {
+        // 800 arrivals at capacity 800: 100 first tries, 500 retries from
+        // svc_a, 150 from the client, 50 hedged copies.
+        let t = TierAfter {
+            retries_from: vec![("client".into(), 150.0), ("svc_a".into(), 500.0)],
+            hedges: 50.0,
+            ..tier(800.0, 700.0, 0.0, 800.0)
+        };
+        let d = diagnose(std::slice::from_ref(&t)).unwrap();
+        assert_eq!(d.sustainer, Sustainer::RetryAmplification);
+        assert_eq!(d.sustained_by.as_deref(), Some("svc_a"));
+        assert_eq!(
+            d.retries_from,
+            [("svc_a".to_string(), 0.625), ("client".to_string(), 0.1875)]
+        );
+        assert_eq!(
+            d.composition(),
+            "12% first tries, 81% retries (62% from svc_a, 19% from client), 6% hedged copies"
+        );
+        assert!(
+            d.to_string().ends_with(
+                "retry amplification sustains the overload, svc_a's retries most (the first tries alone would fit)"
+            ),
+            "{d}"
+        );
+        // Hedges that outweigh every caller's retries sustain it.
+        let hedged = TierAfter {
+            retries_from: vec![("svc_a".into(), 100.0)],
+            hedges: 600.0,
+            ..t.clone()
+        };
+        let d = diagnose(&[hedged]).unwrap();
+        assert_eq!(d.sustained_by.as_deref(), Some(HEDGED_COPIES));
+        assert!(d.to_string().contains(", hedged copies most"), "{d}");
+        // Without the split (older series), no one is named.
+        let d = diagnose(&[tier(800.0, 700.0, 0.0, 800.0)]).unwrap();
+        assert_eq!(d.sustained_by, None);
+        assert_eq!(
+            d.composition(),
+            "12% first tries, 88% retries, 0% hedged copies"
+        );
+        // Another loop names no sender.
+        let over = TierAfter {
+            retries_from: vec![("svc_a".into(), 500.0)],
+            ..tier(2000.0, 500.0, 0.0, 1000.0)
+        };
+        assert_eq!(diagnose(&[over]).unwrap().sustained_by, None);
     }
 
     #[test]
@@ -327,12 +442,37 @@ pub mod section {
     use polars::prelude::*;
     use std::collections::HashMap;
 
-    /// The series columns a diagnosis reads: four per tier.
+    /// The series columns a diagnosis needs: four per tier.
     fn traffic_columns(sweep: &Sweep) -> Vec<String> {
         let suffixes = ["arrivals", "retries", "after_user_left", "capacity_per_s"];
         (sweep.tiers.iter())
             .flat_map(|t| suffixes.map(|c| format!("{t}_{c}")))
             .collect()
+    }
+
+    /// One tier's columns that split its retries: `<tier>_hedges` (or
+    /// `None`) and each `<tier>_retries_from_<caller>` with the caller.
+    type SplitColumns = (Option<String>, Vec<(String, String)>);
+
+    /// Per tier, the columns that split its retries when the series have
+    /// them (sweeps written before have not).
+    fn split_columns(sweep: &Sweep) -> Result<Vec<SplitColumns>, ReportError> {
+        let dir = sweep.dir.join("series");
+        let parts = part::list(&dir, ".parquet").map_err(IoError::at(&dir))?;
+        let present = match parts.first() {
+            Some(first) => part::column_names(first)?,
+            None => Vec::new(),
+        };
+        Ok((sweep.tiers.iter())
+            .map(|t| {
+                let hedges = format!("{t}_hedges");
+                let prefix = format!("{t}_retries_from_");
+                let from = (present.iter())
+                    .filter_map(|c| Some((c.clone(), c.strip_prefix(&prefix)?.to_string())))
+                    .collect();
+                (present.contains(&hedges).then_some(hedges), from)
+            })
+            .collect())
     }
 
     /// Per run (row of the runs table), its tiers' traffic after the
@@ -346,13 +486,22 @@ pub mod section {
         let mut rows = crate::report::run_rows(sweep)?;
         rows.retain(|_, r| wanted_runs.contains(r));
         let cols = traffic_columns(sweep);
+        let split = split_columns(sweep)?;
         let mut wanted = vec!["run_id", "second", "user_arrivals"];
         wanted.extend(cols.iter().map(String::as_str));
+        for (hedges, from) in &split {
+            wanted.extend(hedges.as_deref());
+            wanted.extend(from.iter().map(|(c, _)| c.as_str()));
+        }
         let blank = || {
-            (sweep.tiers.iter())
-                .map(|t| TierAfter {
+            (sweep.tiers.iter().zip(&split))
+                .map(|(t, (_, from))| TierAfter {
                     tier: t.clone(),
                     capacity: Some(0.0),
+                    retries_from: from
+                        .iter()
+                        .map(|(_, caller)| (caller.clone(), 0.0))
+                        .collect(),
                     ..TierAfter::default()
                 })
                 .collect::<Vec<_>>()
@@ -366,6 +515,16 @@ pub mod section {
             let users = part.f64("user_arrivals")?;
             let values: Vec<Float64Chunked> =
                 cols.iter().map(|c| part.f64(c)).collect::<Result<_, _>>()?;
+            let split_values = (split.iter())
+                .map(|(hedges, from)| {
+                    let hedges = hedges.as_deref().map(|c| part.f64(c)).transpose()?;
+                    let from: Vec<Float64Chunked> = from
+                        .iter()
+                        .map(|(c, _)| part.f64(c))
+                        .collect::<Result<_, _>>()?;
+                    Ok((hedges, from))
+                })
+                .collect::<Result<Vec<_>, crate::part::PartError>>()?;
             for i in 0..part.frame.height() {
                 let (Some(id), Some(sec)) = (ids.get(i), secs.get(i)) else {
                     continue;
@@ -382,6 +541,11 @@ pub mod section {
                     tier.retries += v(1).unwrap_or(0.0);
                     tier.after_user_left += v(2).unwrap_or(0.0);
                     tier.capacity = tier.capacity.zip(v(3)).map(|(a, b)| a + b);
+                    let (hedges, from) = &split_values[t];
+                    tier.hedges += hedges.as_ref().and_then(|h| h.get(i)).unwrap_or(0.0);
+                    for (sum, col) in tier.retries_from.iter_mut().zip(from) {
+                        sum.1 += col.get(i).unwrap_or(0.0);
+                    }
                 }
             }
         }
@@ -477,8 +641,11 @@ pub mod section {
         load: Vec<Option<f64>>,
         first_try_load: Vec<Option<f64>>,
         retry_share: Vec<Option<f64>>,
+        retries_from: Vec<Option<String>>,
+        hedge_share: Vec<Option<f64>>,
         dead_share: Vec<Option<f64>>,
         sustainer: Vec<Option<String>>,
+        sustained_by: Vec<Option<String>>,
         flip: Vec<Option<String>>,
         sentences: Vec<(Option<Sustainer>, String)>,
     }
@@ -550,8 +717,16 @@ pub mod section {
             self.load.push(d.map(|d| d.load));
             self.first_try_load.push(d.map(|d| d.first_try_load));
             self.retry_share.push(d.map(|d| d.retry_share));
+            self.retries_from
+                .push(d.filter(|d| !d.retries_from.is_empty()).map(|d| {
+                    let from = d.retries_from.iter().map(|(c, x)| format!("{c} {:.3}", x));
+                    from.collect::<Vec<_>>().join(", ")
+                }));
+            self.hedge_share.push(d.map(|d| d.hedge_share));
             self.dead_share.push(d.map(|d| d.dead_share));
             self.sustainer.push(loop_.map(|s| s.to_string()));
+            self.sustained_by
+                .push(d.and_then(|d| d.sustained_by.clone()));
             self.flip.push(flip_text);
             self.sentences.push((loop_, sentence));
         }
@@ -567,8 +742,11 @@ pub mod section {
                     Column::new("load".into(), &self.load),
                     Column::new("first_try_load".into(), &self.first_try_load),
                     Column::new("retry_share".into(), &self.retry_share),
+                    Column::new("retries_from".into(), &self.retries_from),
+                    Column::new("hedge_share".into(), &self.hedge_share),
                     Column::new("dead_share".into(), &self.dead_share),
                     Column::new("sustainer".into(), &self.sustainer),
+                    Column::new("sustained_by".into(), &self.sustained_by),
                     Column::new("smallest_flip".into(), &self.flip),
                 ],
             )
@@ -588,7 +766,7 @@ pub mod section {
             groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
             let total = self.point.len();
             let mut md = format!(
-                "{total} point(s) did not recover in most runs. Per point, the run with the median load among those showing the most common loop: the bottleneck after the trigger (the tier whose load came closest to, or furthest past, its capacity), what its arrivals were made of, and the loop that kept it down (retry amplification: at least 20% retries and the first tries alone would fit; dead work: at least 20% of the arrivals for users already gone; overload: the first tries alone exceed capacity; not saturated: under 90% of capacity). The smallest change is the fewest levels of one axis away to a point where most runs recover. Table: `why_not_recovered.csv`.\n\n"
+                "{total} point(s) did not recover in most runs. Per point, the run with the median load among those showing the most common loop: the bottleneck after the trigger (the tier whose load came closest to, or furthest past, its capacity), what its arrivals were made of (first tries; retries, each counted for the caller that sent the nearest retry in its lineage, so a first try svc_a sends for a client's retry is the client's; hedged copies; and, across those, requests for users who had already left), and the loop that kept it down (retry amplification: at least 20% retries and the first tries alone would fit, sustained by the caller whose retries are the most; dead work: at least 20% of the arrivals for users already gone; overload: the first tries alone exceed capacity; not saturated: under 90% of capacity). The smallest change is the fewest levels of one axis away to a point where most runs recover. Table: `why_not_recovered.csv`.\n\n"
             );
             let mut shown = 0;
             for (s, lines) in groups {

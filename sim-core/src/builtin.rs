@@ -54,6 +54,7 @@ pub fn ch37() -> Scenario {
         strategy: "naive".to_string(),
         dispatch: Dispatch::Fifo,
         horizon_s: 70.0,
+        series_bin_s: 1.0,
         max_events: None,
         recovery: RecoveryRule::default(),
         client: Client {

@@ -22,12 +22,12 @@ use crate::backlog::{Backlog, Take};
 use crate::cache::FROM_CACHE;
 use crate::caller::{Caller, NO_REPLICA, Outcome, RetryDecision, attempt_end, cancels_copies};
 use crate::event_queue::EventQueue;
-use crate::job::{Job, JobKind, JobRef, Jobs, NO_EDGE, NO_JOB};
+use crate::job::{Job, JobKind, JobRef, Jobs, NO_EDGE, NO_JOB, Origin};
 use crate::model::{CallModel, Downstream, GroupModel, Model, RateProfile};
 use crate::policy::RateLimiter;
 use crate::random::Stream;
 use crate::result::{
-    CallerStats, ClassStats, ClosedStats, GroupSeries, GroupStats, LatencyHistogram, Phase,
+    Bins, CallerStats, ClassStats, ClosedStats, GroupSeries, GroupStats, LatencyHistogram, Phase,
     RunResult, Series, TenantStats, TierSeries, TierStats, nearest_rank,
 };
 use crate::scenario::{CancelMode, Dispatch};
@@ -305,7 +305,13 @@ pub fn simulate(
         .iter()
         .map(|s| {
             let mut server = Server::new(s, classes, secs, seed, users);
-            server.has = Has::of(s, m.tier_rate_limits[s.tier].is_some(), cancels);
+            server.has = Has {
+                bins: m.series_bin > 0,
+                ..Has::of(s, m.tier_rate_limits[s.tier].is_some(), cancels)
+            };
+            if m.series_bin > 0 {
+                server.bins = Some(Bins::new(m.series_bin, m.horizon_secs() * m.bins_per_s));
+            }
             server
         })
         .collect();
@@ -669,10 +675,12 @@ impl Sim<'_> {
         if self.m.tenants {
             self.tenant_arrives(g);
         }
-        let job = (self.jobs).alloc(
-            Job::user(user, g as u16, self.now, group.user_deadline),
-            again,
-        );
+        let mut job = Job::user(user, g as u16, self.now, group.user_deadline);
+        if again {
+            // A redelivered message is a retry of the group's.
+            job.origin = Origin::retry_from(job.edge);
+        }
+        let job = self.jobs.alloc(job);
         self.start_attempt(job);
     }
 
@@ -857,12 +865,20 @@ impl Sim<'_> {
             Downstream::Leaf | Downstream::Fanout(_) => NO_EDGE,
         };
         let deadline = if call.propagate { end } else { NEVER };
-        let user = self.jobs.get_mut(caller).user;
-        let by_retry = caller_attempt > 1 || copy > 0 || self.jobs.by_retry(caller);
-        let job = self.jobs.alloc(
-            Job::request(s, edge, caller, caller_attempt, deadline, user),
-            by_retry,
-        );
+        let c = self.jobs.get_live(caller);
+        let user = c.user;
+        // The nearest retry or hedge: this request's own, else its caller's.
+        let origin = if copy > 0 {
+            Origin::HEDGE
+        } else if caller_attempt > 1 {
+            Origin::retry_from(c.edge)
+        } else {
+            c.origin
+        };
+        let job = self.jobs.alloc(Job {
+            origin,
+            ..Job::request(s, edge, caller, caller_attempt, deadline, user)
+        });
         if call.cancel != CancelMode::Never {
             self.copies.entry(caller.idx).or_insert([NO_JOB; 2])[copy] = job;
         }
@@ -930,8 +946,11 @@ impl Sim<'_> {
         let tier = self.m.servers[s].tier;
         self.servers[tier].per_user[user] += 1;
         let srv = &mut self.servers[s];
-        srv.on_arrival(sec, during, self.user_ended[user], self.jobs.by_retry(job));
+        srv.on_arrival(sec, during, self.user_ended[user], j.origin);
         let has = srv.has;
+        if has.bins {
+            self.count_in_bin(s, j.origin.by_retry());
+        }
         if has.crashes && self.refused_while_down(s, job, j) {
             return;
         }
@@ -941,6 +960,14 @@ impl Sim<'_> {
         }
         self.jobs.get_mut(job).arrived = self.now;
         self.admit(s, job, j, sec);
+    }
+
+    /// A request arrives at server `s` in a run whose series have
+    /// sub-second bins: counted in its bin. Kept out of `arrive`.
+    #[inline(never)]
+    fn count_in_bin(&mut self, s: usize, retry: bool) {
+        let bins = self.servers[s].bins.as_mut();
+        bins.expect("bins in a binned run").count(self.now, retry);
     }
 
     /// A request that waited its turn in its server's leaky bucket leaves
@@ -1180,7 +1207,6 @@ impl Sim<'_> {
     /// matter. Each branch makes its attempts like any caller.
     fn fan_out(&mut self, parent: JobRef, edges: &[usize]) {
         let p = *self.jobs.get_mut(parent);
-        let by_retry = self.jobs.by_retry(parent);
         let branches: Vec<JobRef> = edges
             .iter()
             .map(|&e| {
@@ -1196,7 +1222,7 @@ impl Sim<'_> {
                     ..p
                 };
                 branch.set_waiting(false);
-                self.jobs.alloc(branch, by_retry)
+                self.jobs.alloc(branch)
             })
             .collect();
         self.fanouts.insert(
@@ -1520,10 +1546,11 @@ impl Sim<'_> {
         let recovery_s =
             recovery.time_s(&self.series.user_arrivals, &self.series.user_ok_by_arrival);
         let now = self.now;
+        let callers: Vec<String> = self.m.callers.iter().map(|c| c.name.clone()).collect();
         let mut instances: Vec<Option<(TierStats, TierSeries)>> =
             (std::mem::take(&mut self.servers).into_iter())
                 .zip(&self.m.servers)
-                .map(|(s, model)| Some(s.into_result(model, now)))
+                .map(|(s, model)| Some(s.into_result(model, now, &callers)))
                 .collect();
         let (tiers, tier_series) = (self.m.tier_instances.iter())
             .map(|ids| {

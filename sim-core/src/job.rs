@@ -40,14 +40,41 @@ const ABANDONED: u8 = 4;
 /// Its caller cancelled it (the other hedged copy answered first): dropped
 /// when it would start.
 const CANCELLED: u8 = 8;
-/// It exists because of a retry or a hedged copy, sent by its caller or by
-/// any caller above it (for the offered-load series).
-const BY_RETRY: u8 = 16;
+/// Why a request exists, for the per-second series that split a tier's
+/// arrivals by what sent them: what sent the nearest retry or hedged copy in
+/// its lineage (its own, or that of a request above it that it serves), as
+/// one number that indexes the server's counters directly: `FIRST_TRY`
+/// (none), `HEDGE` (a hedged copy, whoever sent it), or `retry_from(edge)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Origin(pub u16);
+
+impl Origin {
+    pub const FIRST_TRY: Origin = Origin(0);
+    pub const HEDGE: Origin = Origin(1);
+
+    /// A retry sent by edge `edge`.
+    #[inline]
+    pub fn retry_from(edge: u16) -> Origin {
+        Origin(edge + 2)
+    }
+
+    /// The edge whose retry this is, for an origin other than the first
+    /// two.
+    pub fn edge(self) -> usize {
+        self.0 as usize - 2
+    }
+
+    /// It exists because of a retry or a hedged copy.
+    #[inline]
+    pub fn by_retry(self) -> bool {
+        self != Origin::FIRST_TRY
+    }
+}
 
 /// 64 bytes, aligned to 64: one cache line per job, read at once (the
 /// liveness check and the flags read when a request is dequeued sit in the
 /// same line as the rest). A test keeps it at that size. The yes/no states
-/// share one flags byte, which leaves room for the retry lineage (no side
+/// share one flags byte, which leaves room for the retry origin (no side
 /// array, whose second cache line cost a miss per request).
 #[derive(Clone, Copy)]
 #[repr(align(64))]
@@ -72,6 +99,8 @@ pub struct Job {
     /// When the latest attempt was sent (for slow-call detection; with the
     /// deadline, it gives when the attempt ends: `caller::attempt_end`).
     pub attempt_started: Nanos,
+    /// Two bytes the line had spare.
+    pub origin: Origin,
 }
 
 impl Job {
@@ -111,6 +140,7 @@ impl Job {
             started: NEVER,
             attempts: 0,
             attempt_started: NEVER,
+            origin: Origin::FIRST_TRY,
         }
     }
 
@@ -162,13 +192,6 @@ impl Job {
         self.set(CANCELLED, true);
     }
 
-    /// It exists because of a retry or a hedged copy, sent by its caller or
-    /// by any caller above it.
-    #[inline]
-    pub fn by_retry(&self) -> bool {
-        self.flags & BY_RETRY != 0
-    }
-
     /// The server handling this request. Only requests are at a server: the
     /// engine asks only on a server's path (arrival, work, reply).
     #[inline]
@@ -191,11 +214,9 @@ pub struct Jobs {
 }
 
 impl Jobs {
-    /// A new job; `by_retry`: see [`Job::by_retry`].
     #[inline]
-    pub fn alloc(&mut self, mut job: Job, by_retry: bool) -> JobRef {
+    pub fn alloc(&mut self, mut job: Job) -> JobRef {
         job.set(LIVE, true);
-        job.set(BY_RETRY, by_retry);
         if let Some(idx) = self.free.pop() {
             job.generation = self.slots[idx as usize].generation.wrapping_add(1);
             self.slots[idx as usize] = job;
@@ -233,12 +254,6 @@ impl Jobs {
         let j = &mut self.slots[r.idx as usize];
         debug_assert!(j.live() && j.generation == r.generation);
         j
-    }
-
-    /// See [`Job::by_retry`].
-    #[inline]
-    pub fn by_retry(&self, r: JobRef) -> bool {
-        self.slots[r.idx as usize].by_retry()
     }
 
     #[inline]

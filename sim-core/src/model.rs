@@ -19,6 +19,10 @@ use crate::tenant::{KeyedLimits, Tenants};
 use crate::time::{NANOS_PER_SEC, NEVER, Nanos, nanos_to_secs, secs_to_nanos};
 
 pub struct Model {
+    /// The bins of the sub-second series: their width, and how many a
+    /// second (0 and 1 when the series are per second only).
+    pub series_bin: Nanos,
+    pub bins_per_s: usize,
     /// Per tier, the one token bucket all its replicas share
     /// (`rate_limit_scope = "service"`); `None` where each instance has its
     /// own (`ServerModel::rate_limit`) or there is no limit.
@@ -777,7 +781,15 @@ impl Model {
                     .then(|| rate_limiter(t))
             })
             .collect();
+        let series_bin = secs_to_nanos(s.series_bin_s);
+        let binned = series_bin < NANOS_PER_SEC;
         Model {
+            series_bin: if binned { series_bin } else { 0 },
+            bins_per_s: if binned {
+                (NANOS_PER_SEC / series_bin) as usize
+            } else {
+                1
+            },
             tier_rate_limits,
             expected_users,
             dispatch: s.dispatch,

@@ -244,6 +244,12 @@ pub const PARAMS: &[Param] = &[
         Kind::Float,
         "Simulated time at which the run stops; users unfinished by then count as failed. Must be >= client.duration_s.",
     ).bounds(Bounds::POSITIVE.up_to(validate::MAX_HORIZON_S)),
+    p(
+        Scope::Top,
+        "series_bin_s",
+        Kind::Float,
+        "Width of the bins of the tiers' sub-second series (series <tier>_arrivals_by_bin, _retries_by_bin: per second, a list of its bins' counts), to see what per-second counts blur (retries every 800 ms); it must divide 1 s, at least 0.01 s. 1: per second only (the per-second series and recovery are per second either way).",
+    ).bounds(Bounds::at_least(validate::MIN_SERIES_BIN_S).up_to(1.0)),
     Param {
         max: i64::MAX as u64,
         ..p(

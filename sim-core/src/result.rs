@@ -2,6 +2,7 @@
 //! list of named, typed metrics that `--json` prints and the `runs` table
 //! stores (one column each, same names).
 
+use crate::job::Origin;
 use crate::time::{NANOS_PER_SEC, Nanos, nanos_to_secs};
 use serde::Serialize;
 
@@ -410,6 +411,16 @@ impl TierSeries {
             add(&mut t.completed, &p.completed);
             add(&mut t.late, &p.late);
             add(&mut t.retries, &p.retries);
+            add(&mut t.hedges, &p.hedges);
+            add(&mut t.arrivals_by_bin, &p.arrivals_by_bin);
+            add(&mut t.retries_by_bin, &p.retries_by_bin);
+            for r in &p.retries_from {
+                match t.retries_from.iter_mut().find(|x| x.edge == r.edge) {
+                    Some(x) => add(&mut x.per_s, &r.per_s),
+                    None => t.retries_from.push(r.clone()),
+                }
+            }
+            t.retries_from.sort_by_key(|r| r.edge);
             add(&mut t.after_user_left, &p.after_user_left);
             add(&mut t.queue_len, &p.queue_len);
             add(&mut t.busy, &p.busy);
@@ -580,6 +591,18 @@ pub struct TierSeries {
     /// that serves a retry counts): `arrivals - retries` are the users'
     /// first tries, the load without amplification.
     pub retries: Vec<u64>,
+    /// `retries` split by what sent the nearest retry or hedged copy in
+    /// their lineage: per caller (an edge, by its metric name: `client`,
+    /// `<tier>`, `<tier>_to_<branch>`) its retries, only for the callers
+    /// that sent any (in edge order), and the hedged copies of all callers
+    /// in `hedges`; they add up to `retries`.
+    pub retries_from: Vec<CallerRetries>,
+    pub hedges: Vec<u64>,
+    /// With `series_bin_s` under 1 s, `arrivals` and `retries` per bin of
+    /// that width (`bins_per_s` a second, second 0's first): what the
+    /// per-second counts blur, such as retries every 800 ms. Empty without.
+    pub arrivals_by_bin: Vec<u64>,
+    pub retries_by_bin: Vec<u64>,
     /// Arrivals for a user request that had already ended (given up or
     /// answered): work nobody waits for.
     pub after_user_left: Vec<u64>,
@@ -606,6 +629,109 @@ pub struct TierSeries {
     /// With replicas, each replica's own series (replica 0 first); empty
     /// without.
     pub replicas: Vec<TierSeries>,
+}
+
+/// A tier's arrivals per second that exist because of a retry sent by
+/// `caller`, the nearest retry or hedge in their lineage (see
+/// [`TierSeries::retries_from`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct CallerRetries {
+    pub caller: String,
+    /// The caller's index in `Scenario::edges()`.
+    pub edge: usize,
+    pub per_s: Vec<u64>,
+}
+
+/// While a run goes on, a server's arrivals per sub-second bin of width
+/// `width`, and those that are retries (see [`TierSeries::arrivals_by_bin`]).
+#[derive(Clone, Debug)]
+pub struct Bins {
+    width: Nanos,
+    pub arrivals: Vec<u64>,
+    pub retries: Vec<u64>,
+}
+
+impl Bins {
+    /// `bins` bins of `width`.
+    pub fn new(width: Nanos, bins: usize) -> Bins {
+        Bins {
+            width,
+            arrivals: vec![0; bins],
+            retries: vec![0; bins],
+        }
+    }
+
+    /// An arrival at `now`, a retry or not.
+    pub fn count(&mut self, now: Nanos, retry: bool) {
+        let bin = (now / self.width) as usize;
+        self.arrivals[bin] += 1;
+        self.retries[bin] += retry as u64;
+    }
+}
+
+/// While a run goes on, a server's arrivals by [`Origin`], per second: a
+/// row of counts a second indexed by the origin itself, as wide as the
+/// largest origin seen (made on the first retry: a run without retries
+/// allocates nothing, and an arrival pays one branch).
+#[derive(Clone, Debug)]
+pub struct RetryOrigins {
+    secs: usize,
+    width: usize,
+    counts: Vec<u64>,
+}
+
+impl RetryOrigins {
+    pub fn new(secs: usize) -> RetryOrigins {
+        RetryOrigins {
+            secs,
+            width: 0,
+            counts: Vec::new(),
+        }
+    }
+
+    /// An arrival in second `sec` that exists because of `origin`.
+    #[inline]
+    pub fn count(&mut self, sec: usize, origin: Origin) {
+        let slot = origin.0 as usize;
+        if slot >= self.width {
+            self.widen(slot + 1);
+        }
+        self.counts[sec * self.width + slot] += 1;
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn widen(&mut self, width: usize) {
+        let mut counts = vec![0; self.secs * width];
+        if self.width > 0 {
+            for (new, old) in counts.chunks_mut(width).zip(self.counts.chunks(self.width)) {
+                new[..self.width].copy_from_slice(old);
+            }
+        }
+        self.counts = counts;
+        self.width = width;
+    }
+
+    /// The series' `retries_from` (named by `callers`, the edges' metric
+    /// names) and `hedges`.
+    pub fn into_series(self, callers: &[String]) -> (Vec<CallerRetries>, Vec<u64>) {
+        let column = |slot: usize| -> Vec<u64> {
+            match slot < self.width {
+                true => (self.counts.iter().skip(slot).step_by(self.width).copied()).collect(),
+                false => vec![0; self.secs],
+            }
+        };
+        let from = (2..self.width)
+            .map(|slot| (Origin(slot as u16), column(slot)))
+            .filter(|(_, per_s)| per_s.iter().any(|c| *c > 0))
+            .map(|(origin, per_s)| CallerRetries {
+                caller: callers[origin.edge()].clone(),
+                edge: origin.edge(),
+                per_s,
+            })
+            .collect();
+        (from, column(Origin::HEDGE.0 as usize))
+    }
 }
 
 impl Series {

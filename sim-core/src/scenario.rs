@@ -23,6 +23,10 @@ pub struct Scenario {
     pub dispatch: Dispatch,
     /// Simulated time at which the run stops (seconds).
     pub horizon_s: f64,
+    /// Width of the bins of the tiers' sub-second arrival series (seconds,
+    /// dividing 1 s); 1: per second only.
+    #[serde(default = "one_second")]
+    pub series_bin_s: f64,
     /// Event budget of one run; `None` derives one from the scenario.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_events: Option<u64>,
@@ -445,6 +449,10 @@ fn yes() -> bool {
 
 fn one() -> u32 {
     1
+}
+
+fn one_second() -> f64 {
+    1.0
 }
 
 /// A call edge of the topology, as [`Scenario::edges`] lists them.

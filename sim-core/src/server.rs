@@ -6,11 +6,11 @@
 use crate::cache::CacheState;
 use crate::caller::Outcome;
 use crate::gc::Pauses;
-use crate::job::{Job, JobRef, Jobs};
+use crate::job::{Job, JobRef, Jobs, Origin};
 use crate::model::ServerModel;
 use crate::policy::{CoDel, ConcurrencyLimit, RateLimiter};
 use crate::random::Stream;
-use crate::result::{TierSeries, TierStats};
+use crate::result::{Bins, RetryOrigins, TierSeries, TierStats};
 use crate::scenario::QueueOrder;
 use crate::time::{NANOS_PER_SEC, NEVER, Nanos};
 use std::collections::VecDeque;
@@ -167,6 +167,9 @@ pub struct Has {
     pub class_service: bool,
     /// GC-like pauses that freeze work in service.
     pub gc_pauses: bool,
+    /// Sub-second series (`series_bin_s`) count its arrivals per bin: a
+    /// choice of the run, which the engine sets (`of` leaves it off).
+    pub bins: bool,
 }
 
 impl Has {
@@ -182,6 +185,7 @@ impl Has {
             leaky_bucket: model.leaky_bucket,
             class_service: model.class_service.iter().any(Option::is_some),
             gc_pauses: model.gc.is_some(),
+            bins: false,
         }
     }
 }
@@ -220,6 +224,11 @@ pub struct Server {
     /// The per-second counters, one record a second: an event touches one
     /// cache line and pays one bounds check for all of them.
     pub seconds: Vec<Second>,
+    /// The `retries` of `seconds` by what sent them.
+    retry_origins: RetryOrigins,
+    /// Arrivals per sub-second bin, in runs with `series_bin_s` under 1 s
+    /// (the engine makes them).
+    pub bins: Option<Bins>,
     pub busy_ns: u128,
     /// Total time requests spent queued before they started.
     wait_ns: u128,
@@ -285,6 +294,8 @@ impl Server {
                 ..TierStats::default()
             },
             seconds: vec![Second::default(); secs],
+            retry_origins: RetryOrigins::new(secs),
+            bins: None,
             busy_ns: 0,
             wait_ns: 0,
             queue_area_ns: 0,
@@ -311,11 +322,14 @@ impl Server {
     /// not, after its user request has `ended` or not (the engine counts it
     /// for its user at the tier's replica 0: `per_user`).
     #[inline]
-    pub fn on_arrival(&mut self, sec: usize, during: bool, ended: bool, retry: bool) {
+    pub fn on_arrival(&mut self, sec: usize, during: bool, ended: bool, origin: Origin) {
         self.stats.arrivals += 1;
         let second = &mut self.seconds[sec];
         second.arrivals += 1;
-        second.retries += retry as u64;
+        if origin.by_retry() {
+            second.retries += 1;
+            self.retry_origins.count(sec, origin);
+        }
         second.after_user_left += ended as u64;
         self.stats.arrivals_during += during as u64;
         self.stats.arrivals_after_user_left += ended as u64;
@@ -566,8 +580,14 @@ impl Server {
             .collect()
     }
 
-    /// The tier's counters and series at the end of the run (`now`).
-    pub fn into_result(mut self, model: &ServerModel, now: Nanos) -> (TierStats, TierSeries) {
+    /// The tier's counters and series at the end of the run (`now`);
+    /// `callers`: the metric names of the scenario's edges.
+    pub fn into_result(
+        mut self,
+        model: &ServerModel,
+        now: Nanos,
+        callers: &[String],
+    ) -> (TierStats, TierSeries) {
         self.account_queue(now);
         let limit = self.limit_by_second(model, self.seconds.len());
 
@@ -610,10 +630,21 @@ impl Server {
             .collect();
         let column = |get: fn(&Second) -> u64| self.seconds.iter().map(get).collect();
         let secs_n = self.seconds.len();
+        let (retries_from, hedges) = self.retry_origins.into_series(callers);
         let series = TierSeries {
             name: model.name.clone(),
             arrivals: column(|c| c.arrivals),
             retries: column(|c| c.retries),
+            retries_from,
+            hedges,
+            arrivals_by_bin: self
+                .bins
+                .as_ref()
+                .map_or_else(Vec::new, |b| b.arrivals.clone()),
+            retries_by_bin: self
+                .bins
+                .as_ref()
+                .map_or_else(Vec::new, |b| b.retries.clone()),
             after_user_left: column(|c| c.after_user_left),
             admitted: column(|c| c.admitted),
             completed: column(|c| c.completed),
@@ -668,7 +699,7 @@ mod tests {
         if cancelled {
             job.set_cancelled();
         }
-        jobs.alloc(job, false)
+        jobs.alloc(job)
     }
 
     #[test]

@@ -5,6 +5,7 @@ use crate::params::{ConfigError, DEADLINE_PARAMS, needs_client_deadline};
 use crate::scenario::{
     Arrivals, BackoffKind, BreakerScope, BulkheadScope, Call, Dist, Scenario, Service,
 };
+use crate::time::NANOS_PER_SEC;
 use std::collections::BTreeSet;
 
 /// Most users one run may generate; beyond it a run takes hours and
@@ -13,6 +14,9 @@ pub const MAX_EXPECTED_USERS: f64 = 20_000_000.0;
 
 /// Longest simulated time of one run: its per-second series grow with it.
 pub const MAX_HORIZON_S: f64 = 1_000_000.0;
+
+/// Narrowest bin of the sub-second series: 100 a second per tier.
+pub const MIN_SERIES_BIN_S: f64 = 0.01;
 
 /// Most closed-loop users: each keeps its state for the whole run.
 pub const MAX_CLOSED_USERS: u32 = 1_000_000;
@@ -62,6 +66,17 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
         ),
     );
     check(s.max_events != Some(0), "max_events".into(), "must be >= 1");
+    let bin_ns = (s.series_bin_s * NANOS_PER_SEC as f64).round();
+    check(
+        s.series_bin_s.is_finite()
+            && (MIN_SERIES_BIN_S..=1.0).contains(&s.series_bin_s)
+            && NANOS_PER_SEC.is_multiple_of(bin_ns as u64),
+        "series_bin_s".into(),
+        &format!(
+            "must divide 1 s evenly (0.5, 0.25, 0.2, 0.1, 0.05, ...) and be at least {MIN_SERIES_BIN_S} s; got {}",
+            s.series_bin_s
+        ),
+    );
     let classes = crate::params::class_names(s);
     let known = if classes.is_empty() {
         "none declared; see [[client.classes]]".to_string()

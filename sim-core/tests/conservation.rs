@@ -297,6 +297,51 @@ fn check(s: &Scenario, r: &RunResult, label: &str) {
                 .zip(&series.arrivals)
                 .all(|(r, a)| r <= a)
         );
+        // The retries split by what sent the nearest retry or hedge add up,
+        // second by second; a caller of this tier is the origin of exactly
+        // its own retries that arrived (a first try it sends for a retry
+        // above belongs to that retry's sender), and the hedges include
+        // every hedged copy its callers sent that arrived.
+        for sec in 0..series.arrivals.len() {
+            let split: u64 = series.retries_from.iter().map(|f| f.per_s[sec]).sum();
+            assert_eq!(
+                split + series.hedges[sec],
+                series.retries[sec],
+                "{}",
+                ctx("retries by origin")
+            );
+        }
+        for f in &series.retries_from {
+            assert_eq!(f.caller, edges[f.edge].name, "{}", ctx("origin names"));
+        }
+        let from = |e: usize| {
+            (series.retries_from.iter())
+                .find(|f| f.edge == e)
+                .map_or(0, |f| f.per_s.iter().sum::<u64>())
+        };
+        for e in &into {
+            let sent = r.callers[*e].retries_sent;
+            // A group's queue redelivers failed messages: its retries too
+            // (each redelivery at most once; some still wait at the end).
+            let redelivered: u64 = (r.groups.iter())
+                .filter(|g| edges[*e].from.is_none() && g.name == edges[*e].name)
+                .map(|g| g.queue.redelivered)
+                .sum();
+            assert!(
+                from(*e) <= sent + redelivered
+                    && from(*e) + t.in_transit_at_end + t.cache_hits >= sent,
+                "{}: {} arrived from {}, {sent} sent",
+                ctx("a caller's own retries"),
+                from(*e),
+                edges[*e].name
+            );
+        }
+        let hedged: u64 = series.hedges.iter().sum();
+        assert!(
+            hedged + t.in_transit_at_end + t.cache_hits >= hedges,
+            "{}",
+            ctx("hedges")
+        );
         assert_eq!(series.capacity_per_s.len(), series.arrivals.len());
         // The replicas' series add up to the tier's, second by second.
         assert_eq!(series.replicas.len(), t.replicas.len());

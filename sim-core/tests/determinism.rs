@@ -158,6 +158,12 @@ fn snapshot(r: &RunResult) -> Vec<(String, String)> {
             name,
             arrivals,
             retries,
+            // A split of `retries` (conservation.rs checks that it adds
+            // up), newer than the pins.
+            retries_from: _,
+            hedges: _,
+            arrivals_by_bin: _,
+            retries_by_bin: _,
             after_user_left,
             admitted,
             completed,

@@ -34,6 +34,7 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ("ch37", "strategy=deadline", "dispatch", "reply_first"),
     ("ch37", "", "horizon_s", "14"),
     ("ch37", "", "max_events", "1000"),
+    ("ch37", "", "series_bin_s", "0.1"),
     ("ch37", "strategy=deadline", "recovery.window_s", "1"),
     ("ch37", "strategy=deadline", "recovery.threshold", "0.5"),
     ("ch37", "", "client.rate_per_s", "300"),

@@ -169,6 +169,10 @@ fn why_not_recovered(r: &sim_core::RunResult) -> Option<analysis::why::Diagnosis
                 tier: t.name.clone(),
                 arrivals: sum(&t.arrivals),
                 retries: sum(&t.retries),
+                retries_from: (t.retries_from.iter())
+                    .map(|f| (f.caller.clone(), sum(&f.per_s)))
+                    .collect(),
+                hedges: sum(&t.hedges),
                 after_user_left: sum(&t.after_user_left),
                 capacity: seconds.iter().map(|s| t.capacity_per_s[*s]).sum(),
             }

@@ -61,6 +61,15 @@ pub struct Layout {
     /// scenario, or `<tier>.replicas` set or swept), so the series carry
     /// each replica's queue and busy counts.
     pub replicated: Vec<bool>,
+    /// Per tier: the callers above it that may retry at some point of the
+    /// grid (their index in `Scenario::edges()` and metric name), so the
+    /// series carry `<tier>_retries_from_<caller>`: a column per caller
+    /// that can send retries, not per edge of the scenario.
+    pub retry_origins: Vec<Vec<(usize, String)>>,
+    /// Some point of the grid has sub-second series (`series_bin_s` under
+    /// 1 in the scenario, or set or swept): the series carry each tier's
+    /// `<tier>_arrivals_by_bin` and `_retries_by_bin` (lists).
+    pub binned: bool,
     /// The client groups, `client` first, when the scenario has several
     /// (the series then carry each group's users by arrival).
     pub groups: Vec<String>,
@@ -79,7 +88,7 @@ struct ColumnDoc {
 pub const COLUMNS_KEY: &str = "sweep.columns";
 
 /// The per-second counters of each tier in `series` (`<tier>_<suffix>`).
-const TIER_SERIES: [(&str, SeriesColumn, &str, &str); 11] = [
+const TIER_SERIES: [(&str, SeriesColumn, &str, &str); 12] = [
     (
         "arrivals",
         |x| &x.arrivals,
@@ -90,6 +99,12 @@ const TIER_SERIES: [(&str, SeriesColumn, &str, &str); 11] = [
         "retries",
         |x| &x.retries,
         "arrivals that exist because of a retry or hedge sent by the tier's caller or any caller above it",
+        "count",
+    ),
+    (
+        "hedges",
+        |x| &x.hedges,
+        "the retries whose nearest retry or hedge in their lineage is a hedged copy (of any caller above)",
         "count",
     ),
     (
@@ -148,6 +163,48 @@ const TIER_SERIES: [(&str, SeriesColumn, &str, &str); 11] = [
     ),
 ];
 
+/// Per tier, the callers above it that may retry at some point of a grid
+/// whose point columns are `point`: `max_retries` above 0 in `scenario`
+/// (its first point), in one of its presets, or set or swept, or a group
+/// whose queue redelivers.
+fn retry_origins(
+    point: &[PointColumn],
+    scenario: &sim_core::Scenario,
+) -> Vec<Vec<(usize, String)>> {
+    let edges = scenario.edges();
+    let n = scenario.tiers.len();
+    // Tiers a request at each tier can lead to; edges only call later
+    // tiers, so from the last one up.
+    let mut reaches = vec![vec![false; n]; n];
+    for u in (0..n).rev() {
+        reaches[u][u] = true;
+        for e in edges.iter().filter(|e| e.from == Some(u)) {
+            let below = reaches[e.to].clone();
+            (reaches[u].iter_mut().zip(below)).for_each(|(r, b)| *r |= b);
+        }
+    }
+    let set = |key: &str| {
+        point.iter().any(|c| c.path == key)
+            || scenario.presets.values().any(|p| p.contains_key(key))
+    };
+    // A group's queue redelivers failed messages: retries of the group's.
+    let redelivers = |e: &sim_core::scenario::Edge| {
+        e.from.is_none() && (scenario.clients.get(&e.path)).is_some_and(|c| c.queue.consumers > 0)
+            || set(&format!("{}.queue.consumers", e.path))
+    };
+    let may_retry = |e: &sim_core::scenario::Edge| {
+        e.call.max_retries > 0 || set(&format!("{}.max_retries", e.path)) || redelivers(e)
+    };
+    (0..n)
+        .map(|t| {
+            (edges.iter().enumerate())
+                .filter(|(_, e)| reaches[e.to][t] && may_retry(e))
+                .map(|(i, e)| (i, e.name.clone()))
+                .collect()
+        })
+        .collect()
+}
+
 /// The tier series that also come per replica.
 const REPLICA_SERIES: [&str; 2] = ["queue_len", "busy"];
 
@@ -160,6 +217,8 @@ impl Layout {
             })
             .collect();
         Layout {
+            retry_origins: retry_origins(&point, scenario),
+            binned: scenario.series_bin_s < 1.0 || point.iter().any(|c| c.path == "series_bin_s"),
             point,
             metrics: sim_core::result::metric_schema(scenario),
             tiers: scenario.tiers.iter().map(|t| t.name.clone()).collect(),
@@ -271,12 +330,19 @@ impl Layout {
                 "count",
             ));
         }
-        for (t, replicated) in self.tiers.iter().zip(&self.replicated) {
+        for (i, (t, replicated)) in self.tiers.iter().zip(&self.replicated).enumerate() {
             series.extend(
                 TIER_SERIES
                     .iter()
                     .map(|(suffix, _, about, unit)| doc(&format!("{t}_{suffix}"), about, unit)),
             );
+            series.extend(self.retry_origins[i].iter().map(|(_, caller)| {
+                doc(
+                    &format!("{t}_retries_from_{caller}"),
+                    &format!("the retries whose nearest retry in their lineage was sent by {caller} (its own retries, or a first try for one of them)"),
+                    "count",
+                )
+            }));
             if *replicated {
                 series.extend(
                     (TIER_SERIES.iter())
@@ -286,6 +352,15 @@ impl Layout {
                             doc(&format!("{t}_replica_{suffix}"), &about, unit)
                         }),
                 );
+            }
+            if self.binned {
+                for what in ["arrivals", "retries"] {
+                    series.push(doc(
+                        &format!("{t}_{what}_by_bin"),
+                        &format!("the second's {what} per bin of series_bin_s (a list, the second's first bin first; empty without bins): they add up to {t}_{what}"),
+                        "count",
+                    ));
+                }
             }
             series.push(doc(
                 &format!("{t}_capacity_per_s"),
@@ -471,6 +546,17 @@ impl Layout {
                     flat(&|r, s| get(&r.series.tiers[t])[s]),
                 ));
             }
+            for (edge, caller) in &self.retry_origins[t] {
+                let from = |r: &RunResult, s: usize| {
+                    (r.series.tiers[t].retries_from.iter())
+                        .find(|f| f.edge == *edge)
+                        .map_or(0, |f| f.per_s[s])
+                };
+                cols.push(Column::new(
+                    format!("{name}_retries_from_{caller}").into(),
+                    flat(&from),
+                ));
+            }
             if self.replicated[t] {
                 for (suffix, get, _, _) in
                     TIER_SERIES.iter().filter(|c| REPLICA_SERIES.contains(&c.0))
@@ -481,6 +567,16 @@ impl Layout {
                         t,
                         *get,
                     ));
+                }
+            }
+            if self.binned {
+                type Bins = fn(&sim_core::result::TierSeries) -> &Vec<u64>;
+                let kinds: [(&str, Bins); 2] = [
+                    ("arrivals", |x| &x.arrivals_by_bin),
+                    ("retries", |x| &x.retries_by_bin),
+                ];
+                for (what, get) in kinds {
+                    cols.push(bin_column(&format!("{name}_{what}_by_bin"), &ok, t, get));
                 }
             }
             cols.push(Column::new(
@@ -517,6 +613,25 @@ fn replica_column(name: &str, ok: &[(&str, &RunResult)], t: usize, get: SeriesCo
         let tier = &r.series.tiers[t];
         for sec in 0..r.series.seconds() {
             let values: Vec<i64> = tier.replicas.iter().map(|p| count(get(p)[sec])).collect();
+            list.append_slice(&values);
+        }
+    }
+    list.finish().into_column()
+}
+
+/// Per run and second, the sub-second counts `get` of tier `t` in that
+/// second as a list (`bins` of them); an empty list at a point without bins.
+fn bin_column(name: &str, ok: &[(&str, &RunResult)], t: usize, get: SeriesColumn) -> Column {
+    let rows: usize = ok.iter().map(|(_, r)| r.series.seconds()).sum();
+    let mut list =
+        ListPrimitiveChunkedBuilder::<Int64Type>::new(name.into(), rows, rows, DataType::Int64);
+    for (_, r) in ok {
+        let bins = get(&r.series.tiers[t]);
+        let per_s = bins.len() / r.series.seconds().max(1);
+        for sec in 0..r.series.seconds() {
+            let values: Vec<i64> = (bins.iter().skip(sec * per_s).take(per_s))
+                .map(|c| count(*c))
+                .collect();
             list.append_slice(&values);
         }
     }

@@ -199,6 +199,7 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
         format!("{axis_path} threshold {threshold} precision {precision}"),
     )]);
     silence_panics();
+    crate::signals::install();
 
     let mut next_index = known.len() as u64;
     let mut step = 0;
@@ -252,9 +253,12 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
             wanted.len(),
             todo.len()
         );
+        // After a stopping signal no run starts; those in progress finish
+        // and are written below.
         let mut outcomes: Vec<Outcome> = pool.install(|| {
             todo.par_iter()
                 .with_max_len(1)
+                .filter(|_| crate::signals::received().is_none())
                 .map(|(i, p, s)| execute_point(&grid, *i, p.clone(), *s, false))
                 .collect()
         });
@@ -266,6 +270,32 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
         }
         write_outcomes(&store, &layout, &metadata, &outcomes)?;
         outcomes.clear();
+        if let Some(signal) = crate::signals::received() {
+            // A step cut short would move the brackets on partial
+            // estimates: the refinement stops here, and running it again
+            // reuses every run written.
+            let (ok, failed, events) = count_runs(&store, None)?;
+            manifest.ok = ok;
+            manifest.failed = failed;
+            manifest.events_total = events;
+            manifest.status = "interrupted".to_string();
+            manifest.finished_at = Some(now_rfc3339());
+            store.write_manifest(&manifest)?;
+            let sets: String = (args.sets.iter())
+                .map(|s| format!(" --set {}", crate::slurm::shell_quote(s)))
+                .collect();
+            eprintln!(
+                "interrupted: {} runs are written. Resume with (the runs written are reused):",
+                ok + failed
+            );
+            eprintln!(
+                "  sweep refine {} --axis {} --precision {precision} --threshold {threshold}{sets} --out {}",
+                crate::slurm::shell_quote(&args.grid.display().to_string()),
+                crate::slurm::shell_quote(&axis_path),
+                crate::slurm::shell_quote(&out.display().to_string()),
+            );
+            return Ok(ExitCode::from(crate::signals::exit_code(signal)));
+        }
         for (i, x) in wanted {
             let point = point_of(&slices[i], x);
             let mut est = Estimate {

@@ -1268,7 +1268,8 @@ fn why_a_run_did_not_recover() {
     let out = stdout(&one);
     assert!(
         out.contains("why `naive` did not recover: at svc_b after the trigger")
-            && out.contains("retry amplification sustains the overload"),
+            && out.contains("retry amplification sustains the overload, gateway's retries most")
+            && out.contains("% from gateway, "),
         "{out}"
     );
     assert!(
@@ -1300,6 +1301,6 @@ strategy = ["naive", "protected"]
         "{md}"
     );
     let csv = std::fs::read_to_string(out.join("analysis/why_not_recovered.csv")).unwrap();
-    assert!(csv.starts_with("point,not_recovered,runs,bottleneck,load,first_try_load,retry_share,dead_share,sustainer,smallest_flip"));
-    assert!(csv.contains("retry amplification"), "{csv}");
+    assert!(csv.starts_with("point,not_recovered,runs,bottleneck,load,first_try_load,retry_share,retries_from,hedge_share,dead_share,sustainer,sustained_by,smallest_flip"), "{csv}");
+    assert!(csv.contains("retry amplification,gateway,"), "{csv}");
 }

@@ -384,3 +384,79 @@ fn report_prints_aligned_columns_or_markdown() {
     let md = stdout(&sweep(&["report", &out, "--markdown"]));
     assert!(md.lines().any(|l| l.starts_with("| strategy |")), "{md}");
 }
+
+/// Ctrl-C during `refine` stops it as it stops `run`: the runs in progress
+/// finish and are written, the manifest says `interrupted`, the exit status
+/// is 130, and the command printed to resume finishes the refinement,
+/// reusing what was written.
+#[test]
+fn an_interrupted_refinement_writes_its_runs_and_says_how_to_resume() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(
+        tmp.path(),
+        r#"name = "tip-stop"
+scenario = "ch37"
+seeds = { first = 1, count = 30 }
+[set]
+"client.duration_s" = 10
+horizon_s = 12
+"svc_b.slow.start_s" = 2
+[axes]
+strategy = ["naive", "protected"]
+"svc_b.slow.duration_s" = [0.5, 6]
+"#,
+    );
+    let out = tmp.path().join("o");
+    let args = |extra: &[&str]| -> Vec<String> {
+        let mut a: Vec<String> = ["refine", &grid, "--axis", "svc_b.slow.duration_s"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        a.extend(
+            [
+                "--precision",
+                "0.5",
+                "--out",
+                &out.display().to_string(),
+                "--no-report",
+            ]
+            .map(String::from),
+        );
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_sweep"))
+        .args(args(&["--jobs", "1"]))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first step's part is written: the second step is under way.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while std::fs::read_dir(out.join("runs")).map_or(0, |d| d.count()) < 1 {
+        assert!(std::time::Instant::now() < deadline, "no part written");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert_says(&err, &["interrupted:", "Resume with", "sweep refine"]);
+    let manifest = |out: &std::path::Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap()
+    };
+    assert_eq!(manifest(&out)["status"], "interrupted");
+    let written = manifest(&out)["ok"].as_u64().unwrap();
+    assert!(
+        written >= 120,
+        "the first step's 4 values x 30 seeds: {written}"
+    );
+    // Running it again (the printed command) finishes it.
+    let o = sweep(&args(&[]).iter().map(String::as_str).collect::<Vec<_>>());
+    assert_ok(&o);
+    assert_eq!(manifest(&out)["status"], "complete");
+    assert!(manifest(&out)["ok"].as_u64().unwrap() > written);
+}

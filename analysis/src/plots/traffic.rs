@@ -4,14 +4,15 @@
 
 use super::*;
 
-/// One second of [`offered_load`]: medians over seeds.
+/// One bin of [`offered_load`] (a second, or a bin of `series_bin_s`):
+/// medians over seeds.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LoadPoint {
-    /// The second's start, in simulated seconds.
+    /// The bin's start, in simulated seconds.
     pub second: f64,
-    /// Requests arriving that are a caller's first attempt.
+    /// Requests per second arriving that are a caller's first attempt.
     pub first: f64,
-    /// Requests arriving that are retries.
+    /// Requests per second arriving that are retries.
     pub retries: f64,
     /// What the tier can serve per second (`None`: no work of its own).
     pub capacity: Option<f64>,
@@ -21,6 +22,8 @@ pub struct LoadPoint {
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadPanel {
     pub label: String,
+    /// The width of its points' bins, in seconds (1: per second).
+    pub bin_s: f64,
     pub points: Vec<LoadPoint>,
 }
 
@@ -45,7 +48,8 @@ pub fn offered_load(
     let Some(x_lo) = seconds().reduce(f64::min) else {
         return Err(bad_input(title, "no points to plot".to_string()));
     };
-    let x_hi = seconds().fold(x_lo, f64::max) + 1.0;
+    let bin = panels.iter().map(|p| p.bin_s).fold(0.0, f64::max);
+    let x_hi = seconds().fold(x_lo, f64::max) + bin;
     let y_max = (panels.iter().flat_map(|p| &p.points))
         .map(|q| (q.first + q.retries).max(q.capacity.unwrap_or(0.0)))
         .fold(1.0, f64::max)
@@ -151,10 +155,11 @@ fn draw_load<DB: DrawingBackend>(
         }
         let mut points = panel.points.clone();
         points.sort_by(|a, b| a.second.total_cmp(&b.second));
-        // Each second is a step from its start to the next second's.
+        // Each bin is a step from its start to the next bin's.
+        let bin = panel.bin_s;
         let steps = |y: &dyn Fn(&LoadPoint) -> f64| -> Vec<(f64, f64)> {
             (points.iter())
-                .flat_map(|p| [(p.second, y(p)), (p.second + 1.0, y(p))])
+                .flat_map(|p| [(p.second, y(p)), (p.second + bin, y(p))])
                 .collect()
         };
         let first = steps(&|p| p.first);
@@ -183,7 +188,7 @@ fn draw_load<DB: DrawingBackend>(
             let line: Vec<(f64, f64)> = (run.iter())
                 .flat_map(|p| {
                     let c = p.capacity.unwrap_or(0.0).min(y_max);
-                    [(p.second, c), (p.second + 1.0, c)]
+                    [(p.second, c), (p.second + bin, c)]
                 })
                 .collect();
             if line.len() > 1 {
@@ -388,6 +393,7 @@ mod tests {
             .collect();
         let panels = vec![LoadPanel {
             label: "naive".into(),
+            bin_s: 1.0,
             points,
         }];
         let shade = [Shade {
