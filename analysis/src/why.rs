@@ -7,8 +7,12 @@
 //! of arrivals:
 //! - the bottleneck is the tier whose arrivals came closest to, or
 //!   furthest past, its capacity (slots / mean service time);
-//! - below 90% of capacity it was not saturated: what holds the run down
-//!   is not load (a breaker still open, an adaptive limit still low);
+//! - below 90% of capacity, and with work waiting at the end of fewer
+//!   than half of those seconds, it was not saturated: what holds the run
+//!   down is not load (a breaker still open, an adaptive limit still low);
+//! - else, if it finished under 70% of its capacity, **degraded
+//!   capacity** sustains it: work slowed by the load itself (GC pauses
+//!   that grow with the queue, service that slows with concurrency);
 //! - else, if at least a fifth of its arrivals were retries (or serve a
 //!   retry above) and the first tries alone would fit, **retry
 //!   amplification** sustains the overload, and the caller whose retries
@@ -37,6 +41,12 @@ pub struct TierAfter {
     /// Requests the tier could serve over those seconds (`None`: no work
     /// of its own).
     pub capacity: Option<f64>,
+    /// Requests it finished over those seconds (`None`: not known).
+    pub completed: Option<f64>,
+    /// Of those seconds, how many ended with work waiting in its queue
+    /// (`None`: not known), and how many there were.
+    pub backlogged: Option<f64>,
+    pub seconds: f64,
 }
 
 /// Whether second `second` counts in a diagnosis: from the trigger's end
@@ -50,6 +60,7 @@ pub fn after_trigger(second: usize, window_end_s: f64, user_arrivals: f64) -> bo
 pub enum Sustainer {
     RetryAmplification,
     DeadWork,
+    DegradedCapacity,
     Overload,
     NotSaturated,
 }
@@ -59,6 +70,7 @@ impl fmt::Display for Sustainer {
         f.write_str(match self {
             Sustainer::RetryAmplification => "retry amplification",
             Sustainer::DeadWork => "dead work",
+            Sustainer::DegradedCapacity => "degraded capacity",
             Sustainer::Overload => "overload",
             Sustainer::NotSaturated => "not saturated",
         })
@@ -73,6 +85,8 @@ pub struct Diagnosis {
     pub load: f64,
     /// First tries alone over capacity.
     pub first_try_load: f64,
+    /// Requests finished over capacity (`None`: not known).
+    pub served: Option<f64>,
     /// Shares of the arrivals: retries (and hedges) in all, then split by
     /// what sent them (the callers largest first, the hedges), and those
     /// for users who had already left (of any kind).
@@ -93,6 +107,9 @@ pub const HEDGED_COPIES: &str = "hedged copies";
 
 /// Load at or above this share of capacity saturates the tier.
 const SATURATED: f64 = 0.9;
+/// A saturated tier finishing under this share of its capacity has lost
+/// capacity to the load.
+const DEGRADED: f64 = 0.7;
 /// A share of the arrivals at least this large sustains the overload.
 const SUSTAINING_SHARE: f64 = 0.2;
 
@@ -117,8 +134,14 @@ pub fn diagnose(tiers: &[TierAfter]) -> Option<Diagnosis> {
         .collect();
     retries_from.sort_by(|a, b| b.1.total_cmp(&a.1));
     let hedge_share = t.hedges / t.arrivals;
-    let sustainer = if load < SATURATED {
+    let served = t.completed.map(|c| c / capacity);
+    let backlogged = t
+        .backlogged
+        .is_some_and(|b| b >= 0.5 * t.seconds && b > 0.0);
+    let sustainer = if load < SATURATED && !backlogged {
         Sustainer::NotSaturated
+    } else if served.is_some_and(|s| s < DEGRADED) {
+        Sustainer::DegradedCapacity
     } else if retry_share >= SUSTAINING_SHARE && first_try_load < 1.0 {
         Sustainer::RetryAmplification
     } else if dead_share >= SUSTAINING_SHARE {
@@ -136,6 +159,7 @@ pub fn diagnose(tiers: &[TierAfter]) -> Option<Diagnosis> {
     Some(Diagnosis {
         tier: t.tier.clone(),
         load,
+        served,
         first_try_load,
         retry_share,
         retries_from,
@@ -196,6 +220,11 @@ impl fmt::Display for Diagnosis {
             }
             Sustainer::DeadWork => f.write_str(
                 "dead work sustains it (requests for users who had given up fill the queue)",
+            ),
+            Sustainer::DegradedCapacity => write!(
+                f,
+                "degraded capacity sustains it: it finished {:.0}% of what its slots serve at low load (the load slows the work itself: GC pauses that grow with the queue, service that slows with concurrency)",
+                100.0 * self.served.unwrap_or(0.0)
             ),
             Sustainer::Overload => f.write_str("the first tries alone exceed its capacity"),
             Sustainer::NotSaturated => f.write_str(
@@ -360,6 +389,38 @@ mod tests {
         // Few retries, many requests for users already gone.
         let d = diagnose(&[tier(1000.0, 100.0, 400.0, 1000.0)]).unwrap();
         assert_eq!(d.sustainer, Sustainer::DeadWork);
+        // Saturated but finishing 60% of its capacity: the load degrades
+        // it, whatever else its arrivals are; at 70% it is the other rules.
+        let degraded = |completed: f64| {
+            let t = TierAfter {
+                completed: Some(completed),
+                ..tier(2000.0, 1500.0, 0.0, 1000.0)
+            };
+            diagnose(&[t]).unwrap()
+        };
+        let d = degraded(600.0);
+        assert_eq!(d.sustainer, Sustainer::DegradedCapacity);
+        assert!(
+            d.to_string().contains(
+                "degraded capacity sustains it: it finished 60% of what its slots serve at low load"
+            ),
+            "{d}"
+        );
+        assert_eq!(degraded(700.0).sustainer, Sustainer::RetryAmplification);
+        // Below 90% of capacity but with work waiting at the end of most
+        // seconds: saturated all the same (the arrivals fell because the
+        // callers wait).
+        let waiting = |backlogged: f64| {
+            let t = TierAfter {
+                completed: Some(300.0),
+                backlogged: Some(backlogged),
+                seconds: 10.0,
+                ..tier(500.0, 450.0, 0.0, 1000.0)
+            };
+            diagnose(&[t]).unwrap().sustainer
+        };
+        assert_eq!(waiting(5.0), Sustainer::DegradedCapacity);
+        assert_eq!(waiting(4.0), Sustainer::NotSaturated);
         // Below 90% of capacity: not load.
         let d = diagnose(&[tier(850.0, 800.0, 800.0, 1000.0)]).unwrap();
         assert_eq!(d.sustainer, Sustainer::NotSaturated);
@@ -442,9 +503,16 @@ pub mod section {
     use polars::prelude::*;
     use std::collections::HashMap;
 
-    /// The series columns a diagnosis needs: four per tier.
+    /// The series columns a diagnosis needs: six per tier.
     fn traffic_columns(sweep: &Sweep) -> Vec<String> {
-        let suffixes = ["arrivals", "retries", "after_user_left", "capacity_per_s"];
+        let suffixes = [
+            "arrivals",
+            "retries",
+            "after_user_left",
+            "capacity_per_s",
+            "completed",
+            "queue_len",
+        ];
         (sweep.tiers.iter())
             .flat_map(|t| suffixes.map(|c| format!("{t}_{c}")))
             .collect()
@@ -498,6 +566,8 @@ pub mod section {
                 .map(|(t, (_, from))| TierAfter {
                     tier: t.clone(),
                     capacity: Some(0.0),
+                    completed: Some(0.0),
+                    backlogged: Some(0.0),
                     retries_from: from
                         .iter()
                         .map(|(_, caller)| (caller.clone(), 0.0))
@@ -536,11 +606,15 @@ pub mod section {
                 }
                 let tiers = out.entry(run).or_insert_with(blank);
                 for (t, tier) in tiers.iter_mut().enumerate() {
-                    let v = |k: usize| values[4 * t + k].get(i);
+                    let v = |k: usize| values[6 * t + k].get(i);
                     tier.arrivals += v(0).unwrap_or(0.0);
                     tier.retries += v(1).unwrap_or(0.0);
                     tier.after_user_left += v(2).unwrap_or(0.0);
                     tier.capacity = tier.capacity.zip(v(3)).map(|(a, b)| a + b);
+                    tier.completed = tier.completed.map(|a| a + v(4).unwrap_or(0.0));
+                    let waiting = v(5).is_some_and(|q| q > 0.0);
+                    tier.backlogged = tier.backlogged.map(|b| b + waiting as u8 as f64);
+                    tier.seconds += 1.0;
                     let (hedges, from) = &split_values[t];
                     tier.hedges += hedges.as_ref().and_then(|h| h.get(i)).unwrap_or(0.0);
                     for (sum, col) in tier.retries_from.iter_mut().zip(from) {
@@ -640,6 +714,7 @@ pub mod section {
         bottleneck: Vec<Option<String>>,
         load: Vec<Option<f64>>,
         first_try_load: Vec<Option<f64>>,
+        served: Vec<Option<f64>>,
         retry_share: Vec<Option<f64>>,
         retries_from: Vec<Option<String>>,
         hedge_share: Vec<Option<f64>>,
@@ -716,6 +791,7 @@ pub mod section {
             self.bottleneck.push(d.map(|d| d.tier.clone()));
             self.load.push(d.map(|d| d.load));
             self.first_try_load.push(d.map(|d| d.first_try_load));
+            self.served.push(d.and_then(|d| d.served));
             self.retry_share.push(d.map(|d| d.retry_share));
             self.retries_from
                 .push(d.filter(|d| !d.retries_from.is_empty()).map(|d| {
@@ -748,6 +824,7 @@ pub mod section {
                     Column::new("sustainer".into(), &self.sustainer),
                     Column::new("sustained_by".into(), &self.sustained_by),
                     Column::new("smallest_flip".into(), &self.flip),
+                    Column::new("served".into(), &self.served),
                 ],
             )
             .map_err(ReportError::table("why_not_recovered"))

@@ -175,6 +175,9 @@ fn why_not_recovered(r: &sim_core::RunResult) -> Option<analysis::why::Diagnosis
                 hedges: sum(&t.hedges),
                 after_user_left: sum(&t.after_user_left),
                 capacity: seconds.iter().map(|s| t.capacity_per_s[*s]).sum(),
+                completed: Some(sum(&t.completed)),
+                backlogged: Some(seconds.iter().filter(|s| t.queue_len[**s] > 0).count() as f64),
+                seconds: seconds.len() as f64,
             }
         })
         .collect();

@@ -1276,6 +1276,29 @@ fn why_a_run_did_not_recover() {
         !out.contains("why `protected`"),
         "protected recovers: {out}"
     );
+    // GC pauses that grow with svc_b's queue (5 ms per request queued):
+    // its queue never empties, yet it finishes a third of its capacity.
+    let gc = sweep(&[
+        "one",
+        "--preset",
+        "naive",
+        "--set",
+        "svc_b.gc.every_s=1",
+        "--set",
+        "svc_b.gc.pause_s=0.05",
+        "--set",
+        "svc_b.gc.per_queued_s=0.005",
+        "--set",
+        "svc_b.slow.duration_s=5",
+    ]);
+    assert_ok(&gc);
+    let out = stdout(&gc);
+    assert!(
+        out.contains(
+            "degraded capacity sustains it: it finished 30% of what its slots serve at low load"
+        ),
+        "{out}"
+    );
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let grid = write_grid(
