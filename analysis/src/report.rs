@@ -599,6 +599,19 @@ impl Slicing {
     }
 }
 
+/// The legend's names of dimension `d`'s lines: a strategy by its name,
+/// any other level with its axis (`client.max_retries=2`, not `2`).
+fn line_labels_of(sweep: &Sweep, d: usize) -> Vec<String> {
+    let dim = &sweep.dims[d];
+    if dim.name == "strategy" {
+        dim.labels.clone()
+    } else {
+        (dim.labels.iter())
+            .map(|l| format!("{}={l}", dim.name))
+            .collect()
+    }
+}
+
 fn line_dim(sweep: &Sweep) -> Option<usize> {
     // Lines that differ in their trigger could share no shaded window:
     // without a strategy axis, the first axis that sets no trigger.
@@ -1011,7 +1024,7 @@ fn time_plots(
     let values = slice_series(sweep, &s, &series_cols)?;
     let line_labels: Vec<String> = s
         .line_dim
-        .map_or(vec!["all".to_string()], |d| sweep.dims[d].labels.clone());
+        .map_or(vec!["all".to_string()], |d| line_labels_of(sweep, d));
     for (slice_idx, slice) in s.slices.iter().enumerate() {
         let name = slice_name(sweep, &slice.key);
         let shades = s.shades(sweep, slice_idx);
@@ -1181,7 +1194,7 @@ fn load_plots(
     let values = slice_series(sweep, &s, &cols)?;
     let line_labels: Vec<String> = s
         .line_dim
-        .map_or(vec!["all".to_string()], |d| sweep.dims[d].labels.clone());
+        .map_or(vec!["all".to_string()], |d| line_labels_of(sweep, d));
     for (slice_idx, slice) in s.slices.iter().enumerate() {
         let Some(t) = bottleneck(&values, sweep.tiers.len(), slice_idx) else {
             continue;
@@ -1420,7 +1433,7 @@ fn latency_plots(
     }
     let labels: Vec<String> = s
         .line_dim
-        .map_or(vec!["all".to_string()], |d| sweep.dims[d].labels.clone());
+        .map_or(vec!["all".to_string()], |d| line_labels_of(sweep, d));
     for (slice_idx, slice) in s.slices.iter().enumerate() {
         let cdf_lines: Vec<plots::CdfLine> = (labels.iter().zip(&counts[slice_idx]))
             .filter(|(_, (o, f))| o.iter().chain(f).any(|c| *c > 0))
@@ -1516,9 +1529,7 @@ fn recovery_data(sweep: &Sweep, line_dim: Option<usize>, axis: usize) -> Vec<plo
     let (Some(rec), Some(time)) = (sweep.metric("recovered"), sweep.metric("recovery_s")) else {
         return Vec::new();
     };
-    let labels = line_dim.map_or(vec!["all runs".to_string()], |d| {
-        sweep.dims[d].labels.clone()
-    });
+    let labels = line_dim.map_or(vec!["all runs".to_string()], |d| line_labels_of(sweep, d));
     let levels = &sweep.dims[axis].labels;
     labels
         .iter()
