@@ -116,6 +116,8 @@ impl Sweep {
                 || manifest.report.reference.iter().any(|r| r.metric == n)
                 || trigger_key(n).is_some()
                 || n == "recovery_s"
+                // Whether a tier's adaptive limit acts (its plot over time).
+                || (n.strip_suffix("_limit_lowest")).is_some_and(|t| tiers.iter().any(|x| x == t))
         };
         // Categorical columns (`status`, string axes) are read as their text.
         let cols: Vec<Expr> = schema

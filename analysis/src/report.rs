@@ -599,16 +599,16 @@ impl Slicing {
     }
 }
 
-/// The legend's names of dimension `d`'s lines: a strategy by its name,
-/// any other level with its axis (`client.max_retries=2`, not `2`).
+/// The legend's names of dimension `d`'s lines: a number with its axis
+/// (`client.max_retries=2`, not `2`); a strategy, a zip group's level or
+/// any other word by itself.
 fn line_labels_of(sweep: &Sweep, d: usize) -> Vec<String> {
     let dim = &sweep.dims[d];
-    if dim.name == "strategy" {
-        dim.labels.clone()
-    } else {
-        (dim.labels.iter())
+    match dim.values {
+        Some(_) => (dim.labels.iter())
             .map(|l| format!("{}={l}", dim.name))
-            .collect()
+            .collect(),
+        None => dim.labels.clone(),
     }
 }
 
@@ -1021,6 +1021,16 @@ fn time_plots(
     }
     let mut series_cols = vec!["success_rate".to_string()];
     series_cols.extend(sweep.tiers.iter().map(|t| format!("{t}_queue_len")));
+    // The adaptive limit over time, at the tiers where one acts in some run
+    // (series written before the limit's column have none).
+    for t in &sweep.tiers {
+        let limited = (sweep.metric(&format!("{t}_limit_lowest")))
+            .is_some_and(|v| v.iter().flatten().any(|x| *x > 0.0));
+        let col = format!("{t}_limit");
+        if limited && series_has(sweep, std::slice::from_ref(&col))? {
+            series_cols.push(col);
+        }
+    }
     let values = slice_series(sweep, &s, &series_cols)?;
     let line_labels: Vec<String> = s
         .line_dim
@@ -1063,6 +1073,13 @@ fn time_plots(
                     "success rate (share of users)",
                     Some((0.0, 1.0)),
                     format!("success_rate_{stem_idx}"),
+                )
+            } else if let Some(tier) = col.strip_suffix("_limit") {
+                (
+                    format!("Adaptive concurrency limit at {tier}"),
+                    "limit (requests in service allowed, end of second)",
+                    None,
+                    format!("limit_{tier}_{stem_idx}"),
                 )
             } else {
                 let tier = col.trim_end_matches("_queue_len");
@@ -2724,6 +2741,34 @@ mod tests {
         let listed = std::fs::read_to_string(analysis.join(REPORT_FILES)).unwrap();
         assert!(!listed.contains("mine.png"), "{listed}");
         assert!(listed.lines().any(|l| l == "index.md"), "{listed}");
+    }
+
+    /// A tier whose adaptive limit acts in some run gets a plot of the
+    /// limit over time; one without (its lowest limit 0) does not.
+    #[test]
+    fn the_adaptive_limit_is_drawn_where_one_acts() {
+        for (lowest, drawn) in [(0.0, false), (60.0, true)] {
+            let tmp = write_sweep(
+                "svc_b.slow.duration_s",
+                &[1.0, 2.0],
+                &[("svc_limit_lowest", &move |_, _| lowest)],
+                "{}",
+            );
+            let path = tmp.path().join("series/part-s0of1-000000.parquet");
+            let mut series = ParquetReader::new(File::open(&path).unwrap())
+                .finish()
+                .unwrap();
+            let n = series.height();
+            series
+                .with_column(Column::new("svc_limit".into(), vec![60u64; n]))
+                .unwrap();
+            ParquetWriter::new(File::create(&path).unwrap())
+                .finish(&mut series)
+                .unwrap();
+            write(tmp.path()).unwrap();
+            let plot = tmp.path().join("analysis/plots/limit_svc_0.png");
+            assert_eq!(plot.exists(), drawn, "lowest limit {lowest}");
+        }
     }
 
     /// A trigger set in the scenario file, which no column of the runs
