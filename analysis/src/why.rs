@@ -38,6 +38,9 @@ pub struct TierAfter {
     pub hedges: f64,
     /// Arrivals for a user request that had already ended.
     pub after_user_left: f64,
+    /// Requests it finished after their caller had stopped waiting (an
+    /// attempt timed out above it): work for callers that gave up.
+    pub late: f64,
     /// Requests the tier could serve over those seconds (`None`: no work
     /// of its own).
     pub capacity: Option<f64>,
@@ -94,6 +97,8 @@ pub struct Diagnosis {
     pub retries_from: Vec<(String, f64)>,
     pub hedge_share: f64,
     pub dead_share: f64,
+    /// Requests finished after their caller stopped waiting, over arrivals.
+    pub late_share: f64,
     pub sustainer: Sustainer,
     /// Under retry amplification, whose retries sustain it: the caller with
     /// the largest share, or `hedged copies` (`None` when the series do not
@@ -128,6 +133,7 @@ pub fn diagnose(tiers: &[TierAfter]) -> Option<Diagnosis> {
     let first_try_load = (t.arrivals - t.retries) / capacity;
     let retry_share = t.retries / t.arrivals;
     let dead_share = t.after_user_left / t.arrivals;
+    let late_share = t.late / t.arrivals;
     let mut retries_from: Vec<(String, f64)> = (t.retries_from.iter())
         .filter(|(_, n)| *n > 0.0)
         .map(|(caller, n)| (caller.clone(), n / t.arrivals))
@@ -165,6 +171,7 @@ pub fn diagnose(tiers: &[TierAfter]) -> Option<Diagnosis> {
         retries_from,
         hedge_share,
         dead_share,
+        late_share,
         sustainer,
         sustained_by,
     })
@@ -201,12 +208,13 @@ impl fmt::Display for Diagnosis {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         write!(
             f,
-            "at {} after the trigger: load {:.2}x its capacity (first tries alone {:.2}x); its arrivals: {}; {:.0}% for users already gone: ",
+            "at {} after the trigger: load {:.2}x its capacity (first tries alone {:.2}x); its arrivals: {}; {:.0}% for users already gone, {:.0}% finished after their caller stopped waiting: ",
             self.tier,
             self.load,
             self.first_try_load,
             self.composition(),
-            100.0 * self.dead_share
+            100.0 * self.dead_share,
+            100.0 * self.late_share
         )?;
         match self.sustainer {
             Sustainer::RetryAmplification => {
@@ -420,6 +428,20 @@ mod tests {
             diagnose(&[t]).unwrap().sustainer
         };
         assert_eq!(waiting(5.0), Sustainer::DegradedCapacity);
+        // Work finished for callers that had stopped waiting is its own
+        // share of the arrivals.
+        let t = TierAfter {
+            late: 250.0,
+            ..tier(1000.0, 100.0, 400.0, 1000.0)
+        };
+        let d = diagnose(&[t]).unwrap();
+        assert!((d.late_share - 0.25).abs() < 1e-12);
+        assert!(
+            d.to_string().contains(
+                "40% for users already gone, 25% finished after their caller stopped waiting"
+            ),
+            "{d}"
+        );
         assert_eq!(waiting(4.0), Sustainer::NotSaturated);
         // Below 90% of capacity: not load.
         let d = diagnose(&[tier(850.0, 800.0, 800.0, 1000.0)]).unwrap();
@@ -503,7 +525,7 @@ pub mod section {
     use polars::prelude::*;
     use std::collections::HashMap;
 
-    /// The series columns a diagnosis needs: six per tier.
+    /// The series columns a diagnosis needs: seven per tier.
     fn traffic_columns(sweep: &Sweep) -> Vec<String> {
         let suffixes = [
             "arrivals",
@@ -512,6 +534,7 @@ pub mod section {
             "capacity_per_s",
             "completed",
             "queue_len",
+            "late",
         ];
         (sweep.tiers.iter())
             .flat_map(|t| suffixes.map(|c| format!("{t}_{c}")))
@@ -606,7 +629,7 @@ pub mod section {
                 }
                 let tiers = out.entry(run).or_insert_with(blank);
                 for (t, tier) in tiers.iter_mut().enumerate() {
-                    let v = |k: usize| values[6 * t + k].get(i);
+                    let v = |k: usize| values[7 * t + k].get(i);
                     tier.arrivals += v(0).unwrap_or(0.0);
                     tier.retries += v(1).unwrap_or(0.0);
                     tier.after_user_left += v(2).unwrap_or(0.0);
@@ -615,6 +638,7 @@ pub mod section {
                     let waiting = v(5).is_some_and(|q| q > 0.0);
                     tier.backlogged = tier.backlogged.map(|b| b + waiting as u8 as f64);
                     tier.seconds += 1.0;
+                    tier.late += v(6).unwrap_or(0.0);
                     let (hedges, from) = &split_values[t];
                     tier.hedges += hedges.as_ref().and_then(|h| h.get(i)).unwrap_or(0.0);
                     for (sum, col) in tier.retries_from.iter_mut().zip(from) {
@@ -719,6 +743,7 @@ pub mod section {
         retries_from: Vec<Option<String>>,
         hedge_share: Vec<Option<f64>>,
         dead_share: Vec<Option<f64>>,
+        late_share: Vec<Option<f64>>,
         sustainer: Vec<Option<String>>,
         sustained_by: Vec<Option<String>>,
         flip: Vec<Option<String>>,
@@ -800,6 +825,7 @@ pub mod section {
                 }));
             self.hedge_share.push(d.map(|d| d.hedge_share));
             self.dead_share.push(d.map(|d| d.dead_share));
+            self.late_share.push(d.map(|d| d.late_share));
             self.sustainer.push(loop_.map(|s| s.to_string()));
             self.sustained_by
                 .push(d.and_then(|d| d.sustained_by.clone()));
@@ -825,6 +851,7 @@ pub mod section {
                     Column::new("sustained_by".into(), &self.sustained_by),
                     Column::new("smallest_flip".into(), &self.flip),
                     Column::new("served".into(), &self.served),
+                    Column::new("late_share".into(), &self.late_share),
                 ],
             )
             .map_err(ReportError::table("why_not_recovered"))

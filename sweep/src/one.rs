@@ -174,6 +174,7 @@ fn why_not_recovered(r: &sim_core::RunResult) -> Option<analysis::why::Diagnosis
                     .collect(),
                 hedges: sum(&t.hedges),
                 after_user_left: sum(&t.after_user_left),
+                late: sum(&t.late),
                 capacity: seconds.iter().map(|s| t.capacity_per_s[*s]).sum(),
                 completed: Some(sum(&t.completed)),
                 backlogged: Some(seconds.iter().filter(|s| t.queue_len[**s] > 0).count() as f64),
