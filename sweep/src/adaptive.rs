@@ -29,8 +29,8 @@ use crate::error::RefineError;
 use crate::grid::Grid;
 use crate::records::{Layout, Outcome};
 use crate::refine::{RefineArgs, known_results, write_outcomes};
-use crate::runner::{execute_point, new_manifest, now_rfc3339, silence_panics, worker_pool};
-use crate::store::{Shard, Store, count_runs};
+use crate::runner::{execute_point, finish_manifest, new_manifest, silence_panics, worker_pool};
+use crate::store::{Shard, Store};
 use analysis::IoError;
 use analysis::contour::{Observed, estimate, unit};
 use analysis::manifest::BoundarySearch;
@@ -310,14 +310,7 @@ pub fn run(args: &RefineArgs, grid: &Grid) -> Result<ExitCode, RefineError> {
             .collect())
     })?;
 
-    let (ok, failed, events) = count_runs(&store, None)?;
-    manifest.planned = ok + failed;
-    manifest.ok = ok;
-    manifest.failed = failed;
-    manifest.events_total = events;
-    manifest.status = "complete".to_string();
-    manifest.finished_at = Some(now_rfc3339());
-    store.write_manifest(&manifest)?;
+    finish_manifest(&store, &mut manifest, "complete", true)?;
     let table = rounds_table(grid, &others, &searches, &rules, seeds);
     let dir = out.join("analysis");
     std::fs::create_dir_all(&dir).map_err(IoError::at(&dir))?;

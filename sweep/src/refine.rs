@@ -8,8 +8,8 @@
 use crate::error::{Error, RefineError, StoreError};
 use crate::grid::{Grid, sha256_hex};
 use crate::records::{Layout, Outcome, PartMetadata};
-use crate::runner::{execute_point, new_manifest, now_rfc3339, silence_panics, worker_pool};
-use crate::store::{Shard, Store, count_runs};
+use crate::runner::{execute_point, finish_manifest, new_manifest, silence_panics, worker_pool};
+use crate::store::{Shard, Store};
 use analysis::IoError;
 use analysis::plots::{BoundaryLine, BoundaryPlot, Crossing};
 use clap::Args;
@@ -274,13 +274,7 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
             // A step cut short would move the brackets on partial
             // estimates: the refinement stops here, and running it again
             // reuses every run written.
-            let (ok, failed, events) = count_runs(&store, None)?;
-            manifest.ok = ok;
-            manifest.failed = failed;
-            manifest.events_total = events;
-            manifest.status = "interrupted".to_string();
-            manifest.finished_at = Some(now_rfc3339());
-            store.write_manifest(&manifest)?;
+            let (ok, failed) = finish_manifest(&store, &mut manifest, "interrupted", false)?;
             let sets: String = (args.sets.iter())
                 .map(|s| format!(" --set {}", crate::slurm::shell_quote(s)))
                 .collect();
@@ -314,14 +308,7 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
         }
     }
 
-    let (ok, failed, events) = count_runs(&store, None)?;
-    manifest.planned = ok + failed;
-    manifest.ok = ok;
-    manifest.failed = failed;
-    manifest.events_total = events;
-    manifest.status = "complete".to_string();
-    manifest.finished_at = Some(now_rfc3339());
-    store.write_manifest(&manifest)?;
+    finish_manifest(&store, &mut manifest, "complete", true)?;
     let table = boundary_table(&grid, &others, &slices, &axis_path, threshold);
     let dir = out.join("analysis");
     std::fs::create_dir_all(&dir).map_err(IoError::at(&dir))?;

@@ -515,18 +515,11 @@ fn execute(
 
     let wall = started.elapsed().as_secs_f64();
     let interrupted = crate::signals::received();
-    let (ok, failed, events) = count_runs(store, (shard != Shard::WHOLE).then_some(shard))?;
-    manifest.ok = ok;
-    manifest.failed = failed;
-    manifest.events_total = events;
-    manifest.finished_at = Some(now_rfc3339());
-    manifest.status = if interrupted.is_some() {
-        "interrupted"
-    } else {
-        "complete"
-    }
-    .to_string();
-    store.write_manifest(&manifest)?;
+    let status = match interrupted {
+        Some(_) => "interrupted",
+        None => "complete",
+    };
+    let (ok, failed) = finish_manifest(store, &mut manifest, status, false)?;
 
     let ran = progress.done();
     let simulation_share = sim_ms / 1000.0 / (wall * jobs as f64).max(1e-9);
@@ -868,6 +861,31 @@ pub fn new_manifest(grid: &Grid, shard: Shard, threads: usize, planned: u64) -> 
         command: std::env::args().collect(),
         earlier_versions: Vec::new(),
     }
+}
+
+/// Ends `manifest` with `status`: the runs its shard holds counted from the
+/// parts (ok, failed, events), the finishing time, written; with
+/// `planned_is_written` (an adaptive search, whose plan is what it ran)
+/// the runs written are also the runs planned. Returns the ok and failed
+/// counts.
+pub fn finish_manifest(
+    store: &Store,
+    manifest: &mut Manifest,
+    status: &str,
+    planned_is_written: bool,
+) -> Result<(u64, u64), StoreError> {
+    let shard = manifest.shard;
+    let (ok, failed, events) = count_runs(store, (shard != Shard::WHOLE).then_some(shard))?;
+    if planned_is_written {
+        manifest.planned = ok + failed;
+    }
+    manifest.ok = ok;
+    manifest.failed = failed;
+    manifest.events_total = events;
+    manifest.status = status.to_string();
+    manifest.finished_at = Some(now_rfc3339());
+    store.write_manifest(manifest)?;
+    Ok((ok, failed))
 }
 
 pub fn now_rfc3339() -> String {
