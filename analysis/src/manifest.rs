@@ -139,6 +139,8 @@ pub struct TriggerWindow {
     pub path: String,
     pub start_s: f64,
     pub duration_s: f64,
+    /// A slow window's or spike's factor (1: it changes nothing).
+    pub factor: Option<f64>,
 }
 
 /// Provenance and counts, written beside the data (and as file metadata).

@@ -938,7 +938,7 @@ pub fn triggers_of(sweep: &Sweep, run: usize) -> Vec<Shade> {
                 spike,
                 Some(t.start_s),
                 Some(t.duration_s),
-                None,
+                t.factor,
             )
         })
         .collect();
@@ -2795,6 +2795,7 @@ mod tests {
             path: "db.crash".into(),
             start_s: 10.0,
             duration_s: 20.0,
+            factor: None,
         }];
         assert_eq!(
             triggers_of(&sweep, 0),
@@ -2804,6 +2805,17 @@ mod tests {
                 to: 30.0
             }]
         );
+        // A slow window of factor 1 changes nothing: not shaded.
+        sweep
+            .manifest
+            .triggers
+            .push(crate::manifest::TriggerWindow {
+                path: "db.slow".into(),
+                start_s: 40.0,
+                duration_s: 5.0,
+                factor: Some(1.0),
+            });
+        assert_eq!(triggers_of(&sweep, 0).len(), 1);
     }
 
     /// An error, crash or cache-flush window is shaded as what it is.

@@ -722,14 +722,16 @@ pub struct Trigger {
     pub path: String,
     pub start_s: f64,
     pub duration_s: f64,
+    pub factor: Option<f64>,
 }
 
 impl Trigger {
-    fn new(path: String, start_s: f64, duration_s: f64) -> Trigger {
+    fn new(path: String, start_s: f64, duration_s: f64, factor: Option<f64>) -> Trigger {
         Trigger {
             path,
             start_s,
             duration_s,
+            factor,
         }
     }
 }
@@ -1262,87 +1264,72 @@ impl Scenario {
         self.tiers.iter().find(|t| t.name == name)
     }
 
-    /// The span covering every trigger (slow, error and crash windows and
-    /// cache flushes of every tier, load spikes of the client): the "during" phase.
-    /// `[0, 0)` when the scenario has no window.
-    /// Every trigger window of the scenario as its parameters' path prefix
+    /// Every trigger window of the scenario: its parameters' path prefix
     /// (`svc_b.slow`, `svc_b.slow.1` for a tier's second, `client.spike`,
-    /// `db.crash`, `db.cache` for a flush), its start and length (a slow
-    /// window or spike of factor 1 is none): what a report shades, and as
-    /// what, when no column of the runs names it.
+    /// `db.crash`, `db.cache` for a flush), its start and length, and the
+    /// factor of a slow window or spike (1: a window that changes nothing).
+    /// The phases come from them, and a report shades one that no column
+    /// of the runs names as what it is.
     pub fn triggers(&self) -> Vec<Trigger> {
-        let indexed = |name: &str, list: &str, i: usize| match i {
+        let path = |name: &str, list: &str, i: usize| match i {
             0 => format!("{name}.{list}"),
             _ => format!("{name}.{list}.{i}"),
         };
         let mut out = Vec::new();
         for (g, c) in self.groups() {
             for (i, w) in c.spike.iter().enumerate() {
-                if w.factor != 1.0 {
-                    out.push(Trigger::new(
-                        indexed(g, "spike", i),
-                        w.start_s,
-                        w.duration_s,
-                    ));
-                }
+                out.push(Trigger::new(
+                    path(g, "spike", i),
+                    w.start_s,
+                    w.duration_s,
+                    Some(w.factor),
+                ));
             }
         }
         for t in &self.tiers {
-            let windows = [
-                (
-                    "slow",
-                    (t.slow.iter())
-                        .map(|w| (w.start_s, w.duration_s, w.factor))
-                        .collect::<Vec<_>>(),
-                ),
-                (
-                    "errors",
-                    (t.errors.iter())
-                        .map(|w| (w.start_s, w.duration_s, 0.0))
-                        .collect(),
-                ),
-                (
-                    "crash",
-                    (t.crash.iter())
-                        .map(|w| (w.start_s, w.duration_s, 0.0))
-                        .collect(),
-                ),
-            ];
-            for (list, spans) in windows {
-                for (i, (start, duration, factor)) in spans.into_iter().enumerate() {
-                    if factor != 1.0 {
-                        out.push(Trigger::new(indexed(&t.name, list, i), start, duration));
-                    }
-                }
+            for (i, w) in t.slow.iter().enumerate() {
+                out.push(Trigger::new(
+                    path(&t.name, "slow", i),
+                    w.start_s,
+                    w.duration_s,
+                    Some(w.factor),
+                ));
+            }
+            for (i, w) in t.errors.iter().enumerate() {
+                out.push(Trigger::new(
+                    path(&t.name, "errors", i),
+                    w.start_s,
+                    w.duration_s,
+                    None,
+                ));
+            }
+            for (i, w) in t.crash.iter().enumerate() {
+                out.push(Trigger::new(
+                    path(&t.name, "crash", i),
+                    w.start_s,
+                    w.duration_s,
+                    None,
+                ));
             }
             if t.cache.hit_ratio > 0.0 && t.cache.flush_duration_s > 0.0 {
                 out.push(Trigger::new(
                     format!("{}.cache", t.name),
                     t.cache.flush_start_s,
                     t.cache.flush_duration_s,
+                    None,
                 ));
             }
         }
         out
     }
 
+    /// The span covering every trigger (slow, error and crash windows and
+    /// cache flushes of every tier, load spikes of the client): the "during" phase.
+    /// `[0, 0)` when the scenario has no window.
     pub fn trigger_window_s(&self) -> (f64, f64) {
-        let slow = (self.tiers.iter())
-            .flat_map(|t| t.slow.iter())
-            .chain(self.groups().flat_map(|(_, c)| &c.spike))
-            .map(|w| (w.start_s, w.duration_s));
-        let errors = (self.tiers.iter())
-            .flat_map(|t| t.errors.iter())
-            .map(|w| (w.start_s, w.duration_s));
-        let crashes = (self.tiers.iter())
-            .flat_map(|t| t.crash.iter())
-            .map(|w| (w.start_s, w.duration_s));
-        let flushes = (self.tiers.iter())
-            .filter(|t| t.cache.hit_ratio > 0.0 && t.cache.flush_duration_s > 0.0)
-            .map(|t| (t.cache.flush_start_s, t.cache.flush_duration_s));
         let mut span: Option<(f64, f64)> = None;
-        for (start, duration) in slow.chain(errors).chain(crashes).chain(flushes) {
-            let (s, e) = (start, start + duration);
+        for t in self.triggers() {
+            let (s, e) = (t.start_s, t.start_s + t.duration_s);
             span = Some(match span {
                 None => (s, e),
                 Some((a, b)) => (a.min(s), b.max(e)),

@@ -850,6 +850,7 @@ pub fn new_manifest(grid: &Grid, shard: Shard, threads: usize, planned: u64) -> 
                 path: t.path,
                 start_s: t.start_s,
                 duration_s: t.duration_s,
+                factor: t.factor,
             })
             .collect(),
         report: grid.report.clone(),
