@@ -71,6 +71,7 @@ pub fn ch37() -> Scenario {
             tenant_zipf_s: 1.0,
             spike: Vec::new(),
             queue: Default::default(),
+            calls: None,
             call: client_call,
         },
         clients: Default::default(),

@@ -394,6 +394,12 @@ pub const PARAMS: &[Param] = &[
     ).bounds(Bounds::at_least(1.0)),
     p(
         Scope::Client,
+        "calls",
+        Kind::Text,
+        "The tier this group calls, by name (the first tier by default): a group calling a tier further down shares it with the tier above, past the tiers (and their protections) in between, as a batch job or a cron that reads the database directly. Every tier must still be called by a group or a tier.",
+    ),
+    p(
+        Scope::Client,
         "tenants",
         Kind::Int,
         "Tenant keys: each user carries one of this many tenants, drawn from a Zipf distribution (tenant k, from 1, with probability proportional to 1 / k^tenant_zipf_s; its own random stream, so no other draw moves); 0 (the default) or 1: one key for the whole group. At most 100000. For per-key rate limits (<tier>.rate_limit_key = tenant). Metrics: tenant_top_users, tenant_top_success_rate (the most frequent tenant, k = 1), tenant_rest_users, tenant_rest_success_rate (all the others).",

@@ -173,8 +173,25 @@ pub struct Client {
     /// each of its user requests is one delivery of a message.
     #[serde(default, skip_serializing_if = "is_default")]
     pub queue: Queue,
-    /// The client's attempts towards the first tier.
+    /// The tier this group calls, by name (`None`: the first tier). A
+    /// group that calls a tier further down shares it with the tier above
+    /// (a batch job that reads the database directly, past the services
+    /// whose protections the online users meet).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calls: Option<String>,
+    /// The client's attempts towards the tier it calls.
     pub call: Call,
+}
+
+impl Client {
+    /// The index of the tier this group calls: the first unless `calls`
+    /// names another; `None` for a name that is no tier's.
+    pub fn entry_tier(&self, tiers: &[Tier]) -> Option<usize> {
+        match &self.calls {
+            None => Some(0),
+            Some(name) => tiers.iter().position(|t| &t.name == name),
+        }
+    }
 }
 
 /// A message queue (a broker) between a client group's producers and its
@@ -1209,7 +1226,8 @@ impl Scenario {
         let mut edges: Vec<Edge> = (self.groups())
             .map(|(name, client)| Edge {
                 from: None,
-                to: 0,
+                // Validation refuses a name that is no tier's.
+                to: client.entry_tier(&self.tiers).unwrap_or(0),
                 name: name.to_string(),
                 path: name.to_string(),
                 call: &client.call,

@@ -1178,12 +1178,26 @@ fn check_client_call(g: &str, c: &crate::scenario::Client, errors: &mut Vec<Conf
     }
 }
 
-/// The tiers form a DAG rooted at the first: a `call` reaches the next
-/// tier in the list, a fan-out branch a later one by name (so that no call
-/// can come back: no cycles), and every tier but the first is reached at
-/// least once; a tier reached several times is shared by its callers.
+/// The tiers form a DAG entered by the client groups (each calls the
+/// first tier, or the one it names): a `call` reaches the next tier in the
+/// list, a fan-out branch a later one by name (so that no call can come
+/// back: no cycles), and every tier is reached at least once; a tier
+/// reached several times is shared by its callers.
 fn check_topology(s: &Scenario, errors: &mut Vec<ConfigError>) {
     let mut callers: Vec<Vec<String>> = vec![Vec::new(); s.tiers.len()];
+    for (g, client) in s.groups() {
+        match client.entry_tier(&s.tiers) {
+            Some(to) => callers[to].push(format!("{g} (a client group)")),
+            None => errors.push(ConfigError::new(
+                format!("{g}.calls"),
+                format!(
+                    "no tier is named `{}` (tiers: {})",
+                    client.calls.as_deref().unwrap_or_default(),
+                    tier_names(s)
+                ),
+            )),
+        }
+    }
     // The forward calls, to name the cycle a backward branch would close.
     let mut calls: Vec<Vec<usize>> = vec![Vec::new(); s.tiers.len()];
     for (i, t) in s.tiers.iter().enumerate() {
@@ -1247,27 +1261,29 @@ fn check_topology(s: &Scenario, errors: &mut Vec<ConfigError>) {
                 }
                 None => errors.push(ConfigError::new(
                     path(&format!("fanout.{}", b.to)),
-                    format!(
-                        "no tier is named `{}` (tiers: {})",
-                        b.to,
-                        s.tiers
-                            .iter()
-                            .map(|x| x.name.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
+                    format!("no tier is named `{}` (tiers: {})", b.to, tier_names(s)),
                 )),
             }
         }
     }
-    for (t, by) in s.tiers.iter().zip(&callers).skip(1) {
-        if by.is_empty() {
+    for (i, (t, by)) in s.tiers.iter().zip(&callers).enumerate() {
+        if by.is_empty() && i == 0 {
             errors.push(ConfigError::new(
                 format!("{}.call", t.name),
-                "no tier calls this one: give the tier before it a [tiers.call], or name it in a [[tiers.fanout]]",
+                "nothing calls the first tier: every client group names another in `calls`; let one call it (`calls` unset)",
+            ));
+        } else if by.is_empty() {
+            errors.push(ConfigError::new(
+                format!("{}.call", t.name),
+                "no tier calls this one: give the tier before it a [tiers.call], name it in a [[tiers.fanout]], or in a client group's `calls`",
             ));
         }
     }
+}
+
+fn tier_names(s: &Scenario) -> String {
+    let names: Vec<&str> = s.tiers.iter().map(|x| x.name.as_str()).collect();
+    names.join(", ")
 }
 
 /// The tiers of a path of forward calls from `from` to `to` (both

@@ -520,6 +520,12 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ),
     ("ch37", "", "svc_b.service.per_inflight_s", "0.001"),
     (
+        "mixed-clients.toml",
+        "batch.duration_s=12",
+        "batch.calls",
+        "svc_b",
+    ),
+    (
         "replay.toml",
         "replay.duration_s=12",
         "replay.queue.consumers",

@@ -341,6 +341,47 @@ fn mixed_clients_grid_the_batch_keeps_naive_online_users_down_not_protected_ones
 }
 
 #[test]
+fn batch_direct_grid_a_batch_reading_svc_b_directly_skips_the_storm_in_svc_a() {
+    let point = |strategy: &str, calls: &str, seed: u64| {
+        let s = scenario(
+            "mixed-clients.toml",
+            &[
+                ("strategy", strategy),
+                ("svc_b.slow.duration_s", "2"),
+                ("client.rate_per_s", "300"),
+                ("batch.closed.users", "60"),
+                ("batch.calls", calls),
+            ],
+        );
+        run(&s, seed)
+    };
+    let after = |r: &sim_core::RunResult, g: usize| r.groups[g].phases[2].success_rate();
+    let during = |r: &sim_core::RunResult| r.groups[0].phases[1].success_rate().unwrap();
+    for seed in [1, 2] {
+        // Naive: the online users never recover either way, but the batch
+        // does once it skips svc_a, whose queue holds the storm.
+        let (front, direct) = (
+            point("naive", "gateway", seed),
+            point("naive", "svc_b", seed),
+        );
+        for r in [&front, &direct] {
+            assert_eq!(r.groups[0].recovery_s, None, "seed {seed}");
+            assert_eq!(after(r, 0), Some(0.0));
+        }
+        assert_eq!(after(&front, 1), Some(0.0), "seed {seed}");
+        assert_eq!(after(&direct, 1), Some(1.0), "seed {seed}");
+        // Deadlines: past the front's drops the batch takes more of svc_b
+        // during the window, and the online users succeed less.
+        let (front, direct) = (
+            point("deadline", "gateway", seed),
+            point("deadline", "svc_b", seed),
+        );
+        let (a, b) = (during(&front), during(&direct));
+        assert!(b < a - 0.1, "seed {seed}: online during {b} direct vs {a}");
+    }
+}
+
+#[test]
 fn the_groups_users_add_up_to_the_totals_second_by_second() {
     let r = mixed("naive", "200", "20", 1);
     let s = &r.series;
@@ -417,4 +458,95 @@ backoff_base_s = 0.05
         run(&early, 1).groups[2].recovery_s.is_some(),
         "arriving after the window it is measured"
     );
+}
+
+/// `client` at `a` per second through `front` to `db`; `batch` at `b` per
+/// second calling `db` directly (`batch.calls`). `db` is one slot of
+/// exponential service of mean `1 / mu`; no retries, timeouts far beyond
+/// any wait.
+fn batch_past_the_front(a: f64, b: f64, mu: f64, duration_s: f64) -> sim_core::Scenario {
+    let call =
+        "attempt_timeout_s = 1e6\nmax_retries = 0\nbackoff = \"fixed\"\nbackoff_base_s = 0.0";
+    let text = format!(
+        r#"
+name = "batch-past-the-front"
+horizon_s = {horizon}
+[client]
+rate_per_s = {a}
+duration_s = {duration_s}
+[client.call]
+{call}
+[clients.batch]
+rate_per_s = {b}
+duration_s = {duration_s}
+calls = "db"
+[clients.batch.call]
+{call}
+[[tiers]]
+name = "front"
+slots = 1000
+[tiers.call]
+{call}
+[[tiers]]
+name = "db"
+slots = 1
+service = {{ dist = "exponential", mean_s = {mean} }}
+"#,
+        mean = 1.0 / mu,
+        // Time for the last users to finish.
+        horizon = duration_s + 10.0
+    );
+    from_toml(&text, "batch-past-the-front", &[])
+}
+
+#[test]
+fn a_group_calling_a_tier_further_down_loads_it_and_not_the_tiers_above() {
+    // 40 + 30 per second at one slot of 100 per second: rho = 0.7. Were the
+    // batch's requests to reach db through front, or not at all, front's
+    // count or db's wait would show it.
+    let (a, b, mu, duration_s) = (40.0, 30.0, 100.0, 4000.0);
+    let s = batch_past_the_front(a, b, mu, duration_s);
+    let (lambda, mut waits) = (a + b, Vec::new());
+    for seed in 1..=3 {
+        let r = run(&s, seed);
+        let (front, db) = (&r.tiers[0], &r.tiers[1]);
+        let (client, batch) = (&r.groups[0], &r.groups[1]);
+        assert_eq!(
+            front.arrivals, client.users,
+            "front serves the client alone"
+        );
+        assert_eq!(db.arrivals, client.users + batch.users, "db serves both");
+        assert_eq!(r.users_ok, client.users + batch.users, "nobody fails");
+        let z = (batch.users as f64 - b * duration_s) / (b * duration_s).sqrt();
+        assert!(z.abs() < 4.0, "batch users {} (z = {z:.2})", batch.users);
+        waits.push(db.wait_s / db.started as f64);
+    }
+    // M/M/1 with the summed rate: Wq = rho / (mu - lambda).
+    let theory = lambda / mu / (mu - lambda);
+    let mean = waits.iter().sum::<f64>() / waits.len() as f64;
+    println!("db's mean wait {mean:.5} s, M/M/1 {theory:.5} s ({waits:?})");
+    assert!((mean / theory - 1.0).abs() < 0.05, "{mean} vs {theory}");
+}
+
+#[test]
+fn a_group_calls_a_tier_that_exists_and_the_first_tier_stays_called() {
+    let mut s = batch_past_the_front(40.0, 30.0, 100.0, 10.0);
+    s.clients.get_mut("batch").expect("batch").calls = Some("dbx".into());
+    assert_eq!(
+        problems(&s),
+        ["batch.calls: no tier is named `dbx` (tiers: front, db)"]
+    );
+    let mut s = batch_past_the_front(40.0, 30.0, 100.0, 10.0);
+    s.client.calls = Some("db".into());
+    assert_eq!(
+        problems(&s),
+        [
+            "front.call: nothing calls the first tier: every client group names another in `calls`; let one call it (`calls` unset)"
+        ]
+    );
+    // Through the parameter path, like any other group parameter.
+    let mut s = batch_past_the_front(40.0, 30.0, 100.0, 10.0);
+    set(&mut s, &[("batch.calls", "front")]);
+    assert_eq!(s.clients["batch"].calls.as_deref(), Some("front"));
+    assert!(problems(&s).is_empty());
 }
