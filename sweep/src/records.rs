@@ -166,7 +166,8 @@ const TIER_SERIES: [(&str, SeriesColumn, &str, &str); 12] = [
 /// Per tier, the callers above it that may retry at some point of a grid
 /// whose point columns are `point`: `max_retries` above 0 in `scenario`
 /// (its first point), in one of its presets, or set or swept, or a group
-/// whose queue redelivers.
+/// whose queue redelivers; a group whose `calls` is set or swept counts at
+/// every tier.
 fn retry_origins(
     point: &[PointColumn],
     scenario: &sim_core::Scenario,
@@ -189,8 +190,13 @@ fn retry_origins(
     };
     // A group's queue redelivers failed messages: retries of the group's.
     let redelivers = |e: &sim_core::scenario::Edge| {
-        e.from.is_none() && (scenario.clients.get(&e.path)).is_some_and(|c| c.queue.consumers > 0)
+        (e.from.is_none() && (scenario.clients.get(&e.path)).is_some_and(|c| c.queue.consumers > 0))
             || set(&format!("{}.queue.consumers", e.path))
+    };
+    // A group whose `calls` is set or swept may call another tier at
+    // another point: it may reach any tier.
+    let may_reach = |e: &sim_core::scenario::Edge, t: usize| {
+        reaches[e.to][t] || (e.from.is_none() && set(&format!("{}.calls", e.path)))
     };
     let may_retry = |e: &sim_core::scenario::Edge| {
         e.call.max_retries > 0 || set(&format!("{}.max_retries", e.path)) || redelivers(e)
@@ -198,7 +204,7 @@ fn retry_origins(
     (0..n)
         .map(|t| {
             (edges.iter().enumerate())
-                .filter(|(_, e)| reaches[e.to][t] && may_retry(e))
+                .filter(|(_, e)| may_reach(e, t) && may_retry(e))
                 .map(|(i, e)| (i, e.name.clone()))
                 .collect()
         })

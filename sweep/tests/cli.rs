@@ -1327,3 +1327,69 @@ strategy = ["naive", "protected"]
     assert!(csv.starts_with("point,not_recovered,runs,bottleneck,load,first_try_load,retry_share,retries_from,hedge_share,dead_share,sustainer,sustained_by,smallest_flip"), "{csv}");
     assert!(csv.contains("retry amplification,gateway,"), "{csv}");
 }
+
+/// A grid that sweeps a group's `calls`: at gateway, the batch's retries
+/// have their own column even though the first point's batch calls svc_b
+/// directly, so that at every point each tier's retries by caller add up
+/// to its retries, second by second.
+#[test]
+fn a_swept_calls_keeps_every_callers_retries_in_the_series() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let scenario =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../grids/scenarios/mixed-clients.toml");
+    let grid = write_grid(
+        dir,
+        &format!(
+            r#"name = "calls"
+scenario = "{}"
+seeds = [1]
+[set]
+"client.duration_s" = 6
+"batch.duration_s" = 6
+horizon_s = 8
+"svc_b.slow.start_s" = 1
+"svc_b.slow.duration_s" = 2
+"client.rate_per_s" = 300
+"batch.closed.users" = 60
+[axes]
+"batch.calls" = ["svc_b", "gateway"]
+"#,
+            scenario.display()
+        ),
+    );
+    let out = dir.join("o");
+    assert_ok(&run_grid(&grid, &out.display().to_string(), &[]));
+    let series = ParquetReader::new(
+        std::fs::File::open(out.join("series").join("part-s0of1-000000.parquet")).unwrap(),
+    )
+    .finish()
+    .unwrap();
+    let names: Vec<String> = (series.get_column_names().iter())
+        .map(|c| c.to_string())
+        .collect();
+    assert!(
+        names.contains(&"gateway_retries_from_batch".to_string()),
+        "{names:?}"
+    );
+    let total = |c: &str| series.column(c).unwrap().i64().unwrap().clone();
+    let mut batch_retries_at_gateway = 0;
+    for tier in ["gateway", "svc_a", "svc_b"] {
+        let retries = total(&format!("{tier}_retries"));
+        let from: Vec<_> = (names.iter())
+            .filter(|c| c.starts_with(&format!("{tier}_retries_from_")))
+            .map(|c| total(c))
+            .collect();
+        for row in 0..series.height() {
+            let sum: i64 = from.iter().map(|c| c.get(row).unwrap()).sum();
+            assert_eq!(sum, retries.get(row).unwrap(), "{tier}, row {row}");
+        }
+        if tier == "gateway" {
+            batch_retries_at_gateway = total("gateway_retries_from_batch").sum().unwrap();
+        }
+    }
+    assert!(
+        batch_retries_at_gateway > 0,
+        "the batch retries at gateway at its second point"
+    );
+}
