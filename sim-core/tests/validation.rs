@@ -178,7 +178,7 @@ fn chain_shape_is_checked() {
         [
             "tiers.svc_b: duplicate tier name",
             "svc_b.call: the last tier has no next tier to call; remove its [tiers.call]",
-            "svc_b.call: no tier calls this one: give the tier before it a [tiers.call], or name it in a [[tiers.fanout]]",
+            "svc_b.call: no tier calls this one: give the tier before it a [tiers.call], name it in a [[tiers.fanout]], or in a client group's `calls`",
         ]
     );
 }
@@ -233,7 +233,7 @@ slots = 10
         errors(&text(&(branch("x") + &branch("z")), "")),
         [
             "agg.fanout.z: no tier is named `z` (tiers: agg, x, y)",
-            "y.call: no tier calls this one: give the tier before it a [tiers.call], or name it in a [[tiers.fanout]]",
+            "y.call: no tier calls this one: give the tier before it a [tiers.call], name it in a [[tiers.fanout]], or in a client group's `calls`",
         ]
     );
     // Both a call and a fan-out.
