@@ -21,7 +21,7 @@
 use crate::backlog::{Backlog, Take};
 use crate::cache::FROM_CACHE;
 use crate::caller::{Caller, NO_REPLICA, Outcome, RetryDecision, attempt_end, cancels_copies};
-use crate::event_queue::EventQueue;
+use crate::event_queue::{EventQueue, Ticket};
 use crate::job::{Job, JobKind, JobRef, Jobs, NO_EDGE, NO_JOB, Origin};
 use crate::model::{CallModel, Downstream, GroupModel, Model, RateProfile};
 use crate::policy::RateLimiter;
@@ -114,7 +114,13 @@ struct Sim<'m> {
     now: Nanos,
     events: EventQueue<Action>,
     processed: u64,
+    /// Attempt timers cancelled before they were due (their attempt was
+    /// answered): never popped, counted in `events` as if they had been.
+    cancelled: u64,
     jobs: Jobs,
+    /// Per job slot, the ticket of its latest attempt's timer in its lane
+    /// (`None`: the timer went through the calendar, or past the horizon).
+    timers: Vec<Option<Ticket>>,
     servers: Vec<Server>,
     callers: Vec<Caller>,
     /// Per client group, in `Model::groups` order.
@@ -271,6 +277,7 @@ fn tenant_keys(m: &Model) -> usize {
 pub struct Scratch {
     events: Option<EventQueue<Action>>,
     jobs: Jobs,
+    timers: Vec<Option<Ticket>>,
     sender: Vec<u32>,
     user_ended: Vec<bool>,
     user_class: Vec<u8>,
@@ -331,7 +338,9 @@ pub fn simulate(
         now: 0,
         events,
         processed: 0,
+        cancelled: 0,
         jobs,
+        timers: cleared(std::mem::take(&mut scratch.timers), 0),
         servers,
         callers,
         groups: (m.groups.iter().enumerate())
@@ -405,7 +414,7 @@ impl Sim<'_> {
             self.sample_until(event.at);
             self.now = event.at;
             self.processed += 1;
-            if self.processed > self.m.max_events {
+            if self.processed + self.cancelled > self.m.max_events {
                 return Err(RunError::EventBudget {
                     max_events: self.m.max_events,
                     at_s: nanos_to_secs(self.now),
@@ -423,6 +432,8 @@ impl Sim<'_> {
                 Action::LoopUserSends(g, u) => self.user_arrives(g as usize, u, false),
                 Action::AttemptTimeout(job, attempt) => {
                     if self.is_waiting(job, attempt) {
+                        // Popped: nothing to cancel when the attempt ends.
+                        self.timers[job.idx as usize] = None;
                         self.attempt_ended(job, Outcome::Timeout, NO_REPLICA);
                     }
                 }
@@ -761,6 +772,19 @@ impl Sim<'_> {
         self.tenant_users[key as usize] += 1;
     }
 
+    /// The attempt of `job` ended before its timeout: its timer, if in a
+    /// lane, is cancelled (it would find the attempt over and do nothing)
+    /// and counted as the event it would have been, so that `events` keeps
+    /// its meaning. Only the event budget sees the difference: it counts
+    /// such a timer when it is cancelled, not when it would have been due.
+    #[inline]
+    fn cancel_timer(&mut self, job: JobRef) {
+        if let Some(ticket) = self.timers[job.idx as usize].take() {
+            self.events.cancel(ticket);
+            self.cancelled += 1;
+        }
+    }
+
     fn is_waiting(&self, job: JobRef, attempt: u32) -> bool {
         self.jobs
             .get(job)
@@ -799,7 +823,12 @@ impl Sim<'_> {
         // Scheduled before the request is sent, so that a reply at exactly
         // the attempt's end loses to the timeout: "ok" must come before it.
         let lane = self.timeout_lane[edge];
-        (self.events).push_in_lane(lane, end, Action::AttemptTimeout(job, attempt));
+        let ticket = (self.events).push_in_lane(lane, end, Action::AttemptTimeout(job, attempt));
+        let slot = job.idx as usize;
+        if slot >= self.timers.len() {
+            self.timers.resize(slot + 1, None);
+        }
+        self.timers[slot] = ticket;
         let hedge_delay = self.callers[edge].hedge_delay(call);
         if hedge_delay > 0 && now + hedge_delay < end {
             self.schedule(now + hedge_delay, Action::Hedge(job, attempt));
@@ -1314,6 +1343,7 @@ impl Sim<'_> {
         j.set_waiting(false);
         let edge = j.edge as usize;
         let sent_at = j.attempt_started;
+        self.cancel_timer(job);
         self.callers[edge].on_cancelled(job.idx, sent_at);
         if self.m.callers[edge].cancel == CancelMode::Always {
             self.cancel_copies(job);
@@ -1337,6 +1367,7 @@ impl Sim<'_> {
             j.set_waiting(false);
             (j.edge as usize, j.attempts > 1, j.attempt_started)
         };
+        self.cancel_timer(job);
         let call = &self.m.callers[edge];
         // Before the caller records the outcome: a cancelled copy's
         // replies, and the draws they cause, come first.
@@ -1615,7 +1646,7 @@ impl Sim<'_> {
         }
         self.series.groups = group_series;
         let result = RunResult {
-            events: self.processed,
+            events: self.processed + self.cancelled,
             users: self.users,
             users_ok: self.users_ok,
             users_failed: self.users_failed + unfinished,
@@ -1670,6 +1701,7 @@ impl Sim<'_> {
         *scratch = Scratch {
             events: Some(self.events),
             jobs: self.jobs,
+            timers: self.timers,
             sender: self.sender,
             user_ended: self.user_ended,
             user_class: self.user_class,

@@ -73,12 +73,36 @@ pub struct EventQueue<T> {
 /// A lane: events in `(time, insertion number)` order, read from `head`.
 /// A plain vector (a `VecDeque`'s wrap-around cost more, measurably): the
 /// events read are dropped from the front once they are half of it.
+/// A cancelled event stays where it is, marked, and is passed over when it
+/// comes to the front: the front is never a cancelled event.
 struct Lane<T> {
     events: Vec<Entry<T>>,
     head: usize,
+    /// The ticket of `events[0]`: tickets number a lane's events from its
+    /// first, so that one stays valid while the events before it go.
+    base: u32,
+}
+
+/// Marks a cancelled lane event in its insertion number, which no
+/// comparison reads once it is marked (it is never a lane's front).
+const CANCELLED: u64 = 1 << 63;
+
+/// A lane event's place, to cancel it: its lane and its number there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ticket {
+    lane: u32,
+    number: u32,
 }
 
 impl<T: Copy> Lane<T> {
+    fn new() -> Lane<T> {
+        Lane {
+            events: Vec::new(),
+            head: 0,
+            base: 0,
+        }
+    }
+
     #[inline]
     fn front(&self) -> Option<&Entry<T>> {
         self.events.get(self.head)
@@ -88,14 +112,29 @@ impl<T: Copy> Lane<T> {
     fn pop_front(&mut self) -> Entry<T> {
         let e = self.events[self.head];
         self.head += 1;
+        self.pass_cancelled();
+        e
+    }
+
+    /// Moves `head` past cancelled events, and drops the events read.
+    #[inline]
+    fn pass_cancelled(&mut self) {
+        while self
+            .events
+            .get(self.head)
+            .is_some_and(|e| e.seq & CANCELLED != 0)
+        {
+            self.head += 1;
+        }
         if self.head == self.events.len() {
+            self.base = self.base.wrapping_add(self.head as u32);
             self.events.clear();
             self.head = 0;
         } else if self.head >= 1024 && 2 * self.head >= self.events.len() {
+            self.base = self.base.wrapping_add(self.head as u32);
             self.events.drain(..self.head);
             self.head = 0;
         }
-        e
     }
 }
 
@@ -111,12 +150,7 @@ impl<T: Copy> EventQueue<T> {
             ring: (0..RING).map(|_| Vec::new()).collect(),
             in_ring: 0,
             overflow: BinaryHeap::new(),
-            lanes: (0..lanes)
-                .map(|_| Lane {
-                    events: Vec::new(),
-                    head: 0,
-                })
-                .collect(),
+            lanes: (0..lanes).map(|_| Lane::new()).collect(),
         }
     }
 
@@ -130,13 +164,11 @@ impl<T: Copy> EventQueue<T> {
         self.ring.iter_mut().for_each(Vec::clear);
         self.in_ring = 0;
         self.overflow.clear();
-        self.lanes.resize_with(lanes, || Lane {
-            events: Vec::new(),
-            head: 0,
-        });
+        self.lanes.resize_with(lanes, Lane::new);
         for lane in &mut self.lanes {
             lane.events.clear();
             lane.head = 0;
+            lane.base = 0;
         }
     }
 
@@ -149,18 +181,38 @@ impl<T: Copy> EventQueue<T> {
     }
 
     /// Pushes an event that is usually no earlier than the latest one of
-    /// `lane` (a timer a fixed delay ahead): then it joins the lane.
+    /// `lane` (a timer a fixed delay ahead): then it joins the lane, and
+    /// its ticket can cancel it. (`None`: it went through the calendar, or
+    /// past the horizon, and cannot be cancelled.)
     #[inline]
-    pub fn push_in_lane(&mut self, lane: usize, at: Nanos, item: T) {
+    pub fn push_in_lane(&mut self, lane: usize, at: Nanos, item: T) -> Option<Ticket> {
         if at >= self.horizon {
-            return;
+            return None;
         }
         let entry = self.entry(at, item);
-        let q = &mut self.lanes[lane].events;
-        if q.last().is_none_or(|last| last.at <= at) {
-            q.push(entry);
+        let l = &mut self.lanes[lane];
+        if l.events.last().is_none_or(|last| last.at <= at) {
+            let number = l.base.wrapping_add(l.events.len() as u32);
+            l.events.push(entry);
+            Some(Ticket {
+                lane: lane as u32,
+                number,
+            })
         } else {
             self.push_entry(entry);
+            None
+        }
+    }
+
+    /// Cancels a lane event not yet popped: it will never be popped.
+    #[inline]
+    pub fn cancel(&mut self, ticket: Ticket) {
+        let l = &mut self.lanes[ticket.lane as usize];
+        let at = ticket.number.wrapping_sub(l.base) as usize;
+        debug_assert!(at >= l.head && at < l.events.len(), "a pending event");
+        l.events[at].seq |= CANCELLED;
+        if at == l.head {
+            l.pass_cancelled();
         }
     }
 
@@ -286,8 +338,8 @@ mod tests {
                     _ => rng.below_or_eq(300_000_000),
                 };
                 match rng.below_or_eq(6) {
-                    4 => q.push_in_lane(0, now + delay, i),
-                    5 | 6 => q.push_in_lane(1, now + delay, i),
+                    4 => _ = q.push_in_lane(0, now + delay, i),
+                    5 | 6 => _ = q.push_in_lane(1, now + delay, i),
                     _ => q.push(now + delay, i),
                 }
                 seq += 1;
@@ -314,6 +366,66 @@ mod tests {
         assert!(q.pop().is_none());
     }
 
+    /// Lane events cancelled while pending (at the front, in the middle,
+    /// the last, runs of them) are never popped; the others pop in heap
+    /// order, through the lanes' drops of the events read and a reset.
+    #[test]
+    fn cancelled_lane_events_are_never_popped() {
+        let mut rng = Stream::new(2, "cancel");
+        let mut q = EventQueue::new(3, Nanos::MAX);
+        for round in 0..2 {
+            let mut reference = BinaryHeap::new();
+            let (mut seq, mut now) = (0, 0);
+            let mut pending: Vec<(Ticket, u64)> = Vec::new();
+            let mut cancelled = std::collections::HashSet::new();
+            for i in 0..100_000u64 {
+                let r = rng.uniform();
+                if r < 0.5 {
+                    let lane = rng.below_or_eq(2) as usize;
+                    let delay = [300_000_000, 1_000_000_000, 20_000_000][lane];
+                    // Now and then one cut short: it goes through the calendar.
+                    let at = now + delay - (rng.uniform() < 0.05) as u64 * 10_000_000;
+                    match q.push_in_lane(lane, at, i) {
+                        Some(t) => pending.push((t, i)),
+                        None => assert!(at < now + delay, "only a cut-short one"),
+                    }
+                    seq += 1;
+                    reference.push(Entry { at, seq, item: i });
+                } else if r < 0.8 && !pending.is_empty() {
+                    // Most cancelled soon after they were pushed, some at the front.
+                    let k = if rng.uniform() < 0.2 {
+                        0
+                    } else {
+                        pending.len() - 1 - rng.below_or_eq(pending.len().min(50) as u64 - 1) as usize
+                    };
+                    let (t, item) = pending.remove(k);
+                    q.cancel(t);
+                    cancelled.insert(item);
+                } else {
+                    let b = std::iter::from_fn(|| reference.pop())
+                        .find(|e: &Entry<u64>| !cancelled.contains(&e.item));
+                    let a = q.pop();
+                    assert_eq!(a.map(|e| (e.at, e.item)), b.map(|e| (e.at, e.item)));
+                    if let Some(e) = a {
+                        now = e.at;
+                        pending.retain(|(_, item)| *item != e.item);
+                    }
+                }
+            }
+            let mut popped = 0;
+            while let Some(b) = std::iter::from_fn(|| reference.pop())
+                .find(|e: &Entry<u64>| !cancelled.contains(&e.item))
+            {
+                let a = q.pop().expect("same length");
+                assert_eq!((a.at, a.item), (b.at, b.item));
+                popped += 1;
+            }
+            assert!(q.pop().is_none());
+            assert!(cancelled.len() > 10_000 && popped > 0, "round {round}");
+            q.reset(3, Nanos::MAX);
+        }
+    }
+
     /// A queue reset after use, events left in it, pops as a new one.
     #[test]
     fn a_reset_queue_pops_as_a_new_one() {
@@ -321,7 +433,7 @@ mod tests {
             for i in 0..5_000u64 {
                 let at = (i * 7_919_993) % 3_000_000_000;
                 match i % 3 {
-                    0 => q.push_in_lane(0, at + 1_000_000_000, i),
+                    0 => _ = q.push_in_lane(0, at + 1_000_000_000, i),
                     _ => q.push(at, i),
                 }
             }
