@@ -22,6 +22,9 @@ use crate::backlog::{Backlog, Take};
 use crate::cache::FROM_CACHE;
 use crate::caller::{Caller, NO_REPLICA, Outcome, RetryDecision, attempt_end, cancels_copies};
 use crate::event_queue::{EventQueue, Ticket};
+
+/// No timer to cancel (see `Sim::timers`).
+const NO_TICKET: Ticket = Ticket::MAX;
 use crate::job::{Job, JobKind, JobRef, Jobs, NO_EDGE, NO_JOB, Origin};
 use crate::model::{CallModel, Downstream, GroupModel, Model, RateProfile};
 use crate::policy::RateLimiter;
@@ -119,8 +122,9 @@ struct Sim<'m> {
     cancelled: u64,
     jobs: Jobs,
     /// Per job slot, the ticket of its latest attempt's timer in its lane
-    /// (`None`: the timer went through the calendar, or past the horizon).
-    timers: Vec<Option<Ticket>>,
+    /// (`NO_TICKET`: the timer went through the calendar, or past the
+    /// horizon).
+    timers: Vec<Ticket>,
     servers: Vec<Server>,
     callers: Vec<Caller>,
     /// Per client group, in `Model::groups` order.
@@ -277,7 +281,7 @@ fn tenant_keys(m: &Model) -> usize {
 pub struct Scratch {
     events: Option<EventQueue<Action>>,
     jobs: Jobs,
-    timers: Vec<Option<Ticket>>,
+    timers: Vec<Ticket>,
     sender: Vec<u32>,
     user_ended: Vec<bool>,
     user_class: Vec<u8>,
@@ -433,7 +437,7 @@ impl Sim<'_> {
                 Action::AttemptTimeout(job, attempt) => {
                     if self.is_waiting(job, attempt) {
                         // Popped: nothing to cancel when the attempt ends.
-                        self.timers[job.idx as usize] = None;
+                        self.timers[job.idx as usize] = NO_TICKET;
                         self.attempt_ended(job, Outcome::Timeout, NO_REPLICA);
                     }
                 }
@@ -779,8 +783,10 @@ impl Sim<'_> {
     /// such a timer when it is cancelled, not when it would have been due.
     #[inline]
     fn cancel_timer(&mut self, job: JobRef) {
-        if let Some(ticket) = self.timers[job.idx as usize].take() {
-            self.events.cancel(ticket);
+        let ticket = std::mem::replace(&mut self.timers[job.idx as usize], NO_TICKET);
+        if ticket != NO_TICKET {
+            let lane = self.timeout_lane[self.jobs.get_live(job).edge as usize];
+            self.events.cancel(lane, ticket);
             self.cancelled += 1;
         }
     }
@@ -826,9 +832,9 @@ impl Sim<'_> {
         let ticket = (self.events).push_in_lane(lane, end, Action::AttemptTimeout(job, attempt));
         let slot = job.idx as usize;
         if slot >= self.timers.len() {
-            self.timers.resize(slot + 1, None);
+            self.timers.resize(slot + 1, NO_TICKET);
         }
-        self.timers[slot] = ticket;
+        self.timers[slot] = ticket.unwrap_or(NO_TICKET);
         let hedge_delay = self.callers[edge].hedge_delay(call);
         if hedge_delay > 0 && now + hedge_delay < end {
             self.schedule(now + hedge_delay, Action::Hedge(job, attempt));

@@ -17,6 +17,11 @@
 //! push, lane or not, takes the next insertion number, so the order is still
 //! exactly the one heap's. Events at or after the run's horizon are dropped
 //! when pushed: the run would never pop them.
+//!
+//! A lane event can be cancelled by the ticket its push returned (an
+//! attempt answered before its timeout): it stays in place, marked, and the
+//! lane passes over it when it reaches the front, so it never goes through
+//! the engine's loop. In `protected` most attempt timers end so.
 
 use crate::time::Nanos;
 use std::cmp::Ordering;
@@ -87,12 +92,9 @@ struct Lane<T> {
 /// comparison reads once it is marked (it is never a lane's front).
 const CANCELLED: u64 = 1 << 63;
 
-/// A lane event's place, to cancel it: its lane and its number there.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Ticket {
-    lane: u32,
-    number: u32,
-}
+/// A lane event's number in its lane, to cancel it. Never `u32::MAX`, so
+/// that a caller can keep that for "none".
+pub type Ticket = u32;
 
 impl<T: Copy> Lane<T> {
     fn new() -> Lane<T> {
@@ -194,21 +196,19 @@ impl<T: Copy> EventQueue<T> {
         if l.events.last().is_none_or(|last| last.at <= at) {
             let number = l.base.wrapping_add(l.events.len() as u32);
             l.events.push(entry);
-            Some(Ticket {
-                lane: lane as u32,
-                number,
-            })
+            // After 2^32 - 1 events of one lane: that one cannot be cancelled.
+            (number != u32::MAX).then_some(number)
         } else {
             self.push_entry(entry);
             None
         }
     }
 
-    /// Cancels a lane event not yet popped: it will never be popped.
+    /// Cancels an event of `lane` not yet popped: it will never be popped.
     #[inline]
-    pub fn cancel(&mut self, ticket: Ticket) {
-        let l = &mut self.lanes[ticket.lane as usize];
-        let at = ticket.number.wrapping_sub(l.base) as usize;
+    pub fn cancel(&mut self, lane: usize, ticket: Ticket) {
+        let l = &mut self.lanes[lane];
+        let at = ticket.wrapping_sub(l.base) as usize;
         debug_assert!(at >= l.head && at < l.events.len(), "a pending event");
         l.events[at].seq |= CANCELLED;
         if at == l.head {
@@ -376,7 +376,7 @@ mod tests {
         for round in 0..2 {
             let mut reference = BinaryHeap::new();
             let (mut seq, mut now) = (0, 0);
-            let mut pending: Vec<(Ticket, u64)> = Vec::new();
+            let mut pending: Vec<(usize, Ticket, u64)> = Vec::new();
             let mut cancelled = std::collections::HashSet::new();
             for i in 0..100_000u64 {
                 let r = rng.uniform();
@@ -386,7 +386,7 @@ mod tests {
                     // Now and then one cut short: it goes through the calendar.
                     let at = now + delay - (rng.uniform() < 0.05) as u64 * 10_000_000;
                     match q.push_in_lane(lane, at, i) {
-                        Some(t) => pending.push((t, i)),
+                        Some(t) => pending.push((lane, t, i)),
                         None => assert!(at < now + delay, "only a cut-short one"),
                     }
                     seq += 1;
@@ -396,10 +396,12 @@ mod tests {
                     let k = if rng.uniform() < 0.2 {
                         0
                     } else {
-                        pending.len() - 1 - rng.below_or_eq(pending.len().min(50) as u64 - 1) as usize
+                        pending.len()
+                            - 1
+                            - rng.below_or_eq(pending.len().min(50) as u64 - 1) as usize
                     };
-                    let (t, item) = pending.remove(k);
-                    q.cancel(t);
+                    let (lane, t, item) = pending.remove(k);
+                    q.cancel(lane, t);
                     cancelled.insert(item);
                 } else {
                     let b = std::iter::from_fn(|| reference.pop())
@@ -408,7 +410,7 @@ mod tests {
                     assert_eq!(a.map(|e| (e.at, e.item)), b.map(|e| (e.at, e.item)));
                     if let Some(e) = a {
                         now = e.at;
-                        pending.retain(|(_, item)| *item != e.item);
+                        pending.retain(|(_, _, item)| *item != e.item);
                     }
                 }
             }

@@ -256,7 +256,7 @@ pub const PARAMS: &[Param] = &[
             Scope::Top,
             "max_events",
             Kind::Int,
-            "Event budget of one run; a run that exceeds it fails with an error. Default: derived from the load and the retry bounds.",
+            "Event budget of one run: a run whose `events` exceed it fails with an error. An attempt timer cancelled because its attempt was answered counts when it is cancelled (in `events`, as the event it would have been), so the budget is reached a little earlier than the events are due. Default: derived from the load and the retry bounds.",
         ).bounds(Bounds::at_least(1.0))
     },
     p(

@@ -8,7 +8,9 @@ use serde::Serialize;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct RunResult {
-    /// Events taken from the event queue (stale timers included).
+    /// Events taken from the event queue, stale timers included: an
+    /// attempt timer cancelled because its attempt was answered (never
+    /// popped, see `event_queue.rs`) counts as the event it would have been.
     pub events: u64,
     pub users: u64,
     pub users_ok: u64,
@@ -811,7 +813,7 @@ impl RunResult {
         put(
             "events".into(),
             Count(self.events),
-            "events taken from the event queue",
+            "events taken from the event queue, each attempt timer whose attempt was answered first included (cancelled, it counts as the event it would have been)",
             N,
         );
         put(
