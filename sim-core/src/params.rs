@@ -15,6 +15,8 @@ use crate::scenario::{
     Dist, LimitAlgorithm, OutcomeClass, QueueOrder, RejectAs, Scenario,
 };
 use crate::validate;
+/// Where each parameter can act (the rules are in `validate`).
+pub use crate::validate::{acts_when, inert_keys};
 use strum::VariantNames;
 use toml::{Table, Value};
 
@@ -1845,7 +1847,10 @@ pub fn markdown() -> String {
          under their own name: `<group>.rate_per_s`, `<group>.closed.users`,\n\
          `<group>.max_retries`, `<group>.spike.factor`, `<group>.classes.<class>.share`.\n\
          `strategy` is applied first, whatever the order of the overrides.\n\n\
-         | path | type | accepted | meaning |\n|---|---|---|---|\n",
+         `acts when` is the condition under which a parameter can act at all (the mechanism it\n\
+         belongs to is on, or its rule is the one chosen); where it does not hold, a value other\n\
+         than the default is refused with the reason, and the default is accepted.\n\n\
+         | path | type | accepted | acts when | meaning |\n|---|---|---|---|---|\n",
     );
     for param in PARAMS {
         let path = match param.scope {
@@ -1871,9 +1876,10 @@ pub fn markdown() -> String {
             .collect::<Vec<_>>()
             .join(", ");
         s.push_str(&format!(
-            "| {path} | {} | {} | {} |\n",
+            "| {path} | {} | {} | {} | {} |\n",
             param.kind.describe(),
             param.range(),
+            validate::acts_when(param.scope, param.key).join("; "),
             param.doc
         ));
     }

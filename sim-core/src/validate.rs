@@ -2,9 +2,7 @@
 //! reported, each with the path a user would write to fix it.
 
 use crate::params::{ConfigError, DEADLINE_PARAMS, needs_client_deadline};
-use crate::scenario::{
-    Arrivals, BackoffKind, BreakerScope, BulkheadScope, Call, Dist, Scenario, Service,
-};
+use crate::scenario::{Arrivals, BackoffKind, Call, Dist, Scenario, Service};
 use crate::time::NANOS_PER_SEC;
 use std::collections::BTreeSet;
 
@@ -378,12 +376,6 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
             format!("{}.error_latency_s", t.name),
             "must be >= 0",
         );
-        let default = crate::scenario::Tier::new("x", 1).error_latency_s;
-        check(
-            t.error_latency_s == default || t.errors.iter().any(|w| w.p > 0.0),
-            format!("{}.error_latency_s", t.name),
-            "acts only on requests that fail in an error window, and this tier has none (`<tier>.errors.p`)",
-        );
     }
     check_topology(s, &mut errors);
     for edge in s.edges() {
@@ -392,6 +384,7 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
     for (g, c) in s.groups() {
         check_client_call(g, c, &mut errors);
     }
+    check_inert_all(s, &mut errors);
     if errors.is_empty() {
         check_metric_names(s, &mut errors);
     }
@@ -571,13 +564,6 @@ fn check_group(
         format!("{g}.tenant_zipf_s"),
         "must be between 0 and 10",
     );
-    check(
-        c.tenants > 1 || c.tenant_zipf_s == 1.0,
-        format!("{g}.tenant_zipf_s"),
-        &format!(
-            "shapes the tenants' shares, and {g} has one key (`{g}.tenants` <= 1): set `{g}.tenants` > 1"
-        ),
-    );
     for (i, w) in c.spike.iter().enumerate() {
         let path = if i == 0 {
             format!("{g}.spike.replicas")
@@ -660,22 +646,6 @@ fn check_aimd_only(t: &crate::scenario::Tier, check: &mut impl FnMut(bool, Strin
         path("limit_hold_s"),
         "must be >= 0",
     );
-    let aimd = t.adaptive_limit && t.limit_algorithm == crate::scenario::LimitAlgorithm::Aimd;
-    let why = if t.adaptive_limit {
-        "acts on the AIMD rule only, and this tier's adaptive limit is the gradient rule (`limit_algorithm = \"gradient\"`)"
-    } else {
-        "acts on the AIMD adaptive limit only: set `adaptive_limit = true` at this tier"
-    };
-    for (key, default) in [
-        ("limit_increase_percent", t.limit_increase_percent == 0.0),
-        ("limit_hold_s", t.limit_hold_s == 0.0),
-        (
-            "limit_sparse",
-            t.limit_sparse == crate::scenario::LimitSparse::Wait,
-        ),
-    ] {
-        check(aimd || default, path(key), why);
-    }
 }
 
 /// A per-tenant rate limit: a limit to key, keys to count by, and a
@@ -728,11 +698,6 @@ fn check_gc(t: &crate::scenario::Tier, check: &mut impl FnMut(bool, String, &str
     );
     for (key, x) in [("pause_s", gc.pause_s), ("per_queued_s", gc.per_queued_s)] {
         check(non_negative(x), path(key), "must be >= 0");
-        check(
-            x == 0.0 || gc.every_s > 0.0,
-            path(key),
-            "acts only on pauses, and this tier has none: set gc.every_s > 0",
-        );
     }
     if gc.every_s > 0.0 {
         check(
@@ -781,24 +746,10 @@ fn check_cache(t: &crate::scenario::Tier, check: &mut impl FnMut(bool, String, &
         "must be >= 0",
     );
     check(c.fill_keys >= 1, path("fill_keys"), "must be >= 1");
-    let no_cache = "acts only on a cache, and this tier has none: set cache.hit_ratio > 0";
-    if c.hit_ratio == 0.0 {
-        check(
-            c.flush_duration_s == 0.0,
-            path("flush_duration_s"),
-            no_cache,
-        );
-    } else {
-        check(
-            t.replicas == 1,
-            path("hit_ratio"),
-            "not with replicas: a cache hit is answered by no replica, which the balancers, breakers and outlier ejection of its callers do not model",
-        );
-    }
     check(
-        c.flush_start_s == 0.0 || c.flush_duration_s > 0.0,
-        path("flush_start_s"),
-        "acts only on a flush: set cache.flush_duration_s > 0",
+        c.hit_ratio == 0.0 || t.replicas == 1,
+        path("hit_ratio"),
+        "not with replicas: a cache hit is answered by no replica, which the balancers, breakers and outlier ejection of its callers do not model",
     );
 }
 
@@ -990,17 +941,6 @@ fn check_call(name: &str, c: &Call, errors: &mut Vec<ConfigError>) {
         "backoff_jitter",
         "must be in [0, 1]: a wait cannot fall below 0",
     );
-    let all = Call::new(1.0, 0, BackoffKind::Fixed, 0.0);
-    check(
-        c.retry_on == all.retry_on || c.max_retries > 0,
-        "retry_on",
-        "chooses what this caller retries, and it makes no retries (max_retries = 0)",
-    );
-    check(
-        c.failure_on == all.failure_on || c.retry_throttle || c.breaker,
-        "failure_on",
-        "chooses what the retry throttle and the circuit breaker count as failures, and this caller has neither (retry_throttle, breaker)",
-    );
     check(
         c.attempt_timeouts_s.len() <= c.max_retries as usize + 1,
         "attempt_timeouts_s",
@@ -1014,17 +954,6 @@ fn check_call(name: &str, c: &Call, errors: &mut Vec<ConfigError>) {
         (c.attempt_timeouts_s.iter()).all(|t| t.is_finite() && *t > 0.0),
         "attempt_timeouts_s",
         "every entry must be > 0: an attempt without a timeout could wait forever",
-    );
-    // A scope has nothing to divide when its mechanism is off.
-    check(
-        c.breaker_scope == BreakerScope::Service || c.breaker,
-        "breaker_scope",
-        "per-replica breakers need `breaker = true` at this caller",
-    );
-    check(
-        c.bulkhead_scope == BulkheadScope::Service || c.max_in_flight.is_some(),
-        "bulkhead_scope",
-        "per-replica bulkheads need a `max_in_flight` at this caller",
     );
     check(
         non_negative(c.backoff_base_s),
@@ -1302,4 +1231,566 @@ fn path_between(calls: &[Vec<usize>], from: usize, to: usize) -> Vec<usize> {
         Some(rest)
     }
     search(calls, from, to, &mut vec![false; calls.len()]).unwrap_or_default()
+}
+
+/// Where a parameter cannot act: the keys of one scope that act only
+/// under one condition, and what keeps them from acting. A key holding
+/// its default is accepted either way (the run is the same), so that a
+/// file may list the defaults; any other value is refused with the
+/// reason. `docs/params.md` shows `acts` beside each key, so the rule a
+/// user reads is the one validation applies.
+pub struct Inert<A, B> {
+    pub keys: &'static [&'static str],
+    /// When they act, as `docs/params.md` says it.
+    pub acts: &'static str,
+    /// What the keys are, for the message (`a CoDel setting`).
+    what: &'static str,
+    /// `None` where they act; else why not and what would make them act,
+    /// given the owner and its context (a tier: the scenario and its
+    /// index; a call: the call and the tier it calls) and the owner's path
+    /// (`svc_b`).
+    idle: fn(&A, &B, &str) -> Option<Idle>,
+}
+
+/// Why a mechanism's keys cannot act here, and the fix.
+pub struct Idle {
+    state: String,
+    fix: String,
+}
+
+fn idle(state: String, fix: String) -> Option<Idle> {
+    Some(Idle { state, fix })
+}
+
+use crate::scenario::{LimitAlgorithm, QueueOrder, RateLimitKind};
+
+fn adaptive(t: &crate::scenario::Tier, p: &str, rule: LimitAlgorithm) -> Option<Idle> {
+    let name = |a: LimitAlgorithm| match a {
+        LimitAlgorithm::Aimd => "aimd",
+        LimitAlgorithm::Gradient => "gradient",
+    };
+    if !t.adaptive_limit {
+        let with = if rule == LimitAlgorithm::default() {
+            String::new()
+        } else {
+            format!(" and {p}.limit_algorithm = \"{}\"", name(rule))
+        };
+        return idle(
+            format!("{p}.adaptive_limit is false"),
+            format!("set {p}.adaptive_limit = true{with}"),
+        );
+    }
+    (t.limit_algorithm != rule).then(|| Idle {
+        state: format!("{p}.limit_algorithm is \"{}\"", name(t.limit_algorithm)),
+        fix: format!("set {p}.limit_algorithm = \"{}\"", name(rule)),
+    })
+}
+
+fn no_rate_limit(t: &crate::scenario::Tier, p: &str) -> Option<Idle> {
+    (t.rate_limit_per_s == 0.0).then(|| Idle {
+        state: format!("{p}.rate_limit_per_s is 0 (no rate limit)"),
+        fix: format!("set {p}.rate_limit_per_s > 0"),
+    })
+}
+
+fn kind_name(k: RateLimitKind) -> &'static str {
+    match k {
+        RateLimitKind::TokenBucket => "token_bucket",
+        RateLimitKind::FixedWindow => "fixed_window",
+        RateLimitKind::SlidingWindow => "sliding_window",
+        RateLimitKind::LeakyBucket => "leaky_bucket",
+    }
+}
+
+fn no_retries(c: &Call, p: &str) -> Option<Idle> {
+    (c.max_retries == 0).then(|| Idle {
+        state: format!("{p}.max_retries is 0 (no retries)"),
+        fix: format!("set {p}.max_retries >= 1"),
+    })
+}
+
+fn off(on: bool, p: &str, key: &str, fix: &str) -> Option<Idle> {
+    (!on).then(|| Idle {
+        state: format!("{p}.{key} is off"),
+        fix: format!("set {p}.{fix}"),
+    })
+}
+
+/// A tier's keys: the context is the scenario (its callers' settings
+/// matter to `retry_after_s`) and the tier's index.
+pub const TIER_INERT: &[Inert<Scenario, usize>] = &[
+    Inert {
+        keys: &[
+            "limit_latency_s",
+            "limit_decrease",
+            "limit_increase",
+            "limit_breaches",
+            "limit_increase_percent",
+            "limit_hold_s",
+            "limit_sparse",
+        ],
+        acts: "adaptive_limit = true, limit_algorithm = aimd",
+        what: "a setting of the AIMD adaptive limit",
+        idle: |s, i, p| adaptive(&s.tiers[*i], p, LimitAlgorithm::Aimd),
+    },
+    Inert {
+        keys: &["limit_tolerance", "limit_smoothing", "limit_long_window"],
+        acts: "adaptive_limit = true, limit_algorithm = gradient",
+        what: "a setting of the gradient adaptive limit",
+        idle: |s, i, p| adaptive(&s.tiers[*i], p, LimitAlgorithm::Gradient),
+    },
+    Inert {
+        keys: &[
+            "limit_algorithm",
+            "limit_min",
+            "limit_min_samples",
+            "limit_interval_s",
+        ],
+        acts: "adaptive_limit = true",
+        what: "a setting of the adaptive limit",
+        idle: |s, i, p| {
+            off(
+                s.tiers[*i].adaptive_limit,
+                p,
+                "adaptive_limit",
+                "adaptive_limit = true",
+            )
+        },
+    },
+    Inert {
+        keys: &["lifo_threshold"],
+        acts: "queue_order = adaptive_lifo",
+        what: "the adaptive LIFO's threshold",
+        idle: |s, i, p| {
+            let order = s.tiers[*i].queue_order;
+            (order != QueueOrder::AdaptiveLifo).then(|| Idle {
+                state: format!(
+                    "{p}.queue_order is \"{}\"",
+                    if order == QueueOrder::Fifo {
+                        "fifo"
+                    } else {
+                        "lifo"
+                    }
+                ),
+                fix: format!("set {p}.queue_order = \"adaptive_lifo\""),
+            })
+        },
+    },
+    Inert {
+        keys: &["codel_target_s", "codel_interval_s"],
+        acts: "codel = true",
+        what: "a CoDel setting",
+        idle: |s, i, p| off(s.tiers[*i].codel, p, "codel", "codel = true"),
+    },
+    Inert {
+        keys: &["rate_limit_kind"],
+        acts: "rate_limit_per_s > 0",
+        what: "a setting of the rate limit",
+        idle: |s, i, p| no_rate_limit(&s.tiers[*i], p),
+    },
+    Inert {
+        keys: &["rate_limit_burst"],
+        acts: "rate_limit_kind = token_bucket or leaky_bucket",
+        what: "the size of a token or leaky bucket",
+        idle: |s, i, p| {
+            let t = &s.tiers[*i];
+            matches!(
+                t.rate_limit_kind,
+                RateLimitKind::FixedWindow | RateLimitKind::SlidingWindow
+            )
+            .then(|| Idle {
+                state: format!(
+                    "{p}.rate_limit_kind is \"{}\"",
+                    kind_name(t.rate_limit_kind)
+                ),
+                fix: format!("set {p}.rate_limit_kind = \"token_bucket\" or \"leaky_bucket\""),
+            })
+        },
+    },
+    Inert {
+        keys: &["rate_limit_window_s"],
+        acts: "rate_limit_per_s > 0, rate_limit_kind = fixed_window or sliding_window",
+        what: "the window of a fixed or sliding window limit",
+        idle: |s, i, p| {
+            let t = &s.tiers[*i];
+            no_rate_limit(t, p).or_else(|| {
+                matches!(
+                    t.rate_limit_kind,
+                    RateLimitKind::TokenBucket | RateLimitKind::LeakyBucket
+                )
+                .then(|| Idle {
+                    state: format!(
+                        "{p}.rate_limit_kind is \"{}\"",
+                        kind_name(t.rate_limit_kind)
+                    ),
+                    fix: format!(
+                        "set {p}.rate_limit_kind = \"fixed_window\" or \"sliding_window\""
+                    ),
+                })
+            })
+        },
+    },
+    Inert {
+        keys: &["error_latency_s"],
+        acts: "an error window with p > 0 (<tier>.errors)",
+        what: "how long a request failing in an error window holds its slot",
+        idle: |s, i, p| {
+            let errors = s.tiers[*i].errors.iter().any(|w| w.p > 0.0);
+            (!errors).then(|| Idle {
+                state: format!("{p} has no error window (none with {p}.errors.p > 0)"),
+                fix: format!("give {p} an error window ({p}.errors.p > 0)"),
+            })
+        },
+    },
+    Inert {
+        keys: &["gc.pause_s", "gc.per_queued_s"],
+        acts: "gc.every_s > 0",
+        what: "a setting of the GC pauses",
+        idle: |s, i, p| {
+            (s.tiers[*i].gc.is_off()).then(|| Idle {
+                state: format!("{p}.gc.every_s is 0 (no pauses)"),
+                fix: format!("set {p}.gc.every_s > 0"),
+            })
+        },
+    },
+    Inert {
+        keys: &["cache.hit_latency_s", "cache.flush_duration_s"],
+        acts: "cache.hit_ratio > 0",
+        what: "a setting of the look-aside cache",
+        idle: |s, i, p| no_cache(&s.tiers[*i], p),
+    },
+    Inert {
+        keys: &["cache.flush_start_s", "cache.fill_keys"],
+        acts: "cache.hit_ratio > 0, cache.flush_duration_s > 0",
+        what: "a setting of the cache's flush",
+        idle: |s, i, p| {
+            no_cache(&s.tiers[*i], p).or_else(|| {
+                (s.tiers[*i].cache.flush_duration_s == 0.0).then(|| Idle {
+                    state: format!("{p}.cache.flush_duration_s is 0 (no flush)"),
+                    fix: format!("set {p}.cache.flush_duration_s > 0"),
+                })
+            })
+        },
+    },
+    Inert {
+        keys: &["service.sigma"],
+        acts: "service.dist = lognormal",
+        what: "the lognormal's shape",
+        idle: |s, i, p| not_lognormal(&s.tiers[*i].service, &format!("{p}.service")),
+    },
+    Inert {
+        keys: &["latency.sigma"],
+        acts: "latency.dist = lognormal",
+        what: "the lognormal's shape",
+        idle: |s, i, p| not_lognormal(&s.tiers[*i].latency, &format!("{p}.latency")),
+    },
+];
+
+fn no_cache(t: &crate::scenario::Tier, p: &str) -> Option<Idle> {
+    (t.cache.hit_ratio == 0.0).then(|| Idle {
+        state: format!("{p}.cache.hit_ratio is 0 (no cache)"),
+        fix: format!("set {p}.cache.hit_ratio > 0"),
+    })
+}
+
+fn not_lognormal(d: &Service, p: &str) -> Option<Idle> {
+    (d.dist != Dist::Lognormal).then(|| Idle {
+        state: format!(
+            "{p}.dist is \"{}\"",
+            if d.dist == Dist::Constant {
+                "constant"
+            } else {
+                "exponential"
+            }
+        ),
+        fix: format!("set {p}.dist = \"lognormal\""),
+    })
+}
+
+fn no_slow(d: &Service, p: &str) -> Option<Idle> {
+    (d.slow_p == 0.0).then(|| Idle {
+        state: format!("{p}.slow_p is 0 (no request takes the slow value)"),
+        fix: format!("set {p}.slow_p > 0"),
+    })
+}
+
+/// A call's keys, with the tier it calls.
+pub const CALL_INERT: &[Inert<Call, crate::scenario::Tier>] = &[
+    Inert {
+        // Not the switches retry_throttle, retry_budget, honor_retry_after:
+        // presets bundle them, and a grid that samples max_retries down to 0
+        // under such a preset is a fair question.
+        keys: &["backoff_jitter", "retry_on"],
+        acts: "max_retries >= 1",
+        what: "a setting of the caller's retries",
+        idle: |c, _, p| no_retries(c, p),
+    },
+    Inert {
+        keys: &["backoff_cap_s"],
+        acts: "max_retries >= 1, backoff = full_jitter",
+        what: "the cap of the full-jitter backoff",
+        idle: |c, _, p| {
+            no_retries(c, p).or_else(|| {
+                (c.backoff == BackoffKind::Fixed).then(|| Idle {
+                    state: format!("{p}.backoff is \"fixed\""),
+                    fix: format!("set {p}.backoff = \"full_jitter\""),
+                })
+            })
+        },
+    },
+    Inert {
+        keys: &["throttle_max_tokens", "throttle_token_ratio"],
+        acts: "retry_throttle = true",
+        what: "a setting of the retry throttle",
+        idle: |c, _, p| {
+            off(
+                c.retry_throttle,
+                p,
+                "retry_throttle",
+                "retry_throttle = true",
+            )
+        },
+    },
+    Inert {
+        keys: &["failure_on"],
+        acts: "retry_throttle = true or breaker = true",
+        what: "what the retry throttle and the circuit breaker count as failures",
+        idle: |c, _, p| {
+            (!c.retry_throttle && !c.breaker).then(|| Idle {
+                state: format!("{p} has neither a retry throttle nor a breaker"),
+                fix: format!("set {p}.retry_throttle = true or {p}.breaker = true"),
+            })
+        },
+    },
+    Inert {
+        keys: &["retry_budget_percent", "retry_budget_min_concurrency"],
+        acts: "retry_budget = true",
+        what: "a setting of the retry budget",
+        idle: |c, _, p| off(c.retry_budget, p, "retry_budget", "retry_budget = true"),
+    },
+    Inert {
+        keys: &["adaptive_throttle_k", "adaptive_throttle_window_s"],
+        acts: "adaptive_throttle = true",
+        what: "a setting of the adaptive throttle",
+        idle: |c, _, p| {
+            off(
+                c.adaptive_throttle,
+                p,
+                "adaptive_throttle",
+                "adaptive_throttle = true",
+            )
+        },
+    },
+    Inert {
+        keys: &[
+            "breaker_window",
+            "breaker_window_s",
+            "breaker_min_samples",
+            "breaker_failure_rate",
+            "breaker_slow_call_rate",
+            "breaker_slow_call_s",
+            "breaker_open_s",
+            "breaker_open_jitter_s",
+            "breaker_half_open_probes",
+            "breaker_scope",
+        ],
+        acts: "breaker = true",
+        what: "a setting of the circuit breaker",
+        idle: |c, _, p| off(c.breaker, p, "breaker", "breaker = true"),
+    },
+    Inert {
+        keys: &["bulkhead_scope"],
+        acts: "max_in_flight set",
+        what: "how the bulkhead counts",
+        idle: |c, _, p| {
+            (c.max_in_flight.is_none()).then(|| Idle {
+                state: format!("{p}.max_in_flight is unbounded (no bulkhead)"),
+                fix: format!("set {p}.max_in_flight"),
+            })
+        },
+    },
+];
+
+pub const CLIENT_INERT: &[Inert<crate::scenario::Client, ()>] = &[
+    Inert {
+        keys: &["closed.think.sigma"],
+        acts: "closed.think.dist = lognormal",
+        what: "the lognormal's shape",
+        idle: |c, _, p| {
+            if c.closed.is_off() {
+                return None;
+            }
+            not_lognormal(&c.closed.think, &format!("{p}.closed.think"))
+        },
+    },
+    Inert {
+        keys: &["closed.think.slow_s"],
+        acts: "closed.think.slow_p > 0",
+        what: "the slow value of the mixture",
+        idle: |c, _, p| {
+            if c.closed.is_off() {
+                return None;
+            }
+            no_slow(&c.closed.think, &format!("{p}.closed.think"))
+        },
+    },
+    Inert {
+        keys: &["sinusoid.period_s"],
+        acts: "sinusoid.amplitude > 0",
+        what: "the period of the diurnal load",
+        idle: |c, _, p| {
+            (c.sinusoid.is_off()).then(|| Idle {
+                state: format!("{p}.sinusoid.amplitude is 0 (no sinusoid)"),
+                fix: format!("set {p}.sinusoid.amplitude > 0"),
+            })
+        },
+    },
+    Inert {
+        keys: &["tenant_zipf_s"],
+        acts: "tenants > 1",
+        what: "the shape of the tenants' shares",
+        idle: |c, _, p| {
+            (c.tenants <= 1).then(|| Idle {
+                state: format!("{p}.tenants is {} (one key)", c.tenants),
+                fix: format!("set {p}.tenants > 1"),
+            })
+        },
+    },
+];
+
+/// The value at a dotted key of a serialized table.
+fn at<'a>(table: &'a toml::Table, key: &str) -> Option<&'a toml::Value> {
+    let (first, rest) = key
+        .split_once('.')
+        .map_or((key, None), |(a, b)| (a, Some(b)));
+    let v = table.get(first)?;
+    match rest {
+        None => Some(v),
+        Some(rest) => at(v.as_table()?, rest),
+    }
+}
+
+/// Every key of `rules` holding a value other than its default where it
+/// cannot act, as an error at `{p}.{key}`.
+fn check_inert<A, B>(
+    rules: &[Inert<A, B>],
+    owner: &A,
+    context: &B,
+    p: &str,
+    given: &toml::Table,
+    default: &toml::Table,
+    errors: &mut Vec<ConfigError>,
+) {
+    // A key under several conditions is refused once, for the first unmet.
+    let mut refused: Vec<&str> = Vec::new();
+    for rule in rules {
+        let Some(why) = (rule.idle)(owner, context, p) else {
+            continue;
+        };
+        for key in rule.keys {
+            let value = at(given, key);
+            let path = format!("{p}.{key}");
+            // A value already refused for its range is not told twice.
+            let refused_here = errors.iter().any(|e| e.path == path);
+            if value == at(default, key) || refused.contains(key) || refused_here {
+                continue;
+            }
+            refused.push(key);
+            let shown = |v: Option<&toml::Value>| v.map_or("unset".to_string(), |v| v.to_string());
+            errors.push(ConfigError::new(
+                path,
+                format!(
+                    "{} has no effect: {key} is {}, and {}; {}, or leave {key} at its default ({})",
+                    shown(value),
+                    rule.what,
+                    why.state,
+                    why.fix,
+                    shown(at(default, key))
+                ),
+            ));
+        }
+    }
+}
+
+/// The parameters of every tier, call edge and client group that cannot
+/// act where they are set ([`TIER_INERT`], [`CALL_INERT`], [`CLIENT_INERT`]).
+fn check_inert_all(s: &Scenario, errors: &mut Vec<ConfigError>) {
+    for (index, t) in s.tiers.iter().enumerate() {
+        let given = toml::Table::try_from(t).expect("a tier serializes");
+        let default = toml::Table::try_from(crate::scenario::Tier::new(&t.name, t.slots))
+            .expect("a tier serializes");
+        check_inert(TIER_INERT, s, &index, &t.name, &given, &default, errors);
+    }
+    let default = toml::Table::try_from(Call::new(1.0, 0, BackoffKind::Fixed, 0.0))
+        .expect("a call serializes");
+    for edge in s.edges() {
+        let given = toml::Table::try_from(edge.call).expect("a call serializes");
+        let Some(to) = s.tiers.get(edge.to) else {
+            continue; // a call past the last tier, refused by the topology
+        };
+        check_inert(
+            CALL_INERT, edge.call, to, &edge.path, &given, &default, errors,
+        );
+    }
+    let default: crate::scenario::Client = toml::from_str(
+        "duration_s = 1.0\n[call]\nattempt_timeout_s = 1.0\nmax_retries = 0\nbackoff = \"fixed\"\nbackoff_base_s = 0.0",
+    )
+    .expect("a client's defaults deserialize");
+    let default = client_table(&default);
+    for (g, c) in s.groups() {
+        let given = client_table(c);
+        check_inert(CLIENT_INERT, c, &(), g, &given, &default, errors);
+    }
+}
+
+/// A client group serialized with its closed loop and sinusoid, which a
+/// group leaves out while they are at their defaults, so that a key under
+/// them compares with its own default.
+fn client_table(c: &crate::scenario::Client) -> toml::Table {
+    let mut t = toml::Table::try_from(c).expect("a client serializes");
+    let mut fill = |key: &str, part: toml::Table| {
+        t.entry(key).or_insert(toml::Value::Table(part));
+    };
+    fill(
+        "closed",
+        toml::Table::try_from(crate::scenario::ClosedLoop::default()).expect("serializes"),
+    );
+    fill(
+        "sinusoid",
+        toml::Table::try_from(crate::scenario::Sinusoid::default()).expect("serializes"),
+    );
+    t
+}
+
+/// Every key the rules name, with its scope (a test checks each against
+/// the catalogue, so that a renamed key cannot leave a rule behind).
+pub fn inert_keys() -> Vec<(crate::params::Scope, &'static str)> {
+    use crate::params::Scope;
+    fn of<A, B>(rules: &[Inert<A, B>], scope: Scope) -> Vec<(Scope, &'static str)> {
+        (rules.iter())
+            .flat_map(|r| r.keys.iter().map(move |k| (scope, *k)))
+            .collect()
+    }
+    let mut keys = of(TIER_INERT, Scope::Tier);
+    keys.extend(of(CALL_INERT, Scope::Call));
+    keys.extend(of(CLIENT_INERT, Scope::Client));
+    keys
+}
+
+/// When a catalogue key of `scope` acts, the conditions (none: wherever
+/// it is set), for `docs/params.md`.
+pub fn acts_when(scope: crate::params::Scope, key: &str) -> Vec<&'static str> {
+    use crate::params::Scope;
+    fn of<A, B>(rules: &[Inert<A, B>], key: &str) -> Vec<&'static str> {
+        (rules.iter())
+            .filter(|r| r.keys.contains(&key))
+            .map(|r| r.acts)
+            .collect()
+    }
+    match scope {
+        Scope::Tier => of(TIER_INERT, key),
+        Scope::Call => of(CALL_INERT, key),
+        Scope::Client => of(CLIENT_INERT, key),
+        _ => Vec::new(),
+    }
 }

@@ -97,8 +97,8 @@ fn the_aimd_steps_are_refused_where_no_aimd_limit_acts() {
     assert_eq!(
         errors(&[("svc_b.limit_hold_s", "5"), ("svc_b.limit_sparse", "skip")]),
         [
-            "svc_b.limit_hold_s: acts on the AIMD adaptive limit only: set `adaptive_limit = true` at this tier",
-            "svc_b.limit_sparse: acts on the AIMD adaptive limit only: set `adaptive_limit = true` at this tier",
+            "svc_b.limit_hold_s: 5.0 has no effect: limit_hold_s is a setting of the AIMD adaptive limit, and svc_b.adaptive_limit is false; set svc_b.adaptive_limit = true, or leave limit_hold_s at its default (0.0)",
+            "svc_b.limit_sparse: \"skip\" has no effect: limit_sparse is a setting of the AIMD adaptive limit, and svc_b.adaptive_limit is false; set svc_b.adaptive_limit = true, or leave limit_sparse at its default (\"wait\")",
         ]
     );
     assert_eq!(
@@ -108,7 +108,7 @@ fn the_aimd_steps_are_refused_where_no_aimd_limit_acts() {
             ("svc_b.limit_increase_percent", "2"),
         ]),
         [
-            "svc_b.limit_increase_percent: acts on the AIMD rule only, and this tier's adaptive limit is the gradient rule (`limit_algorithm = \"gradient\"`)"
+            "svc_b.limit_increase_percent: 2.0 has no effect: limit_increase_percent is a setting of the AIMD adaptive limit, and svc_b.limit_algorithm is \"gradient\"; set svc_b.limit_algorithm = \"aimd\", or leave limit_increase_percent at its default (0.0)"
         ]
     );
     assert_eq!(

@@ -67,7 +67,7 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ),
     (
         "ch37",
-        "client.rate_per_s=0 client.closed.users=100 client.closed.think.mean_s=0.2 client.closed.think.slow_s=1",
+        "client.rate_per_s=0 client.closed.users=100 client.closed.think.mean_s=0.2 client.closed.think.slow_s=1 client.closed.think.slow_p=0.1",
         "client.closed.think.slow_p",
         "0.2",
     ),

@@ -575,7 +575,16 @@ fn gradient_limit_steps_down_under_slow_replies_and_recovers() {
                 ("b.adaptive_limit", "true"),
                 ("b.limit_algorithm", algorithm),
                 ("b.limit_min", "2"),
-                ("b.limit_smoothing", "0.5"),
+                // A gradient setting: the AIMD rule refuses any value but
+                // its default (0.2).
+                (
+                    "b.limit_smoothing",
+                    if algorithm == "gradient" {
+                        "0.5"
+                    } else {
+                        "0.2"
+                    },
+                ),
                 ("b.slow.start_s", "5"),
                 ("b.slow.duration_s", "5"),
                 ("b.slow.factor", "20"),

@@ -152,7 +152,7 @@ fn the_tenant_parameters_are_refused_where_they_cannot_act() {
     assert_eq!(
         errors(&[("client.tenants", "1"), ("client.tenant_zipf_s", "2")]),
         [
-            "client.tenant_zipf_s: shapes the tenants' shares, and client has one key (`client.tenants` <= 1): set `client.tenants` > 1"
+            "client.tenant_zipf_s: 2.0 has no effect: tenant_zipf_s is the shape of the tenants' shares, and client.tenants is 1 (one key); set client.tenants > 1, or leave tenant_zipf_s at its default (1.0)"
         ]
     );
     assert_eq!(
@@ -170,6 +170,7 @@ fn the_tenant_parameters_are_refused_where_they_cannot_act() {
         [
             "api.rate_limit_key: a per-tenant rate limit needs `rate_limit_per_s` > 0 at this tier",
             "api.rate_limit_key: a leaky bucket is one queue in front of the tier, not one per tenant: use token_bucket, fixed_window or sliding_window",
+            "api.rate_limit_kind: \"leaky_bucket\" has no effect: rate_limit_kind is a setting of the rate limit, and api.rate_limit_per_s is 0 (no rate limit); set api.rate_limit_per_s > 0, or leave rate_limit_kind at its default (\"token_bucket\")",
         ]
     );
     assert_eq!(

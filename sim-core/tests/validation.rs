@@ -602,8 +602,8 @@ fn a_per_replica_scope_without_its_mechanism_is_refused() {
     assert_eq!(
         problems(&s),
         [
-            "svc_a.breaker_scope: per-replica breakers need `breaker = true` at this caller",
-            "svc_a.bulkhead_scope: per-replica bulkheads need a `max_in_flight` at this caller",
+            "svc_a.breaker_scope: \"replica\" has no effect: breaker_scope is a setting of the circuit breaker, and svc_a.breaker is off; set svc_a.breaker = true, or leave breaker_scope at its default (\"service\")",
+            "svc_a.bulkhead_scope: \"replica\" has no effect: bulkhead_scope is how the bulkhead counts, and svc_a.max_in_flight is unbounded (no bulkhead); set svc_a.max_in_flight, or leave bulkhead_scope at its default (\"service\")",
         ]
     );
 }
@@ -631,9 +631,9 @@ fn a_cache_is_checked() {
         ]),
         [
             "gateway.cache.fill_keys: must be >= 1",
-            "gateway.cache.flush_start_s: acts only on a flush: set cache.flush_duration_s > 0",
-            "svc_a.cache.flush_duration_s: acts only on a cache, and this tier has none: set cache.hit_ratio > 0",
             "svc_b.cache.hit_ratio: must be in [0, 1) (0: no cache)",
+            "gateway.cache.flush_start_s: 3.0 has no effect: cache.flush_start_s is a setting of the cache's flush, and gateway.cache.hit_ratio is 0 (no cache); set gateway.cache.hit_ratio > 0, or leave cache.flush_start_s at its default (0.0)",
+            "svc_a.cache.flush_duration_s: 2.0 has no effect: cache.flush_duration_s is a setting of the look-aside cache, and svc_a.cache.hit_ratio is 0 (no cache); set svc_a.cache.hit_ratio > 0, or leave cache.flush_duration_s at its default (0.0)",
         ]
     );
     assert_eq!(
@@ -650,7 +650,7 @@ fn gc_pauses_are_checked() {
         (
             "svc_b.gc.pause_s",
             "0.1",
-            "svc_b.gc.pause_s: acts only on pauses, and this tier has none: set gc.every_s > 0",
+            "svc_b.gc.pause_s: 0.1 has no effect: gc.pause_s is a setting of the GC pauses, and svc_b.gc.every_s is 0 (no pauses); set svc_b.gc.every_s > 0, or leave gc.pause_s at its default (0.0)",
         ),
         (
             "svc_b.gc.every_s",

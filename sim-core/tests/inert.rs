@@ -1,0 +1,429 @@
+//! A parameter of a mechanism that is off, or of another rule than the one
+//! chosen, is refused when it holds a value other than its default, with
+//! the reason and what would make it act; at its default it is accepted
+//! (the run is the same). The rules are `validate::{TIER,CALL,CLIENT}_INERT`.
+
+mod common;
+use sim_core::params::{self, PARAMS};
+
+/// `(context, path, value, message)`: on ch37 with the context's overrides
+/// (`path=value` separated by spaces), setting `path` to `value` is
+/// refused at `path` with exactly this message, and nothing else is.
+const REFUSED: &[(&str, &str, &str, &str)] = &[
+    (
+        "svc_b.adaptive_limit=true svc_b.limit_algorithm=gradient",
+        "svc_b.limit_latency_s",
+        "0.3",
+        r#"0.3 has no effect: limit_latency_s is a setting of the AIMD adaptive limit, and svc_b.limit_algorithm is "gradient"; set svc_b.limit_algorithm = "aimd", or leave limit_latency_s at its default (0.5)"#,
+    ),
+    (
+        "svc_b.adaptive_limit=true svc_b.limit_algorithm=gradient",
+        "svc_b.limit_decrease",
+        "0.5",
+        r#"0.5 has no effect: limit_decrease is a setting of the AIMD adaptive limit, and svc_b.limit_algorithm is "gradient"; set svc_b.limit_algorithm = "aimd", or leave limit_decrease at its default (0.9)"#,
+    ),
+    (
+        "svc_b.adaptive_limit=true svc_b.limit_algorithm=gradient",
+        "svc_b.limit_increase",
+        "2",
+        r#"2 has no effect: limit_increase is a setting of the AIMD adaptive limit, and svc_b.limit_algorithm is "gradient"; set svc_b.limit_algorithm = "aimd", or leave limit_increase at its default (1)"#,
+    ),
+    (
+        "svc_b.adaptive_limit=true svc_b.limit_algorithm=gradient",
+        "svc_b.limit_breaches",
+        "3",
+        r#"3 has no effect: limit_breaches is a setting of the AIMD adaptive limit, and svc_b.limit_algorithm is "gradient"; set svc_b.limit_algorithm = "aimd", or leave limit_breaches at its default (1)"#,
+    ),
+    (
+        "svc_b.adaptive_limit=true svc_b.limit_algorithm=gradient",
+        "svc_b.limit_increase_percent",
+        "10",
+        r#"10.0 has no effect: limit_increase_percent is a setting of the AIMD adaptive limit, and svc_b.limit_algorithm is "gradient"; set svc_b.limit_algorithm = "aimd", or leave limit_increase_percent at its default (0.0)"#,
+    ),
+    (
+        "svc_b.adaptive_limit=true svc_b.limit_algorithm=gradient",
+        "svc_b.limit_hold_s",
+        "1",
+        r#"1.0 has no effect: limit_hold_s is a setting of the AIMD adaptive limit, and svc_b.limit_algorithm is "gradient"; set svc_b.limit_algorithm = "aimd", or leave limit_hold_s at its default (0.0)"#,
+    ),
+    (
+        "svc_b.adaptive_limit=true svc_b.limit_algorithm=gradient",
+        "svc_b.limit_sparse",
+        "skip",
+        r#""skip" has no effect: limit_sparse is a setting of the AIMD adaptive limit, and svc_b.limit_algorithm is "gradient"; set svc_b.limit_algorithm = "aimd", or leave limit_sparse at its default ("wait")"#,
+    ),
+    (
+        "",
+        "svc_b.limit_hold_s",
+        "5",
+        "5.0 has no effect: limit_hold_s is a setting of the AIMD adaptive limit, and svc_b.adaptive_limit is false; set svc_b.adaptive_limit = true, or leave limit_hold_s at its default (0.0)",
+    ),
+    (
+        "",
+        "svc_b.limit_tolerance",
+        "3",
+        r#"3.0 has no effect: limit_tolerance is a setting of the gradient adaptive limit, and svc_b.adaptive_limit is false; set svc_b.adaptive_limit = true and svc_b.limit_algorithm = "gradient", or leave limit_tolerance at its default (1.5)"#,
+    ),
+    (
+        "",
+        "svc_b.limit_algorithm",
+        "gradient",
+        r#""gradient" has no effect: limit_algorithm is a setting of the adaptive limit, and svc_b.adaptive_limit is off; set svc_b.adaptive_limit = true, or leave limit_algorithm at its default ("aimd")"#,
+    ),
+    (
+        "",
+        "svc_b.limit_min",
+        "8",
+        "8 has no effect: limit_min is a setting of the adaptive limit, and svc_b.adaptive_limit is off; set svc_b.adaptive_limit = true, or leave limit_min at its default (1)",
+    ),
+    (
+        "",
+        "svc_b.limit_min_samples",
+        "50",
+        "50 has no effect: limit_min_samples is a setting of the adaptive limit, and svc_b.adaptive_limit is off; set svc_b.adaptive_limit = true, or leave limit_min_samples at its default (10)",
+    ),
+    (
+        "",
+        "svc_b.limit_interval_s",
+        "0.5",
+        "0.5 has no effect: limit_interval_s is a setting of the adaptive limit, and svc_b.adaptive_limit is off; set svc_b.adaptive_limit = true, or leave limit_interval_s at its default (0.1)",
+    ),
+    (
+        "",
+        "svc_b.lifo_threshold",
+        "100",
+        r#"100 has no effect: lifo_threshold is the adaptive LIFO's threshold, and svc_b.queue_order is "fifo"; set svc_b.queue_order = "adaptive_lifo", or leave lifo_threshold at its default (0)"#,
+    ),
+    (
+        "",
+        "svc_b.codel_target_s",
+        "0.05",
+        "0.05 has no effect: codel_target_s is a CoDel setting, and svc_b.codel is off; set svc_b.codel = true, or leave codel_target_s at its default (0.005)",
+    ),
+    (
+        "",
+        "svc_b.codel_interval_s",
+        "0.5",
+        "0.5 has no effect: codel_interval_s is a CoDel setting, and svc_b.codel is off; set svc_b.codel = true, or leave codel_interval_s at its default (0.1)",
+    ),
+    (
+        "",
+        "svc_b.rate_limit_kind",
+        "fixed_window",
+        r#""fixed_window" has no effect: rate_limit_kind is a setting of the rate limit, and svc_b.rate_limit_per_s is 0 (no rate limit); set svc_b.rate_limit_per_s > 0, or leave rate_limit_kind at its default ("token_bucket")"#,
+    ),
+    (
+        "",
+        "svc_b.rate_limit_window_s",
+        "0.1",
+        "0.1 has no effect: rate_limit_window_s is the window of a fixed or sliding window limit, and svc_b.rate_limit_per_s is 0 (no rate limit); set svc_b.rate_limit_per_s > 0, or leave rate_limit_window_s at its default (1.0)",
+    ),
+    (
+        "",
+        "svc_b.error_latency_s",
+        "0.05",
+        "0.05 has no effect: error_latency_s is how long a request failing in an error window holds its slot, and svc_b has no error window (none with svc_b.errors.p > 0); give svc_b an error window (svc_b.errors.p > 0), or leave error_latency_s at its default (0.001)",
+    ),
+    (
+        "",
+        "svc_b.gc.pause_s",
+        "0.1",
+        "0.1 has no effect: gc.pause_s is a setting of the GC pauses, and svc_b.gc.every_s is 0 (no pauses); set svc_b.gc.every_s > 0, or leave gc.pause_s at its default (0.0)",
+    ),
+    (
+        "",
+        "svc_b.gc.per_queued_s",
+        "0.001",
+        "0.001 has no effect: gc.per_queued_s is a setting of the GC pauses, and svc_b.gc.every_s is 0 (no pauses); set svc_b.gc.every_s > 0, or leave gc.per_queued_s at its default (0.0)",
+    ),
+    (
+        "",
+        "svc_b.cache.hit_latency_s",
+        "0.01",
+        "0.01 has no effect: cache.hit_latency_s is a setting of the look-aside cache, and svc_b.cache.hit_ratio is 0 (no cache); set svc_b.cache.hit_ratio > 0, or leave cache.hit_latency_s at its default (0.001)",
+    ),
+    (
+        "",
+        "svc_b.cache.flush_duration_s",
+        "1",
+        "1.0 has no effect: cache.flush_duration_s is a setting of the look-aside cache, and svc_b.cache.hit_ratio is 0 (no cache); set svc_b.cache.hit_ratio > 0, or leave cache.flush_duration_s at its default (0.0)",
+    ),
+    (
+        "",
+        "svc_b.cache.flush_start_s",
+        "5",
+        "5.0 has no effect: cache.flush_start_s is a setting of the cache's flush, and svc_b.cache.hit_ratio is 0 (no cache); set svc_b.cache.hit_ratio > 0, or leave cache.flush_start_s at its default (0.0)",
+    ),
+    (
+        "",
+        "svc_b.service.sigma",
+        "0.5",
+        r#"0.5 has no effect: service.sigma is the lognormal's shape, and svc_b.service.dist is "exponential"; set svc_b.service.dist = "lognormal", or leave service.sigma at its default (1.0)"#,
+    ),
+    (
+        "",
+        "svc_b.latency.sigma",
+        "0.5",
+        r#"0.5 has no effect: latency.sigma is the lognormal's shape, and svc_b.latency.dist is "constant"; set svc_b.latency.dist = "lognormal", or leave latency.sigma at its default (1.0)"#,
+    ),
+    (
+        "svc_b.adaptive_limit=true",
+        "svc_b.limit_tolerance",
+        "3",
+        r#"3.0 has no effect: limit_tolerance is a setting of the gradient adaptive limit, and svc_b.limit_algorithm is "aimd"; set svc_b.limit_algorithm = "gradient", or leave limit_tolerance at its default (1.5)"#,
+    ),
+    (
+        "svc_b.adaptive_limit=true",
+        "svc_b.limit_smoothing",
+        "0.5",
+        r#"0.5 has no effect: limit_smoothing is a setting of the gradient adaptive limit, and svc_b.limit_algorithm is "aimd"; set svc_b.limit_algorithm = "gradient", or leave limit_smoothing at its default (0.2)"#,
+    ),
+    (
+        "svc_b.adaptive_limit=true",
+        "svc_b.limit_long_window",
+        "100",
+        r#"100 has no effect: limit_long_window is a setting of the gradient adaptive limit, and svc_b.limit_algorithm is "aimd"; set svc_b.limit_algorithm = "gradient", or leave limit_long_window at its default (600)"#,
+    ),
+    (
+        "svc_b.rate_limit_per_s=300",
+        "svc_b.rate_limit_window_s",
+        "0.1",
+        r#"0.1 has no effect: rate_limit_window_s is the window of a fixed or sliding window limit, and svc_b.rate_limit_kind is "token_bucket"; set svc_b.rate_limit_kind = "fixed_window" or "sliding_window", or leave rate_limit_window_s at its default (1.0)"#,
+    ),
+    (
+        "svc_b.rate_limit_per_s=300 svc_b.rate_limit_kind=fixed_window",
+        "svc_b.rate_limit_burst",
+        "50",
+        r#"50.0 has no effect: rate_limit_burst is the size of a token or leaky bucket, and svc_b.rate_limit_kind is "fixed_window"; set svc_b.rate_limit_kind = "token_bucket" or "leaky_bucket", or leave rate_limit_burst at its default (1.0)"#,
+    ),
+    (
+        "svc_b.cache.hit_ratio=0.5",
+        "svc_b.cache.fill_keys",
+        "200",
+        "200 has no effect: cache.fill_keys is a setting of the cache's flush, and svc_b.cache.flush_duration_s is 0 (no flush); set svc_b.cache.flush_duration_s > 0, or leave cache.fill_keys at its default (1000)",
+    ),
+    (
+        "svc_a.max_retries=0",
+        "svc_a.backoff_jitter",
+        "0.2",
+        "0.2 has no effect: backoff_jitter is a setting of the caller's retries, and svc_a.max_retries is 0 (no retries); set svc_a.max_retries >= 1, or leave backoff_jitter at its default (0.0)",
+    ),
+    (
+        "svc_a.max_retries=0",
+        "svc_a.retry_on",
+        r#"["error"]"#,
+        r#"["error"] has no effect: retry_on is a setting of the caller's retries, and svc_a.max_retries is 0 (no retries); set svc_a.max_retries >= 1, or leave retry_on at its default (unset)"#,
+    ),
+    (
+        "svc_a.max_retries=0",
+        "svc_a.backoff_cap_s",
+        "0.5",
+        "0.5 has no effect: backoff_cap_s is the cap of the full-jitter backoff, and svc_a.max_retries is 0 (no retries); set svc_a.max_retries >= 1, or leave backoff_cap_s at its default (1.0)",
+    ),
+    (
+        "",
+        "svc_a.throttle_max_tokens",
+        "20",
+        "20.0 has no effect: throttle_max_tokens is a setting of the retry throttle, and svc_a.retry_throttle is off; set svc_a.retry_throttle = true, or leave throttle_max_tokens at its default (10.0)",
+    ),
+    (
+        "",
+        "svc_a.throttle_token_ratio",
+        "0.5",
+        "0.5 has no effect: throttle_token_ratio is a setting of the retry throttle, and svc_a.retry_throttle is off; set svc_a.retry_throttle = true, or leave throttle_token_ratio at its default (0.1)",
+    ),
+    (
+        "",
+        "svc_a.failure_on",
+        r#"["overload"]"#,
+        r#"["overload"] has no effect: failure_on is what the retry throttle and the circuit breaker count as failures, and svc_a has neither a retry throttle nor a breaker; set svc_a.retry_throttle = true or svc_a.breaker = true, or leave failure_on at its default (unset)"#,
+    ),
+    (
+        "",
+        "svc_a.retry_budget_percent",
+        "50",
+        "50.0 has no effect: retry_budget_percent is a setting of the retry budget, and svc_a.retry_budget is off; set svc_a.retry_budget = true, or leave retry_budget_percent at its default (20.0)",
+    ),
+    (
+        "",
+        "svc_a.retry_budget_min_concurrency",
+        "10",
+        "10 has no effect: retry_budget_min_concurrency is a setting of the retry budget, and svc_a.retry_budget is off; set svc_a.retry_budget = true, or leave retry_budget_min_concurrency at its default (3)",
+    ),
+    (
+        "",
+        "svc_a.adaptive_throttle_k",
+        "1.1",
+        "1.1 has no effect: adaptive_throttle_k is a setting of the adaptive throttle, and svc_a.adaptive_throttle is off; set svc_a.adaptive_throttle = true, or leave adaptive_throttle_k at its default (2.0)",
+    ),
+    (
+        "",
+        "svc_a.adaptive_throttle_window_s",
+        "2",
+        "2.0 has no effect: adaptive_throttle_window_s is a setting of the adaptive throttle, and svc_a.adaptive_throttle is off; set svc_a.adaptive_throttle = true, or leave adaptive_throttle_window_s at its default (10.0)",
+    ),
+    (
+        "",
+        "svc_a.breaker_window",
+        "50",
+        "50 has no effect: breaker_window is a setting of the circuit breaker, and svc_a.breaker is off; set svc_a.breaker = true, or leave breaker_window at its default (20)",
+    ),
+    (
+        "",
+        "svc_a.breaker_window_s",
+        "1",
+        "1.0 has no effect: breaker_window_s is a setting of the circuit breaker, and svc_a.breaker is off; set svc_a.breaker = true, or leave breaker_window_s at its default (0.0)",
+    ),
+    (
+        "",
+        "svc_a.breaker_min_samples",
+        "19",
+        "19 has no effect: breaker_min_samples is a setting of the circuit breaker, and svc_a.breaker is off; set svc_a.breaker = true, or leave breaker_min_samples at its default (10)",
+    ),
+    (
+        "",
+        "svc_a.breaker_failure_rate",
+        "0.9",
+        "0.9 has no effect: breaker_failure_rate is a setting of the circuit breaker, and svc_a.breaker is off; set svc_a.breaker = true, or leave breaker_failure_rate at its default (0.5)",
+    ),
+    (
+        "",
+        "svc_a.breaker_slow_call_rate",
+        "0.5",
+        "0.5 has no effect: breaker_slow_call_rate is a setting of the circuit breaker, and svc_a.breaker is off; set svc_a.breaker = true, or leave breaker_slow_call_rate at its default (1.0)",
+    ),
+    (
+        "",
+        "svc_a.breaker_slow_call_s",
+        "0.1",
+        "0.1 has no effect: breaker_slow_call_s is a setting of the circuit breaker, and svc_a.breaker is off; set svc_a.breaker = true, or leave breaker_slow_call_s at its default (1.0)",
+    ),
+    (
+        "",
+        "svc_a.breaker_open_s",
+        "3",
+        "3.0 has no effect: breaker_open_s is a setting of the circuit breaker, and svc_a.breaker is off; set svc_a.breaker = true, or leave breaker_open_s at its default (1.0)",
+    ),
+    (
+        "",
+        "svc_a.breaker_open_jitter_s",
+        "0.5",
+        "0.5 has no effect: breaker_open_jitter_s is a setting of the circuit breaker, and svc_a.breaker is off; set svc_a.breaker = true, or leave breaker_open_jitter_s at its default (0.0)",
+    ),
+    (
+        "",
+        "svc_a.breaker_half_open_probes",
+        "10",
+        "10 has no effect: breaker_half_open_probes is a setting of the circuit breaker, and svc_a.breaker is off; set svc_a.breaker = true, or leave breaker_half_open_probes at its default (3)",
+    ),
+    (
+        "",
+        "svc_a.breaker_scope",
+        "replica",
+        r#""replica" has no effect: breaker_scope is a setting of the circuit breaker, and svc_a.breaker is off; set svc_a.breaker = true, or leave breaker_scope at its default ("service")"#,
+    ),
+    (
+        "",
+        "svc_a.bulkhead_scope",
+        "replica",
+        r#""replica" has no effect: bulkhead_scope is how the bulkhead counts, and svc_a.max_in_flight is unbounded (no bulkhead); set svc_a.max_in_flight, or leave bulkhead_scope at its default ("service")"#,
+    ),
+    (
+        "",
+        "client.backoff_cap_s",
+        "0.5",
+        r#"0.5 has no effect: backoff_cap_s is the cap of the full-jitter backoff, and client.backoff is "fixed"; set client.backoff = "full_jitter", or leave backoff_cap_s at its default (1.0)"#,
+    ),
+    (
+        "client.rate_per_s=0 client.closed.users=100 client.closed.think.mean_s=0.2",
+        "client.closed.think.sigma",
+        "0.5",
+        r#"0.5 has no effect: closed.think.sigma is the lognormal's shape, and client.closed.think.dist is "constant"; set client.closed.think.dist = "lognormal", or leave closed.think.sigma at its default (1.0)"#,
+    ),
+    (
+        "client.rate_per_s=0 client.closed.users=100 client.closed.think.mean_s=0.2",
+        "client.closed.think.slow_s",
+        "1",
+        "1.0 has no effect: closed.think.slow_s is the slow value of the mixture, and client.closed.think.slow_p is 0 (no request takes the slow value); set client.closed.think.slow_p > 0, or leave closed.think.slow_s at its default (0.0)",
+    ),
+    (
+        "",
+        "client.sinusoid.period_s",
+        "4",
+        "4.0 has no effect: sinusoid.period_s is the period of the diurnal load, and client.sinusoid.amplitude is 0 (no sinusoid); set client.sinusoid.amplitude > 0, or leave sinusoid.period_s at its default (0.0)",
+    ),
+    (
+        "",
+        "client.tenant_zipf_s",
+        "2",
+        "2.0 has no effect: tenant_zipf_s is the shape of the tenants' shares, and client.tenants is 0 (one key); set client.tenants > 1, or leave tenant_zipf_s at its default (1.0)",
+    ),
+];
+
+fn refusals(context: &str, path: &str, value: &str) -> Vec<String> {
+    let mut sets: Vec<(&str, &str)> = (context.split_whitespace())
+        .map(|kv| kv.split_once('=').expect("path=value"))
+        .collect();
+    sets.push((path, value));
+    let mut s = common::load("ch37");
+    common::set(&mut s, &sets);
+    match sim_core::validate(&s) {
+        Ok(()) => Vec::new(),
+        Err(e) => e.iter().map(ToString::to_string).collect(),
+    }
+}
+
+#[test]
+fn each_parameter_is_refused_where_it_cannot_act_with_the_reason() {
+    let mut wrong = Vec::new();
+    for (context, path, value, message) in REFUSED {
+        let got = refusals(context, path, value);
+        let want = vec![format!("{path}: {message}")];
+        if got != want {
+            wrong.push(format!("{path} = {value} with `{context}`: {got:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// At its default a parameter is accepted where it cannot act: the run is
+/// the same. The refused values of the table, put back to the default the
+/// message names, validate again.
+#[test]
+fn each_parameter_at_its_default_is_accepted_where_it_cannot_act() {
+    for (context, path, _, message) in REFUSED {
+        let default = (message.rsplit_once("at its default ("))
+            .and_then(|(_, d)| d.strip_suffix(')'))
+            .expect("the message names the default");
+        let default = if default == "unset" {
+            "[\"timeout\", \"overload\", \"error\", \"expired\", \"refused\"]"
+        } else {
+            default
+        };
+        assert_eq!(
+            refusals(context, path, default),
+            Vec::<String>::new(),
+            "{path} = {default}"
+        );
+    }
+}
+
+/// A scenario file may list every default: ch37-classes.toml does, with
+/// the mechanisms of those keys off.
+#[test]
+fn a_file_listing_the_defaults_is_accepted() {
+    common::valid(&common::load("ch37-classes.toml"));
+}
+
+/// Every key a rule names is a catalogue key of its scope, and shows its
+/// condition in docs/params.md.
+#[test]
+fn every_rule_names_a_catalogued_key() {
+    for (scope, key) in params::inert_keys() {
+        assert!(
+            PARAMS.iter().any(|p| p.scope == scope && p.key == key),
+            "{scope:?} {key}: not in the catalogue"
+        );
+        assert!(!params::acts_when(scope, key).is_empty());
+    }
+}
