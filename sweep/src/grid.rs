@@ -96,6 +96,31 @@ pub struct Grid {
 /// A point's overrides and the scenario they give.
 type LastPoint = (Vec<(String, Value)>, ValidScenario);
 
+/// Whether two points' overrides are the same, floats bit for bit: `==`
+/// would take the levels `0.0` and `-0.0`, two points of a grid, for one.
+fn same_overrides(a: &[(String, Value)], b: &[(String, Value)]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|((p, v), (q, w))| p == q && same_value(v, w))
+}
+
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same_value(v, w))
+        }
+        (Value::Table(x), Value::Table(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|((p, v), (q, w))| p == q && same_value(v, w))
+        }
+        _ => a == b,
+    }
+}
+
 /// Every column that identifies a point: fixed overrides, then axes.
 #[derive(Clone, Debug)]
 pub struct PointColumn {
@@ -962,7 +987,7 @@ impl Grid {
     ) -> Result<R, Vec<ConfigError>> {
         let mut last = self.last_point.get_or_default().borrow_mut();
         match &*last {
-            Some((point, scenario)) if point.as_slice() == overrides => Ok(f(scenario)),
+            Some((point, scenario)) if same_overrides(point, overrides) => Ok(f(scenario)),
             _ => {
                 let (_, scenario) = last.insert((overrides.to_vec(), self.scenario(overrides)?));
                 Ok(f(scenario))
@@ -1182,6 +1207,18 @@ mod tests {
             [cap(0), cap(0), cap(1), cap(1), cap(0)],
             [16, 16, 64, 64, 16].map(Some)
         );
+    }
+
+    /// `0.0` and `-0.0` are two levels, so two points, each with its own
+    /// scenario.
+    #[test]
+    fn a_negative_zero_is_another_point() {
+        let z = |v: f64| vec![("svc_b.slow.start_s".to_string(), Value::Float(v))];
+        assert!(same_overrides(&z(0.0), &z(0.0)));
+        assert!(!same_overrides(&z(0.0), &z(-0.0)));
+        let nested = |v: f64| vec![("p".to_string(), Value::Array(vec![Value::Float(v)]))];
+        assert!(!same_overrides(&nested(0.0), &nested(-0.0)));
+        assert!(!same_overrides(&z(0.0), &[]));
     }
 
     /// A point that does not validate gives its errors on every call, as
