@@ -240,7 +240,7 @@ pub fn run(args: &RefineArgs, grid: &Grid) -> Result<ExitCode, RefineError> {
     let (pool_threads, jobs) = worker_pool(args.jobs)?;
     let layout = Layout::new(
         grid.point_columns(),
-        &grid
+        &*grid
             .scenario(&grid.point(0))
             .map_err(RefineError::InvalidPoint)?,
     );

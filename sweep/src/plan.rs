@@ -333,7 +333,7 @@ fn estimate(grid: &Grid, jobs: usize, calibrate: u64) -> Result<Estimate, Error>
     let wall = |ms_per_kuser: f64| ms_per_kuser * users_total / 1000.0 / 1000.0 / jobs as f64;
     let layout = crate::records::Layout::new(
         grid.point_columns(),
-        &grid
+        &*grid
             .scenario(&grid.point(0))
             .map_err(|errors| Error::Config {
                 context: "the grid's first point".to_string(),

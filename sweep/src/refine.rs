@@ -186,7 +186,7 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
     let axis_point = grid.point(0);
     let layout = Layout::new(
         grid.point_columns(),
-        &grid
+        &*grid
             .scenario(&axis_point)
             .map_err(RefineError::InvalidPoint)?,
     );

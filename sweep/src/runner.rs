@@ -419,7 +419,7 @@ fn execute(
     ];
     let layout = Layout::new(
         grid.point_columns(),
-        &grid
+        &*grid
             .scenario(&grid.point(0))
             .map_err(|_| RunnerError::InvalidFirstPoint)?,
     );
@@ -750,7 +750,6 @@ fn execute_one(grid: &Grid, index: u64, inject_panic: bool) -> Outcome {
     execute_point(grid, index, point, seed, inject_panic)
 }
 
-/// One run of `point` with `seed`, isolated like [`execute_one`]'s.
 /// The expected cost of each run to do: the expected users of its point
 /// (at least one), for the progress' ETA.
 fn run_costs(grid: &Grid, todo: &[u64]) -> std::collections::HashMap<u64, f64> {
@@ -767,6 +766,9 @@ fn run_costs(grid: &Grid, todo: &[u64]) -> std::collections::HashMap<u64, f64> {
         .collect()
 }
 
+/// One run of `point` with `seed`, isolated like [`execute_one`]'s: the
+/// point's scenario is validated once (by [`Grid::with_scenario`]), and
+/// the run trusts it.
 pub fn execute_point(
     grid: &Grid,
     index: u64,
@@ -777,17 +779,20 @@ pub fn execute_point(
     let point_id = grid.point_id(&point);
     let run_id = Grid::run_id(&point_id, seed);
     let started = Instant::now();
-    let result = match grid.scenario(&point) {
-        Err(errors) => Err(RunFailure::Invalid(errors)),
-        Ok(scenario) => std::panic::catch_unwind(|| {
-            if inject_panic {
-                panic!("injected panic (test)");
-            }
-            SCRATCH.with(|scratch| sim_core::run_in(&scenario, seed, &mut scratch.borrow_mut()))
+    let result = grid
+        .with_scenario(&point, |scenario| {
+            std::panic::catch_unwind(|| {
+                if inject_panic {
+                    panic!("injected panic (test)");
+                }
+                SCRATCH.with(|scratch| {
+                    sim_core::run_validated(scenario, seed, &mut scratch.borrow_mut())
+                })
+            })
+            .map_err(|_| RunFailure::Panicked(LAST_PANIC.with(|p| p.borrow().clone())))
+            .and_then(|r| r.map_err(RunFailure::Run))
         })
-        .map_err(|_| RunFailure::Panicked(LAST_PANIC.with(|p| p.borrow().clone())))
-        .and_then(|r| r.map_err(RunFailure::Run)),
-    };
+        .unwrap_or_else(|errors| Err(RunFailure::Invalid(errors)));
     Outcome {
         index,
         run_id,
