@@ -127,7 +127,7 @@ impl<T: Copy> Lane<T> {
         (self.len > 0).then(|| &self.slots[self.head])
     }
 
-    #[inline]
+    #[inline(always)]
     fn push_back(&mut self, entry: Entry<T>) {
         if self.len == self.slots.len() {
             self.grow(entry);
@@ -223,7 +223,7 @@ impl<T: Copy> EventQueue<T> {
     /// `lane` (a timer a fixed delay ahead): then it joins the lane, and
     /// its ticket can cancel it. (`None`: it went through the calendar, or
     /// past the horizon, and cannot be cancelled.)
-    #[inline]
+    #[inline(always)]
     pub fn push_in_lane(&mut self, lane: usize, at: Nanos, item: T) -> Option<Ticket> {
         if at >= self.horizon {
             return None;
