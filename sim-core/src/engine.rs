@@ -781,7 +781,7 @@ impl Sim<'_> {
     /// and counted as the event it would have been, so that `events` keeps
     /// its meaning. Only the event budget sees the difference: it counts
     /// such a timer when it is cancelled, not when it would have been due.
-    #[inline]
+    #[inline(always)]
     fn cancel_timer(&mut self, job: JobRef) {
         let ticket = std::mem::replace(&mut self.timers[job.idx as usize], NO_TICKET);
         if ticket != NO_TICKET {
