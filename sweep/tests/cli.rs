@@ -17,6 +17,14 @@ fn run_grid(grid: &str, out: &str, extra: &[&str]) -> Output {
     sweep(&args)
 }
 
+/// The series table of a one-shard run's first part.
+fn first_series_part(out: &Path) -> DataFrame {
+    let part = out.join("series").join("part-s0of1-000000.parquet");
+    ParquetReader::new(std::fs::File::open(part).unwrap())
+        .finish()
+        .unwrap()
+}
+
 fn runs_table(dir: &Path) -> DataFrame {
     let mut all: Option<DataFrame> = None;
     let mut parts: Vec<_> = std::fs::read_dir(dir.join("runs"))
@@ -270,11 +278,7 @@ fn columns_are_typed() {
     assert_eq!(t.column("svc_b.queue_cap").unwrap().null_count(), 4);
     let ids = t.column("run_id").unwrap();
     assert_eq!(ids.n_unique().unwrap(), 8);
-    let series = ParquetReader::new(
-        std::fs::File::open(out.join("series").join("part-s0of1-000000.parquet")).unwrap(),
-    )
-    .finish()
-    .unwrap();
+    let series = first_series_part(&out);
     assert_eq!(series.height(), 8 * 5, "5 seconds per run");
     // Counts are signed: a difference of two is negative in a notebook, not wrapped.
     assert_eq!(
@@ -1127,11 +1131,7 @@ strategy = ["naive", "deadline"]
     );
     let out = dir.join("o");
     assert_ok(&run_grid(&grid, &out.display().to_string(), &[]));
-    let series = ParquetReader::new(
-        std::fs::File::open(out.join("series").join("part-s0of1-000000.parquet")).unwrap(),
-    )
-    .finish()
-    .unwrap();
+    let series = first_series_part(&out);
     let col = |c: &str| series.column(c).unwrap().i64().unwrap().clone();
     for total in ["user_arrivals", "user_ok_by_arrival"] {
         let (all, client, batch) = (
@@ -1193,11 +1193,7 @@ strategy = ["naive", "protected"]
     );
     let out = dir.join("o");
     assert_ok(&run_grid(&grid, &out.display().to_string(), &[]));
-    let series = ParquetReader::new(
-        std::fs::File::open(out.join("series").join("part-s0of1-000000.parquet")).unwrap(),
-    )
-    .finish()
-    .unwrap();
+    let series = first_series_part(&out);
     let lists = |c: &str| series.column(c).unwrap().list().unwrap().clone();
     let (queues, busy) = (
         lists("svc_b_replica_queue_len"),
@@ -1360,11 +1356,7 @@ horizon_s = 8
     );
     let out = dir.join("o");
     assert_ok(&run_grid(&grid, &out.display().to_string(), &[]));
-    let series = ParquetReader::new(
-        std::fs::File::open(out.join("series").join("part-s0of1-000000.parquet")).unwrap(),
-    )
-    .finish()
-    .unwrap();
+    let series = first_series_part(&out);
     let names: Vec<String> = (series.get_column_names().iter())
         .map(|c| c.to_string())
         .collect();
