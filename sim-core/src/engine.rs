@@ -22,9 +22,6 @@ use crate::backlog::{Backlog, Take};
 use crate::cache::FROM_CACHE;
 use crate::caller::{Caller, NO_REPLICA, Outcome, RetryDecision, attempt_end, cancels_copies};
 use crate::event_queue::{EventQueue, Ticket};
-
-/// No timer to cancel (see `Sim::timers`).
-const NO_TICKET: Ticket = Ticket::MAX;
 use crate::job::{Job, JobKind, JobRef, Jobs, NO_EDGE, NO_JOB, Origin};
 use crate::model::{CallModel, Downstream, GroupModel, Model, RateProfile};
 use crate::policy::RateLimiter;
@@ -38,6 +35,9 @@ use crate::server::{Admission, Dropped, Has, Server, abandon_at};
 use crate::time::{NANOS_PER_SEC, NEVER, Nanos, nanos_to_secs};
 use crate::trace::{Step, TraceStep, Tracer};
 use std::collections::HashMap;
+
+/// No timer to cancel (see `Sim::timers`).
+const NO_TICKET: Ticket = Ticket::MAX;
 
 /// Why a run produced no result.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]

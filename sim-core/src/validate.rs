@@ -5,6 +5,7 @@ use crate::params::{ConfigError, DEADLINE_PARAMS, needs_client_deadline};
 use crate::scenario::{Arrivals, BackoffKind, Call, Dist, Scenario, Service};
 use crate::time::NANOS_PER_SEC;
 use std::collections::BTreeSet;
+use std::sync::LazyLock;
 
 /// Most users one run may generate; beyond it a run takes hours and
 /// gigabytes, which is a typo, not an experiment.
@@ -1689,10 +1690,13 @@ fn check_inert<A, B>(
         };
         for key in rule.keys {
             let value = at(given, key);
+            // Most keys hold their default: decided before any path is built.
+            if value == at(default, key) || refused.contains(key) {
+                continue;
+            }
             let path = format!("{p}.{key}");
             // A value already refused for its range is not told twice.
-            let refused_here = errors.iter().any(|e| e.path == path);
-            if value == at(default, key) || refused.contains(key) || refused_here {
+            if errors.iter().any(|e| e.path == path) {
                 continue;
             }
             refused.push(key);
@@ -1715,31 +1719,36 @@ fn check_inert<A, B>(
 /// The parameters of every tier, call edge and client group that cannot
 /// act where they are set ([`TIER_INERT`], [`CALL_INERT`], [`CLIENT_INERT`]).
 fn check_inert_all(s: &Scenario, errors: &mut Vec<ConfigError>) {
+    // The defaults, serialized once per process: a tier's name and slots,
+    // which every tier sets, are no rule's keys.
+    static TIER: LazyLock<toml::Table> = LazyLock::new(|| {
+        toml::Table::try_from(crate::scenario::Tier::new("t", 1)).expect("a tier serializes")
+    });
+    static CALL: LazyLock<toml::Table> = LazyLock::new(|| {
+        toml::Table::try_from(Call::new(1.0, 0, BackoffKind::Fixed, 0.0))
+            .expect("a call serializes")
+    });
+    static CLIENT: LazyLock<toml::Table> = LazyLock::new(|| {
+        let default: crate::scenario::Client = toml::from_str(
+            "duration_s = 1.0\n[call]\nattempt_timeout_s = 1.0\nmax_retries = 0\nbackoff = \"fixed\"\nbackoff_base_s = 0.0",
+        )
+        .expect("a client's defaults deserialize");
+        client_table(&default)
+    });
     for (index, t) in s.tiers.iter().enumerate() {
         let given = toml::Table::try_from(t).expect("a tier serializes");
-        let default = toml::Table::try_from(crate::scenario::Tier::new(&t.name, t.slots))
-            .expect("a tier serializes");
-        check_inert(TIER_INERT, s, &index, &t.name, &given, &default, errors);
+        check_inert(TIER_INERT, s, &index, &t.name, &given, &TIER, errors);
     }
-    let default = toml::Table::try_from(Call::new(1.0, 0, BackoffKind::Fixed, 0.0))
-        .expect("a call serializes");
     for edge in s.edges() {
         let given = toml::Table::try_from(edge.call).expect("a call serializes");
         let Some(to) = s.tiers.get(edge.to) else {
             continue; // a call past the last tier, refused by the topology
         };
-        check_inert(
-            CALL_INERT, edge.call, to, &edge.path, &given, &default, errors,
-        );
+        check_inert(CALL_INERT, edge.call, to, &edge.path, &given, &CALL, errors);
     }
-    let default: crate::scenario::Client = toml::from_str(
-        "duration_s = 1.0\n[call]\nattempt_timeout_s = 1.0\nmax_retries = 0\nbackoff = \"fixed\"\nbackoff_base_s = 0.0",
-    )
-    .expect("a client's defaults deserialize");
-    let default = client_table(&default);
     for (g, c) in s.groups() {
         let given = client_table(c);
-        check_inert(CLIENT_INERT, c, &(), g, &given, &default, errors);
+        check_inert(CLIENT_INERT, c, &(), g, &given, &CLIENT, errors);
     }
 }
 
