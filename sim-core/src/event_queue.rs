@@ -86,7 +86,9 @@ pub struct EventQueue<T> {
 
 /// A lane: events in `(time, insertion number)` order, read from `head`.
 /// A plain vector (a `VecDeque`'s wrap-around cost more, measurably): the
-/// events read are dropped from the front once they are half of it.
+/// events read are dropped from the front once they are four fifths of it
+/// (each drop copies the unread fifth: at half, as before, the copies cost
+/// `naive` 1.3% of its instructions, its lanes holding thousands of timers).
 /// A cancelled event stays where it is, marked, and is passed over when it
 /// comes to the front: the front is never a cancelled event.
 struct Lane<T> {
@@ -141,7 +143,7 @@ impl<T: Copy> Lane<T> {
             self.base = self.base.wrapping_add(self.head as u32);
             self.events.clear();
             self.head = 0;
-        } else if self.head >= 1024 && 2 * self.head >= self.events.len() {
+        } else if self.head >= 1024 && self.head >= 4 * (self.events.len() - self.head) {
             self.base = self.base.wrapping_add(self.head as u32);
             self.events.drain(..self.head);
             self.head = 0;
