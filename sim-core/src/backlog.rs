@@ -12,7 +12,7 @@
 
 use crate::result::QueueStats;
 use crate::scenario::Queue;
-use crate::time::{NANOS_PER_SEC, Nanos, secs_to_nanos};
+use crate::time::{NANOS_PER_SEC, Nanos, round_nanos, secs_to_nanos};
 
 /// A group's queue compiled: integer nanoseconds.
 #[derive(Clone, Debug)]
@@ -29,7 +29,7 @@ impl QueueModel {
         (!q.is_off()).then(|| QueueModel {
             consumers: q.consumers,
             gap: if q.drain_rate_per_s > 0.0 {
-                (NANOS_PER_SEC as f64 / q.drain_rate_per_s).round() as Nanos
+                round_nanos(NANOS_PER_SEC as f64 / q.drain_rate_per_s)
             } else {
                 0
             },

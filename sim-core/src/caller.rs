@@ -8,7 +8,7 @@ use crate::policy::{AdaptiveThrottle, CircuitBreaker, LoadBalancer, RetryBudget,
 use crate::random::Stream;
 use crate::result::{CallerStats, nearest_rank};
 use crate::scenario::CancelMode;
-use crate::time::{NEVER, Nanos};
+use crate::time::{NEVER, Nanos, round_nanos};
 use std::collections::{HashMap, VecDeque};
 
 /// No replica: an attempt that timed out was answered by none, and a copy
@@ -182,7 +182,7 @@ pub fn attempt_end(
     let end = now.saturating_add(call.timeout_of(attempt)).min(limit);
     if call.budget_share < 1.0 && limit != NEVER {
         let budget = limit.saturating_sub(arrived);
-        let share = (budget as f64 * call.budget_share).round() as Nanos;
+        let share = round_nanos(budget as f64 * call.budget_share);
         end.min(now.saturating_add(share))
     } else {
         end
@@ -573,7 +573,7 @@ impl Caller {
             }
             if call.backoff_jitter > 0.0 {
                 let spread = 1.0 + call.backoff_jitter * (2.0 * self.rng.uniform() - 1.0);
-                delay = (delay as f64 * spread).round() as Nanos;
+                delay = round_nanos(delay as f64 * spread);
             }
             if call.budget_admission
                 && (now + delay).saturating_add(call.timeout_of(attempts + 1))

@@ -32,7 +32,7 @@ use crate::result::{
 };
 use crate::scenario::{CancelMode, Dispatch};
 use crate::server::{Admission, Dropped, Has, Server, abandon_at};
-use crate::time::{NANOS_PER_SEC, NEVER, Nanos, nanos_to_secs};
+use crate::time::{NANOS_PER_SEC, NEVER, Nanos, nanos_to_secs, round_nanos};
 use crate::trace::{Step, TraceStep, Tracer};
 use std::collections::HashMap;
 
@@ -151,7 +151,10 @@ struct Sim<'m> {
     ok_latencies: Vec<Nanos>,
     failed_latencies: Vec<Nanos>,
     series: Series,
+    /// The next second to sample, and when it is due (`NEVER` after the
+    /// last): one comparison per event.
     next_sample: usize,
+    next_sample_at: Nanos,
     /// Steps of the traced user request, when one is traced.
     tracer: Option<Tracer>,
     /// Each fan-out in progress, by the parent's slot. Kept apart from
@@ -373,6 +376,7 @@ pub fn simulate(
             groups: Vec::new(),
         },
         next_sample: 0,
+        next_sample_at: if secs > 0 { NANOS_PER_SEC } else { NEVER },
         fanouts: HashMap::new(),
         copies: HashMap::new(),
         timeout_lane,
@@ -548,7 +552,7 @@ impl Sim<'_> {
             let end = segments.get(i + 1).map_or(m.arrivals_end, |s| s.0);
             let gap = budget * m.mean_gap / factor;
             if (t as f64) + gap < end as f64 || i + 1 == segments.len() {
-                let at = t.saturating_add(gap.round() as Nanos);
+                let at = t.saturating_add(round_nanos(gap));
                 if at < m.arrivals_end {
                     self.schedule(at, Action::UserArrival(g as u16));
                 }
@@ -629,15 +633,28 @@ impl Sim<'_> {
     }
 
     /// Records queue lengths and busy slots at every whole second up to `t`.
+    #[inline(always)]
     fn sample_until(&mut self, t: Nanos) {
+        if t >= self.next_sample_at {
+            self.sample_seconds_until(t);
+        }
+    }
+
+    #[inline(never)]
+    fn sample_seconds_until(&mut self, t: Nanos) {
         let secs = self.series.user_arrivals.len();
-        while self.next_sample < secs && (self.next_sample as Nanos + 1) * NANOS_PER_SEC <= t {
+        while self.next_sample_at <= t {
             for s in &mut self.servers {
                 let second = &mut s.seconds[self.next_sample];
                 second.queue_len = s.queue.len() as u64;
                 second.busy = s.busy as u64;
             }
             self.next_sample += 1;
+            self.next_sample_at = if self.next_sample < secs {
+                (self.next_sample as Nanos + 1) * NANOS_PER_SEC
+            } else {
+                NEVER
+            };
         }
     }
 

@@ -16,7 +16,7 @@ use crate::scenario::{
     RateLimitKey, RejectAs, Scenario, Service,
 };
 use crate::tenant::{KeyedLimits, Tenants};
-use crate::time::{NANOS_PER_SEC, NEVER, Nanos, nanos_to_secs, secs_to_nanos};
+use crate::time::{NANOS_PER_SEC, NEVER, Nanos, nanos_to_secs, round_nanos, secs_to_nanos};
 
 pub struct Model {
     /// The bins of the sub-second series: their width, and how many a
@@ -413,14 +413,14 @@ impl ServiceModel {
     /// One service time, multiplied by `factor` (slow windows).
     pub fn draw(&self, factor: f64, rng: &mut Stream) -> Nanos {
         if self.slow_p > 0.0 && rng.uniform() < self.slow_p {
-            return (self.slow * factor).round() as Nanos;
+            return round_nanos(self.slow * factor);
         }
         let x = match self.dist {
             Dist::Constant => self.mean,
             Dist::Exponential => rng.exponential(self.mean),
             Dist::Lognormal => libm::exp(self.mu + self.sigma * rng.standard_normal()),
         };
-        (x * factor).round() as Nanos
+        round_nanos(x * factor)
     }
 }
 

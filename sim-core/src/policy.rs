@@ -3,7 +3,7 @@
 
 use crate::random::Stream;
 use crate::scenario::{Balancer, RateLimitKind};
-use crate::time::{Nanos, secs_to_nanos};
+use crate::time::{Nanos, round_nanos, secs_to_nanos};
 
 /// gRFC A6 retry throttling in integer milli-tokens, so that no float
 /// rounding can move the "more than half" boundary.
@@ -318,7 +318,7 @@ impl CircuitBreaker {
     }
 
     fn trip(&mut self, now: Nanos, jitter: f64) {
-        let extra = (self.cfg.open_jitter as f64 * jitter).round() as Nanos;
+        let extra = round_nanos(self.cfg.open_jitter as f64 * jitter);
         self.state = BreakerState::Open {
             until: now + self.cfg.open + extra,
         };
@@ -775,7 +775,7 @@ impl CoDel {
     }
 
     fn control_law(&self, t: Nanos) -> Nanos {
-        t + (self.interval as f64 / libm::sqrt(self.count as f64)).round() as Nanos
+        t + round_nanos(self.interval as f64 / libm::sqrt(self.count as f64))
     }
 
     /// Should the request just dequeued, after `sojourn` in the queue, be

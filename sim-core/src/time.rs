@@ -10,9 +10,64 @@ pub const NEVER: Nanos = Nanos::MAX;
 
 /// Rounds to the nearest nanosecond; negative values (rejected by validation) become 0.
 pub fn secs_to_nanos(s: f64) -> Nanos {
-    (s * NANOS_PER_SEC as f64).round() as Nanos
+    round_nanos(s * NANOS_PER_SEC as f64)
+}
+
+/// `x.round() as Nanos`, exactly (halves away from zero; negative and NaN
+/// to 0, beyond the range to `Nanos::MAX`), without the call to the C
+/// library's `round` that `f64::round` makes on a baseline x86-64: it ran
+/// on every service time, arrival gap and backoff (1.1% of `naive`'s
+/// time). `x - floor(x)` is exact for every finite `x >= 0`.
+#[inline]
+pub fn round_nanos(x: f64) -> Nanos {
+    let floor = x as Nanos;
+    floor.saturating_add(Nanos::from(x - floor as f64 >= 0.5))
 }
 
 pub fn nanos_to_secs(n: Nanos) -> f64 {
     n as f64 / NANOS_PER_SEC as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_nanos_is_round_exactly() {
+        let mut cases = vec![
+            0.0,
+            -0.0,
+            0.5,
+            1.5,
+            2.5,
+            0.49999999999999994,
+            -0.5,
+            -3.7,
+            1e15 + 0.5,
+            4503599627370495.5,
+            4503599627370496.0,
+            9007199254740993.0,
+            1.8446744073709552e19,
+            1e300,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            f64::MIN_POSITIVE,
+        ];
+        // Halves and their neighbours across the magnitudes times take.
+        let mut x = 0.5f64;
+        while x < 1e19 {
+            cases.extend([
+                x,
+                x.next_up(),
+                x.next_down(),
+                x + 0.5,
+                (x + 0.5).next_down(),
+            ]);
+            x = x * 3.7 + 0.5;
+        }
+        for x in cases {
+            assert_eq!(round_nanos(x), x.round() as Nanos, "{x:e}");
+        }
+    }
 }
