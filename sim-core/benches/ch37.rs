@@ -49,10 +49,30 @@ fn main() {
         .iter()
         .position(|a| a == "--preset")
         .and_then(|i| args.get(i + 1));
-    println!("ch37, default window (10-30 s), fifo, seed 1..={reps}, one thread");
+    // `--set PATH=VALUE` (repeatable) overrides a parameter in every case,
+    // e.g. `--set client.duration_s=120 --set horizon_s=130` for memory
+    // against the number of users.
+    let extra: Vec<(String, toml::Value)> = (args.iter().zip(args.iter().skip(1)))
+        .filter(|(flag, _)| *flag == "--set")
+        .map(|(_, kv)| {
+            let (k, v) = kv.split_once('=').expect("--set takes PATH=VALUE");
+            (k.to_string(), sim_core::parse_value(v))
+        })
+        .collect();
     println!(
-        "{:16} {:>12} {:>14} {:>10} {:>12} {:>12} {:>12}",
-        "preset", "ms/run", "events/run", "Mevents/s", "allocs/run", "MB alloc/run", "peak MB"
+        "ch37, default window (10-30 s), fifo, seed 1..={reps}, one thread{}",
+        (extra.iter()).fold(String::new(), |s, (k, v)| format!("{s}, {k} = {v}"))
+    );
+    println!(
+        "{:16} {:>12} {:>14} {:>10} {:>12} {:>12} {:>12} {:>16}",
+        "preset",
+        "ms/run",
+        "events/run",
+        "Mevents/s",
+        "allocs/run",
+        "MB alloc/run",
+        "peak MB",
+        "peak KB/1k users"
     );
     // Every preset, then protected with svc_b as 16 replicas of one slot
     // behind p2c at svc_a (the same 16 slots, balanced).
@@ -70,13 +90,16 @@ fn main() {
             set("svc_a.balancer", "p2c"),
         ],
     ));
+    for (_, overrides) in &mut cases {
+        overrides.extend(extra.iter().cloned());
+    }
     for (preset, overrides) in &cases {
         if only.is_some_and(|p| p != preset) {
             continue;
         }
         let scenario = sim_core::resolve("ch37", overrides).expect("the cases are valid");
         let mut times = Vec::new();
-        let mut events = 0;
+        let (mut events, mut users) = (0, 0);
         let (a0, b0) = (ALLOCS.load(Relaxed), BYTES.load(Relaxed));
         PEAK.store(LIVE.load(Relaxed), Relaxed);
         let base = LIVE.load(Relaxed);
@@ -88,6 +111,7 @@ fn main() {
             let r = sim_core::run_in(&scenario, seed, &mut scratch).expect("run");
             times.push(t.elapsed().as_secs_f64());
             events += r.events;
+            users += r.users;
             std::hint::black_box(r);
         }
         times.sort_by(f64::total_cmp);
@@ -95,7 +119,7 @@ fn main() {
         let per_run = |x: usize| x as f64 / reps as f64;
         let events_per_run = events as f64 / reps as f64;
         println!(
-            "{:16} {:>12.2} {:>14.0} {:>10.2} {:>12.0} {:>12.2} {:>12.2}",
+            "{:16} {:>12.2} {:>14.0} {:>10.2} {:>12.0} {:>12.2} {:>12.2} {:>16.1}",
             preset,
             median * 1e3,
             events_per_run,
@@ -103,6 +127,7 @@ fn main() {
             per_run(ALLOCS.load(Relaxed) - a0),
             per_run(BYTES.load(Relaxed) - b0) / 1e6,
             (PEAK.load(Relaxed) - base) as f64 / 1e6,
+            (PEAK.load(Relaxed) - base) as f64 / (users as f64 / reps as f64),
         );
     }
 }
