@@ -33,7 +33,7 @@ pub use params::{ConfigError, apply_all, parse_value};
 pub use result::{Metric, RunResult, Value};
 pub use scenario::Scenario;
 pub use trace::TraceStep;
-pub use validate::validate;
+pub use validate::{inert_settings, validate, validate_settings};
 
 /// Runs one simulation. Validates first: an invalid scenario returns every
 /// problem at once; a run that exceeds its event budget returns an error
@@ -72,9 +72,10 @@ fn simulate(scenario: &Scenario, seed: u64, scratch: &mut Scratch) -> Result<Run
     engine::simulate(&model, seed, None, scratch).map(|(r, _)| r)
 }
 
-/// A scenario that [`validate`] accepted. Only [`ValidScenario::new`]
-/// makes one, and it gives read access only, so that [`run_validated`] can
-/// trust it without validating again.
+/// A scenario that [`validate`] accepted (or, as a grid's point,
+/// [`validate_settings`]). Only [`ValidScenario::new`] and
+/// [`ValidScenario::point`] make one, and it gives read access only, so
+/// that [`run_validated`] can trust it without validating again.
 #[derive(Clone, Debug)]
 pub struct ValidScenario(Scenario);
 
@@ -83,6 +84,14 @@ impl ValidScenario {
     /// them.
     pub fn new(scenario: Scenario) -> Result<ValidScenario, Vec<ConfigError>> {
         validate(&scenario)?;
+        Ok(ValidScenario(scenario))
+    }
+
+    /// Validates `scenario` as a point of a grid ([`validate_settings`]):
+    /// a key that cannot act at this point is the grid's to refuse, when
+    /// it acts at none of its points.
+    pub fn point(scenario: Scenario) -> Result<ValidScenario, Vec<ConfigError>> {
+        validate_settings(&scenario)?;
         Ok(ValidScenario(scenario))
     }
 }

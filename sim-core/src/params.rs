@@ -1849,7 +1849,9 @@ pub fn markdown() -> String {
          `strategy` is applied first, whatever the order of the overrides.\n\n\
          `acts when` is the condition under which a parameter can act at all (the mechanism it\n\
          belongs to is on, or its rule is the one chosen); where it does not hold, a value other\n\
-         than the default is refused with the reason, and the default is accepted.\n\n\
+         than the default is refused with the reason, and the default is accepted. In a grid, a\n\
+         key is refused only when it acts at none of the grid's points: a `[set]` breaker setting\n\
+         beside an axis `breaker = [false, true]` acts where the breaker is on.\n\n\
          | path | type | accepted | acts when | meaning |\n|---|---|---|---|---|\n",
     );
     for param in PARAMS {

@@ -34,7 +34,30 @@ pub const MAX_TENANTS: u32 = 100_000;
 pub const MAX_REPLICAS: u32 = 64;
 pub const MAX_INSTANCES: u32 = 256;
 
+/// Every problem of the scenario at once, a key that cannot act where it
+/// is set ([`inert_settings`]) among them.
 pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
+    checked(s, true)
+}
+
+/// As [`validate`], but a key that cannot act in this scenario is not
+/// refused: a grid refuses such a key only when it acts at none of its
+/// points (a `[set]` breaker setting beside an axis that turns the breaker
+/// on and off acts at half of them).
+pub fn validate_settings(s: &Scenario) -> Result<(), Vec<ConfigError>> {
+    checked(s, false)
+}
+
+/// The keys set to another value than their default where they cannot
+/// act (their mechanism is off, or another rule is chosen), each as an
+/// error with the reason and what would make it act.
+pub fn inert_settings(s: &Scenario) -> Vec<ConfigError> {
+    let mut errors = Vec::new();
+    check_inert_all(s, &mut errors);
+    errors
+}
+
+fn checked(s: &Scenario, refuse_inert: bool) -> Result<(), Vec<ConfigError>> {
     let mut errors = Vec::new();
     let mut check = |ok: bool, path: String, message: &str| {
         if !ok {
@@ -385,7 +408,9 @@ pub fn validate(s: &Scenario) -> Result<(), Vec<ConfigError>> {
     for (g, c) in s.groups() {
         check_client_call(g, c, &mut errors);
     }
-    check_inert_all(s, &mut errors);
+    if refuse_inert {
+        check_inert_all(s, &mut errors);
+    }
     if errors.is_empty() {
         check_metric_names(s, &mut errors);
     }

@@ -808,8 +808,11 @@ impl Grid {
 
     /// Resolves and validates every point (or `sample` of them, spread
     /// evenly), on every core; distinct problems are reported once each,
-    /// with the first point that shows them. Returns how many were checked,
-    /// and the point of the largest memory estimate with its bytes.
+    /// with the first point that shows them. A key that cannot act at a
+    /// point is refused only when it acts at none of the valid points
+    /// checked: a `[set]` breaker setting beside a `breaker = [false, true]`
+    /// axis acts at half of them. Returns how many were checked, and the
+    /// point of the largest memory estimate with its bytes.
     fn validate_points(
         &self,
         file: &Path,
@@ -827,19 +830,36 @@ impl Grid {
             }
         };
         const CHUNK: u64 = 1024;
-        type Found = (Vec<(u64, ConfigError)>, (u64, u64));
+        /// Per chunk of points: the problems and their first points, the
+        /// keys that cannot act with their first point and how many points
+        /// refuse them, how many points were valid, and the largest run.
+        struct Found {
+            errors: Vec<(u64, ConfigError)>,
+            inert: Vec<(u64, ConfigError, u64)>,
+            valid: u64,
+            largest: (u64, u64),
+        }
         let chunks: Vec<Found> = (0..checked.div_ceil(CHUNK))
             .into_par_iter()
             .map(|c| {
                 let mut found: Vec<(u64, ConfigError)> = Vec::new();
+                let mut inert: Vec<(u64, ConfigError, u64)> = Vec::new();
+                let mut valid = 0;
                 let mut largest = (0, 0);
                 for j in c * CHUNK..((c + 1) * CHUNK).min(checked) {
                     let i = index(j);
                     match self.scenario(&self.point(i)) {
                         Ok(s) => {
+                            valid += 1;
                             let bytes = sim_core::estimated_peak_bytes(&s);
                             if bytes > largest.1 {
                                 largest = (i, bytes);
+                            }
+                            for cause in sim_core::inert_settings(&s) {
+                                match inert.iter_mut().find(|(_, c, _)| c.path == cause.path) {
+                                    Some((_, _, n)) => *n += 1,
+                                    None => inert.push((i, cause, 1)),
+                                }
                             }
                         }
                         Err(es) => {
@@ -851,18 +871,46 @@ impl Grid {
                         }
                     }
                 }
-                (found, largest)
+                Found {
+                    errors: found,
+                    inert,
+                    valid,
+                    largest,
+                }
             })
             .collect();
         // The first point of the largest estimate.
         let largest = chunks
             .iter()
-            .map(|(_, l)| *l)
+            .map(|f| f.largest)
             .fold((0, 0), |a, b| if b.1 > a.1 { b } else { a });
-        let chunks: Vec<Vec<(u64, ConfigError)>> = chunks.into_iter().map(|(f, _)| f).collect();
+        let valid: u64 = chunks.iter().map(|f| f.valid).sum();
+        // Per key that cannot act somewhere: its first point (chunks are in
+        // point order) and at how many points.
+        let mut inert: Vec<(u64, ConfigError, u64)> = Vec::new();
+        for (i, cause, n) in chunks.iter().flat_map(|f| f.inert.iter().cloned()) {
+            match inert.iter_mut().find(|(_, c, _)| c.path == cause.path) {
+                Some((_, _, total)) => *total += n,
+                None => inert.push((i, cause, n)),
+            }
+        }
+        let mut problems: Vec<(u64, ConfigError)> =
+            chunks.into_iter().flat_map(|f| f.errors).collect();
+        let acting_nowhere: Vec<(u64, ConfigError)> = (inert.into_iter())
+            .filter(|(_, cause, n)| {
+                *n == valid && !problems.iter().any(|(_, c)| c.path == cause.path)
+            })
+            .map(|(i, mut cause, _)| {
+                if valid > 1 {
+                    cause.message = format!("{} (at each of the {valid} points)", cause.message);
+                }
+                (i, cause)
+            })
+            .collect();
+        problems.extend(acting_nowhere);
         let mut errors: Vec<GridError> = Vec::new();
         let mut seen: Vec<sim_core::ConfigError> = Vec::new();
-        for (i, cause) in chunks.into_iter().flatten() {
+        for (i, cause) in problems {
             if !seen.contains(&cause) {
                 seen.push(cause.clone());
                 let overrides = self.point(i);
@@ -969,7 +1017,7 @@ impl Grid {
         } else {
             sim_core::apply_all(&mut s, overrides)?;
         }
-        ValidScenario::new(s)
+        ValidScenario::point(s)
     }
 
     /// Calls `f` with the scenario of a point: the one this thread built
@@ -1219,6 +1267,72 @@ mod tests {
         let nested = |v: f64| vec![("p".to_string(), Value::Array(vec![Value::Float(v)]))];
         assert!(!same_overrides(&nested(0.0), &nested(-0.0)));
         assert!(!same_overrides(&z(0.0), &[]));
+    }
+
+    fn load_err(file: &str, text: &str) -> String {
+        let dir = std::env::temp_dir().join(format!("grid-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(file);
+        std::fs::write(&path, text).unwrap();
+        let Err(err) = Grid::load_overridden(&path, None, &Overrides::default()) else {
+            panic!("{file} loads");
+        };
+        err.to_string()
+            .replace(&format!("{}", path.display()), file)
+    }
+
+    /// A `[set]` key of a mechanism that an axis turns on and off acts at
+    /// the points where it is on: the grid is accepted, and where the
+    /// mechanism is off the key changes nothing (the run is the run
+    /// without it).
+    #[test]
+    fn a_key_that_acts_at_some_points_is_accepted_and_idle_at_the_others() {
+        let short = "name = \"unit\"\nscenario = \"ch37\"\nseeds = [1]\n\
+                     [set]\nhorizon_s = 10\n\"client.duration_s\" = 10\n\
+                     \"svc_b.slow.start_s\" = 1.0\n\"svc_b.slow.duration_s\" = 4.0\n\
+                     \"svc_a.breaker_failure_rate\" = 0.2\n";
+        let g = grid(
+            "some.toml",
+            &format!(
+                "{short}\"svc_a.breaker_open_s\" = 2.0\n\
+                 [axes]\n\"svc_a.breaker\" = [false, true]\n"
+            ),
+        );
+        let without = grid(
+            "without.toml",
+            &format!("{short}[axes]\n\"svc_a.breaker\" = [false, true]\n"),
+        );
+        let run = |g: &Grid, p: u64| {
+            let s = g.scenario(&g.point(p)).unwrap();
+            sim_core::run_validated(&s, 1, &mut sim_core::Scratch::default()).unwrap()
+        };
+        assert_eq!(run(&g, 0), run(&without, 0), "breaker off: no effect");
+        assert_ne!(run(&g, 1), run(&without, 1), "breaker on: it acts");
+        let open_s = |g: &Grid, p: u64| {
+            let s = g.scenario(&g.point(p)).unwrap();
+            let svc_a = s.tiers.iter().find(|t| t.name == "svc_a").unwrap();
+            svc_a.call.as_ref().unwrap().breaker_open_s
+        };
+        assert_eq!((open_s(&g, 1), open_s(&without, 1)), (2.0, 1.0));
+    }
+
+    /// A key that acts at none of a grid's points is refused once, at its
+    /// first point, with the reason and how many points there are.
+    #[test]
+    fn a_key_that_acts_at_no_point_is_refused_once() {
+        let err = load_err(
+            "none.toml",
+            "name = \"unit\"\nscenario = \"ch37\"\nseeds = [1]\n\
+             [set]\n\"svc_a.breaker_open_s\" = 2.0\n\
+             [axes]\n\"svc_a.max_retries\" = [1, 2]\n",
+        );
+        assert_eq!(
+            err,
+            "none.toml: point 0 (svc_a.max_retries=1): svc_a.breaker_open_s: \
+             2.0 has no effect: breaker_open_s is a setting of the circuit breaker, and \
+             svc_a.breaker is off; set svc_a.breaker = true, or leave breaker_open_s at its \
+             default (1.0) (at each of the 2 points)"
+        );
     }
 
     /// A point that does not validate gives its errors on every call, as
