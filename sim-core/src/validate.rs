@@ -631,13 +631,11 @@ fn check_queue(g: &str, c: &crate::scenario::Client, check: &mut impl FnMut(bool
         "must be >= 1 (or \"unbounded\"): 0 would drop every message",
     );
     let not_client = "`client` is the online users, who wait for their own answers; a queue's consumers are a client group of their own: declare [clients.<name>] with queue.consumers";
-    if q.is_off() {
+    // A further group without consumers: its queue's keys are the inert
+    // rules' (CLIENT_INERT), so that a grid may turn the queue on and off.
+    if q.is_off() && g == "client" {
         let defaults = crate::scenario::Queue::default();
-        let off = if g == "client" {
-            not_client
-        } else {
-            "acts only on a message queue, and this group has none: set queue.consumers >= 1"
-        };
+        let off = not_client;
         check(
             q.drain_rate_per_s == defaults.drain_rate_per_s,
             path("drain_rate_per_s"),
@@ -649,6 +647,9 @@ fn check_queue(g: &str, c: &crate::scenario::Client, check: &mut impl FnMut(bool
             off,
         );
         check(q.max_backlog.is_none(), path("max_backlog"), off);
+        return;
+    }
+    if q.is_off() {
         return;
     }
     check(g != "client", path("consumers"), not_client);
@@ -1661,6 +1662,22 @@ pub const CLIENT_INERT: &[Inert<crate::scenario::Client, ()>] = &[
         },
     },
     Inert {
+        keys: &[
+            "queue.drain_rate_per_s",
+            "queue.redeliver_after_s",
+            "queue.max_backlog",
+        ],
+        acts: "queue.consumers > 0 (a further client group)",
+        what: "a setting of the group's message queue",
+        // The online users' queue keys are refused outright (check_queue).
+        idle: |c, _, p| {
+            (p != "client" && c.queue.is_off()).then(|| Idle {
+                state: format!("{p}.queue.consumers is 0 (no queue)"),
+                fix: format!("set {p}.queue.consumers >= 1"),
+            })
+        },
+    },
+    Inert {
         keys: &["sinusoid.period_s"],
         acts: "sinusoid.amplitude > 0",
         what: "the period of the diurnal load",
@@ -1792,6 +1809,10 @@ fn client_table(c: &crate::scenario::Client) -> toml::Table {
     fill(
         "sinusoid",
         toml::Table::try_from(crate::scenario::Sinusoid::default()).expect("serializes"),
+    );
+    fill(
+        "queue",
+        toml::Table::try_from(crate::scenario::Queue::default()).expect("serializes"),
     );
     t
 }

@@ -296,10 +296,20 @@ fn a_queue_is_off_by_default_and_its_knobs_are_refused_without_consumers() {
             ("replay.queue.max_backlog", "10"),
         ]),
         [
-            "replay.queue.drain_rate_per_s: acts only on a message queue, and this group has none: set queue.consumers >= 1",
-            "replay.queue.redeliver_after_s: acts only on a message queue, and this group has none: set queue.consumers >= 1",
-            "replay.queue.max_backlog: acts only on a message queue, and this group has none: set queue.consumers >= 1",
+            "replay.queue.drain_rate_per_s: 5.0 has no effect: queue.drain_rate_per_s is a setting of the group's message queue, and replay.queue.consumers is 0 (no queue); set replay.queue.consumers >= 1, or leave queue.drain_rate_per_s at its default (0.0)",
+            "replay.queue.redeliver_after_s: 0.5 has no effect: queue.redeliver_after_s is a setting of the group's message queue, and replay.queue.consumers is 0 (no queue); set replay.queue.consumers >= 1, or leave queue.redeliver_after_s at its default (1.0)",
+            "replay.queue.max_backlog: 10 has no effect: queue.max_backlog is a setting of the group's message queue, and replay.queue.consumers is 0 (no queue); set replay.queue.consumers >= 1, or leave queue.max_backlog at its default (unset)",
         ]
+    );
+    // At their defaults they are the run without them: accepted (a grid
+    // whose axis turns the queue on and off may set them for its other
+    // points).
+    assert_eq!(
+        errors(&[
+            ("replay.queue.consumers", "0"),
+            ("replay.queue.redeliver_after_s", "1.0"),
+        ]),
+        Vec::<String>::new()
     );
     let not_client = "`client` is the online users, who wait for their own answers; a queue's consumers are a client group of their own: declare [clients.<name>] with queue.consumers";
     assert_eq!(
