@@ -34,10 +34,10 @@ use std::collections::BinaryHeap;
 /// cost ch37 0.3% more, longer sorted insertions into `current`).
 const BUCKET_SHIFT: u32 = 21;
 /// 256 buckets: a ring spanning about 0.54 s, past most service times and
-/// backoffs (attempt timeouts wait in lanes). A bucket's memory comes round
-/// again every span, so a short ring keeps it in the cache: against 1024
-/// buckets (2.1 s), `naive` 0.96x the CPU time, `protected` 0.99x
-/// (paired runs), and -0.2% instructions.
+/// backoffs (attempt timeouts wait in lanes; later events wait in the
+/// overflow). A bucket's memory comes round again every span: against 1024
+/// buckets (2.1 s), -0.2% instructions, and `naive` 0.96x the CPU time
+/// while another process shared the cache (no difference alone).
 const RING: usize = 256;
 /// One bit per ring bucket: set while it holds events.
 const WORDS: usize = RING / 64;
