@@ -243,6 +243,7 @@ pub fn run(args: &RefineArgs, grid: &Grid) -> Result<ExitCode, RefineError> {
         &*grid
             .scenario(&grid.point(0))
             .map_err(RefineError::InvalidPoint)?,
+        grid.metrics.clone(),
     );
     let mut manifest = new_manifest(grid, Shard::WHOLE, jobs, 0);
     manifest.status = "running".to_string();

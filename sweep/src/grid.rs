@@ -88,9 +88,41 @@ pub struct Grid {
     /// ([`sim_core::estimated_peak_bytes`]) among those checked, and the
     /// estimate in bytes.
     pub largest_run: (u64, u64),
+    /// The metrics of the runs table: those of every point checked, in the
+    /// first point's order with the others' extra ones beside their
+    /// neighbours (a point with more replicas has per-replica metrics, and
+    /// its callers ejection counts, that the first point may not have).
+    pub metrics: Vec<sim_core::Metric>,
     /// Each thread's last point and its scenario, for
     /// [`Grid::with_scenario`].
     last_point: ThreadLocal<RefCell<Option<LastPoint>>>,
+}
+
+/// What validating a grid's points found, when they are valid: the
+/// fields of [`Grid`] of the same names.
+struct Checked {
+    points: u64,
+    largest_run: (u64, u64),
+    metrics: Vec<sim_core::Metric>,
+}
+
+/// Adds to `union` the metrics of `more` it lacks, each after the metric
+/// that precedes it in `more` (so that a tier's per-replica metrics join
+/// the tier's), keeping `union`'s order.
+fn merge_metrics(union: &mut Vec<sim_core::Metric>, more: Vec<sim_core::Metric>) {
+    if union.len() == more.len() && union.iter().zip(&more).all(|(a, b)| a.name == b.name) {
+        return;
+    }
+    let mut at = 0;
+    for m in more {
+        match union.iter().position(|u| u.name == m.name) {
+            Some(i) => at = i + 1,
+            None => {
+                union.insert(at, m);
+                at += 1;
+            }
+        }
+    }
 }
 
 /// A point's overrides and the scenario they give.
@@ -799,10 +831,13 @@ impl Grid {
             design: sample_design,
             points_checked: 0,
             largest_run: (0, 0),
+            metrics: Vec::new(),
             last_point: ThreadLocal::new(),
         };
         let mut grid = grid;
-        (grid.points_checked, grid.largest_run) = grid.validate_points(&file, sample)?;
+        let checked = grid.validate_points(&file, sample)?;
+        (grid.points_checked, grid.largest_run, grid.metrics) =
+            (checked.points, checked.largest_run, checked.metrics);
         Ok(grid)
     }
 
@@ -811,13 +846,10 @@ impl Grid {
     /// with the first point that shows them. A key that cannot act at a
     /// point is refused only when it acts at none of the valid points
     /// checked: a `[set]` breaker setting beside a `breaker = [false, true]`
-    /// axis acts at half of them. Returns how many were checked, and the
-    /// point of the largest memory estimate with its bytes.
-    fn validate_points(
-        &self,
-        file: &Path,
-        sample: Option<u64>,
-    ) -> Result<(u64, (u64, u64)), GridErrors> {
+    /// axis acts at half of them. Returns how many were checked, the
+    /// point of the largest memory estimate with its bytes, and the metrics
+    /// of all the points checked ([`Grid::metrics`]).
+    fn validate_points(&self, file: &Path, sample: Option<u64>) -> Result<Checked, GridErrors> {
         use rayon::prelude::*;
         let n = self.points();
         let checked = sample.map_or(n, |s| s.min(n));
@@ -838,6 +870,7 @@ impl Grid {
             inert: Vec<(u64, ConfigError, u64)>,
             valid: u64,
             largest: (u64, u64),
+            metrics: Vec<sim_core::Metric>,
         }
         let chunks: Vec<Found> = (0..checked.div_ceil(CHUNK))
             .into_par_iter()
@@ -846,11 +879,13 @@ impl Grid {
                 let mut inert: Vec<(u64, ConfigError, u64)> = Vec::new();
                 let mut valid = 0;
                 let mut largest = (0, 0);
+                let mut metrics = Vec::new();
                 for j in c * CHUNK..((c + 1) * CHUNK).min(checked) {
                     let i = index(j);
                     match self.scenario(&self.point(i)) {
                         Ok(s) => {
                             valid += 1;
+                            merge_metrics(&mut metrics, sim_core::result::metric_schema(&s));
                             let bytes = sim_core::estimated_peak_bytes(&s);
                             if bytes > largest.1 {
                                 largest = (i, bytes);
@@ -876,6 +911,7 @@ impl Grid {
                     inert,
                     valid,
                     largest,
+                    metrics,
                 }
             })
             .collect();
@@ -885,6 +921,10 @@ impl Grid {
             .map(|f| f.largest)
             .fold((0, 0), |a, b| if b.1 > a.1 { b } else { a });
         let valid: u64 = chunks.iter().map(|f| f.valid).sum();
+        let mut metrics = Vec::new();
+        for f in &chunks {
+            merge_metrics(&mut metrics, f.metrics.clone());
+        }
         // Per key that cannot act somewhere: its first point (chunks are in
         // point order) and at how many points.
         let mut inert: Vec<(u64, ConfigError, u64)> = Vec::new();
@@ -923,7 +963,11 @@ impl Grid {
             }
         }
         if errors.is_empty() {
-            Ok((checked, largest))
+            Ok(Checked {
+                points: checked,
+                largest_run: largest,
+                metrics,
+            })
         } else {
             Err(GridErrors(errors))
         }

@@ -339,6 +339,7 @@ fn estimate(grid: &Grid, jobs: usize, calibrate: u64) -> Result<Estimate, Error>
                 context: "the grid's first point".to_string(),
                 errors,
             })?,
+        grid.metrics.clone(),
     );
     // Bytes of a part of the first `m` calibration runs (both tables).
     let metadata = layout.metadata(&[]);

@@ -215,7 +215,14 @@ fn retry_origins(
 const REPLICA_SERIES: [&str; 2] = ["queue_len", "busy"];
 
 impl Layout {
-    pub fn new(point: Vec<PointColumn>, scenario: &sim_core::Scenario) -> Layout {
+    /// The tables of a grid's runs: `point`, its columns; `scenario`, a
+    /// point's (its tiers, groups, series); `metrics`, the metric columns,
+    /// those of every point ([`crate::grid::Grid::metrics`]).
+    pub fn new(
+        point: Vec<PointColumn>,
+        scenario: &sim_core::Scenario,
+        metrics: Vec<sim_core::Metric>,
+    ) -> Layout {
         let replicated = (scenario.tiers.iter())
             .map(|t| {
                 let path = format!("{}.replicas", t.name);
@@ -226,7 +233,7 @@ impl Layout {
             retry_origins: retry_origins(&point, scenario),
             binned: scenario.series_bin_s < 1.0 || point.iter().any(|c| c.path == "series_bin_s"),
             point,
-            metrics: sim_core::result::metric_schema(scenario),
+            metrics,
             tiers: scenario.tiers.iter().map(|t| t.name.clone()).collect(),
             replicated,
             groups: if scenario.clients.is_empty() {
@@ -433,13 +440,16 @@ impl Layout {
             "wall_ms".into(),
             batch.iter().map(|o| o.wall_ms).collect::<Vec<_>>(),
         ));
-        let metrics: Vec<Option<Vec<sim_core::Metric>>> = batch
+        let metrics: Vec<Option<Vec<Option<sim_core::Value>>>> = batch
             .iter()
-            .map(|o| o.result.as_ref().ok().map(RunResult::metrics))
-            .collect();
+            .map(|o| match &o.result {
+                Ok(r) => self.columns_of(&o.run_id, r.metrics()).map(Some),
+                Err(_) => Ok(None),
+            })
+            .collect::<PolarsResult<_>>()?;
         for (k, m) in self.metrics.iter().enumerate() {
             let name = &m.name;
-            let at = |i: usize| metrics[i].as_ref().map(|m| m[k].value);
+            let at = |i: usize| metrics[i].as_ref().and_then(|m| m[k]);
             let col = match m.value {
                 Metric::Count(_) => Column::new(
                     name.into(),
@@ -484,6 +494,33 @@ impl Layout {
             cols.push(list.finish().into_column());
         }
         DataFrame::new(n, cols)
+    }
+
+    /// A run's metric values in the order of the table's metric columns:
+    /// null where the run has no such metric (a point with fewer replicas
+    /// than another). A metric the table has no column for is an error,
+    /// never a value dropped or written under another name.
+    fn columns_of(
+        &self,
+        run_id: &str,
+        metrics: Vec<sim_core::Metric>,
+    ) -> PolarsResult<Vec<Option<sim_core::Value>>> {
+        let same = metrics.len() == self.metrics.len()
+            && (metrics.iter().zip(&self.metrics)).all(|(a, b)| a.name == b.name);
+        if same {
+            return Ok(metrics.into_iter().map(|m| Some(m.value)).collect());
+        }
+        let index: std::collections::HashMap<&str, usize> = (self.metrics.iter().enumerate())
+            .map(|(k, m)| (m.name.as_str(), k))
+            .collect();
+        let mut values = vec![None; self.metrics.len()];
+        for m in metrics {
+            let Some(&k) = index.get(m.name.as_str()) else {
+                polars_bail!(ComputeError: "run {run_id}: metric `{}` has no column in the runs table (a point the grid did not check at load has metrics the checked ones lack)", m.name);
+            };
+            values[k] = Some(m.value);
+        }
+        Ok(values)
     }
 
     pub fn series_frame(&self, batch: &[Outcome]) -> PolarsResult<DataFrame> {

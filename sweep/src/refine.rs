@@ -189,6 +189,7 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
         &*grid
             .scenario(&axis_point)
             .map_err(RefineError::InvalidPoint)?,
+        grid.metrics.clone(),
     );
     let mut manifest = new_manifest(&grid, Shard::WHOLE, jobs, 0);
     manifest.fingerprint = fingerprint;

@@ -422,6 +422,7 @@ fn execute(
         &*grid
             .scenario(&grid.point(0))
             .map_err(|_| RunnerError::InvalidFirstPoint)?,
+        grid.metrics.clone(),
     );
     let metadata = layout.metadata(&metadata);
 

@@ -1385,3 +1385,77 @@ horizon_s = 8
         "the batch retries at gateway at its second point"
     );
 }
+
+/// A point with more replicas than the first has metrics the first lacks
+/// (per-replica counts, its callers' ejections): the runs table has a
+/// column for each, every run's values sit under their own names, as
+/// `sim_core::run` gives them, and a run without such a metric has null.
+/// (The table's columns came from the first point, and the values were
+/// written by position: the second point's landed under other names.)
+#[test]
+fn each_metric_of_every_point_lands_under_its_own_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let grid = write_grid(
+        dir.path(),
+        "name = \"replicas\"\nscenario = \"ch37\"\nseeds = [1]\n\
+         [set]\nhorizon_s = 5\n\"client.duration_s\" = 5\n\
+         [axes]\n\"svc_b.replicas\" = [1, 4]\n",
+    );
+    let out = dir.path().join("out");
+    assert_ok(&run_grid(
+        &grid,
+        &out.display().to_string(),
+        &["--jobs", "1"],
+    ));
+    let runs = runs_table(&out);
+    let number = |v: AnyValue| match v {
+        AnyValue::Null => None,
+        AnyValue::Boolean(b) => Some(f64::from(u8::from(b))),
+        other => other.extract::<f64>(),
+    };
+    let expected = |v: sim_core::Value| match v {
+        sim_core::Value::Count(n) => Some(n as f64),
+        sim_core::Value::Real(x) => Some(x),
+        sim_core::Value::MaybeReal(x) => x,
+        sim_core::Value::Flag(b) => Some(f64::from(u8::from(b))),
+    };
+    let replicas_column = runs
+        .column("svc_b.replicas")
+        .unwrap()
+        .i64()
+        .unwrap()
+        .clone();
+    let mut absent = 0;
+    for replicas in [1, 4] {
+        let row = (replicas_column.iter())
+            .position(|v| v == Some(replicas))
+            .expect("a run of each point");
+        let overrides: Vec<_> = [
+            ("horizon_s", "5"),
+            ("client.duration_s", "5"),
+            ("svc_b.replicas", &replicas.to_string()),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), sim_core::parse_value(v)))
+        .collect();
+        let scenario = sim_core::resolve("ch37", &overrides).unwrap();
+        let metrics = sim_core::run(&scenario, 1).unwrap().metrics();
+        for m in &metrics {
+            let got = number(runs.column(&m.name).unwrap().get(row).unwrap());
+            let want = expected(m.value);
+            assert!(
+                got == want || got.is_some_and(|g| want.is_some_and(|w| g.is_nan() && w.is_nan())),
+                "{replicas} replicas, {}: {got:?} in the table, {want:?} in the run",
+                m.name
+            );
+        }
+        for name in ["svc_b_r1_arrivals", "svc_a_ejections"] {
+            let value = runs.column(name).unwrap().get(row).unwrap();
+            if !metrics.iter().any(|m| m.name == name) {
+                assert_eq!(value, AnyValue::Null, "{replicas} replicas, {name}");
+                absent += 1;
+            }
+        }
+    }
+    assert_eq!(absent, 2, "the one-replica point lacks both");
+}
