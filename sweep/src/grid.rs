@@ -98,6 +98,70 @@ pub struct Grid {
     last_point: ThreadLocal<RefCell<Option<LastPoint>>>,
 }
 
+/// The report table's metric names (`metrics`, each reference's metric,
+/// the PRIM outcome) against the runs table's metrics `schema`, and each
+/// reference's point against the axes.
+fn report_errors(
+    file: &Path,
+    report: &ReportOptions,
+    schema: &[sim_core::Metric],
+    dimensions: &[Dimension],
+) -> Vec<GridError> {
+    let invalid = |key: &str, reason: String| GridError::Invalid {
+        file: file.to_path_buf(),
+        key: key.to_string(),
+        reason,
+    };
+    let mut errors = Vec::new();
+    for m in &report.metrics {
+        if !schema.iter().any(|s| s.name == *m) {
+            let hint = sim_core::params::closest(m, schema.iter().map(|s| s.name.as_str()))
+                .map_or(String::new(), |k| format!("; did you mean `{k}`?"));
+            errors.push(invalid(
+                "report.metrics",
+                format!("`{m}` is not a metric of this scenario{hint}"),
+            ));
+        }
+    }
+    for (i, r) in report.reference.iter().enumerate() {
+        let key = format!("report.reference[{i}]");
+        if !schema.iter().any(|s| s.name == r.metric) {
+            let hint = sim_core::params::closest(&r.metric, schema.iter().map(|s| s.name.as_str()))
+                .map_or(String::new(), |k| format!("; did you mean `{k}`?"));
+            errors.push(invalid(
+                &format!("{key}.metric"),
+                format!("`{}` is not a metric of this scenario{hint}", r.metric),
+            ));
+        }
+        for pair in r.point.split(',') {
+            let path = pair.split_once('=').map(|(p, _)| p.trim());
+            if !path.is_some_and(|p| dimensions.iter().any(|d| d.paths.iter().any(|a| a == p))) {
+                errors.push(invalid(
+                    &format!("{key}.point"),
+                    format!(
+                        "`{}` is not `path=level` with a path of this grid's axes",
+                        pair.trim()
+                    ),
+                ));
+            }
+        }
+    }
+    if let Some(text) = &report.prim {
+        let names: Vec<&str> = schema.iter().map(|s| s.name.as_str()).collect();
+        if let Err(e) = analysis::outcome::Outcome::parse(text, &names) {
+            let hint = match &e {
+                analysis::outcome::OutcomeError::UnknownMetric(m) => {
+                    sim_core::params::closest(m, names.iter().copied())
+                        .map_or(String::new(), |k| format!("; did you mean `{k}`?"))
+                }
+                _ => String::new(),
+            };
+            errors.push(invalid("report.prim", format!("`{text}`: {e}{hint}")));
+        }
+    }
+    errors
+}
+
 /// What validating a grid's points found, when they are valid: the
 /// fields of [`Grid`] of the same names.
 struct Checked {
@@ -710,55 +774,6 @@ impl Grid {
         let Some(base) = base else {
             return Err(GridErrors(errors));
         };
-        let schema = sim_core::result::metric_schema(&base);
-        for m in &raw.report.metrics {
-            if !schema.iter().any(|s| s.name == *m) {
-                let hint = sim_core::params::closest(m, schema.iter().map(|s| s.name.as_str()))
-                    .map_or(String::new(), |k| format!("; did you mean `{k}`?"));
-                errors.push(invalid(
-                    "report.metrics",
-                    format!("`{m}` is not a metric of this scenario{hint}"),
-                ));
-            }
-        }
-        for (i, r) in raw.report.reference.iter().enumerate() {
-            let key = format!("report.reference[{i}]");
-            if !schema.iter().any(|s| s.name == r.metric) {
-                let hint =
-                    sim_core::params::closest(&r.metric, schema.iter().map(|s| s.name.as_str()))
-                        .map_or(String::new(), |k| format!("; did you mean `{k}`?"));
-                errors.push(invalid(
-                    &format!("{key}.metric"),
-                    format!("`{}` is not a metric of this scenario{hint}", r.metric),
-                ));
-            }
-            for pair in r.point.split(',') {
-                let path = pair.split_once('=').map(|(p, _)| p.trim());
-                if !path.is_some_and(|p| dimensions.iter().any(|d| d.paths.iter().any(|a| a == p)))
-                {
-                    errors.push(invalid(
-                        &format!("{key}.point"),
-                        format!(
-                            "`{}` is not `path=level` with a path of this grid's axes",
-                            pair.trim()
-                        ),
-                    ));
-                }
-            }
-        }
-        if let Some(text) = &raw.report.prim {
-            let names: Vec<&str> = schema.iter().map(|s| s.name.as_str()).collect();
-            if let Err(e) = analysis::outcome::Outcome::parse(text, &names) {
-                let hint = match &e {
-                    analysis::outcome::OutcomeError::UnknownMetric(m) => {
-                        sim_core::params::closest(m, names.iter().copied())
-                            .map_or(String::new(), |k| format!("; did you mean `{k}`?"))
-                    }
-                    _ => String::new(),
-                };
-                errors.push(invalid("report.prim", format!("`{text}`: {e}{hint}")));
-            }
-        }
         // Every value of every path on its own: unknown paths and types.
         // The fixed overrides build on each other (a window or profile point
         // `n` needs the ones before it), and every level builds on them.
@@ -814,6 +829,9 @@ impl Grid {
         }
         errors.extend(probe_errors);
         if !errors.is_empty() {
+            // The points cannot be built: the base scenario's metrics.
+            let schema = sim_core::result::metric_schema(&base);
+            errors.extend(report_errors(&file, &raw.report, &schema, &dimensions));
             return Err(GridErrors(errors));
         }
         let grid = Grid {
@@ -835,7 +853,21 @@ impl Grid {
             last_point: ThreadLocal::new(),
         };
         let mut grid = grid;
-        let checked = grid.validate_points(&file, sample)?;
+        let checked = grid.validate_points(&file, sample).map_err(|mut e| {
+            let schema = sim_core::result::metric_schema(&grid.base);
+            (e.0).extend(report_errors(
+                &file,
+                &grid.report,
+                &schema,
+                &grid.dimensions,
+            ));
+            e
+        })?;
+        // Against every point's metrics: a replicas axis adds some.
+        let report = report_errors(&file, &grid.report, &checked.metrics, &grid.dimensions);
+        if !report.is_empty() {
+            return Err(GridErrors(report));
+        }
         (grid.points_checked, grid.largest_run, grid.metrics) =
             (checked.points, checked.largest_run, checked.metrics);
         Ok(grid)
@@ -1376,6 +1408,26 @@ mod tests {
              2.0 has no effect: breaker_open_s is a setting of the circuit breaker, and \
              svc_a.breaker is off; set svc_a.breaker = true, or leave breaker_open_s at its \
              default (1.0) (at each of the 2 points)"
+        );
+    }
+
+    /// The report may name a metric of some points only (a replica's, in
+    /// a replicas sweep from 1); one of no point is refused.
+    #[test]
+    fn the_report_names_metrics_of_any_point() {
+        let text = |metric: &str| {
+            format!(
+                "name = \"unit\"\nscenario = \"ch37\"\nseeds = [1]\n\
+                 [axes]\n\"svc_b.replicas\" = [1, 4]\n\
+                 [report]\nmetrics = [\"{metric}\"]\n"
+            )
+        };
+        let g = grid("replica-metric.toml", &text("svc_b_r3_arrivals"));
+        assert!(g.metrics.iter().any(|m| m.name == "svc_b_r3_arrivals"));
+        assert_eq!(
+            load_err("no-such-replica.toml", &text("svc_b_r4_arrivals")),
+            "no-such-replica.toml: report.metrics: `svc_b_r4_arrivals` is not a metric of \
+             this scenario; did you mean `svc_b_r0_arrivals`?"
         );
     }
 
