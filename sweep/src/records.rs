@@ -223,15 +223,18 @@ impl Layout {
         scenario: &sim_core::Scenario,
         metrics: Vec<sim_core::Metric>,
     ) -> Layout {
+        // A key another point may set: an axis, a `[set]` key, or a preset
+        // (a `strategy` axis applies each).
+        let set = |key: &str| {
+            point.iter().any(|c| c.path == key)
+                || scenario.presets.values().any(|p| p.contains_key(key))
+        };
         let replicated = (scenario.tiers.iter())
-            .map(|t| {
-                let path = format!("{}.replicas", t.name);
-                t.replicas > 1 || point.iter().any(|c| c.path == path)
-            })
+            .map(|t| t.replicas > 1 || set(&format!("{}.replicas", t.name)))
             .collect();
         Layout {
             retry_origins: retry_origins(&point, scenario),
-            binned: scenario.series_bin_s < 1.0 || point.iter().any(|c| c.path == "series_bin_s"),
+            binned: scenario.series_bin_s < 1.0 || set("series_bin_s"),
             point,
             metrics,
             tiers: scenario.tiers.iter().map(|t| t.name.clone()).collect(),

@@ -1459,3 +1459,56 @@ fn each_metric_of_every_point_lands_under_its_own_name() {
     }
     assert_eq!(absent, 2, "the one-replica point lacks both");
 }
+
+/// A preset that gives a tier replicas or the series sub-second bins (a
+/// `strategy` axis applies it at some points) gets its series columns:
+/// they were decided from the first point and the axes alone, so the
+/// preset's points lost their per-replica and per-bin series.
+#[test]
+fn a_preset_s_replicas_and_bins_have_their_series() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = stdout(&sweep(&["scenario", "show", "ch37"])).replace(
+        "[presets.protected]\n",
+        "[presets.protected]\n\"svc_b.replicas\" = 3\n\"series_bin_s\" = 0.5\n",
+    );
+    assert!(
+        scenario.contains("\"svc_b.replicas\" = 3"),
+        "the preset is edited"
+    );
+    std::fs::write(dir.path().join("scen.toml"), scenario).unwrap();
+    let grid = write_grid(
+        dir.path(),
+        "name = \"preset\"\nscenario = \"scen.toml\"\nseeds = [1]\n\
+         [set]\nhorizon_s = 5\n\"client.duration_s\" = 5\n\
+         [axes]\nstrategy = [\"naive\", \"protected\"]\n",
+    );
+    let out = dir.path().join("out");
+    assert_ok(&run_grid(
+        &grid,
+        &out.display().to_string(),
+        &["--jobs", "1"],
+    ));
+    let series = first_series_part(&out);
+    let runs = runs_table(&out);
+    let strategy = runs
+        .column("strategy")
+        .unwrap()
+        .cast(&DataType::String)
+        .unwrap();
+    let protected = (strategy.str().unwrap().iter())
+        .position(|s| s == Some("protected"))
+        .unwrap();
+    let run_id = runs.column("run_id").unwrap().get(protected).unwrap();
+    let rows: Vec<usize> = (0..series.height())
+        .filter(|&i| series.column("run_id").unwrap().get(i).unwrap() == run_id)
+        .collect();
+    assert_eq!(rows.len(), 5, "one row a second");
+    for name in ["svc_b_replica_queue_len", "svc_b_arrivals_by_bin"] {
+        let column = series.column(name).unwrap_or_else(|_| panic!("{name}"));
+        let list = column.get(rows[1]).unwrap();
+        let AnyValue::List(values) = list else {
+            panic!("{name}: {list:?}")
+        };
+        assert!(!values.is_empty(), "{name}: values for the protected run");
+    }
+}
