@@ -151,6 +151,17 @@ pub fn column<'a, T: ?Sized>(
 
 /// The files of `dir` whose names end with `suffix`, sorted; none when the
 /// directory does not exist (yet).
+/// The series parts of the sweep in `dir` that belong to a runs part: a
+/// series part is committed with its runs part (the runs part last), so
+/// one without it is what a commit cut short left, not results (another
+/// shard's, which a whole-grid run in the same directory did again).
+pub fn series_parts(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let runs = dir.join("runs");
+    let mut parts = list(&dir.join("series"), ".parquet")?;
+    parts.retain(|p| p.file_name().is_some_and(|name| runs.join(name).exists()));
+    Ok(parts)
+}
+
 pub fn list(dir: &Path, suffix: &str) -> std::io::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     match std::fs::read_dir(dir) {
@@ -206,4 +217,27 @@ pub fn column_names(path: &Path) -> Result<Vec<String>, PartError> {
             source,
         })?;
     Ok(schema.iter_names().map(|n| n.to_string()).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only series parts with their runs part are the sweep's.
+    #[test]
+    fn a_series_part_without_its_runs_part_is_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        for sub in ["runs", "series"] {
+            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        }
+        let touch = |p: &str| std::fs::write(dir.path().join(p), b"").unwrap();
+        touch("runs/part-s0of1-000000.parquet");
+        touch("series/part-s0of1-000000.parquet");
+        touch("series/part-s1of2-000001.parquet");
+        touch("series/part-s0of1-000001.parquet.tmp");
+        assert_eq!(
+            series_parts(dir.path()).unwrap(),
+            [dir.path().join("series/part-s0of1-000000.parquet")]
+        );
+    }
 }

@@ -1127,7 +1127,7 @@ fn slice_series(sweep: &Sweep, s: &Slicing, cols: &[String]) -> Result<SliceSeri
     let series_dir = sweep.dir.join("series");
     let mut wanted = vec!["run_id", "second"];
     wanted.extend(cols.iter().map(String::as_str));
-    for path in part::list(&series_dir, ".parquet").map_err(IoError::at(&series_dir))? {
+    for path in part::series_parts(&sweep.dir).map_err(IoError::at(&series_dir))? {
         let part = Part::read(&path, Some(&wanted))?;
         let ids = part.str("run_id")?;
         let secs = part.u32("second")?;
@@ -1154,7 +1154,7 @@ fn slice_series(sweep: &Sweep, s: &Slicing, cols: &[String]) -> Result<SliceSeri
 /// written before a column was added lacks it); false without parts.
 pub(crate) fn series_has(sweep: &Sweep, cols: &[String]) -> Result<bool, ReportError> {
     let dir = sweep.dir.join("series");
-    let parts = part::list(&dir, ".parquet").map_err(IoError::at(&dir))?;
+    let parts = part::series_parts(&sweep.dir).map_err(IoError::at(&dir))?;
     let Some(first) = parts.first() else {
         return Ok(false);
     };
@@ -1275,7 +1275,7 @@ fn fine_load_plot(
     let mut wanted = vec!["run_id", "second"];
     wanted.extend(cols.iter().map(String::as_str));
     let mut runs: BinRuns = HashMap::new();
-    for path in part::list(&series_dir, ".parquet").map_err(IoError::at(&series_dir))? {
+    for path in part::series_parts(&sweep.dir).map_err(IoError::at(&series_dir))? {
         let part = Part::read(&path, Some(&wanted))?;
         let ids = part.str("run_id")?;
         let secs = part.u32("second")?;

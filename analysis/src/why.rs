@@ -549,7 +549,7 @@ pub mod section {
     /// them (sweeps written before have not).
     fn split_columns(sweep: &Sweep) -> Result<Vec<SplitColumns>, ReportError> {
         let dir = sweep.dir.join("series");
-        let parts = part::list(&dir, ".parquet").map_err(IoError::at(&dir))?;
+        let parts = part::series_parts(&sweep.dir).map_err(IoError::at(&dir))?;
         let present = match parts.first() {
             Some(first) => part::column_names(first)?,
             None => Vec::new(),
@@ -601,7 +601,7 @@ pub mod section {
         };
         let mut out: HashMap<usize, Vec<TierAfter>> = HashMap::new();
         let dir = sweep.dir.join("series");
-        for path in part::list(&dir, ".parquet").map_err(IoError::at(&dir))? {
+        for path in part::series_parts(&sweep.dir).map_err(IoError::at(&dir))? {
             let part = Part::read(&path, Some(&wanted))?;
             let ids = part.str("run_id")?;
             let secs = part.u32("second")?;

@@ -245,6 +245,8 @@ pub enum RunnerError {
     WriteStopped(#[source] StoreError),
     #[error(transparent)]
     Report(#[from] ReportError),
+    #[error(transparent)]
+    Lock(#[from] crate::lock::LockError),
 }
 
 /// `sweep merge` and `sweep compare`.

@@ -64,6 +64,16 @@ impl Lock {
     }
 }
 
+/// The lock of `shard`'s writer in `root`, if no writer holds it: held,
+/// that shard's leftovers can be cleaned without racing its commit.
+pub fn idle_shard(root: &Path, shard: Shard) -> Result<Option<Lock>, LockError> {
+    let name = format!(".sweep-s{}of{}.lock", shard.index, shard.count);
+    Ok(match take(root, &name, true)? {
+        Taken::Locked(f) => Some(Lock { _files: vec![f] }),
+        Taken::Busy(_) => None,
+    })
+}
+
 enum Taken {
     Locked(File),
     /// Someone holds it; what the last exclusive holder wrote into it.

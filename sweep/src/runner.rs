@@ -367,6 +367,23 @@ fn execute(
     if cleaned > 0 && !args.quiet {
         eprintln!("removed {cleaned} incomplete file(s) left by an interrupted run");
     }
+    // A whole-grid run finishes what shards left, and redoes the runs of
+    // a commit one of them cut short: that commit's series part would
+    // otherwise sit beside the redone one (readers of `series/*.parquet`
+    // would count those runs twice). Only a shard no writer holds.
+    if shard == Shard::WHOLE {
+        for other in store.shards_with_leftovers(shard)? {
+            if let Some(_idle) = crate::lock::idle_shard(&store.root, other)? {
+                let cleaned = store.clean_incomplete(other)?;
+                if cleaned > 0 && !args.quiet {
+                    eprintln!(
+                        "removed {cleaned} incomplete file(s) left by an interrupted run of shard {}/{}",
+                        other.index, other.count
+                    );
+                }
+            }
+        }
+    }
     for note in store.drop_uncommitted(shard)? {
         if !args.quiet {
             eprintln!("{note}");

@@ -194,6 +194,26 @@ impl Store {
         Ok(removed)
     }
 
+    /// The other shards than `shard` whose series parts include one
+    /// without its runs part (a commit cut short).
+    pub fn shards_with_leftovers(&self, shard: Shard) -> Result<Vec<Shard>, StoreError> {
+        let runs: HashSet<_> = (self.runs_parts()?.into_iter())
+            .filter_map(|p| p.file_name().map(|n| n.to_owned()))
+            .collect();
+        let mut shards = Vec::new();
+        for p in list_in(&series_dir(&self.root), ".parquet")? {
+            let name = file_name(&p);
+            if let Some((s, _)) = parse_part_name(&name)
+                && s != shard
+                && !runs.contains(p.file_name().expect("a file"))
+                && !shards.contains(&s)
+            {
+                shards.push(s);
+            }
+        }
+        Ok(shards)
+    }
+
     /// The runs parts written by `shard`.
     pub fn own_parts(&self, shard: Shard) -> Result<Vec<PathBuf>, StoreError> {
         let prefix = part_prefix(shard);
