@@ -40,6 +40,7 @@ struct Side {
 
 /// What is compared of one run.
 struct Run {
+    failed: bool,
     recovered: Option<bool>,
     /// The compared metrics' values, in their order (null: failed run).
     values: Vec<Option<f64>>,
@@ -66,18 +67,46 @@ fn run(args: &DiffArgs) -> Result<ExitCode, DiffError> {
     check_same_points(args, &a, &b)?;
     let mut changed: Vec<[String; 3]> = Vec::new();
     let mut moved: Vec<Moved> = Vec::new();
+    let mut undefined: Vec<[String; 3]> = Vec::new();
     for (point, label) in &a.points {
         let runs: Vec<(&Run, &Run)> = a.by_point[point]
             .iter()
             .filter_map(|id| Some((&a.runs[id], b.runs.get(id)?)))
             .collect();
-        let outcome = |flags: Vec<bool>| outcome_text(&flags);
-        let oa = outcome(runs.iter().filter_map(|(ra, _)| ra.recovered).collect());
-        let ob = outcome(runs.iter().filter_map(|(_, rb)| rb.recovered).collect());
+        let oa = outcome_text(&runs.iter().map(|(ra, _)| ra.outcome()).collect::<Vec<_>>());
+        let ob = outcome_text(&runs.iter().map(|(_, rb)| rb.outcome()).collect::<Vec<_>>());
         if oa != ob {
             changed.push([label.clone(), oa, ob]);
         }
+        // Runs ok on both sides: a metric null on one side only (a p99
+        // without successes, a recovery time not observed) has changed.
+        let both_ok: Vec<&(&Run, &Run)> = runs
+            .iter()
+            .filter(|(ra, rb)| !ra.failed && !rb.failed)
+            .collect();
         for (k, metric) in metrics.iter().enumerate() {
+            let one_sided = (both_ok.iter())
+                .filter(|(ra, rb)| ra.values[k].is_some() != rb.values[k].is_some())
+                .count();
+            if one_sided > 0 {
+                let (in_a, in_b) = (both_ok.iter())
+                    .filter(|(ra, rb)| ra.values[k].is_some() != rb.values[k].is_some())
+                    .fold((0, 0), |(a, b), (ra, _)| {
+                        if ra.values[k].is_some() {
+                            (a + 1, b)
+                        } else {
+                            (a, b + 1)
+                        }
+                    });
+                undefined.push([
+                    label.clone(),
+                    metric.clone(),
+                    format!(
+                        "{in_a} of {n} seeds A only, {in_b} B only",
+                        n = both_ok.len()
+                    ),
+                ]);
+            }
             let pairs: Vec<(f64, f64)> = runs
                 .iter()
                 .filter_map(|(ra, rb)| Some((ra.values[k]?, rb.values[k]?)))
@@ -92,7 +121,7 @@ fn run(args: &DiffArgs) -> Result<ExitCode, DiffError> {
             }
         }
     }
-    let md = report_markdown(args, a.points.len(), &changed, &moved);
+    let md = report_markdown(args, a.points.len(), &changed, &moved, &undefined);
     let path = args
         .report
         .clone()
@@ -109,21 +138,44 @@ fn run(args: &DiffArgs) -> Result<ExitCode, DiffError> {
     })?;
     print!("{}", crate::table::terminal_from_markdown(&md));
     println!("report: {}", path.display());
-    Ok(if changed.is_empty() && moved.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(
+        if changed.is_empty() && moved.is_empty() && undefined.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        },
+    )
 }
 
-/// `recovered` (every seed), `not recovered` (none) or `k of n recovered`.
-fn outcome_text(flags: &[bool]) -> String {
+impl Run {
+    /// Failed (`Err`), or its recovery (`None`: undefined).
+    fn outcome(&self) -> Result<Option<bool>, ()> {
+        if self.failed {
+            Err(())
+        } else {
+            Ok(self.recovered)
+        }
+    }
+}
+
+/// Of a point's runs: `recovered` (every seed), `not recovered` (none) or
+/// `k of n recovered`, and how many failed (`, 1 failed`): a run that
+/// fails has changed, whatever the other seeds did.
+fn outcome_text(runs: &[Result<Option<bool>, ()>]) -> String {
+    let flags: Vec<bool> = runs.iter().filter_map(|r| r.ok().flatten()).collect();
+    let failed = runs.iter().filter(|r| r.is_err()).count();
     let k = flags.iter().filter(|f| **f).count();
-    match (k, flags.len()) {
+    let recovery = match (k, flags.len()) {
+        (_, 0) if failed > 0 => return format!("{failed} failed, no ok run"),
         (_, 0) => "no ok run".to_string(),
         (k, n) if k == n => "recovered".to_string(),
         (0, _) => "not recovered".to_string(),
         (k, n) => format!("{k} of {n} recovered"),
+    };
+    if failed > 0 {
+        format!("{recovery}, {failed} failed")
+    } else {
+        recovery
     }
 }
 
@@ -199,6 +251,10 @@ fn read(dir: &Path, metrics: &[String]) -> Result<Side, DiffError> {
         .filter(|a| df.column(a).is_ok())
         .map(|a| Ok((a.clone(), text(a)?)))
         .collect::<Result<_, DiffError>>()?;
+    let failed: Vec<bool> = text("status")?
+        .iter()
+        .map(|s| s.as_deref() == Some("failed"))
+        .collect();
     let recovered: Vec<Option<bool>> = match df.column("recovered") {
         Ok(c) => c.bool().map_err(table)?.iter().collect(),
         Err(_) => vec![None; df.height()],
@@ -238,6 +294,7 @@ fn read(dir: &Path, metrics: &[String]) -> Result<Side, DiffError> {
             .or_default()
             .push(id.clone());
         let run = Run {
+            failed: failed[i],
             recovered: recovered[i],
             values: values.iter().map(|v| v[i]).collect(),
         };
@@ -291,12 +348,14 @@ fn report_markdown(
     points: usize,
     changed: &[[String; 3]],
     moved: &[Moved],
+    undefined: &[[String; 3]],
 ) -> String {
     let (a, b) = (args.a.display(), args.b.display());
     let mut md = format!(
-        "# {b} against {a}\n\n{points} points; {} changed outcome, {} (point, metric) pairs moved beyond their seed-to-seed noise (the 95% interval of the mean per-seed difference B - A excludes 0; one seed: any difference).\n\n",
+        "# {b} against {a}\n\n{points} points; {} changed outcome, {} (point, metric) pairs moved beyond their seed-to-seed noise (the 95% interval of the mean per-seed difference B - A excludes 0; one seed: any difference), {} defined on one side only (null in the other, the run ok in both). A run that fails changes its point's outcome.\n\n",
         changed.len(),
-        moved.len()
+        moved.len(),
+        undefined.len()
     );
     if !changed.is_empty() {
         md.push_str("## Changed outcome\n\n| point | A | B |\n|---|---|---|\n");
@@ -319,6 +378,13 @@ fn report_markdown(
                 m.b,
                 m.b - m.a
             ));
+        }
+        md.push('\n');
+    }
+    if !undefined.is_empty() {
+        md.push_str("## Defined on one side only\n\n| point | metric | runs |\n|---|---|---|\n");
+        for [p, m, n] in undefined {
+            md.push_str(&format!("| {p} | {m} | {n} |\n"));
         }
     }
     md
@@ -343,9 +409,19 @@ mod tests {
     }
 
     #[test]
-    fn outcomes_are_recovered_not_recovered_or_mixed() {
-        assert_eq!(outcome_text(&[true, true]), "recovered");
-        assert_eq!(outcome_text(&[false, false]), "not recovered");
-        assert_eq!(outcome_text(&[true, false, true]), "2 of 3 recovered");
+    fn outcomes_are_recovered_not_recovered_or_mixed_and_say_failed_runs() {
+        let ok = |r: bool| Ok(Some(r));
+        assert_eq!(outcome_text(&[ok(true), ok(true)]), "recovered");
+        assert_eq!(outcome_text(&[ok(false), ok(false)]), "not recovered");
+        assert_eq!(
+            outcome_text(&[ok(true), ok(false), ok(true)]),
+            "2 of 3 recovered"
+        );
+        assert_eq!(
+            outcome_text(&[ok(true), Err(()), ok(true)]),
+            "recovered, 1 failed"
+        );
+        assert_eq!(outcome_text(&[Err(()), Err(())]), "2 failed, no ok run");
+        assert_eq!(outcome_text(&[Ok(None)]), "no ok run");
     }
 }

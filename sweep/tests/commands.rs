@@ -281,6 +281,36 @@ fn diff_names_changed_outcomes_and_metrics_moved_beyond_noise() {
     );
 }
 
+/// A run that fails in B changes its point's outcome, whatever its
+/// other seeds do (its metrics were left out, and the others decided).
+#[test]
+fn diff_counts_a_run_that_fails_in_b() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(tmp.path(), &small_grid(3));
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let run = |dir: &std::path::Path, extra: &[&str]| {
+        let out = dir.display().to_string();
+        let mut args = vec![
+            "run",
+            &grid,
+            "--out",
+            &out,
+            "--no-report",
+            "-q",
+            "--jobs",
+            "1",
+        ];
+        args.extend(extra);
+        sweep(&args)
+    };
+    assert_ok(&run(&a, &[]));
+    let failing = run(&b, &["--inject-panic", "2"]);
+    assert_eq!(failing.status.code(), Some(1), "one run failed");
+    let o = sweep(&["diff", &a.display().to_string(), &b.display().to_string()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert_says(&stdout(&o), &["1 changed outcome", ", 1 failed"]);
+}
+
 /// `sweep params`: a table with a head, and the values each path accepts
 /// from the catalogue's bounds.
 #[test]
