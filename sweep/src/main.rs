@@ -56,7 +56,7 @@ enum Command {
     Merge(merge::MergeArgs),
     /// Write the analysis report of a sweep's output (done by `run` unless --no-report).
     Report(report::ReportArgs),
-    /// Check that two output directories hold the same runs with the same results.
+    /// Check that two output directories hold the same runs with the same results and series.
     Compare(merge::CompareArgs),
     /// Compare two sweeps of the same points: changed outcomes, metrics moved beyond seed noise.
     Diff(diff::DiffArgs),

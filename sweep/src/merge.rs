@@ -270,26 +270,46 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Error> {
                 source,
             })
     };
+    // Each run's seconds, in the order of the runs.
+    let series = |dir: &Path| -> Result<DataFrame, MergeError> {
+        let df = Store::new(dir).read_series()?.unwrap_or_default();
+        df.sort(["run_id", "second"], SortMultipleOptions::default())
+            .map_err(|source| MergeError::Table {
+                dir: dir.join("series"),
+                source,
+            })
+    };
     let (a, b) = match (load(&args.a), load(&args.b)) {
         (Ok(a), Ok(b)) => (a, b),
         (Err(e), _) | (_, Err(e)) => return Err(Error::Compare(e)),
     };
-    if a.equals_missing(&b) {
+    let (sa, sb) = match (series(&args.a), series(&args.b)) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(e), _) | (_, Err(e)) => return Err(Error::Compare(e)),
+    };
+    if a.equals_missing(&b) && sa.equals_missing(&sb) {
         println!(
-            "identical: {} runs, {} columns (timing columns ignored)",
+            "identical: {} runs, {} columns (timing columns ignored); series: {} rows, {} columns",
             a.height(),
-            a.width()
+            a.width(),
+            sa.height(),
+            sa.width()
         );
         return Ok(ExitCode::SUCCESS);
     }
-    println!("DIFFERENT: {} vs {} runs", a.height(), b.height());
-    if a.get_column_names() != b.get_column_names() {
-        println!("  columns differ");
-    } else if a.height() == b.height() {
-        for col in a.columns() {
-            let other = b.column(col.name()).expect("same names");
-            if !col.equals_missing(other) {
-                println!("  column `{}` differs", col.name());
+    for (table, rows, a, b) in [("runs", "runs", &a, &b), ("series", "rows", &sa, &sb)] {
+        if a.equals_missing(b) {
+            continue;
+        }
+        println!("DIFFERENT {table}: {} vs {} {rows}", a.height(), b.height());
+        if a.get_column_names() != b.get_column_names() {
+            println!("  columns differ");
+        } else if a.height() == b.height() {
+            for col in a.columns() {
+                let other = b.column(col.name()).expect("same names");
+                if !col.equals_missing(other) {
+                    println!("  column `{}` differs", col.name());
+                }
             }
         }
     }

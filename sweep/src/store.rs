@@ -351,8 +351,24 @@ impl Store {
 
     /// The whole `runs` table (all parts), or `None` when there is none.
     pub fn read_runs(&self) -> Result<Option<DataFrame>, StoreError> {
+        self.read_table(|part| part.to_path_buf())
+    }
+
+    /// The series table of every committed part, as [`Store::read_runs`].
+    pub fn read_series(&self) -> Result<Option<DataFrame>, StoreError> {
+        let series = series_dir(&self.root);
+        self.read_table(|part| series.join(part.file_name().expect("a file")))
+    }
+
+    /// One table of the committed parts: the file `path_of` gives for each
+    /// runs part, read whole and stacked.
+    fn read_table(
+        &self,
+        path_of: impl Fn(&Path) -> PathBuf,
+    ) -> Result<Option<DataFrame>, StoreError> {
         let mut all: Option<DataFrame> = None;
-        for path in self.committed_parts(None, Check::All)? {
+        for part in self.committed_parts(None, Check::All)? {
+            let path = path_of(&part);
             let df = Part::read(&path, None)?.frame;
             match &mut all {
                 None => all = Some(df),

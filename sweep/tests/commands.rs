@@ -167,9 +167,18 @@ fn parts_describe_their_columns_and_store_strings_as_categoricals() {
 /// size and SHA-256 in the shard's index, as if another build had written
 /// other results for the same runs.
 fn rewrite_runs(dir: &std::path::Path, edit: impl Fn(&mut polars::prelude::DataFrame)) {
+    rewrite_part(dir, "runs", edit);
+}
+
+/// As [`rewrite_runs`], the first part of `table` (`runs` or `series`).
+fn rewrite_part(
+    dir: &std::path::Path,
+    table: &str,
+    edit: impl Fn(&mut polars::prelude::DataFrame),
+) {
     use polars::prelude::*;
     use sha2::Digest;
-    let part = dir.join("runs/part-s0of1-000000.parquet");
+    let part = dir.join(table).join("part-s0of1-000000.parquet");
     let mut df = ParquetReader::new(std::fs::File::open(&part).unwrap())
         .finish()
         .unwrap();
@@ -184,8 +193,40 @@ fn rewrite_runs(dir: &std::path::Path, edit: impl Fn(&mut polars::prelude::DataF
     let index = dir.join("parts-s0of1.json");
     let mut json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&index).unwrap()).unwrap();
-    json["parts"][0]["runs"]["sha256"] = sha.into();
+    json["parts"][0][table]["sha256"] = sha.into();
     std::fs::write(&index, json.to_string()).unwrap();
+}
+
+/// `compare` checks the series table too: a sweep whose runs are the same
+/// but one series value differs is not identical.
+#[test]
+fn compare_finds_a_difference_in_the_series() {
+    use polars::prelude::*;
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(tmp.path(), &small_grid(1));
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    for dir in [&a, &b] {
+        let out = dir.display().to_string();
+        assert_ok(&sweep(&["run", &grid, "--out", &out, "--no-report", "-q"]));
+    }
+    let (da, db) = (a.display().to_string(), b.display().to_string());
+    let same = sweep(&["compare", &da, &db]);
+    assert_ok(&same);
+    assert_says(&stdout(&same), &["identical: 8 runs", "series: 40 rows"]);
+    rewrite_part(&b, "series", |df| {
+        let queue = df.column("svc_b_queue_len").unwrap().i64().unwrap() + 1000;
+        df.replace("svc_b_queue_len", queue.into_series().into_column())
+            .unwrap();
+    });
+    let o = sweep(&["compare", &da, &db]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert_says(
+        &stdout(&o),
+        &[
+            "DIFFERENT series: 40 vs 40 rows",
+            "column `svc_b_queue_len` differs",
+        ],
+    );
 }
 
 #[test]
