@@ -705,7 +705,12 @@ impl Grid {
                     d.paths
                         .iter()
                         .zip(l)
-                        .map(|(p, v)| canonical(p, v))
+                        // -0.0 is 0.0 to every parameter (and to the
+                        // report's labels), though not to a point's id.
+                        .map(|(p, v)| match v {
+                            Value::Float(x) if *x == 0.0 => canonical(p, &Value::Float(0.0)),
+                            v => canonical(p, v),
+                        })
                         .collect()
                 })
                 .collect();
@@ -717,7 +722,7 @@ impl Grid {
                             .collect::<Vec<_>>()
                             .join(", ")
                     };
-                    let same = if d.levels[j] == *a {
+                    let same = if show(&d.levels[j]) == show(a) {
                         String::new()
                     } else {
                         format!(" (the same value as {})", show(&d.levels[j]))

@@ -179,6 +179,16 @@ fn equal_levels_spelled_differently_are_refused() {
     let o = run(&grid, &out, &[]);
     assert_fails(&o, &["duplicate level"]);
     assert!(!out.exists());
+    // -0.0 is 0.0: two points the report would draw as one level.
+    let zeros = write_grid_as(
+        tmp.path(),
+        "zeros.toml",
+        &small_grid(1).replace("[axes]\n", "[axes]\n\"client.deadline_s\" = [0.0, -0.0]\n"),
+    );
+    assert_fails(
+        &sweep(&["plan", &zeros]),
+        &["level -0.0 appears twice (the same value as 0.0)"],
+    );
 }
 
 #[test]
