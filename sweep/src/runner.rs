@@ -368,18 +368,27 @@ fn execute(
         eprintln!("removed {cleaned} incomplete file(s) left by an interrupted run");
     }
     // A whole-grid run finishes what shards left, and redoes the runs of
-    // a commit one of them cut short: that commit's series part would
-    // otherwise sit beside the redone one (readers of `series/*.parquet`
-    // would count those runs twice). Only a shard no writer holds.
+    // a commit one of them cut short, as that shard's resume would: the
+    // commit's files would otherwise sit beside the redone ones (readers
+    // of `series/*.parquet` would count those runs twice, and the runs
+    // part would be refused). Only a shard no writer holds.
     if shard == Shard::WHOLE {
-        for other in store.shards_with_leftovers(shard)? {
-            if let Some(_idle) = crate::lock::idle_shard(&store.root, other)? {
-                let cleaned = store.clean_incomplete(other)?;
-                if cleaned > 0 && !args.quiet {
-                    eprintln!(
-                        "removed {cleaned} incomplete file(s) left by an interrupted run of shard {}/{}",
-                        other.index, other.count
-                    );
+        for other in store.other_shards(shard)? {
+            let Some(_idle) = crate::lock::idle_shard(&store.root, other)? else {
+                continue;
+            };
+            let cleaned = store.clean_incomplete(other)?;
+            if cleaned > 0 && !args.quiet {
+                eprintln!(
+                    "removed {cleaned} incomplete file(s) left by an interrupted run of shard {}/{}",
+                    other.index, other.count
+                );
+            }
+            if store.index_path(other).exists() {
+                for note in store.drop_uncommitted(other)? {
+                    if !args.quiet {
+                        eprintln!("shard {}/{}: {note}", other.index, other.count);
+                    }
                 }
             }
         }

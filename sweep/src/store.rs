@@ -194,21 +194,17 @@ impl Store {
         Ok(removed)
     }
 
-    /// The other shards than `shard` whose series parts include one
-    /// without its runs part (a commit cut short).
-    pub fn shards_with_leftovers(&self, shard: Shard) -> Result<Vec<Shard>, StoreError> {
-        let runs: HashSet<_> = (self.runs_parts()?.into_iter())
-            .filter_map(|p| p.file_name().map(|n| n.to_owned()))
-            .collect();
+    /// The shards other than `shard` with part files in the directory.
+    pub fn other_shards(&self, shard: Shard) -> Result<Vec<Shard>, StoreError> {
         let mut shards = Vec::new();
-        for p in list_in(&series_dir(&self.root), ".parquet")? {
-            let name = file_name(&p);
-            if let Some((s, _)) = parse_part_name(&name)
-                && s != shard
-                && !runs.contains(p.file_name().expect("a file"))
-                && !shards.contains(&s)
-            {
-                shards.push(s);
+        for dir in [runs_dir(&self.root), series_dir(&self.root)] {
+            for p in list_in(&dir, ".parquet")? {
+                if let Some((s, _)) = parse_part_name(&file_name(&p))
+                    && s != shard
+                    && !shards.contains(&s)
+                {
+                    shards.push(s);
+                }
             }
         }
         Ok(shards)

@@ -420,49 +420,53 @@ fn parts_without_an_index_are_refused_and_kept() {
     assert_eq!(parts(&bad, "runs"), before);
 }
 
-/// A shard's commit cut short after its series part was renamed leaves a
-/// series part without its runs part; a whole-grid run in the directory
-/// redoes those runs, and removes that part (no writer holds the shard),
-/// so that `series/*.parquet` holds each run's seconds once.
+/// A shard's commit cut short leaves a series part without its runs part
+/// (after the series part's rename), or a runs part its index does not
+/// list (after the runs part's); a whole-grid run in the directory redoes
+/// those runs and removes what the commit left, as that shard's resume
+/// would (no writer holds the shard), so that each run is in `runs/` once
+/// and its seconds in `series/` once.
 #[test]
-fn a_whole_grid_run_removes_a_shard_s_cut_short_series_part() {
-    let tmp = tempfile::tempdir().unwrap();
-    let grid = write_grid(tmp.path(), &small_grid(2));
-    let out = tmp.path().join("w");
-    let out_arg = s(&out);
-    let shard = |k: &str, extra: &[&str]| {
-        let mut args = vec!["run", &grid, "--out", &out_arg, "--jobs", "1", "--shard", k];
-        args.extend(extra);
-        args.push("--no-report");
-        sweep(&args)
-    };
-    assert_ok(&shard("0/2", &[]));
-    let crashed = shard(
-        "1/2",
-        &["--batch-runs", "2", "--inject-crash", "series-renamed:2"],
-    );
-    assert!(!crashed.status.success(), "the injected crash stops it");
-    let leftover = |sub: &str| out.join(sub).join("part-s1of2-000001.parquet").exists();
-    assert!(
-        leftover("series") && !leftover("runs"),
-        "a series part without its runs part"
-    );
-    let o = run(&grid, &out, &[]);
-    assert_ok(&o);
-    assert_says(
-        &stderr(&o),
-        &["removed 1 incomplete file(s) left by an interrupted run of shard 1/2"],
-    );
-    assert!(!leftover("series"));
-    // Every run's seconds once: 16 runs of 5 s.
-    let rows: usize = (parts(&out, "series").iter())
-        .map(|p| {
-            use polars::prelude::{ParquetReader, SerReader};
-            ParquetReader::new(std::fs::File::open(p).unwrap())
-                .finish()
-                .unwrap()
-                .height()
-        })
-        .sum();
-    assert_eq!(rows, 16 * 5);
+fn a_whole_grid_run_removes_what_a_shard_s_cut_short_commit_left() {
+    for (step, said) in [
+        (
+            "series-renamed:2",
+            "removed 1 incomplete file(s) left by an interrupted run of shard 1/2",
+        ),
+        ("runs-renamed:2", "shard 1/2: "),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let grid = write_grid(tmp.path(), &small_grid(2));
+        let out = tmp.path().join("w");
+        let out_arg = s(&out);
+        let shard = |k: &str, extra: &[&str]| {
+            let mut args = vec!["run", &grid, "--out", &out_arg, "--jobs", "1", "--shard", k];
+            args.extend(extra);
+            args.push("--no-report");
+            sweep(&args)
+        };
+        assert_ok(&shard("0/2", &[]));
+        let crashed = shard("1/2", &["--batch-runs", "2", "--inject-crash", step]);
+        assert!(
+            !crashed.status.success(),
+            "{step}: the injected crash stops it"
+        );
+        let o = run(&grid, &out, &[]);
+        assert_ok(&o);
+        assert_says(&stderr(&o), &[said]);
+        let rows = |sub: &str| -> usize {
+            (parts(&out, sub).iter())
+                .map(|p| {
+                    use polars::prelude::{ParquetReader, SerReader};
+                    ParquetReader::new(std::fs::File::open(p).unwrap())
+                        .finish()
+                        .unwrap()
+                        .height()
+                })
+                .sum()
+        };
+        // 16 runs of 5 s, each once.
+        assert_eq!((rows("runs"), rows("series")), (16, 16 * 5), "{step}");
+        assert_ok(&report(&out));
+    }
 }
