@@ -215,7 +215,7 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
 /// Lists the files a report wrote under `analysis/`, so that the next one
 /// removes them first: a plot of a slice or metric no longer drawn would
 /// otherwise stay beside the new report, from other data.
-const REPORT_FILES: &str = ".report-files";
+pub const REPORT_FILES: &str = ".report-files";
 
 /// Removes the files the previous report listed (and nothing else: a name
 /// that leaves `analysis/` is skipped), then returns the files left with

@@ -53,7 +53,8 @@ pub struct Store {
     pub root: PathBuf,
 }
 
-/// The files this tool writes in a sweep directory, by folder.
+/// The files this tool writes in a sweep directory, by folder, besides the
+/// report's (listed in `analysis/.report-files`).
 type Written = (&'static str, fn(&str) -> bool);
 const WRITTEN: &[Written] = &[
     ("", |n| {
@@ -62,14 +63,6 @@ const WRITTEN: &[Written] = &[
     }),
     ("runs", is_part),
     ("series", is_part),
-    ("analysis", |n| {
-        [".md", ".html", ".csv", ".parquet"]
-            .iter()
-            .any(|e| n.ends_with(e))
-    }),
-    ("analysis/plots", |n| {
-        n.ends_with(".svg") || n.ends_with(".png")
-    }),
     ("slurm", |n| {
         n == "sweep.sbatch" || (n.starts_with("task-") && n.ends_with(".out"))
     }),
@@ -229,6 +222,30 @@ impl Store {
     /// manifests, the report, the Slurm script and its logs), and a folder
     /// only once it is empty, so that whatever a user put there stays.
     pub fn remove_all_written(&self) -> Result<(), StoreError> {
+        // A Parquet file beside the parts that is none of them would be
+        // refused after the run (its runs counted twice): refused before
+        // anything is deleted.
+        for dir in [runs_dir(&self.root), series_dir(&self.root)] {
+            if let Some(path) = (list_in(&dir, ".parquet")?.into_iter())
+                .find(|p| !is_part(p.file_name().and_then(|n| n.to_str()).unwrap_or("")))
+            {
+                return Err(StoreError::NotCommitted { path });
+            }
+        }
+        // The report's files are those its list names (`.report-files`),
+        // not every table or page a user may keep there.
+        let analysis = self.root.join("analysis");
+        if let Ok(text) = fs::read_to_string(analysis.join(analysis::report::REPORT_FILES)) {
+            for name in text.lines().map(Path::new) {
+                let inside =
+                    (name.components()).all(|c| matches!(c, std::path::Component::Normal(_)));
+                let path = analysis.join(name);
+                if inside && path.is_file() {
+                    remove(&path)?;
+                }
+            }
+            remove(&analysis.join(analysis::report::REPORT_FILES))?;
+        }
         for (sub, ours) in WRITTEN {
             let dir = self.root.join(sub);
             if !dir.is_dir() {

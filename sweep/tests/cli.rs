@@ -827,19 +827,59 @@ fn force_removes_only_what_this_tool_wrote() {
     let o = sweep(&["run", &grid, "--out", &out.display().to_string()]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(out.join("analysis/index.html").exists());
-    for mine in ["notes.txt", "analysis/notes.txt", "runs/keep.txt"] {
-        std::fs::write(out.join(mine), "mine").unwrap();
+    // A user's table and page among the report's (which lists its own).
+    let mine = [
+        "notes.txt",
+        "analysis/notes.txt",
+        "runs/keep.txt",
+        "analysis/keep.csv",
+        "analysis/mine.md",
+        "analysis/plots/mine.png",
+    ];
+    for m in mine {
+        std::fs::write(out.join(m), "mine").unwrap();
     }
     let o = run_grid(&grid, &out.display().to_string(), &["--force"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    for mine in ["notes.txt", "analysis/notes.txt", "runs/keep.txt"] {
-        assert!(out.join(mine).exists(), "{mine} was deleted");
+    for m in mine {
+        assert!(out.join(m).exists(), "{m} was deleted");
     }
     assert!(
         !out.join("analysis/index.html").exists(),
         "the old report stays"
     );
+    assert!(!out.join("analysis/summary.csv").exists());
     assert_eq!(runs_table(&out).height(), 8);
+    // A Parquet file beside the parts that is none of them: refused before
+    // anything is deleted (it was refused after, the results gone).
+    std::fs::write(out.join("runs/mine.parquet"), "mine").unwrap();
+    let o = run_grid(&grid, &out.display().to_string(), &["--force"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_says(
+        &stderr(&o),
+        &["runs/mine.parquet", "not a part this sweep committed"],
+    );
+    assert_eq!(runs_table_of_parts(&out), 8, "the results are kept");
+}
+
+/// The rows of the runs parts (`part-*.parquet`) of `dir`.
+fn runs_table_of_parts(dir: &Path) -> usize {
+    let mut rows = 0;
+    for e in std::fs::read_dir(dir.join("runs")).unwrap() {
+        let p = e.unwrap().path();
+        if p.file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with("part-")
+        {
+            rows += ParquetReader::new(std::fs::File::open(p).unwrap())
+                .finish()
+                .unwrap()
+                .height();
+        }
+    }
+    rows
 }
 
 #[test]
