@@ -82,7 +82,12 @@ pub fn slurm(args: &SlurmArgs) -> Result<ExitCode, Error> {
         exe = sh(&exe_s),
         out = sh(&out_s),
         last = n - 1,
-        output = sbatch_quote(&format!("--output={dir_s}/task-%A_%a.out")),
+        // sbatch expands `%` patterns in the path: the directory's own `%`
+        // are doubled, so that only the job and task numbers are patterns.
+        output = sbatch_quote(&format!(
+            "--output={}/task-%A_%a.out",
+            dir_s.replace('%', "%%")
+        )),
     );
     if let Some(c) = args.cpus_per_task {
         script.push_str(&format!("#SBATCH --cpus-per-task={c}\n"));

@@ -84,6 +84,20 @@ fn slurm_script_quotes_every_value_and_refuses_control_characters() {
         .unwrap();
     let words = String::from_utf8_lossy(&words.stdout).to_string();
     assert!(words.lines().any(|w| w == dir), "{words}");
+    // sbatch expands `%j` in a path: the directory's `%` are doubled.
+    let percent = tmp.path().join("q%j");
+    let script = slurm_script(&[
+        &grid,
+        "--tasks",
+        "2",
+        "--out",
+        &percent.display().to_string(),
+    ]);
+    let dir = tmp.path().join("q%%j").display().to_string();
+    assert!(
+        script.contains(&format!("--output={dir}/slurm/task-%A_%a.out")),
+        "{script}"
+    );
 
     for (flag, value) in [
         ("--out", "x\nrm -rf ~"),
