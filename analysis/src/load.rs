@@ -245,9 +245,40 @@ impl Sweep {
 
     /// A metric per run as floats (`true` = 1); `None` for failed runs and
     /// undefined values; `None` overall when there is no such column.
+    /// A metric's value in each run (null where the run has none). A run
+    /// that cannot show recovery ([`Sweep::without_verdict`]) has no
+    /// `recovered` and no `recovery_censored_s`: it neither recovered nor
+    /// failed to.
     pub fn metric(&self, name: &str) -> Option<Vec<Option<f64>>> {
+        let mut values = self.column(name)?;
+        if matches!(name, "recovered" | "recovery_censored_s") {
+            for run in self.without_verdict() {
+                values[run] = None;
+            }
+        }
+        Some(values)
+    }
+
+    fn column(&self, name: &str) -> Option<Vec<Option<f64>>> {
         let c = self.runs.column(name).ok()?.cast(&DataType::Float64).ok()?;
         Some(c.f64().ok()?.iter().collect())
+    }
+
+    /// The runs that cannot show recovery (failed runs have no metrics): their trigger ends less than
+    /// a recovery window before their arrivals end, so no window is judged
+    /// (R2). They are those not recovered whose censored time is under 1 s:
+    /// the censored time of a run not recovered is the last window start
+    /// minus the trigger's end, plus 1 s, clamped at 0, so at least 1 s
+    /// exactly when a window fits.
+    pub fn without_verdict(&self) -> Vec<usize> {
+        let (Some(recovered), Some(censored)) =
+            (self.column("recovered"), self.column("recovery_censored_s"))
+        else {
+            return Vec::new();
+        };
+        (0..recovered.len())
+            .filter(|&run| recovered[run] == Some(0.0) && censored[run].is_some_and(|c| c < 1.0))
+            .collect()
     }
 
     pub fn cell(&self, run: usize) -> usize {

@@ -1864,6 +1864,12 @@ fn index_markdown(
         m.status,
     ));
     md.push_str("## In short\n\n");
+    let no_verdict = sweep.without_verdict().len();
+    if trigger && no_verdict > 0 {
+        md.push_str(&format!(
+            "{no_verdict} of the ok runs cannot show recovery: their trigger ends less than the recovery window before their arrivals end (lengthen `client.duration_s`). They have no verdict: every rate, table and index below leaves them out.\n\n"
+        ));
+    }
     match design {
         Some(d) => {
             if !trigger {

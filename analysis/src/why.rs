@@ -667,20 +667,14 @@ pub mod section {
             return Ok(None);
         }
         let ok = sweep.ok();
-        // A run whose trigger ends less than a recovery window before its
-        // arrivals end cannot show recovery (its censored time is 0): it is
-        // not counted as not recovering.
-        let censored = sweep.metric("recovery_censored_s").unwrap_or_default();
-        let mut unobservable = 0;
+        // A run that cannot show recovery has no verdict (`recovered` is
+        // null there): it is not counted as not recovering.
+        let unobservable = sweep.without_verdict().len();
         let mut cells: HashMap<usize, CellRuns> = HashMap::new();
         for (run, rec) in recovered.iter().enumerate() {
             let Some(rec) = rec.filter(|_| ok[run]) else {
                 continue;
             };
-            if rec <= 0.5 && censored.get(run).copied().flatten() == Some(0.0) {
-                unobservable += 1;
-                continue;
-            }
             let c = cells.entry(sweep.cell(run)).or_default();
             c.0 += 1;
             if rec > 0.5 {

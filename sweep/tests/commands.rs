@@ -531,3 +531,43 @@ strategy = ["naive", "protected"]
     assert_eq!(manifest(&out)["status"], "complete");
     assert!(manifest(&out)["ok"].as_u64().unwrap() > written);
 }
+
+/// A run whose trigger ends less than a recovery window before its
+/// arrivals end cannot show recovery: it has no verdict (it was counted as
+/// not recovered), and the report says how many such runs it left out.
+#[test]
+fn runs_that_cannot_show_recovery_have_no_verdict() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(
+        tmp.path(),
+        "name = \"verdict\"\nscenario = \"ch37\"\nseeds = [1, 2]\n\
+         [set]\nhorizon_s = 14\n\"svc_b.slow.start_s\" = 2\n\"svc_b.slow.duration_s\" = 3.5\n\
+         [axes]\n\"client.duration_s\" = [4, 12]\nstrategy = [\"naive\", \"protected\"]\n",
+    );
+    let out = tmp.path().join("out");
+    assert_ok(&sweep(&[
+        "run",
+        &grid,
+        "--out",
+        &out.display().to_string(),
+        "-q",
+    ]));
+    let index = std::fs::read_to_string(out.join("analysis/index.md")).unwrap();
+    assert_says(&index, &["4 of the ok runs cannot show recovery"]);
+    let summary = std::fs::read_to_string(out.join("analysis/summary.csv")).unwrap();
+    let p_of = |duration: &str, strategy: &str| {
+        let line = (summary.lines())
+            .find(|l| l.starts_with(&format!("{duration},{strategy},")))
+            .unwrap_or_else(|| panic!("{duration} {strategy}: {summary}"));
+        line.split(',').nth(4).unwrap().to_string()
+    };
+    // The window ends at 5.5 s: none of [6, 9) fits in 4 s of arrivals.
+    assert_eq!(
+        (p_of("4.0", "naive"), p_of("4.0", "protected")),
+        (String::new(), String::new())
+    );
+    assert_eq!(
+        (p_of("12.0", "naive"), p_of("12.0", "protected")),
+        ("1.0".into(), "0.0".into())
+    );
+}

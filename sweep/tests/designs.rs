@@ -12,8 +12,8 @@ fn plan_json(args: &[&str]) -> serde_json::Value {
 const SAMPLED: &str = r#"name = "sampled"
 scenario = "ch37"
 [set]
-"client.duration_s" = 4
-horizon_s = 5
+"client.duration_s" = 8
+horizon_s = 9
 "svc_b.slow.start_s" = 1
 [axes]
 strategy = ["naive", "protected"]
