@@ -222,24 +222,32 @@ pub const REPORT_FILES: &str = ".report-files";
 /// their modification times: those this report does not rewrite are not
 /// its own.
 fn remove_previous_report(dir: &Path) -> Result<Files, ReportError> {
-    let list = dir.join(REPORT_FILES);
-    if let Ok(text) = std::fs::read_to_string(&list) {
-        for name in text.lines().map(Path::new) {
-            let inside = name
-                .components()
-                .all(|c| matches!(c, std::path::Component::Normal(_)));
-            if inside {
-                let path = dir.join(name);
-                match std::fs::remove_file(&path) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                        return Err(IoError::at(&path)(e).into());
-                    }
-                    _ => {}
+    remove_listed_files(dir)?;
+    files_under(dir)
+}
+
+/// Removes the files the report in `dir` (a sweep's `analysis/`) listed,
+/// and nothing else: a name that leaves `dir` is skipped, the list itself
+/// stays. What `run --force` deletes of a report, too.
+pub fn remove_listed_files(dir: &Path) -> Result<(), IoError> {
+    let Ok(text) = std::fs::read_to_string(dir.join(REPORT_FILES)) else {
+        return Ok(());
+    };
+    for name in text.lines().map(Path::new) {
+        let inside = name
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+        if inside {
+            let path = dir.join(name);
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(IoError::at(&path)(e));
                 }
+                _ => {}
             }
         }
     }
-    files_under(dir)
+    Ok(())
 }
 
 /// Files relative to `analysis/`, with their modification times.

@@ -85,19 +85,14 @@ fn run(args: &DiffArgs) -> Result<ExitCode, DiffError> {
             .filter(|(ra, rb)| !ra.failed && !rb.failed)
             .collect();
         for (k, metric) in metrics.iter().enumerate() {
-            let one_sided = (both_ok.iter())
-                .filter(|(ra, rb)| ra.values[k].is_some() != rb.values[k].is_some())
+            let defined = |r: &Run| r.values[k].is_some();
+            let in_a = (both_ok.iter())
+                .filter(|(ra, rb)| defined(ra) && !defined(rb))
                 .count();
-            if one_sided > 0 {
-                let (in_a, in_b) = (both_ok.iter())
-                    .filter(|(ra, rb)| ra.values[k].is_some() != rb.values[k].is_some())
-                    .fold((0, 0), |(a, b), (ra, _)| {
-                        if ra.values[k].is_some() {
-                            (a + 1, b)
-                        } else {
-                            (a, b + 1)
-                        }
-                    });
+            let in_b = (both_ok.iter())
+                .filter(|(ra, rb)| !defined(ra) && defined(rb))
+                .count();
+            if in_a + in_b > 0 {
                 undefined.push([
                     label.clone(),
                     metric.clone(),

@@ -170,6 +170,15 @@ struct Checked {
     metrics: Vec<sim_core::Metric>,
 }
 
+/// Counts `(point, cause, points)` into `inert`, by the cause's path: the
+/// first point that showed it, and at how many points.
+fn count_inert(inert: &mut Vec<(u64, ConfigError, u64)>, (i, cause, n): (u64, ConfigError, u64)) {
+    match inert.iter_mut().find(|(_, c, _)| c.path == cause.path) {
+        Some((_, _, total)) => *total += n,
+        None => inert.push((i, cause, n)),
+    }
+}
+
 /// Adds to `union` the metrics of `more` it lacks, each after the metric
 /// that precedes it in `more` (so that a tier's per-replica metrics join
 /// the tier's), keeping `union`'s order.
@@ -909,7 +918,7 @@ impl Grid {
             largest: (u64, u64),
             metrics: Vec<sim_core::Metric>,
         }
-        let chunks: Vec<Found> = (0..checked.div_ceil(CHUNK))
+        let mut chunks: Vec<Found> = (0..checked.div_ceil(CHUNK))
             .into_par_iter()
             .map(|c| {
                 let mut found: Vec<(u64, ConfigError)> = Vec::new();
@@ -928,10 +937,7 @@ impl Grid {
                                 largest = (i, bytes);
                             }
                             for cause in sim_core::inert_settings(&s) {
-                                match inert.iter_mut().find(|(_, c, _)| c.path == cause.path) {
-                                    Some((_, _, n)) => *n += 1,
-                                    None => inert.push((i, cause, 1)),
-                                }
+                                count_inert(&mut inert, (i, cause, 1));
                             }
                         }
                         Err(es) => {
@@ -959,17 +965,14 @@ impl Grid {
             .fold((0, 0), |a, b| if b.1 > a.1 { b } else { a });
         let valid: u64 = chunks.iter().map(|f| f.valid).sum();
         let mut metrics = Vec::new();
-        for f in &chunks {
-            merge_metrics(&mut metrics, f.metrics.clone());
+        for f in &mut chunks {
+            merge_metrics(&mut metrics, std::mem::take(&mut f.metrics));
         }
         // Per key that cannot act somewhere: its first point (chunks are in
         // point order) and at how many points.
         let mut inert: Vec<(u64, ConfigError, u64)> = Vec::new();
-        for (i, cause, n) in chunks.iter().flat_map(|f| f.inert.iter().cloned()) {
-            match inert.iter_mut().find(|(_, c, _)| c.path == cause.path) {
-                Some((_, _, total)) => *total += n,
-                None => inert.push((i, cause, n)),
-            }
+        for found in chunks.iter().flat_map(|f| f.inert.iter().cloned()) {
+            count_inert(&mut inert, found);
         }
         let mut problems: Vec<(u64, ConfigError)> =
             chunks.into_iter().flat_map(|f| f.errors).collect();

@@ -54,8 +54,7 @@ impl Lock {
             Taken::Busy(_) if whole_dir => return Err(held(shard_holders(root)?)),
             Taken::Busy(holder) => return Err(held(holder)),
         };
-        let name = format!(".sweep-s{}of{}.lock", shard.index, shard.count);
-        match take(root, &name, true)? {
+        match take(root, &shard_lock(shard), true)? {
             Taken::Locked(own) => Ok(Lock {
                 _files: vec![dir, own],
             }),
@@ -64,11 +63,15 @@ impl Lock {
     }
 }
 
+/// The lock file of `shard`'s writer.
+fn shard_lock(shard: Shard) -> String {
+    format!(".sweep-s{}of{}.lock", shard.index, shard.count)
+}
+
 /// The lock of `shard`'s writer in `root`, if no writer holds it: held,
 /// that shard's leftovers can be cleaned without racing its commit.
 pub fn idle_shard(root: &Path, shard: Shard) -> Result<Option<Lock>, LockError> {
-    let name = format!(".sweep-s{}of{}.lock", shard.index, shard.count);
-    Ok(match take(root, &name, true)? {
+    Ok(match take(root, &shard_lock(shard), true)? {
         Taken::Locked(f) => Some(Lock { _files: vec![f] }),
         Taken::Busy(_) => None,
     })

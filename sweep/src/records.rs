@@ -25,6 +25,7 @@ use crate::grid::PointColumn;
 use polars::prelude::*;
 use sim_core::params::Kind;
 use sim_core::{RunResult, Value as Metric};
+use std::collections::HashMap;
 
 /// Why a run has no result; its message is the runs table's `error`.
 #[derive(Clone, Debug, thiserror::Error)]
@@ -56,6 +57,9 @@ pub struct Layout {
     pub point: Vec<PointColumn>,
     /// The metrics (name, a value of each one's type, doc and unit).
     pub metrics: Vec<sim_core::Metric>,
+    /// Each metric's column, by name (for runs whose metrics are not the
+    /// table's in its order).
+    column_of: HashMap<String, usize>,
     pub tiers: Vec<String>,
     /// Per tier: it has replicas at some point of the grid (several in the
     /// scenario, or `<tier>.replicas` set or swept), so the series carry
@@ -236,6 +240,9 @@ impl Layout {
             retry_origins: retry_origins(&point, scenario),
             binned: scenario.series_bin_s < 1.0 || set("series_bin_s"),
             point,
+            column_of: (metrics.iter().enumerate())
+                .map(|(k, m)| (m.name.clone(), k))
+                .collect(),
             metrics,
             tiers: scenario.tiers.iter().map(|t| t.name.clone()).collect(),
             replicated,
@@ -513,12 +520,9 @@ impl Layout {
         if same {
             return Ok(metrics.into_iter().map(|m| Some(m.value)).collect());
         }
-        let index: std::collections::HashMap<&str, usize> = (self.metrics.iter().enumerate())
-            .map(|(k, m)| (m.name.as_str(), k))
-            .collect();
         let mut values = vec![None; self.metrics.len()];
         for m in metrics {
-            let Some(&k) = index.get(m.name.as_str()) else {
+            let Some(&k) = self.column_of.get(&m.name) else {
                 polars_bail!(ComputeError: "run {run_id}: metric `{}` has no column in the runs table (a point the grid did not check at load has metrics the checked ones lack)", m.name);
             };
             values[k] = Some(m.value);

@@ -235,16 +235,10 @@ impl Store {
         // The report's files are those its list names (`.report-files`),
         // not every table or page a user may keep there.
         let analysis = self.root.join("analysis");
-        if let Ok(text) = fs::read_to_string(analysis.join(analysis::report::REPORT_FILES)) {
-            for name in text.lines().map(Path::new) {
-                let inside =
-                    (name.components()).all(|c| matches!(c, std::path::Component::Normal(_)));
-                let path = analysis.join(name);
-                if inside && path.is_file() {
-                    remove(&path)?;
-                }
-            }
-            remove(&analysis.join(analysis::report::REPORT_FILES))?;
+        let list = analysis.join(analysis::report::REPORT_FILES);
+        if list.exists() {
+            analysis::report::remove_listed_files(&analysis)?;
+            remove(&list)?;
         }
         for (sub, ours) in WRITTEN {
             let dir = self.root.join(sub);
