@@ -1987,11 +1987,11 @@ fn tables_markdown(
         return Ok(());
     }
     if trigger {
-        md.push_str("Means over seeds (ok runs); P(not recovered) with its Wilson 95% interval, and the rule of three (3/N) where no seed differed (`p_not_recovered_note`). Recovery time is censored: `recovery_s_mean` is `never` where no seed recovered and `>= X (k of n censored)` where some did not (X counts a run that did not recover as the first recovery time it could not observe, a lower bound); the number itself is `recovery_censored_s_mean` in `summary.csv`. ");
+        md.push_str("Means over seeds (ok runs); P(not recovered) with its Wilson 95% interval, and the exact 95% bound on the outcome never seen, 1 − 0.05^(1/N), where no seed differed (`p_not_recovered_note`). Recovery time is censored: `recovery_s_mean` is `never` where no seed recovered and `>= X (k of n censored)` where some did not (X counts a run that did not recover as the first recovery time it could not observe, a lower bound); the number itself is `recovery_censored_s_mean` in `summary.csv`. ");
     } else {
         md.push_str("Means over seeds (ok runs), the grid's `[report] metrics` first; no recovery columns (no trigger). ");
     }
-    md.push_str("Full table with std, 95% interval of the mean over the point's seeds, min and max: `summary.csv` / `summary.parquet`; `<metric>_ci_method` names each interval: Wilson for yes/no metrics (with `<metric>_rule_of_three` when no seed differed), the t-interval clipped to [0, 1] for rates and shares and at 0 for counts (clipping never lowers coverage), bootstrap-t clipped at 0 for times (`_s`: skewed, where the t-interval is short on the long side), none when no seed-to-seed variation was observed.\n\n");
+    md.push_str("Full table with std, 95% interval of the mean over the point's seeds, min and max: `summary.csv` / `summary.parquet`; `<metric>_ci_method` names each interval: Wilson for yes/no metrics (with `<metric>_unseen_high` when no seed differed), the t-interval clipped to [0, 1] for rates and shares and at 0 for counts (clipping never lowers coverage), bootstrap-t clipped at 0 for times (`_s`: skewed, where the t-interval is short on the long side), none when no seed-to-seed variation was observed.\n\n");
     let points = summary.height();
     if points > 12 {
         md.push_str(&collapsed(&format!("{points} points"), headline));
@@ -2007,7 +2007,7 @@ fn tables_markdown(
         });
         md.push_str(&ranked);
     }
-    md.push_str("\n### Main effects\n\nThe marginal mean of the metric at each level of each axis, per strategy: the mean of the point means over the other axes (every point weighs the same). Two ranges, not to be confused: `ci_low`/`ci_high` is the 95% confidence interval of that mean from seed noise only (t over the shared seeds, clipped to the metric's range; `ci_method`), `spread_min`/`spread_max` the lowest and highest point mean over the other axes at that level (how much they move it, not uncertainty). Table: `main_effects.csv`.\n");
+    md.push_str("\n### Main effects\n\nThe marginal mean of the metric at each level of each axis, per strategy: the mean of the point means over the other axes (every point weighs the same). Two ranges, not to be confused: `ci_low`/`ci_high` is the 95% confidence interval of that mean from seed noise only (t over the shared seeds, clipped to the metric's range; `ci_method`), `spread_min`/`spread_max` the lowest and highest point mean over the other axes at that level (how much they move it, not uncertainty). A cell marked `(k of N points)` or `(k of N runs)` is a mean over fewer than its neighbours' (the others failed or have no value there): not over the same points, so compare it with care. Table: `main_effects.csv`.\n");
     md.push_str(&collapsed(
         "Main-effect tables, per metric and axis",
         effects_md,
@@ -2029,8 +2029,13 @@ fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, Repo
     let recovered = sweep.metric("recovered").filter(|_| trigger);
     let recovery = sweep.metric("recovery_censored_s");
     if let (Some(rec), Some(time)) = (recovered, recovery) {
+        // Per point: runs that did not recover, runs with a verdict, the
+        // recovery times, and all its runs (failed ones and those without
+        // a verdict too).
         let mut per_cell: HashMap<usize, (usize, usize, Vec<f64>)> = HashMap::new();
+        let mut all_runs: HashMap<usize, usize> = HashMap::new();
         for run in 0..sweep.runs.height() {
+            *all_runs.entry(sweep.cell(run)).or_default() += 1;
             let Some(r) = rec[run] else { continue };
             let e = per_cell.entry(sweep.cell(run)).or_default();
             e.1 += 1;
@@ -2063,19 +2068,38 @@ fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, Repo
                 cells.len()
             ));
             let shown: Vec<String> = never.iter().take(8).map(|d| format!("`{d}`")).collect();
+            let partly = (cells.iter())
+                .filter(|(c, (n, t, _))| n == t && *t < all_runs[c])
+                .count();
             out.push_str(&format!(
-                ": {}{}.\n",
+                ": {}{}{}.\n",
                 shown.join(", "),
-                if never.len() > 8 { ", ..." } else { "" }
+                if never.len() > 8 { ", ..." } else { "" },
+                if partly > 0 {
+                    format!(" ({partly} of them judged on fewer runs than they have: the others failed or have no verdict)")
+                } else {
+                    String::new()
+                }
             ));
         }
         let fastest = cells
             .iter()
             .filter(|(_, (n, _, ts))| *n == 0 && !ts.is_empty())
-            .map(|(c, (_, _, ts))| (*c, ts.iter().sum::<f64>() / ts.len() as f64))
+            .map(|(c, (_, judged, ts))| (*c, ts.iter().sum::<f64>() / ts.len() as f64, *judged))
             .min_by(|a, b| a.1.total_cmp(&b.1));
-        if let Some((c, t)) = fastest {
-            out.push_str(&format!("- **Fastest to recover** (every seed): `{}`, {t:.2} s on average after the window.\n", describe(c)));
+        if let Some((c, t, judged)) = fastest {
+            let runs = all_runs[&c];
+            let which = if judged == runs {
+                "every seed".to_string()
+            } else {
+                format!(
+                    "every run with a verdict: {judged} of {runs}, the others failed or have none"
+                )
+            };
+            out.push_str(&format!(
+                "- **Fastest to recover** ({which}): `{}`, {t:.2} s on average after the window.\n",
+                describe(c)
+            ));
         }
     }
     // The axis that moves each metric most, metrics grouped by it: one
@@ -3094,6 +3118,44 @@ mod tests {
                 "on the 20 runs where `goodput < 0.45 and not goodput > 2` is true or false,"
             ),
             "{section}"
+        );
+    }
+
+    /// "In short" names the fastest point "every seed" only when each of its
+    /// runs has a verdict: one of b/x=1's two runs cannot show recovery.
+    #[test]
+    fn in_short_says_the_fastest_point_was_judged_on_fewer_runs() {
+        fn lone(s: usize, l: usize) -> bool {
+            s == 1 && l == 0
+        }
+        let tmp = write_sweep(
+            "x",
+            &[1.0, 1.0, 2.0, 2.0],
+            &[
+                ("window_start_s", &|_, _| 10.0),
+                ("window_end_s", &|_, _| 12.0),
+                ("recovered", &|s, l| if lone(s, l) { 0.0 } else { s as f64 }),
+                ("recovery_censored_s", &|s, l| {
+                    if lone(s, l) {
+                        0.5
+                    } else {
+                        [28.0, 1.0][s] + l as f64 * 0.1
+                    }
+                }),
+            ],
+            "{}",
+        );
+        let report = write(tmp.path()).unwrap();
+        let md = std::fs::read_to_string(&report.index_md).unwrap();
+        let short = &md[md.find("## In short").unwrap()..md.find("## What happened").unwrap()];
+        let fastest = short
+            .lines()
+            .find(|l| l.contains("**Fastest to recover**"))
+            .expect(short);
+        assert!(
+            fastest.contains("(every run with a verdict: 1 of 2, the others failed or have none)")
+                && fastest.contains("1.10 s on average"),
+            "{short}"
         );
     }
 

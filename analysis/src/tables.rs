@@ -86,7 +86,8 @@ fn rows_by_cell(sweep: &Sweep) -> Vec<Vec<usize>> {
 }
 
 /// One row per point: axis values, run counts, P(not recovered) with its
-/// Wilson interval (and the rule of three when no seed differed), and per
+/// Wilson interval (and the exact bound on the outcome never seen when no
+/// seed differed), and per
 /// metric mean, std, a 95% interval of the mean by the metric's support
 /// (`{m}_ci_method` names it: Wilson for yes/no, the t-interval clipped to
 /// [0, 1] or at 0 otherwise, none when no seed differed), min and max over
@@ -155,7 +156,7 @@ pub fn summary(sweep: &Sweep, metrics: &[String]) -> Result<DataFrame, ReportErr
             "p_not_recovered_note".into(),
             counts
                 .iter()
-                .map(|&(k, n)| rule_of_three_note(k, n, "not recovered", "recovered"))
+                .map(|&(k, n)| unseen_note(k, n, "not recovered", "recovered"))
                 .collect::<Vec<_>>(),
         ));
     }
@@ -196,9 +197,9 @@ pub fn summary(sweep: &Sweep, metrics: &[String]) -> Result<DataFrame, ReportErr
         ));
         if support == Support::YesNo {
             cols.push(Column::new(
-                format!("{m}_rule_of_three").into(),
+                format!("{m}_unseen_high").into(),
                 ci.iter()
-                    .map(|c| c.as_ref().and_then(|c| c.rule_of_three))
+                    .map(|c| c.as_ref().and_then(|c| c.unseen_high))
                     .collect::<Vec<_>>(),
             ));
         }
@@ -212,17 +213,17 @@ pub fn summary(sweep: &Sweep, metrics: &[String]) -> Result<DataFrame, ReportErr
     Ok(df)
 }
 
-/// When `k` of `n` seeds had the outcome and none or all did: the rule of
-/// three bounds the rate of the outcome never seen by 3/n.
-fn rule_of_three_note(k: u64, n: u64, yes: &str, no: &str) -> Option<String> {
+/// When `k` of `n` seeds had the outcome and none or all did: the exact
+/// 95% bound on the rate of the outcome never seen.
+fn unseen_note(k: u64, n: u64, yes: &str, no: &str) -> Option<String> {
     if n == 0 || (k != 0 && k != n) {
         return None;
     }
     let (seen, unseen) = if k == 0 { (no, yes) } else { (yes, no) };
     Some(format!(
-        "{} in all {n} seeds: P({unseen}) < {:.3} (rule of three, 3/{n})",
+        "{} in all {n} seeds: P({unseen}) < {:.3} (exact one-sided 95% bound, 1 - 0.05^(1/{n}))",
         seen,
-        stats::rule_of_three(n as usize)
+        stats::unseen_high(n as usize)
     ))
 }
 
@@ -415,8 +416,8 @@ fn marginal(cells: &[Vec<(u64, f64)>], support: Support) -> Effect {
         let note = stats::no_variation(seeds);
         if support == Support::YesNo {
             format!(
-                "{note}: rate of the outcome not seen < {:.3} per point (rule of three, 3/{seeds})",
-                stats::rule_of_three(seeds)
+                "{note}: rate of the outcome not seen < {:.3} per point (exact one-sided 95% bound, 1 - 0.05^(1/{seeds}))",
+                stats::unseen_high(seeds)
             )
         } else {
             note
@@ -610,13 +611,29 @@ pub fn effects_markdown(effects: &[Effect], metric: &str, dim: &str) -> String {
         head.join(" | "),
         "---|".repeat(head.len())
     );
+    // Every level of a complete grid has the same points and runs; a level
+    // with fewer (its runs failed, or the metric is undefined there) is a
+    // mean over other points than its neighbours', and says so.
+    let full_points = rows.iter().map(|e| e.points).max().unwrap_or(0);
+    let full_runs = rows.iter().map(|e| e.n).max().unwrap_or(0);
     for level in levels {
         let cells: Vec<String> = strategies
             .iter()
             .map(|s| {
                 rows.iter()
                     .find(|e| e.level == level && e.strategy.as_deref() == *s)
-                    .map_or("-".to_string(), |e| cell(metric, e))
+                    .map_or("-".to_string(), |e| {
+                        let text = cell(metric, e);
+                        if e.mean.is_none() {
+                            text
+                        } else if e.points < full_points {
+                            format!("{text} ({} of {full_points} points)", e.points)
+                        } else if e.n < full_runs {
+                            format!("{text} ({} of {full_runs} runs)", e.n)
+                        } else {
+                            text
+                        }
+                    })
             })
             .collect();
         md.push_str(&format!("| {level} | {} |\n", cells.join(" | ")));

@@ -214,12 +214,15 @@ fn summary_has_wilson_intervals_and_moments() {
         text("success_rate_after_ci_method")[3].as_deref(),
         Some("no seed-to-seed variation observed in 2 seeds")
     );
-    // recovered is a yes/no: Wilson, and the rule of three when constant.
+    // recovered is a yes/no: Wilson, and the exact bound when constant.
     assert_eq!(text("recovered_ci_method")[1].as_deref(), Some("Wilson"));
-    assert_eq!(col("recovered_rule_of_three")[0], Some(1.0));
+    // 1 - 0.05^(1/2) = 0.776393 (the rule of three, 3/2, says nothing).
+    assert!((col("recovered_unseen_high")[0].unwrap() - 0.776_393).abs() < 1e-6);
     assert_eq!(
         text("p_not_recovered_note")[0].as_deref(),
-        Some("recovered in all 2 seeds: P(not recovered) < 1.000 (rule of three, 3/2)")
+        Some(
+            "recovered in all 2 seeds: P(not recovered) < 0.776 (exact one-sided 95% bound, 1 - 0.05^(1/2))"
+        )
     );
     assert_eq!(text("p_not_recovered_note")[1], None);
 }
@@ -265,4 +268,28 @@ fn the_whole_report_is_written() {
     ] {
         assert!(dir.join("analysis").join(f).exists(), "{f}");
     }
+}
+
+#[test]
+fn a_level_over_fewer_points_or_runs_says_so() {
+    let effect = |level: &str, n: usize, points: usize| tables::Effect {
+        dim: "x".to_string(),
+        level: level.to_string(),
+        strategy: Some("a".to_string()),
+        metric: "goodput".to_string(),
+        n,
+        points,
+        mean: Some(0.5),
+        ci: None,
+        ci_method: None,
+        spread: None,
+        censored: None,
+    };
+    // Level 2 lost one of its two points (its runs failed), level 3 one
+    // of its four runs (the metric is undefined there).
+    let effects = [effect("1", 4, 2), effect("2", 2, 1), effect("3", 3, 2)];
+    assert_eq!(
+        tables::effects_markdown(&effects, "goodput", "x"),
+        "| x | a |\n|---|---|\n| 1 | 0.500 |\n| 2 | 0.500 (1 of 2 points) |\n| 3 | 0.500 (3 of 4 runs) |\n"
+    );
 }
