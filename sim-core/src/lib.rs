@@ -33,7 +33,7 @@ pub use params::{ConfigError, apply_all, parse_value};
 pub use result::{Metric, RunResult, Value};
 pub use scenario::Scenario;
 pub use trace::TraceStep;
-pub use validate::{inert_settings, validate, validate_settings};
+pub use validate::{inert_overrides, inert_settings, validate, validate_settings};
 
 /// Runs one simulation. Validates first: an invalid scenario returns every
 /// problem at once; a run that exceeds its event budget returns an error
@@ -73,8 +73,8 @@ fn simulate(scenario: &Scenario, seed: u64, scratch: &mut Scratch) -> Result<Run
 }
 
 /// A scenario that [`validate`] accepted (or, as a grid's point,
-/// [`validate_settings`]). Only [`ValidScenario::new`] and
-/// [`ValidScenario::point`] make one, and it gives read access only, so
+/// [`validate_settings`]; as a base with overrides, [`apply_validated`]).
+/// Only these make one, and it gives read access only, so
 /// that [`run_validated`] can trust it without validating again.
 #[derive(Clone, Debug)]
 pub struct ValidScenario(Scenario);
@@ -104,29 +104,50 @@ impl std::ops::Deref for ValidScenario {
     }
 }
 
-/// Runs one simulation like [`run`] and also records every step taken on
-/// behalf of user request number `user` (0 is the first to arrive). The
-/// result is the same as [`run`]'s: tracing draws nothing.
+/// Runs one simulation like [`run_validated`] and also records every step
+/// taken on behalf of user request number `user` (0 is the first to
+/// arrive). The result is the same as [`run`]'s: tracing draws nothing.
 pub fn trace(
-    scenario: &Scenario,
+    scenario: &ValidScenario,
     seed: u64,
     user: u32,
 ) -> Result<(RunResult, Vec<TraceStep>), RunError> {
-    validate(scenario).map_err(RunError::Invalid)?;
     let model = model::Model::new(scenario);
     engine::simulate(&model, seed, Some(user), &mut Scratch::default())
 }
 
 /// A built-in scenario (by name) or a scenario file (by path), with
-/// `overrides` applied (`strategy` first) and validated.
+/// `overrides` applied (`strategy` first) and validated
+/// ([`apply_validated`]).
 pub fn resolve(
     base: &str,
     overrides: &[(String, toml::Value)],
-) -> Result<Scenario, Vec<ConfigError>> {
-    let mut scenario = load_base(base)?;
+) -> Result<ValidScenario, Vec<ConfigError>> {
+    apply_validated(load_base(base)?, overrides)
+}
+
+/// `base` with `overrides` applied (`strategy` first), validated: every
+/// problem at once, a key that cannot act among them when the overrides
+/// write it or it cannot act in `base` already ([`inert_overrides`]).
+pub fn apply_validated(
+    base: Scenario,
+    overrides: &[(String, toml::Value)],
+) -> Result<ValidScenario, Vec<ConfigError>> {
+    let idle_in_base: Vec<String> = inert_settings(&base).into_iter().map(|e| e.path).collect();
+    let mut scenario = base;
     apply_all(&mut scenario, overrides)?;
-    validate(&scenario)?;
-    Ok(scenario)
+    let mut errors = validate_settings(&scenario).err().unwrap_or_default();
+    for e in inert_overrides(&scenario, &idle_in_base, overrides) {
+        // A value refused for its range is not told twice.
+        if !errors.iter().any(|seen| seen.path == e.path) {
+            errors.push(e);
+        }
+    }
+    if errors.is_empty() {
+        Ok(ValidScenario(scenario))
+    } else {
+        Err(errors)
+    }
 }
 
 /// A built-in scenario by name, or else a TOML file by path.

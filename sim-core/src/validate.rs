@@ -57,6 +57,31 @@ pub fn inert_settings(s: &Scenario) -> Vec<ConfigError> {
     errors
 }
 
+/// The keys of `s` (a base scenario with `overrides` applied) that cannot
+/// act and are the overrides' to answer for: those an override writes (the
+/// path itself or a table holding it), and those already idle in the base
+/// (`idle_in_base`, its [`inert_settings`] paths). A value inherited from
+/// the base where it acts is not refused when an override turns its
+/// mechanism off: `svc_b.service.slow_p = 0` leaves the file's `slow_s`
+/// idle, and the user wrote no `slow_s`.
+pub fn inert_overrides(
+    s: &Scenario,
+    idle_in_base: &[String],
+    overrides: &[(String, toml::Value)],
+) -> Vec<ConfigError> {
+    let written = |path: &str| {
+        (overrides.iter()).any(|(p, _)| {
+            p == path
+                || path
+                    .strip_prefix(p.as_str())
+                    .is_some_and(|r| r.starts_with('.'))
+        })
+    };
+    (inert_settings(s).into_iter())
+        .filter(|e| idle_in_base.contains(&e.path) || written(&e.path))
+        .collect()
+}
+
 fn checked(s: &Scenario, refuse_inert: bool) -> Result<(), Vec<ConfigError>> {
     let mut errors = Vec::new();
     let mut check = |ok: bool, path: String, message: &str| {
@@ -1417,10 +1442,13 @@ pub const TIER_INERT: &[Inert<Scenario, usize>] = &[
     },
     Inert {
         keys: &["rate_limit_burst"],
-        acts: "rate_limit_kind = token_bucket or leaky_bucket",
+        acts: "rate_limit_per_s > 0, rate_limit_kind = token_bucket or leaky_bucket",
         what: "the size of a token or leaky bucket",
         idle: |s, i, p| {
             let t = &s.tiers[*i];
+            if let Some(none) = no_rate_limit(t, p) {
+                return Some(none);
+            }
             matches!(
                 t.rate_limit_kind,
                 RateLimitKind::FixedWindow | RateLimitKind::SlidingWindow
@@ -1510,6 +1538,33 @@ pub const TIER_INERT: &[Inert<Scenario, usize>] = &[
         acts: "latency.dist = lognormal",
         what: "the lognormal's shape",
         idle: |s, i, p| not_lognormal(&s.tiers[*i].latency, &format!("{p}.latency")),
+    },
+    Inert {
+        keys: &["service.slow_s"],
+        acts: "service.slow_p > 0",
+        what: "the slow value of the mixture",
+        idle: |s, i, p| no_slow(&s.tiers[*i].service, &format!("{p}.service")),
+    },
+    Inert {
+        keys: &["latency.slow_s"],
+        acts: "latency.slow_p > 0",
+        what: "the slow value of the mixture",
+        idle: |s, i, p| no_slow(&s.tiers[*i].latency, &format!("{p}.latency")),
+    },
+    Inert {
+        keys: &["retry_after_s"],
+        acts: "a caller of the tier has honor_retry_after = true and max_retries >= 1",
+        what: "the Retry-After of the tier's rejections",
+        idle: |s, i, p| {
+            let heeded = (s.edges().iter())
+                .any(|e| e.to == *i && e.call.honor_retry_after && e.call.max_retries >= 1);
+            (!heeded).then(|| Idle {
+                state: format!("no caller of {p} retries with honor_retry_after = true"),
+                fix: format!(
+                    "set honor_retry_after = true (and max_retries >= 1) on a call to {p}"
+                ),
+            })
+        },
     },
 ];
 
@@ -1626,6 +1681,46 @@ pub const CALL_INERT: &[Inert<Call, crate::scenario::Tier>] = &[
         idle: |c, _, p| off(c.breaker, p, "breaker", "breaker = true"),
     },
     Inert {
+        keys: &["hedge_budget_percent"],
+        acts: "hedge_delay_s > 0 or hedge_quantile > 0",
+        what: "the hedging budget",
+        idle: |c, _, p| {
+            (c.hedge_delay_s == 0.0 && c.hedge_quantile == 0.0).then(|| Idle {
+                state: format!("{p} does not hedge (hedge_delay_s and hedge_quantile are 0)"),
+                fix: format!("set {p}.hedge_delay_s > 0 or {p}.hedge_quantile > 0"),
+            })
+        },
+    },
+    Inert {
+        keys: &[
+            "outlier_consecutive",
+            "outlier_base_ejection_s",
+            "outlier_max_ejection_percent",
+            "outlier_interval_s",
+        ],
+        acts: "outlier_ejection = true",
+        what: "a setting of outlier ejection",
+        idle: |c, _, p| {
+            off(
+                c.outlier_ejection,
+                p,
+                "outlier_ejection",
+                "outlier_ejection = true",
+            )
+        },
+    },
+    Inert {
+        keys: &["balancer", "retry_other_replica", "outlier_ejection"],
+        acts: "the called tier has replicas > 1",
+        what: "a choice between the called tier's replicas",
+        idle: |_, to, p| {
+            (to.replicas <= 1).then(|| Idle {
+                state: format!("{p} calls {}, which has one replica", to.name),
+                fix: format!("set {}.replicas > 1", to.name),
+            })
+        },
+    },
+    Inert {
         keys: &["bulkhead_scope"],
         acts: "max_in_flight set",
         what: "how the bulkhead counts",
@@ -1639,6 +1734,23 @@ pub const CALL_INERT: &[Inert<Call, crate::scenario::Tier>] = &[
 ];
 
 pub const CLIENT_INERT: &[Inert<crate::scenario::Client, ()>] = &[
+    Inert {
+        keys: &[
+            "closed.think.dist",
+            "closed.think.mean_s",
+            "closed.think.sigma",
+            "closed.think.slow_p",
+            "closed.think.slow_s",
+        ],
+        acts: "closed.users > 0",
+        what: "a setting of the closed-loop users' think time",
+        idle: |c, _, p| {
+            (c.closed.is_off()).then(|| Idle {
+                state: format!("{p}.closed.users is 0 (open arrivals)"),
+                fix: format!("set {p}.closed.users > 0"),
+            })
+        },
+    },
     Inert {
         keys: &["closed.think.sigma"],
         acts: "closed.think.dist = lognormal",

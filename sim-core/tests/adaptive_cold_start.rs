@@ -11,7 +11,7 @@ fn run(sets: &[(&str, &str)]) -> RunResult {
     let mut all = vec![("db.class_slots.export", "2")];
     all.extend_from_slice(sets);
     let s = common::scenario("adaptive-cold-start.toml", &all);
-    sim_core::run(&s, 1).expect("a run")
+    common::run(&s, 1)
 }
 
 /// api's limit at the end of each second, and its rejections each second.

@@ -53,7 +53,7 @@ service = {{ dist = "constant", mean_s = {service_s} }}
 
 /// The instant (ns) delivery `user` started: its first traced step.
 fn started_ns(s: &sim_core::Scenario, user: u32) -> u64 {
-    let (_, steps) = sim_core::trace(s, 1, user).expect("run succeeds");
+    let (_, steps) = common::trace(s, 1, user);
     (steps[0].at_s * NANOS_PER_SEC as f64).round() as u64
 }
 

@@ -249,19 +249,22 @@ fn a_profile_draws_from_its_own_stream_and_is_deterministic() {
 /// `window_s` from 10 s, open arrivals at 400/s (`users` 0) or closed-loop
 /// users thinking `think_s` (exponential).
 fn open_or_closed(users: &str, think_s: &str, window_s: &str) -> sim_core::Scenario {
-    let rate = if users == "0" { "400" } else { "0" };
-    scenario(
-        "ch37",
-        &[
-            ("strategy", "naive"),
-            ("svc_b.slow.start_s", "10"),
-            ("svc_b.slow.duration_s", window_s),
-            ("client.closed.think.dist", "exponential"),
-            ("client.rate_per_s", rate),
+    let mut sets = vec![
+        ("strategy", "naive"),
+        ("svc_b.slow.start_s", "10"),
+        ("svc_b.slow.duration_s", window_s),
+    ];
+    if users == "0" {
+        sets.push(("client.rate_per_s", "400"));
+    } else {
+        sets.extend([
+            ("client.rate_per_s", "0"),
             ("client.closed.users", users),
+            ("client.closed.think.dist", "exponential"),
             ("client.closed.think.mean_s", think_s),
-        ],
-    )
+        ]);
+    }
+    scenario("ch37", &sets)
 }
 
 #[test]

@@ -5,8 +5,8 @@
 //! removed), and a new catalogue line without an entry here fails.
 
 mod common;
-use sim_core::Scenario;
 use sim_core::params::{self, Kind, PARAMS, Param};
+use sim_core::{ConfigError, Scenario};
 
 /// Catalogue keys with no effect on a run by design, and why.
 const EXEMPT: &[(&str, &str)] = &[
@@ -718,8 +718,16 @@ fn no_effect(&(base, context, path, value): &(&str, &str, &str, &str)) -> Option
     let mut after = before.clone();
     common::set(&mut after, &[(path, value)]);
     let case = format!("{path} = {value} on {base} with `{context}`");
-    for s in [&before, &after] {
-        if let Err(e) = sim_core::validate(s) {
+    // The context may hold keys that only the parameter makes act (as a
+    // grid's [set] beside an axis that turns them on): before it, they
+    // are idle, as a grid point's; after it, nothing may be.
+    type Check = fn(&Scenario) -> Result<(), Vec<ConfigError>>;
+    let checks: [(&Scenario, Check); 2] = [
+        (&before, sim_core::validate_settings),
+        (&after, sim_core::validate),
+    ];
+    for (s, check) in checks {
+        if let Err(e) = check(s) {
             let e: Vec<String> = e.iter().map(ToString::to_string).collect();
             return Some(format!("{case}: invalid: {}", e.join("; ")));
         }

@@ -358,6 +358,108 @@ const REFUSED: &[(&str, &str, &str, &str)] = &[
         "2",
         "2.0 has no effect: tenant_zipf_s is the shape of the tenants' shares, and client.tenants is 0 (one key); set client.tenants > 1, or leave tenant_zipf_s at its default (1.0)",
     ),
+    (
+        "",
+        "svc_b.service.slow_s",
+        "0.5",
+        r#"0.5 has no effect: service.slow_s is the slow value of the mixture, and svc_b.service.slow_p is 0 (no request takes the slow value); set svc_b.service.slow_p > 0, or leave service.slow_s at its default (0.0)"#,
+    ),
+    (
+        "",
+        "svc_b.latency.slow_s",
+        "0.05",
+        r#"0.05 has no effect: latency.slow_s is the slow value of the mixture, and svc_b.latency.slow_p is 0 (no request takes the slow value); set svc_b.latency.slow_p > 0, or leave latency.slow_s at its default (0.0)"#,
+    ),
+    (
+        "",
+        "svc_b.retry_after_s",
+        "0.2",
+        r#"0.2 has no effect: retry_after_s is the Retry-After of the tier's rejections, and no caller of svc_b retries with honor_retry_after = true; set honor_retry_after = true (and max_retries >= 1) on a call to svc_b, or leave retry_after_s at its default (0.0)"#,
+    ),
+    (
+        "",
+        "svc_b.rate_limit_burst",
+        "5",
+        r#"5.0 has no effect: rate_limit_burst is the size of a token or leaky bucket, and svc_b.rate_limit_per_s is 0 (no rate limit); set svc_b.rate_limit_per_s > 0, or leave rate_limit_burst at its default (1.0)"#,
+    ),
+    (
+        "",
+        "svc_a.hedge_budget_percent",
+        "5",
+        r#"5.0 has no effect: hedge_budget_percent is the hedging budget, and svc_a does not hedge (hedge_delay_s and hedge_quantile are 0); set svc_a.hedge_delay_s > 0 or svc_a.hedge_quantile > 0, or leave hedge_budget_percent at its default (10.0)"#,
+    ),
+    (
+        "",
+        "svc_a.outlier_consecutive",
+        "3",
+        r#"3 has no effect: outlier_consecutive is a setting of outlier ejection, and svc_a.outlier_ejection is off; set svc_a.outlier_ejection = true, or leave outlier_consecutive at its default (5)"#,
+    ),
+    (
+        "",
+        "svc_a.outlier_base_ejection_s",
+        "10",
+        r#"10.0 has no effect: outlier_base_ejection_s is a setting of outlier ejection, and svc_a.outlier_ejection is off; set svc_a.outlier_ejection = true, or leave outlier_base_ejection_s at its default (30.0)"#,
+    ),
+    (
+        "",
+        "svc_a.outlier_max_ejection_percent",
+        "25",
+        r#"25.0 has no effect: outlier_max_ejection_percent is a setting of outlier ejection, and svc_a.outlier_ejection is off; set svc_a.outlier_ejection = true, or leave outlier_max_ejection_percent at its default (10.0)"#,
+    ),
+    (
+        "",
+        "svc_a.outlier_interval_s",
+        "1",
+        r#"1.0 has no effect: outlier_interval_s is a setting of outlier ejection, and svc_a.outlier_ejection is off; set svc_a.outlier_ejection = true, or leave outlier_interval_s at its default (10.0)"#,
+    ),
+    (
+        "",
+        "svc_a.balancer",
+        "p2c",
+        r#""p2c" has no effect: balancer is a choice between the called tier's replicas, and svc_a calls svc_b, which has one replica; set svc_b.replicas > 1, or leave balancer at its default ("round_robin")"#,
+    ),
+    (
+        "",
+        "svc_a.retry_other_replica",
+        "false",
+        r#"false has no effect: retry_other_replica is a choice between the called tier's replicas, and svc_a calls svc_b, which has one replica; set svc_b.replicas > 1, or leave retry_other_replica at its default (true)"#,
+    ),
+    (
+        "",
+        "svc_a.outlier_ejection",
+        "true",
+        r#"true has no effect: outlier_ejection is a choice between the called tier's replicas, and svc_a calls svc_b, which has one replica; set svc_b.replicas > 1, or leave outlier_ejection at its default (false)"#,
+    ),
+    (
+        "",
+        "client.closed.think.dist",
+        "exponential",
+        r#""exponential" has no effect: closed.think.dist is a setting of the closed-loop users' think time, and client.closed.users is 0 (open arrivals); set client.closed.users > 0, or leave closed.think.dist at its default ("constant")"#,
+    ),
+    (
+        "",
+        "client.closed.think.mean_s",
+        "1",
+        r#"1.0 has no effect: closed.think.mean_s is a setting of the closed-loop users' think time, and client.closed.users is 0 (open arrivals); set client.closed.users > 0, or leave closed.think.mean_s at its default (0.0)"#,
+    ),
+    (
+        "",
+        "client.closed.think.sigma",
+        "0.5",
+        r#"0.5 has no effect: closed.think.sigma is a setting of the closed-loop users' think time, and client.closed.users is 0 (open arrivals); set client.closed.users > 0, or leave closed.think.sigma at its default (1.0)"#,
+    ),
+    (
+        "",
+        "client.closed.think.slow_p",
+        "0.1",
+        r#"0.1 has no effect: closed.think.slow_p is a setting of the closed-loop users' think time, and client.closed.users is 0 (open arrivals); set client.closed.users > 0, or leave closed.think.slow_p at its default (0.0)"#,
+    ),
+    (
+        "",
+        "client.closed.think.slow_s",
+        "1",
+        r#"1.0 has no effect: closed.think.slow_s is a setting of the closed-loop users' think time, and client.closed.users is 0 (open arrivals); set client.closed.users > 0, or leave closed.think.slow_s at its default (0.0)"#,
+    ),
 ];
 
 fn refusals(context: &str, path: &str, value: &str) -> Vec<String> {
@@ -426,4 +528,39 @@ fn every_rule_names_a_catalogued_key() {
         );
         assert!(!params::acts_when(scope, key).is_empty());
     }
+}
+
+/// Overrides that turn off a mechanism of the base file (three-hop.toml's
+/// slow mixture at c) leave its other keys idle as the file wrote them:
+/// accepted, as `sweep one --set` does. An override that writes one of
+/// them is refused, and a base whose own key cannot act is refused too.
+#[test]
+fn an_idle_key_inherited_from_the_base_is_refused_only_where_written() {
+    let apply = |base: sim_core::Scenario, sets: &[(&str, &str)]| -> Vec<String> {
+        match sim_core::apply_validated(base, &common::overrides(sets)) {
+            Ok(_) => Vec::new(),
+            Err(e) => e.iter().map(ToString::to_string).collect(),
+        }
+    };
+    let three_hop = common::load("three-hop.toml");
+    let c = three_hop.tiers.iter().find(|t| t.name == "c").unwrap();
+    assert_eq!((c.service.slow_p, c.service.slow_s), (0.1, 1.5));
+    assert_eq!(
+        apply(three_hop.clone(), &[("c.service.slow_p", "0")]),
+        Vec::<String>::new()
+    );
+    let refused = "c.service.slow_s: 2.0 has no effect: service.slow_s is the slow value of the mixture, and c.service.slow_p is 0 (no request takes the slow value); set c.service.slow_p > 0, or leave service.slow_s at its default (0.0)";
+    assert_eq!(
+        apply(
+            three_hop.clone(),
+            &[("c.service.slow_p", "0"), ("c.service.slow_s", "2")]
+        ),
+        [refused]
+    );
+    let mut idle_base = three_hop;
+    common::set(
+        &mut idle_base,
+        &[("c.service.slow_p", "0"), ("c.service.slow_s", "2")],
+    );
+    assert_eq!(apply(idle_base, &[]), [refused]);
 }

@@ -284,19 +284,21 @@ fn retry_after_spaces_the_retries_of_rejected_attempts() {
     // (reply after 0.5 ms). a retries up to 3 times after a fixed 10 ms;
     // honouring b's Retry-After of 0.2 s, a user ends at
     // 4 x 0.0005 + 3 x 0.2 = 0.602 s instead of 4 x 0.0005 + 3 x 0.01 = 0.032 s.
-    let rejecting = |sets: &str| {
+    let rejecting = |sets: &str, retry_after: &str| {
         run(&chain_with(
             &format!("max_retries = 3\nbackoff_base_s = 0.01\n{sets}"),
             30.0,
             &[
                 ("b.slots", "1"),
                 ("b.queue_cap", "0"),
-                ("b.retry_after_s", "0.2"),
+                ("b.retry_after_s", retry_after),
             ],
         ))
     };
-    let ignored = rejecting("");
-    let honoured = rejecting("honor_retry_after = true");
+    // A Retry-After nobody honours is refused (it could not act), so the
+    // run that ignores it is the run without one.
+    let ignored = rejecting("", "0");
+    let honoured = rejecting("honor_retry_after = true", "0.2");
     assert_eq!(ignored.failed_latency_median_s, Some(0.032));
     assert_eq!(honoured.failed_latency_median_s, Some(0.602));
     assert_eq!(
@@ -311,7 +313,7 @@ fn stacked_retries_amplify_as_the_arithmetic_says() {
     // at once, without deadlines. 3 tiers x 3 attempts = 27 calls at c per
     // user, 3 tiers x (1 + 3 retries) = 64, measured from the counters.
     for (retries, expected) in [("2", 27), ("3", 64)] {
-        let mut s = common::load("three-hop.toml");
+        let mut sets: Vec<(String, &str)> = Vec::new();
         for caller in ["client", "a", "b"] {
             for (k, v) in [
                 ("propagate_deadline", "false"),
@@ -319,20 +321,22 @@ fn stacked_retries_amplify_as_the_arithmetic_says() {
                 ("backoff_base_s", "0"),
                 ("max_retries", retries),
             ] {
-                common::set(&mut s, &[(&format!("{caller}.{k}"), v)]);
+                sets.push((format!("{caller}.{k}"), v));
             }
         }
-        common::set(
-            &mut s,
-            &[
-                ("c.slots", "1"),
-                ("c.queue_cap", "0"),
-                ("c.service.slow_p", "0"),
-                ("c.service.mean_s", "1000"),
-                ("client.rate_per_s", "5"),
-            ],
-        );
-        common::valid(&s);
+        for (k, v) in [
+            ("c.slots", "1"),
+            ("c.queue_cap", "0"),
+            ("c.service.slow_p", "0"),
+            ("c.service.mean_s", "1000"),
+            ("client.rate_per_s", "5"),
+        ] {
+            sets.push((k.to_string(), v));
+        }
+        let sets: Vec<(&str, &str)> = sets.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        // c.slow_p = 0 leaves the file's c.service.slow_s idle: the file's
+        // value, not refused (as in the grid).
+        let s = common::scenario("three-hop.toml", &sets);
         let r = run(&s);
         let c = &r.tiers[2];
         assert_eq!(c.arrival_bound_per_user, expected);
@@ -726,7 +730,7 @@ fn an_equal_split_gives_each_hop_a_third_whatever_its_own_work() {
             ("b.budget_share", "0.5"),
         ],
     );
-    let (_, steps) = sim_core::trace(&s, 1, 0).unwrap();
+    let (_, steps) = common::trace(&s, 1, 0);
     let step = |who: &str, event: &str| {
         let step = steps.iter().find(|x| x.who == who && x.event == event);
         step.unwrap_or_else(|| panic!("no {event} at {who}: {steps:#?}"))
@@ -903,7 +907,7 @@ struct Story {
 }
 
 fn story(s: &Scenario) -> Story {
-    let (plain, steps) = sim_core::trace(s, 1, 0).unwrap();
+    let (plain, steps) = common::trace(s, 1, 0);
     assert_eq!(plain, run(s), "tracing must not change the run");
     let gateway = |e: &'static str| {
         steps
@@ -1151,7 +1155,7 @@ fn hedging_on_a_quantile_learns_its_delay_and_can_cancel_the_loser() {
     // 90th percentile of a's recent latencies (about 30 ms) sends a copy
     // for roughly one attempt in ten.
     let tail = |sets: &str| slow_tail("exponential", &format!("hedge_budget_percent = 50\n{sets}"));
-    let plain = tail("");
+    let plain = slow_tail("exponential", "");
     let hedged = tail("hedge_quantile = 0.9");
     assert_hedging_cuts_the_tail(&plain, &hedged, (5, 20));
     let a = &hedged.callers[1];
@@ -1235,17 +1239,16 @@ fn cancellation_travels_down_through_callers_that_cancel_always() {
 /// grids/bad-replica.toml, point by point (its `[set]`, then each point):
 /// one of svc_b's 4 replicas is 10x slow for 20 s.
 fn bad_replica(balancer: &str, ejection: bool, seed: u64) -> RunResult {
-    let ejection = ejection.to_string();
-    let s = common::scenario(
-        "bad-replica.toml",
-        &[
+    let mut sets = vec![("svc_a.balancer", balancer)];
+    if ejection {
+        sets.extend([
+            ("svc_a.outlier_ejection", "true"),
             ("svc_a.outlier_base_ejection_s", "10.0"),
             ("svc_a.outlier_interval_s", "1.0"),
             ("svc_a.outlier_max_ejection_percent", "25.0"),
-            ("svc_a.balancer", balancer),
-            ("svc_a.outlier_ejection", &ejection),
-        ],
-    );
+        ]);
+    }
+    let s = common::scenario("bad-replica.toml", &sets);
     sim_core::run(&s, seed).unwrap()
 }
 
@@ -1292,14 +1295,17 @@ fn balancers_keep_requests_away_from_one_bad_replica() {
 }
 
 /// With one replica the balancer and ejection are never consulted: setting
-/// them changes nothing, bit for bit.
+/// them changes nothing, bit for bit (a grid point of a replicas axis from
+/// 1 runs so), and a scenario that sets them so is refused with the reason.
 #[test]
 fn with_one_replica_balancing_changes_nothing() {
     let plain = common::ch37("naive", "fifo", &[]);
-    let set = common::ch37(
-        "naive",
-        "fifo",
+    let mut set = common::load("ch37");
+    common::set(
+        &mut set,
         &[
+            ("strategy", "naive"),
+            ("dispatch", "fifo"),
             ("svc_a.balancer", "p2c"),
             ("svc_a.outlier_ejection", "true"),
             ("svc_a.outlier_consecutive", "1"),
@@ -1307,9 +1313,24 @@ fn with_one_replica_balancing_changes_nothing() {
             ("svc_b.slow.replicas", "[0]"),
         ],
     );
+    let point = sim_core::ValidScenario::point(set.clone()).unwrap();
     assert_eq!(
         sim_core::run(&plain, 3).unwrap(),
-        sim_core::run(&set, 3).unwrap()
+        sim_core::run_validated(&point, 3, &mut sim_core::Scratch::default()).unwrap()
+    );
+    let refused: Vec<String> = (sim_core::validate(&set).unwrap_err().iter())
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        refused,
+        [
+            "svc_a.balancer: \"p2c\" has no effect: balancer is a choice between the called \
+             tier's replicas, and svc_a calls svc_b, which has one replica; set svc_b.replicas \
+             > 1, or leave balancer at its default (\"round_robin\")",
+            "svc_a.outlier_ejection: true has no effect: outlier_ejection is a choice between \
+             the called tier's replicas, and svc_a calls svc_b, which has one replica; set \
+             svc_b.replicas > 1, or leave outlier_ejection at its default (false)",
+        ]
     );
 }
 

@@ -9,7 +9,7 @@ use sim_core::{ConfigError, RunResult};
 
 fn run(sets: &[(&str, &str)]) -> RunResult {
     let s = common::scenario("tenants.toml", sets);
-    sim_core::run(&s, 1).expect("a run")
+    common::run(&s, 1)
 }
 
 fn success(t: &TenantStats) -> f64 {
@@ -142,10 +142,8 @@ fn tenants_count_every_user_once_and_other_groups_apart() {
 #[test]
 fn the_tenant_parameters_are_refused_where_they_cannot_act() {
     let errors = |sets: &[(&str, &str)]| -> Vec<String> {
-        let mut s = common::load("tenants.toml");
-        common::set(&mut s, sets);
-        match sim_core::validate(&s) {
-            Ok(()) => vec![],
+        match sim_core::apply_validated(common::load("tenants.toml"), &common::overrides(sets)) {
+            Ok(_) => vec![],
             Err(e) => e.iter().map(ConfigError::to_string).collect(),
         }
     };

@@ -907,6 +907,9 @@ impl Grid {
                 (j as u128 * n as u128 / checked as u128) as u64
             }
         };
+        let idle_in_base: Vec<String> = (sim_core::inert_settings(&self.base).into_iter())
+            .map(|e| e.path)
+            .collect();
         const CHUNK: u64 = 1024;
         /// Per chunk of points: the problems and their first points, the
         /// keys that cannot act with their first point and how many points
@@ -928,7 +931,8 @@ impl Grid {
                 let mut metrics = Vec::new();
                 for j in c * CHUNK..((c + 1) * CHUNK).min(checked) {
                     let i = index(j);
-                    match self.scenario(&self.point(i)) {
+                    let point = self.point(i);
+                    match self.scenario(&point) {
                         Ok(s) => {
                             valid += 1;
                             merge_metrics(&mut metrics, sim_core::result::metric_schema(&s));
@@ -936,7 +940,9 @@ impl Grid {
                             if bytes > largest.1 {
                                 largest = (i, bytes);
                             }
-                            for cause in sim_core::inert_settings(&s) {
+                            // A value inherited from the scenario file is
+                            // not the grid's to refuse ([`sim_core::inert_overrides`]).
+                            for cause in sim_core::inert_overrides(&s, &idle_in_base, &point) {
                                 count_inert(&mut inert, (i, cause, 1));
                             }
                         }
@@ -1416,6 +1422,40 @@ mod tests {
              2.0 has no effect: breaker_open_s is a setting of the circuit breaker, and \
              svc_a.breaker is off; set svc_a.breaker = true, or leave breaker_open_s at its \
              default (1.0) (at each of the 2 points)"
+        );
+    }
+
+    /// A grid that turns off a mechanism its scenario file uses (the slow
+    /// mixture, `slow_p = 0`) leaves the file's `slow_s` idle without
+    /// having written it: accepted. Written by the grid too, it is refused.
+    #[test]
+    fn an_idle_key_inherited_from_the_scenario_file_is_the_files_not_the_grids() {
+        let mut base = sim_core::builtin("ch37").unwrap();
+        let svc_b = base.tiers.iter_mut().find(|t| t.name == "svc_b").unwrap();
+        (svc_b.service.slow_p, svc_b.service.slow_s) = (0.1, 2.0);
+        let dir = std::env::temp_dir().join(format!("grid-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("slow-base.toml"), toml::to_string(&base).unwrap()).unwrap();
+        let text = "name = \"unit\"\nscenario = \"slow-base.toml\"\nseeds = [1]\n\
+                    [set]\n\"svc_b.service.slow_p\" = 0.0\n";
+        let g = grid(
+            "inherits.toml",
+            &format!("{text}[axes]\n\"svc_b.queue_cap\" = [8, 16]\n"),
+        );
+        let s = g.scenario(&g.point(0)).unwrap();
+        let svc_b = s.tiers.iter().find(|t| t.name == "svc_b").unwrap();
+        assert_eq!((svc_b.service.slow_p, svc_b.service.slow_s), (0.0, 2.0));
+        assert_eq!(
+            load_err(
+                "writes.toml",
+                &format!(
+                    "{text}\"svc_b.service.slow_s\" = 3.0\n[axes]\n\"svc_b.queue_cap\" = [8, 16]\n"
+                )
+            ),
+            "writes.toml: point 0 (svc_b.queue_cap=8): svc_b.service.slow_s: 3.0 has no effect: \
+             service.slow_s is the slow value of the mixture, and svc_b.service.slow_p is 0 (no \
+             request takes the slow value); set svc_b.service.slow_p > 0, or leave service.slow_s \
+             at its default (0.0) (at each of the 2 points)"
         );
     }
 

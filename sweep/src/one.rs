@@ -3,7 +3,7 @@
 use crate::error::Error;
 use crate::table;
 use clap::Args;
-use sim_core::{ConfigError, Scenario};
+use sim_core::{ConfigError, Scenario, ValidScenario};
 use std::process::ExitCode;
 
 #[derive(Args)]
@@ -69,7 +69,7 @@ fn resolve(
     base: &str,
     preset: Option<&str>,
     sets: &[(String, toml::Value)],
-) -> Result<Scenario, Vec<ConfigError>> {
+) -> Result<ValidScenario, Vec<ConfigError>> {
     let mut overrides = sets.to_vec();
     if let Some(p) = preset {
         overrides.insert(
@@ -125,7 +125,7 @@ pub fn run_one(args: &OneArgs) -> Result<ExitCode, Error> {
     }
     let mut runs = Vec::new();
     for s in &scenarios {
-        match sim_core::run(s, args.seed) {
+        match sim_core::run_validated(s, args.seed, &mut sim_core::Scratch::default()) {
             Ok(r) => runs.push((s.strategy.clone(), r)),
             Err(e) => {
                 eprintln!("error: run `{}` seed {} failed: {e}", s.strategy, args.seed);
@@ -185,7 +185,7 @@ fn why_not_recovered(r: &sim_core::RunResult) -> Option<analysis::why::Diagnosis
     analysis::why::diagnose(&tiers)
 }
 
-fn print_traces(scenarios: &[Scenario], seed: u64, user: u32, json: bool) -> ExitCode {
+fn print_traces(scenarios: &[ValidScenario], seed: u64, user: u32, json: bool) -> ExitCode {
     for s in scenarios {
         let steps = match sim_core::trace(s, seed, user) {
             Ok((_, steps)) => steps,
@@ -260,7 +260,7 @@ fn render_trace(strategy: &str, seed: u64, user: u32, steps: &[sim_core::TraceSt
 }
 
 /// ch37's presets in the source's order (naive first), others by name.
-fn order_like_the_source(scenarios: &mut [Scenario]) {
+fn order_like_the_source(scenarios: &mut [ValidScenario]) {
     let rank = |s: &Scenario| {
         sim_core::CH37_STRATEGIES
             .iter()

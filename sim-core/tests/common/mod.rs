@@ -53,21 +53,29 @@ pub fn load(base: &str) -> Scenario {
     sim_core::load_base(&path).unwrap_or_else(|e| panic!("{base}: {e:?}"))
 }
 
-/// [`load`]`(base)` with the overrides `sets` applied, validated.
+/// [`load`]`(base)` with the overrides `sets` applied, validated as the
+/// command line does (a key idle only because an override turned its
+/// mechanism off is the base's, not refused).
 pub fn scenario(base: &str, sets: &[(&str, &str)]) -> Scenario {
-    let mut s = load(base);
-    set(&mut s, sets);
-    valid(&s);
-    s
+    applied(load(base), sets)
 }
 
 /// A scenario written in TOML (`name` is its file name in errors) with the
-/// overrides `sets` applied, validated.
+/// overrides `sets` applied, validated as [`scenario`].
 pub fn from_toml(text: &str, name: &str, sets: &[(&str, &str)]) -> Scenario {
-    let mut s = Scenario::from_toml(text, name).unwrap_or_else(|e| panic!("{e}"));
-    set(&mut s, sets);
-    valid(&s);
-    s
+    applied(
+        Scenario::from_toml(text, name).unwrap_or_else(|e| panic!("{e}")),
+        sets,
+    )
+}
+
+fn applied(base: Scenario, sets: &[(&str, &str)]) -> Scenario {
+    let name = base.name.clone();
+    let valid = sim_core::apply_validated(base, &overrides(sets)).unwrap_or_else(|errors| {
+        let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        panic!("{name} with {sets:?}: invalid: {}", errors.join("; "))
+    });
+    Scenario::clone(&valid)
 }
 
 /// ch37 with a strategy, a dispatch discipline and further `path=value` overrides.
@@ -88,8 +96,12 @@ pub fn with_classes(s: &mut Scenario, classes: &[(&str, f64)]) {
         .collect();
 }
 
+/// Runs `s` as a grid point ([`sim_core::ValidScenario::point`]): a
+/// scenario of [`scenario`] was checked against its base already, and a key
+/// it inherits idle from the base file is not refused again.
 pub fn run(s: &Scenario, seed: u64) -> RunResult {
-    sim_core::run(s, seed).expect("run succeeds")
+    let valid = sim_core::ValidScenario::point(s.clone()).unwrap_or_else(|e| panic!("{e:?}"));
+    sim_core::run_validated(&valid, seed, &mut sim_core::Scratch::default()).expect("run succeeds")
 }
 
 pub fn real(r: &RunResult, name: &str) -> Option<f64> {
@@ -106,4 +118,10 @@ pub fn count(r: &RunResult, name: &str) -> u64 {
         Some(Value::Count(c)) => c,
         other => panic!("{name}: {other:?}"),
     }
+}
+
+/// [`run`] with the steps of user request `user` ([`sim_core::trace`]).
+pub fn trace(s: &Scenario, seed: u64, user: u32) -> (RunResult, Vec<sim_core::TraceStep>) {
+    let valid = sim_core::ValidScenario::point(s.clone()).unwrap_or_else(|e| panic!("{e:?}"));
+    sim_core::trace(&valid, seed, user).expect("run succeeds")
 }
