@@ -430,9 +430,6 @@ fn checked(s: &Scenario, refuse_inert: bool) -> Result<(), Vec<ConfigError>> {
     for edge in s.edges() {
         check_call(&edge.path, edge.call, &mut errors);
     }
-    for (g, c) in s.groups() {
-        check_client_call(g, c, &mut errors);
-    }
     if refuse_inert {
         check_inert_all(s, &mut errors);
     }
@@ -1141,7 +1138,8 @@ fn check_call(name: &str, c: &Call, errors: &mut Vec<ConfigError>) {
 
 /// The deadline parameters ([`DEADLINE_PARAMS`]) have nothing to act on at
 /// the client without a total deadline (`client.deadline_s`): a value other
-/// than the default there is refused, not ignored.
+/// than the default there is refused, not ignored; in a grid, only where it
+/// acts at none of the points (an axis may set `client.deadline_s`).
 fn check_client_call(g: &str, c: &crate::scenario::Client, errors: &mut Vec<ConfigError>) {
     if c.deadline_s > 0.0 {
         return;
@@ -1903,6 +1901,7 @@ fn check_inert_all(s: &Scenario, errors: &mut Vec<ConfigError>) {
     for (g, c) in s.groups() {
         let given = client_table(c);
         check_inert(CLIENT_INERT, c, &(), g, &given, &CLIENT, errors);
+        check_client_call(g, c, errors);
     }
 }
 

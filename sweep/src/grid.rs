@@ -1425,6 +1425,30 @@ mod tests {
         );
     }
 
+    /// The client's deadline parameters act where an axis gives the client
+    /// a deadline: accepted beside `client.deadline_s = [0, 2]`, refused
+    /// once without it.
+    #[test]
+    fn a_client_deadline_parameter_is_accepted_where_an_axis_sets_the_deadline() {
+        let text = "name = \"unit\"\nscenario = \"ch37\"\nseeds = [1]\n\
+                    [set]\n\"client.budget_share\" = 0.5\n[axes]\n";
+        let g = grid(
+            "deadline-axis.toml",
+            &format!("{text}\"client.deadline_s\" = [0.0, 2.0]\n"),
+        );
+        assert_eq!(g.points(), 2);
+        assert_eq!(
+            load_err(
+                "no-deadline.toml",
+                &format!("{text}\"svc_b.queue_cap\" = [8, 16]\n")
+            ),
+            "no-deadline.toml: point 0 (svc_b.queue_cap=8): client.budget_share: acts on a \
+             deadline, and the client's requests have none unless client.deadline_s (a user's \
+             total patience) is set; set client.deadline_s, or set `budget_share` on a tier \
+             that receives a deadline (`<tier>.budget_share`) (at each of the 2 points)"
+        );
+    }
+
     /// A grid that turns off a mechanism its scenario file uses (the slow
     /// mixture, `slow_p = 0`) leaves the file's `slow_s` idle without
     /// having written it: accepted. Written by the grid too, it is refused.
