@@ -229,7 +229,7 @@ pub fn run(args: &RefineArgs, grid: &Grid) -> Result<ExitCode, RefineError> {
         .clone()
         .unwrap_or_else(|| crate::runner::default_out(grid));
     let store = Store::new(&out);
-    let _lock = crate::lock::Lock::writer(&out, Shard::WHOLE, false)
+    let _lock = crate::lock::Lock::writer(&out, Shard::WHOLE, true)
         .map_err(crate::error::DirError::from)?;
     let fingerprint = grid.fingerprint();
     store.refuse_foreign(&fingerprint, "sweep or refinement", "")?;

@@ -7,8 +7,9 @@
 //!
 //! Every writer holds `.sweep.lock` shared and its shard's
 //! `.sweep-s<I>of<N>.lock` exclusive, so shards of one grid write side by
-//! side; a whole-grid `--force` (which deletes every shard's files) holds
-//! `.sweep.lock` exclusive.
+//! side; a whole-grid writer (which finishes and redoes what any shard
+//! left, or with `--force` deletes every shard's files) holds `.sweep.lock`
+//! exclusive.
 
 use crate::store::Shard;
 use analysis::IoError;
@@ -41,7 +42,7 @@ pub fn is_lock_file(name: &str) -> bool {
 
 impl Lock {
     /// The locks of a writer of `shard` into `root` (created if missing);
-    /// `whole_dir` for one that deletes other shards' files.
+    /// `whole_dir` for one that writes or deletes other shards' runs.
     pub fn writer(root: &Path, shard: Shard, whole_dir: bool) -> Result<Lock, LockError> {
         std::fs::create_dir_all(root).map_err(IoError::at(root))?;
         let held = |holder: String| LockError::Held {
@@ -66,15 +67,6 @@ impl Lock {
 /// The lock file of `shard`'s writer.
 fn shard_lock(shard: Shard) -> String {
     format!(".sweep-s{}of{}.lock", shard.index, shard.count)
-}
-
-/// The lock of `shard`'s writer in `root`, if no writer holds it: held,
-/// that shard's leftovers can be cleaned without racing its commit.
-pub fn idle_shard(root: &Path, shard: Shard) -> Result<Option<Lock>, LockError> {
-    Ok(match take(root, &shard_lock(shard), true)? {
-        Taken::Locked(f) => Some(Lock { _files: vec![f] }),
-        Taken::Busy(_) => None,
-    })
 }
 
 enum Taken {
@@ -123,8 +115,8 @@ fn take(root: &Path, name: &str, exclusive: bool) -> Result<Taken, LockError> {
     Ok(Taken::Locked(file))
 }
 
-/// The writers of the shards now running in `root`, for a whole-grid writer
-/// that must wait for them.
+/// The writers now running in `root` (shards, or another whole-grid
+/// writer), for a whole-grid writer that must wait for them.
 fn shard_holders(root: &Path) -> Result<String, LockError> {
     let mut holders = Vec::new();
     for p in analysis::part::list(root, ".lock").map_err(IoError::at(root))? {
@@ -133,8 +125,14 @@ fn shard_holders(root: &Path) -> Result<String, LockError> {
             continue;
         }
         if let Taken::Busy(holder) = take(root, name, false)? {
-            let shard = name.trim_start_matches(".sweep-").trim_end_matches(".lock");
-            holders.push(format!("shard {shard}: {holder}"));
+            if name == shard_lock(Shard::WHOLE) {
+                holders.push(holder); // the other whole-grid writer
+            } else {
+                let shard = name
+                    .trim_start_matches(".sweep-s")
+                    .trim_end_matches(".lock");
+                holders.push(format!("shard {}: {holder}", shard.replace("of", "/")));
+            }
         }
     }
     Ok(if holders.is_empty() {

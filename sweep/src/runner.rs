@@ -121,8 +121,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Error> {
     let out = args.out.clone().unwrap_or_else(|| default_out(&grid));
     check_run_memory(&grid, args)?;
     let store = Store::new(&out);
-    let whole_dir = args.force && shard == Shard::WHOLE;
-    let _lock = Lock::writer(&out, shard, whole_dir).map_err(DirError::from)?;
+    // A whole-grid run writes any run a shard may be about to commit (it
+    // finishes what shards left, and --force deletes their files): it runs
+    // beside no shard's writer, and none starts beside it.
+    let _lock = Lock::writer(&out, shard, shard == Shard::WHOLE).map_err(DirError::from)?;
     if prepare_dir(&store, &grid, shard, args)? == Prepared::AlreadyComplete {
         let index = store.root.join("analysis").join("index.md");
         let report = if index.exists() || shard != Shard::WHOLE {
@@ -371,12 +373,9 @@ fn execute(
     // a commit one of them cut short, as that shard's resume would: the
     // commit's files would otherwise sit beside the redone ones (readers
     // of `series/*.parquet` would count those runs twice, and the runs
-    // part would be refused). Only a shard no writer holds.
+    // part would be refused). No shard's writer runs beside it (its lock).
     if shard == Shard::WHOLE {
         for other in store.other_shards(shard)? {
-            let Some(_idle) = crate::lock::idle_shard(&store.root, other)? else {
-                continue;
-            };
             let cleaned = store.clean_incomplete(other)?;
             if cleaned > 0 && !args.quiet {
                 eprintln!(

@@ -57,6 +57,17 @@ fn spawn_until_parts(
     parts: usize,
     stderr: std::process::Stdio,
 ) -> std::process::Child {
+    spawn_shard_until_parts(grid, out, parts, stderr, &[])
+}
+
+/// [`spawn_until_parts`] with further arguments (`--shard 1/4`).
+fn spawn_shard_until_parts(
+    grid: &str,
+    out: &Path,
+    parts: usize,
+    stderr: std::process::Stdio,
+    extra: &[&str],
+) -> std::process::Child {
     let child = Command::new(env!("CARGO_BIN_EXE_sweep"))
         .args([
             "run",
@@ -68,6 +79,7 @@ fn spawn_until_parts(
             "--no-report",
         ])
         .args(["--batch-runs", "20", "--batch-secs", "0.05"])
+        .args(extra)
         .stderr(stderr)
         .spawn()
         .unwrap();
@@ -909,6 +921,42 @@ fn a_second_writer_of_the_same_shard_is_refused_naming_the_holder() {
     let resumed = run_grid(&grid, &out.display().to_string(), &["--resume"]);
     assert!(resumed.status.success(), "{}", stderr(&resumed));
     assert_eq!(runs_table(&out).height(), 1200);
+}
+
+/// A whole-grid run redoes what shards left: beside a running shard it
+/// would redo the runs that shard is about to commit, and the table would
+/// hold them twice. It is refused naming the shard's writer, and once the
+/// shard is gone it finishes the grid with every run once.
+#[test]
+fn a_whole_grid_run_beside_a_running_shard_is_refused_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let grid = write_grid(dir, &small_grid(150));
+    let out = dir.join("o");
+    let mut shard = spawn_shard_until_parts(
+        &grid,
+        &out,
+        1,
+        std::process::Stdio::null(),
+        &["--shard", "1/4"],
+    );
+    let whole = run_grid(&grid, &out.display().to_string(), &["--resume"]);
+    let err = stderr(&whole);
+    assert_eq!(whole.status.code(), Some(2), "{err}");
+    assert_says(
+        &err,
+        &[
+            "is being written by another sweep (shard 1/4: host ",
+            &format!(", pid {}, since ", shard.id()),
+        ],
+    );
+    shard.kill().unwrap();
+    shard.wait().unwrap();
+    let whole = run_grid(&grid, &out.display().to_string(), &["--resume"]);
+    assert!(whole.status.success(), "{}", stderr(&whole));
+    let runs = runs_table(&out);
+    assert_eq!(runs.height(), 1200);
+    assert_eq!(runs.column("run_index").unwrap().n_unique().unwrap(), 1200);
 }
 
 #[test]
