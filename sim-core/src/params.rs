@@ -302,7 +302,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Client,
         "closed.users",
         Kind::Int,
-        "Closed-loop users instead of open arrivals (0: open, the default): each user starts by thinking, then sends one request, waits for its outcome (with the client's retries), thinks again and sends the next, until duration_s; the load is users / (think + response), so a slow system slows its own users. client.rate_per_s, profiles, sinusoids and load spikes are refused with it. At most 1000000. Metrics: closed_cycles, closed_response_mean_s, closed_think_mean_s, closed_throughput_per_s (= users / (response + think) exactly).",
+        "Closed-loop users instead of open arrivals (0: open, the default): each user starts by thinking, then sends one request, waits for its outcome (with the client's retries), thinks again and sends the next, until duration_s; the load is users / (think + response), so a slow system slows its own users. client.rate_per_s and a sinusoid cannot act with it (refused where written, unless a grid's other points use them: a closed.users axis from 0), profiles and load spikes are refused with it. At most 1000000. Metrics: closed_cycles, closed_response_mean_s, closed_think_mean_s, closed_throughput_per_s (= users / (response + think) exactly).",
     ).bounds(Bounds::between(0.0, validate::MAX_CLOSED_USERS as f64)),
     p(
         Scope::Client,

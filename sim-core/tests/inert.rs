@@ -460,6 +460,12 @@ const REFUSED: &[(&str, &str, &str, &str)] = &[
         "1",
         r#"1.0 has no effect: closed.think.slow_s is a setting of the closed-loop users' think time, and client.closed.users is 0 (open arrivals); set client.closed.users > 0, or leave closed.think.slow_s at its default (0.0)"#,
     ),
+    (
+        "client.closed.users=100 client.closed.think.mean_s=1",
+        "client.rate_per_s",
+        "300",
+        "300.0 has no effect: rate_per_s is a setting of the open arrivals, and client.closed.users is 100 (closed-loop users send at their own pace, users / (think + response)); set client.closed.users = 0, or leave rate_per_s at its default (0.0)",
+    ),
 ];
 
 fn refusals(context: &str, path: &str, value: &str) -> Vec<String> {

@@ -356,7 +356,9 @@ fn closed_loop_users_refuse_what_cannot_act_on_them() {
         ("client.closed.users", "100"),
         ("client.closed.think.mean_s", "1"),
     ];
-    // ch37's 400/s, and a spike and a sinusoid on top.
+    // A spike and a sinusoid on ch37; its 400/s is the file's, idle
+    // under closed-loop users and not refused, but a rate written with
+    // them is.
     let mut sets = closed.to_vec();
     sets.extend([
         ("client.spike.factor", "2"),
@@ -364,15 +366,21 @@ fn closed_loop_users_refuse_what_cannot_act_on_them() {
         ("client.sinusoid.period_s", "10"),
     ]);
     let why = "closed-loop users send at their own pace (users / (think + response)), so";
+    let idle = |key: &str, value: &str, default: &str| {
+        format!(
+            "client.{key}: {value} has no effect: {key} is a setting of the open arrivals, and client.closed.users is 100 (closed-loop users send at their own pace, users / (think + response)); set client.closed.users = 0, or leave {key} at its default ({default})"
+        )
+    };
     assert_eq!(
         errors(&sets),
         [
-            format!(
-                "client.rate_per_s: {why} an arrival rate has nothing to act on; remove it (or set client.closed.users = 0)"
-            ),
-            format!("client.sinusoid.amplitude: {why} a sinusoid has no arrival rate to shape"),
             format!("client.spike: {why} a load spike has no arrival rate to multiply"),
+            idle("sinusoid.amplitude", "0.5", "0.0"),
         ]
+    );
+    assert_eq!(
+        errors(&[closed[0], closed[1], ("client.rate_per_s", "300")]),
+        [idle("rate_per_s", "300.0", "0.0")]
     );
     let mut sets = closed.to_vec();
     sets.extend([

@@ -1449,6 +1449,34 @@ mod tests {
         );
     }
 
+    /// Open arrivals against closed-loop users in one axis: the rate acts
+    /// where `closed.users` is 0, the think time where it is not; each is
+    /// idle at the others' points, and the grid is accepted.
+    #[test]
+    fn open_and_closed_points_share_one_set_of_settings() {
+        let g = grid(
+            "open-closed.toml",
+            "name = \"unit\"\nscenario = \"ch37\"\nseeds = [1]\n\
+             [set]\n\"client.rate_per_s\" = 300.0\n\"client.closed.think.mean_s\" = 1.0\n\
+             [axes]\n\"client.closed.users\" = [0, 100]\n",
+        );
+        let (open, closed) = (
+            g.scenario(&g.point(0)).unwrap(),
+            g.scenario(&g.point(1)).unwrap(),
+        );
+        assert_eq!(
+            (open.client.closed.users, open.client.rate_per_s),
+            (0, 300.0)
+        );
+        assert_eq!(
+            (
+                closed.client.closed.users,
+                closed.client.closed.think.mean_s
+            ),
+            (100, 1.0)
+        );
+    }
+
     /// A grid that turns off a mechanism its scenario file uses (the slow
     /// mixture, `slow_p = 0`) leaves the file's `slow_s` idle without
     /// having written it: accepted. Written by the grid too, it is refused.
