@@ -64,6 +64,9 @@ struct Slice {
     p_lo: Option<Estimate>,
     p_hi: Option<Estimate>,
     done: bool,
+    /// A value of the axis at which runs failed (no metrics), with how
+    /// many of its seeds: the slice stops there, without an estimate.
+    failed_at: Option<(f64, u64)>,
 }
 
 #[derive(Clone, Copy)]
@@ -152,6 +155,10 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-refine", grid.name)));
     let store = Store::new(&out);
+    // One writer: a second refinement beside this one would write the same
+    // runs again.
+    let _lock = crate::lock::Lock::writer(&out, Shard::WHOLE, true)
+        .map_err(crate::error::DirError::from)?;
     let fingerprint = sha256_hex(
         format!(
             "{}|{}|{}|{}",
@@ -179,6 +186,7 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
             p_lo: None,
             p_hi: None,
             done: false,
+            failed_at: None,
         })
         .collect();
 
@@ -202,7 +210,13 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
     silence_panics();
     crate::signals::install();
 
-    let mut next_index = known.len() as u64;
+    // A run's index is its place in the order an uninterrupted refinement
+    // asks for runs (steps in order, each step's values and seeds in
+    // order), counting those already written: a resumed refinement replays
+    // the same steps on the same results, so it gives every run the index
+    // it would have had.
+    let mut next_index = 0u64;
+    let mut indexed: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut step = 0;
     loop {
         // The axis values each unfinished slice needs now.
@@ -241,12 +255,13 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
             let point = point_of(&slices[*i], *x);
             for seed in &grid.seeds {
                 let id = Grid::run_id(&grid.point_id(&point), *seed);
-                if !known.contains_key(&id)
-                    && !todo.iter().any(|(_, p, s)| p == &point && s == seed)
-                {
-                    todo.push((next_index, point.clone(), *seed));
-                    next_index += 1;
+                if !indexed.insert(id.clone()) {
+                    continue;
                 }
+                if !known.contains_key(&id) {
+                    todo.push((next_index, point.clone(), *seed));
+                }
+                next_index += 1;
             }
         }
         eprintln!(
@@ -297,19 +312,29 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
                 not_recovered: 0,
                 runs: 0,
             };
+            let mut failed = 0;
             for seed in &grid.seeds {
-                if let Some(Some(recovered)) =
-                    known.get(&Grid::run_id(&grid.point_id(&point), *seed))
-                {
-                    est.runs += 1;
-                    est.not_recovered += !recovered as u64;
+                match known.get(&Grid::run_id(&grid.point_id(&point), *seed)) {
+                    Some(Some(recovered)) => {
+                        est.runs += 1;
+                        est.not_recovered += !recovered as u64;
+                    }
+                    Some(None) => failed += 1,
+                    None => {}
                 }
+            }
+            // A failed run has no verdict: an estimate without it could
+            // move the bracket the wrong way, so the slice stops.
+            if failed > 0 {
+                slices[i].failed_at = Some((x, failed));
+                slices[i].done = true;
+                continue;
             }
             update(&mut slices[i], x, est, threshold, precision, integer);
         }
     }
 
-    finish_manifest(&store, &mut manifest, "complete", true)?;
+    let (_, failed_runs) = finish_manifest(&store, &mut manifest, "complete", true)?;
     let table = boundary_table(&grid, &others, &slices, &axis_path, threshold);
     let dir = out.join("analysis");
     std::fs::create_dir_all(&dir).map_err(IoError::at(&dir))?;
@@ -340,13 +365,31 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
         threshold,
         (lo, hi),
     );
-    analysis::plots::boundary(&dir.join("plots").join("boundary"), &plot)?;
+    // Every slice stopped by failed runs: nothing to draw.
+    let drawn = slices.iter().any(|s| crossing(s, threshold).is_some());
+    if drawn {
+        analysis::plots::boundary(&dir.join("plots").join("boundary"), &plot)?;
+    }
     println!(
-        "boundary: {0}/analysis/boundary.md, {0}/analysis/plots/boundary.svg; runs: {0}/runs/*.parquet",
-        out.display()
+        "boundary: {0}/analysis/boundary.md{1}; runs: {0}/runs/*.parquet",
+        out.display(),
+        if drawn {
+            format!(", {}/analysis/plots/boundary.svg", out.display())
+        } else {
+            String::new()
+        }
     );
     if !args.no_report {
         crate::report::write_report(&out, false)?;
+    }
+    let stopped = slices.iter().filter(|s| s.failed_at.is_some()).count();
+    if stopped > 0 {
+        eprintln!(
+            "error: {failed_runs} run(s) failed (their errors: `status` and `error` in {}/runs/*.parquet); {stopped} of {} slices stopped without a boundary where they did",
+            out.display(),
+            slices.len()
+        );
+        return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -440,6 +483,9 @@ fn slice_label(grid: &Grid, others: &[usize], s: &Slice) -> Vec<String> {
 /// Where the slice's P(not recovered) crosses the threshold, once both
 /// ends of its bracket are estimated.
 fn crossing(s: &Slice, threshold: f64) -> Option<Crossing> {
+    if s.failed_at.is_some() {
+        return None;
+    }
     let (lo, hi) = (s.p_lo?, s.p_hi?);
     Some(match (lo.p() >= threshold, hi.p() >= threshold) {
         (a, b) if a != b => Crossing::Between { lo: s.lo, hi: s.hi },
@@ -477,14 +523,20 @@ fn boundary_table(
         })
     };
     for s in slices {
-        let boundary = match crossing(s, threshold) {
-            Some(Crossing::Between { lo, hi }) => format!("{:.4}", (lo + hi) / 2.0),
-            Some(Crossing::AboveEverywhere) => {
-                format!("no crossing ({threshold} or more throughout)")
-            }
-            Some(Crossing::BelowEverywhere) | None => {
-                format!("no crossing (below {threshold} throughout)")
-            }
+        let boundary = match (s.failed_at, crossing(s, threshold)) {
+            (Some((x, failed)), _) => format!(
+                "none: {failed} of {} runs failed at {axis} = {x}",
+                grid.seeds.len()
+            ),
+            (None, c) => match c {
+                Some(Crossing::Between { lo, hi }) => format!("{:.4}", (lo + hi) / 2.0),
+                Some(Crossing::AboveEverywhere) => {
+                    format!("no crossing ({threshold} or more throughout)")
+                }
+                Some(Crossing::BelowEverywhere) | None => {
+                    format!("no crossing (below {threshold} throughout)")
+                }
+            },
         };
         let mut cells = slice_label(grid, others, s);
         cells.extend([

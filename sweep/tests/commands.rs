@@ -530,6 +530,59 @@ strategy = ["naive", "protected"]
     assert_ok(&o);
     assert_eq!(manifest(&out)["status"], "complete");
     assert!(manifest(&out)["ok"].as_u64().unwrap() > written);
+    // What it left is what an uninterrupted refinement leaves, run
+    // indexes included (the runs the signal kept from starting had theirs).
+    let full = tmp.path().join("full");
+    let mut uninterrupted = args(&[]);
+    let at = uninterrupted.iter().position(|a| a == "--out").unwrap() + 1;
+    uninterrupted[at] = full.display().to_string();
+    assert_ok(&sweep(
+        &uninterrupted.iter().map(String::as_str).collect::<Vec<_>>(),
+    ));
+    assert_ok(&sweep(&[
+        "compare",
+        &out.display().to_string(),
+        &full.display().to_string(),
+    ]));
+}
+
+/// A refinement whose runs fail at a value stops that slice there without
+/// an estimate (an estimate without them could move the bracket the wrong
+/// way), says so in its table, and exits 1 as `run` does.
+#[test]
+fn a_refinement_whose_runs_fail_says_so_and_fails() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(
+        tmp.path(),
+        r#"name = "tip-fail"
+scenario = "ch37"
+seeds = [1, 2]
+[set]
+"client.duration_s" = 10
+horizon_s = 12
+"svc_b.slow.start_s" = 2
+max_events = 20000
+[axes]
+strategy = ["naive"]
+"svc_b.slow.duration_s" = [0.1, 4]
+"#,
+    );
+    let out = tmp.path().join("o");
+    let o = sweep(&[
+        "refine",
+        &grid,
+        "--axis",
+        "svc_b.slow.duration_s",
+        "--precision",
+        "0.5",
+        "--out",
+        &out.display().to_string(),
+        "--no-report",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_says(&stderr(&o), &["run(s) failed", "1 of 1 slices stopped without a boundary"]);
+    let table = std::fs::read_to_string(out.join("analysis/boundary.md")).unwrap();
+    assert_says(&table, &["none: 2 of 2 runs failed at svc_b.slow.duration_s = "]);
 }
 
 /// A run whose trigger ends less than a recovery window before its
