@@ -633,6 +633,7 @@ mod tests {
             p_lo: est(p_lo),
             p_hi: est(p_hi),
             done: true,
+            failed_at: None,
         }
     }
 
