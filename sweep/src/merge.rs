@@ -175,7 +175,7 @@ fn plan_copies(target: &Path, dirs: &[PathBuf]) -> Result<Vec<(PathBuf, PathBuf)
                 .map_err(|e| StoreError::from(IoError::at(dir)(e)))?
                 .path();
             let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            if name.starts_with("parts-") && name.ends_with(".json") {
+            if crate::store::is_index_name(name) {
                 indexes.push(p.clone());
             }
         }

@@ -55,21 +55,58 @@ pub struct Store {
 
 /// The files this tool writes in a sweep directory, by folder, besides the
 /// report's (listed in `analysis/.report-files`).
+/// Names are matched whole (`manifest-backup.json` or `part-s0of2-000000
+/// (copy).parquet` are a user's, not ours).
 type Written = (&'static str, fn(&str) -> bool);
 const WRITTEN: &[Written] = &[
     ("", |n| {
-        (n.starts_with("manifest") || n.starts_with("parts-"))
-            && (n.ends_with(".json") || n.ends_with(".json.tmp"))
+        let n = n.strip_suffix(".tmp").unwrap_or(n);
+        is_manifest_name(n) || is_index_name(n)
     }),
     ("runs", is_part),
     ("series", is_part),
     ("slurm", |n| {
-        n == "sweep.sbatch" || (n.starts_with("task-") && n.ends_with(".out"))
+        n == "sweep.sbatch"
+            || (n.strip_prefix("task-").and_then(|r| r.strip_suffix(".out")))
+                .and_then(|r| r.split_once('_'))
+                .is_some_and(|(job, task)| is_number(job) && is_number(task))
     }),
 ];
 
+/// `manifest.json` or `manifest-s<I>of<N>.json`.
+pub(crate) fn is_manifest_name(n: &str) -> bool {
+    n == "manifest.json"
+        || (n
+            .strip_prefix("manifest-")
+            .and_then(|r| r.strip_suffix(".json")))
+        .is_some_and(is_tag)
+}
+
+/// `parts-s<I>of<N>.json`, a shard's index.
+pub(crate) fn is_index_name(n: &str) -> bool {
+    (n.strip_prefix("parts-")
+        .and_then(|r| r.strip_suffix(".json")))
+    .is_some_and(is_tag)
+}
+
+fn is_number(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// `s<I>of<N>` ([`tag`]).
+fn is_tag(s: &str) -> bool {
+    (s.strip_prefix('s').and_then(|r| r.split_once("of")))
+        .is_some_and(|(i, n)| is_number(i) && is_number(n))
+}
+
+/// `part-s<I>of<N>-<number>.parquet` (or its `.tmp` before the rename).
 fn is_part(name: &str) -> bool {
-    name.starts_with("part-") && (name.ends_with(".parquet") || name.ends_with(".parquet.tmp"))
+    let name = name.strip_suffix(".tmp").unwrap_or(name);
+    (name
+        .strip_prefix("part-")
+        .and_then(|r| r.strip_suffix(".parquet")))
+    .and_then(|r| r.rsplit_once('-'))
+    .is_some_and(|(tag, number)| is_tag(tag) && is_number(number))
 }
 
 fn runs_dir(root: &Path) -> PathBuf {
@@ -111,7 +148,7 @@ impl Store {
             .map(|e| e.path())
             .filter(|p| {
                 let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                name.starts_with("manifest") && name.ends_with(".json")
+                is_manifest_name(name)
             })
             .filter_map(|p| {
                 let text = fs::read_to_string(&p).ok()?;
@@ -571,7 +608,7 @@ impl Store {
     fn has_index(&self) -> Result<bool, StoreError> {
         Ok(list_in(&self.root, ".json")?
             .iter()
-            .any(|p| file_name(p).starts_with("parts-")))
+            .any(|p| is_index_name(&file_name(p))))
     }
 
     /// Every index in the directory: part name -> (index file, entry).
@@ -579,7 +616,7 @@ impl Store {
         let mut out = HashMap::new();
         for path in list_in(&self.root, ".json")? {
             let name = file_name(&path);
-            if !(name.starts_with("parts-") && name.ends_with(".json")) {
+            if !is_index_name(&name) {
                 continue;
             }
             let text = fs::read_to_string(&path).map_err(IoError::at(&path))?;

@@ -847,7 +847,12 @@ fn force_removes_only_what_this_tool_wrote() {
         "analysis/keep.csv",
         "analysis/mine.md",
         "analysis/plots/mine.png",
+        // Named like ours at first sight (they were deleted by prefix).
+        "manifest-backup.json",
+        "parts-list-mine.json",
+        "slurm/task-notes.out",
     ];
+    std::fs::create_dir_all(out.join("slurm")).unwrap();
     for m in mine {
         std::fs::write(out.join(m), "mine").unwrap();
     }

@@ -580,9 +580,15 @@ strategy = ["naive"]
         "--no-report",
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert_says(&stderr(&o), &["run(s) failed", "1 of 1 slices stopped without a boundary"]);
+    assert_says(
+        &stderr(&o),
+        &["run(s) failed", "1 of 1 slices stopped without a boundary"],
+    );
     let table = std::fs::read_to_string(out.join("analysis/boundary.md")).unwrap();
-    assert_says(&table, &["none: 2 of 2 runs failed at svc_b.slow.duration_s = "]);
+    assert_says(
+        &table,
+        &["none: 2 of 2 runs failed at svc_b.slow.duration_s = "],
+    );
 }
 
 /// A run whose trigger ends less than a recovery window before its
