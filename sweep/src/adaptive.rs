@@ -231,6 +231,7 @@ pub fn run(args: &RefineArgs, grid: &Grid) -> Result<ExitCode, RefineError> {
     let store = Store::new(&out);
     let _lock = crate::lock::Lock::writer(&out, Shard::WHOLE, true)
         .map_err(crate::error::DirError::from)?;
+    store.refuse_not_ours()?;
     let fingerprint = grid.fingerprint();
     store.refuse_foreign(&fingerprint, "sweep or refinement", "")?;
     store.create_dirs()?;

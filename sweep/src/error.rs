@@ -180,10 +180,11 @@ pub enum DirError {
     )]
     NoManifest { dir: PathBuf },
     #[error(
-        "{} is not a sweep's output directory (it holds files but no manifest.json), so --force deletes nothing there; choose another --out",
-        dir.display()
+        "{} is not a sweep's output directory (it holds files but no manifest.json), so {}; choose another --out",
+        dir.display(),
+        if *force { "--force deletes nothing there" } else { "nothing is written there (a sweep's results and report would mix with those files)" }
     )]
-    NotOurs { dir: PathBuf },
+    NotOurs { dir: PathBuf, force: bool },
     #[error(transparent)]
     Lock(#[from] crate::lock::LockError),
     #[error(
@@ -289,6 +290,8 @@ pub enum MergeError {
     Table { dir: PathBuf, source: PolarsError },
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error(transparent)]
+    Dir(#[from] DirError),
 }
 
 /// `sweep diff`.

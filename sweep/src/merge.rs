@@ -49,6 +49,9 @@ pub fn merge(args: &MergeArgs) -> Result<ExitCode, Error> {
 fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<(Manifest, u64), MergeError> {
     let store = Store::new(target);
     // Everything is checked before anything is written.
+    if !dirs.iter().any(|d| d == target) {
+        store.refuse_not_ours()?;
+    }
     let copies = plan_copies(target, dirs)?;
     store.create_dirs()?;
     for (src, dst) in &copies {

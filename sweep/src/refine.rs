@@ -159,6 +159,7 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
     // runs again.
     let _lock = crate::lock::Lock::writer(&out, Shard::WHOLE, true)
         .map_err(crate::error::DirError::from)?;
+    store.refuse_not_ours()?;
     let fingerprint = sha256_hex(
         format!(
             "{}|{}|{}|{}",

@@ -263,8 +263,11 @@ fn prepare_dir(
     let dir = || store.root.clone();
     let manifests = store.manifests();
     let own_parts = store.own_parts(shard)?;
-    if args.force && manifests.is_empty() && store.holds_files()? {
-        return Err(DirError::NotOurs { dir: dir() });
+    if manifests.is_empty() && store.holds_foreign_files()? {
+        return Err(DirError::NotOurs {
+            dir: dir(),
+            force: args.force,
+        });
     }
     if args.force && shard == Shard::WHOLE {
         store.remove_all_written()?;

@@ -308,13 +308,41 @@ impl Store {
         Ok(())
     }
 
-    /// Whether the directory holds anything but this tool's lock files: a
-    /// directory with content and no manifest is not a sweep's.
-    pub fn holds_files(&self) -> Result<bool, StoreError> {
-        Ok(list_in(&self.root, "")?.iter().any(|p| {
-            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            !crate::lock::is_lock_file(name)
-        }))
+    /// Whether the directory holds anything this tool did not write
+    /// (beside its lock files, parts, manifests, indexes, and the Slurm
+    /// script and logs that `sweep slurm` leaves before the first task
+    /// starts): such a directory without a manifest is not a sweep's.
+    pub fn holds_foreign_files(&self) -> Result<bool, StoreError> {
+        for p in list_in(&self.root, "")? {
+            let name = file_name(&p);
+            let ours = if p.is_dir() {
+                match WRITTEN
+                    .iter()
+                    .find(|(sub, _)| !sub.is_empty() && *sub == name)
+                {
+                    Some((_, is_ours)) => list_in(&p, "")?.iter().all(|f| is_ours(&file_name(f))),
+                    None => false,
+                }
+            } else {
+                crate::lock::is_lock_file(&name) || (WRITTEN[0].1)(&name)
+            };
+            if !ours {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Refuses a directory that is not a sweep's ([`Store::holds_foreign_files`]
+    /// without a manifest), before anything is written there.
+    pub fn refuse_not_ours(&self) -> Result<(), crate::error::DirError> {
+        if self.manifests().is_empty() && self.holds_foreign_files()? {
+            return Err(crate::error::DirError::NotOurs {
+                dir: self.root.clone(),
+                force: false,
+            });
+        }
+        Ok(())
     }
 
     /// Deletes `shard`'s parts (runs and series) and manifest.

@@ -834,6 +834,30 @@ fn force_removes_only_what_this_tool_wrote() {
     );
     assert!(foreign.join("analysis/lib.rs").exists());
     assert!(!foreign.join("runs").exists());
+    // Nor does a run, a refinement or a merge write its results and report
+    // among those files (they overwrote a user's analysis/index.md).
+    let not_ours = "is not a sweep's output directory (it holds files but no manifest.json), so nothing is written there";
+    let o = run_grid(&grid, &foreign.display().to_string(), &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_says(&stderr(&o), &[not_ours]);
+    let tip = write_grid_as(
+        dir,
+        "tip.toml",
+        "name = \"tip\"\nscenario = \"ch37\"\nseeds = [1]\n[axes]\n\"svc_b.slow.duration_s\" = [0.5, 2]\n",
+    );
+    let o = sweep(&[
+        "refine",
+        &tip,
+        "--axis",
+        "svc_b.slow.duration_s",
+        "--precision",
+        "1",
+        "--out",
+        &foreign.display().to_string(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_says(&stderr(&o), &[not_ours]);
+    assert!(!foreign.join("runs").exists());
     // A sweep's folder: its results go, a user's files beside them stay.
     let out = dir.join("o");
     let o = sweep(&["run", &grid, "--out", &out.display().to_string()]);
