@@ -55,13 +55,44 @@ impl Lock {
             Taken::Busy(_) if whole_dir => return Err(held(shard_holders(root)?)),
             Taken::Busy(holder) => return Err(held(holder)),
         };
-        match take(root, &shard_lock(shard), true)? {
-            Taken::Locked(own) => Ok(Lock {
-                _files: vec![dir, own],
-            }),
-            Taken::Busy(holder) => Err(held(holder)),
+        let own = match take(root, &shard_lock(shard), true)? {
+            Taken::Locked(own) => own,
+            Taken::Busy(holder) => return Err(held(holder)),
+        };
+        // Shards of another split own other runs' indexes: beside them
+        // this one would write runs they are writing. Each writer checks
+        // after taking its own lock, so of two starting at once one sees
+        // the other.
+        if shard != Shard::WHOLE {
+            for p in analysis::part::list(root, ".lock").map_err(IoError::at(root))? {
+                let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                let Some(other) = shard_of_lock(name) else {
+                    continue;
+                };
+                if other.count != shard.count
+                    && let Taken::Busy(holder) = take(root, name, false)?
+                {
+                    return Err(held(format!(
+                        "shard {}/{} of a split into {}, not {}: {holder}",
+                        other.index, other.count, other.count, shard.count
+                    )));
+                }
+            }
         }
+        Ok(Lock {
+            _files: vec![dir, own],
+        })
     }
+}
+
+/// The shard whose writer's lock file `name` is ([`shard_lock`]).
+fn shard_of_lock(name: &str) -> Option<Shard> {
+    let tag = name.strip_prefix(".sweep-s")?.strip_suffix(".lock")?;
+    let (i, n) = tag.split_once("of")?;
+    Some(Shard {
+        index: i.parse().ok()?,
+        count: n.parse().ok()?,
+    })
 }
 
 /// The lock file of `shard`'s writer.
@@ -125,13 +156,10 @@ fn shard_holders(root: &Path) -> Result<String, LockError> {
             continue;
         }
         if let Taken::Busy(holder) = take(root, name, false)? {
-            if name == shard_lock(Shard::WHOLE) {
-                holders.push(holder); // the other whole-grid writer
-            } else {
-                let shard = name
-                    .trim_start_matches(".sweep-s")
-                    .trim_end_matches(".lock");
-                holders.push(format!("shard {}: {holder}", shard.replace("of", "/")));
+            match shard_of_lock(name) {
+                // The other whole-grid writer.
+                Some(Shard::WHOLE) | None => holders.push(holder),
+                Some(s) => holders.push(format!("shard {}/{}: {holder}", s.index, s.count)),
             }
         }
     }

@@ -979,6 +979,14 @@ fn a_whole_grid_run_beside_a_running_shard_is_refused_naming_it() {
             &format!(", pid {}, since ", shard.id()),
         ],
     );
+    // Nor does a shard of another split (its runs are the running one's
+    // too): a resubmitted array with another --tasks.
+    let other = run_grid(&grid, &out.display().to_string(), &["--shard", "0/2"]);
+    assert_eq!(other.status.code(), Some(2), "{}", stderr(&other));
+    assert_says(
+        &stderr(&other),
+        &["is being written by another sweep (shard 1/4 of a split into 4, not 2: host "],
+    );
     shard.kill().unwrap();
     shard.wait().unwrap();
     let whole = run_grid(&grid, &out.display().to_string(), &["--resume"]);
