@@ -257,8 +257,6 @@ pub enum MergeError {
     NeedsInto,
     #[error("{}: no manifest found", dir.display())]
     NoManifest { dir: PathBuf },
-    #[error("manifests of different grids: `{first}` and `{other}`")]
-    DifferentGrids { first: String, other: String },
     #[error(
         "{} holds grid `{other}` and {} grid `{first}` (another grid, or another version of its file): nothing was merged",
         other_dir.display(),
@@ -292,6 +290,12 @@ pub enum MergeError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Dir(#[from] DirError),
+    #[error(
+        "{} is a whole-grid run's or a refinement's manifest: its directory holds the grid's results already, with no shards to merge into another (`sweep merge {}` alone verifies it)",
+        manifest.display(),
+        manifest.parent().map_or(String::new(), |d| d.display().to_string())
+    )]
+    NotShards { manifest: PathBuf },
 }
 
 /// `sweep diff`.

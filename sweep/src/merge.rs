@@ -31,6 +31,15 @@ pub fn merge(args: &MergeArgs) -> Result<ExitCode, Error> {
         (None, _) => return Err(Error::Merge(MergeError::NeedsInto)),
     };
     let (m, shards) = merge_into(&target, &args.dirs).map_err(Error::Merge)?;
+    if shards == 0 {
+        println!(
+            "nothing to merge: {} holds the results of one whole-grid run or refinement of `{}` ({} runs, every part verified against its index)",
+            target.display(),
+            m.grid_name,
+            m.ok + m.failed
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     println!(
         "merged {shards} shard(s) of `{}`: {} runs ({} ok, {} failed) in {}",
         m.grid_name,
@@ -45,7 +54,9 @@ pub fn merge(args: &MergeArgs) -> Result<ExitCode, Error> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The merged manifest and the number of shards it combines.
+/// The merged manifest and the number of shards it combines; in a
+/// whole-grid run's directory, its manifest and 0 (nothing merged, its
+/// parts verified).
 fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<(Manifest, u64), MergeError> {
     let store = Store::new(target);
     // Everything is checked before anything is written.
@@ -53,45 +64,74 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<(Manifest, u64), MergeE
         store.refuse_not_ours()?;
     }
     let copies = plan_copies(target, dirs)?;
+    // The shards' manifests, of every directory (of one grid:
+    // `plan_copies`): the merge's completeness is decided before a file is
+    // copied.
+    let mut shards: Vec<Manifest> = Vec::new();
+    for dir in dirs.iter().map(PathBuf::as_path).chain([target]) {
+        for (path, m) in Store::new(dir).manifests() {
+            if m.status == "merged" {
+                continue;
+            }
+            // A whole-grid run or a refinement wrote the grid's results
+            // itself, and its manifest is the one a merge would write: in
+            // its own directory the merge only verifies its parts.
+            if m.shard == Shard::WHOLE {
+                if dirs.len() > 1 || dir != target {
+                    return Err(MergeError::NotShards { manifest: path });
+                }
+                if m.status != "complete" {
+                    return Err(MergeError::Incomplete {
+                        missing: vec![format!("its whole-grid run is {}", m.status)],
+                    });
+                }
+                let runs = store.committed_runs(None, Check::All)?.runs;
+                if runs.len() as u64 != m.ok + m.failed {
+                    return Err(MergeError::Count {
+                        written: runs.len(),
+                        planned: m.ok + m.failed,
+                    });
+                }
+                return Ok((m, 0));
+            }
+            if !shards.iter().any(|s| s.shard == m.shard) {
+                shards.push(m);
+            }
+        }
+    }
+    shards.sort_by_key(|m| (m.shard.count, m.shard.index));
+    let first = shards.first().ok_or_else(|| MergeError::NoManifest {
+        dir: target.to_path_buf(),
+    })?;
+    // The split whose every shard is complete (shards of another split
+    // may have written some of its runs first, which it reused).
+    let mut counts: Vec<u64> = shards.iter().map(|m| m.shard.count).collect();
+    counts.dedup();
+    let missing_of = |count: u64| -> Vec<String> {
+        (0..count)
+            .filter_map(|i| {
+                match shards
+                    .iter()
+                    .find(|m| m.shard == (Shard { index: i, count }))
+                {
+                    Some(m) if m.status == "complete" => None,
+                    Some(m) => Some(format!("shard {i}/{count} is {}", m.status)),
+                    None => Some(format!("shard {i}/{count} has no manifest (not started?)")),
+                }
+            })
+            .collect()
+    };
+    let Some(count) = counts.iter().copied().find(|c| missing_of(*c).is_empty()) else {
+        return Err(MergeError::Incomplete {
+            missing: counts.iter().flat_map(|c| missing_of(*c)).collect(),
+        });
+    };
+    let split: Vec<&Manifest> = shards.iter().filter(|m| m.shard.count == count).collect();
+    let planned: u64 = split.iter().map(|m| m.planned).sum();
     store.create_dirs()?;
     for (src, dst) in &copies {
         copy_atomic(src, dst)?;
     }
-    let shards: Vec<Manifest> = store
-        .manifests()
-        .into_iter()
-        .map(|(_, m)| m)
-        .filter(|m| m.status != "merged")
-        .collect();
-    let first = shards.first().ok_or_else(|| MergeError::NoManifest {
-        dir: target.to_path_buf(),
-    })?;
-    if let Some(other) = shards.iter().find(|m| m.fingerprint != first.fingerprint) {
-        return Err(MergeError::DifferentGrids {
-            first: first.grid_name.clone(),
-            other: other.grid_name.clone(),
-        });
-    }
-    let count = first.shard.count;
-    let mut missing = Vec::new();
-    for i in 0..count {
-        match shards
-            .iter()
-            .find(|m| m.shard == (Shard { index: i, count }))
-        {
-            Some(m) if m.status == "complete" => {}
-            Some(m) => missing.push(format!("shard {i}/{count} is {}", m.status)),
-            None => missing.push(format!("shard {i}/{count} has no manifest (not started?)")),
-        }
-    }
-    if !missing.is_empty() {
-        return Err(MergeError::Incomplete { missing });
-    }
-    let planned: u64 = shards
-        .iter()
-        .filter(|m| m.shard.count == count)
-        .map(|m| m.planned)
-        .sum();
     // Verified parts, each run once, exactly the run indexes 0..planned.
     let runs = store.committed_runs(None, Check::All)?.runs;
     if runs.is_empty() {
@@ -109,15 +149,26 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<(Manifest, u64), MergeE
         });
     }
     let (ok, failed, events) = count_runs(&store, None)?;
+    // Shards written by other versions of the tool are named, as a resumed
+    // run names the versions before it.
+    let mut earlier_versions: Vec<String> = Vec::new();
+    for m in &shards {
+        for v in m.earlier_versions.iter().cloned().chain([m.version()]) {
+            if v != first.version() && !earlier_versions.contains(&v) {
+                earlier_versions.push(v);
+            }
+        }
+    }
     let merged = Manifest {
+        earlier_versions,
         shard: Shard::WHOLE,
         status: "merged".to_string(),
         planned,
         ok,
         failed,
         events_total: events,
-        threads: shards.iter().map(|m| m.threads).sum(),
-        host: shards
+        threads: split.iter().map(|m| m.threads).sum(),
+        host: split
             .iter()
             .map(|m| m.host.as_str())
             .collect::<std::collections::BTreeSet<_>>()

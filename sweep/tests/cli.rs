@@ -161,6 +161,59 @@ fn merge_refuses_missing_shards() {
     );
 }
 
+/// What merge makes of directories that are not one complete split: it
+/// copies nothing before it refuses, takes the split whose shards are all
+/// complete, and leaves a whole-grid run's manifest as it is.
+#[test]
+fn merge_decides_before_it_copies_and_keeps_a_whole_grid_manifest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let grid = write_grid(dir, &small_grid(1));
+    let path = |name: &str| dir.join(name).display().to_string();
+    // One shard of two, merged into a new directory: refused, nothing there.
+    assert!(
+        run_grid(&grid, &path("half"), &["--shard", "0/2"])
+            .status
+            .success()
+    );
+    let o = sweep(&[
+        "merge",
+        &path("half"),
+        "--into",
+        &path("into"),
+        "--no-report",
+    ]);
+    assert_says(&stderr(&o), &["shard 1/2 has no manifest"]);
+    assert!(!dir.join("into/runs").exists(), "copied before refusing");
+    // Shard 0/2 and then a split into 3 in one directory: the split into 3
+    // is complete (it reused 0/2's runs), and the merge takes it.
+    for s in ["0/3", "1/3", "2/3"] {
+        assert!(
+            run_grid(&grid, &path("half"), &["--shard", s])
+                .status
+                .success()
+        );
+    }
+    let o = sweep(&["merge", &path("half"), "--no-report"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(runs_table(&dir.join("half")).height(), 8);
+    // A whole-grid run's directory: merged, it is verified and left as it
+    // was (its manifest became "merged", and the run no longer complete).
+    let whole = path("whole");
+    assert!(run_grid(&grid, &whole, &[]).status.success());
+    for _ in 0..2 {
+        let o = sweep(&["merge", &whole, "--no-report"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_says(
+            &stdout(&o),
+            &["nothing to merge", "8 runs, every part verified"],
+        );
+    }
+    let again = sweep(&["run", &grid, "--out", &whole]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert_says(&stderr(&again), &["complete"]);
+}
+
 #[test]
 fn kill_9_then_resume_gives_the_uninterrupted_table() {
     let tmp = tempfile::tempdir().unwrap();
