@@ -247,6 +247,8 @@ pub enum RunnerError {
     #[error(transparent)]
     Report(#[from] ReportError),
     #[error(transparent)]
+    Dir(#[from] DirError),
+    #[error(transparent)]
     Lock(#[from] crate::lock::LockError),
 }
 
@@ -327,10 +329,6 @@ pub enum DiffError {
 pub enum RefineError {
     #[error(transparent)]
     Grid(GridErrors),
-    #[error("--axis `{axis}` is not a (non-zipped) axis of {}", grid.display())]
-    NotAnAxis { axis: String, grid: PathBuf },
-    #[error("--axis `{axis}` is not numeric")]
-    NotNumeric { axis: String },
     #[error(
         "{flags}: {} has [sample] method = \"boundary\", which searches its sampled axes with its own sample.threshold; leave them out",
         grid.display()
@@ -341,10 +339,9 @@ pub enum RefineError {
         grid.display()
     )]
     NoAxis { grid: PathBuf },
-    #[error("--threshold must be in (0, 1) and --precision > 0")]
-    Bounds,
-    #[error("--axis `{axis}` needs two distinct levels to bracket the search")]
-    TwoLevels { axis: String },
+    /// Every problem of the bisection's flags, one per entry.
+    #[error("{}", .0.join("\n  "))]
+    Flags(Vec<String>),
     /// The grid's first point does not validate (one problem per entry).
     #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
     InvalidPoint(Vec<ConfigError>),

@@ -50,6 +50,10 @@ pub struct RefineArgs {
     /// Do not write the analysis report.
     #[arg(long)]
     pub no_report: bool,
+    /// Reuse runs written by another version of this tool (refused
+    /// otherwise; the manifest keeps the earlier versions).
+    #[arg(long)]
+    pub allow_version_change: bool,
 }
 
 /// A point's overrides (`path -> value`).
@@ -115,34 +119,48 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
         });
     };
     let threshold = args.threshold.unwrap_or(0.5);
-    let axis = || axis_path.clone();
-    let d = grid
-        .dimensions
-        .iter()
-        .position(|d| d.paths == [axis_path.clone()])
-        .ok_or_else(|| RefineError::NotAnAxis {
-            axis: axis(),
-            grid: args.grid.clone(),
-        })?;
+    // Every problem of the flags at once.
+    let mut errors: Vec<String> = Vec::new();
+    let d = (grid.dimensions.iter()).position(|d| d.paths == [axis_path.clone()]);
     let kind = param_of(&axis_path).map(|p| p.kind);
-    if !matches!(kind, Some(Kind::Float | Kind::Int)) {
-        return Err(RefineError::NotNumeric { axis: axis() });
+    let mut levels: Vec<f64> = Vec::new();
+    match d {
+        None => errors.push(format!(
+            "--axis `{axis_path}`: not a (non-zipped) axis of {}",
+            args.grid.display()
+        )),
+        Some(_) if !matches!(kind, Some(Kind::Float | Kind::Int)) => errors.push(format!(
+            "--axis `{axis_path}`: not numeric, so there is no value between two levels to try"
+        )),
+        Some(d) => {
+            levels = (grid.dimensions[d].levels.iter())
+                .filter_map(|l| l[0].as_float().or(l[0].as_integer().map(|i| i as f64)))
+                .collect();
+        }
     }
-    if !(threshold > 0.0 && threshold < 1.0) || precision <= 0.0 {
-        return Err(RefineError::Bounds);
-    }
-    let levels: Vec<f64> = grid.dimensions[d]
-        .levels
-        .iter()
-        .filter_map(|l| l[0].as_float().or(l[0].as_integer().map(|i| i as f64)))
-        .collect();
     let (lo, hi) = (
         levels.iter().copied().fold(f64::INFINITY, f64::min),
         levels.iter().copied().fold(f64::NEG_INFINITY, f64::max),
     );
-    if levels.len() < 2 || lo >= hi {
-        return Err(RefineError::TwoLevels { axis: axis() });
+    if d.is_some() && !levels.is_empty() && (levels.len() < 2 || lo >= hi) {
+        errors.push(format!(
+            "--axis `{axis_path}`: needs two distinct levels to bracket the search"
+        ));
     }
+    if !(threshold > 0.0 && threshold < 1.0) {
+        errors.push(format!(
+            "--threshold {threshold}: must be in (0, 1), the P(not recovered) whose crossing is searched"
+        ));
+    }
+    if !(precision.is_finite() && precision > 0.0) {
+        errors.push(format!(
+            "--precision {precision}: must be a positive number, the bracket's width at which the bisection stops"
+        ));
+    }
+    if !errors.is_empty() {
+        return Err(RefineError::Flags(errors));
+    }
+    let d = d.expect("checked above");
     let integer = kind == Some(Kind::Int);
     let precision = if integer {
         precision.max(1.0)
@@ -201,6 +219,9 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
         grid.metrics.clone(),
     );
     let mut manifest = new_manifest(&grid, Shard::WHOLE, jobs, 0);
+    // Runs of another version of the tool are not reused unless allowed.
+    manifest.earlier_versions =
+        crate::runner::earlier_versions(&store, Shard::WHOLE, args.allow_version_change)?;
     manifest.fingerprint = fingerprint;
     manifest.status = "running".to_string();
     store.write_manifest(&manifest)?;

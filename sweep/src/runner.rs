@@ -322,6 +322,34 @@ fn prepare_dir(
     Ok(Prepared::Run)
 }
 
+/// The earlier versions of the tool that wrote `shard`'s runs in `store`,
+/// for its new manifest (a resume allowed across versions keeps their
+/// names); refused unless `allow` when the last one is not this version.
+pub(crate) fn earlier_versions(
+    store: &Store,
+    shard: Shard,
+    allow: bool,
+) -> Result<Vec<String>, DirError> {
+    let Some((_, old)) = (store.manifests().into_iter()).find(|(_, m)| m.shard == shard) else {
+        return Ok(Vec::new());
+    };
+    let now = this_version();
+    let mut earlier = old.earlier_versions.clone();
+    if old.version() != now {
+        if !allow {
+            return Err(DirError::VersionChanged {
+                dir: store.root.clone(),
+                recorded: old.version(),
+                now,
+            });
+        }
+        if !earlier.contains(&old.version()) {
+            earlier.push(old.version());
+        }
+    }
+    Ok(earlier)
+}
+
 /// This build's tool and commit, as a manifest records them.
 fn this_version() -> String {
     analysis::manifest::version(&tool_name(), env!("SWEEP_GIT_COMMIT"))
@@ -410,19 +438,8 @@ fn execute(
     let (pool, jobs) = worker_pool(args.jobs)?;
 
     let mut manifest = new_manifest(grid, shard, jobs, planned.len() as u64);
-    // A resume allowed across versions keeps the names of the earlier ones.
-    if let Some((_, old)) = store
-        .manifests()
-        .into_iter()
-        .find(|(_, m)| m.shard == shard)
-    {
-        manifest.earlier_versions = old.earlier_versions.clone();
-        if old.version() != manifest.version()
-            && !manifest.earlier_versions.contains(&old.version())
-        {
-            manifest.earlier_versions.push(old.version());
-        }
-    }
+    // Checked by `prepare_dir`.
+    manifest.earlier_versions = earlier_versions(store, shard, true)?;
     store.write_manifest(&manifest)?;
     let metadata = vec![
         ("sweep.grid_name".to_string(), grid.name.clone()),

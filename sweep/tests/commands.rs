@@ -76,6 +76,24 @@ strategy = ["naive", "protected"]
         &refine("svc_b.queue_cap=-3"),
         &["--set svc_b.queue_cap=-3", "must be >= 0"],
     );
+    // Every problem of the flags at once, each with its value.
+    let o = sweep(&[
+        "refine",
+        &grid,
+        "--axis",
+        "strategy",
+        "--precision",
+        "nan",
+        "--threshold",
+        "2",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        "error: refine:\n  --axis `strategy`: not numeric, so there is no value between two levels to try\n  \
+         --threshold 2: must be in (0, 1), the P(not recovered) whose crossing is searched\n  \
+         --precision NaN: must be a positive number, the bracket's width at which the bisection stops\n"
+    );
     // `--set` replaces the strategy axis: every slice is `protected`.
     let o = refine("strategy=protected");
     assert_ok(&o);
@@ -544,6 +562,57 @@ strategy = ["naive", "protected"]
         &out.display().to_string(),
         &full.display().to_string(),
     ]));
+}
+
+/// A refinement does not reuse the runs of another version of the tool
+/// unless allowed, and then its manifest names that version.
+#[test]
+fn a_refinement_across_tool_versions_is_refused_unless_allowed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(
+        tmp.path(),
+        "name = \"tip-version\"\nscenario = \"ch37\"\nseeds = [1]\n\
+         [set]\n\"client.duration_s\" = 6\nhorizon_s = 8\n\"svc_b.slow.start_s\" = 1\n\
+         [axes]\n\"svc_b.slow.duration_s\" = [0.5, 2]\n",
+    );
+    let out = tmp.path().join("o").display().to_string();
+    let refine = |extra: &[&str]| {
+        let mut a = vec![
+            "refine",
+            &grid,
+            "--axis",
+            "svc_b.slow.duration_s",
+            "--precision",
+            "1",
+            "--out",
+            &out,
+            "--no-report",
+        ];
+        a.extend_from_slice(extra);
+        sweep(&a)
+    };
+    assert_ok(&refine(&[]));
+    let path = tmp.path().join("o/manifest.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    manifest["git_commit"] = "0000000".into();
+    std::fs::write(&path, manifest.to_string()).unwrap();
+    let o = refine(&[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_says(
+        &stderr(&o),
+        &[
+            "holds results written by sweep 0.1.0 (commit 0000000)",
+            "--allow-version-change",
+        ],
+    );
+    assert_ok(&refine(&["--allow-version-change"]));
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        manifest["earlier_versions"],
+        serde_json::json!(["sweep 0.1.0 (commit 0000000)"])
+    );
 }
 
 /// A refinement whose runs fail at a value stops that slice there without
