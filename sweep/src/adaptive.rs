@@ -257,11 +257,12 @@ pub fn run(args: &RefineArgs, grid: &Grid) -> Result<ExitCode, RefineError> {
         format!("boundary search, threshold {}", rules.threshold),
     )]);
     silence_panics();
+    crate::signals::install();
 
     let seeds = grid.seeds.len() as u64;
     let candidates = pool.len() as u64;
     let mut round = 0;
-    drive(&mut searches, |wanted| -> Result<_, RefineError> {
+    let searched = drive(&mut searches, |wanted| -> Result<_, RefineError> {
         round += 1;
         // Run indexes of the grid's own enumeration: point (category,
         // candidate), then its seeds.
@@ -281,9 +282,12 @@ pub fn run(args: &RefineArgs, grid: &Grid) -> Result<ExitCode, RefineError> {
             wanted.len(),
             todo.len()
         );
+        // After a stopping signal no run starts; those in progress finish
+        // and are written below.
         let outcomes: Vec<Outcome> = pool_threads.install(|| {
             todo.par_iter()
                 .with_max_len(1)
+                .filter(|_| crate::signals::received().is_none())
                 .map(|i| {
                     let (_, p, seed) = grid.run(*i);
                     execute_point(grid, *i, p, seed, false)
@@ -297,6 +301,11 @@ pub fn run(args: &RefineArgs, grid: &Grid) -> Result<ExitCode, RefineError> {
             );
         }
         write_outcomes(&store, &layout, &metadata, &outcomes)?;
+        // A round cut short would move the boundary on partial verdicts:
+        // the search stops, and running it again reuses every run written.
+        if let Some(signal) = crate::signals::received() {
+            return Err(RefineError::Interrupted(signal));
+        }
         Ok(wanted
             .iter()
             .map(|w| {
@@ -313,7 +322,24 @@ pub fn run(args: &RefineArgs, grid: &Grid) -> Result<ExitCode, RefineError> {
                 (verdicts.len() as u64, not_recovered)
             })
             .collect())
-    })?;
+    });
+    if let Err(RefineError::Interrupted(signal)) = searched {
+        let (ok, failed) = finish_manifest(&store, &mut manifest, "interrupted", false)?;
+        let sets: String = (args.sets.iter())
+            .map(|s| format!(" --set {}", crate::slurm::shell_quote(s)))
+            .collect();
+        eprintln!(
+            "interrupted: {} runs are written. Resume with (the runs written are reused):",
+            ok + failed
+        );
+        eprintln!(
+            "  sweep refine {}{sets} --out {}",
+            crate::slurm::shell_quote(&args.grid.display().to_string()),
+            crate::slurm::shell_quote(&out.display().to_string()),
+        );
+        return Ok(ExitCode::from(crate::signals::exit_code(signal)));
+    }
+    searched?;
 
     finish_manifest(&store, &mut manifest, "complete", true)?;
     let table = rounds_table(grid, &others, &searches, &rules, seeds);

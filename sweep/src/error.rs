@@ -339,6 +339,9 @@ pub enum RefineError {
         grid.display()
     )]
     NoAxis { grid: PathBuf },
+    /// A stopping signal (its number) ended a round: what was written stays.
+    #[error("interrupted by signal {0}")]
+    Interrupted(i32),
     /// Every problem of the bisection's flags, one per entry.
     #[error("{}", .0.join("\n  "))]
     Flags(Vec<String>),

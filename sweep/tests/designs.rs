@@ -282,6 +282,63 @@ fn a_boundary_search_is_the_same_with_any_jobs_and_after_an_interruption() {
     assert!(dir.path().join("j1/analysis/boundary_contour.csv").exists());
 }
 
+/// Ctrl-C during a boundary search stops it as it stops `run`: the runs
+/// in progress finish and are written with the rest of the round, the
+/// manifest says `interrupted`, the exit status is 130, and running it again
+/// finishes the search (it died at once, losing the round, with the
+/// manifest left `running`).
+#[test]
+fn an_interrupted_boundary_search_writes_its_runs_and_says_how_to_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = BOUNDARY
+        .replace("replicates = 2", "replicates = 12")
+        .replace(
+            "\"client.duration_s\" = 12\nhorizon_s = 14",
+            "\"client.duration_s\" = 40\nhorizon_s = 42",
+        );
+    let grid = write_grid(dir.path(), &long);
+    let out = dir.path().join("o");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_sweep"))
+        .args([
+            "refine",
+            &grid,
+            "--out",
+            &out.display().to_string(),
+            "-j",
+            "1",
+            "--no-report",
+        ])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while std::fs::read_dir(out.join("runs")).map_or(0, |d| d.count()) < 1 {
+        assert!(std::time::Instant::now() < deadline, "no part written");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert_says(&err, &["interrupted:", "Resume with", "sweep refine"]);
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["status"], "interrupted");
+    let o = sweep(&[
+        "refine",
+        &grid,
+        "--out",
+        &out.display().to_string(),
+        "--no-report",
+    ]);
+    assert_ok(&o);
+    assert_says(&stderr(&o), &["boundary round 1: 8 points, 0 new runs"]);
+}
+
 /// A boundary grid's problems at once, each with the file and the key;
 /// `sweep run` and refine's bisection flags are refused with the reason.
 #[test]
