@@ -368,6 +368,10 @@ pub enum SlurmError {
     #[error("--tasks must be >= 1")]
     NoTasks,
     #[error(
+        "{what} `{value}` is not valid UTF-8: the script would name another path; choose one that is"
+    )]
+    NotUtf8 { what: &'static str, value: String },
+    #[error(
         "{what} `{value}` contains the control character `{char}`: it would end its line of the script; choose another"
     )]
     ControlCharacter {

@@ -47,11 +47,31 @@ pub fn slurm(args: &SlurmArgs) -> Result<ExitCode, Error> {
             .clone()
             .unwrap_or_else(|| crate::runner::default_out(&grid)),
     );
+    // The tasks would refuse a directory of another grid, or one that is
+    // not a sweep's: refused before the script is written there.
+    let store = crate::store::Store::new(&out);
+    store.refuse_not_ours()?;
+    store.refuse_foreign(&grid.fingerprint(), "grid", " (or delete it first)")?;
     let dir = out.join("slurm");
     let exe = std::env::current_exe()
         .map(|p| absolute(&p))
         .unwrap_or_else(|_| PathBuf::from("sweep"));
     let n = args.tasks;
+    // A path that is not UTF-8 would be written with replacement
+    // characters: another directory than the one meant.
+    for (what, p) in [
+        ("--out", &out),
+        ("the grid path", &grid.path),
+        ("the sweep executable", &exe),
+    ] {
+        if p.to_str().is_none() {
+            return Err(SlurmError::NotUtf8 {
+                what,
+                value: p.display().to_string(),
+            }
+            .into());
+        }
+    }
     let text = |p: &Path| p.display().to_string();
     let (exe_s, out_s, dir_s) = (text(&exe), text(&out), text(&dir));
     let grid_s = text(&absolute(&grid.path));

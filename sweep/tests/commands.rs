@@ -37,6 +37,38 @@ fn slurm_tasks_run_the_grid_with_the_command_line_overrides() {
         "svc_b.queue_cap=-3",
     ]);
     assert_fails(&o, &["--set svc_b.queue_cap=-3", "must be >= 0"]);
+    // Into another grid's results, or a directory that is not a sweep's:
+    // refused before the script is written there (every task would fail).
+    let other = write_grid_as(
+        tmp.path(),
+        "other.toml",
+        &small_grid(1).replace("name = \"small\"", "name = \"other\""),
+    );
+    let taken = tmp.path().join("taken").display().to_string();
+    assert_ok(&sweep(&[
+        "run",
+        &other,
+        "--out",
+        &taken,
+        "-q",
+        "--no-report",
+    ]));
+    let o = sweep(&["slurm", &grid, "--tasks", "2", "--out", &taken]);
+    assert_fails(&o, &["holds results of another grid"]);
+    assert!(!tmp.path().join("taken/slurm").exists());
+    let mine = tmp.path().join("mine");
+    std::fs::create_dir_all(&mine).unwrap();
+    std::fs::write(mine.join("notes.txt"), "mine").unwrap();
+    let o = sweep(&[
+        "slurm",
+        &grid,
+        "--tasks",
+        "2",
+        "--out",
+        &mine.display().to_string(),
+    ]);
+    assert_fails(&o, &["is not a sweep's output directory"]);
+    assert!(!mine.join("slurm").exists());
 }
 
 #[test]
