@@ -372,6 +372,10 @@ pub enum SlurmError {
     )]
     NotUtf8 { what: &'static str, value: String },
     #[error(
+        "--out `{value}` contains a backslash: sbatch then replaces no %A / %a in the tasks' log paths (#SBATCH --output), and every task would write one log; choose a path without one"
+    )]
+    Backslash { value: String },
+    #[error(
         "{what} `{value}` contains the control character `{char}`: it would end its line of the script; choose another"
     )]
     ControlCharacter {

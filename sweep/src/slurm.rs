@@ -72,6 +72,14 @@ pub fn slurm(args: &SlurmArgs) -> Result<ExitCode, Error> {
             .into());
         }
     }
+    // sbatch processes no replacement symbol in an --output pattern with a
+    // backslash: every task would write one literal `task-%A_%a.out`.
+    if out.to_str().is_some_and(|o| o.contains('\\')) {
+        return Err(SlurmError::Backslash {
+            value: out.display().to_string(),
+        }
+        .into());
+    }
     let text = |p: &Path| p.display().to_string();
     let (exe_s, out_s, dir_s) = (text(&exe), text(&out), text(&dir));
     let grid_s = text(&absolute(&grid.path));

@@ -99,6 +99,16 @@ fn slurm_script_quotes_every_value_and_refuses_control_characters() {
         "{script}"
     );
 
+    // A backslash turns sbatch's replacement off in the whole pattern.
+    let o = sweep(&["slurm", &grid, "--tasks", "2", "--out", "back\\slash"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_says(
+        &stderr(&o),
+        &[
+            "--out `",
+            "back\\slash` contains a backslash: sbatch then replaces no %A / %a",
+        ],
+    );
     for (flag, value) in [
         ("--out", "x\nrm -rf ~"),
         ("--sbatch-arg", "--time=10\nrm -rf ~"),
