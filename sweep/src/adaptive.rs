@@ -28,7 +28,7 @@
 use crate::error::RefineError;
 use crate::grid::Grid;
 use crate::records::{Layout, Outcome};
-use crate::refine::{RefineArgs, known_results, write_outcomes};
+use crate::refine::{RefineArgs, Verdict, known_results, write_outcomes};
 use crate::runner::{execute_point, finish_manifest, new_manifest, silence_panics, worker_pool};
 use crate::store::{Shard, Store};
 use analysis::IoError;
@@ -295,10 +295,7 @@ pub fn run(args: &RefineArgs, grid: &Grid) -> Result<ExitCode, RefineError> {
                 .collect()
         });
         for o in &outcomes {
-            known.insert(
-                o.run_id.clone(),
-                o.result.as_ref().ok().map(|r| r.recovery_s.is_some()),
-            );
+            known.insert(o.run_id.clone(), Verdict::of_outcome(o));
         }
         write_outcomes(&store, &layout, &metadata, &outcomes)?;
         // A round cut short would move the boundary on partial verdicts:
@@ -312,10 +309,12 @@ pub fn run(args: &RefineArgs, grid: &Grid) -> Result<ExitCode, RefineError> {
                 let verdicts: Vec<bool> = run_indexes(*w)
                     .filter_map(|i| {
                         let (_, p, seed) = grid.run(i);
-                        known
-                            .get(&Grid::run_id(&grid.point_id(&p), seed))
-                            .copied()
-                            .flatten()
+                        // Failed runs and runs that cannot show recovery
+                        // give no verdict.
+                        match known.get(&Grid::run_id(&grid.point_id(&p), seed)) {
+                            Some(Verdict::Recovered(r)) => Some(*r),
+                            _ => None,
+                        }
                     })
                     .collect();
                 let not_recovered = verdicts.iter().filter(|r| !**r).count() as u64;

@@ -68,9 +68,16 @@ struct Slice {
     p_lo: Option<Estimate>,
     p_hi: Option<Estimate>,
     done: bool,
-    /// A value of the axis at which runs failed (no metrics), with how
-    /// many of its seeds: the slice stops there, without an estimate.
-    failed_at: Option<(f64, u64)>,
+    /// A value of the axis at which runs failed or cannot show recovery,
+    /// with how many of its seeds: the slice stops there, without an
+    /// estimate.
+    stopped_at: Option<(f64, u64, Stop)>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Stop {
+    Failed,
+    NoVerdict,
 }
 
 #[derive(Clone, Copy)]
@@ -205,7 +212,7 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
             p_lo: None,
             p_hi: None,
             done: false,
-            failed_at: None,
+            stopped_at: None,
         })
         .collect();
 
@@ -301,10 +308,7 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
                 .collect()
         });
         for o in &outcomes {
-            known.insert(
-                o.run_id.clone(),
-                o.result.as_ref().ok().map(|r| r.recovery_s.is_some()),
-            );
+            known.insert(o.run_id.clone(), Verdict::of_outcome(o));
         }
         write_outcomes(&store, &layout, &metadata, &outcomes)?;
         outcomes.clear();
@@ -334,21 +338,27 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
                 not_recovered: 0,
                 runs: 0,
             };
-            let mut failed = 0;
+            let (mut failed, mut unjudged) = (0, 0);
             for seed in &grid.seeds {
                 match known.get(&Grid::run_id(&grid.point_id(&point), *seed)) {
-                    Some(Some(recovered)) => {
+                    Some(Verdict::Recovered(recovered)) => {
                         est.runs += 1;
                         est.not_recovered += !recovered as u64;
                     }
-                    Some(None) => failed += 1,
+                    Some(Verdict::Failed) => failed += 1,
+                    Some(Verdict::None) => unjudged += 1,
                     None => {}
                 }
             }
-            // A failed run has no verdict: an estimate without it could
-            // move the bracket the wrong way, so the slice stops.
+            // A run without a verdict (failed, or unable to show recovery):
+            // an estimate without it could move the bracket the wrong way,
+            // so the slice stops.
             if failed > 0 {
-                slices[i].failed_at = Some((x, failed));
+                slices[i].stopped_at = Some((x, failed, Stop::Failed));
+            } else if unjudged > 0 {
+                slices[i].stopped_at = Some((x, unjudged, Stop::NoVerdict));
+            }
+            if slices[i].stopped_at.is_some() {
                 slices[i].done = true;
                 continue;
             }
@@ -404,10 +414,22 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
     if !args.no_report {
         crate::report::write_report(&out, false)?;
     }
-    let stopped = slices.iter().filter(|s| s.failed_at.is_some()).count();
-    if stopped > 0 {
+    let stopped = |why: Stop| {
+        (slices.iter())
+            .filter(|s| s.stopped_at.is_some_and(|(_, _, w)| w == why))
+            .count()
+    };
+    let unjudged = stopped(Stop::NoVerdict);
+    if unjudged > 0 {
         eprintln!(
-            "error: {failed_runs} run(s) failed (their errors: `status` and `error` in {}/runs/*.parquet); {stopped} of {} slices stopped without a boundary where they did",
+            "warning: {unjudged} of {} slices stopped without a boundary where their runs cannot show recovery (the trigger ends less than recovery.window_s before the arrivals end: a longer client.duration_s gives them a verdict)",
+            slices.len()
+        );
+    }
+    let failed = stopped(Stop::Failed);
+    if failed > 0 {
+        eprintln!(
+            "error: {failed_runs} run(s) failed (their errors: `status` and `error` in {}/runs/*.parquet); {failed} of {} slices stopped without a boundary where they did",
             out.display(),
             slices.len()
         );
@@ -460,17 +482,50 @@ pub(crate) fn write_outcomes(
     store.write_batch(Shard::WHOLE, part, &mut runs, &mut series, metadata)
 }
 
-/// Results already in the output directory: run id -> recovered (None for a failed run).
-pub(crate) fn known_results(store: &Store) -> Result<HashMap<String, Option<bool>>, StoreError> {
+/// What a run says about recovery.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Verdict {
+    /// The run failed: no metrics.
+    Failed,
+    /// Its trigger ends less than a recovery window before its arrivals
+    /// end, so no window is judged (as the report's `Sweep::without_verdict`:
+    /// not recovered, censored time under 1 s).
+    None,
+    Recovered(bool),
+}
+
+impl Verdict {
+    fn of(recovered: Option<bool>, censored_s: Option<f64>) -> Verdict {
+        match recovered {
+            None => Verdict::Failed,
+            Some(false) if censored_s.is_some_and(|c| c < 1.0) => Verdict::None,
+            Some(r) => Verdict::Recovered(r),
+        }
+    }
+
+    /// The verdict of a run just made.
+    pub(crate) fn of_outcome(o: &Outcome) -> Verdict {
+        match &o.result {
+            Err(_) => Verdict::Failed,
+            Ok(r) => Verdict::of(
+                Some(r.recovery_s.is_some()),
+                Some(r.recovery_s.unwrap_or(r.recovery_censor_s)),
+            ),
+        }
+    }
+}
+
+/// Results already in the output directory: run id -> its verdict.
+pub(crate) fn known_results(store: &Store) -> Result<HashMap<String, Verdict>, StoreError> {
     let mut known = HashMap::new();
-    for part in store.read_parts(None, &["run_id", "recovered"])? {
-        for (id, r) in part
-            .str("run_id")?
-            .iter()
+    for part in store.read_parts(None, &["run_id", "recovered", "recovery_censored_s"])? {
+        let censored = part.f64("recovery_censored_s")?;
+        for ((id, r), c) in (part.str("run_id")?.iter())
             .zip(part.bool("recovered")?.iter())
+            .zip(censored.iter())
         {
             if let Some(id) = id {
-                known.insert(id.to_string(), r);
+                known.insert(id.to_string(), Verdict::of(r, c));
             }
         }
     }
@@ -505,7 +560,7 @@ fn slice_label(grid: &Grid, others: &[usize], s: &Slice) -> Vec<String> {
 /// Where the slice's P(not recovered) crosses the threshold, once both
 /// ends of its bracket are estimated.
 fn crossing(s: &Slice, threshold: f64) -> Option<Crossing> {
-    if s.failed_at.is_some() {
+    if s.stopped_at.is_some() {
         return None;
     }
     let (lo, hi) = (s.p_lo?, s.p_hi?);
@@ -545,9 +600,13 @@ fn boundary_table(
         })
     };
     for s in slices {
-        let boundary = match (s.failed_at, crossing(s, threshold)) {
-            (Some((x, failed)), _) => format!(
-                "none: {failed} of {} runs failed at {axis} = {x}",
+        let boundary = match (s.stopped_at, crossing(s, threshold)) {
+            (Some((x, n, Stop::Failed)), _) => format!(
+                "none: {n} of {} runs failed at {axis} = {x}",
+                grid.seeds.len()
+            ),
+            (Some((x, n, Stop::NoVerdict)), _) => format!(
+                "none: {n} of {} runs at {axis} = {x} cannot show recovery (the trigger ends too close to the end of the arrivals)",
                 grid.seeds.len()
             ),
             (None, c) => match c {
@@ -655,7 +714,7 @@ mod tests {
             p_lo: est(p_lo),
             p_hi: est(p_hi),
             done: true,
-            failed_at: None,
+            stopped_at: None,
         }
     }
 

@@ -80,8 +80,8 @@ fn refine_applies_set_overrides() {
 scenario = "ch37"
 seeds = { first = 1, count = 2 }
 [set]
-"client.duration_s" = 10
-horizon_s = 12
+"client.duration_s" = 14
+horizon_s = 16
 "svc_b.slow.start_s" = 2
 [axes]
 strategy = ["naive", "protected"]
@@ -519,8 +519,8 @@ fn an_interrupted_refinement_writes_its_runs_and_says_how_to_resume() {
 scenario = "ch37"
 seeds = { first = 1, count = 30 }
 [set]
-"client.duration_s" = 10
-horizon_s = 12
+"client.duration_s" = 14
+horizon_s = 16
 "svc_b.slow.start_s" = 2
 [axes]
 strategy = ["naive", "protected"]
@@ -689,6 +689,38 @@ strategy = ["naive"]
     assert_says(
         &table,
         &["none: 2 of 2 runs failed at svc_b.slow.duration_s = "],
+    );
+    // Without the budget, but arrivals ending 1 s after the longest
+    // window: its runs cannot show recovery (they read as not recovered,
+    // and the bisection found a boundary there).
+    let short = std::fs::read_to_string(&grid)
+        .unwrap()
+        .replace("max_events = 20000\n", "")
+        .replace("\"client.duration_s\" = 10", "\"client.duration_s\" = 7");
+    std::fs::write(&grid, short).unwrap();
+    let out = tmp.path().join("short");
+    let o = sweep(&[
+        "refine",
+        &grid,
+        "--axis",
+        "svc_b.slow.duration_s",
+        "--precision",
+        "0.5",
+        "--out",
+        &out.display().to_string(),
+        "--no-report",
+    ]);
+    assert_ok(&o);
+    assert_says(
+        &stderr(&o),
+        &[
+            "warning: 1 of 1 slices stopped without a boundary where their runs cannot show recovery",
+        ],
+    );
+    let table = std::fs::read_to_string(out.join("analysis/boundary.md")).unwrap();
+    assert_says(
+        &table,
+        &["none: 2 of 2 runs at svc_b.slow.duration_s = 4 cannot show recovery"],
     );
 }
 
