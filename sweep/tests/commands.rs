@@ -668,18 +668,21 @@ strategy = ["naive"]
 "svc_b.slow.duration_s" = [0.1, 4]
 "#,
     );
+    let refine = |out: &std::path::Path| {
+        sweep(&[
+            "refine",
+            &grid,
+            "--axis",
+            "svc_b.slow.duration_s",
+            "--precision",
+            "0.5",
+            "--out",
+            &out.display().to_string(),
+            "--no-report",
+        ])
+    };
     let out = tmp.path().join("o");
-    let o = sweep(&[
-        "refine",
-        &grid,
-        "--axis",
-        "svc_b.slow.duration_s",
-        "--precision",
-        "0.5",
-        "--out",
-        &out.display().to_string(),
-        "--no-report",
-    ]);
+    let o = refine(&out);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert_says(
         &stderr(&o),
@@ -699,17 +702,7 @@ strategy = ["naive"]
         .replace("\"client.duration_s\" = 10", "\"client.duration_s\" = 7");
     std::fs::write(&grid, short).unwrap();
     let out = tmp.path().join("short");
-    let o = sweep(&[
-        "refine",
-        &grid,
-        "--axis",
-        "svc_b.slow.duration_s",
-        "--precision",
-        "0.5",
-        "--out",
-        &out.display().to_string(),
-        "--no-report",
-    ]);
+    let o = refine(&out);
     assert_ok(&o);
     assert_says(
         &stderr(&o),
