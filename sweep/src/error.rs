@@ -180,7 +180,7 @@ pub enum DirError {
     )]
     NoManifest { dir: PathBuf },
     #[error(
-        "{} is not a sweep's output directory (it holds files but no manifest.json), so {}; choose another --out",
+        "{} is not a sweep's output directory (it holds files but no manifest.json), so {}; choose another output directory",
         dir.display(),
         if *force { "--force deletes nothing there" } else { "nothing is written there (a sweep's results and report would mix with those files)" }
     )]
@@ -198,13 +198,14 @@ pub enum DirError {
         changes: Vec<String>,
     },
     #[error(
-        "{} holds results written by {recorded}; this is {now}. Results of two versions would mix: --force to start over, or --allow-version-change to continue (each part records the version that wrote it)",
+        "{} holds results written by {recorded}; this is {now}. Results of two versions would mix: {start_over}, or --allow-version-change to continue (each part records the version that wrote it)",
         dir.display()
     )]
     VersionChanged {
         dir: PathBuf,
         recorded: String,
         now: String,
+        start_over: &'static str,
     },
     #[error(
         "{0} already holds {parts} part file(s) of this grid; to finish it: sweep run {1} --out {0} --resume{shard_flag}  (or --force to start over)",

@@ -227,8 +227,12 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
     );
     let mut manifest = new_manifest(&grid, Shard::WHOLE, jobs, 0);
     // Runs of another version of the tool are not reused unless allowed.
-    manifest.earlier_versions =
-        crate::runner::earlier_versions(&store, Shard::WHOLE, args.allow_version_change)?;
+    manifest.earlier_versions = crate::runner::earlier_versions(
+        &store,
+        Shard::WHOLE,
+        args.allow_version_change,
+        "choose another --out to start over",
+    )?;
     manifest.fingerprint = fingerprint;
     manifest.status = "running".to_string();
     store.write_manifest(&manifest)?;

@@ -307,44 +307,44 @@ fn prepare_dir(
             shard_flag: format!("{}{}", args.overrides.as_args(), shard_flag(shard)),
         });
     }
-    let now = this_version();
-    let recorded = manifests.iter().find(|(_, m)| m.shard == shard);
-    if let Some((_, m)) = recorded.filter(|(_, m)| m.version() != now)
-        && !args.allow_version_change
-    {
-        return Err(DirError::VersionChanged {
-            dir: dir(),
-            recorded: m.version(),
-            now,
-        });
-    }
+    earlier_versions(
+        store,
+        shard,
+        args.allow_version_change,
+        "--force to start over",
+    )?;
     store.create_dirs()?;
     Ok(Prepared::Run)
 }
 
-/// The earlier versions of the tool that wrote `shard`'s runs in `store`,
-/// for its new manifest (a resume allowed across versions keeps their
-/// names); refused unless `allow` when the last one is not this version.
+/// The earlier versions of the tool whose runs a writer of `shard` reuses
+/// in `store`, for its new manifest (a resume allowed across versions keeps
+/// their names): its own shard's, and for a whole-grid writer every
+/// shard's (it reuses them all). Refused unless `allow` when one is not
+/// this version; `start_over` says how to start over instead.
 pub(crate) fn earlier_versions(
     store: &Store,
     shard: Shard,
     allow: bool,
+    start_over: &'static str,
 ) -> Result<Vec<String>, DirError> {
-    let Some((_, old)) = (store.manifests().into_iter()).find(|(_, m)| m.shard == shard) else {
-        return Ok(Vec::new());
-    };
     let now = this_version();
-    let mut earlier = old.earlier_versions.clone();
-    if old.version() != now {
-        if !allow {
+    let mut earlier: Vec<String> = Vec::new();
+    let reused = (store.manifests().into_iter())
+        .filter(|(_, m)| m.status != "merged" && (shard == Shard::WHOLE || m.shard == shard));
+    for (_, old) in reused {
+        if old.version() != now && !allow {
             return Err(DirError::VersionChanged {
                 dir: store.root.clone(),
                 recorded: old.version(),
                 now,
+                start_over,
             });
         }
-        if !earlier.contains(&old.version()) {
-            earlier.push(old.version());
+        for v in old.earlier_versions.iter().cloned().chain([old.version()]) {
+            if v != now && !earlier.contains(&v) {
+                earlier.push(v);
+            }
         }
     }
     Ok(earlier)
@@ -439,7 +439,7 @@ fn execute(
 
     let mut manifest = new_manifest(grid, shard, jobs, planned.len() as u64);
     // Checked by `prepare_dir`.
-    manifest.earlier_versions = earlier_versions(store, shard, true)?;
+    manifest.earlier_versions = earlier_versions(store, shard, true, "")?;
     store.write_manifest(&manifest)?;
     let metadata = vec![
         ("sweep.grid_name".to_string(), grid.name.clone()),

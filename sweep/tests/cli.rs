@@ -212,6 +212,20 @@ fn merge_decides_before_it_copies_and_keeps_a_whole_grid_manifest() {
     let again = sweep(&["run", &grid, "--out", &whole]);
     assert!(again.status.success(), "{}", stderr(&again));
     assert_says(&stderr(&again), &["complete"]);
+    // An interrupted whole-grid run finished by a split into 2: the split
+    // is merged (the unfinished run is a split into 1 not complete).
+    let path_of = dir.join("whole/manifest.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path_of).unwrap()).unwrap();
+    manifest["status"] = "interrupted".into();
+    std::fs::write(&path_of, manifest.to_string()).unwrap();
+    for s in ["0/2", "1/2"] {
+        let o = run_grid(&grid, &whole, &["--shard", s, "--resume"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let o = sweep(&["merge", &whole, "--no-report"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_says(&stdout(&o), &["merged 2 shard(s)"]);
 }
 
 #[test]
@@ -1081,6 +1095,35 @@ fn a_resume_across_tool_versions_is_refused_unless_allowed() {
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(
         manifest["earlier_versions"],
+        serde_json::json!(["sweep 0.1.0 (commit 0000000)"])
+    );
+    // A whole-grid run reuses every shard's runs: a shard of another
+    // version is refused too (only its own manifest was checked).
+    let sharded = dir.join("sharded");
+    let sharded_s = sharded.display().to_string();
+    assert!(
+        run_grid(&grid, &sharded_s, &["--shard", "0/2"])
+            .status
+            .success()
+    );
+    let shard_manifest = sharded.join("manifest-s0of2.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&shard_manifest).unwrap()).unwrap();
+    m["git_commit"] = "0000000".into();
+    std::fs::write(&shard_manifest, m.to_string()).unwrap();
+    let o = run_grid(&grid, &sharded_s, &["--resume"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_says(
+        &stderr(&o),
+        &["holds results written by sweep 0.1.0 (commit 0000000)"],
+    );
+    let o = run_grid(&grid, &sharded_s, &["--resume", "--allow-version-change"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(sharded.join("manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        m["earlier_versions"],
         serde_json::json!(["sweep 0.1.0 (commit 0000000)"])
     );
 }
