@@ -28,7 +28,7 @@
 use crate::error::RefineError;
 use crate::grid::Grid;
 use crate::records::{Layout, Outcome};
-use crate::refine::{RefineArgs, Verdict, known_results, write_outcomes};
+use crate::refine::{RefineArgs, Verdict, known_results, reused_versions, write_outcomes};
 use crate::runner::{execute_point, finish_manifest, new_manifest, silence_panics, worker_pool};
 use crate::store::{Shard, Store};
 use analysis::IoError;
@@ -247,13 +247,7 @@ pub fn run(args: &RefineArgs, grid: &Grid) -> Result<ExitCode, RefineError> {
         grid.metrics.clone(),
     );
     let mut manifest = new_manifest(grid, Shard::WHOLE, jobs, 0);
-    // Runs of another version of the tool are not reused unless allowed.
-    manifest.earlier_versions = crate::runner::earlier_versions(
-        &store,
-        Shard::WHOLE,
-        args.allow_version_change,
-        "choose another --out to start over",
-    )?;
+    manifest.earlier_versions = reused_versions(&store, args)?;
     manifest.status = "running".to_string();
     store.write_manifest(&manifest)?;
     let metadata = layout.metadata(&[(

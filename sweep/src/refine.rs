@@ -226,13 +226,7 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
         grid.metrics.clone(),
     );
     let mut manifest = new_manifest(&grid, Shard::WHOLE, jobs, 0);
-    // Runs of another version of the tool are not reused unless allowed.
-    manifest.earlier_versions = crate::runner::earlier_versions(
-        &store,
-        Shard::WHOLE,
-        args.allow_version_change,
-        "choose another --out to start over",
-    )?;
+    manifest.earlier_versions = reused_versions(&store, args)?;
     manifest.fingerprint = fingerprint;
     manifest.status = "running".to_string();
     store.write_manifest(&manifest)?;
@@ -484,6 +478,20 @@ pub(crate) fn write_outcomes(
     let mut series = layout.series_frame(outcomes).map_err(StoreError::Batch)?;
     let part = store.next_part(Shard::WHOLE)?;
     store.write_batch(Shard::WHOLE, part, &mut runs, &mut series, metadata)
+}
+
+/// The earlier versions of the tool whose runs a refinement reuses;
+/// refused unless `--allow-version-change`.
+pub(crate) fn reused_versions(
+    store: &Store,
+    args: &RefineArgs,
+) -> Result<Vec<String>, crate::error::DirError> {
+    crate::runner::earlier_versions(
+        store,
+        Shard::WHOLE,
+        args.allow_version_change,
+        "choose another --out to start over",
+    )
 }
 
 /// What a run says about recovery.
