@@ -73,6 +73,16 @@ const WRITTEN: &[Written] = &[
     }),
 ];
 
+/// Whether `dir` and the folders in it hold no file.
+fn holds_no_file(dir: &Path) -> Result<bool, StoreError> {
+    for p in list_in(dir, "")? {
+        if !p.is_dir() || !holds_no_file(&p)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
 /// `manifest.json` or `manifest-s<I>of<N>.json`.
 pub(crate) fn is_manifest_name(n: &str) -> bool {
     n == "manifest.json"
@@ -316,13 +326,17 @@ impl Store {
         for p in list_in(&self.root, "")? {
             let name = file_name(&p);
             let ours = if p.is_dir() {
-                match WRITTEN
-                    .iter()
-                    .find(|(sub, _)| !sub.is_empty() && *sub == name)
-                {
-                    Some((_, is_ours)) => list_in(&p, "")?.iter().all(|f| is_ours(&file_name(f))),
-                    None => false,
-                }
+                let files = list_in(&p, "")?;
+                // A folder without a file holds nothing to mix with (a
+                // report's `analysis/plots/` whose files `--force` removed).
+                holds_no_file(&p)?
+                    || match WRITTEN
+                        .iter()
+                        .find(|(sub, _)| !sub.is_empty() && *sub == name)
+                    {
+                        Some((_, is_ours)) => files.iter().all(|f| is_ours(&file_name(f))),
+                        None => false,
+                    }
             } else {
                 crate::lock::is_lock_file(&name) || (WRITTEN[0].1)(&name)
             };

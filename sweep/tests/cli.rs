@@ -901,6 +901,11 @@ fn force_removes_only_what_this_tool_wrote() {
     );
     assert!(foreign.join("analysis/lib.rs").exists());
     assert!(!foreign.join("runs").exists());
+    // Empty folders hold nothing to mix with: accepted.
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(empty.join("analysis/plots")).unwrap();
+    let o = run_grid(&grid, &empty.display().to_string(), &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
     // Nor does a run, a refinement or a merge write its results and report
     // among those files (they overwrote a user's analysis/index.md).
     let not_ours = "is not a sweep's output directory (it holds files but no manifest.json), so nothing is written there";
