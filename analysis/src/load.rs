@@ -264,12 +264,8 @@ impl Sweep {
         Some(c.f64().ok()?.iter().collect())
     }
 
-    /// The runs that cannot show recovery (failed runs have no metrics): their trigger ends less than
-    /// a recovery window before their arrivals end, so no window is judged
-    /// (R2). They are those not recovered whose censored time is under 1 s:
-    /// the censored time of a run not recovered is the last window start
-    /// minus the trigger's end, plus 1 s, clamped at 0, so at least 1 s
-    /// exactly when a window fits.
+    /// The runs that cannot show recovery ([`cannot_show_recovery`];
+    /// failed runs have no metrics).
     pub fn without_verdict(&self) -> Vec<usize> {
         let (Some(recovered), Some(censored)) =
             (self.column("recovered"), self.column("recovery_censored_s"))
@@ -277,7 +273,10 @@ impl Sweep {
             return Vec::new();
         };
         (0..recovered.len())
-            .filter(|&run| recovered[run] == Some(0.0) && censored[run].is_some_and(|c| c < 1.0))
+            .filter(|&run| {
+                (recovered[run].zip(censored[run]))
+                    .is_some_and(|(r, c)| cannot_show_recovery(r != 0.0, c))
+            })
             .collect()
     }
 
@@ -419,6 +418,15 @@ pub(crate) fn label(c: &Column, row: usize) -> String {
         Ok(v) => v.to_string(),
         Err(_) => "?".to_string(),
     }
+}
+
+/// Whether a run with this `recovered` and `recovery_censored_s` could
+/// not show recovery: its trigger ends less than a recovery window before
+/// its arrivals end, so no window is judged (R2). The censored time of a
+/// run not recovered is the last window start minus the trigger's end, plus
+/// 1 s, clamped at 0: at least 1 s exactly when a window fits.
+pub fn cannot_show_recovery(recovered: bool, censored_s: f64) -> bool {
+    !recovered && censored_s < 1.0
 }
 
 #[cfg(test)]

@@ -321,20 +321,7 @@ pub fn run(args: &RefineArgs, grid: &Grid) -> Result<ExitCode, RefineError> {
             .collect())
     });
     if let Err(RefineError::Interrupted(signal)) = searched {
-        let (ok, failed) = finish_manifest(&store, &mut manifest, "interrupted", false)?;
-        let sets: String = (args.sets.iter())
-            .map(|s| format!(" --set {}", crate::slurm::shell_quote(s)))
-            .collect();
-        eprintln!(
-            "interrupted: {} runs are written. Resume with (the runs written are reused):",
-            ok + failed
-        );
-        eprintln!(
-            "  sweep refine {}{sets} --out {}",
-            crate::slurm::shell_quote(&args.grid.display().to_string()),
-            crate::slurm::shell_quote(&out.display().to_string()),
-        );
-        return Ok(ExitCode::from(crate::signals::exit_code(signal)));
+        return crate::refine::stopped(&store, &mut manifest, args, "", &out, signal);
     }
     searched?;
 

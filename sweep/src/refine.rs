@@ -314,21 +314,11 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
             // A step cut short would move the brackets on partial
             // estimates: the refinement stops here, and running it again
             // reuses every run written.
-            let (ok, failed) = finish_manifest(&store, &mut manifest, "interrupted", false)?;
-            let sets: String = (args.sets.iter())
-                .map(|s| format!(" --set {}", crate::slurm::shell_quote(s)))
-                .collect();
-            eprintln!(
-                "interrupted: {} runs are written. Resume with (the runs written are reused):",
-                ok + failed
+            let flags = format!(
+                " --axis {} --precision {precision} --threshold {threshold}",
+                crate::slurm::shell_quote(&axis_path)
             );
-            eprintln!(
-                "  sweep refine {} --axis {} --precision {precision} --threshold {threshold}{sets} --out {}",
-                crate::slurm::shell_quote(&args.grid.display().to_string()),
-                crate::slurm::shell_quote(&axis_path),
-                crate::slurm::shell_quote(&out.display().to_string()),
-            );
-            return Ok(ExitCode::from(crate::signals::exit_code(signal)));
+            return stopped(&store, &mut manifest, args, &flags, &out, signal);
         }
         for (i, x) in wanted {
             let point = point_of(&slices[i], x);
@@ -480,6 +470,33 @@ pub(crate) fn write_outcomes(
     store.write_batch(Shard::WHOLE, part, &mut runs, &mut series, metadata)
 }
 
+/// After a stopping signal: the manifest says `interrupted`, and the
+/// command that finishes the refinement (the grid, `flags`, the `--set`s
+/// and `--out`; it reuses every run written) is printed.
+pub(crate) fn stopped(
+    store: &Store,
+    manifest: &mut crate::store::Manifest,
+    args: &RefineArgs,
+    flags: &str,
+    out: &std::path::Path,
+    signal: i32,
+) -> Result<ExitCode, RefineError> {
+    let (ok, failed) = finish_manifest(store, manifest, "interrupted", false)?;
+    let sets: String = (args.sets.iter())
+        .map(|s| format!(" --set {}", crate::slurm::shell_quote(s)))
+        .collect();
+    eprintln!(
+        "interrupted: {} runs are written. Resume with (the runs written are reused):",
+        ok + failed
+    );
+    eprintln!(
+        "  sweep refine {}{flags}{sets} --out {}",
+        crate::slurm::shell_quote(&args.grid.display().to_string()),
+        crate::slurm::shell_quote(&out.display().to_string()),
+    );
+    Ok(ExitCode::from(crate::signals::exit_code(signal)))
+}
+
 /// The earlier versions of the tool whose runs a refinement reuses;
 /// refused unless `--allow-version-change`.
 pub(crate) fn reused_versions(
@@ -499,9 +516,8 @@ pub(crate) fn reused_versions(
 pub(crate) enum Verdict {
     /// The run failed: no metrics.
     Failed,
-    /// Its trigger ends less than a recovery window before its arrivals
-    /// end, so no window is judged (as the report's `Sweep::without_verdict`:
-    /// not recovered, censored time under 1 s).
+    /// It cannot show recovery ([`analysis::load::cannot_show_recovery`],
+    /// as the report's `Sweep::without_verdict`).
     None,
     Recovered(bool),
 }
@@ -510,7 +526,9 @@ impl Verdict {
     fn of(recovered: Option<bool>, censored_s: Option<f64>) -> Verdict {
         match recovered {
             None => Verdict::Failed,
-            Some(false) if censored_s.is_some_and(|c| c < 1.0) => Verdict::None,
+            Some(r) if censored_s.is_some_and(|c| analysis::load::cannot_show_recovery(r, c)) => {
+                Verdict::None
+            }
             Some(r) => Verdict::Recovered(r),
         }
     }

@@ -73,10 +73,10 @@ const WRITTEN: &[Written] = &[
     }),
 ];
 
-/// Whether `dir` and the folders in it hold no file.
-fn holds_no_file(dir: &Path) -> Result<bool, StoreError> {
-    for p in list_in(dir, "")? {
-        if !p.is_dir() || !holds_no_file(&p)? {
+/// Whether `entries` (a folder's) are folders that hold no file.
+fn holds_no_file(entries: &[PathBuf]) -> Result<bool, StoreError> {
+    for p in entries {
+        if !p.is_dir() || !holds_no_file(&list_in(p, "")?)? {
             return Ok(false);
         }
     }
@@ -329,7 +329,7 @@ impl Store {
                 let files = list_in(&p, "")?;
                 // A folder without a file holds nothing to mix with (a
                 // report's `analysis/plots/` whose files `--force` removed).
-                holds_no_file(&p)?
+                holds_no_file(&files)?
                     || match WRITTEN
                         .iter()
                         .find(|(sub, _)| !sub.is_empty() && *sub == name)
