@@ -285,8 +285,28 @@ pub enum MergeError {
     NoRuns { dir: PathBuf },
     #[error("{0} duplicate run rows")]
     Duplicates(usize),
-    #[error("{written} runs written, {planned} planned")]
-    Count { written: usize, planned: u64 },
+    #[error(
+        "{written} runs {}, {planned} planned{}",
+        if *before_copy { "in the parts to merge" } else { "written" },
+        if *before_copy { ": nothing was merged" } else { "" }
+    )]
+    Count {
+        written: usize,
+        planned: u64,
+        before_copy: bool,
+    },
+    #[error(
+        "run {run_id} is in {} and in {} (shards of two sweeps, or of two splits that both ran it?): nothing was merged",
+        first.display(),
+        second.display()
+    )]
+    Duplicate {
+        run_id: String,
+        first: PathBuf,
+        second: PathBuf,
+    },
+    #[error(transparent)]
+    Lock(#[from] crate::lock::LockError),
     #[error("{}: {source}", dir.display())]
     Table { dir: PathBuf, source: PolarsError },
     #[error(transparent)]

@@ -2,12 +2,13 @@
 //! results the same runs with the same numbers?).
 
 use crate::error::{Error, MergeError, StoreError};
+use crate::lock::Lock;
 use crate::runner::now_rfc3339;
-use crate::store::{Check, Manifest, Shard, Store, count_runs};
+use crate::store::{Check, CommittedRuns, Manifest, Shard, Store, count_runs};
 use analysis::IoError;
 use clap::Args;
 use polars::prelude::*;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -86,6 +87,7 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<(Manifest, u64), MergeE
                     return Err(MergeError::Count {
                         written: runs.len(),
                         planned: m.ok + m.failed,
+                        before_copy: false,
                     });
                 }
                 return Ok((m, 0));
@@ -124,26 +126,41 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<(Manifest, u64), MergeE
     };
     let split: Vec<&Manifest> = shards.iter().filter(|m| m.shard.count == count).collect();
     let planned: u64 = split.iter().map(|m| m.planned).sum();
+    // The runs the target will hold, checked before a file is copied: the
+    // parts already there (one an interrupted merge copied is not indexed
+    // yet) and those the copy brings.
+    let mut parts = store.runs_parts()?;
+    let mut names: HashSet<PathBuf> = parts.iter().cloned().collect();
+    let runs_dir = target.join("runs");
+    for (src, dst) in &copies {
+        if dst.parent() == Some(runs_dir.as_path()) && names.insert(dst.clone()) {
+            parts.push(src.clone());
+        }
+    }
+    let held = CommittedRuns::of_parts(parts).map_err(|e| match e {
+        StoreError::DuplicateRun {
+            run_id,
+            first,
+            second,
+        } => MergeError::Duplicate {
+            run_id,
+            first,
+            second,
+        },
+        e => e.into(),
+    })?;
+    check_runs(&held.runs, planned, true)?;
+    let _lock = Lock::writer(target, Shard::WHOLE, true)?;
     store.create_dirs()?;
     for (src, dst) in &copies {
         copy_atomic(src, dst)?;
     }
-    // Verified parts, each run once, exactly the run indexes 0..planned.
-    let runs = store.committed_runs(None, Check::All)?.runs;
-    if runs.is_empty() {
-        return Err(MergeError::NoRunsWritten);
-    }
-    let indexes: HashSet<u64> = runs
-        .values()
-        .map(|(i, _)| *i)
-        .filter(|i| *i < planned)
-        .collect();
-    if runs.len() as u64 != planned || indexes.len() as u64 != planned {
-        return Err(MergeError::Count {
-            written: runs.len(),
-            planned,
-        });
-    }
+    // Again as written: verified against the indexes copied.
+    check_runs(
+        &store.committed_runs(None, Check::All)?.runs,
+        planned,
+        false,
+    )?;
     let (ok, failed, events) = count_runs(&store, None)?;
     // Shards written by other versions of the tool are named, as a resumed
     // run names the versions before it.
@@ -181,6 +198,31 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<(Manifest, u64), MergeE
     };
     store.write_manifest(&merged)?;
     Ok((merged, count))
+}
+
+/// Each run once, exactly the run indexes 0..planned; `before_copy`: the
+/// runs the merge would write, refused before it writes.
+fn check_runs(
+    runs: &HashMap<String, (u64, usize)>,
+    planned: u64,
+    before_copy: bool,
+) -> Result<(), MergeError> {
+    if runs.is_empty() {
+        return Err(MergeError::NoRunsWritten);
+    }
+    let indexes: HashSet<u64> = runs
+        .values()
+        .map(|(i, _)| *i)
+        .filter(|i| *i < planned)
+        .collect();
+    if runs.len() as u64 != planned || indexes.len() as u64 != planned {
+        return Err(MergeError::Count {
+            written: runs.len(),
+            planned,
+            before_copy,
+        });
+    }
+    Ok(())
 }
 
 /// The files to copy into `target` (source, destination), after checking

@@ -835,7 +835,21 @@ impl Store {
         shard: Option<Shard>,
         check: Check,
     ) -> Result<CommittedRuns, StoreError> {
-        let parts = self.committed_parts(shard, check)?;
+        CommittedRuns::of_parts(self.committed_parts(shard, check)?)
+    }
+}
+
+/// The committed runs of a directory: run id -> (run index, the part in
+/// `parts` that holds it).
+pub struct CommittedRuns {
+    pub parts: Vec<PathBuf>,
+    pub runs: HashMap<String, (u64, usize)>,
+}
+
+impl CommittedRuns {
+    /// The runs of `parts` (verified parts, of one directory or of the
+    /// directories a merge combines); a run id in two rows is refused.
+    pub fn of_parts(parts: Vec<PathBuf>) -> Result<CommittedRuns, StoreError> {
         let mut runs: HashMap<String, (u64, usize)> = HashMap::new();
         for (k, path) in parts.iter().enumerate() {
             let part = Part::read(path, Some(&["run_id", "run_index"]))?;
@@ -857,11 +871,4 @@ impl Store {
         }
         Ok(CommittedRuns { parts, runs })
     }
-}
-
-/// The committed runs of a directory: run id -> (run index, the part in
-/// `parts` that holds it).
-pub struct CommittedRuns {
-    pub parts: Vec<PathBuf>,
-    pub runs: HashMap<String, (u64, usize)>,
 }

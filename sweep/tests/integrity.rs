@@ -265,6 +265,20 @@ fn merge_checks_before_it_writes() {
         "--no-report",
     ]));
     assert_ok(&report(&c));
+
+    // Into a directory holding a shard of another split: its runs and the
+    // split's are the same runs, refused before a file is copied.
+    let t = dir.join("t");
+    assert_ok(&run(&grid_a, &t, &["--shard", "0/3"]));
+    let before = snapshot(&t);
+    let o = sweep(&["merge", &s(&s0), &s(&s1), "--into", &s(&t), "--no-report"]);
+    assert_fails(&o, &["is in", "part-s0of3-", "nothing was merged"]);
+    assert_eq!(
+        snapshot(&t),
+        before,
+        "a refused merge changed {}",
+        t.display()
+    );
 }
 
 /// Eight axes of `levels` levels each.
