@@ -361,7 +361,7 @@ fn rounds_table(
         100.0 * rules.tolerance,
         rules.candidates
     );
-    md.push_str("| category | rounds | points | runs | moved by the last rounds | stopped because |\n|---|---|---|---|---|---|\n");
+    md.push_str("| category | rounds | points | runs with a verdict | runs left out (failed, or cannot show recovery) | moved by the last rounds | stopped because |\n|---|---|---|---|---|---|---|\n");
     for (c, s) in searches.iter().enumerate() {
         let label = grid
             .point_of(others, c as u64)
@@ -378,8 +378,9 @@ fn rounds_table(
         let moved: Vec<String> = (s.rounds.iter().rev().take(3).rev())
             .filter_map(|r| r.moved.map(|m| format!("{:.1}%", 100.0 * m)))
             .collect();
+        let judged: u64 = s.observed().iter().map(|o| o.runs).sum();
         md.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {judged} | {} | {} | {} |\n",
             if label.is_empty() {
                 "all".to_string()
             } else {
@@ -387,7 +388,7 @@ fn rounds_table(
             },
             s.rounds.len(),
             s.observed().len(),
-            s.observed().iter().map(|o| o.runs).sum::<u64>(),
+            s.observed().len() as u64 * seeds - judged,
             if moved.is_empty() {
                 "-".to_string()
             } else {

@@ -237,7 +237,8 @@ fn a_boundary_search_is_the_same_with_any_jobs_and_after_an_interruption() {
     }
     assert_same_runs(&dir.path().join("j1"), &dir.path().join("j2"));
     let table = std::fs::read_to_string(dir.path().join("j1/analysis/boundary_rounds.md")).unwrap();
-    assert!(table.contains("| all |"), "{table}");
+    let (points, judged, left_out) = boundary_counts(&table);
+    assert_eq!((judged, left_out), (2 * points, 0), "{table}");
 
     // Lose the last round's runs, as a kill before it was written would.
     let runs_dir = dir.path().join("j2/runs");
@@ -280,6 +281,42 @@ fn a_boundary_search_is_the_same_with_any_jobs_and_after_an_interruption() {
             .exists()
     );
     assert!(dir.path().join("j1/analysis/boundary_contour.csv").exists());
+}
+
+/// The points, runs with a verdict and runs left out of the table's `all` row.
+fn boundary_counts(table: &str) -> (u64, u64, u64) {
+    let row = (table.lines())
+        .find(|l| l.starts_with("| all |"))
+        .unwrap_or_else(|| panic!("{table}"));
+    let cells: Vec<u64> = (row.split('|').skip(3).take(3))
+        .map(|c| c.trim().parse().unwrap())
+        .collect();
+    (cells[0], cells[1], cells[2])
+}
+
+/// Runs without a verdict (arrivals end before a recovery window after
+/// the trigger fits) are left out of the boundary's counts, and its table
+/// says how many.
+#[test]
+fn a_boundary_table_counts_the_runs_it_leaves_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let short = BOUNDARY
+        .replace("\"client.duration_s\" = 12", "\"client.duration_s\" = 8")
+        .replace("horizon_s = 14", "horizon_s = 10")
+        .replace("n = 24", "n = 8");
+    let grid = write_grid(dir.path(), &short);
+    let out = dir.path().join("o");
+    assert_ok(&sweep(&[
+        "refine",
+        &grid,
+        "--out",
+        &out.display().to_string(),
+        "--no-report",
+    ]));
+    let table = std::fs::read_to_string(out.join("analysis/boundary_rounds.md")).unwrap();
+    let (points, judged, left_out) = boundary_counts(&table);
+    assert!(left_out > 0 && judged > 0, "{table}");
+    assert_eq!(judged + left_out, 2 * points, "{table}");
 }
 
 /// Ctrl-C during a boundary search stops it as it stops `run`: the runs
