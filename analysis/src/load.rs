@@ -3,7 +3,7 @@
 //! position in the grid.
 
 use crate::error::LoadError;
-use crate::manifest::Manifest;
+use crate::manifest::{GROUP_SERIES, GROUP_VIEW, Manifest};
 use crate::sensitivity::Design;
 use polars::prelude::*;
 use std::collections::HashMap;
@@ -119,12 +119,20 @@ impl Sweep {
                 // Whether a tier's adaptive limit acts (its plot over time).
                 || (n.strip_suffix("_limit_lowest")).is_some_and(|t| tiers.iter().any(|x| x == t))
         };
-        // Categorical columns (`status`, string axes) are read as their text.
+        // Categorical columns (`status`, string axes) are read as their
+        // text; with `[report] group`, the group's user-level metrics are
+        // read under the run-wide names.
+        let of_group = |n: &str| {
+            let g = manifest.report.group.as_ref()?;
+            let column = format!("group_{g}_{n}");
+            (GROUP_VIEW.contains(&n) && schema.contains(&column)).then_some(column)
+        };
         let cols: Vec<Expr> = schema
             .iter()
             .filter(|(n, _)| wanted(n))
-            .map(|(n, t)| match t {
-                DataType::Categorical(..) => col(n.as_str()).cast(DataType::String),
+            .map(|(n, t)| match (t, of_group(n)) {
+                (DataType::Categorical(..), _) => col(n.as_str()).cast(DataType::String),
+                (_, Some(column)) => col(column).alias(n.as_str()),
                 _ => col(n.as_str()),
             })
             .collect();
@@ -257,6 +265,15 @@ impl Sweep {
             }
         }
         Some(values)
+    }
+
+    /// The series column of the report's users' `name` (`user_arrivals`,
+    /// `user_ok_by_arrival`): the `[report] group`'s, else `name` itself.
+    pub fn user_series(&self, name: &str) -> String {
+        match &self.manifest.report.group {
+            Some(g) if GROUP_SERIES.contains(&name) => format!("group_{g}_{name}"),
+            _ => name.to_string(),
+        }
     }
 
     fn column(&self, name: &str) -> Option<Vec<Option<f64>>> {

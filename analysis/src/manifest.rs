@@ -44,6 +44,11 @@ pub struct ReportOptions {
     pub heatmap_y: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub panels: Option<String>,
+    /// The client group whose users the report's recovery, success rates,
+    /// user latencies and success-rate plots are about (default: every
+    /// group's users together); see [`GROUP_VIEW`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
     /// Metrics (`runs` columns) the grid is about, summarised and ranked
     /// besides the usual ones.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -65,6 +70,26 @@ pub struct ReportOptions {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reference: Vec<Reference>,
 }
+
+/// The user-level metrics a scenario with several client groups has per
+/// group too (`group_<g>_<name>`): with `[report] group`, the report reads
+/// the group's in their place.
+pub const GROUP_VIEW: &[&str] = &[
+    "users",
+    "users_ok",
+    "users_failed",
+    "success_rate",
+    "success_rate_during",
+    "success_rate_after",
+    "recovered",
+    "recovery_s",
+    "recovery_censored_s",
+    "success_latency_median_s",
+    "success_latency_p99_s",
+];
+
+/// The per-second series of users a group has too (`group_<g>_<name>`).
+pub const GROUP_SERIES: &[&str] = &["user_arrivals", "user_ok_by_arrival"];
 
 /// One published figure: the value of `metric` at the grid point `point`
 /// (`"path=level, path=level"`), and why the model's differs.

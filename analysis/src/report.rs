@@ -1133,14 +1133,37 @@ fn slice_series(sweep: &Sweep, s: &Slicing, cols: &[String]) -> Result<SliceSeri
     let run_ids = run_rows(sweep)?;
     let mut values: SliceSeries = vec![HashMap::new(); cols.len()];
     let series_dir = sweep.dir.join("series");
+    // A `[report] group`'s success rate by arrival is its own users' (the
+    // series keep the run-wide one).
+    let (ok, arrivals) = (
+        sweep.user_series("user_ok_by_arrival"),
+        sweep.user_series("user_arrivals"),
+    );
+    let by_group = |c: &String| c == "success_rate" && sweep.manifest.report.group.is_some();
     let mut wanted = vec!["run_id", "second"];
-    wanted.extend(cols.iter().map(String::as_str));
+    for c in cols {
+        if by_group(c) {
+            wanted.extend([ok.as_str(), arrivals.as_str()]);
+        } else {
+            wanted.push(c);
+        }
+    }
     for path in part::series_parts(&sweep.dir).map_err(IoError::at(&series_dir))? {
         let part = Part::read(&path, Some(&wanted))?;
         let ids = part.str("run_id")?;
         let secs = part.u32("second")?;
-        let columns: Vec<Float64Chunked> =
-            cols.iter().map(|c| part.f64(c)).collect::<Result<_, _>>()?;
+        let columns: Vec<Float64Chunked> = (cols.iter())
+            .map(|c| {
+                if by_group(c) {
+                    let (ok, arrivals) = (part.f64(&ok)?, part.f64(&arrivals)?);
+                    Ok((ok.iter().zip(arrivals.iter()))
+                        .map(|(o, a)| Some(o? / a.filter(|a| *a > 0.0)?))
+                        .collect())
+                } else {
+                    part.f64(c)
+                }
+            })
+            .collect::<Result<_, crate::part::PartError>>()?;
         for (i, (id, sec)) in ids.iter().zip(secs.iter()).enumerate() {
             let (Some(id), Some(sec)) = (id, sec) else {
                 continue;
@@ -1871,6 +1894,11 @@ fn index_markdown(
         m.finished_at.as_deref().unwrap_or("?"),
         m.status,
     ));
+    if let Some(g) = &m.report.group {
+        md.push_str(&format!(
+            "Users: client group `{g}`'s (`[report] group`). Recovery, the success rates, the users' latency percentiles, the heatmap and the success-rate plots are its own users'; goodput, amplification, the latency distributions and the tiers' figures are the whole system's.\n\n"
+        ));
+    }
     md.push_str("## In short\n\n");
     let no_verdict = sweep.without_verdict().len();
     if trigger && no_verdict > 0 {

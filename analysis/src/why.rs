@@ -578,7 +578,9 @@ pub mod section {
         rows.retain(|_, r| wanted_runs.contains(r));
         let cols = traffic_columns(sweep);
         let split = split_columns(sweep)?;
-        let mut wanted = vec!["run_id", "second", "user_arrivals"];
+        // The seconds after the trigger in which the report's users arrived.
+        let arrivals = sweep.user_series("user_arrivals");
+        let mut wanted = vec!["run_id", "second", arrivals.as_str()];
         wanted.extend(cols.iter().map(String::as_str));
         for (hedges, from) in &split {
             wanted.extend(hedges.as_deref());
@@ -605,7 +607,7 @@ pub mod section {
             let part = Part::read(&path, Some(&wanted))?;
             let ids = part.str("run_id")?;
             let secs = part.u32("second")?;
-            let users = part.f64("user_arrivals")?;
+            let users = part.f64(&arrivals)?;
             let values: Vec<Float64Chunked> =
                 cols.iter().map(|c| part.f64(c)).collect::<Result<_, _>>()?;
             let split_values = (split.iter())

@@ -237,7 +237,8 @@ pub fn run(args: &RefineArgs, grid: &Grid) -> Result<ExitCode, RefineError> {
     store.create_dirs()?;
     store.clean_incomplete(Shard::WHOLE)?;
     store.drop_uncommitted(Shard::WHOLE)?;
-    let mut known = known_results(&store)?;
+    let group = grid.report.group.as_deref();
+    let mut known = known_results(&store, group)?;
     let (pool_threads, jobs) = worker_pool(args.jobs)?;
     let layout = Layout::new(
         grid.point_columns(),
@@ -293,7 +294,7 @@ pub fn run(args: &RefineArgs, grid: &Grid) -> Result<ExitCode, RefineError> {
                 .collect()
         });
         for o in &outcomes {
-            known.insert(o.run_id.clone(), Verdict::of_outcome(o));
+            known.insert(o.run_id.clone(), Verdict::of_outcome(o, group));
         }
         write_outcomes(&store, &layout, &metadata, &outcomes)?;
         // A round cut short would move the boundary on partial verdicts:

@@ -146,6 +146,26 @@ fn report_errors(
             }
         }
     }
+    if let Some(g) = &report.group {
+        let groups: Vec<&str> = (schema.iter())
+            .filter_map(|s| s.name.strip_prefix("group_")?.strip_suffix("_recovered"))
+            .collect();
+        if !groups.contains(&g.as_str()) {
+            let reason = if groups.is_empty() {
+                format!(
+                    "`{g}`: this scenario has one client group, whose users the report is about already"
+                )
+            } else {
+                let hint = sim_core::params::closest(g, groups.iter().copied())
+                    .map_or(String::new(), |k| format!("; did you mean `{k}`?"));
+                format!(
+                    "`{g}` is not a client group of this scenario (its groups: {}){hint}",
+                    groups.join(", ")
+                )
+            };
+            errors.push(invalid("report.group", reason));
+        }
+    }
     if let Some(text) = &report.prim {
         let names: Vec<&str> = schema.iter().map(|s| s.name.as_str()).collect();
         if let Err(e) = analysis::outcome::Outcome::parse(text, &names) {

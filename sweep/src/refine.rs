@@ -200,7 +200,8 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
     store.create_dirs()?;
     store.clean_incomplete(Shard::WHOLE)?;
     store.drop_uncommitted(Shard::WHOLE)?;
-    let mut known = known_results(&store)?;
+    let group = grid.report.group.as_deref();
+    let mut known = known_results(&store, group)?;
 
     // Every point of the other axes, in grid order.
     let others: Vec<usize> = (0..grid.dimensions.len()).filter(|i| *i != d).collect();
@@ -306,7 +307,7 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
                 .collect()
         });
         for o in &outcomes {
-            known.insert(o.run_id.clone(), Verdict::of_outcome(o));
+            known.insert(o.run_id.clone(), Verdict::of_outcome(o, group));
         }
         write_outcomes(&store, &layout, &metadata, &outcomes)?;
         outcomes.clear();
@@ -533,25 +534,33 @@ impl Verdict {
         }
     }
 
-    /// The verdict of a run just made.
-    pub(crate) fn of_outcome(o: &Outcome) -> Verdict {
-        match &o.result {
-            Err(_) => Verdict::Failed,
-            Ok(r) => Verdict::of(
-                Some(r.recovery_s.is_some()),
-                Some(r.recovery_s.unwrap_or(r.recovery_censor_s)),
-            ),
-        }
+    /// The verdict of a run just made, on the recovery of `group`'s users
+    /// (the grid's `[report] group`) or of every user's.
+    pub(crate) fn of_outcome(o: &Outcome, group: Option<&str>) -> Verdict {
+        let Ok(r) = &o.result else {
+            return Verdict::Failed;
+        };
+        let (recovery, censor) = match group.and_then(|g| r.groups.iter().find(|s| s.name == g)) {
+            Some(g) => (g.recovery_s, g.recovery_censor_s),
+            None => (r.recovery_s, r.recovery_censor_s),
+        };
+        Verdict::of(Some(recovery.is_some()), Some(recovery.unwrap_or(censor)))
     }
 }
 
-/// Results already in the output directory: run id -> its verdict.
-pub(crate) fn known_results(store: &Store) -> Result<HashMap<String, Verdict>, StoreError> {
+/// Results already in the output directory: run id -> its verdict (on
+/// `group`'s recovery, as [`Verdict::of_outcome`]).
+pub(crate) fn known_results(
+    store: &Store,
+    group: Option<&str>,
+) -> Result<HashMap<String, Verdict>, StoreError> {
+    let column = |name: &str| group.map_or(name.to_string(), |g| format!("group_{g}_{name}"));
+    let (recovered, censored) = (column("recovered"), column("recovery_censored_s"));
     let mut known = HashMap::new();
-    for part in store.read_parts(None, &["run_id", "recovered", "recovery_censored_s"])? {
-        let censored = part.f64("recovery_censored_s")?;
+    for part in store.read_parts(None, &["run_id", &recovered, &censored])? {
+        let censored = part.f64(&censored)?;
         for ((id, r), c) in (part.str("run_id")?.iter())
-            .zip(part.bool("recovered")?.iter())
+            .zip(part.bool(&recovered)?.iter())
             .zip(censored.iter())
         {
             if let Some(id) = id {

@@ -730,14 +730,7 @@ fn runs_that_cannot_show_recovery_have_no_verdict() {
          [axes]\n\"client.duration_s\" = [4, 12]\nstrategy = [\"naive\", \"protected\"]\n",
     );
     let out = tmp.path().join("out");
-    assert_ok(&sweep(&[
-        "run",
-        &grid,
-        "--out",
-        &out.display().to_string(),
-        "-q",
-    ]));
-    let index = std::fs::read_to_string(out.join("analysis/index.md")).unwrap();
+    let index = run_for_report(&grid, &out);
     assert_says(&index, &["4 of the ok runs cannot show recovery"]);
     let summary = std::fs::read_to_string(out.join("analysis/summary.csv")).unwrap();
     let p_of = |duration: &str, strategy: &str| {
@@ -754,5 +747,74 @@ fn runs_that_cannot_show_recovery_have_no_verdict() {
     assert_eq!(
         (p_of("12.0", "naive"), p_of("12.0", "protected")),
         ("1.0".into(), "0.0".into())
+    );
+}
+
+/// `[report] group`: the report's recovery and success rates are that
+/// client group's users' (here the online users beside a batch that is
+/// most of the load), and a group the scenario has not is refused.
+#[test]
+fn a_report_group_reads_the_groups_own_users() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../grids/scenarios/mixed-clients.toml"
+    );
+    let grid_of = |report: &str| {
+        format!(
+            "name = \"groups\"\nscenario = \"{scenario}\"\nseeds = [1, 2]\n\
+             [set]\n\"svc_b.slow.duration_s\" = 2\nstrategy = \"naive\"\n\
+             [axes]\n\"client.rate_per_s\" = [200, 300]\n\"batch.closed.users\" = [1, 60]\n\
+             [report]\n{report}\n"
+        )
+    };
+    let bad = write_grid_as(tmp.path(), "bad.toml", &grid_of("group = \"clients\""));
+    assert_fails(
+        &sweep(&["plan", &bad]),
+        &[
+            "bad.toml: report.group: `clients` is not a client group of this scenario (its groups: client, batch); did you mean `client`?",
+        ],
+    );
+    let one = write_grid_as(
+        tmp.path(),
+        "one.toml",
+        &small_grid(1).replace("[axes]", "[report]\ngroup = \"client\"\n[axes]"),
+    );
+    assert_fails(
+        &sweep(&["plan", &one]),
+        &[
+            "one.toml: report.group: `client`: this scenario has one client group, whose users the report is about already",
+        ],
+    );
+
+    let grid = write_grid(
+        tmp.path(),
+        &grid_of(
+            "group = \"client\"\nmetrics = [\"group_client_recovered\", \"group_client_success_rate_after\"]",
+        ),
+    );
+    let out = tmp.path().join("out");
+    let index = run_for_report(&grid, &out);
+    assert_says(
+        &index,
+        &["Users: client group `client`'s (`[report] group`)"],
+    );
+    let grouped = analysis::load::Sweep::load(&out).unwrap();
+    for (name, of_group) in [
+        ("recovered", "group_client_recovered"),
+        ("success_rate_after", "group_client_success_rate_after"),
+    ] {
+        assert_eq!(grouped.metric(name), grouped.metric(of_group), "{name}");
+    }
+    // Without the option, the same runs read every user's.
+    let path = out.join("manifest.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    manifest["report"].as_object_mut().unwrap().remove("group");
+    std::fs::write(&path, manifest.to_string()).unwrap();
+    let all = analysis::load::Sweep::load(&out).unwrap();
+    assert_ne!(
+        all.metric("success_rate_after"),
+        grouped.metric("success_rate_after")
     );
 }

@@ -94,3 +94,15 @@ pub fn assert_same_runs(a: &Path, b: &Path) {
     ]);
     assert_ok(&o);
 }
+
+/// Runs `grid` quietly into `out` and returns its report's `index.md`.
+pub fn run_for_report(grid: &str, out: &Path) -> String {
+    assert_ok(&sweep(&[
+        "run",
+        grid,
+        "--out",
+        &out.display().to_string(),
+        "-q",
+    ]));
+    std::fs::read_to_string(out.join("analysis/index.md")).unwrap()
+}
