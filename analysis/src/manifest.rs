@@ -209,14 +209,24 @@ pub struct Manifest {
     pub design: Option<SampleDesign>,
     /// Runs this manifest covers (the shard's, or the whole grid's).
     pub planned: u64,
+    /// Of the planned runs, those this manifest's writer ran (`ok`,
+    /// `failed`) and, in a complete shard, those it found written by
+    /// shards of another split before it (`reused`): planned = ok + failed
+    /// + reused.
     pub ok: u64,
     pub failed: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub reused: u64,
     pub events_total: u64,
     pub command: Vec<String>,
     /// The versions (`tool (commit)`) that wrote parts of these results
     /// before the one named above, when a resume was allowed to change it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub earlier_versions: Vec<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A tool and commit as a person reads them: `sweep 0.1.0 (commit abc1234)`.

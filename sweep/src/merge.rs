@@ -179,6 +179,7 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<(Manifest, u64), MergeE
         planned,
         ok,
         failed,
+        reused: 0,
         events_total: events,
         threads: split.iter().map(|m| m.threads).sum(),
         host: split

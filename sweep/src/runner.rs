@@ -909,6 +909,7 @@ pub fn new_manifest(grid: &Grid, shard: Shard, threads: usize, planned: u64) -> 
         planned,
         ok: 0,
         failed: 0,
+        reused: 0,
         events_total: 0,
         command: std::env::args().collect(),
         earlier_versions: Vec::new(),
@@ -933,6 +934,13 @@ pub fn finish_manifest(
     }
     manifest.ok = ok;
     manifest.failed = failed;
+    // A shard's own parts hold what it ran; the rest of its share another
+    // split's shards wrote first.
+    manifest.reused = if status == "complete" && shard != Shard::WHOLE {
+        manifest.planned.saturating_sub(ok + failed)
+    } else {
+        0
+    };
     manifest.events_total = events;
     manifest.status = status.to_string();
     manifest.finished_at = Some(now_rfc3339());

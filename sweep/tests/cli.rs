@@ -194,6 +194,23 @@ fn merge_decides_before_it_copies_and_keeps_a_whole_grid_manifest() {
                 .success()
         );
     }
+    // Each shard's manifest counts what it ran and what it found: 0/2's
+    // four runs are the split into 3's reused ones.
+    let mut reused = 0;
+    for s in ["0of3", "1of3", "2of3"] {
+        let m: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join(format!("half/manifest-s{s}.json"))).unwrap(),
+        )
+        .unwrap();
+        let count = |k: &str| m[k].as_u64().unwrap_or(0);
+        assert_eq!(
+            count("planned"),
+            count("ok") + count("failed") + count("reused"),
+            "{m}"
+        );
+        reused += count("reused");
+    }
+    assert_eq!(reused, 4);
     let o = sweep(&["merge", &path("half"), "--no-report"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(runs_table(&dir.join("half")).height(), 8);
