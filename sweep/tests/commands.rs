@@ -546,26 +546,8 @@ strategy = ["naive", "protected"]
         a.extend(extra.iter().map(|s| s.to_string()));
         a
     };
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_sweep"))
-        .args(args(&["--jobs", "1"]))
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The first step's part is written: the second step is under way.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while std::fs::read_dir(out.join("runs")).map_or(0, |d| d.count()) < 1 {
-        assert!(std::time::Instant::now() < deadline, "no part written");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let kill = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let o = child.wait_with_output().unwrap();
-    let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(130), "{err}");
-    assert_says(&err, &["interrupted:", "Resume with", "sweep refine"]);
+    // Stopped while the second step is under way.
+    interrupt_after_first_part(&args(&["--jobs", "1"]), &out);
     let manifest = |out: &std::path::Path| -> serde_json::Value {
         serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap()
     };

@@ -335,8 +335,8 @@ fn an_interrupted_boundary_search_writes_its_runs_and_says_how_to_resume() {
         );
     let grid = write_grid(dir.path(), &long);
     let out = dir.path().join("o");
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_sweep"))
-        .args([
+    interrupt_after_first_part(
+        &[
             "refine",
             &grid,
             "--out",
@@ -344,24 +344,9 @@ fn an_interrupted_boundary_search_writes_its_runs_and_says_how_to_resume() {
             "-j",
             "1",
             "--no-report",
-        ])
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while std::fs::read_dir(out.join("runs")).map_or(0, |d| d.count()) < 1 {
-        assert!(std::time::Instant::now() < deadline, "no part written");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let kill = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let o = child.wait_with_output().unwrap();
-    let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(130), "{err}");
-    assert_says(&err, &["interrupted:", "Resume with", "sweep refine"]);
+        ],
+        &out,
+    );
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["status"], "interrupted");

@@ -106,3 +106,29 @@ pub fn run_for_report(grid: &str, out: &Path) -> String {
     ]));
     std::fs::read_to_string(out.join("analysis/index.md")).unwrap()
 }
+
+/// Runs `sweep ARGS`, sends it SIGINT once a runs part is in `out/runs`
+/// (the next step or round is under way), and returns what it printed;
+/// it must have stopped as `run` does: exit 130, how to resume.
+pub fn interrupt_after_first_part<S: AsRef<std::ffi::OsStr>>(args: &[S], out: &Path) -> Output {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_sweep"))
+        .args(args)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while std::fs::read_dir(out.join("runs")).map_or(0, |d| d.count()) < 1 {
+        assert!(std::time::Instant::now() < deadline, "no part written");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert_says(&err, &["interrupted:", "Resume with", "sweep refine"]);
+    o
+}
