@@ -43,6 +43,15 @@ pub enum LoadError {
         column: String,
         source: PolarsError,
     },
+    #[error(
+        "{}: the grid's `[report] group = \"{group}\"` reads column `{column}`, which the runs do not have (no client group `{group}` in their scenario)",
+        dir.display()
+    )]
+    GroupColumn {
+        dir: PathBuf,
+        group: String,
+        column: String,
+    },
 }
 
 /// Drawing one plot ([`crate::plots`]).

@@ -3,7 +3,7 @@
 //! position in the grid.
 
 use crate::error::LoadError;
-use crate::manifest::{GROUP_SERIES, GROUP_VIEW, Manifest};
+use crate::manifest::{GROUP_SERIES, Manifest};
 use crate::sensitivity::Design;
 use polars::prelude::*;
 use std::collections::HashMap;
@@ -122,20 +122,22 @@ impl Sweep {
         // Categorical columns (`status`, string axes) are read as their
         // text; with `[report] group`, the group's user-level metrics are
         // read under the run-wide names.
-        let of_group = |n: &str| {
-            let g = manifest.report.group.as_ref()?;
-            let column = format!("group_{g}_{n}");
-            (GROUP_VIEW.contains(&n) && schema.contains(&column)).then_some(column)
-        };
-        let cols: Vec<Expr> = schema
-            .iter()
-            .filter(|(n, _)| wanted(n))
-            .map(|(n, t)| match (t, of_group(n)) {
-                (DataType::Categorical(..), _) => col(n.as_str()).cast(DataType::String),
-                (_, Some(column)) => col(column).alias(n.as_str()),
-                _ => col(n.as_str()),
-            })
-            .collect();
+        let mut cols: Vec<Expr> = Vec::new();
+        for (n, t) in schema.iter().filter(|(n, _)| wanted(n)) {
+            let column = manifest.report.column_of(n);
+            cols.push(match t {
+                DataType::Categorical(..) => col(n.as_str()).cast(DataType::String),
+                _ if column == n.as_str() => col(n.as_str()),
+                _ if schema.contains(&column) => col(column).alias(n.as_str()),
+                _ => {
+                    return Err(LoadError::GroupColumn {
+                        dir: dir.to_path_buf(),
+                        group: manifest.report.group.clone().unwrap_or_default(),
+                        column,
+                    });
+                }
+            });
+        }
         let runs = lazy
             .select(cols)
             .sort(["run_index"], SortMultipleOptions::default())
@@ -265,6 +267,13 @@ impl Sweep {
             }
         }
         Some(values)
+    }
+
+    /// What a plot title adds to say whose users it shows: the
+    /// `[report] group`'s (`, group g's users`), or nothing.
+    pub fn of_users(&self) -> String {
+        (self.manifest.report.group.as_ref())
+            .map_or(String::new(), |g| format!(", group {g}'s users"))
     }
 
     /// The series column of the report's users' `name` (`user_arrivals`,

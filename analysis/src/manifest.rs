@@ -88,6 +88,24 @@ pub const GROUP_VIEW: &[&str] = &[
     "success_latency_p99_s",
 ];
 
+impl ReportOptions {
+    /// The path of the duration of the arrivals the report's recovery is
+    /// judged on: its group's (`client` by default).
+    pub fn duration_path(&self) -> String {
+        format!("{}.duration_s", self.group.as_deref().unwrap_or("client"))
+    }
+
+    /// The runs column the report reads for metric `name`: with
+    /// `[report] group`, the group's own for a user-level metric
+    /// ([`GROUP_VIEW`]), else `name`.
+    pub fn column_of(&self, name: &str) -> String {
+        match &self.group {
+            Some(g) if GROUP_VIEW.contains(&name) => format!("group_{g}_{name}"),
+            _ => name.to_string(),
+        }
+    }
+}
+
 /// The per-second series of users a group has too (`group_<g>_<name>`).
 pub const GROUP_SERIES: &[&str] = &["user_arrivals", "user_ok_by_arrival"];
 

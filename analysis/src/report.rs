@@ -49,6 +49,8 @@ pub struct Report {
     pub index_html: PathBuf,
     /// The per-point headline table (Markdown), for a terminal.
     pub headline: String,
+    /// Whose users its user-level figures are ([`users_note`]).
+    pub users: Option<String>,
     /// The tables written (their `.csv`; each has a `.parquet` beside it).
     pub tables: Vec<PathBuf>,
 }
@@ -70,7 +72,9 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
     let mut summary = tables::summary(sweep, &metrics)?;
     write_frame(&dir, "summary", &mut summary)?;
     let headline = headline(sweep, &summary)?;
-    write_text(&dir.join("summary.md"), &headline)?;
+    let users = users_note(&sweep.manifest);
+    let above = users.as_ref().map_or(String::new(), |u| format!("{u}\n\n"));
+    write_text(&dir.join("summary.md"), &format!("{above}{headline}"))?;
 
     // A sampled design has its own indices (the design section); over the
     // categorical axes alone, with a whole design as each point's runs and
@@ -208,6 +212,7 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
         index_md,
         index_html,
         headline,
+        users,
         tables,
     })
 }
@@ -353,6 +358,15 @@ fn ranking(sweep: &Sweep, summary: &DataFrame, n: usize) -> Result<String, Repor
 /// the main metrics, then the grid's `[report] metrics`. Without a trigger
 /// recovery means nothing: the `[report] metrics` come first and no
 /// recovery column is shown.
+/// Whose users the report's user-level figures are, with `[report] group`.
+pub fn users_note(m: &crate::manifest::Manifest) -> Option<String> {
+    let g = m.report.group.as_ref()?;
+    Some(format!(
+        "Users: client group `{g}`'s (`[report] group`). Its own users' are `{}`, the recovery, P(not recovered), the heatmap and the success-rate plots; every other metric (`success_rate_before`, `failed_latency_median_s`, goodput, amplification, the latency distributions, the tiers' figures) is the whole system's.",
+        crate::manifest::GROUP_VIEW.join("`, `")
+    ))
+}
+
 fn headline(sweep: &Sweep, summary: &DataFrame) -> Result<String, ReportError> {
     let mut cols: Vec<String> = level_columns(sweep);
     cols.extend(["runs", "failed"].map(String::from));
@@ -1078,14 +1092,17 @@ fn time_plots(
             let (title, y_label, y_range, stem) = if col == "success_rate" {
                 (
                     "Success rate of requests by arrival second".to_string(),
-                    "success rate (share of users)",
+                    match &sweep.manifest.report.group {
+                        Some(g) => format!("success rate (share of group {g}'s users)"),
+                        None => "success rate (share of users)".to_string(),
+                    },
                     Some((0.0, 1.0)),
                     format!("success_rate_{stem_idx}"),
                 )
             } else if let Some(tier) = col.strip_suffix("_limit") {
                 (
                     format!("Adaptive concurrency limit at {tier}"),
-                    "limit (requests in service allowed, end of second)",
+                    "limit (requests in service allowed, end of second)".to_string(),
                     None,
                     format!("limit_{tier}_{stem_idx}"),
                 )
@@ -1093,7 +1110,7 @@ fn time_plots(
                 let tier = col.trim_end_matches("_queue_len");
                 (
                     format!("Queue length at {tier}"),
-                    "queue length (requests, end of second)",
+                    "queue length (requests, end of second)".to_string(),
                     None,
                     format!("queue_{tier}_{stem_idx}"),
                 )
@@ -1102,7 +1119,7 @@ fn time_plots(
                 &plot_dir.join(&stem),
                 &format!("{title} ({name})"),
                 "simulated time (s)",
-                y_label,
+                &y_label,
                 &bands,
                 &shades,
                 y_range,
@@ -1507,8 +1524,9 @@ fn latency_plots(
             title: format!("{title}, {name}"),
             stem,
             caption: format!(
-                "{} The share of users finished within each latency, successes (solid) and failures (dashed), all users of the slice's runs pooled; the curve is exact at the histogram's bucket edges (ten a decade).",
-                slice.reason
+                "{} The share of users finished within each latency, successes (solid) and failures (dashed), all users of the slice's runs pooled{}; the curve is exact at the histogram's bucket edges (ten a decade).",
+                slice.reason,
+                if sweep.manifest.report.group.is_some() { " (every group's)" } else { "" }
             ),
             group: Group::Latency,
         });
@@ -1643,12 +1661,12 @@ fn recovery_plot(
         .collect();
     plots::recovery_lines(
         &plot_dir.join("recovery"),
-        &format!("Recovery time against {name}"),
+        &format!("Recovery time against {name}{}", sweep.of_users()),
         name,
         &lines,
     )?;
     files.push(PlotFile {
-        title: format!("Recovery time against {name}"),
+        title: format!("Recovery time against {name}{}", sweep.of_users()),
         stem: "recovery".to_string(),
         caption: format!(
             "Median recovery time of the runs that recovered, per {}{}; the `never` row marks levels where runs did not recover.",
@@ -1757,9 +1775,10 @@ fn heatmap(
                 .join(", ")
         ));
     }
+    let title = format!("Probability of not recovering{}", sweep.of_users());
     plots::heatmaps(
         &plot_dir.join("not_recovered"),
-        "Probability of not recovering",
+        &title,
         &sweep.dims[x].name,
         &sweep.dims[x].labels,
         &sweep.dims[y].name,
@@ -1768,7 +1787,7 @@ fn heatmap(
         "P(not recovered)",
     )?;
     files.push(PlotFile {
-        title: "Probability of not recovering".to_string(),
+        title,
         stem: "not_recovered".to_string(),
         caption: format!(
             "P(not recovered) over {} x {}, one panel per {}.",
@@ -1894,16 +1913,15 @@ fn index_markdown(
         m.finished_at.as_deref().unwrap_or("?"),
         m.status,
     ));
-    if let Some(g) = &m.report.group {
-        md.push_str(&format!(
-            "Users: client group `{g}`'s (`[report] group`). Recovery, the success rates, the users' latency percentiles, the heatmap and the success-rate plots are its own users'; goodput, amplification, the latency distributions and the tiers' figures are the whole system's.\n\n"
-        ));
+    if let Some(users) = users_note(m) {
+        md.push_str(&format!("{users}\n\n"));
     }
     md.push_str("## In short\n\n");
     let no_verdict = sweep.without_verdict().len();
     if trigger && no_verdict > 0 {
         md.push_str(&format!(
-            "{no_verdict} of the ok runs cannot show recovery: their trigger ends less than the recovery window before their arrivals end (lengthen `client.duration_s`). They have no verdict: every rate, table and index below leaves them out.\n\n"
+            "{no_verdict} of the ok runs cannot show recovery: their trigger ends less than the recovery window before their arrivals end (lengthen `{}`). They have no verdict: every rate, table and index below leaves them out.\n\n",
+            m.report.duration_path()
         ));
     }
     match design {

@@ -36,6 +36,9 @@ struct Side {
     by_point: HashMap<String, Vec<String>>,
     /// Run id -> its results.
     runs: HashMap<String, Run>,
+    /// The client group whose users its user-level metrics are
+    /// (`[report] group`; `None`: every user's).
+    group: Option<String>,
 }
 
 /// What is compared of one run.
@@ -64,6 +67,19 @@ fn run(args: &DiffArgs) -> Result<ExitCode, DiffError> {
     let metrics = compared_metrics(&args.a)?;
     let a = read(&args.a, &metrics)?;
     let b = read(&args.b, &metrics)?;
+    if a.group != b.group {
+        let users = |g: &Option<String>| {
+            g.as_ref().map_or("all users".to_string(), |g| {
+                format!("client group `{g}`'s users")
+            })
+        };
+        return Err(DiffError::Groups {
+            a: args.a.clone(),
+            b: args.b.clone(),
+            users_a: users(&a.group),
+            users_b: users(&b.group),
+        });
+    }
     check_same_points(args, &a, &b)?;
     let mut changed: Vec<[String; 3]> = Vec::new();
     let mut moved: Vec<Moved> = Vec::new();
@@ -116,7 +132,14 @@ fn run(args: &DiffArgs) -> Result<ExitCode, DiffError> {
             }
         }
     }
-    let md = report_markdown(args, a.points.len(), &changed, &moved, &undefined);
+    let mut md = report_markdown(args, a.points.len(), &changed, &moved, &undefined);
+    if let Some(g) = &a.group {
+        let at = md.find("\n\n").map_or(0, |i| i + 2);
+        md.insert_str(
+            at,
+            &format!("Users: client group `{g}`'s (`[report] group`): the outcome and the user-level metrics are its own users'.\n\n"),
+        );
+    }
     let path = args
         .report
         .clone()
@@ -250,13 +273,15 @@ fn read(dir: &Path, metrics: &[String]) -> Result<Side, DiffError> {
         .iter()
         .map(|s| s.as_deref() == Some("failed"))
         .collect();
-    let recovered: Vec<Option<bool>> = match df.column("recovered") {
+    // With `[report] group`, the group's users' metrics, as the report's.
+    let column = |m: &str| manifest.report.column_of(m);
+    let recovered: Vec<Option<bool>> = match df.column(&column("recovered")) {
         Ok(c) => c.bool().map_err(table)?.iter().collect(),
         Err(_) => vec![None; df.height()],
     };
     let values: Vec<Vec<Option<f64>>> = metrics
         .iter()
-        .map(|m| match df.column(m) {
+        .map(|m| match df.column(&column(m)) {
             Ok(c) => Ok(c
                 .cast(&DataType::Float64)
                 .map_err(table)?
@@ -271,6 +296,7 @@ fn read(dir: &Path, metrics: &[String]) -> Result<Side, DiffError> {
         points: Vec::new(),
         by_point: HashMap::new(),
         runs: HashMap::new(),
+        group: manifest.report.group.clone(),
     };
     for i in 0..df.height() {
         let (Some(id), Some(point)) = (&ids[i], &points[i]) else {

@@ -332,6 +332,17 @@ pub enum DiffError {
     NoRuns { dir: PathBuf },
     #[error("{}: {source}", dir.display())]
     Table { dir: PathBuf, source: PolarsError },
+    #[error(
+        "{}'s report is about {users_a} and {}'s about {users_b} (`[report] group`): their user-level metrics are not the same figures",
+        a.display(),
+        b.display()
+    )]
+    Groups {
+        a: PathBuf,
+        b: PathBuf,
+        users_a: String,
+        users_b: String,
+    },
     #[error("{} and {} do not hold the same points", a.display(), b.display())]
     Points {
         a: PathBuf,

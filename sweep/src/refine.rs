@@ -411,8 +411,9 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
     let unjudged = stopped(Stop::NoVerdict);
     if unjudged > 0 {
         eprintln!(
-            "warning: {unjudged} of {} slices stopped without a boundary where their runs cannot show recovery (the trigger ends less than recovery.window_s before the arrivals end: a longer client.duration_s gives them a verdict)",
-            slices.len()
+            "warning: {unjudged} of {} slices stopped without a boundary where their runs cannot show recovery (the trigger ends less than recovery.window_s before the arrivals end: a longer {} gives them a verdict)",
+            slices.len(),
+            grid.report.duration_path()
         );
     }
     let failed = stopped(Stop::Failed);
@@ -540,9 +541,12 @@ impl Verdict {
         let Ok(r) = &o.result else {
             return Verdict::Failed;
         };
-        let (recovery, censor) = match group.and_then(|g| r.groups.iter().find(|s| s.name == g)) {
-            Some(g) => (g.recovery_s, g.recovery_censor_s),
+        let (recovery, censor) = match group.map(|g| r.groups.iter().find(|s| s.name == g)) {
             None => (r.recovery_s, r.recovery_censor_s),
+            Some(Some(g)) => (g.recovery_s, g.recovery_censor_s),
+            // As a run read back without the group's columns (the grid
+            // refuses a group its scenario has not).
+            Some(None) => return Verdict::Failed,
         };
         Verdict::of(Some(recovery.is_some()), Some(recovery.unwrap_or(censor)))
     }

@@ -28,6 +28,9 @@ pub fn write_report(dir: &Path, markdown: bool) -> Result<(), ReportError> {
     const SHOWN: usize = 40;
     let lines: Vec<&str> = report.headline.lines().collect();
     let head = lines[..lines.len().min(SHOWN + 2)].join("\n");
+    if let Some(users) = &report.users {
+        println!("\n{users}");
+    }
     if markdown {
         println!("\n{head}");
     } else {

@@ -788,15 +788,67 @@ fn a_report_group_reads_the_groups_own_users() {
     ] {
         assert_eq!(grouped.metric(name), grouped.metric(of_group), "{name}");
     }
-    // Without the option, the same runs read every user's.
-    let path = out.join("manifest.json");
-    let mut manifest: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    manifest["report"].as_object_mut().unwrap().remove("group");
-    std::fs::write(&path, manifest.to_string()).unwrap();
-    let all = analysis::load::Sweep::load(&out).unwrap();
+    let summary = std::fs::read_to_string(out.join("analysis/summary.md")).unwrap();
+    assert!(
+        summary.starts_with("Users: client group `client`'s"),
+        "{summary}"
+    );
+    let o = sweep(&[
+        "diff",
+        &out.display().to_string(),
+        &out.display().to_string(),
+    ]);
+    assert_ok(&o);
+    let diff = std::fs::read_to_string(out.join("analysis/diff.md")).unwrap();
+    assert_says(&diff, &["Users: client group `client`'s"]);
+    // Without the option, the same runs read every user's; diff refuses
+    // to compare the two.
+    let all_dir = tmp.path().join("all");
+    let copied = std::process::Command::new("cp")
+        .args([
+            "-r",
+            &out.display().to_string(),
+            &all_dir.display().to_string(),
+        ])
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    let edit = |group: Option<&str>| {
+        let path = all_dir.join("manifest.json");
+        let mut manifest: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let report = manifest["report"].as_object_mut().unwrap();
+        match group {
+            Some(g) => report.insert("group".into(), g.into()),
+            None => report.remove("group"),
+        };
+        std::fs::write(&path, manifest.to_string()).unwrap();
+    };
+    edit(None);
+    let all = analysis::load::Sweep::load(&all_dir).unwrap();
     assert_ne!(
         all.metric("success_rate_after"),
         grouped.metric("success_rate_after")
+    );
+    assert_fails(
+        &sweep(&[
+            "diff",
+            &out.display().to_string(),
+            &all_dir.display().to_string(),
+        ]),
+        &[
+            "report is about client group `client`'s users and",
+            "'s about all users (`[report] group`)",
+        ],
+    );
+    // A group the runs do not have is an error, not every user's figures.
+    edit(Some("nobody"));
+    let err = analysis::load::Sweep::load(&all_dir)
+        .err()
+        .unwrap()
+        .to_string();
+    assert_says(
+        &err,
+        &["the grid's `[report] group = \"nobody\"` reads column `group_nobody_"],
     );
 }
