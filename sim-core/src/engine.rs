@@ -1165,8 +1165,12 @@ impl Sim<'_> {
         let j = self.jobs.get_mut(job);
         j.started = now;
         let (class, deadline) = (self.user_class[j.user as usize] as usize, j.deadline);
+        let (waited, caller) = (now - j.arrived, j.caller);
+        // Its answer reads the caller's record, last read when it sent
+        // the request, before the request waited.
+        self.jobs.prefetch(caller);
         let srv = &mut self.servers[s];
-        srv.on_start(class, now - j.arrived);
+        srv.on_start(class, waited);
         // Each flag read where it decides: a copy of all of `Has` costs
         // more than the few of them one start needs.
         let service = match srv.has.class_service {

@@ -144,6 +144,14 @@ impl ClassQueue {
         self.len -= 1;
         job
     }
+
+    /// The request `pop` would most likely serve next (the first waiting
+    /// class's, whatever its bulkhead): worth bringing into cache.
+    #[inline]
+    fn likely_next(&self, newest_first: bool) -> Option<JobRef> {
+        let q = self.classes.iter().find(|q| !q.is_empty())?;
+        if newest_first { q.back() } else { q.front() }.copied()
+    }
 }
 
 /// What a tier instance has of the mechanisms most scenarios leave off,
@@ -453,6 +461,9 @@ impl Server {
         let job = self
             .queue
             .pop(newest_first, |c| busy[c] < model.class_slots[c])?;
+        if let Some(next) = self.queue.likely_next(newest_first) {
+            jobs.prefetch(next);
+        }
         if !self.has.drops_at_start {
             return Some((job, None));
         }
