@@ -296,6 +296,15 @@ pub enum MergeError {
         before_copy: bool,
     },
     #[error(
+        "no run has run_index {missing} of the {planned} planned (a run of another grid point in its place){}",
+        if *before_copy { ": nothing was merged" } else { "" }
+    )]
+    Indexes {
+        missing: u64,
+        planned: u64,
+        before_copy: bool,
+    },
+    #[error(
         "run {run_id} is in {} and in {} (shards of two sweeps, or of two splits that both ran it?): nothing was merged",
         first.display(),
         second.display()

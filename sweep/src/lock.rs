@@ -27,7 +27,7 @@ pub struct Lock {
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
     #[error(
-        "{} is being written by another sweep ({holder}); wait for it to finish, or choose another --out",
+        "{} is being written by another sweep ({holder}); wait for it to finish, or choose another output directory",
         dir.display()
     )]
     Held { dir: PathBuf, holder: String },

@@ -60,11 +60,18 @@ pub fn merge(args: &MergeArgs) -> Result<ExitCode, Error> {
 /// parts verified).
 fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<(Manifest, u64), MergeError> {
     let store = Store::new(target);
+    // One writer at a time from before the checks to the manifest; a
+    // target not there yet is locked (created) only once they pass.
+    let early = if target.is_dir() {
+        Some(Lock::writer(target, Shard::WHOLE, true)?)
+    } else {
+        None
+    };
     // Everything is checked before anything is written.
     if !dirs.iter().any(|d| d == target) {
         store.refuse_not_ours()?;
     }
-    let copies = plan_copies(target, dirs)?;
+    let (copies, source_parts) = plan_copies(target, dirs)?;
     // The shards' manifests, of every directory (of one grid:
     // `plan_copies`): the merge's completeness is decided before a file is
     // copied.
@@ -130,6 +137,16 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<(Manifest, u64), MergeE
     // parts already there (one an interrupted merge copied is not indexed
     // yet) and those the copy brings.
     let mut parts = store.runs_parts()?;
+    // A part there that no index lists, the target's or a source's
+    // (one a crash left before indexing it), is refused as a resume or a
+    // report refuses it.
+    let indexed = store.indexed_parts()?;
+    if let Some(path) = parts.iter().find(|p| {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        !indexed.contains(name) && !source_parts.contains(name)
+    }) {
+        return Err(StoreError::NotCommitted { path: path.clone() }.into());
+    }
     let mut names: HashSet<PathBuf> = parts.iter().cloned().collect();
     let runs_dir = target.join("runs");
     for (src, dst) in &copies {
@@ -150,7 +167,10 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<(Manifest, u64), MergeE
         e => e.into(),
     })?;
     check_runs(&held.runs, planned, true)?;
-    let _lock = Lock::writer(target, Shard::WHOLE, true)?;
+    let _lock = match early {
+        Some(lock) => lock,
+        None => Lock::writer(target, Shard::WHOLE, true)?,
+    };
     store.create_dirs()?;
     for (src, dst) in &copies {
         copy_atomic(src, dst)?;
@@ -216,9 +236,17 @@ fn check_runs(
         .map(|(i, _)| *i)
         .filter(|i| *i < planned)
         .collect();
-    if runs.len() as u64 != planned || indexes.len() as u64 != planned {
+    if runs.len() as u64 != planned {
         return Err(MergeError::Count {
             written: runs.len(),
+            planned,
+            before_copy,
+        });
+    }
+    if indexes.len() as u64 != planned {
+        let missing = (0..planned).find(|i| !indexes.contains(i)).unwrap_or(0);
+        return Err(MergeError::Indexes {
+            missing,
             planned,
             before_copy,
         });
@@ -230,7 +258,9 @@ fn check_runs(
 /// that every directory holds the same grid, that each source's parts are
 /// those its index lists, and that no two files of one name differ (the
 /// same shard from two sweeps would overwrite each other).
-fn plan_copies(target: &Path, dirs: &[PathBuf]) -> Result<Vec<(PathBuf, PathBuf)>, MergeError> {
+/// Also the names of the sources' committed parts (those their indexes,
+/// copied too, list).
+fn plan_copies(target: &Path, dirs: &[PathBuf]) -> Result<(Copies, HashSet<String>), MergeError> {
     let mut grids: Vec<(PathBuf, Manifest)> = Vec::new();
     for dir in dirs.iter().map(PathBuf::as_path).chain([target]) {
         for (_, m) in Store::new(dir).manifests() {
@@ -251,11 +281,13 @@ fn plan_copies(target: &Path, dirs: &[PathBuf]) -> Result<Vec<(PathBuf, PathBuf)
             other_dir: other_dir.clone(),
         });
     }
-    let mut copies: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let mut copies: Copies = Vec::new();
+    let mut source_parts: HashSet<String> = HashSet::new();
     for dir in dirs.iter().filter(|d| d.as_path() != target) {
         let source = Store::new(dir);
         for part in source.committed_parts(None, Check::All)? {
             let name = part.file_name().expect("a file");
+            source_parts.insert(name.to_string_lossy().into_owned());
             for sub in ["series", "runs"] {
                 copies.push((dir.join(sub).join(name), target.join(sub).join(name)));
             }
@@ -304,11 +336,14 @@ fn plan_copies(target: &Path, dirs: &[PathBuf]) -> Result<Vec<(PathBuf, PathBuf)
         planned.insert(dst, src);
     }
     // Identical files already there need no copy.
-    Ok(copies
-        .into_iter()
+    let copies = (copies.into_iter())
         .filter(|(_, dst)| !dst.exists() || is_merged_manifest(dst))
-        .collect())
+        .collect();
+    Ok((copies, source_parts))
 }
+
+/// Files to copy: (source, destination).
+type Copies = Vec<(PathBuf, PathBuf)>;
 
 fn is_merged_manifest(path: &Path) -> bool {
     std::fs::read_to_string(path)

@@ -139,7 +139,11 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Error> {
             let (ok, failed, _) = count_runs(&store, (shard != Shard::WHOLE).then_some(shard))
                 .map_err(RunnerError::from)?;
             let mut summary = Summary::new(&grid, &store, shard, "already_complete");
-            (summary.planned, summary.already_done) = (ok + failed, ok + failed);
+            // A shard's share may hold runs another split wrote (`reused`).
+            let planned = (store.manifests().into_iter())
+                .find(|(_, m)| m.shard == shard)
+                .map_or(ok + failed, |(_, m)| m.planned);
+            (summary.planned, summary.already_done) = (planned, planned);
             (summary.ok, summary.failed) = (ok, failed);
             summary.paths.report = index.exists().then(|| index.display().to_string());
             summary.print();

@@ -654,6 +654,11 @@ impl Store {
     }
 
     /// Every index in the directory: part name -> (index file, entry).
+    /// The names of the parts the directory's indexes list.
+    pub fn indexed_parts(&self) -> Result<HashSet<String>, StoreError> {
+        Ok(self.all_indexes()?.into_keys().collect())
+    }
+
     fn all_indexes(&self) -> Result<HashMap<String, (PathBuf, PartEntry)>, StoreError> {
         let mut out = HashMap::new();
         for path in list_in(&self.root, ".json")? {

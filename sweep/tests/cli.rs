@@ -1027,7 +1027,7 @@ fn a_second_writer_of_the_same_shard_is_refused_naming_the_holder() {
         &[
             "is being written by another sweep (host ",
             &format!(", pid {}, since ", first.id()),
-            "wait for it to finish, or choose another --out",
+            "wait for it to finish, or choose another output directory",
         ],
     );
     // Nor may a whole-grid --force delete under a running shard.

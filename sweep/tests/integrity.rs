@@ -204,10 +204,12 @@ fn merge_checks_before_it_writes() {
     let (a, b, c) = (dir.join("a"), dir.join("b"), dir.join("c"));
     assert_ok(&run(&grid_a, &a, &[]));
     assert_ok(&run(&grid_b, &b, &[]));
+    // The results and their bookkeeping (a lock file says who last held it).
     let snapshot = |d: &Path| -> Vec<(PathBuf, Vec<u8>)> {
         let mut files = Vec::new();
         for sub in ["", "runs", "series"] {
-            for p in parts(d, sub).into_iter().filter(|p| p.is_file()) {
+            let is_lock = |p: &PathBuf| p.extension().is_some_and(|e| e == "lock");
+            for p in (parts(d, sub).into_iter()).filter(|p| p.is_file() && !is_lock(p)) {
                 let bytes = std::fs::read(&p).unwrap();
                 files.push((p, bytes));
             }
@@ -278,6 +280,24 @@ fn merge_checks_before_it_writes() {
         before,
         "a refused merge changed {}",
         t.display()
+    );
+
+    // A part there that no index lists (a crash before its index entry)
+    // is refused as such, before a file is copied.
+    let u = dir.join("u");
+    std::fs::create_dir_all(u.join("runs")).unwrap();
+    let stray = parts(&s0, "runs")[0].clone();
+    std::fs::copy(&stray, u.join("runs/part-s0of3-000009.parquet")).unwrap();
+    let o = sweep(&["merge", &s(&s0), &s(&s1), "--into", &s(&u), "--no-report"]);
+    assert_fails(
+        &o,
+        &["part-s0of3-000009.parquet: not a part this sweep committed"],
+    );
+    assert_eq!(
+        parts(&u, "runs").len(),
+        1,
+        "a refused merge copied into {}",
+        u.display()
     );
 }
 
