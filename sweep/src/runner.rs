@@ -628,9 +628,11 @@ fn execute(
             summary.resume = Some(resume.clone());
             summary.print();
         }
+        // Of its share: those done before (another split's included) and
+        // those this run wrote.
         eprintln!(
             "interrupted: {} of {} runs are written. Resume with:",
-            ok + failed,
+            summary.already_done + ran,
             planned.len()
         );
         eprintln!("  {resume}");
