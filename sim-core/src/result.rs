@@ -1033,18 +1033,39 @@ impl RunResult {
                 "success rate of this client group's users",
                 SHARE,
             );
-            put(
-                format!("group_{n}_success_rate_during"),
-                MaybeReal(g.phases[1].success_rate()),
-                "success rate of this client group's users arriving during the trigger window",
-                SHARE,
-            );
-            put(
-                format!("group_{n}_success_rate_after"),
-                MaybeReal(g.phases[2].success_rate()),
-                "success rate of this client group's users arriving after the trigger window",
-                SHARE,
-            );
+            for (k, (name, users, rate)) in [
+                (
+                    "before",
+                    "users of this client group arriving before the trigger window",
+                    "success rate of this client group's users arriving before the trigger window",
+                ),
+                (
+                    "during",
+                    "users of this client group arriving during the trigger window",
+                    "success rate of this client group's users arriving during the trigger window",
+                ),
+                (
+                    "after",
+                    "users of this client group arriving after the trigger window",
+                    "success rate of this client group's users arriving after the trigger window",
+                ),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                put(
+                    format!("group_{n}_users_{name}"),
+                    Count(g.phases[k].users),
+                    users,
+                    N,
+                );
+                put(
+                    format!("group_{n}_success_rate_{name}"),
+                    MaybeReal(g.phases[k].success_rate()),
+                    rate,
+                    SHARE,
+                );
+            }
             put(
                 format!("group_{n}_recovered"),
                 Flag(g.recovery_s.is_some()),

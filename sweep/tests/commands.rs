@@ -772,7 +772,7 @@ fn a_report_group_reads_the_groups_own_users() {
     let grid = write_grid(
         tmp.path(),
         &grid_of(
-            "group = \"client\"\nmetrics = [\"group_client_recovered\", \"group_client_success_rate_after\"]",
+            "group = \"client\"\nmetrics = [\"group_client_recovered\", \"group_client_success_rate_after\", \"success_rate_before\", \"group_client_success_rate_before\", \"users_during\", \"group_client_users_during\"]",
         ),
     );
     let out = tmp.path().join("out");
@@ -785,6 +785,8 @@ fn a_report_group_reads_the_groups_own_users() {
     for (name, of_group) in [
         ("recovered", "group_client_recovered"),
         ("success_rate_after", "group_client_success_rate_after"),
+        ("success_rate_before", "group_client_success_rate_before"),
+        ("users_during", "group_client_users_during"),
     ] {
         assert_eq!(grouped.metric(name), grouped.metric(of_group), "{name}");
     }
@@ -826,10 +828,9 @@ fn a_report_group_reads_the_groups_own_users() {
     };
     edit(None);
     let all = analysis::load::Sweep::load(&all_dir).unwrap();
-    assert_ne!(
-        all.metric("success_rate_after"),
-        grouped.metric("success_rate_after")
-    );
+    for name in ["success_rate_after", "users_during"] {
+        assert_ne!(all.metric(name), grouped.metric(name), "{name}");
+    }
     assert_fails(
         &sweep(&[
             "diff",
