@@ -3,7 +3,7 @@
 //! position in the grid.
 
 use crate::error::LoadError;
-use crate::manifest::{GROUP_SERIES, Manifest};
+use crate::manifest::Manifest;
 use crate::sensitivity::Design;
 use polars::prelude::*;
 use std::collections::HashMap;
@@ -274,15 +274,6 @@ impl Sweep {
     pub fn of_users(&self) -> String {
         (self.manifest.report.group.as_ref())
             .map_or(String::new(), |g| format!(", group {g}'s users"))
-    }
-
-    /// The series column of the report's users' `name` (`user_arrivals`,
-    /// `user_ok_by_arrival`): the `[report] group`'s, else `name` itself.
-    pub fn user_series(&self, name: &str) -> String {
-        match &self.manifest.report.group {
-            Some(g) if GROUP_SERIES.contains(&name) => format!("group_{g}_{name}"),
-            _ => name.to_string(),
-        }
     }
 
     fn column(&self, name: &str) -> Option<Vec<Option<f64>>> {

@@ -103,8 +103,19 @@ impl ReportOptions {
     /// `[report] group`, the group's own for a user-level metric
     /// ([`GROUP_VIEW`]), else `name`.
     pub fn column_of(&self, name: &str) -> String {
+        self.group_column(GROUP_VIEW, name)
+    }
+
+    /// The series column the report reads for `name`: with
+    /// `[report] group`, the group's own for a users' series
+    /// ([`GROUP_SERIES`]), else `name`.
+    pub fn series_of(&self, name: &str) -> String {
+        self.group_column(GROUP_SERIES, name)
+    }
+
+    fn group_column(&self, per_group: &[&str], name: &str) -> String {
         match &self.group {
-            Some(g) if GROUP_VIEW.contains(&name) => format!("group_{g}_{name}"),
+            Some(g) if per_group.contains(&name) => format!("group_{g}_{name}"),
             _ => name.to_string(),
         }
     }

@@ -354,10 +354,6 @@ fn ranking(sweep: &Sweep, summary: &DataFrame, n: usize) -> Result<String, Repor
     )?))
 }
 
-/// The per-point table people read first: recovery with its interval and
-/// the main metrics, then the grid's `[report] metrics`. Without a trigger
-/// recovery means nothing: the `[report] metrics` come first and no
-/// recovery column is shown.
 /// Whose users the report's user-level figures are, with `[report] group`.
 pub fn users_note(m: &crate::manifest::Manifest) -> Option<String> {
     let g = m.report.group.as_ref()?;
@@ -367,6 +363,10 @@ pub fn users_note(m: &crate::manifest::Manifest) -> Option<String> {
     ))
 }
 
+/// The per-point table people read first: recovery with its interval and
+/// the main metrics, then the grid's `[report] metrics`. Without a trigger
+/// recovery means nothing: the `[report] metrics` come first and no
+/// recovery column is shown.
 fn headline(sweep: &Sweep, summary: &DataFrame) -> Result<String, ReportError> {
     let mut cols: Vec<String> = level_columns(sweep);
     cols.extend(["runs", "failed"].map(String::from));
@@ -1153,8 +1153,8 @@ fn slice_series(sweep: &Sweep, s: &Slicing, cols: &[String]) -> Result<SliceSeri
     // A `[report] group`'s success rate by arrival is its own users' (the
     // series keep the run-wide one).
     let (ok, arrivals) = (
-        sweep.user_series("user_ok_by_arrival"),
-        sweep.user_series("user_arrivals"),
+        sweep.manifest.report.series_of("user_ok_by_arrival"),
+        sweep.manifest.report.series_of("user_arrivals"),
     );
     let by_group = |c: &String| c == "success_rate" && sweep.manifest.report.group.is_some();
     let mut wanted = vec!["run_id", "second"];

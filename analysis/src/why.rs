@@ -579,7 +579,7 @@ pub mod section {
         let cols = traffic_columns(sweep);
         let split = split_columns(sweep)?;
         // The seconds after the trigger in which the report's users arrived.
-        let arrivals = sweep.user_series("user_arrivals");
+        let arrivals = sweep.manifest.report.series_of("user_arrivals");
         let mut wanted = vec!["run_id", "second", arrivals.as_str()];
         wanted.extend(cols.iter().map(String::as_str));
         for (hedges, from) in &split {

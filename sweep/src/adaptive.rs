@@ -238,7 +238,7 @@ pub fn run(args: &RefineArgs, grid: &Grid) -> Result<ExitCode, RefineError> {
     store.clean_incomplete(Shard::WHOLE)?;
     store.drop_uncommitted(Shard::WHOLE)?;
     let group = grid.report.group.as_deref();
-    let mut known = known_results(&store, group)?;
+    let mut known = known_results(&store, &grid.report)?;
     let (pool_threads, jobs) = worker_pool(args.jobs)?;
     let layout = Layout::new(
         grid.point_columns(),

@@ -201,7 +201,7 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
     store.clean_incomplete(Shard::WHOLE)?;
     store.drop_uncommitted(Shard::WHOLE)?;
     let group = grid.report.group.as_deref();
-    let mut known = known_results(&store, group)?;
+    let mut known = known_results(&store, &grid.report)?;
 
     // Every point of the other axes, in grid order.
     let others: Vec<usize> = (0..grid.dimensions.len()).filter(|i| *i != d).collect();
@@ -553,13 +553,15 @@ impl Verdict {
 }
 
 /// Results already in the output directory: run id -> its verdict (on
-/// `group`'s recovery, as [`Verdict::of_outcome`]).
+/// the recovery the report reads, as [`Verdict::of_outcome`]).
 pub(crate) fn known_results(
     store: &Store,
-    group: Option<&str>,
+    report: &analysis::manifest::ReportOptions,
 ) -> Result<HashMap<String, Verdict>, StoreError> {
-    let column = |name: &str| group.map_or(name.to_string(), |g| format!("group_{g}_{name}"));
-    let (recovered, censored) = (column("recovered"), column("recovery_censored_s"));
+    let (recovered, censored) = (
+        report.column_of("recovered"),
+        report.column_of("recovery_censored_s"),
+    );
     let mut known = HashMap::new();
     for part in store.read_parts(None, &["run_id", &recovered, &censored])? {
         let censored = part.f64(&censored)?;

@@ -653,12 +653,12 @@ impl Store {
             .any(|p| is_index_name(&file_name(p))))
     }
 
-    /// Every index in the directory: part name -> (index file, entry).
     /// The names of the parts the directory's indexes list.
     pub fn indexed_parts(&self) -> Result<HashSet<String>, StoreError> {
         Ok(self.all_indexes()?.into_keys().collect())
     }
 
+    /// Every index in the directory: part name -> (index file, entry).
     fn all_indexes(&self) -> Result<HashMap<String, (PathBuf, PartEntry)>, StoreError> {
         let mut out = HashMap::new();
         for path in list_in(&self.root, ".json")? {
