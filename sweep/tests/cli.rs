@@ -994,15 +994,15 @@ fn force_removes_only_what_this_tool_wrote() {
 
 /// The rows of the runs parts (`part-*.parquet`) of `dir`.
 fn runs_table_of_parts(dir: &Path) -> usize {
+    rows_of_parts(dir, "part-")
+}
+
+/// The rows of the runs parts of `dir` whose names start with `prefix`.
+fn rows_of_parts(dir: &Path, prefix: &str) -> usize {
     let mut rows = 0;
     for e in std::fs::read_dir(dir.join("runs")).unwrap() {
         let p = e.unwrap().path();
-        if p.file_name()
-            .unwrap()
-            .to_str()
-            .unwrap()
-            .starts_with("part-")
-        {
+        if p.file_name().unwrap().to_str().unwrap().starts_with(prefix) {
             rows += ParquetReader::new(std::fs::File::open(p).unwrap())
                 .finish()
                 .unwrap()
@@ -1039,6 +1039,90 @@ fn a_second_writer_of_the_same_shard_is_refused_naming_the_holder() {
     let resumed = run_grid(&grid, &out.display().to_string(), &["--resume"]);
     assert!(resumed.status.success(), "{}", stderr(&resumed));
     assert_eq!(runs_table(&out).height(), 1200);
+}
+
+/// A merge takes the target's lock before it reads a shard: beside a
+/// shard still writing into the directory it is refused naming the writer
+/// (not read as an incomplete split), and merges once the shard is done.
+#[test]
+fn a_merge_beside_a_running_shard_is_refused_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let grid = write_grid(dir, &small_grid(150));
+    let out = dir.join("o");
+    let o = out.display().to_string();
+    assert_ok(&run_grid(&grid, &o, &["--shard", "0/2"]));
+    let mut shard = spawn_shard_until_parts(
+        &grid,
+        &out,
+        files_in_runs(&out) + 1,
+        std::process::Stdio::null(),
+        &["--shard", "1/2"],
+    );
+    let merge = sweep(&["merge", &o, "--no-report"]);
+    let err = stderr(&merge);
+    assert_eq!(merge.status.code(), Some(2), "{err}");
+    assert_says(
+        &err,
+        &[
+            "is being written by another sweep (shard 1/2: host ",
+            &format!(", pid {}, since ", shard.id()),
+        ],
+    );
+    shard.kill().unwrap();
+    shard.wait().unwrap();
+    assert_ok(&run_grid(&grid, &o, &["--shard", "1/2", "--resume"]));
+    assert_ok(&sweep(&["merge", &o, "--no-report"]));
+    assert_eq!(runs_table(&out).height(), 1200);
+}
+
+/// An interrupted shard of a second split counts, in "X of Y runs are
+/// written", the runs of its share the first split wrote for it (reused,
+/// not run again) as well as those it wrote itself.
+#[test]
+fn an_interrupted_shard_counts_the_runs_another_split_wrote_for_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let grid = write_grid(dir, &small_grid(150));
+    let out = dir.join("o");
+    let o = out.display().to_string();
+    assert_ok(&run_grid(&grid, &o, &["--shard", "0/2"]));
+    let child = spawn_shard_until_parts(
+        &grid,
+        &out,
+        files_in_runs(&out) + 1,
+        std::process::Stdio::piped(),
+        &["--shard", "0/3"],
+    );
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let stopped = child.wait_with_output().unwrap();
+    let err = stderr(&stopped);
+    assert_eq!(stopped.status.code(), Some(130), "{err}");
+    let own = rows_of_parts(&out, "part-s0of3-");
+    // Finished, the shard's manifest says how many of its 400 runs the
+    // split into 2 had written.
+    assert_ok(&run_grid(&grid, &o, &["--shard", "0/3", "--resume"]));
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest-s0of3.json")).unwrap())
+            .unwrap();
+    let reused = m["reused"].as_u64().unwrap() as usize;
+    assert!(reused > 0 && own > 0, "reused {reused}, own {own}: {m}");
+    assert_says(
+        &err,
+        &[&format!(
+            "interrupted: {} of 400 runs are written",
+            reused + own
+        )],
+    );
+}
+
+/// The number of files in `out/runs`.
+fn files_in_runs(out: &Path) -> usize {
+    std::fs::read_dir(out.join("runs")).map_or(0, |d| d.count())
 }
 
 /// A whole-grid run redoes what shards left: beside a running shard it
