@@ -14,7 +14,7 @@
 use crate::store::Shard;
 use analysis::IoError;
 use std::fs::{File, OpenOptions, TryLockError};
-use std::io::{Read, Seek, Write};
+use std::io::{ErrorKind, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 const DIR_LOCK: &str = ".sweep.lock";
@@ -49,12 +49,7 @@ impl Lock {
             dir: root.to_path_buf(),
             holder,
         };
-        let dir = match take(root, DIR_LOCK, whole_dir)? {
-            Taken::Locked(f) => f,
-            // Shards hold it shared: they are the writers to name.
-            Taken::Busy(_) if whole_dir => return Err(held(shard_holders(root)?)),
-            Taken::Busy(holder) => return Err(held(holder)),
-        };
+        let dir = dir_lock(root, whole_dir)?;
         let own = match take(root, &shard_lock(shard), true)? {
             Taken::Locked(own) => own,
             Taken::Busy(holder) => return Err(held(holder)),
@@ -83,6 +78,41 @@ impl Lock {
             _files: vec![dir, own],
         })
     }
+
+    /// The lock of a reader that must see no writer in `root` while it
+    /// reads (a merge, its source directories): `.sweep.lock` exclusive,
+    /// which every writer holds at least shared. `None` where this user
+    /// cannot open the lock file for writing (a read-only copy of results):
+    /// no writer of this user can run there either.
+    pub fn reader(root: &Path) -> Result<Option<Lock>, LockError> {
+        match dir_lock(root, true) {
+            Ok(file) => Ok(Some(Lock { _files: vec![file] })),
+            Err(LockError::Io(e))
+                if matches!(
+                    e.source.kind(),
+                    ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem
+                ) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// `root`'s `.sweep.lock`, shared (a shard's writer) or exclusive (one that
+/// must have the directory to itself); refused naming who holds it.
+fn dir_lock(root: &Path, exclusive: bool) -> Result<File, LockError> {
+    let holder = match take(root, DIR_LOCK, exclusive)? {
+        Taken::Locked(f) => return Ok(f),
+        // Shards hold it shared: they are the writers to name.
+        Taken::Busy(_) if exclusive => shard_holders(root)?,
+        Taken::Busy(holder) => holder,
+    };
+    Err(LockError::Held {
+        dir: root.to_path_buf(),
+        holder,
+    })
 }
 
 /// The shard whose writer's lock file `name` is ([`shard_lock`]).

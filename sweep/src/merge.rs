@@ -67,6 +67,12 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<(Manifest, u64), MergeE
     } else {
         None
     };
+    // No writer in a source either while it is read (a shard of another
+    // split, or a run with `--force`, would change what is copied).
+    let mut _sources = Vec::new();
+    for dir in dirs.iter().filter(|d| *d != target && d.is_dir()) {
+        _sources.push(Lock::reader(dir)?);
+    }
     // Everything is checked before anything is written.
     if !dirs.iter().any(|d| d == target) {
         store.refuse_not_ours()?;
@@ -172,6 +178,7 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<(Manifest, u64), MergeE
         None => Lock::writer(target, Shard::WHOLE, true)?,
     };
     store.create_dirs()?;
+    store.remove_stale_tmp()?;
     for (src, dst) in &copies {
         copy_atomic(src, dst)?;
     }

@@ -234,6 +234,34 @@ impl Store {
         Ok(removed)
     }
 
+    /// Removes the temporary files of this tool's names that a writer
+    /// killed before its rename left (`kill -9` in a merge's copy); only
+    /// for a writer that holds the whole directory, so none is in use.
+    /// Returns how many files.
+    pub fn remove_stale_tmp(&self) -> Result<usize, StoreError> {
+        self.remove_written(".tmp")
+    }
+
+    /// Removes the files this tool writes (`WRITTEN`) whose names end in
+    /// `suffix`; returns how many.
+    fn remove_written(&self, suffix: &str) -> Result<usize, StoreError> {
+        let mut removed = 0;
+        for (sub, ours) in WRITTEN {
+            let dir = self.root.join(sub);
+            if !dir.is_dir() {
+                continue;
+            }
+            for p in list_in(&dir, suffix)? {
+                let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                if p.is_file() && ours(name) {
+                    remove(&p)?;
+                    removed += 1;
+                }
+            }
+        }
+        Ok(removed)
+    }
+
     /// The shards other than `shard` with part files in the directory.
     pub fn other_shards(&self, shard: Shard) -> Result<Vec<Shard>, StoreError> {
         let mut shards = Vec::new();
@@ -287,18 +315,7 @@ impl Store {
             analysis::report::remove_listed_files(&analysis)?;
             remove(&list)?;
         }
-        for (sub, ours) in WRITTEN {
-            let dir = self.root.join(sub);
-            if !dir.is_dir() {
-                continue;
-            }
-            for p in list_in(&dir, "")? {
-                let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                if p.is_file() && ours(name) {
-                    remove(&p)?;
-                }
-            }
-        }
+        self.remove_written("")?;
         for sub in ["analysis/plots", "analysis", "runs", "series", "slurm"] {
             let dir = self.root.join(sub);
             if !dir.is_dir() {

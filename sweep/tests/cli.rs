@@ -1076,6 +1076,80 @@ fn a_merge_beside_a_running_shard_is_refused_naming_it() {
     assert_eq!(runs_table(&out).height(), 1200);
 }
 
+/// `small_grid(seeds)` in `dir`, its shard 0/2 run into `dir/a` and 1/2
+/// into `dir/b`: the grid file and the directories a, b and into (not made).
+fn split_in_two_dirs(dir: &Path, seeds: u32) -> (String, [PathBuf; 3]) {
+    let grid = write_grid(dir, &small_grid(seeds));
+    let dirs = ["a", "b", "into"].map(|d| dir.join(d));
+    for (shard, d) in ["0/2", "1/2"].iter().zip(&dirs) {
+        assert_ok(&run_grid(
+            &grid,
+            &d.display().to_string(),
+            &["--shard", shard],
+        ));
+    }
+    (grid, dirs)
+}
+
+/// A merge reads its source directories with no writer there: beside a
+/// shard of another split writing into a source, it is refused naming the
+/// writer before the target is made (it would have copied that shard's
+/// unfinished parts).
+#[test]
+fn a_merge_while_a_source_is_being_written_is_refused_naming_the_writer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (grid, [a, b, into]) = split_in_two_dirs(tmp.path(), 150);
+    let s = |p: &Path| p.display().to_string();
+    let mut shard = spawn_shard_until_parts(
+        &grid,
+        &a,
+        files_in_runs(&a) + 1,
+        std::process::Stdio::null(),
+        &["--shard", "0/3"],
+    );
+    let merge = sweep(&["merge", &s(&a), &s(&b), "--into", &s(&into), "--no-report"]);
+    shard.kill().unwrap();
+    shard.wait().unwrap();
+    let err = stderr(&merge);
+    assert_eq!(merge.status.code(), Some(2), "{err}");
+    assert_says(
+        &err,
+        &[
+            &format!(
+                "{} is being written by another sweep (shard 0/3: host ",
+                s(&a)
+            ),
+            &format!(", pid {}, since ", shard.id()),
+        ],
+    );
+    assert!(!into.exists());
+}
+
+/// What a merge killed in its copy left under a temporary name is removed
+/// by the next merge into that directory (it holds the directory, so no
+/// writer is using it); the runs are each there once.
+#[test]
+fn a_merge_removes_the_temporary_copies_a_killed_merge_left() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, [a, b, into]) = split_in_two_dirs(tmp.path(), 2);
+    let s = |p: &Path| p.display().to_string();
+    let merge = ["merge", &s(&a), &s(&b), "--into", &s(&into), "--no-report"];
+    assert_ok(&sweep(&merge));
+    let left = [
+        into.join("runs/part-s1of2-000000.parquet.tmp"),
+        into.join("series/part-s1of2-000000.parquet.tmp"),
+        into.join("manifest-s1of2.json.tmp"),
+    ];
+    for p in &left {
+        std::fs::write(p, "half a copy").unwrap();
+    }
+    assert_ok(&sweep(&merge));
+    for p in &left {
+        assert!(!p.exists(), "{} is still there", p.display());
+    }
+    assert_eq!(runs_table(&into).height(), 16);
+}
+
 /// An interrupted shard of a second split counts, in "X of Y runs are
 /// written", the runs of its share the first split wrote for it (reused,
 /// not run again) as well as those it wrote itself.
