@@ -73,6 +73,15 @@ const WRITTEN: &[Written] = &[
     }),
 ];
 
+/// `.nfs` and hex digits: the name an NFS client gives a file deleted
+/// while a process still has it open (a notebook reading a part that
+/// `--force` removed), until it is closed. Neither a user's file nor ours:
+/// it is never deleted, and it does not make a directory foreign.
+fn is_nfs_placeholder(name: &str) -> bool {
+    name.strip_prefix(".nfs")
+        .is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
 /// Whether `entries` (a folder's) are folders that hold no file.
 fn holds_no_file(entries: &[PathBuf]) -> Result<bool, StoreError> {
     for p in entries {
@@ -342,8 +351,12 @@ impl Store {
     pub fn holds_foreign_files(&self) -> Result<bool, StoreError> {
         for p in list_in(&self.root, "")? {
             let name = file_name(&p);
+            if is_nfs_placeholder(&name) {
+                continue;
+            }
             let ours = if p.is_dir() {
-                let files = list_in(&p, "")?;
+                let mut files = list_in(&p, "")?;
+                files.retain(|f| !is_nfs_placeholder(&file_name(f)));
                 // A folder without a file holds nothing to mix with (a
                 // report's `analysis/plots/` whose files `--force` removed).
                 holds_no_file(&files)?

@@ -899,6 +899,30 @@ fn a_grid_name_cannot_lead_out_of_the_output_folder() {
     }
 }
 
+/// An NFS client keeps a file deleted while open (a notebook reading a
+/// part that `--force` removed) as `.nfs<hex>` until it is closed: such a
+/// file does not make a directory a user's, and is never deleted.
+#[test]
+fn nfs_placeholders_of_deleted_parts_do_not_make_a_directory_foreign() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(tmp.path(), &small_grid(1));
+    let out = tmp.path().join("o");
+    std::fs::create_dir_all(out.join("runs")).unwrap();
+    let placeholders = [
+        out.join("runs/.nfs000000000012ab3400000001"),
+        out.join(".nfs0000000000cd567800000002"),
+    ];
+    for p in &placeholders {
+        std::fs::write(p, "a deleted part still open").unwrap();
+    }
+    for extra in [&[][..], &["--force"]] {
+        let o = run_grid(&grid, &out.display().to_string(), extra);
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+    }
+    assert!(placeholders.iter().all(|p| p.exists()));
+    assert_eq!(runs_table(&out).height(), 8);
+}
+
 #[test]
 fn force_removes_only_what_this_tool_wrote() {
     let tmp = tempfile::tempdir().unwrap();
