@@ -90,6 +90,8 @@ pub const GROUP_VIEW: &[&str] = &[
     "recovery_censored_s",
     "success_latency_median_s",
     "success_latency_p99_s",
+    "failed_latency_median_s",
+    "users_unfinished",
 ];
 
 impl ReportOptions {

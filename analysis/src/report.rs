@@ -358,7 +358,7 @@ fn ranking(sweep: &Sweep, summary: &DataFrame, n: usize) -> Result<String, Repor
 pub fn users_note(m: &crate::manifest::Manifest) -> Option<String> {
     let g = m.report.group.as_ref()?;
     Some(format!(
-        "Users: client group `{g}`'s (`[report] group`). Its own users' are `{}`, the recovery, P(not recovered), the heatmap and the success-rate plots; every other metric (`failed_latency_median_s`, the classes' and tenants' rates, goodput, amplification, the latency distributions, the tiers' figures) is the whole system's.",
+        "Users: client group `{g}`'s (`[report] group`). Its own users' are `{}`, the recovery, P(not recovered), the heatmap and the success-rate plots; every other metric (the classes' and tenants' rates, goodput, amplification, the latency distributions, the tiers' figures) is the whole system's.",
         crate::manifest::GROUP_VIEW.join("`, `")
     ))
 }

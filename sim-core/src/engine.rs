@@ -196,9 +196,10 @@ struct Source {
     ok: u64,
     failed: u64,
     phases: [Phase; 3],
-    /// Its successful users' latencies, kept only with several groups (the
-    /// totals' are the one group's otherwise).
+    /// Its successful and its failed users' latencies, kept only with
+    /// several groups (the totals' are the one group's otherwise).
     ok_latencies: Vec<Nanos>,
+    failed_latencies: Vec<Nanos>,
     /// Its users by second of arrival, and those of them who succeeded.
     arrivals_by_sec: Vec<u64>,
     ok_by_arrival: Vec<u64>,
@@ -236,6 +237,7 @@ impl Source {
             failed: 0,
             phases: [Phase::default(); 3],
             ok_latencies: Vec::new(),
+            failed_latencies: Vec::new(),
             arrivals_by_sec: vec![0; secs],
             ok_by_arrival: vec![0; secs],
         }
@@ -1500,6 +1502,9 @@ impl Sim<'_> {
             }
         } else {
             group.failed += 1;
+            if several {
+                group.failed_latencies.push(latency);
+            }
         }
         if ok {
             self.users_ok += 1;
@@ -1653,6 +1658,7 @@ impl Sim<'_> {
                         recovery_censor_s: recovery.censor_s(),
                         success_latency_median_s: secs(nearest_rank(&mut g.ok_latencies, 0.5)),
                         success_latency_p99_s: secs(nearest_rank(&mut g.ok_latencies, 0.99)),
+                        failed_latency_median_s: secs(nearest_rank(&mut g.failed_latencies, 0.5)),
                         closed: g.closed.map(closed_stats),
                         queue,
                     };

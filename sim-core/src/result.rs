@@ -104,6 +104,8 @@ pub struct GroupStats {
     pub recovery_censor_s: f64,
     pub success_latency_median_s: Option<f64>,
     pub success_latency_p99_s: Option<f64>,
+    /// Its finished failed users only, as [`RunResult::failed_latency_median_s`].
+    pub failed_latency_median_s: Option<f64>,
     /// Its closed-loop users' cycles (none with open arrivals).
     pub closed: Option<ClosedStats>,
     /// Its message queue's counts (all 0 without one).
@@ -1028,6 +1030,12 @@ impl RunResult {
                 N,
             );
             put(
+                format!("group_{n}_users_unfinished"),
+                Count(g.users_unfinished),
+                "user requests of this client group still in flight at the horizon",
+                N,
+            );
+            put(
                 format!("group_{n}_success_rate"),
                 MaybeReal(ratio(g.users_ok, g.users)),
                 "success rate of this client group's users",
@@ -1094,6 +1102,12 @@ impl RunResult {
                 format!("group_{n}_success_latency_p99_s"),
                 MaybeReal(g.success_latency_p99_s),
                 "99th percentile latency of this client group's successful users",
+                S,
+            );
+            put(
+                format!("group_{n}_failed_latency_median_s"),
+                MaybeReal(g.failed_latency_median_s),
+                "median latency of this client group's finished failed users",
                 S,
             );
             // Null for an open group, so that the columns do not depend on

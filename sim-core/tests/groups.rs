@@ -140,7 +140,14 @@ fn a_group_leaves_the_clients_own_users_as_they_were() {
     let alone = ch37("naive", "fifo", &[]);
     let mut with = alone.clone();
     with.clients.insert("batch".into(), alone.client.clone());
-    set(&mut with, &[("batch.rate_per_s", "400")]);
+    // Shorter attempts, so that its failed users' latencies are its own.
+    set(
+        &mut with,
+        &[
+            ("batch.rate_per_s", "400"),
+            ("batch.attempt_timeout_s", "0.5"),
+        ],
+    );
     let (a, w) = (run(&alone, 5), run(&with, 5));
     assert!(a.groups.is_empty(), "one group: the totals are its counts");
     assert_eq!(w.groups[0].users, a.users);
@@ -153,6 +160,24 @@ fn a_group_leaves_the_clients_own_users_as_they_were() {
         assert!(count(&w, name) > 20_000, "{name}");
     }
     assert!(real(&w, "group_batch_success_latency_p99_s").is_some());
+    // The unfinished users add up; the median of every failed user's
+    // latency lies between the groups' own (as the median of a union must).
+    let unfinished = [
+        "group_client_users_unfinished",
+        "group_batch_users_unfinished",
+    ];
+    assert_eq!(
+        unfinished.map(|n| count(&w, n)).iter().sum::<u64>(),
+        count(&w, "users_unfinished")
+    );
+    let [c, b] = [
+        "group_client_failed_latency_median_s",
+        "group_batch_failed_latency_median_s",
+    ]
+    .map(|n| real(&w, n).expect("failed users in both groups"));
+    let all = real(&w, "failed_latency_median_s").unwrap();
+    assert!(c.min(b) <= all && all <= c.max(b), "{c} {b} {all}");
+    assert!(b < c, "each group's own users: {b} {c}");
 }
 
 #[test]

@@ -746,6 +746,7 @@ fn a_report_group_reads_the_groups_own_users() {
         format!(
             "name = \"groups\"\nscenario = \"{scenario}\"\nseeds = [1, 2]\n\
              [set]\n\"svc_b.slow.duration_s\" = 2\nstrategy = \"naive\"\n\
+             \"batch.attempt_timeout_s\" = 0.3\n\
              [axes]\n\"client.rate_per_s\" = [200, 300]\n\"batch.closed.users\" = [1, 60]\n\
              [report]\n{report}\n"
         )
@@ -772,7 +773,7 @@ fn a_report_group_reads_the_groups_own_users() {
     let grid = write_grid(
         tmp.path(),
         &grid_of(
-            "group = \"client\"\nmetrics = [\"group_client_recovered\", \"group_client_success_rate_after\", \"success_rate_before\", \"group_client_success_rate_before\", \"users_during\", \"group_client_users_during\"]",
+            "group = \"client\"\nmetrics = [\"group_client_recovered\", \"group_client_success_rate_after\", \"success_rate_before\", \"group_client_success_rate_before\", \"users_during\", \"group_client_users_during\", \"group_client_failed_latency_median_s\", \"group_client_users_unfinished\", \"users_unfinished\"]",
         ),
     );
     let out = tmp.path().join("out");
@@ -787,7 +788,13 @@ fn a_report_group_reads_the_groups_own_users() {
         ("success_rate_after", "group_client_success_rate_after"),
         ("success_rate_before", "group_client_success_rate_before"),
         ("users_during", "group_client_users_during"),
+        (
+            "failed_latency_median_s",
+            "group_client_failed_latency_median_s",
+        ),
+        ("users_unfinished", "group_client_users_unfinished"),
     ] {
+        assert!(grouped.metric(name).is_some(), "{name}");
         assert_eq!(grouped.metric(name), grouped.metric(of_group), "{name}");
     }
     let summary = std::fs::read_to_string(out.join("analysis/summary.md")).unwrap();
@@ -828,7 +835,11 @@ fn a_report_group_reads_the_groups_own_users() {
     };
     edit(None);
     let all = analysis::load::Sweep::load(&all_dir).unwrap();
-    for name in ["success_rate_after", "users_during"] {
+    for name in [
+        "success_rate_after",
+        "users_during",
+        "failed_latency_median_s",
+    ] {
         assert_ne!(all.metric(name), grouped.metric(name), "{name}");
     }
     assert_fails(
