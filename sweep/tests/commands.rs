@@ -216,7 +216,7 @@ fn parts_describe_their_columns_and_store_strings_as_categoricals() {
 /// Rewrites the runs part of `dir` with `edit` applied and records its new
 /// size and SHA-256 in the shard's index, as if another build had written
 /// other results for the same runs.
-fn rewrite_runs(dir: &std::path::Path, edit: impl Fn(&mut polars::prelude::DataFrame)) {
+fn rewrite_runs(dir: &std::path::Path, edit: impl FnOnce(&mut polars::prelude::DataFrame)) {
     rewrite_part(dir, "runs", edit);
 }
 
@@ -224,11 +224,21 @@ fn rewrite_runs(dir: &std::path::Path, edit: impl Fn(&mut polars::prelude::DataF
 fn rewrite_part(
     dir: &std::path::Path,
     table: &str,
-    edit: impl Fn(&mut polars::prelude::DataFrame),
+    edit: impl FnOnce(&mut polars::prelude::DataFrame),
+) {
+    rewrite_shard_part(dir, "s0of1", table, edit);
+}
+
+/// As [`rewrite_part`], the first part of shard `tag` (`s0of2`).
+fn rewrite_shard_part(
+    dir: &std::path::Path,
+    tag: &str,
+    table: &str,
+    edit: impl FnOnce(&mut polars::prelude::DataFrame),
 ) {
     use polars::prelude::*;
     use sha2::Digest;
-    let part = dir.join(table).join("part-s0of1-000000.parquet");
+    let part = dir.join(table).join(format!("part-{tag}-000000.parquet"));
     let mut df = ParquetReader::new(std::fs::File::open(&part).unwrap())
         .finish()
         .unwrap();
@@ -240,11 +250,61 @@ fn rewrite_part(
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect();
-    let index = dir.join("parts-s0of1.json");
+    let index = dir.join(format!("parts-{tag}.json"));
     let mut json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&index).unwrap()).unwrap();
     json["parts"][0][table]["sha256"] = sha.into();
     std::fs::write(&index, json.to_string()).unwrap();
+}
+
+/// A shard's part whose rows are each a run once, but one of them under
+/// another run's index (a run of another grid point in its place), is
+/// refused by a merge before anything is copied, naming the index no run
+/// has.
+#[test]
+fn merge_refuses_a_run_in_another_runs_place() {
+    use polars::prelude::*;
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(tmp.path(), &small_grid(2));
+    let [a, b, into] = ["a", "b", "into"].map(|d| tmp.path().join(d));
+    let s = |p: &std::path::Path| p.display().to_string();
+    assert_ok(&sweep(&[
+        "run",
+        &grid,
+        "--out",
+        &s(&a),
+        "--shard",
+        "0/2",
+        "--no-report",
+    ]));
+    assert_ok(&sweep(&[
+        "run",
+        &grid,
+        "--out",
+        &s(&b),
+        "--shard",
+        "1/2",
+        "--no-report",
+    ]));
+    let mut taken = None;
+    rewrite_shard_part(&a, "s0of2", "runs", |df| {
+        let mut index: Vec<u64> = (df.column("run_index").unwrap().u64().unwrap())
+            .into_no_null_iter()
+            .collect();
+        taken = Some(index[0]);
+        index[0] = index[1];
+        let column = Column::new("run_index".into(), index);
+        df.replace("run_index", column).unwrap();
+    });
+    let merge = sweep(&["merge", &s(&a), &s(&b), "--into", &s(&into), "--no-report"]);
+    assert_fails(
+        &merge,
+        &[&format!(
+            "no run has run_index {} of the 16 planned (a run of another grid point in its place): nothing was merged",
+            taken.unwrap()
+        )],
+    );
+    assert!(!into.join("runs").exists());
 }
 
 /// `compare` checks the series table too: a sweep whose runs are the same
