@@ -31,7 +31,13 @@ pub fn merge(args: &MergeArgs) -> Result<ExitCode, Error> {
         (None, [one]) => one.clone(),
         (None, _) => return Err(Error::Merge(MergeError::NeedsInto)),
     };
-    let (m, shards) = merge_into(&target, &args.dirs).map_err(Error::Merge)?;
+    let (m, shards, cleaned) = merge_into(&target, &args.dirs).map_err(Error::Merge)?;
+    for (shard, n) in cleaned {
+        eprintln!(
+            "removed {n} incomplete file(s) left by an interrupted run of shard {}/{}",
+            shard.index, shard.count
+        );
+    }
     if shards == 0 {
         println!(
             "nothing to merge: {} holds the results of one whole-grid run or refinement of `{}` ({} runs, every part verified against its index)",
@@ -55,10 +61,12 @@ pub fn merge(args: &MergeArgs) -> Result<ExitCode, Error> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The merged manifest and the number of shards it combines; in a
-/// whole-grid run's directory, its manifest and 0 (nothing merged, its
-/// parts verified).
-fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<(Manifest, u64), MergeError> {
+/// What a merge did: the merged manifest, the number of shards it
+/// combines (0 in a whole-grid run's directory: nothing merged, its parts
+/// verified), and the incomplete files it removed, by shard.
+type Merged = (Manifest, u64, Vec<(Shard, usize)>);
+
+fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
     let store = Store::new(target);
     // One writer at a time from before the checks to the manifest; a
     // target not there yet is locked (created) only once they pass.
@@ -103,7 +111,7 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<(Manifest, u64), MergeE
                         before_copy: false,
                     });
                 }
-                return Ok((m, 0));
+                return Ok((m, 0, Vec::new()));
             }
             if !shards.iter().any(|s| s.shard == m.shard) {
                 shards.push(m);
@@ -111,9 +119,11 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<(Manifest, u64), MergeE
         }
     }
     shards.sort_by_key(|m| (m.shard.count, m.shard.index));
-    let first = shards.first().ok_or_else(|| MergeError::NoManifest {
-        dir: target.to_path_buf(),
-    })?;
+    if shards.is_empty() {
+        return Err(MergeError::NoManifest {
+            dir: target.to_path_buf(),
+        });
+    }
     // The split whose every shard is complete (shards of another split
     // may have written some of its runs first, which it reused).
     let mut counts: Vec<u64> = shards.iter().map(|m| m.shard.count).collect();
@@ -138,6 +148,9 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<(Manifest, u64), MergeE
         });
     };
     let split: Vec<&Manifest> = shards.iter().filter(|m| m.shard.count == count).collect();
+    // The merged manifest names the version that wrote the split merged
+    // (its first shard's; the others' are `earlier_versions`).
+    let base = split[0];
     let planned: u64 = split.iter().map(|m| m.planned).sum();
     // The runs the target will hold, checked before a file is copied: the
     // parts already there (one an interrupted merge copied is not indexed
@@ -182,6 +195,20 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<(Manifest, u64), MergeE
     for (src, dst) in &copies {
         copy_atomic(src, dst)?;
     }
+    // What any shard's interrupted commit left (a series part whose runs
+    // part was never renamed), once every committed part is there: beside
+    // the split that redid those runs, readers of `series/*.parquet` would
+    // count them twice. The merge holds the directory: no writer uses them.
+    let mut cleaned = Vec::new();
+    for shard in (store.other_shards(Shard::WHOLE)?)
+        .into_iter()
+        .chain([Shard::WHOLE])
+    {
+        let n = store.clean_incomplete(shard)?;
+        if n > 0 {
+            cleaned.push((shard, n));
+        }
+    }
     // Again as written: verified against the indexes copied.
     check_runs(
         &store.committed_runs(None, Check::All)?.runs,
@@ -194,7 +221,7 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<(Manifest, u64), MergeE
     let mut earlier_versions: Vec<String> = Vec::new();
     for m in &shards {
         for v in m.earlier_versions.iter().cloned().chain([m.version()]) {
-            if v != first.version() && !earlier_versions.contains(&v) {
+            if v != base.version() && !earlier_versions.contains(&v) {
                 earlier_versions.push(v);
             }
         }
@@ -222,10 +249,11 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<(Manifest, u64), MergeE
             .min()
             .unwrap_or_default(),
         finished_at: Some(now_rfc3339()),
-        ..first.clone()
+        command: std::env::args().collect(),
+        ..base.clone()
     };
     store.write_manifest(&merged)?;
-    Ok((merged, count))
+    Ok((merged, count, cleaned))
 }
 
 /// Each run once, exactly the run indexes 0..planned; `before_copy`: the

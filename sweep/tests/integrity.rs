@@ -40,6 +40,27 @@ fn s(p: &Path) -> String {
     p.display().to_string()
 }
 
+/// Shard `k` (`I/N`) of `grid` into `out`, one thread, without a report.
+fn run_shard(grid: &str, out: &str, k: &str, extra: &[&str]) -> Output {
+    let mut args = vec!["run", grid, "--out", out, "--jobs", "1", "--shard", k];
+    args.extend(extra);
+    args.push("--no-report");
+    sweep(&args)
+}
+
+/// The rows of `dir`'s parts in `sub` (`runs` or `series`).
+fn rows(dir: &Path, sub: &str) -> usize {
+    (parts(dir, sub).iter())
+        .map(|p| {
+            use polars::prelude::{ParquetReader, SerReader};
+            ParquetReader::new(std::fs::File::open(p).unwrap())
+                .finish()
+                .unwrap()
+                .height()
+        })
+        .sum()
+}
+
 fn compare(a: &Path, b: &Path) -> Output {
     sweep(&["compare", &s(a), &s(b)])
 }
@@ -454,6 +475,48 @@ fn parts_without_an_index_are_refused_and_kept() {
     assert_eq!(parts(&bad, "runs"), before);
 }
 
+/// A shard of one split whose commit was cut short after its series part
+/// (a time limit's SIGKILL), then the grid run again as another split into
+/// the same directory: the merge removes that series part, whose runs the
+/// other split redid (readers of `series/*.parquet` would count their
+/// seconds twice), and names the split that wrote what it merged.
+#[test]
+fn a_merge_removes_what_another_split_s_cut_short_commit_left() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(tmp.path(), &small_grid(2));
+    let out = tmp.path().join("w");
+    let out_arg = s(&out);
+    let shard = |k: &str, extra: &[&str]| run_shard(&grid, &out_arg, k, extra);
+    let crashed = shard(
+        "0/2",
+        &["--batch-runs", "2", "--inject-crash", "series-renamed:2"],
+    );
+    assert!(!crashed.status.success(), "the injected crash stops it");
+    // As if an older build had run the abandoned split.
+    let path = out.join("manifest-s0of2.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut m: serde_json::Value = serde_json::from_str(&text).unwrap();
+    m["tool"] = "sweep 0.0.9".into();
+    std::fs::write(&path, m.to_string()).unwrap();
+    for k in ["0/3", "1/3", "2/3"] {
+        assert_ok(&shard(k, &[]));
+    }
+    let merge = sweep(&["merge", &out_arg, "--no-report"]);
+    assert_ok(&merge);
+    assert_says(
+        &stderr(&merge),
+        &["removed 1 incomplete file(s) left by an interrupted run of shard 0/2"],
+    );
+    assert_eq!((rows(&out, "runs"), rows(&out, "series")), (16, 16 * 5));
+    let merged: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    let split: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest-s0of3.json")).unwrap())
+            .unwrap();
+    assert_eq!(merged["tool"], split["tool"]);
+    assert_eq!(merged["command"][1], "merge", "{merged}");
+}
+
 /// A shard's commit cut short leaves a series part without its runs part
 /// (after the series part's rename), or a runs part its index does not
 /// list (after the runs part's); a whole-grid run in the directory redoes
@@ -473,12 +536,7 @@ fn a_whole_grid_run_removes_what_a_shard_s_cut_short_commit_left() {
         let grid = write_grid(tmp.path(), &small_grid(2));
         let out = tmp.path().join("w");
         let out_arg = s(&out);
-        let shard = |k: &str, extra: &[&str]| {
-            let mut args = vec!["run", &grid, "--out", &out_arg, "--jobs", "1", "--shard", k];
-            args.extend(extra);
-            args.push("--no-report");
-            sweep(&args)
-        };
+        let shard = |k: &str, extra: &[&str]| run_shard(&grid, &out_arg, k, extra);
         assert_ok(&shard("0/2", &[]));
         let crashed = shard("1/2", &["--batch-runs", "2", "--inject-crash", step]);
         assert!(
@@ -488,19 +546,12 @@ fn a_whole_grid_run_removes_what_a_shard_s_cut_short_commit_left() {
         let o = run(&grid, &out, &[]);
         assert_ok(&o);
         assert_says(&stderr(&o), &[said]);
-        let rows = |sub: &str| -> usize {
-            (parts(&out, sub).iter())
-                .map(|p| {
-                    use polars::prelude::{ParquetReader, SerReader};
-                    ParquetReader::new(std::fs::File::open(p).unwrap())
-                        .finish()
-                        .unwrap()
-                        .height()
-                })
-                .sum()
-        };
         // 16 runs of 5 s, each once.
-        assert_eq!((rows("runs"), rows("series")), (16, 16 * 5), "{step}");
+        assert_eq!(
+            (rows(&out, "runs"), rows(&out, "series")),
+            (16, 16 * 5),
+            "{step}"
+        );
         assert_ok(&report(&out));
     }
 }
