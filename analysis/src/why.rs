@@ -97,8 +97,11 @@ pub struct Diagnosis {
     pub retries_from: Vec<(String, f64)>,
     pub hedge_share: f64,
     pub dead_share: f64,
-    /// Requests finished after their caller stopped waiting, over arrivals.
-    pub late_share: f64,
+    /// Of the requests it finished, those finished after their caller had
+    /// stopped waiting (`None` when its completions are not known). Over
+    /// completions, not arrivals: the seconds after the trigger finish
+    /// work that arrived during it.
+    pub late_share: Option<f64>,
     pub sustainer: Sustainer,
     /// Under retry amplification, whose retries sustain it: the caller with
     /// the largest share, or `hedged copies` (`None` when the series do not
@@ -133,7 +136,9 @@ pub fn diagnose(tiers: &[TierAfter]) -> Option<Diagnosis> {
     let first_try_load = (t.arrivals - t.retries) / capacity;
     let retry_share = t.retries / t.arrivals;
     let dead_share = t.after_user_left / t.arrivals;
-    let late_share = t.late / t.arrivals;
+    let late_share = (t.completed)
+        .filter(|c| *c > 0.0)
+        .map(|c| t.late / c);
     let mut retries_from: Vec<(String, f64)> = (t.retries_from.iter())
         .filter(|(_, n)| *n > 0.0)
         .map(|(caller, n)| (caller.clone(), n / t.arrivals))
@@ -208,14 +213,21 @@ impl fmt::Display for Diagnosis {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         write!(
             f,
-            "at {} after the trigger: load {:.2}x its capacity (first tries alone {:.2}x); its arrivals: {}; {:.0}% for users already gone, {:.0}% finished after their caller stopped waiting: ",
+            "at {} after the trigger: load {:.2}x its capacity (first tries alone {:.2}x); its arrivals: {}; {:.0}% for users already gone",
             self.tier,
             self.load,
             self.first_try_load,
             self.composition(),
             100.0 * self.dead_share,
-            100.0 * self.late_share
         )?;
+        if let Some(late) = self.late_share {
+            write!(
+                f,
+                "; {:.0}% of what it finished was for callers that had stopped waiting",
+                100.0 * late
+            )?;
+        }
+        f.write_str(": ")?;
         match self.sustainer {
             Sustainer::RetryAmplification => {
                 f.write_str("retry amplification sustains the overload")?;
@@ -428,20 +440,30 @@ mod tests {
             diagnose(&[t]).unwrap().sustainer
         };
         assert_eq!(waiting(5.0), Sustainer::DegradedCapacity);
-        // Work finished for callers that had stopped waiting is its own
-        // share of the arrivals.
+        // Work finished for callers that had stopped waiting is a share
+        // of what the tier finished (here more than it took in after the
+        // trigger: the backlog of the window), unknown without its
+        // completions.
         let t = TierAfter {
-            late: 250.0,
+            late: 1000.0,
+            completed: Some(1250.0),
             ..tier(1000.0, 100.0, 400.0, 1000.0)
         };
-        let d = diagnose(&[t]).unwrap();
-        assert!((d.late_share - 0.25).abs() < 1e-12);
+        let d = diagnose(std::slice::from_ref(&t)).unwrap();
+        assert_eq!(d.late_share, Some(0.8));
         assert!(
             d.to_string().contains(
-                "40% for users already gone, 25% finished after their caller stopped waiting"
+                "40% for users already gone; 80% of what it finished was for callers that had stopped waiting: "
             ),
             "{d}"
         );
+        let unknown = TierAfter {
+            completed: None,
+            ..t
+        };
+        let d = diagnose(&[unknown]).unwrap();
+        assert_eq!(d.late_share, None);
+        assert!(d.to_string().contains("40% for users already gone: "), "{d}");
         assert_eq!(waiting(4.0), Sustainer::NotSaturated);
         // Below 90% of capacity: not load.
         let d = diagnose(&[tier(850.0, 800.0, 800.0, 1000.0)]).unwrap();
@@ -821,7 +843,7 @@ pub mod section {
                 }));
             self.hedge_share.push(d.map(|d| d.hedge_share));
             self.dead_share.push(d.map(|d| d.dead_share));
-            self.late_share.push(d.map(|d| d.late_share));
+            self.late_share.push(d.and_then(|d| d.late_share));
             self.sustainer.push(loop_.map(|s| s.to_string()));
             self.sustained_by
                 .push(d.and_then(|d| d.sustained_by.clone()));
