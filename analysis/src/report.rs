@@ -445,15 +445,14 @@ fn shown(sweep: &Sweep, table: &DataFrame, cols: &[String]) -> Result<DataFrame,
         .map_err(err())?
         .iter()
         .collect();
-    let p = summary_f64("p_not_recovered");
-    let runs = summary_f64("runs");
-    let failed = summary_f64("failed");
+    // The runs the censored mean is over: those with a verdict.
+    let not_recovered = summary_f64("runs_not_recovered");
+    let verdicts = summary_f64("runs_with_verdict");
     let text: Vec<Option<String>> = (0..table.height())
         .map(|i| {
             let at = |v: &Option<Vec<Option<f64>>>| v.as_ref().and_then(|v| v[i]);
-            let n = at(&runs).map(|r| r - at(&failed).unwrap_or(0.0));
-            let censored = match (at(&p), n) {
-                (Some(p), Some(n)) => Some(((p * n).round() as usize, n as usize)),
+            let censored = match (at(&not_recovered), at(&verdicts)) {
+                (Some(k), Some(n)) => Some((k as usize, n as usize)),
                 _ => None,
             };
             tables::recovery_text(mean[i], censored)
@@ -2105,8 +2104,29 @@ fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, Repo
             .filter(|(_, (n, t, _))| n == t)
             .map(|(c, _)| describe(*c))
             .collect();
-        if never.is_empty() {
+        // Points none of whose runs has a verdict (all failed, or none
+        // can show recovery) are neither recovered nor not.
+        let mut unjudged: Vec<usize> = (all_runs.keys())
+            .filter(|c| !cells.iter().any(|(judged, _)| judged == *c))
+            .copied()
+            .collect();
+        unjudged.sort_unstable();
+        if !unjudged.is_empty() {
+            let shown: Vec<String> = (unjudged.iter().take(8))
+                .map(|c| format!("`{}`", describe(*c)))
+                .collect();
+            out.push_str(&format!(
+                "- **No verdict** (every run failed or cannot show recovery): {} of {} points: {}{}.\n",
+                unjudged.len(),
+                all_runs.len(),
+                shown.join(", "),
+                if unjudged.len() > 8 { ", ..." } else { "" },
+            ));
+        }
+        if never.is_empty() && unjudged.is_empty() {
             out.push_str("- Every point recovered in at least one seed.\n");
+        } else if never.is_empty() {
+            out.push_str("- Every other point recovered in at least one seed.\n");
         } else {
             out.push_str(&format!(
                 "- **Never recovered** (no seed): {} of {} points",
@@ -3067,6 +3087,64 @@ mod tests {
             slices[3].reason
         );
         assert!(note.unwrap().contains("4 of 10"));
+    }
+
+    /// The runs of [`runs_without_a_verdict_are_neither_counted_nor_called_recovered`]
+    /// that cannot show recovery: strategy `a`'s first at x=1, and its one
+    /// at x=2.
+    fn no_verdict(s: usize, l: usize) -> bool {
+        s == 0 && (l == 0 || l == 3)
+    }
+
+    /// Runs without a verdict (here: cannot show recovery) are left out of
+    /// the censored count beside the mean, which is over the others; a
+    /// point none of whose runs has one is named as such, and "In short"
+    /// does not say that every point recovered. At strategy `a`, x=1: one
+    /// run without a verdict, one not recovered (28 s censored), one
+    /// recovered in 2 s; `b` recovers everywhere.
+    #[test]
+    fn runs_without_a_verdict_are_neither_counted_nor_called_recovered() {
+        let tmp = write_sweep(
+            "x",
+            &[1.0, 1.0, 1.0, 2.0],
+            &[
+                ("window_start_s", &|_, _| 10.0),
+                ("window_end_s", &|_, _| 12.0),
+                ("recovered", &|s, l| {
+                    if s == 0 && l <= 1 || no_verdict(s, l) {
+                        0.0
+                    } else {
+                        1.0
+                    }
+                }),
+                ("recovery_censored_s", &|s, l| match (s, l) {
+                    _ if no_verdict(s, l) => 0.5,
+                    (0, 1) => 28.0,
+                    _ => 2.0,
+                }),
+                ("goodput", &|s, _| s as f64),
+            ],
+            "{}",
+        );
+        let report = write(tmp.path()).unwrap();
+        let h = &report.headline;
+        let rows: Vec<&str> = h.lines().skip(2).collect();
+        assert!(
+            rows[0].starts_with("| a |") && rows[0].contains("| >= 15.000 (1 of 2 censored) |"),
+            "{h}"
+        );
+        let md = std::fs::read_to_string(&report.index_md).unwrap();
+        assert!(
+            md.contains(
+                "- **No verdict** (every run failed or cannot show recovery): 1 of 4 points: `"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains("- Every other point recovered in at least one seed."),
+            "{md}"
+        );
+        assert!(!md.contains("- Every point recovered"), "{md}");
     }
 
     /// "Never recovered" reads as such, not as the censored number (28.000

@@ -137,6 +137,7 @@ pub fn summary(sweep: &Sweep, metrics: &[String]) -> Result<DataFrame, ReportErr
             .collect();
         let wilson: Vec<Option<(f64, f64)>> =
             counts.iter().map(|(k, n)| wilson95(*k, *n)).collect();
+
         cols.push(Column::new(
             "p_not_recovered".into(),
             counts
@@ -158,6 +159,16 @@ pub fn summary(sweep: &Sweep, metrics: &[String]) -> Result<DataFrame, ReportErr
                 .iter()
                 .map(|&(k, n)| unseen_note(k, n, "not recovered", "recovered"))
                 .collect::<Vec<_>>(),
+        ));
+        // The counts behind the rate: failed runs and those that cannot
+        // show recovery have no verdict.
+        cols.push(Column::new(
+            "runs_with_verdict".into(),
+            counts.iter().map(|(_, n)| *n).collect::<Vec<_>>(),
+        ));
+        cols.push(Column::new(
+            "runs_not_recovered".into(),
+            counts.iter().map(|(k, _)| *k).collect::<Vec<_>>(),
         ));
     }
     for m in metrics {

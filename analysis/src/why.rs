@@ -136,9 +136,7 @@ pub fn diagnose(tiers: &[TierAfter]) -> Option<Diagnosis> {
     let first_try_load = (t.arrivals - t.retries) / capacity;
     let retry_share = t.retries / t.arrivals;
     let dead_share = t.after_user_left / t.arrivals;
-    let late_share = (t.completed)
-        .filter(|c| *c > 0.0)
-        .map(|c| t.late / c);
+    let late_share = (t.completed).filter(|c| *c > 0.0).map(|c| t.late / c);
     let mut retries_from: Vec<(String, f64)> = (t.retries_from.iter())
         .filter(|(_, n)| *n > 0.0)
         .map(|(caller, n)| (caller.clone(), n / t.arrivals))
@@ -463,7 +461,10 @@ mod tests {
         };
         let d = diagnose(&[unknown]).unwrap();
         assert_eq!(d.late_share, None);
-        assert!(d.to_string().contains("40% for users already gone: "), "{d}");
+        assert!(
+            d.to_string().contains("40% for users already gone: "),
+            "{d}"
+        );
         assert_eq!(waiting(4.0), Sustainer::NotSaturated);
         // Below 90% of capacity: not load.
         let d = diagnose(&[tier(850.0, 800.0, 800.0, 1000.0)]).unwrap();
