@@ -208,9 +208,10 @@ pub enum DirError {
         start_over: &'static str,
     },
     #[error(
-        "{0} already holds {parts} part file(s) of this grid; to finish it: sweep run {1} --out {0} --resume{shard_flag}  (or --force to start over)",
+        "{} already holds {parts} part file(s) of this grid; to finish it: sweep run {} --out {} --resume{shard_flag}  (or --force to start over)",
         dir.display(),
-        grid.display()
+        crate::slurm::shell_quote(&grid.display().to_string()),
+        crate::slurm::shell_quote(&dir.display().to_string())
     )]
     Unfinished {
         dir: PathBuf,

@@ -615,8 +615,10 @@ fn execute(
         }
     }
     let dir = store.root.display();
+    // Commands to paste: every path quoted as a shell needs it.
+    let quoted_dir = crate::slurm::shell_quote(&dir.to_string());
     let resume = format!(
-        "sweep run {}{} --out {dir} --resume{}",
+        "sweep run {}{} --out {quoted_dir} --resume{}",
         crate::slurm::shell_quote(&grid.path.display().to_string()),
         args.overrides.as_args(),
         shard_flag(shard)
@@ -640,13 +642,14 @@ fn execute(
     }
     if !args.json {
         println!(
-            "results: {dir}/runs/*.parquet ({ok} ok, {failed} failed), {dir}/series/*.parquet, {dir}/manifest.json"
+            "results: {dir}/runs/*.parquet ({ok} ok, {failed} failed), {dir}/series/*.parquet, {}",
+            store.manifest_path(shard).display()
         );
     }
     if shard != Shard::WHOLE {
         if !args.json {
             println!(
-                "shard {}/{} done; when all shards are: sweep merge {dir}",
+                "shard {}/{} done; when all shards are: sweep merge {quoted_dir}",
                 shard.index, shard.count
             );
         }
@@ -753,7 +756,7 @@ impl Summary {
                 out: dir.to_string(),
                 runs: format!("{dir}/runs/*.parquet"),
                 series: format!("{dir}/series/*.parquet"),
-                manifest: format!("{dir}/manifest.json"),
+                manifest: store.manifest_path(shard).display().to_string(),
                 report: None,
             },
             timings: Timings::default(),

@@ -143,7 +143,7 @@ pub fn slurm(args: &SlurmArgs) -> Result<ExitCode, Error> {
     eprintln!(
         "{} runs in {n} tasks; merge when done: sweep merge {}",
         grid.runs(),
-        out.display()
+        shell_quote(&out.display().to_string())
     );
     if args.submit {
         match Command::new("sbatch").arg("--parsable").arg(&path).output() {

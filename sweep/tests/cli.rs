@@ -1115,6 +1115,31 @@ fn split_in_two_dirs(dir: &Path, seeds: u32) -> (String, [PathBuf; 3]) {
     (grid, dirs)
 }
 
+/// What a shard prints names its own manifest, and the commands it
+/// prints can be pasted: a directory with a space is quoted.
+#[test]
+fn a_shard_names_its_manifest_and_quotes_the_commands_it_prints() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(tmp.path(), &small_grid(1));
+    let out = tmp.path().join("my out");
+    let o = out.display().to_string();
+    let shard = run_grid(&grid, &o, &["--shard", "0/2"]);
+    assert_ok(&shard);
+    assert_says(
+        &stdout(&shard),
+        &[
+            &format!("{o}/manifest-s0of2.json"),
+            &format!("when all shards are: sweep merge '{o}'"),
+        ],
+    );
+    let json = run_grid(&grid, &o, &["--shard", "1/2", "--json"]);
+    assert_ok(&json);
+    let summary: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    let manifest = summary["paths"]["manifest"].as_str().unwrap();
+    assert!(manifest.ends_with("manifest-s1of2.json"), "{summary}");
+    assert!(Path::new(manifest).exists());
+}
+
 /// A merge reads its source directories with no writer there: beside a
 /// shard of another split writing into a source, it is refused naming the
 /// writer before the target is made (it would have copied that shard's
