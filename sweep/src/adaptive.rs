@@ -229,9 +229,9 @@ pub fn run(args: &RefineArgs, grid: &Grid) -> Result<ExitCode, RefineError> {
         .clone()
         .unwrap_or_else(|| crate::runner::default_out(grid));
     let store = Store::new(&out);
+    store.refuse_not_ours()?;
     let _lock = crate::lock::Lock::writer(&out, Shard::WHOLE, true)
         .map_err(crate::error::DirError::from)?;
-    store.refuse_not_ours()?;
     let fingerprint = grid.fingerprint();
     store.refuse_foreign(&fingerprint, "sweep or refinement", "")?;
     store.create_dirs()?;

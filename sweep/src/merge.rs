@@ -68,6 +68,18 @@ type Merged = (Manifest, u64, Vec<(Shard, usize)>);
 
 fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
     let store = Store::new(target);
+    // The same directory however it is spelled (`./out` and `out`, or
+    // given twice), so that the merge does not lock it twice itself.
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    let into_a_source = dirs.iter().any(|d| same(d, target));
+    // Everything is checked before anything is written (a lock file
+    // included).
+    if !into_a_source {
+        store.refuse_not_ours()?;
+    }
     // One writer at a time from before the checks to the manifest; a
     // target not there yet is locked (created) only once they pass.
     let early = if target.is_dir() {
@@ -76,14 +88,19 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
         None
     };
     // No writer in a source either while it is read (a shard of another
-    // split, or a run with `--force`, would change what is copied).
-    let mut _sources = Vec::new();
-    for dir in dirs.iter().filter(|d| *d != target && d.is_dir()) {
-        _sources.push(Lock::reader(dir)?);
+    // split, or a run with `--force`, would change what is copied); only
+    // a sweep's directory is locked (another is refused below).
+    let mut sources: Vec<&PathBuf> = Vec::new();
+    for dir in dirs {
+        if !same(dir, target) && !sources.iter().any(|s| same(s, dir)) {
+            sources.push(dir);
+        }
     }
-    // Everything is checked before anything is written.
-    if !dirs.iter().any(|d| d == target) {
-        store.refuse_not_ours()?;
+    let mut _source_locks = Vec::new();
+    for dir in sources {
+        if dir.is_dir() && !Store::new(dir).manifests().is_empty() {
+            _source_locks.push(Lock::reader(dir)?);
+        }
     }
     let (copies, source_parts) = plan_copies(target, dirs)?;
     // The shards' manifests, of every directory (of one grid:

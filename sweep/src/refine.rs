@@ -182,9 +182,9 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
     let store = Store::new(&out);
     // One writer: a second refinement beside this one would write the same
     // runs again.
+    store.refuse_not_ours()?;
     let _lock = crate::lock::Lock::writer(&out, Shard::WHOLE, true)
         .map_err(crate::error::DirError::from)?;
-    store.refuse_not_ours()?;
     let fingerprint = sha256_hex(
         format!(
             "{}|{}|{}|{}",

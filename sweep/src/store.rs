@@ -378,12 +378,19 @@ impl Store {
     }
 
     /// Refuses a directory that is not a sweep's ([`Store::holds_foreign_files`]
-    /// without a manifest), before anything is written there.
+    /// without a manifest), before anything is written there (its lock
+    /// files included).
     pub fn refuse_not_ours(&self) -> Result<(), crate::error::DirError> {
-        if self.manifests().is_empty() && self.holds_foreign_files()? {
+        self.refuse_not_ours_as(false)
+    }
+
+    /// [`Store::refuse_not_ours`] for a writer asked to `--force` (the
+    /// error then says that nothing is deleted there either).
+    pub fn refuse_not_ours_as(&self, force: bool) -> Result<(), crate::error::DirError> {
+        if self.root.is_dir() && self.manifests().is_empty() && self.holds_foreign_files()? {
             return Err(crate::error::DirError::NotOurs {
                 dir: self.root.clone(),
-                force: false,
+                force,
             });
         }
         Ok(())

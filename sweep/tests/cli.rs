@@ -942,6 +942,19 @@ fn force_removes_only_what_this_tool_wrote() {
     );
     assert!(foreign.join("analysis/lib.rs").exists());
     assert!(!foreign.join("runs").exists());
+    // Not even a lock file is written there.
+    let lock_files = |d: &Path| {
+        (std::fs::read_dir(d).unwrap())
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(".lock")
+            })
+            .count()
+    };
+    assert_eq!(lock_files(&foreign), 0);
     // Empty folders hold nothing to mix with: accepted.
     let empty = dir.join("empty");
     std::fs::create_dir_all(empty.join("analysis/plots")).unwrap();
@@ -971,6 +984,7 @@ fn force_removes_only_what_this_tool_wrote() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert_says(&stderr(&o), &[not_ours]);
     assert!(!foreign.join("runs").exists());
+    assert_eq!(lock_files(&foreign), 0);
     // A sweep's folder: its results go, a user's files beside them stay.
     let out = dir.join("o");
     let o = sweep(&["run", &grid, "--out", &out.display().to_string()]);
@@ -1172,6 +1186,48 @@ fn a_merge_while_a_source_is_being_written_is_refused_naming_the_writer() {
         ],
     );
     assert!(!into.exists());
+}
+
+/// A source given twice, or the target spelled another way, is one
+/// directory: the merge does not lock it against itself. A source that is
+/// not a sweep's gets no lock file.
+#[test]
+fn a_merge_knows_a_directory_however_it_is_spelled() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, [a, b, into]) = split_in_two_dirs(tmp.path(), 2);
+    let s = |p: &Path| p.display().to_string();
+    let twice = [
+        "merge",
+        &s(&a),
+        &s(&a),
+        &s(&b),
+        "--into",
+        &s(&into),
+        "--no-report",
+    ];
+    assert_ok(&sweep(&twice));
+    let dotted = into.join(".").display().to_string();
+    assert_ok(&sweep(&[
+        "merge",
+        &dotted,
+        "--into",
+        &s(&into),
+        "--no-report",
+    ]));
+    assert_eq!(runs_table(&into).height(), 16);
+    let user = tmp.path().join("user");
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::write(user.join("data.csv"), "x").unwrap();
+    let o = sweep(&[
+        "merge",
+        &s(&user),
+        &s(&b),
+        "--into",
+        &s(&tmp.path().join("t")),
+        "--no-report",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(std::fs::read_dir(&user).unwrap().count(), 1);
 }
 
 /// What a merge killed in its copy left under a temporary name is removed
