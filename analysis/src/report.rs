@@ -1720,9 +1720,14 @@ fn heatmap(
         [a, b, ..] => Some((a.min(b), a.max(b))),
         _ => None,
     };
+    // One axis chosen alone keeps its side; the other is the axis with the
+    // most levels besides it.
+    let other = |taken: usize| candidates.iter().copied().find(|d| *d != taken);
     let xy = match (chosen(&options.heatmap_x), chosen(&options.heatmap_y)) {
         (Some(x), Some(y)) => Some((x, y)),
-        _ => default_xy,
+        (Some(x), None) => other(x).map(|y| (x, y)),
+        (None, Some(y)) => other(y).map(|x| (x, y)),
+        (None, None) => default_xy,
     };
     candidates.retain(|d| xy.is_none_or(|(x, y)| *d != x && *d != y));
     let (x, y) = match xy {

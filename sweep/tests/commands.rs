@@ -792,6 +792,30 @@ fn runs_that_cannot_show_recovery_have_no_verdict() {
     );
 }
 
+/// `[report] heatmap_x` given alone keeps its side of the heatmap; the
+/// other is the axis with the most levels besides it (it was ignored, and
+/// the default pair drawn).
+#[test]
+fn a_heatmap_axis_chosen_alone_is_drawn() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(
+        tmp.path(),
+        &small_grid(1).replace(
+            "[axes]",
+            "[report]\nheatmap_x = \"svc_a.max_retries\"\n[axes]\n\"svc_b.slow.duration_s\" = [0.5, 1, 2]",
+        ),
+    );
+    let index = run_for_report(&grid, &tmp.path().join("out"));
+    let line = (index.lines())
+        .find(|l| l.contains("P(not recovered) over"))
+        .unwrap_or_else(|| panic!("{index}"));
+    assert!(
+        line.contains("svc_a.max_retries") && line.contains("svc_b.slow.duration_s"),
+        "{line}"
+    );
+    assert!(!line.contains("svc_b.queue_cap"), "{line}");
+}
+
 /// `[report] group`: the report's recovery and success rates are that
 /// client group's users' (here the online users beside a batch that is
 /// most of the load), and a group the scenario has not is refused.
