@@ -109,6 +109,15 @@ pub enum StoreError {
         path: PathBuf,
         source: serde_json::Error,
     },
+    /// A file of a manifest's name this version cannot read.
+    #[error(
+        "{}: not a manifest this version of the tool can read ({source}); was it edited, or written by another version?",
+        path.display()
+    )]
+    Manifest {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
     /// Parts, but no index at all: written before parts were indexed.
     #[error(
         "{} has part files but no parts-*.json index (written by an older sweep, or not by sweep): they cannot be verified; run the grid again into another --out, or with --force",

@@ -75,6 +75,9 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
         _ => a == b,
     };
     let into_a_source = dirs.iter().any(|d| same(d, target));
+    for dir in dirs.iter().map(PathBuf::as_path).chain([target]) {
+        Store::new(dir).refuse_unreadable_manifests()?;
+    }
     // Everything is checked before anything is written (a lock file
     // included).
     if !into_a_source {

@@ -124,6 +124,9 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Error> {
     // A whole-grid run writes any run a shard may be about to commit (it
     // finishes what shards left, and --force deletes their files): it runs
     // beside no shard's writer, and none starts beside it.
+    store
+        .refuse_unreadable_manifests()
+        .map_err(DirError::from)?;
     store.refuse_not_ours_as(args.force)?;
     let _lock = Lock::writer(&out, shard, shard == Shard::WHOLE).map_err(DirError::from)?;
     if prepare_dir(&store, &grid, shard, args)? == Prepared::AlreadyComplete {

@@ -157,6 +157,25 @@ impl Store {
         }
     }
 
+    /// Refuses a directory holding a file of a manifest's name that does
+    /// not read as one: [`Store::manifests`] passes over it, and the
+    /// directory would read as one without its manifest.
+    pub fn refuse_unreadable_manifests(&self) -> Result<(), StoreError> {
+        if !self.root.is_dir() {
+            return Ok(());
+        }
+        for p in list_in(&self.root, ".json")? {
+            if !is_manifest_name(&file_name(&p)) {
+                continue;
+            }
+            let text = fs::read_to_string(&p).map_err(IoError::at(&p))?;
+            if let Err(source) = serde_json::from_str::<Manifest>(&text) {
+                return Err(StoreError::Manifest { path: p, source });
+            }
+        }
+        Ok(())
+    }
+
     /// Every manifest in the directory (whole-grid and per-shard).
     pub fn manifests(&self) -> Vec<(PathBuf, Manifest)> {
         let Ok(entries) = fs::read_dir(&self.root) else {

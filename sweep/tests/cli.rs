@@ -1154,6 +1154,38 @@ fn a_shard_names_its_manifest_and_quotes_the_commands_it_prints() {
     assert!(Path::new(manifest).exists());
 }
 
+/// A manifest this version cannot read (edited, or with a `[report]` key
+/// of another version) is named with the reason by a resume and a merge,
+/// which read it as missing before ("holds run files but no manifest").
+#[test]
+fn an_unreadable_manifest_is_named_with_its_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(tmp.path(), &small_grid(1));
+    let out = tmp.path().join("o");
+    let o = out.display().to_string();
+    assert_ok(&run_grid(&grid, &o, &[]));
+    let path = out.join("manifest.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    m["report"]["colour"] = "red".into();
+    std::fs::write(&path, m.to_string()).unwrap();
+    let said = format!(
+        "{}: not a manifest this version of the tool can read (unknown field `colour`",
+        path.display()
+    );
+    for args in [
+        vec!["run", &grid, "--out", &o, "--resume"],
+        vec!["merge", &o],
+    ] {
+        let r = sweep(&args);
+        assert_eq!(r.status.code(), Some(2), "{args:?}: {}", stderr(&r));
+        assert_says(
+            &stderr(&r),
+            &[&said, "was it edited, or written by another version?"],
+        );
+    }
+}
+
 /// A merge reads its source directories with no writer there: beside a
 /// shard of another split writing into a source, it is refused naming the
 /// writer before the target is made (it would have copied that shard's
