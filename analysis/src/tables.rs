@@ -137,7 +137,6 @@ pub fn summary(sweep: &Sweep, metrics: &[String]) -> Result<DataFrame, ReportErr
             .collect();
         let wilson: Vec<Option<(f64, f64)>> =
             counts.iter().map(|(k, n)| wilson95(*k, *n)).collect();
-
         cols.push(Column::new(
             "p_not_recovered".into(),
             counts

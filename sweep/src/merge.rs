@@ -68,16 +68,12 @@ type Merged = (Manifest, u64, Vec<(Shard, usize)>);
 
 fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
     let store = Store::new(target);
-    // The same directory however it is spelled (`./out` and `out`, or
-    // given twice), so that the merge does not lock it twice itself.
-    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => a == b,
-    };
-    let into_a_source = dirs.iter().any(|d| same(d, target));
-    for dir in dirs.iter().map(PathBuf::as_path).chain([target]) {
-        Store::new(dir).refuse_unreadable_manifests()?;
-    }
+    // A directory is known by its canonical path, however it is spelled
+    // (`./out` and `out`, or given twice), so that the merge does not lock
+    // it twice itself.
+    let key = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let target_key = key(target);
+    let into_a_source = dirs.iter().any(|d| key(d) == target_key);
     // Everything is checked before anything is written (a lock file
     // included).
     if !into_a_source {
@@ -93,15 +89,10 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
     // No writer in a source either while it is read (a shard of another
     // split, or a run with `--force`, would change what is copied); only
     // a sweep's directory is locked (another is refused below).
-    let mut sources: Vec<&PathBuf> = Vec::new();
-    for dir in dirs {
-        if !same(dir, target) && !sources.iter().any(|s| same(s, dir)) {
-            sources.push(dir);
-        }
-    }
+    let mut locked = HashSet::from([target_key]);
     let mut _source_locks = Vec::new();
-    for dir in sources {
-        if dir.is_dir() && !Store::new(dir).manifests().is_empty() {
+    for dir in dirs {
+        if locked.insert(key(dir)) && !Store::new(dir).manifests()?.is_empty() {
             _source_locks.push(Lock::reader(dir)?);
         }
     }
@@ -111,7 +102,7 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
     // copied.
     let mut shards: Vec<Manifest> = Vec::new();
     for dir in dirs.iter().map(PathBuf::as_path).chain([target]) {
-        for (path, m) in Store::new(dir).manifests() {
+        for (path, m) in Store::new(dir).manifests()? {
             if m.status == "merged" {
                 continue;
             }
@@ -318,7 +309,7 @@ fn check_runs(
 fn plan_copies(target: &Path, dirs: &[PathBuf]) -> Result<(Copies, HashSet<String>), MergeError> {
     let mut grids: Vec<(PathBuf, Manifest)> = Vec::new();
     for dir in dirs.iter().map(PathBuf::as_path).chain([target]) {
-        for (_, m) in Store::new(dir).manifests() {
+        for (_, m) in Store::new(dir).manifests()? {
             if m.status != "merged" {
                 grids.push((dir.to_path_buf(), m));
             }
@@ -359,7 +350,7 @@ fn plan_copies(target: &Path, dirs: &[PathBuf]) -> Result<(Copies, HashSet<Strin
                 indexes.push(p.clone());
             }
         }
-        for (p, m) in source.manifests() {
+        for (p, m) in source.manifests()? {
             if m.status != "merged" {
                 manifests.push(p);
             }

@@ -121,13 +121,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Error> {
     let out = args.out.clone().unwrap_or_else(|| default_out(&grid));
     check_run_memory(&grid, args)?;
     let store = Store::new(&out);
+    store.refuse_not_ours_as(args.force)?;
     // A whole-grid run writes any run a shard may be about to commit (it
     // finishes what shards left, and --force deletes their files): it runs
     // beside no shard's writer, and none starts beside it.
-    store
-        .refuse_unreadable_manifests()
-        .map_err(DirError::from)?;
-    store.refuse_not_ours_as(args.force)?;
     let _lock = Lock::writer(&out, shard, shard == Shard::WHOLE).map_err(DirError::from)?;
     if prepare_dir(&store, &grid, shard, args)? == Prepared::AlreadyComplete {
         let index = store.root.join("analysis").join("index.md");
@@ -144,7 +141,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Error> {
                 .map_err(RunnerError::from)?;
             let mut summary = Summary::new(&grid, &store, shard, "already_complete");
             // A shard's share may hold runs another split wrote (`reused`).
-            let planned = (store.manifests().into_iter())
+            let planned = (store.manifests().map_err(DirError::from)?.into_iter())
                 .find(|(_, m)| m.shard == shard)
                 .map_or(ok + failed, |(_, m)| m.planned);
             (summary.planned, summary.already_done) = (planned, planned);
@@ -269,7 +266,7 @@ fn prepare_dir(
     args: &RunArgs,
 ) -> Result<Prepared, DirError> {
     let dir = || store.root.clone();
-    let manifests = store.manifests();
+    let manifests = store.manifests()?;
     let own_parts = store.own_parts(shard)?;
     if manifests.is_empty() && store.holds_foreign_files()? {
         return Err(DirError::NotOurs {
@@ -338,7 +335,7 @@ pub(crate) fn earlier_versions(
 ) -> Result<Vec<String>, DirError> {
     let now = this_version();
     let mut earlier: Vec<String> = Vec::new();
-    let reused = (store.manifests().into_iter())
+    let reused = (store.manifests()?.into_iter())
         .filter(|(_, m)| m.status != "merged" && (shard == Shard::WHOLE || m.shard == shard));
     for (_, old) in reused {
         if old.version() != now && !allow {

@@ -157,44 +157,27 @@ impl Store {
         }
     }
 
-    /// Refuses a directory holding a file of a manifest's name that does
-    /// not read as one: [`Store::manifests`] passes over it, and the
-    /// directory would read as one without its manifest.
-    pub fn refuse_unreadable_manifests(&self) -> Result<(), StoreError> {
+    /// Every manifest in the directory (whole-grid and per-shard); a file
+    /// of a manifest's name that does not read as one is an error naming
+    /// it (passed over, the directory would read as one without its
+    /// manifest).
+    pub fn manifests(&self) -> Result<Vec<(PathBuf, Manifest)>, StoreError> {
         if !self.root.is_dir() {
-            return Ok(());
+            return Ok(Vec::new());
         }
+        let mut out = Vec::new();
         for p in list_in(&self.root, ".json")? {
             if !is_manifest_name(&file_name(&p)) {
                 continue;
             }
             let text = fs::read_to_string(&p).map_err(IoError::at(&p))?;
-            if let Err(source) = serde_json::from_str::<Manifest>(&text) {
-                return Err(StoreError::Manifest { path: p, source });
+            match serde_json::from_str(&text) {
+                Ok(m) => out.push((p, m)),
+                Err(source) => return Err(StoreError::Manifest { path: p, source }),
             }
         }
-        Ok(())
-    }
-
-    /// Every manifest in the directory (whole-grid and per-shard).
-    pub fn manifests(&self) -> Vec<(PathBuf, Manifest)> {
-        let Ok(entries) = fs::read_dir(&self.root) else {
-            return Vec::new();
-        };
-        let mut out: Vec<(PathBuf, Manifest)> = entries
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| {
-                let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                is_manifest_name(name)
-            })
-            .filter_map(|p| {
-                let text = fs::read_to_string(&p).ok()?;
-                serde_json::from_str(&text).ok().map(|m| (p, m))
-            })
-            .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
-        out
+        Ok(out)
     }
 
     pub fn write_manifest(&self, m: &Manifest) -> Result<(), StoreError> {
@@ -213,7 +196,7 @@ impl Store {
         fix: &'static str,
     ) -> Result<(), DirError> {
         match self
-            .manifests()
+            .manifests()?
             .into_iter()
             .find(|(_, m)| m.fingerprint != fingerprint)
         {
@@ -406,7 +389,7 @@ impl Store {
     /// [`Store::refuse_not_ours`] for a writer asked to `--force` (the
     /// error then says that nothing is deleted there either).
     pub fn refuse_not_ours_as(&self, force: bool) -> Result<(), crate::error::DirError> {
-        if self.root.is_dir() && self.manifests().is_empty() && self.holds_foreign_files()? {
+        if self.root.is_dir() && self.manifests()?.is_empty() && self.holds_foreign_files()? {
             return Err(crate::error::DirError::NotOurs {
                 dir: self.root.clone(),
                 force,
