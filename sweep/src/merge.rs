@@ -89,7 +89,7 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
     // No writer in a source either while it is read (a shard of another
     // split, or a run with `--force`, would change what is copied); only
     // a sweep's directory is locked (another is refused below).
-    let mut locked = HashSet::from([target_key]);
+    let mut locked = HashSet::from([target_key.clone()]);
     let mut _source_locks = Vec::new();
     for dir in dirs {
         if locked.insert(key(dir)) && !Store::new(dir).manifests()?.is_empty() {
@@ -111,7 +111,7 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
             // write: in its own directory the merge only verifies its parts.
             // An unfinished one is a split into 1 that is not complete.
             if m.shard == Shard::WHOLE && m.status == "complete" {
-                if dirs.len() > 1 || dir != target {
+                if dirs.iter().any(|d| key(d) != target_key) {
                     return Err(MergeError::NotShards { manifest: path });
                 }
                 let runs = store.committed_runs(None, Check::All)?.runs;

@@ -218,8 +218,14 @@ fn merge_decides_before_it_copies_and_keeps_a_whole_grid_manifest() {
     // was (its manifest became "merged", and the run no longer complete).
     let whole = path("whole");
     assert!(run_grid(&grid, &whole, &[]).status.success());
-    for _ in 0..2 {
-        let o = sweep(&["merge", &whole, "--no-report"]);
+    // Also spelled two ways (the directory as given and as `--into`).
+    let respelled = path("whole/../whole");
+    let merges: [&[&str]; 2] = [
+        &["merge", &whole, "--no-report"],
+        &["merge", &whole, "--into", &respelled, "--no-report"],
+    ];
+    for args in merges {
+        let o = sweep(args);
         assert!(o.status.success(), "{}", stderr(&o));
         assert_says(
             &stdout(&o),
