@@ -382,7 +382,7 @@ impl Caller {
 
     /// An attempt sent at `sent_at` (a retry or not) ended with `outcome`:
     /// every policy records it.
-    #[inline]
+    #[inline(always)]
     pub fn on_ended(
         &mut self,
         call: &CallModel,
@@ -493,8 +493,24 @@ impl Caller {
     /// outcome if it answered or the attempt timed out, and gives back its
     /// probe if the hedge answered: a breaker learns only from the copies it
     /// let through.
-    #[inline]
+    #[inline(always)]
     pub fn on_replica_answer(
+        &mut self,
+        now: Nanos,
+        sent_at: Nanos,
+        slot: u32,
+        by: u8,
+        outcome: Outcome,
+    ) {
+        if self.replicas.is_some() {
+            self.replica_answered(now, sent_at, slot, by, outcome);
+        }
+    }
+
+    /// [`Caller::on_replica_answer`] of a caller with replicas. Out of
+    /// line: most callers have none, and pay only the check.
+    #[inline(never)]
+    fn replica_answered(
         &mut self,
         now: Nanos,
         sent_at: Nanos,

@@ -898,7 +898,7 @@ impl Sim<'_> {
     /// through `call` as a job of server instance `s`, not yet arrived: it
     /// arrives now, or after the hop's latency. A caller that cancels
     /// records it as copy `copy` (0, or 1 for a hedge).
-    #[inline]
+    #[inline(always)]
     fn send(
         &mut self,
         call: &CallModel,
@@ -979,6 +979,7 @@ impl Sim<'_> {
 
     /// Server `s` answers an attempt of `caller`: at once, or after the
     /// hop's latency.
+    #[inline(always)]
     fn answer(&mut self, s: usize, caller: JobRef, attempt: u32, outcome: Outcome) {
         let latency = self.hop_latency(s);
         let by = self.m.servers[s].replica;
@@ -993,6 +994,7 @@ impl Sim<'_> {
     /// A request reaches its server: counted on arrival, refused if the
     /// server is down, held in the leaky bucket if it has one, then
     /// started, queued or rejected.
+    #[inline(always)]
     fn arrive(&mut self, job: JobRef) {
         let j = *self.jobs.get_mut(job);
         let (s, user) = (j.server(), j.user as usize);
@@ -1160,6 +1162,7 @@ impl Sim<'_> {
     }
 
     /// `job` takes a slot at server `s` and starts its own work.
+    #[inline(always)]
     fn start_job(&mut self, s: usize, job: JobRef) {
         let m = self.m;
         let model = &m.servers[s];
@@ -1382,6 +1385,7 @@ impl Sim<'_> {
     /// The attempt of `caller` numbered `attempt` gets `outcome` from
     /// replica `by`, unless that attempt has already ended (then the reply
     /// is ignored).
+    #[inline(always)]
     fn reply(&mut self, caller: JobRef, attempt: u32, outcome: Outcome, by: u8) {
         if self.is_waiting(caller, attempt) {
             self.attempt_ended(caller, outcome, by);
@@ -1390,6 +1394,7 @@ impl Sim<'_> {
 
     /// The attempt of `job` ended with `outcome`, answered by replica `by`
     /// (`NO_REPLICA`: a timeout).
+    #[inline(always)]
     fn attempt_ended(&mut self, job: JobRef, outcome: Outcome, by: u8) {
         let (edge, retry, sent_at) = {
             let j = self.jobs.get_mut(job);
@@ -1537,6 +1542,7 @@ impl Sim<'_> {
     /// Request `job` at server `s` releases its slot and replies to its
     /// caller. The order of the two is the dispatch discipline; the leaf
     /// always refills first.
+    #[inline(always)]
     fn server_replies(&mut self, job: JobRef, s: usize, ok: bool) {
         let j = *self.jobs.get_mut(job);
         self.jobs.release(job);
@@ -1546,11 +1552,13 @@ impl Sim<'_> {
         self.servers[s].on_reply(self.now, sec, class, &j, ok, late);
         let outcome = if ok { Outcome::Ok } else { Outcome::Error };
         let leaf = self.m.servers[s].downstream == Downstream::Leaf;
-        if self.m.dispatch == Dispatch::Fifo || leaf {
+        // One call of each, so that each is inlined once.
+        let refill_first = self.m.dispatch == Dispatch::Fifo || leaf;
+        if refill_first {
             self.fill_slots(s);
-            self.answer(s, j.caller, j.caller_attempt, outcome);
-        } else {
-            self.answer(s, j.caller, j.caller_attempt, outcome);
+        }
+        self.answer(s, j.caller, j.caller_attempt, outcome);
+        if !refill_first {
             self.fill_slots(s);
         }
     }

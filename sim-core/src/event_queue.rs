@@ -222,7 +222,7 @@ impl<T: Copy> EventQueue<T> {
     }
 
     /// Cancels an event of `lane` not yet popped: it will never be popped.
-    #[inline]
+    #[inline(always)]
     pub fn cancel(&mut self, lane: usize, ticket: Ticket) {
         let l = &mut self.lanes[lane];
         let at = ticket.wrapping_sub(l.base) as usize;
