@@ -533,6 +533,7 @@ impl Sim<'_> {
     /// Poisson (or even) arrivals with a piecewise-constant rate (load
     /// spikes): an exponential amount of "base-rate gaps" (or exactly one)
     /// is spent segment by segment. At the base rate this is the plain gap.
+    #[inline(always)]
     fn schedule_next_arrival(&mut self, g: usize, after: Nanos) {
         let m = &self.m.groups[g];
         if let Some(profile) = &m.profile {
@@ -1102,6 +1103,7 @@ impl Sim<'_> {
 
     /// Server `s` rejects request `job` (`j` its record): the rejection
     /// reaches the caller after the tier's reject latency and the hop's.
+    #[inline(always)]
     fn reject(&mut self, s: usize, job: JobRef, j: Job) {
         let model = &self.m.servers[s];
         self.jobs.release(job);
