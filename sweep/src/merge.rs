@@ -73,7 +73,8 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
     // it twice itself.
     let key = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
     let target_key = key(target);
-    let into_a_source = dirs.iter().any(|d| key(d) == target_key);
+    let dir_keys: Vec<PathBuf> = dirs.iter().map(|d| key(d)).collect();
+    let into_a_source = dir_keys.contains(&target_key);
     // Everything is checked before anything is written (a lock file
     // included).
     if !into_a_source {
@@ -89,10 +90,10 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
     // No writer in a source either while it is read (a shard of another
     // split, or a run with `--force`, would change what is copied); only
     // a sweep's directory is locked (another is refused below).
-    let mut locked = HashSet::from([target_key.clone()]);
+    let mut locked = HashSet::from([target_key.as_path()]);
     let mut _source_locks = Vec::new();
-    for dir in dirs {
-        if locked.insert(key(dir)) && !Store::new(dir).manifests()?.is_empty() {
+    for (dir, dir_key) in dirs.iter().zip(&dir_keys) {
+        if locked.insert(dir_key.as_path()) && !Store::new(dir).manifests()?.is_empty() {
             _source_locks.push(Lock::reader(dir)?);
         }
     }
@@ -111,7 +112,7 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
             // write: in its own directory the merge only verifies its parts.
             // An unfinished one is a split into 1 that is not complete.
             if m.shard == Shard::WHOLE && m.status == "complete" {
-                if dirs.iter().any(|d| key(d) != target_key) {
+                if dir_keys.iter().any(|k| *k != target_key) {
                     return Err(MergeError::NotShards { manifest: path });
                 }
                 let runs = store.committed_runs(None, Check::All)?.runs;
