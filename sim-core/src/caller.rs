@@ -3,13 +3,14 @@
 //! retry decision, each in MODEL.md's order. The engine decides when a
 //! hook runs; a hook decides what the policies say and counts its reason.
 
+use crate::job::BySlot;
 use crate::model::CallModel;
 use crate::policy::{AdaptiveThrottle, CircuitBreaker, LoadBalancer, RetryBudget, RetryThrottle};
 use crate::random::Stream;
 use crate::result::{CallerStats, nearest_rank};
 use crate::scenario::CancelMode;
 use crate::time::{NEVER, Nanos, round_nanos};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 /// No replica: an attempt that timed out was answered by none, and a copy
 /// not sent went to none.
@@ -238,7 +239,7 @@ pub struct Caller {
 struct Replicas {
     balancer: LoadBalancer,
     rng: Stream,
-    sent: HashMap<u32, [u8; 2]>,
+    sent: BySlot<[u8; 2]>,
     breakers: Vec<CircuitBreaker>,
     /// With `bulkhead_scope = "replica"`: this caller's requests in flight
     /// per replica at most (`u32::MAX`: no bulkhead per replica).
@@ -263,7 +264,7 @@ impl Caller {
             replicas: call.balancer.clone().map(|balancer| Replicas {
                 balancer,
                 rng: Stream::new(seed, &format!("balancer.{}", call.name)),
-                sent: HashMap::new(),
+                sent: BySlot::new([NO_REPLICA; 2]),
                 breakers: match &call.breaker {
                     Some(b) if call.breaker_per_replica => vec![b.clone(); call.replicas.len()],
                     _ => Vec::new(),
@@ -456,7 +457,7 @@ impl Caller {
         copy: usize,
     ) -> usize {
         let r = self.replicas.as_mut().expect("a caller with replicas");
-        let before = r.sent.get(&slot).map_or(NO_REPLICA, |s| s[0]);
+        let before = r.sent.get(slot)[0];
         let again = copy == 1 || attempt > 1;
         let avoid =
             (call.retry_other_replica && again && before != NO_REPLICA).then_some(before as usize);
@@ -477,7 +478,7 @@ impl Caller {
             replica
         };
         r.balancer.sent(replica);
-        let sent = r.sent.entry(slot).or_insert([NO_REPLICA; 2]);
+        let sent = r.sent.get_mut(slot);
         if copy == 0 {
             *sent = [replica as u8, NO_REPLICA];
         } else {
@@ -641,7 +642,7 @@ impl Replicas {
     /// The requests of the job in slot `slot`'s latest attempt are no longer
     /// waited for; returns the replicas they went to.
     fn release(&mut self, slot: u32) -> [u8; 2] {
-        let copies = self.sent.get(&slot).copied().unwrap_or([NO_REPLICA; 2]);
+        let copies = *self.sent.get(slot);
         for replica in copies.into_iter().filter(|x| *x != NO_REPLICA) {
             self.balancer.released(replica as usize);
         }
