@@ -30,6 +30,19 @@ unsafe impl GlobalAlloc for Counting {
         LIVE.fetch_sub(layout.size(), Relaxed);
         unsafe { System.dealloc(ptr, layout) }
     }
+    /// Counted as the default `realloc` counts it (the new block allocated
+    /// while the old one is live, then the old freed), but grown by the
+    /// system allocator, as in a sweep: the default copies every growing
+    /// vector, where the system's grows some in place (`naive`: 1.0 M of
+    /// its 381 M instructions for two runs).
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Relaxed);
+        BYTES.fetch_add(new_size, Relaxed);
+        let live = LIVE.fetch_add(new_size, Relaxed) + new_size;
+        PEAK.fetch_max(live, Relaxed);
+        LIVE.fetch_sub(layout.size(), Relaxed);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
 }
 
 #[global_allocator]
