@@ -19,12 +19,17 @@ static BYTES: AtomicUsize = AtomicUsize::new(0);
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
 
+/// Counts an allocation of `size` bytes, live from now on.
+fn count_alloc(size: usize) {
+    ALLOCS.fetch_add(1, Relaxed);
+    BYTES.fetch_add(size, Relaxed);
+    let live = LIVE.fetch_add(size, Relaxed) + size;
+    PEAK.fetch_max(live, Relaxed);
+}
+
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Relaxed);
-        BYTES.fetch_add(layout.size(), Relaxed);
-        let live = LIVE.fetch_add(layout.size(), Relaxed) + layout.size();
-        PEAK.fetch_max(live, Relaxed);
+        count_alloc(layout.size());
         unsafe { System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
@@ -37,10 +42,7 @@ unsafe impl GlobalAlloc for Counting {
     /// vector, where the system's grows some in place (`naive`: 1.0 M of
     /// its 381 M instructions for two runs).
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Relaxed);
-        BYTES.fetch_add(new_size, Relaxed);
-        let live = LIVE.fetch_add(new_size, Relaxed) + new_size;
-        PEAK.fetch_max(live, Relaxed);
+        count_alloc(new_size);
         LIVE.fetch_sub(layout.size(), Relaxed);
         unsafe { System.realloc(ptr, layout, new_size) }
     }
