@@ -158,7 +158,13 @@ fn take(root: &Path, name: &str, exclusive: bool) -> Result<Taken, LockError> {
         Err(TryLockError::WouldBlock) => {
             let mut holder = String::new();
             let _ = file.read_to_string(&mut holder);
-            return Ok(Taken::Busy(holder.trim().to_string()));
+            // Between its lock and its name the file is empty (or, for a
+            // shared lock, it holds nobody's name).
+            let holder = match holder.trim() {
+                "" => "a writer that has just started and not yet named itself".to_string(),
+                named => named.to_string(),
+            };
+            return Ok(Taken::Busy(holder));
         }
         Err(TryLockError::Error(e)) => return Err(io(e).into()),
     }
@@ -194,8 +200,43 @@ fn shard_holders(root: &Path) -> Result<String, LockError> {
         }
     }
     Ok(if holders.is_empty() {
-        "a writer that just finished".to_string()
+        // It holds `.sweep.lock` but no shard's lock: it has just taken
+        // the one, or just released the other.
+        "a writer that is starting or finishing".to_string()
     } else {
         holders.join("; ")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HELD: &str = "is being written by another sweep";
+    const ADVICE: &str = "wait for it to finish, or choose another output directory";
+
+    /// A writer that holds `.sweep.lock` but has not written its name
+    /// into it yet is still described, to a shard and to a whole-grid
+    /// writer (which looks for the shards' holders and finds none).
+    #[test]
+    fn a_writer_not_yet_named_is_still_described() {
+        let root = tempfile::tempdir().unwrap();
+        let file = File::create(root.path().join(DIR_LOCK)).unwrap();
+        file.lock().unwrap();
+        let refused = |shard, whole_dir| {
+            let err = Lock::writer(root.path(), shard, whole_dir).err().unwrap();
+            err.to_string()
+        };
+        let dir = root.path().display();
+        assert_eq!(
+            refused(Shard { index: 0, count: 2 }, false),
+            format!(
+                "{dir} {HELD} (a writer that has just started and not yet named itself); {ADVICE}"
+            )
+        );
+        assert_eq!(
+            refused(Shard::WHOLE, true),
+            format!("{dir} {HELD} (a writer that is starting or finishing); {ADVICE}")
+        );
+    }
 }
