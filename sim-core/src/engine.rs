@@ -21,8 +21,8 @@
 use crate::backlog::{Backlog, Take};
 use crate::cache::FROM_CACHE;
 use crate::caller::{Caller, NO_REPLICA, Outcome, RetryDecision, attempt_end, cancels_copies};
-use crate::event_queue::{EventQueue, Ticket};
-use crate::job::{BySlot, Job, JobKind, JobRef, Jobs, NO_EDGE, NO_JOB, Origin};
+use crate::event_queue::EventQueue;
+use crate::job::{BySlot, Job, JobKind, JobRef, Jobs, NO_EDGE, NO_JOB, NO_TICKET, Origin};
 use crate::model::{CallModel, Downstream, GroupModel, Model, RateProfile};
 use crate::policy::RateLimiter;
 use crate::random::Stream;
@@ -34,9 +34,6 @@ use crate::scenario::{CancelMode, Dispatch};
 use crate::server::{Admission, Dropped, Has, Server, abandon_at};
 use crate::time::{NANOS_PER_SEC, NEVER, Nanos, nanos_to_secs, round_nanos};
 use crate::trace::{Step, TraceStep, Tracer};
-
-/// No timer to cancel (see `Sim::timers`).
-const NO_TICKET: Ticket = Ticket::MAX;
 
 /// Why a run produced no result.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -121,10 +118,6 @@ struct Sim<'m> {
     /// answered): never popped, counted in `events` as if they had been.
     cancelled: u64,
     jobs: Jobs,
-    /// Per job slot, the ticket of its latest attempt's timer in its lane
-    /// (`NO_TICKET`: the timer went through the calendar, or past the
-    /// horizon).
-    timers: Vec<Ticket>,
     servers: Vec<Server>,
     callers: Vec<Caller>,
     /// Per client group, in `Model::groups` order.
@@ -286,7 +279,6 @@ fn tenant_keys(m: &Model) -> usize {
 pub struct Scratch {
     events: Option<EventQueue<Action>>,
     jobs: Jobs,
-    timers: Vec<Ticket>,
     sender: Vec<u32>,
     user_ended: Vec<bool>,
     user_class: Vec<u8>,
@@ -349,7 +341,6 @@ pub fn simulate(
         processed: 0,
         cancelled: 0,
         jobs,
-        timers: cleared(std::mem::take(&mut scratch.timers), 0),
         servers,
         callers,
         groups: (m.groups.iter().enumerate())
@@ -443,7 +434,7 @@ impl Sim<'_> {
                 Action::AttemptTimeout(job, attempt) => {
                     if self.is_waiting(job, attempt) {
                         // Popped: nothing to cancel when the attempt ends.
-                        self.timers[job.idx as usize] = NO_TICKET;
+                        self.jobs.get_mut(job).timer = NO_TICKET;
                         self.attempt_ended(job, Outcome::Timeout, NO_REPLICA);
                     }
                 }
@@ -523,7 +514,7 @@ impl Sim<'_> {
             at_s: nanos_to_secs(self.now),
             t_s: nanos_to_secs(self.now - tracer.arrived),
             who: who.to_string(),
-            attempt: j.attempts,
+            attempt: u32::from(j.attempts),
             event: step.name().to_string(),
             remaining_s: (j.deadline != NEVER)
                 .then(|| (j.deadline as f64 - self.now as f64) / NANOS_PER_SEC as f64),
@@ -803,9 +794,10 @@ impl Sim<'_> {
     /// such a timer when it is cancelled, not when it would have been due.
     #[inline(always)]
     fn cancel_timer(&mut self, job: JobRef) {
-        let ticket = std::mem::replace(&mut self.timers[job.idx as usize], NO_TICKET);
+        let j = self.jobs.get_mut(job);
+        let (ticket, edge) = (std::mem::replace(&mut j.timer, NO_TICKET), j.edge);
         if ticket != NO_TICKET {
-            let lane = self.timeout_lane[self.jobs.get_live(job).edge as usize];
+            let lane = self.timeout_lane[edge as usize];
             self.events.cancel(lane, ticket);
             self.cancelled += 1;
         }
@@ -814,15 +806,19 @@ impl Sim<'_> {
     fn is_waiting(&self, job: JobRef, attempt: u32) -> bool {
         self.jobs
             .get(job)
-            .is_some_and(|j| j.waiting() && j.attempts == attempt)
+            .is_some_and(|j| j.waiting() && u32::from(j.attempts) == attempt)
     }
 
     /// Sends the next attempt of `job` to the server below it, unless the
     /// caller's admission refuses it.
     fn start_attempt(&mut self, job: JobRef) {
         let j = self.jobs.get_live(job);
-        let (edge, deadline, attempts, arrived) =
-            (j.edge as usize, j.deadline, j.attempts, j.arrived);
+        let (edge, deadline, attempts, arrived) = (
+            j.edge as usize,
+            j.deadline,
+            u32::from(j.attempts),
+            j.arrived,
+        );
         let m = self.m;
         let call = &m.callers[edge];
         let now = self.now;
@@ -842,7 +838,7 @@ impl Sim<'_> {
         let end = attempt_end(call, now, deadline, attempt, arrived);
         {
             let jm = self.jobs.get_mut(job);
-            jm.attempts = attempt;
+            jm.attempts = attempt as u16;
             jm.set_waiting(true);
             jm.attempt_started = now;
         }
@@ -851,11 +847,7 @@ impl Sim<'_> {
         // the attempt's end loses to the timeout: "ok" must come before it.
         let lane = self.timeout_lane[edge];
         let ticket = (self.events).push_in_lane(lane, end, Action::AttemptTimeout(job, attempt));
-        let slot = job.idx as usize;
-        if slot >= self.timers.len() {
-            self.timers.resize(slot + 1, NO_TICKET);
-        }
-        self.timers[slot] = ticket.unwrap_or(NO_TICKET);
+        self.jobs.get_mut(job).timer = ticket.unwrap_or(NO_TICKET);
         let hedge_delay = self.callers[edge].hedge_delay(call);
         if hedge_delay > 0 && now + hedge_delay < end {
             self.schedule(now + hedge_delay, Action::Hedge(job, attempt));
@@ -1048,7 +1040,7 @@ impl Sim<'_> {
             return false;
         };
         let j = self.jobs.get_live(job);
-        let (caller, attempt) = (j.caller, j.caller_attempt);
+        let (caller, attempt) = (j.caller, u32::from(j.caller_attempt));
         self.jobs.release(job);
         self.arrive_down(s, caller, attempt, refuse_after);
         true
@@ -1113,7 +1105,7 @@ impl Sim<'_> {
     fn reject(&mut self, s: usize, job: JobRef) {
         let model = &self.m.servers[s];
         let j = self.jobs.get_live(job);
-        let (caller, attempt) = (j.caller, j.caller_attempt);
+        let (caller, attempt) = (j.caller, u32::from(j.caller_attempt));
         self.jobs.release(job);
         let at = self.now + model.reject_latency + self.hop_latency(s);
         let reply = Action::Reply(caller, attempt, model.reject_outcome, model.replica);
@@ -1286,6 +1278,7 @@ impl Sim<'_> {
                     caller_attempt: 0,
                     started: self.now,
                     attempts: 0,
+                    timer: NO_TICKET,
                     ..p
                 };
                 branch.set_waiting(false);
@@ -1453,7 +1446,7 @@ impl Sim<'_> {
     /// the backoff, or the job's final failure.
     fn retry_or_give_up(&mut self, job: JobRef, outcome: Outcome) {
         let j = self.jobs.get_live(job);
-        let (edge, attempts, deadline) = (j.edge as usize, j.attempts, j.deadline);
+        let (edge, attempts, deadline) = (j.edge as usize, u32::from(j.attempts), j.deadline);
         let m = self.m;
         let call = &m.callers[edge];
         // A rejection's Retry-After comes from the server this caller calls.
@@ -1547,7 +1540,7 @@ impl Sim<'_> {
     #[inline(always)]
     fn server_replies(&mut self, job: JobRef, s: usize, ok: bool) {
         let j = self.jobs.get_live(job);
-        let (caller, attempt, user) = (j.caller, j.caller_attempt, j.user as usize);
+        let (caller, attempt, user) = (j.caller, u32::from(j.caller_attempt), j.user as usize);
         let late = !self.is_waiting(caller, attempt);
         let class = self.user_class[user] as usize;
         let sec = self.second();
@@ -1584,7 +1577,7 @@ impl Sim<'_> {
             let j = *self.jobs.get_mut(job);
             self.jobs.release(job);
             if let Some(outcome) = why.answer(model.reject_outcome) {
-                self.answer(s, j.caller, j.caller_attempt, outcome);
+                self.answer(s, j.caller, u32::from(j.caller_attempt), outcome);
             }
         }
         self.servers[s].filling = false;
@@ -1746,7 +1739,6 @@ impl Sim<'_> {
         *scratch = Scratch {
             events: Some(self.events),
             jobs: self.jobs,
-            timers: self.timers,
             sender: self.sender,
             user_ended: self.user_ended,
             user_class: self.user_class,

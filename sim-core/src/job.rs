@@ -1,6 +1,7 @@
 //! Jobs: the user requests, the requests at servers and the fan-out
 //! branches the engine moves through the model, in a slab of reused slots.
 
+use crate::event_queue::Ticket;
 use crate::time::{NEVER, Nanos};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -13,6 +14,9 @@ pub const NO_JOB: JobRef = JobRef {
     idx: u32::MAX,
     generation: 0,
 };
+
+/// No timer to cancel (see `Job::timer`).
+pub const NO_TICKET: Ticket = Ticket::MAX;
 
 /// The edge of a job that calls nobody (a leaf, or a fan-out parent, whose
 /// branches call).
@@ -86,16 +90,22 @@ pub struct Job {
     /// The edge it calls through (`NO_EDGE`: none).
     pub edge: u16,
     pub user: u32,
-    /// The job whose attempt created this one, and that attempt's number.
+    /// The job whose attempt created this one, and that attempt's number
+    /// (a caller makes at most `max_retries + 1 <= 101` attempts).
     pub caller: JobRef,
-    pub caller_attempt: u32,
+    pub caller_attempt: u16,
     /// Propagated deadline; `NEVER` when none was received.
     pub deadline: Nanos,
     pub arrived: Nanos,
     /// When it took a slot; `NEVER` while queued.
     pub started: Nanos,
     /// Attempts made so far as a caller.
-    pub attempts: u32,
+    pub attempts: u16,
+    /// The ticket of its latest attempt's timer in its lane (`NO_TICKET`:
+    /// none, or the timer went through the calendar, or past the horizon),
+    /// here rather than in a vector by slot: the attempt's end reads the
+    /// record anyway, and the vector's line was one more to load.
+    pub timer: Ticket,
     /// When the latest attempt was sent (for slow-call detection; with the
     /// deadline, it gives when the attempt ends: `caller::attempt_end`).
     pub attempt_started: Nanos,
@@ -134,11 +144,12 @@ impl Job {
             edge,
             user,
             caller,
-            caller_attempt,
+            caller_attempt: caller_attempt as u16,
             deadline,
             arrived: NEVER,
             started: NEVER,
             attempts: 0,
+            timer: NO_TICKET,
             attempt_started: NEVER,
             origin: Origin::FIRST_TRY,
         }
