@@ -545,7 +545,9 @@ impl Sim<'_> {
             let (_, factor) = segments[i];
             let end = segments.get(i + 1).map_or(m.arrivals_end, |s| s.0);
             let gap = budget * m.mean_gap / factor;
-            if (t as f64) + gap < end as f64 || i + 1 == segments.len() {
+            // The last segment first: most runs have one, and then no
+            // times need converting.
+            if i + 1 == segments.len() || (t as f64) + gap < end as f64 {
                 let at = t.saturating_add(round_nanos(gap));
                 if at < m.arrivals_end {
                     self.schedule(at, Action::UserArrival(g as u16));
