@@ -149,7 +149,7 @@ fn take(root: &Path, name: &str, exclusive: bool) -> Result<Taken, LockError> {
         .open(&path)
         .map_err(&io)?;
     let taken = if exclusive {
-        file.try_lock()
+        try_lock_past_probes(&file)
     } else {
         file.try_lock_shared()
     };
@@ -181,6 +181,27 @@ fn take(root: &Path, name: &str, exclusive: bool) -> Result<Taken, LockError> {
     }
     Ok(Taken::Locked(file))
 }
+
+/// Another writer looks at a lock file by taking it shared for a moment
+/// (`take`, to see whether a shard of another split, or any shard, is
+/// running); a writer holds its lock for its whole sweep. So an exclusive
+/// lock is tried again for a while before it is called held: a writer
+/// starting in the microseconds of someone's look would be refused.
+fn try_lock_past_probes(file: &File) -> Result<(), TryLockError> {
+    for _ in 0..PROBE_WAITS {
+        match file.try_lock() {
+            Err(TryLockError::WouldBlock) => std::thread::sleep(PROBE_WAIT),
+            taken => return taken,
+        }
+    }
+    file.try_lock()
+}
+
+/// How often, and how long apart, an exclusive lock is tried again
+/// ([`try_lock_past_probes`]): 100 ms in all, thousands of times as long
+/// as a look.
+const PROBE_WAITS: u32 = 10;
+const PROBE_WAIT: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// The writers now running in `root` (shards, or another whole-grid
 /// writer), for a whole-grid writer that must wait for them.
@@ -214,6 +235,22 @@ mod tests {
 
     const HELD: &str = "is being written by another sweep";
     const ADVICE: &str = "wait for it to finish, or choose another output directory";
+
+    /// Another writer's look at a shard's lock (a shared lock held for a
+    /// moment) does not refuse the shard's own writer starting then.
+    #[test]
+    fn a_look_at_a_lock_does_not_refuse_its_writer() {
+        let root = tempfile::tempdir().unwrap();
+        let shard = Shard { index: 0, count: 2 };
+        let look = File::create(root.path().join(shard_lock(shard))).unwrap();
+        look.lock_shared().unwrap();
+        let looking = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(30));
+            drop(look);
+        });
+        assert!(Lock::writer(root.path(), shard, false).is_ok());
+        looking.join().unwrap();
+    }
 
     /// A writer that holds `.sweep.lock` but has not written its name
     /// into it yet is still described, to a shard and to a whole-grid
