@@ -133,9 +133,6 @@ struct Sim<'m> {
     user_ended: Vec<bool>,
     /// Per user: its request class.
     user_class: Vec<u8>,
-    /// Per class: users, and how many succeeded.
-    class_users: Vec<u64>,
-    class_ok: Vec<u64>,
     /// Per user: its tenant key (only when some group has tenants); per
     /// key: users, and how many succeeded.
     user_tenant: Vec<u32>,
@@ -189,6 +186,10 @@ struct Source {
     ok: u64,
     failed: u64,
     phases: [Phase; 3],
+    /// Per request class (of the model's): its users, and how many
+    /// succeeded. The run's per-class counts are their sums.
+    class_users: Vec<u64>,
+    class_ok: Vec<u64>,
     /// Its successful and its failed users' latencies, kept only with
     /// several groups (the totals' are the one group's otherwise).
     ok_latencies: Vec<Nanos>,
@@ -202,7 +203,7 @@ impl Source {
     /// The `client` group draws from the streams it always had; another
     /// group from streams named after it, so that adding a group leaves
     /// the client's users as they were.
-    fn new(g: &GroupModel, first: bool, seed: u64, secs: usize) -> Source {
+    fn new(g: &GroupModel, first: bool, seed: u64, secs: usize, classes: usize) -> Source {
         let name = |stream: &str| {
             if first {
                 stream.to_string()
@@ -229,6 +230,8 @@ impl Source {
             ok: 0,
             failed: 0,
             phases: [Phase::default(); 3],
+            class_users: vec![0; classes],
+            class_ok: vec![0; classes],
             ok_latencies: Vec::new(),
             failed_latencies: Vec::new(),
             arrivals_by_sec: vec![0; secs],
@@ -247,6 +250,24 @@ struct ClosedLoop {
     cycles: u64,
     response_ns: u128,
     think_ns: u128,
+}
+
+/// The counts of the named classes among `ids` (indexes into `names` and
+/// the counts), in that order: the unnamed class of a group that declares
+/// none has no columns.
+fn class_stats(
+    names: &[String],
+    ids: impl Iterator<Item = usize>,
+    users: &[u64],
+    ok: &[u64],
+) -> Vec<ClassStats> {
+    ids.filter(|c| !names[*c].is_empty())
+        .map(|c| ClassStats {
+            name: names[c].clone(),
+            users: users[c],
+            users_ok: ok[c],
+        })
+        .collect()
 }
 
 /// Attempt timeouts are set a caller's timeout ahead, and rejections
@@ -344,7 +365,7 @@ pub fn simulate(
         servers,
         callers,
         groups: (m.groups.iter().enumerate())
-            .map(|(i, g)| Source::new(g, i == 0, seed, secs))
+            .map(|(i, g)| Source::new(g, i == 0, seed, secs, classes))
             .collect(),
         sender: cleared(std::mem::take(&mut scratch.sender), 0),
         users: 0,
@@ -353,8 +374,6 @@ pub fn simulate(
         phases: [Phase::default(); 3],
         user_ended: cleared(std::mem::take(&mut scratch.user_ended), users),
         user_class: cleared(std::mem::take(&mut scratch.user_class), users),
-        class_users: vec![0; m.class_names.len()],
-        class_ok: vec![0; m.class_names.len()],
         user_tenant: Vec::new(),
         tenant_users: vec![0; if m.tenants { tenant_keys(m) } else { 0 }],
         tenant_ok: vec![0; if m.tenants { tenant_keys(m) } else { 0 }],
@@ -699,7 +718,7 @@ impl Sim<'_> {
             group.classes[0]
         };
         self.user_class.push(class);
-        self.class_users[class as usize] += 1;
+        self.groups[g].class_users[class as usize] += 1;
         if self.m.tenants {
             self.tenant_arrives(g);
         }
@@ -1497,6 +1516,7 @@ impl Sim<'_> {
         let group = &mut self.groups[g];
         if ok {
             group.ok += 1;
+            group.class_ok[self.user_class[user] as usize] += 1;
             group.phases[phase].ok += 1;
             group.ok_by_arrival[arrival_sec] += 1;
             if several {
@@ -1510,7 +1530,6 @@ impl Sim<'_> {
         }
         if ok {
             self.users_ok += 1;
-            self.class_ok[self.user_class[user] as usize] += 1;
             if let Some(key) = self.user_tenant.get(user) {
                 self.tenant_ok[*key as usize] += 1;
             }
@@ -1642,6 +1661,16 @@ impl Sim<'_> {
             think_ns: c.think_ns,
             span_ns: c.last_done.iter().map(|t| *t as u128).sum(),
         };
+        // The run's per-class counts: the groups' summed.
+        let names = &self.m.class_names;
+        let (mut class_users, mut class_ok) = (vec![0; names.len()], vec![0; names.len()]);
+        for g in &self.groups {
+            for c in 0..names.len() {
+                class_users[c] += g.class_users[c];
+                class_ok[c] += g.class_ok[c];
+            }
+        }
+        let classes = class_stats(names, 0..names.len(), &class_users, &class_ok);
         let (mut groups, mut group_series): (Vec<GroupStats>, Vec<GroupSeries>) =
             (std::mem::take(&mut self.groups).into_iter())
                 .zip(&self.m.groups)
@@ -1661,6 +1690,12 @@ impl Sim<'_> {
                         users_failed: g.failed + unfinished,
                         users_unfinished: unfinished,
                         phases: g.phases,
+                        classes: class_stats(
+                            names,
+                            model.classes.iter().map(|c| *c as usize),
+                            &g.class_users,
+                            &g.class_ok,
+                        ),
                         recovery_s: recovery.time_s(&g.arrivals_by_sec, &g.ok_by_arrival),
                         recovery_censor_s: recovery.censor_s(),
                         success_latency_median_s: secs(nearest_rank(&mut g.ok_latencies, 0.5)),
@@ -1691,18 +1726,7 @@ impl Sim<'_> {
             users_ok: self.users_ok,
             users_failed: self.users_failed + unfinished,
             users_unfinished: unfinished,
-            classes: self
-                .m
-                .class_names
-                .iter()
-                .zip(self.class_users.iter().zip(&self.class_ok))
-                .filter(|(name, _)| !name.is_empty())
-                .map(|(name, (users, ok))| ClassStats {
-                    name: name.clone(),
-                    users: *users,
-                    users_ok: *ok,
-                })
-                .collect(),
+            classes,
             tenants: (self.m.groups.iter())
                 .filter(|g| g.tenants.draws())
                 .flat_map(|g| {

@@ -404,7 +404,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Client,
         "tenants",
         Kind::Int,
-        "Tenant keys: each user carries one of this many tenants, drawn from a Zipf distribution (tenant k, from 1, with probability proportional to 1 / k^tenant_zipf_s; its own random stream, so no other draw moves); 0 (the default) or 1: one key for the whole group. At most 100000. For per-key rate limits (<tier>.rate_limit_key = tenant). Metrics: tenant_top_users, tenant_top_success_rate (the most frequent tenant, k = 1), tenant_rest_users, tenant_rest_success_rate (all the others).",
+        "Tenant keys: each user carries one of this many tenants, drawn from a Zipf distribution (tenant k, from 1, with probability proportional to 1 / k^tenant_zipf_s; its own random stream, so no other draw moves); 0 (the default) or 1: one key for the whole group. At most 100000. For per-key rate limits (<tier>.rate_limit_key = tenant). Metrics: tenant_top_users, tenant_top_success_rate (the most frequent tenant, k = 1), tenant_rest_users, tenant_rest_success_rate (all the others); with several client groups, also each group's own (group_<g>_tenant_top_users, ...).",
     ).bounds(Bounds::between(0.0, validate::MAX_TENANTS as f64)),
     p(
         Scope::Client,
@@ -416,7 +416,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Class,
         "share",
         Kind::Float,
-        "Request classes are declared in the scenario (`[[client.classes]]` with `name` and `share`), in priority order: at every tier a freed slot takes the oldest request of the highest class waiting. Each user is drawn into a class by the shares, relative weights (they need not sum to 1). Metrics: class_<class>_users, class_<class>_success_rate.",
+        "Request classes are declared in the scenario (`[[client.classes]]` with `name` and `share`), in priority order: at every tier a freed slot takes the oldest request of the highest class waiting. Each user is drawn into a class by the shares, relative weights (they need not sum to 1). Metrics: class_<class>_users, class_<class>_success_rate (a class several groups name is one class: all its users); with several client groups, also each group's own, group_<g>_class_<class>_users and group_<g>_class_<class>_success_rate.",
     ).bounds(Bounds::POSITIVE),
     p(
         Scope::Call,

@@ -98,6 +98,10 @@ pub struct GroupStats {
     pub users_unfinished: u64,
     /// Its users by arrival time, as [`RunResult::phases`].
     pub phases: [Phase; 3],
+    /// Its users by the request classes it declares, in its order (none
+    /// if it declares none); each class's counts over the groups add up
+    /// to [`RunResult::classes`].
+    pub classes: Vec<ClassStats>,
     /// R2 from its own users alone, as [`RunResult::recovery_s`] (and its
     /// censored form) from all.
     pub recovery_s: Option<f64>,
@@ -863,35 +867,28 @@ impl RunResult {
             );
         }
         if !self.tenants.is_empty() {
-            // The big tenant against the others: two columns whatever the
-            // number of tenants.
-            let sum = |top: bool, ok: bool| -> u64 {
-                (self.tenants.iter())
-                    .filter(|t| (t.rank == 0) == top)
-                    .map(|t| if ok { t.users_ok } else { t.users })
-                    .sum()
-            };
+            let [top, rest] = tenant_split(self.tenants.iter());
             put(
                 "tenant_top_users".into(),
-                Count(sum(true, false)),
+                Count(top.users),
                 "users of the most frequent tenant (of each group with tenants)",
                 N,
             );
             put(
                 "tenant_top_success_rate".into(),
-                MaybeReal(ratio(sum(true, true), sum(true, false))),
+                MaybeReal(ratio(top.users_ok, top.users)),
                 "success rate of the most frequent tenant's users",
                 SHARE,
             );
             put(
                 "tenant_rest_users".into(),
-                Count(sum(false, false)),
+                Count(rest.users),
                 "users of every other tenant",
                 N,
             );
             put(
                 "tenant_rest_success_rate".into(),
-                MaybeReal(ratio(sum(false, true), sum(false, false))),
+                MaybeReal(ratio(rest.users_ok, rest.users)),
                 "success rate of the other tenants' users",
                 SHARE,
             );
@@ -1071,6 +1068,49 @@ impl RunResult {
                     format!("group_{n}_success_rate_{name}"),
                     MaybeReal(g.phases[k].success_rate()),
                     rate,
+                    SHARE,
+                );
+            }
+            for c in &g.classes {
+                put(
+                    format!("group_{n}_class_{}_users", c.name),
+                    Count(c.users),
+                    "user requests of this client group and class",
+                    N,
+                );
+                put(
+                    format!("group_{n}_class_{}_success_rate", c.name),
+                    MaybeReal(ratio(c.users_ok, c.users)),
+                    "success rate of this client group's users of this class",
+                    SHARE,
+                );
+            }
+            let tenants: Vec<&TenantStats> =
+                self.tenants.iter().filter(|t| t.group == *n).collect();
+            if !tenants.is_empty() {
+                let [top, rest] = tenant_split(tenants);
+                put(
+                    format!("group_{n}_tenant_top_users"),
+                    Count(top.users),
+                    "users of this client group's most frequent tenant",
+                    N,
+                );
+                put(
+                    format!("group_{n}_tenant_top_success_rate"),
+                    MaybeReal(ratio(top.users_ok, top.users)),
+                    "success rate of this client group's most frequent tenant's users",
+                    SHARE,
+                );
+                put(
+                    format!("group_{n}_tenant_rest_users"),
+                    Count(rest.users),
+                    "users of this client group's other tenants",
+                    N,
+                );
+                put(
+                    format!("group_{n}_tenant_rest_success_rate"),
+                    MaybeReal(ratio(rest.users_ok, rest.users)),
+                    "success rate of this client group's other tenants' users",
                     SHARE,
                 );
             }
@@ -1565,6 +1605,19 @@ impl RunResult {
     }
 }
 
+/// The big tenant against the others: the users of `tenants` of rank 1
+/// (of each group) and of every other rank, two columns whatever the
+/// number of tenants.
+fn tenant_split<'a>(tenants: impl IntoIterator<Item = &'a TenantStats>) -> [TenantStats; 2] {
+    let mut split = [TenantStats::default(), TenantStats::default()];
+    for t in tenants {
+        let side = &mut split[usize::from(t.rank != 0)];
+        side.users += t.users;
+        side.users_ok += t.users_ok;
+    }
+    split
+}
+
 /// The metrics a run of `scenario` reports, with zero values: their names
 /// and types, known before any run (a table's schema).
 pub fn metric_schema(scenario: &crate::Scenario) -> Vec<Metric> {
@@ -1590,17 +1643,25 @@ pub fn metric_schema(scenario: &crate::Scenario) -> Vec<Metric> {
                 ..ClassStats::default()
             })
             .collect(),
-        tenants: if scenario.groups().any(|(_, c)| c.tenants > 1) {
-            vec![TenantStats::default()]
-        } else {
-            Vec::new()
-        },
+        tenants: (scenario.groups())
+            .filter(|(_, c)| c.tenants > 1)
+            .map(|(name, _)| TenantStats {
+                group: name.to_string(),
+                ..TenantStats::default()
+            })
+            .collect(),
         groups: if scenario.clients.is_empty() {
             Vec::new()
         } else {
             (scenario.groups())
-                .map(|(name, _)| GroupStats {
+                .map(|(name, c)| GroupStats {
                     name: name.to_string(),
+                    classes: (c.classes.iter())
+                        .map(|k| ClassStats {
+                            name: k.name.clone(),
+                            ..ClassStats::default()
+                        })
+                        .collect(),
                     ..GroupStats::default()
                 })
                 .collect()

@@ -575,3 +575,68 @@ fn a_group_calls_a_tier_that_exists_and_the_first_tier_stays_called() {
     assert_eq!(s.clients["batch"].calls.as_deref(), Some("front"));
     assert!(problems(&s).is_empty());
 }
+
+#[test]
+fn each_group_reports_its_own_classes_and_tenants() {
+    // Two groups name the class `gold` (one class of the tiers, counted in
+    // each group apart); the batch has a class of its own and 4 tenants.
+    let mut s = two_open(40.0, 20.0, 2, 50.0, 30.0);
+    with_classes(&mut s, &[("gold", 1.0), ("silver", 3.0)]);
+    let mut batch = s.clients["batch"].clone();
+    batch.classes = vec![
+        sim_core::scenario::RequestClass {
+            name: "gold".into(),
+            share: 1.0,
+        },
+        sim_core::scenario::RequestClass {
+            name: "bulk".into(),
+            share: 1.0,
+        },
+    ];
+    batch.tenants = 4;
+    s.clients.insert("batch".into(), batch);
+    valid(&s);
+    let r = run(&s, 1);
+    let n = |name: &str| count(&r, name);
+    // Each group's classes add up to its users; each class's groups to it.
+    assert_eq!(
+        n("group_client_class_gold_users") + n("group_client_class_silver_users"),
+        n("group_client_users")
+    );
+    assert_eq!(
+        n("group_batch_class_gold_users") + n("group_batch_class_bulk_users"),
+        n("group_batch_users")
+    );
+    assert_eq!(
+        n("group_client_class_gold_users") + n("group_batch_class_gold_users"),
+        n("class_gold_users")
+    );
+    assert_eq!(
+        n("group_client_class_silver_users"),
+        n("class_silver_users")
+    );
+    assert_eq!(n("group_batch_class_bulk_users"), n("class_bulk_users"));
+    assert!(n("group_batch_class_gold_users") > 0 && n("group_client_class_gold_users") > 0);
+    assert_eq!(r.metric("group_batch_class_silver_users"), None);
+    // Only the batch has tenants: its two columns are the run's.
+    assert_eq!(
+        n("group_batch_tenant_top_users") + n("group_batch_tenant_rest_users"),
+        n("group_batch_users")
+    );
+    assert_eq!(n("group_batch_tenant_top_users"), n("tenant_top_users"));
+    assert_eq!(
+        r.metric("group_batch_tenant_top_success_rate"),
+        r.metric("tenant_top_success_rate")
+    );
+    assert_eq!(r.metric("group_client_tenant_top_users"), None);
+    let ok = r.groups[1].classes.iter().map(|c| c.users_ok).sum::<u64>();
+    assert_eq!(ok, r.groups[1].users_ok);
+    // The schema knows the columns before the run.
+    let names = |ms: Vec<sim_core::result::Metric>| -> Vec<String> {
+        ms.into_iter().map(|x| x.name).collect()
+    };
+    assert_eq!(
+        names(sim_core::result::metric_schema(&s)),
+        names(r.metrics())
+    );
+}
