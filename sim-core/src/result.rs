@@ -852,47 +852,8 @@ impl RunResult {
             "users_ok / users (null without users)",
             SHARE,
         );
-        for c in &self.classes {
-            put(
-                format!("class_{}_users", c.name),
-                Count(c.users),
-                "user requests of this class",
-                N,
-            );
-            put(
-                format!("class_{}_success_rate", c.name),
-                MaybeReal(ratio(c.users_ok, c.users)),
-                "success rate of this class's users",
-                SHARE,
-            );
-        }
-        if !self.tenants.is_empty() {
-            let [top, rest] = tenant_split(self.tenants.iter());
-            put(
-                "tenant_top_users".into(),
-                Count(top.users),
-                "users of the most frequent tenant (of each group with tenants)",
-                N,
-            );
-            put(
-                "tenant_top_success_rate".into(),
-                MaybeReal(ratio(top.users_ok, top.users)),
-                "success rate of the most frequent tenant's users",
-                SHARE,
-            );
-            put(
-                "tenant_rest_users".into(),
-                Count(rest.users),
-                "users of every other tenant",
-                N,
-            );
-            put(
-                "tenant_rest_success_rate".into(),
-                MaybeReal(ratio(rest.users_ok, rest.users)),
-                "success rate of the other tenants' users",
-                SHARE,
-            );
-        }
+        let tenants = (!self.tenants.is_empty()).then(|| tenant_split(&self.tenants));
+        split_metrics("", false, &self.classes, tenants, &mut put);
         for (name, p, users, rate) in [
             (
                 "before",
@@ -1071,49 +1032,10 @@ impl RunResult {
                     SHARE,
                 );
             }
-            for c in &g.classes {
-                put(
-                    format!("group_{n}_class_{}_users", c.name),
-                    Count(c.users),
-                    "user requests of this client group and class",
-                    N,
-                );
-                put(
-                    format!("group_{n}_class_{}_success_rate", c.name),
-                    MaybeReal(ratio(c.users_ok, c.users)),
-                    "success rate of this client group's users of this class",
-                    SHARE,
-                );
-            }
             let tenants: Vec<&TenantStats> =
                 self.tenants.iter().filter(|t| t.group == *n).collect();
-            if !tenants.is_empty() {
-                let [top, rest] = tenant_split(tenants);
-                put(
-                    format!("group_{n}_tenant_top_users"),
-                    Count(top.users),
-                    "users of this client group's most frequent tenant",
-                    N,
-                );
-                put(
-                    format!("group_{n}_tenant_top_success_rate"),
-                    MaybeReal(ratio(top.users_ok, top.users)),
-                    "success rate of this client group's most frequent tenant's users",
-                    SHARE,
-                );
-                put(
-                    format!("group_{n}_tenant_rest_users"),
-                    Count(rest.users),
-                    "users of this client group's other tenants",
-                    N,
-                );
-                put(
-                    format!("group_{n}_tenant_rest_success_rate"),
-                    MaybeReal(ratio(rest.users_ok, rest.users)),
-                    "success rate of this client group's other tenants' users",
-                    SHARE,
-                );
-            }
+            let tenants = (!tenants.is_empty()).then(|| tenant_split(tenants));
+            split_metrics(&format!("group_{n}_"), true, &g.classes, tenants, &mut put);
             put(
                 format!("group_{n}_recovered"),
                 Flag(g.recovery_s.is_some()),
@@ -1602,6 +1524,84 @@ impl RunResult {
             .into_iter()
             .find(|m| m.name == name)
             .map(|m| m.value)
+    }
+}
+
+/// The columns of the users by request class (`<prefix>class_<c>_*`) and
+/// by tenant (`<prefix>tenant_top_*`, `<prefix>tenant_rest_*`, from
+/// [`tenant_split`]): the run's (prefix "") or a client group's
+/// (`group_<g>_`, `group`).
+fn split_metrics(
+    prefix: &str,
+    group: bool,
+    classes: &[ClassStats],
+    tenants: Option<[TenantStats; 2]>,
+    put: &mut impl FnMut(String, Value, &'static str, &'static str),
+) {
+    use Value::{Count, MaybeReal};
+    let doc = |run: &'static str, of_group: &'static str| if group { of_group } else { run };
+    for c in classes {
+        put(
+            format!("{prefix}class_{}_users", c.name),
+            Count(c.users),
+            doc(
+                "user requests of this class",
+                "user requests of this client group and class",
+            ),
+            "count",
+        );
+        put(
+            format!("{prefix}class_{}_success_rate", c.name),
+            MaybeReal(ratio(c.users_ok, c.users)),
+            doc(
+                "success rate of this class's users",
+                "success rate of this client group's users of this class",
+            ),
+            "share (0-1)",
+        );
+    }
+    let Some([top, rest]) = tenants else {
+        return;
+    };
+    let sides = [
+        (
+            "top",
+            top,
+            doc(
+                "users of the most frequent tenant (of each group with tenants)",
+                "users of this client group's most frequent tenant",
+            ),
+            doc(
+                "success rate of the most frequent tenant's users",
+                "success rate of this client group's most frequent tenant's users",
+            ),
+        ),
+        (
+            "rest",
+            rest,
+            doc(
+                "users of every other tenant",
+                "users of this client group's other tenants",
+            ),
+            doc(
+                "success rate of the other tenants' users",
+                "success rate of this client group's other tenants' users",
+            ),
+        ),
+    ];
+    for (side, t, users, rate) in sides {
+        put(
+            format!("{prefix}tenant_{side}_users"),
+            Count(t.users),
+            users,
+            "count",
+        );
+        put(
+            format!("{prefix}tenant_{side}_success_rate"),
+            MaybeReal(ratio(t.users_ok, t.users)),
+            rate,
+            "share (0-1)",
+        );
     }
 }
 
