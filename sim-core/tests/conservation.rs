@@ -979,7 +979,8 @@ fn random_value(
 
 /// Random combinations of parameters on every shipped scenario and ch37
 /// preset: each one that validates runs without a panic, its counts add
-/// up, and a second run gives the same result. The mechanisms' own tests
+/// up, and the same run in fresh memory, or tracing a user, gives the same
+/// result as in the memory of the runs before it. The mechanisms' own tests
 /// set them one at a time or as a known set; this finds the combinations
 /// nobody wrote down. Each failure names the base and the overrides.
 /// `SIM_FUZZ_SEED` and `SIM_FUZZ_RUNS` (7 and 160 by default) draw other
@@ -1009,6 +1010,7 @@ fn random_valid_scenarios_conserve_and_repeat() {
     let mut rng = sim_core::random::Stream::new(env("SIM_FUZZ_SEED", 7), "fuzz");
     let wanted = env("SIM_FUZZ_RUNS", 160);
     let (mut tried, mut ran, mut budget) = (0, 0, 0);
+    let mut scratch = sim_core::Scratch::default();
     while ran < wanted {
         tried += 1;
         assert!(
@@ -1042,15 +1044,25 @@ fn random_valid_scenarios_conserve_and_repeat() {
         ran += 1;
         let label = format!("{name} with {sets:?}");
         let seed = 1 + ran;
-        let once = || {
-            std::panic::catch_unwind(|| sim_core::run(&s, seed))
-                .unwrap_or_else(|_| panic!("{label}: the run panicked"))
-        };
-        match once() {
+        // In the memory of every run before, as a sweep's worker runs
+        // whatever points come its way; every fourth again in fresh memory.
+        let in_scratch = std::panic::AssertUnwindSafe(|| sim_core::run_in(&s, seed, &mut scratch));
+        let result = std::panic::catch_unwind(in_scratch)
+            .unwrap_or_else(|_| panic!("{label}: the run panicked"));
+        match result {
             Ok(r) => {
                 check(&s, &r, &label);
                 if ran % 4 == 0 {
-                    assert_eq!(once().expect("the same run"), r, "{label}: a second run");
+                    let fresh = sim_core::run(&s, seed).expect("the same run");
+                    assert_eq!(fresh, r, "{label}: in fresh memory");
+                }
+                if ran % 8 == 0 && r.users > 0 {
+                    let valid = sim_core::ValidScenario::new(s.clone()).expect("valid");
+                    let user = (r.users / 2) as u32;
+                    let (traced, steps) =
+                        sim_core::trace(&valid, seed, user).expect("the same run");
+                    assert_eq!(traced, r, "{label}: traced (user {user})");
+                    assert!(!steps.is_empty(), "{label}: no steps for user {user}");
                 }
             }
             Err(sim_core::RunError::EventBudget { .. }) => budget += 1,
