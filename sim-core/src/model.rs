@@ -210,7 +210,7 @@ impl RateProfile {
         let spikes = arrival_segments(&c.spike, end);
         let mut starts: Vec<Nanos> = (spikes.iter().map(|s| s.0))
             .chain(base.breakpoints())
-            .filter(|b| *b < end)
+            .filter(|b| *b == 0 || *b < end)
             .collect();
         starts.sort_unstable();
         starts.dedup();
@@ -926,7 +926,9 @@ pub fn expected_group_users(c: &Client) -> f64 {
 }
 
 /// The arrival-rate multiplier as `(start, factor)` segments covering
-/// `[0, end)`: a new segment wherever a spike starts or ends.
+/// `[0, end)`: a new segment wherever a spike starts or ends. The first
+/// starts at 0 even when `end` is 0 (a duration under half a nanosecond):
+/// the arrivals' loop looks for the segment an instant falls in.
 fn arrival_segments(spikes: &[crate::scenario::SlowWindow], end: Nanos) -> Vec<(Nanos, f64)> {
     let windows: Vec<(Nanos, Nanos, f64)> = spikes
         .iter()
@@ -941,7 +943,7 @@ fn arrival_segments(spikes: &[crate::scenario::SlowWindow], end: Nanos) -> Vec<(
         .collect();
     let mut bounds: Vec<Nanos> = std::iter::once(0)
         .chain(windows.iter().flat_map(|(s, e, _)| [*s, *e]))
-        .filter(|b| *b < end)
+        .filter(|b| *b == 0 || *b < end)
         .collect();
     bounds.sort_unstable();
     bounds.dedup();

@@ -26,16 +26,18 @@ impl RetryThrottle {
     }
 
     pub fn on_success(&mut self) {
-        self.tokens = (self.tokens + self.ratio).min(self.max);
+        self.tokens = (self.tokens.saturating_add(self.ratio)).min(self.max);
     }
 
     pub fn on_failure(&mut self) {
         self.tokens = self.tokens.saturating_sub(1000);
     }
 
-    /// Checked after the failure was recorded.
+    /// Checked after the failure was recorded: more than half full
+    /// (`tokens > max / 2` is `2 tokens > max` for integers, and cannot
+    /// overflow).
     pub fn retry_allowed(&self) -> bool {
-        self.tokens * 2 > self.max
+        self.tokens > self.max / 2
     }
 
     pub fn milli_tokens(&self) -> u64 {

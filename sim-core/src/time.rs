@@ -14,27 +14,27 @@ pub fn secs_to_nanos(s: f64) -> Nanos {
 }
 
 /// `x.round() as Nanos`, exactly (halves away from zero; negative and NaN
-/// to 0, beyond the range to `Nanos::MAX`), without the call to the C
-/// library's `round` that `f64::round` makes on a baseline x86-64: it ran
-/// on every service time, arrival gap and backoff (1.1% of `naive`'s
-/// time). `x - floor(x)` is exact for every finite `x >= 0`.
-///
-/// Below 2^63 ns (292 years: every time a run draws) it converts through
-/// `i64`, one instruction each way on x86-64, where the conversions to and
-/// from `u64` take about ten.
+/// to 0), at most [`LONGEST`], without the call to the C library's `round`
+/// that `f64::round` makes on a baseline x86-64: it ran on every service
+/// time, arrival gap and backoff (1.1% of `naive`'s time). `x - floor(x)`
+/// is exact for every finite `x >= 0`. It converts through `i64`, one
+/// instruction each way on x86-64, where the conversions to and from `u64`
+/// take about ten.
 #[inline]
 pub fn round_nanos(x: f64) -> Nanos {
-    if (0.0..TWO_POW_63).contains(&x) {
+    if (0.0..LONGEST as f64).contains(&x) {
         let floor = x as i64;
         return (floor + i64::from(x - floor as f64 >= 0.5)) as Nanos;
     }
-    let floor = x as Nanos;
-    floor.saturating_add(Nanos::from(x - floor as f64 >= 0.5))
+    if x >= LONGEST as f64 { LONGEST } else { 0 }
 }
 
-/// 2^63: below it, a float's integer part fits an `i64`, and so does one
-/// more (the float below 2^63 is an integer itself).
-const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
+/// The longest duration: 2^61 ns, 73 years, far past any horizon (at most
+/// 11.6 days), which it stands for. Every duration (a parameter, a draw, a
+/// backoff) is at most this, so that an instant plus a few of them stays
+/// far below `Nanos::MAX` (`NEVER`) and the engine's sums cannot wrap
+/// around: a service time of 10^300 s ends past the horizon, not before.
+pub const LONGEST: Nanos = 1 << 61;
 
 pub fn nanos_to_secs(n: Nanos) -> f64 {
     n as f64 / NANOS_PER_SEC as f64
@@ -65,10 +65,11 @@ mod tests {
             f64::NEG_INFINITY,
             f64::NAN,
             f64::MIN_POSITIVE,
-            // Either side of the fast path's bound.
-            9_223_372_036_854_775_808.0,
-            9_223_372_036_854_775_808.0f64.next_down(),
-            9_223_372_036_854_775_808.0f64.next_up(),
+            // Either side of the longest duration.
+            LONGEST as f64,
+            (LONGEST as f64).next_down(),
+            (LONGEST as f64).next_up(),
+            LONGEST as f64 - 0.5,
         ];
         // Halves and their neighbours across the magnitudes times take.
         let mut x = 0.5f64;
@@ -83,7 +84,8 @@ mod tests {
             x = x * 3.7 + 0.5;
         }
         for x in cases {
-            assert_eq!(round_nanos(x), x.round() as Nanos, "{x:e}");
+            let want = (x.round() as Nanos).min(LONGEST);
+            assert_eq!(round_nanos(x), want, "{x:e}");
         }
     }
 }
