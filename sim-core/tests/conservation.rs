@@ -987,23 +987,7 @@ fn random_value(
 /// and more combinations.
 #[test]
 fn random_valid_scenarios_conserve_and_repeat() {
-    let mut bases: Vec<(String, Scenario)> = sim_core::CH37_STRATEGIES
-        .iter()
-        .map(|p| (format!("ch37/{p}"), ch37(p, "fifo", &[])))
-        .collect();
-    let dir = format!("{}/../grids/scenarios", env!("CARGO_MANIFEST_DIR"));
-    let mut files: Vec<String> = std::fs::read_dir(&dir)
-        .expect("the scenarios directory")
-        .map(|e| {
-            e.expect("an entry")
-                .file_name()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .filter(|f| f.ends_with(".toml"))
-        .collect();
-    files.sort();
-    bases.extend(files.into_iter().map(|f| (f.clone(), load(&f))));
+    let bases = shipped_scenarios();
     let env = |name: &str, default: u64| {
         std::env::var(name).map_or(default, |v| v.parse().expect("a number"))
     };

@@ -10,23 +10,7 @@ use common::*;
 
 #[test]
 fn edge_values_are_refused_or_run() {
-    let mut bases: Vec<(String, sim_core::Scenario)> = sim_core::CH37_STRATEGIES
-        .iter()
-        .map(|p| (format!("ch37/{p}"), ch37(p, "fifo", &[])))
-        .collect();
-    let dir = format!("{}/../grids/scenarios", env!("CARGO_MANIFEST_DIR"));
-    let mut files: Vec<String> = std::fs::read_dir(&dir)
-        .expect("the scenarios directory")
-        .map(|e| {
-            e.expect("an entry")
-                .file_name()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .filter(|f| f.ends_with(".toml"))
-        .collect();
-    files.sort();
-    bases.extend(files.into_iter().map(|f| (f.clone(), load(&f))));
+    let bases = shipped_scenarios();
     let values = ["1e300", "1e-300", "9223372036854775807", "nan", "-1"];
     let (mut valid, mut ran) = (0, 0);
     for (name, base) in &bases {

@@ -53,6 +53,28 @@ pub fn load(base: &str) -> Scenario {
     sim_core::load_base(&path).unwrap_or_else(|e| panic!("{base}: {e:?}"))
 }
 
+/// Every ch37 preset (FIFO) and every file of grids/scenarios, as loaded,
+/// each with its name: the bases of the tests that draw settings over all.
+pub fn shipped_scenarios() -> Vec<(String, Scenario)> {
+    let mut bases: Vec<(String, Scenario)> = (sim_core::CH37_STRATEGIES.iter())
+        .map(|p| (format!("ch37/{p}"), ch37(p, "fifo", &[])))
+        .collect();
+    let dir = format!("{}/../grids/scenarios", env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .expect("the scenarios directory")
+        .map(|e| {
+            e.expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|f| f.ends_with(".toml"))
+        .collect();
+    files.sort();
+    bases.extend(files.into_iter().map(|f| (f.clone(), load(&f))));
+    bases
+}
+
 /// [`load`]`(base)` with the overrides `sets` applied, validated as the
 /// command line does (a key idle only because an override turned its
 /// mechanism off is the base's, not refused).
