@@ -32,7 +32,7 @@ use crate::result::{
 };
 use crate::scenario::{CancelMode, Dispatch};
 use crate::server::{Admission, Dropped, Has, Server, abandon_at};
-use crate::time::{LONGEST, NANOS_PER_SEC, NEVER, Nanos, nanos_to_secs, round_nanos};
+use crate::time::{NANOS_PER_SEC, NEVER, Nanos, nanos_to_secs, round_nanos, times};
 use crate::trace::{Step, TraceStep, Tracer};
 
 /// Why a run produced no result.
@@ -1207,7 +1207,7 @@ impl Sim<'_> {
             self.work_done(job);
         } else {
             let load = if srv.has.per_inflight {
-                (model.per_inflight.saturating_mul(srv.busy as Nanos)).min(LONGEST)
+                times(model.per_inflight, srv.busy as u64)
             } else {
                 0
             };

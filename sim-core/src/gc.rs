@@ -7,7 +7,7 @@
 //! not frozen (they are not the tier's own work).
 
 use crate::scenario::Gc;
-use crate::time::{Nanos, secs_to_nanos};
+use crate::time::{Nanos, secs_to_nanos, times};
 
 /// A tier's pause rule, in nanoseconds.
 #[derive(Clone, Debug, PartialEq)]
@@ -59,7 +59,7 @@ impl Pauses {
         if now < self.until {
             return;
         }
-        let length = self.rule.pause + self.rule.per_queued * queued as Nanos;
+        let length = self.rule.pause + times(self.rule.per_queued, queued as u64);
         self.until = now + length;
         self.longest = self.longest.max(length);
         let total = self.total();
@@ -121,6 +121,16 @@ mod tests {
         assert_eq!(p.work_begins(1200 * MS), 1200 * MS);
         p.tick(2000 * MS, 0);
         assert_eq!((p.count(), p.total(), p.longest()), (2, 300 * MS, 200 * MS));
+    }
+
+    /// A term per queued request of 10^300 s is the longest duration, not
+    /// a product that wraps around.
+    #[test]
+    fn a_huge_pause_ends_past_any_horizon() {
+        let mut p = pauses(0.1, 1e300);
+        p.tick(1000 * MS, 10);
+        assert_eq!(p.longest(), 100 * MS + crate::time::LONGEST);
+        assert_eq!(p.work_begins(1000 * MS), 1100 * MS + crate::time::LONGEST);
     }
 
     #[test]

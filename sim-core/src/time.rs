@@ -36,6 +36,12 @@ pub fn round_nanos(x: f64) -> Nanos {
 /// around: a service time of 10^300 s ends past the horizon, not before.
 pub const LONGEST: Nanos = 1 << 61;
 
+/// `n` times duration `d` (a term per queued or in-flight request), at
+/// most [`LONGEST`] as every duration.
+pub fn times(d: Nanos, n: u64) -> Nanos {
+    d.saturating_mul(n).min(LONGEST)
+}
+
 pub fn nanos_to_secs(n: Nanos) -> f64 {
     n as f64 / NANOS_PER_SEC as f64
 }
@@ -69,7 +75,6 @@ mod tests {
             LONGEST as f64,
             (LONGEST as f64).next_down(),
             (LONGEST as f64).next_up(),
-            LONGEST as f64 - 0.5,
         ];
         // Halves and their neighbours across the magnitudes times take.
         let mut x = 0.5f64;
