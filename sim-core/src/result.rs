@@ -853,7 +853,7 @@ impl RunResult {
             SHARE,
         );
         let tenants = (!self.tenants.is_empty()).then(|| tenant_split(&self.tenants));
-        split_metrics("", false, &self.classes, tenants, &mut put);
+        split_metrics("", &self.classes, tenants, &mut put);
         for (name, p, users, rate) in [
             (
                 "before",
@@ -1035,7 +1035,7 @@ impl RunResult {
             let tenants: Vec<&TenantStats> =
                 self.tenants.iter().filter(|t| t.group == *n).collect();
             let tenants = (!tenants.is_empty()).then(|| tenant_split(tenants));
-            split_metrics(&format!("group_{n}_"), true, &g.classes, tenants, &mut put);
+            split_metrics(&format!("group_{n}_"), &g.classes, tenants, &mut put);
             put(
                 format!("group_{n}_recovered"),
                 Flag(g.recovery_s.is_some()),
@@ -1530,15 +1530,15 @@ impl RunResult {
 /// The columns of the users by request class (`<prefix>class_<c>_*`) and
 /// by tenant (`<prefix>tenant_top_*`, `<prefix>tenant_rest_*`, from
 /// [`tenant_split`]): the run's (prefix "") or a client group's
-/// (`group_<g>_`, `group`).
+/// (`group_<g>_`).
 fn split_metrics(
     prefix: &str,
-    group: bool,
     classes: &[ClassStats],
     tenants: Option<[TenantStats; 2]>,
     put: &mut impl FnMut(String, Value, &'static str, &'static str),
 ) {
     use Value::{Count, MaybeReal};
+    let group = !prefix.is_empty();
     let doc = |run: &'static str, of_group: &'static str| if group { of_group } else { run };
     for c in classes {
         put(
