@@ -1678,10 +1678,13 @@ impl Sim<'_> {
                 .zip(std::mem::take(&mut self.backlogs))
                 .map(|(((mut g, model), unfinished), backlog)| {
                     let seconds = g.arrivals_by_sec.len();
-                    let (queue, backlog) = backlog.map_or_else(
-                        || (Default::default(), vec![0; seconds]),
-                        |b| b.finish(self.m.window.1, self.m.horizon),
-                    );
+                    let (queue, backlog) = match backlog {
+                        Some(b) => {
+                            let (stats, series) = b.finish(self.m.window.1, self.m.horizon);
+                            (Some(stats), series)
+                        }
+                        None => (None, vec![0; seconds]),
+                    };
                     let recovery = self.m.recovery(model.arrivals_end);
                     let stats = GroupStats {
                         name: model.name.clone(),
@@ -1713,8 +1716,11 @@ impl Sim<'_> {
                     (stats, series)
                 })
                 .unzip();
-        // The client's closed loop is also the run's (its metrics predate groups).
-        let closed = groups[0].closed.clone();
+        // The run's counters are the groups' sums, its closed loop too.
+        let closed = (groups.iter().filter_map(|g| g.closed.as_ref()))
+            .fold(None, |sum: Option<ClosedStats>, c| {
+                Some(sum.map_or_else(|| c.clone(), |s| s.plus(c)))
+            });
         if groups.len() == 1 {
             groups.clear();
             group_series.clear();

@@ -70,6 +70,18 @@ pub struct ClosedStats {
 }
 
 impl ClosedStats {
+    /// The cycles of two sets of closed-loop users together. The response
+    /// time law still holds for them: each user's cycles fill its span.
+    pub fn plus(&self, other: &ClosedStats) -> ClosedStats {
+        ClosedStats {
+            users: self.users + other.users,
+            cycles: self.cycles + other.cycles,
+            response_ns: self.response_ns + other.response_ns,
+            think_ns: self.think_ns + other.think_ns,
+            span_ns: self.span_ns + other.span_ns,
+        }
+    }
+
     /// R: mean response time of the cycles (seconds).
     pub fn response_mean_s(&self) -> Option<f64> {
         (self.cycles > 0).then(|| self.response_ns as f64 / 1e9 / self.cycles as f64)
@@ -112,8 +124,8 @@ pub struct GroupStats {
     pub failed_latency_median_s: Option<f64>,
     /// Its closed-loop users' cycles (none with open arrivals).
     pub closed: Option<ClosedStats>,
-    /// Its message queue's counts (all 0 without one).
-    pub queue: QueueStats,
+    /// Its message queue's counts (`None` without one).
+    pub queue: Option<QueueStats>,
 }
 
 /// The counts a queue reports (`group_<g>_*` metrics).
@@ -138,13 +150,16 @@ pub struct QueueStats {
     pub drain_censor_s: f64,
 }
 
-/// The metrics of group `n`'s message queue (0 and null without one).
+/// The metrics of group `n`'s message queue: without one (`None`), its
+/// counts are 0 and its drain is null, neither drained nor not.
 fn queue_metrics(
     n: &str,
-    q: &QueueStats,
+    queue: Option<&QueueStats>,
     put: &mut impl FnMut(String, Value, &'static str, &'static str),
 ) {
-    use Value::{Count, Flag, MaybeReal, Real};
+    use Value::{Count, MaybeFlag, MaybeReal};
+    let none = QueueStats::default();
+    let q = queue.unwrap_or(&none);
     let counts: [(&str, u64, &'static str); 7] = [
         (
             "published",
@@ -187,7 +202,7 @@ fn queue_metrics(
     }
     put(
         format!("group_{n}_drained"),
-        Flag(q.drain_s.is_some()),
+        MaybeFlag(queue.map(|q| q.drain_s.is_some())),
         "no message waited in its queue at some whole second from the trigger's end",
         "bool",
     );
@@ -199,7 +214,7 @@ fn queue_metrics(
     );
     put(
         format!("group_{n}_drain_censored_s"),
-        Real(q.drain_s.unwrap_or(q.drain_censor_s)),
+        MaybeReal(queue.map(|q| q.drain_s.unwrap_or(q.drain_censor_s))),
         "group_<g>_drain_s, or one second past the last one observed when the queue never drained (a lower bound)",
         "s",
     );
@@ -762,6 +777,8 @@ pub enum Value {
     /// Absent when undefined (a rate over no users, "not recovered").
     MaybeReal(Option<f64>),
     Flag(bool),
+    /// Absent when undefined (a group without a message queue).
+    MaybeFlag(Option<bool>),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -946,25 +963,25 @@ impl RunResult {
         put(
             "closed_cycles".into(),
             Count(closed.cycles),
-            "closed-loop users' requests that ended",
+            "closed-loop users' requests that ended (every closed client group's together)",
             N,
         );
         put(
             "closed_response_mean_s".into(),
             MaybeReal(closed.response_mean_s()),
-            "closed loop: mean response time R",
+            "closed loop (every closed client group's users together): mean response time R",
             S,
         );
         put(
             "closed_think_mean_s".into(),
             MaybeReal(closed.think_mean_s()),
-            "closed loop: mean think time Z",
+            "closed loop (every closed client group's users together): mean think time Z",
             S,
         );
         put(
             "closed_throughput_per_s".into(),
             MaybeReal(closed.throughput_per_s()),
-            "closed loop: throughput X = users / (R + Z)",
+            "closed loop (every closed client group's users together): throughput X = users / (R + Z)",
             "per s",
         );
         for (i, g) in self.groups.iter().enumerate() {
@@ -1090,7 +1107,7 @@ impl RunResult {
             // Every further group's, so that the columns do not depend on
             // whether a point's group has consumers (`client` never has).
             if i > 0 {
-                queue_metrics(n, &g.queue, &mut put);
+                queue_metrics(n, g.queue.as_ref(), &mut put);
             }
         }
         let sum_t = |f: fn(&TierStats) -> u64| self.tiers.iter().map(f).sum::<u64>();

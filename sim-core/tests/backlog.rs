@@ -59,7 +59,7 @@ fn started_ns(s: &sim_core::Scenario, user: u32) -> u64 {
 
 /// The replay group's queue counts and users.
 fn queue(r: &RunResult) -> sim_core::result::QueueStats {
-    r.groups[1].queue.clone()
+    r.groups[1].queue.clone().expect("the replay group's queue")
 }
 
 /// Every message published is consumed, dropped, waiting or being
@@ -347,7 +347,23 @@ fn a_queue_is_off_by_default_and_its_knobs_are_refused_without_consumers() {
         ("replay.queue.redeliver_after_s", "1"),
     ];
     let r = run(&replay(0.001, &off), 1);
-    assert_eq!((r.groups[1].users, queue(&r).published), (300, 0));
+    assert_eq!((r.groups[1].users, &r.groups[1].queue), (300, &None));
+    // Its queue's columns: counts 0, the drain null (neither drained nor not).
+    let metric = |name: &str| {
+        let m = r.metrics().into_iter().find(|m| m.name == name);
+        m.unwrap_or_else(|| panic!("{name}")).value
+    };
+    assert_eq!(metric("group_replay_published"), sim_core::Value::Count(0));
+    assert_eq!(
+        metric("group_replay_drained"),
+        sim_core::Value::MaybeFlag(None)
+    );
+    assert_eq!(
+        metric("group_replay_drain_s"),
+        sim_core::Value::MaybeReal(None)
+    );
+    let censored = metric("group_replay_drain_censored_s");
+    assert_eq!(censored, sim_core::Value::MaybeReal(None));
 }
 
 #[test]

@@ -104,7 +104,7 @@ fn common_random_numbers_give_every_strategy_the_same_arrivals() {
 
 /// One run's pinned values, `(name, value)` in the order of the report.
 fn snapshot(r: &RunResult) -> Vec<(String, String)> {
-    use sim_core::Value::{Count, Flag, MaybeReal, Real};
+    use sim_core::Value::{Count, Flag, MaybeFlag, MaybeReal, Real};
     let mut out: Vec<(String, String)> = r
         .metrics()
         .into_iter()
@@ -113,7 +113,8 @@ fn snapshot(r: &RunResult) -> Vec<(String, String)> {
                 Count(c) => c.to_string(),
                 Real(x) | MaybeReal(Some(x)) => format!("{x:?}"),
                 MaybeReal(None) => "none".to_string(),
-                Flag(b) => b.to_string(),
+                Flag(b) | MaybeFlag(Some(b)) => b.to_string(),
+                MaybeFlag(None) => "none".to_string(),
             };
             (m.name, value)
         })

@@ -109,8 +109,9 @@ fn a_closed_group_beside_an_open_one_keeps_the_response_time_law_exactly() {
     let r = run(&s, 7);
     let batch = &r.groups[1];
     let c = batch.closed.as_ref().expect("the batch group is closed");
-    assert!(r.closed.is_none(), "the client is open");
-    assert!(r.groups[0].closed.is_none());
+    assert!(r.groups[0].closed.is_none(), "the client is open");
+    // The run's closed loop (`closed_*`) is its closed groups' together.
+    assert_eq!(r.closed.as_ref(), Some(c));
     // The cycles tile each batch user's time: X = N / (R + Z) exactly.
     assert_eq!(c.span_ns, c.think_ns + c.response_ns);
     let (x, resp, z) = (
@@ -130,6 +131,39 @@ fn a_closed_group_beside_an_open_one_keeps_the_response_time_law_exactly() {
         (busy - (40.0 + x) / 100.0).abs() < 0.02,
         "utilisation {busy}, batch {x}/s"
     );
+}
+
+#[test]
+fn the_runs_closed_loop_sums_every_closed_groups_and_keeps_the_law() {
+    let mut s = two_open(40.0, 1.0, 1, 100.0, 500.0);
+    set(
+        &mut s,
+        &[
+            ("client.rate_per_s", "0"),
+            ("client.closed.users", "3"),
+            ("client.closed.think.mean_s", "0.1"),
+            ("batch.rate_per_s", "0"),
+            ("batch.closed.users", "5"),
+            ("batch.closed.think.mean_s", "0.2"),
+        ],
+    );
+    let r = run(&s, 7);
+    let (a, b) = (
+        r.groups[0].closed.as_ref().unwrap(),
+        r.groups[1].closed.as_ref().unwrap(),
+    );
+    let total = r.closed.as_ref().unwrap();
+    assert_eq!(
+        (total.users, total.cycles, total.span_ns),
+        (8, a.cycles + b.cycles, a.span_ns + b.span_ns)
+    );
+    // X = N / (R + Z) over the union: each user's cycles fill its span.
+    let (x, resp, z) = (
+        total.throughput_per_s().unwrap(),
+        total.response_mean_s().unwrap(),
+        total.think_mean_s().unwrap(),
+    );
+    assert!((x / (8.0 / (resp + z)) - 1.0).abs() < 1e-12, "{x}");
 }
 
 #[test]

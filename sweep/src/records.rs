@@ -465,9 +465,9 @@ impl Layout {
                     name.into(),
                     (0..n).map(|i| at(i).map(as_count)).collect::<Vec<_>>(),
                 ),
-                Metric::Flag(_) => Column::new(
+                Metric::Flag(_) | Metric::MaybeFlag(_) => Column::new(
                     name.into(),
-                    (0..n).map(|i| at(i).map(as_bool)).collect::<Vec<_>>(),
+                    (0..n).map(|i| at(i).and_then(as_bool)).collect::<Vec<_>>(),
                 ),
                 Metric::Real(_) | Metric::MaybeReal(_) => Column::new(
                     name.into(),
@@ -762,9 +762,10 @@ fn as_count(v: Metric) -> i64 {
         other => unreachable!("count column got {other:?}"),
     }
 }
-fn as_bool(v: Metric) -> bool {
+fn as_bool(v: Metric) -> Option<bool> {
     match v {
-        Metric::Flag(b) => b,
+        Metric::Flag(b) => Some(b),
+        Metric::MaybeFlag(b) => b,
         other => unreachable!("flag column got {other:?}"),
     }
 }

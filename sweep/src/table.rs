@@ -92,6 +92,7 @@ pub fn json_line(strategy: &str, seed: u64, r: &RunResult) -> String {
             Value::Real(x) => x.into(),
             Value::MaybeReal(x) => x.map_or(serde_json::Value::Null, Into::into),
             Value::Flag(b) => b.into(),
+            Value::MaybeFlag(b) => b.map_or(serde_json::Value::Null, Into::into),
         };
         obj.insert(m.name, v);
     }

@@ -1962,6 +1962,7 @@ fn each_metric_of_every_point_lands_under_its_own_name() {
         sim_core::Value::Real(x) => Some(x),
         sim_core::Value::MaybeReal(x) => x,
         sim_core::Value::Flag(b) => Some(f64::from(u8::from(b))),
+        sim_core::Value::MaybeFlag(b) => b.map(|b| f64::from(u8::from(b))),
     };
     let replicas_column = runs
         .column("svc_b.replicas")
