@@ -34,9 +34,20 @@ pub enum LoadError {
         path: PathBuf,
         source: serde_json::Error,
     },
-    /// The lazy scan of `runs/*.parquet` (`dir` is the sweep's directory).
+    /// The lazy scan of the runs parts (`dir` is the sweep's directory).
     #[error("{}: {source}", dir.display())]
     Runs { dir: PathBuf, source: PolarsError },
+    #[error("{}: {source}", dir.display())]
+    ListRuns {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    /// No part committed yet (a sweep that has just begun, or none).
+    #[error(
+        "{}: no runs written yet: a sweep writes its first part after its first runs (`sweep run` writes the report itself when it ends)",
+        dir.display()
+    )]
+    NoRuns { dir: PathBuf },
     #[error("{}: axis column `{column}`: {source}", dir.display())]
     AxisColumn {
         dir: PathBuf,

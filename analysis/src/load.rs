@@ -82,12 +82,24 @@ impl Sweep {
                 source,
             })?;
         let dim_paths = manifest.dimension_paths();
-        let pattern = dir.join("runs").join("*.parquet");
-        let lazy = LazyFrame::scan_parquet(
-            PlRefPath::try_from_path(&pattern).map_err(err)?,
-            ScanArgsParquet::default(),
-        )
-        .map_err(err)?;
+        // The committed parts themselves, not a pattern: `[`, `*` or `?` in
+        // the directory's name would make a pattern match another's files.
+        let runs = dir.join("runs");
+        let parts = crate::part::list(&runs, ".parquet").map_err(|source| LoadError::ListRuns {
+            dir: runs.clone(),
+            source,
+        })?;
+        if parts.is_empty() {
+            return Err(LoadError::NoRuns { dir: runs });
+        }
+        let paths = (parts.iter().map(|p| PlRefPath::try_from_path(p)))
+            .collect::<PolarsResult<Vec<_>>>()
+            .map_err(err)?;
+        let args = ScanArgsParquet {
+            glob: false,
+            ..ScanArgsParquet::default()
+        };
+        let lazy = LazyFrame::scan_parquet_files(paths.into_iter().collect(), args).map_err(err)?;
         let schema = lazy.clone().collect_schema().map_err(err)?;
         let marked: Vec<String> = schema
             .iter_names()

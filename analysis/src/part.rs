@@ -149,8 +149,6 @@ pub fn column<'a, T: ?Sized>(
         })
 }
 
-/// The files of `dir` whose names end with `suffix`, sorted; none when the
-/// directory does not exist (yet).
 /// The series parts of the sweep in `dir` that belong to a runs part: a
 /// series part is committed with its runs part (the runs part last), so
 /// one without it is what a commit cut short left, not results (another
@@ -162,6 +160,8 @@ pub fn series_parts(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(parts)
 }
 
+/// The files of `dir` whose names end with `suffix`, sorted; none when the
+/// directory does not exist (yet).
 pub fn list(dir: &Path, suffix: &str) -> std::io::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     match std::fs::read_dir(dir) {

@@ -84,17 +84,18 @@ pub enum Support {
 }
 
 impl Support {
-    /// The support of a `runs` column: flags are yes/no; success rates,
-    /// shares and goodput are in [0, 1]; a name ending in `_s` is a time;
-    /// every other metric the simulation writes is a count or a ratio of
-    /// counts, never negative.
+    /// The support of a `runs` column: flags are yes/no; success rates
+    /// and shares are in [0, 1]; a name ending in `_s` is a time; every
+    /// other metric the simulation writes is a count or a ratio of counts,
+    /// never negative. Goodput is one of those ratios, not a share: it
+    /// exceeds 1 where the last tier is not on every user's path (an
+    /// optional fan-out branch, a cache in front of it).
     pub fn of_metric(name: &str, is_flag: bool) -> Support {
         if is_flag {
             Support::YesNo
         } else if name.starts_with("success_rate")
             || name.contains("_success_rate")
             || name.ends_with("_share")
-            || name == "goodput"
         {
             Support::Unit
         } else if name.ends_with("_s") {
@@ -505,6 +506,13 @@ mod tests {
             Support::of_metric("svc_b_max_queue", false),
             Support::NonNegative
         );
+        // Above 1 behind an optional fan-out branch: a [0, 1] interval
+        // would leave out its own mean (1.35 in [1.00, 1.00]).
+        assert_eq!(Support::of_metric("goodput", false), Support::NonNegative);
+        let c = ci95(&[1.30, 1.35, 1.40], Support::of_metric("goodput", false)).unwrap();
+        let (lo, hi) = c.bounds.unwrap();
+        assert!(lo < 1.35 && 1.35 < hi && lo > 1.0, "[{lo}, {hi}]");
+        assert_eq!(Support::of_metric("wasted_share", false), Support::Unit);
         // 0.05^(1/3) = 0.368; from 30 trials on it is about the rule of
         // three's 3/n (0.0950 against 0.1 at 30, 0.00299 against 0.003 at
         // 1,000).

@@ -1297,6 +1297,28 @@ pub fn param_of(path: &str) -> Option<&'static Param> {
     })
 }
 
+/// One spelling per parameter: a window's key with its index, as a
+/// number (`svc_b.slow.start_s` and `svc_b.slow.00.start_s` are
+/// `svc_b.slow.0.start_s`), so that two spellings of one parameter are
+/// found to be one. Other paths are their own.
+pub fn canonical(path: &str) -> String {
+    let windowed = param_of(path).is_some_and(|p| {
+        matches!(
+            p.scope,
+            Scope::Slow | Scope::Errors | Scope::Crash | Scope::Spike | Scope::Profile
+        )
+    });
+    let segs: Vec<&str> = path.split('.').collect();
+    match segs.as_slice() {
+        [owner, window, key] if windowed => format!("{owner}.{window}.0.{key}"),
+        [owner, window, n, key] if windowed => match n.parse::<usize>() {
+            Ok(n) => format!("{owner}.{window}.{n}.{key}"),
+            Err(_) => path.to_string(),
+        },
+        _ => path.to_string(),
+    }
+}
+
 /// Parses a command-line value: TOML syntax (`32`, `0.3`, `true`, `"x"`),
 /// falling back to a bare string (`naive`).
 pub fn parse_value(text: &str) -> Value {

@@ -40,7 +40,8 @@ struct GridFile {
 #[derive(Debug, serde::Deserialize)]
 #[serde(
     untagged,
-    expecting = "a list of seeds (integers >= 0, e.g. [1, 2, 7]) or { first = 1, count = 20 }"
+    deny_unknown_fields,
+    expecting = "a list of seeds (integers >= 0, e.g. [1, 2, 7]) or { first = 1, count = 20 }, with no other key"
 )]
 enum Seeds {
     List(Vec<u64>),
@@ -218,6 +219,24 @@ fn merge_metrics(union: &mut Vec<sim_core::Metric>, more: Vec<sim_core::Metric>)
     }
 }
 
+/// `path` as the grid document spells the same parameter in `[set]`,
+/// `[axes]` or a `[[zip]]` (`svc_b.slow.0.start_s` for
+/// `svc_b.slow.start_s`), so that a flag replaces it; else as given.
+fn spelled_as_in(doc: &toml::Table, path: &str) -> String {
+    let canonical = sim_core::params::canonical(path);
+    let tables = ["set", "axes"].iter().filter_map(|t| doc.get(*t));
+    let zips = doc
+        .get("zip")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten();
+    (tables.chain(zips))
+        .filter_map(Value::as_table)
+        .flat_map(|t| t.keys())
+        .find(|k| sim_core::params::canonical(k) == canonical)
+        .map_or_else(|| path.to_string(), String::clone)
+}
+
 /// A point's overrides and the scenario they give.
 type LastPoint = (Vec<(String, Value)>, ValidScenario);
 
@@ -326,7 +345,7 @@ impl Overrides {
                 errors.push(flag_error(flag, arg, format!("expected {example}")));
                 continue;
             };
-            let (path, value) = (path.trim().to_string(), value.trim());
+            let (path, value) = (spelled_as_in(doc, path.trim()), value.trim());
             let value = if flag == "--set" {
                 sim_core::parse_value(value)
             } else if value.starts_with('{') {
@@ -537,7 +556,10 @@ impl Grid {
                     );
                     Vec::new()
                 }
-                Seeds::Range { first, count } if first.checked_add(count).is_none() => {
+                // Its last seed is first + count - 1.
+                Seeds::Range { first, count }
+                    if first.checked_add(count.saturating_sub(1)).is_none() =>
+                {
                     seeds_refused = true;
                     err(
                         "seeds",
@@ -709,17 +731,22 @@ impl Grid {
         }
 
         // Each path at most once across [set], [axes] and [[zip]].
-        let mut seen: Vec<&str> = Vec::new();
+        // Two spellings of one parameter (`svc_b.slow.start_s` and
+        // `svc_b.slow.0.start_s`) are one path.
+        let mut seen: Vec<(&str, String)> = Vec::new();
         let all_paths = fixed.iter().map(|(k, _)| k.as_str()).chain(
             dimensions
                 .iter()
                 .flat_map(|d| d.paths.iter().map(String::as_str)),
         );
         for p in all_paths {
-            if seen.contains(&p) {
-                err(&format!("\"{p}\""), "duplicate axis: the path is given more than once across [set], [axes] and [[zip]]".into());
+            let canonical = sim_core::params::canonical(p);
+            match seen.iter().find(|(_, c)| *c == canonical) {
+                Some((q, _)) if *q == p => err(&format!("\"{p}\""), "duplicate axis: the path is given more than once across [set], [axes] and [[zip]]".into()),
+                Some((q, _)) => err(&format!("\"{p}\""), format!("duplicate axis: the same parameter as `{q}` (both are `{canonical}`), given more than once across [set], [axes] and [[zip]]")),
+                None => {}
             }
-            seen.push(p);
+            seen.push((p, canonical));
         }
         // Levels are compared in canonical form: `2` and `2.0` of a float
         // parameter are one point (one run id), so the second is refused.

@@ -905,6 +905,92 @@ fn a_grid_name_cannot_lead_out_of_the_output_folder() {
     }
 }
 
+/// A seeds range ends at first + count - 1 (the largest seed may be its
+/// last), and a key it does not have is refused, not ignored.
+#[test]
+fn a_seeds_range_is_exact_and_has_only_its_two_keys() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = |seeds: &str| {
+        let text = small_grid(1).replace("{ first = 1, count = 1 }", seeds);
+        write_grid(tmp.path(), &text)
+    };
+    let o = sweep(&["plan", &grid("{ first = 18446744073709551615, count = 1 }")]);
+    assert_ok(&o);
+    assert_says(&stdout(&o), &["seeds 1 (18446744073709551615)"]);
+    let o = sweep(&["plan", &grid("{ first = 18446744073709551615, count = 2 }")]);
+    assert_fails(
+        &o,
+        &["seeds: first = 18446744073709551615 with count = 2 goes past the largest seed"],
+    );
+    let o = sweep(&["plan", &grid("{ first = 1, count = 3, step = 2 }")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_says(
+        &stderr(&o),
+        &["line 3", "{ first = 1, count = 20 }, with no other key"],
+    );
+}
+
+/// `svc_b.slow.start_s` is `svc_b.slow.0.start_s` (the first window): two
+/// spellings in one grid are refused as one path given twice, and a flag
+/// in the other spelling replaces the grid's.
+#[test]
+fn two_spellings_of_one_parameter_are_one_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = small_grid(1);
+    let both = base.replace("[axes]", "[axes]\n\"svc_b.slow.00.start_s\" = [1, 2]");
+    let o = sweep(&["plan", &write_grid(tmp.path(), &both)]);
+    assert_fails(
+        &o,
+        &[
+            "\"svc_b.slow.00.start_s\": duplicate axis: the same parameter as `svc_b.slow.start_s` (both are `svc_b.slow.0.start_s`)",
+        ],
+    );
+    let grid = write_grid(tmp.path(), &base);
+    let o = sweep(&["plan", &grid, "--set", "svc_b.slow.0.start_s=3"]);
+    assert_ok(&o);
+    assert_says(&stdout(&o), &["set   svc_b.slow.start_s = 3"]);
+    let o = sweep(&["plan", &grid, "--axis", "svc_b.slow.0.start_s=2,3"]);
+    assert_ok(&o);
+    assert_says(&stdout(&o), &["axis  svc_b.slow.start_s (2 levels): 2, 3"]);
+}
+
+/// A directory whose name is a glob pattern (`gx[1]` matches `gx1`) is
+/// read as itself: its report is of its own runs, never of a neighbour's.
+#[test]
+fn a_report_reads_its_own_directory_whatever_its_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (one, two) = (small_grid(1), small_grid(2));
+    let (grid1, grid2) = (
+        write_grid_as(tmp.path(), "one.toml", &one),
+        write_grid_as(tmp.path(), "two.toml", &two),
+    );
+    let (neighbour, own) = (tmp.path().join("gx1"), tmp.path().join("gx[1]"));
+    assert_ok(&run_grid(&grid2, neighbour.to_str().unwrap(), &["-q"]));
+    let o = sweep(&["run", &grid1, "--out", own.to_str().unwrap(), "-q"]);
+    assert_ok(&o);
+    let summary = std::fs::read_to_string(own.join("analysis/summary.csv")).unwrap();
+    let header: Vec<&str> = summary.lines().next().unwrap().split(',').collect();
+    let runs = header
+        .iter()
+        .position(|c| *c == "runs")
+        .expect("a runs column");
+    for row in summary.lines().skip(1) {
+        assert_eq!(row.split(',').nth(runs), Some("1"), "{row}");
+    }
+    // Before its first part, a report says there are no runs yet.
+    let empty = tmp.path().join("empty[1]");
+    std::fs::create_dir_all(empty.join("runs")).unwrap();
+    std::fs::copy(own.join("manifest.json"), empty.join("manifest.json")).unwrap();
+    let o = sweep(&["report", empty.to_str().unwrap()]);
+    assert_fails(
+        &o,
+        &[&format!(
+            "{}: no runs written yet",
+            empty.join("runs").display()
+        )],
+    );
+}
+
 /// An NFS client keeps a file deleted while open (a notebook reading a
 /// part that `--force` removed) as `.nfs<hex>` until it is closed: such a
 /// file does not make a directory a user's, and is never deleted.
