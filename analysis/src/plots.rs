@@ -244,13 +244,37 @@ fn bold(size: f64) -> TextStyle<'static> {
     (FONT, size, FontStyle::Bold).into_font().color(&BLACK)
 }
 
-/// Fills the background and draws the title; returns the area below it.
+/// Fills the background and draws the title, on as many lines as it
+/// needs to fit the width (a slice named by long parameter paths would
+/// be cut at both ends); returns the area below it.
 fn titled<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
 ) -> Result<DrawingArea<DB, Shift>, PlotError> {
     root.fill(&WHITE).map_err(de)?;
-    root.titled(title, bold(24.0)).map_err(de)
+    let style = bold(24.0);
+    let room = root.dim_in_pixel().0.saturating_sub(40);
+    let mut area = root.clone();
+    for line in wrapped(title, room, |s| text_width(root, s, &style)) {
+        area = area.titled(&line, style.clone()).map_err(de)?;
+    }
+    Ok(area)
+}
+
+/// `text` cut at spaces into lines no wider than `room` (as `width`
+/// measures them); a word wider than that is a line of its own.
+fn wrapped(text: &str, room: u32, width: impl Fn(&str) -> u32) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split(' ') {
+        match lines.last_mut() {
+            Some(line) if width(&format!("{line} {word}")) <= room => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
 }
 
 /// Pixel width of `s` in `style` (0 if it cannot be measured).
@@ -1961,6 +1985,24 @@ mod tests {
             panel("wasted_share", -0.2),
             panel("success_rate_during", 0.05),
         ]
+    }
+
+    #[test]
+    fn a_long_title_is_wrapped_at_spaces_to_fit() {
+        let width = |s: &str| 10 * s.chars().count() as u32;
+        assert_eq!(wrapped("short title", 200, width), ["short title"]);
+        assert_eq!(
+            wrapped(
+                "Success rate (page.fanout.recs.max_in_flight=4, required=true)",
+                300,
+                width
+            ),
+            [
+                "Success rate",
+                "(page.fanout.recs.max_in_flight=4,",
+                "required=true)"
+            ]
+        );
     }
 
     #[test]
