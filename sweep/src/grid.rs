@@ -237,6 +237,32 @@ fn spelled_as_in(doc: &toml::Table, path: &str) -> String {
         .map_or_else(|| path.to_string(), String::clone)
 }
 
+/// Every key of a TOML text, nested ones as `table.key`, in the text's
+/// order (empty if it does not parse).
+fn key_order(text: &str) -> Vec<String> {
+    fn keys(v: &Value, prefix: &str, out: &mut Vec<String>) {
+        match v {
+            Value::Table(t) => {
+                for (k, x) in t {
+                    out.push(format!("{prefix}{k}"));
+                    keys(x, &format!("{prefix}{k}."), out);
+                }
+            }
+            Value::Array(xs) => {
+                for (i, x) in xs.iter().enumerate() {
+                    keys(x, &format!("{prefix}{i}."), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    if let Ok(t) = text.parse::<toml::Table>() {
+        keys(&Value::Table(t), "", &mut out);
+    }
+    out
+}
+
 /// A point's overrides and the scenario they give.
 type LastPoint = (Vec<(String, Value)>, ValidScenario);
 
@@ -1224,6 +1250,11 @@ impl Grid {
                 _ => None,
             })
             .collect();
+        if changes.is_empty() && key_order(&m.grid_text) != key_order(&self.text) {
+            changes.push(
+                "the order of its keys changed (the same keys and values), which numbers the points and runs; put them back in their order".into(),
+            );
+        }
         if m.scenario_id != self.scenario_id {
             changes.push(format!("the scenario {} changed", self.scenario_ref));
         }
@@ -1232,6 +1263,21 @@ impl Grid {
 
     /// A design is part of it by its points too, not only the text that
     /// asks for them (a new sampling algorithm is a new sweep).
+    /// Whether the grid that wrote `m` is this one in another layout
+    /// (comments and spacing aside, the same keys and values in the same
+    /// order): no change, yet another fingerprint.
+    pub fn relaid_of(&self, m: &analysis::manifest::Manifest) -> bool {
+        m.fingerprint != self.fingerprint() && self.changes_since(m).is_some_and(|c| c.is_empty())
+    }
+
+    /// The grid as `text`, the same content in another layout
+    /// ([`Grid::relaid_of`]): the text a directory's results were written
+    /// with, whose fingerprint they carry.
+    pub fn keep_text(&mut self, text: &str) {
+        self.text = text.to_string();
+        self.sha256 = sha256_hex(text.as_bytes());
+    }
+
     pub fn fingerprint(&self) -> String {
         let mut text = format!("{}\n{}", self.sha256, self.scenario_id);
         if self.design.is_some()

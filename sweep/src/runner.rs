@@ -115,7 +115,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Error> {
     if let Some(at) = args.inject_crash {
         crate::crash::arm(at);
     }
-    let grid = Grid::load_overridden(&args.grid, None, &args.overrides)?;
+    let mut grid = Grid::load_overridden(&args.grid, None, &args.overrides)?;
     grid.refuse_adaptive()?;
     let shard = shard_from(args)?;
     let out = args.out.clone().unwrap_or_else(|| default_out(&grid));
@@ -126,7 +126,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Error> {
     // finishes what shards left, and --force deletes their files): it runs
     // beside no shard's writer, and none starts beside it.
     let _lock = Lock::writer(&out, shard, shard == Shard::WHOLE).map_err(DirError::from)?;
-    if prepare_dir(&store, &grid, shard, args)? == Prepared::AlreadyComplete {
+    if prepare_dir(&store, &mut grid, shard, args)? == Prepared::AlreadyComplete {
         let index = store.root.join("analysis").join("index.md");
         let report = if index.exists() || shard != Shard::WHOLE {
             format!("report: {}", index.display())
@@ -261,12 +261,18 @@ fn check_run_memory(grid: &Grid, args: &RunArgs) -> Result<(), RunnerError> {
 /// a shard only ever looks at (and deletes) its own files.
 fn prepare_dir(
     store: &Store,
-    grid: &Grid,
+    grid: &mut Grid,
     shard: Shard,
     args: &RunArgs,
 ) -> Result<Prepared, DirError> {
     let dir = || store.root.clone();
     let manifests = store.manifests()?;
+    // Only comments or layout changed since these results were written:
+    // the same grid, carried on as the text that wrote them, so that its
+    // fingerprint (and every other shard's) stays theirs.
+    if let Some((_, m)) = manifests.iter().find(|(_, m)| grid.relaid_of(m)) {
+        grid.keep_text(&m.grid_text);
+    }
     let own_parts = store.own_parts(shard)?;
     if manifests.is_empty() && store.holds_foreign_files()? {
         return Err(DirError::NotOurs {

@@ -504,6 +504,47 @@ fn an_output_directory_of_another_grid_is_refused() {
     assert_eq!(runs_table(Path::new(&out)).height(), 16);
 }
 
+/// A grid whose comments or spacing changed is the same grid: its
+/// interrupted sweep resumes (it was refused as "another grid", with
+/// `--force` offered, which deletes the results). Its keys in another
+/// order number the runs differently: refused, saying so.
+#[test]
+fn a_grid_edited_in_its_comments_resumes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(tmp.path(), &small_grid(30)); // 240 runs
+    let out = tmp.path().join("o");
+    let mut child = spawn_until_parts(&grid, &out, 1, std::process::Stdio::null());
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let manifest = || std::fs::read_to_string(out.join("manifest.json")).unwrap();
+    let before = manifest();
+    let text = small_grid(30).replace("horizon_s = 5", "horizon_s   =   5   # spaced\n# a note");
+    std::fs::write(&grid, format!("# why this grid\n{text}")).unwrap();
+    let o = run_grid(&grid, out.to_str().unwrap(), &["--resume"]);
+    assert_ok(&o);
+    let fingerprint = |m: &str| {
+        m.split("\"fingerprint\"")
+            .nth(1)
+            .map(|r| r[..30].to_string())
+    };
+    assert_eq!(fingerprint(&manifest()), fingerprint(&before));
+    let whole = tmp.path().join("whole");
+    assert_ok(&run_grid(&grid, whole.to_str().unwrap(), &[]));
+    assert_same_runs(&out, &whole);
+    // The same keys, [axes] before [set]: another order of the runs.
+    let (head, rest) = text.split_once("[set]").unwrap();
+    let (set, axes) = rest.split_once("[axes]").unwrap();
+    std::fs::write(&grid, format!("{head}[axes]{axes}[set]{set}")).unwrap();
+    let o = run_grid(&grid, out.to_str().unwrap(), &["--resume"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_says(
+        &stderr(&o),
+        &[
+            "the order of its keys changed (the same keys and values), which numbers the points and runs",
+        ],
+    );
+}
+
 #[test]
 fn slurm_script_runs_each_task_as_a_shard() {
     let tmp = tempfile::tempdir().unwrap();
