@@ -263,6 +263,23 @@ fn key_order(text: &str) -> Vec<String> {
     out
 }
 
+/// Why a zip group's `name` cannot label its level in the report's
+/// Markdown tables and plot legends, if it cannot: a `|` or a backtick
+/// would break a table's row, a line break the table.
+fn unfit_label(label: &str) -> Option<String> {
+    let bad = label
+        .chars()
+        .find(|c| *c == '|' || *c == '`' || c.is_control())?;
+    Some(format!(
+        "a zip group's name labels its level in the report's tables: it may not hold {}",
+        match bad {
+            '|' => "`|`".to_string(),
+            '`' => "a backtick".to_string(),
+            c => format!("a control character ({:?})", c),
+        }
+    ))
+}
+
 /// A point's overrides and the scenario they give.
 type LastPoint = (Vec<(String, Value)>, ValidScenario);
 
@@ -690,7 +707,16 @@ impl Grid {
             let mut lists = Vec::new();
             for (k, v) in group {
                 match v {
-                    Value::Array(levels) => lists.push((k, levels)),
+                    Value::Array(levels) => {
+                        if k == "name" {
+                            for label in levels.iter().filter_map(Value::as_str) {
+                                if let Some(reason) = unfit_label(label) {
+                                    err(&format!("{key}.\"name\""), format!("{label:?}: {reason}"));
+                                }
+                            }
+                        }
+                        lists.push((k, levels))
+                    }
                     other => err(
                         &format!("{key}.\"{k}\""),
                         format!("a zipped axis is a list of levels, got {other}"),
