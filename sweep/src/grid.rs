@@ -237,6 +237,28 @@ fn spelled_as_in(doc: &toml::Table, path: &str) -> String {
         .map_or_else(|| path.to_string(), String::clone)
 }
 
+/// Whether `a` and `b`, the values of flattened grid key `key`, set the
+/// same thing: a parameter's values in canonical form (`9` and `9.0` of a
+/// float are one value, and one run id), any other key's as written.
+fn same_setting(key: &str, a: &Value, b: &Value) -> bool {
+    let path = ["set.", "axes."]
+        .iter()
+        .find_map(|t| key.strip_prefix(t))
+        .map(|p| p.trim_matches('"'));
+    let Some(path) = path else {
+        return a == b;
+    };
+    match (a, b) {
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|(v, w)| canonical(path, v) == canonical(path, w))
+        }
+        _ => canonical(path, a) == canonical(path, b),
+    }
+}
+
 /// Every key of a TOML text, nested ones as `table.key`, in the text's
 /// order (empty if it does not parse).
 fn key_order(text: &str) -> Vec<String> {
@@ -1247,8 +1269,6 @@ impl Grid {
             .collect()
     }
 
-    /// Identifies the grid's content: a different fingerprint is a different
-    /// sweep, and its output directory is not resumed.
     /// What differs between the grid that wrote `m` and this one, in the
     /// grid's own keys (`axes."svc_b.queue_cap": [16, 64] -> [16, 128]`),
     /// when it is an edited version of the same grid.
@@ -1270,7 +1290,7 @@ impl Grid {
             .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
             .filter_map(|k| match (before.get(k), after.get(k)) {
-                (Some(a), Some(b)) if a != b => Some(format!("{k}: {a} -> {b}")),
+                (Some(a), Some(b)) if !same_setting(k, a, b) => Some(format!("{k}: {a} -> {b}")),
                 (Some(a), None) => Some(format!("{k} = {a} removed")),
                 (None, Some(b)) => Some(format!("{k} = {b} added")),
                 _ => None,
@@ -1287,8 +1307,6 @@ impl Grid {
         Some(changes)
     }
 
-    /// A design is part of it by its points too, not only the text that
-    /// asks for them (a new sampling algorithm is a new sweep).
     /// Whether the grid that wrote `m` is this one in another layout
     /// (comments and spacing aside, the same keys and values in the same
     /// order): no change, yet another fingerprint.
@@ -1304,6 +1322,10 @@ impl Grid {
         self.sha256 = sha256_hex(text.as_bytes());
     }
 
+    /// Identifies the grid's content: a different fingerprint is a different
+    /// sweep, and its output directory is not resumed. A design is part of
+    /// it by its points too, not only the text that asks for them (a new
+    /// sampling algorithm is a new sweep).
     pub fn fingerprint(&self) -> String {
         let mut text = format!("{}\n{}", self.sha256, self.scenario_id);
         if self.design.is_some()

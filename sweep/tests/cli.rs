@@ -531,6 +531,25 @@ fn a_grid_edited_in_its_comments_resumes() {
     let whole = tmp.path().join("whole");
     assert_ok(&run_grid(&grid, whole.to_str().unwrap(), &[]));
     assert_same_runs(&out, &whole);
+    // A value in another spelling of the same number (9 and 9.0 of a
+    // float: one run id) is no change either.
+    let nine = tmp.path().join("nine");
+    assert_ok(&run_grid(
+        &grid,
+        nine.to_str().unwrap(),
+        &["--set", "horizon_s=9"],
+    ));
+    assert_ok(&run_grid(
+        &grid,
+        nine.to_str().unwrap(),
+        &["--resume", "--set", "horizon_s=9.0"],
+    ));
+    let o = run_grid(
+        &grid,
+        nine.to_str().unwrap(),
+        &["--resume", "--set", "horizon_s=9.5"],
+    );
+    assert_says(&stderr(&o), &["set.horizon_s: 9 -> 9.5"]);
     // The same keys, [axes] before [set]: another order of the runs.
     let (head, rest) = text.split_once("[set]").unwrap();
     let (set, axes) = rest.split_once("[axes]").unwrap();
