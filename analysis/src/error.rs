@@ -37,11 +37,9 @@ pub enum LoadError {
     /// The lazy scan of the runs parts (`dir` is the sweep's directory).
     #[error("{}: {source}", dir.display())]
     Runs { dir: PathBuf, source: PolarsError },
-    #[error("{}: {source}", dir.display())]
-    ListRuns {
-        dir: PathBuf,
-        source: std::io::Error,
-    },
+    /// Listing the runs parts.
+    #[error(transparent)]
+    ListRuns(IoError),
     /// No part committed yet (a sweep that has just begun, or none).
     #[error(
         "{}: no runs written yet: a sweep writes its first part after its first runs (`sweep run` writes the report itself when it ends)",

@@ -2,7 +2,7 @@
 //! analysis needs (lazily, so other columns are never read), and each run's
 //! position in the grid.
 
-use crate::error::LoadError;
+use crate::error::{IoError, LoadError};
 use crate::manifest::Manifest;
 use crate::sensitivity::Design;
 use polars::prelude::*;
@@ -85,10 +85,9 @@ impl Sweep {
         // The committed parts themselves, not a pattern: `[`, `*` or `?` in
         // the directory's name would make a pattern match another's files.
         let runs = dir.join("runs");
-        let parts = crate::part::list(&runs, ".parquet").map_err(|source| LoadError::ListRuns {
-            dir: runs.clone(),
-            source,
-        })?;
+        let parts = crate::part::list(&runs, ".parquet")
+            .map_err(IoError::at(&runs))
+            .map_err(LoadError::ListRuns)?;
         if parts.is_empty() {
             return Err(LoadError::NoRuns { dir: runs });
         }

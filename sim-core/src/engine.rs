@@ -1717,10 +1717,7 @@ impl Sim<'_> {
                 })
                 .unzip();
         // The run's counters are the groups' sums, its closed loop too.
-        let closed = (groups.iter().filter_map(|g| g.closed.as_ref()))
-            .fold(None, |sum: Option<ClosedStats>, c| {
-                Some(sum.map_or_else(|| c.clone(), |s| s.plus(c)))
-            });
+        let closed = (groups.iter().filter_map(|g| g.closed.clone())).reduce(|a, b| a.plus(&b));
         if groups.len() == 1 {
             groups.clear();
             group_series.clear();
