@@ -1363,6 +1363,54 @@ pub fn set(scenario: &mut Scenario, path: &str, value: &Value) -> Result<(), Con
     write_all(scenario, &[(path, value)]).map_err(|mut e| e.remove(0))
 }
 
+/// A value outside its parameter's bounds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OutOfBounds {
+    pub bounds: Bounds,
+    /// Every number of the value is finite (`inf` and `nan` are outside
+    /// any bounds, for another reason).
+    pub finite: bool,
+}
+
+impl std::fmt::Display for OutOfBounds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let bounds = self.bounds.describe();
+        if self.finite {
+            write!(f, "must be {bounds}")
+        } else {
+            write!(f, "not a finite number (accepted: {bounds})")
+        }
+    }
+}
+
+/// Whether `value` lies outside the bounds of `path`'s catalogue line in
+/// `scenario` (a number outside them, a list entry outside them, or a float
+/// that is not finite): validation refuses such a value at its path
+/// whatever the other fields hold. Values of another type are [`set`]'s
+/// to refuse.
+pub fn out_of_bounds(scenario: &Scenario, path: &str, value: &Value) -> Option<OutOfBounds> {
+    let tree = Table::try_from(scenario).expect("a scenario always serializes");
+    let segs: Vec<&str> = path.split('.').collect();
+    let (_, param) = locate(scenario, &tree, &segs).ok()??;
+    let bounds = param.bounds?;
+    let numbers = match (param.kind, value) {
+        (Kind::Floats, Value::Array(entries)) => entries.as_slice(),
+        (Kind::Float | Kind::Int | Kind::Cap, v) => std::slice::from_ref(v),
+        _ => &[],
+    };
+    let number = |v: &Value| match v {
+        Value::Float(x) => Some(*x),
+        Value::Integer(i) => Some(*i as f64),
+        _ => None,
+    };
+    let finite = numbers.iter().filter_map(number).all(f64::is_finite);
+    let outside = numbers
+        .iter()
+        .filter_map(number)
+        .any(|x| !x.is_finite() || !bounds.contains(x));
+    outside.then_some(OutOfBounds { bounds, finite })
+}
+
 fn apply_preset(scenario: &mut Scenario, value: &Value) -> Result<(), ConfigError> {
     let name = text(value).map_err(|m| ConfigError::new("strategy", m))?;
     let Some(preset) = scenario.presets.get(&name).cloned() else {

@@ -200,7 +200,7 @@ pub fn drive<E>(
 }
 
 /// `sweep refine GRID` on a grid whose `[sample]` is a boundary search.
-pub fn run(args: &RefineArgs, grid: &Grid) -> Result<ExitCode, RefineError> {
+pub fn run(args: &RefineArgs, grid: &mut Grid) -> Result<ExitCode, RefineError> {
     let spec = grid.design.as_ref().expect("a boundary design");
     let rules = spec.boundary.clone().expect("a boundary design");
     let design = grid.dimensions.last().expect("the design's dimension");
@@ -232,6 +232,7 @@ pub fn run(args: &RefineArgs, grid: &Grid) -> Result<ExitCode, RefineError> {
     store.refuse_not_ours()?;
     let _lock = crate::lock::Lock::writer(&out, Shard::WHOLE, true)
         .map_err(crate::error::DirError::from)?;
+    grid.keep_layout_of(&store.manifests()?);
     let fingerprint = grid.fingerprint();
     store.refuse_foreign(&fingerprint, "sweep or refinement", "")?;
     store.create_dirs()?;

@@ -53,12 +53,26 @@ pub enum GridError {
         value: toml::Value,
         cause: ConfigError,
     },
-    /// A point whose scenario does not validate.
-    #[error("{}: point {index} ({point}): {cause}", file.display())]
+    /// A point whose scenario does not validate. `setting` is the
+    /// problem's path as the grid gives it (`horizon_s = 20`,
+    /// `--set horizon_s=20`), or the path alone when the value is the
+    /// scenario file's.
+    #[error(
+        "{}: {}{setting}: {}",
+        file.display(),
+        match index {
+            _ if point.is_empty() => String::new(),
+            Some(i) => format!("point {i} ({point}): "),
+            None => format!("at {point}: "),
+        },
+        cause.message
+    )]
     Point {
         file: PathBuf,
-        index: u64,
+        /// `None` where the points checked are not the grid's own.
+        index: Option<u64>,
         point: String,
+        setting: String,
         cause: ConfigError,
     },
 }

@@ -18,21 +18,97 @@ use std::path::{Path, PathBuf};
 use thread_local::ThreadLocal;
 use toml::Value;
 
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A grid file's tables, each read on its own so that every problem of
+/// the file is reported at once (serde would stop at the first).
 struct GridFile {
-    name: String,
-    scenario: String,
+    /// `None` when missing or not a string (already reported).
+    name: Option<String>,
+    scenario: Option<String>,
     seeds: Option<Seeds>,
-    #[serde(default)]
+    /// `seeds` is in the file (it may be `None` for a wrong type).
+    seeds_given: bool,
     set: toml::Table,
-    #[serde(default)]
     axes: toml::Table,
-    #[serde(default)]
     zip: Vec<toml::Table>,
-    #[serde(default)]
     report: ReportOptions,
     sample: Option<Value>,
+}
+
+/// The keys of a grid file, in the order the docs give them.
+const GRID_KEYS: [&str; 8] = [
+    "name", "scenario", "seeds", "set", "axes", "zip", "report", "sample",
+];
+
+impl GridFile {
+    /// Reads each key of the document into its type; a key that is
+    /// missing, unknown or of the wrong type is a problem of its own, and
+    /// the others are read as if it were absent.
+    fn read(mut doc: toml::Table, file: &Path) -> (GridFile, Vec<GridError>) {
+        let mut errors = Vec::new();
+        let mut invalid = |key: &str, reason: String| {
+            errors.push(GridError::Invalid {
+                file: file.to_path_buf(),
+                key: key.to_string(),
+                reason,
+            })
+        };
+        for key in doc.keys().filter(|k| !GRID_KEYS.contains(&k.as_str())) {
+            let hint = sim_core::params::closest(key, GRID_KEYS)
+                .map(|k| format!("did you mean `{k}`? "))
+                .unwrap_or_default();
+            invalid(
+                key,
+                format!(
+                    "unknown key; {hint}a grid has {} (parameters go under [set] or [axes])",
+                    GRID_KEYS.join(", ")
+                ),
+            );
+        }
+        let mut take = |key: &str| -> Option<Value> { doc.remove(key) };
+        fn typed<T: serde::de::DeserializeOwned>(
+            key: &str,
+            value: Option<Value>,
+            invalid: &mut impl FnMut(&str, String),
+        ) -> Option<T> {
+            value.and_then(|v| {
+                let shown = v.to_string();
+                v.try_into()
+                    .map_err(|e: toml::de::Error| {
+                        // The value when it is short enough to read in a line.
+                        let at = if shown.len() <= 60 {
+                            format!("{key} = {shown}")
+                        } else {
+                            key.to_string()
+                        };
+                        invalid(&at, e.message().to_string())
+                    })
+                    .ok()
+            })
+        }
+        let (name, scenario) = (take("name"), take("scenario"));
+        let (seeds, set, axes) = (take("seeds"), take("set"), take("axes"));
+        let (zip, report, sample) = (take("zip"), take("report"), take("sample"));
+        let mut required = |key: &str, v: Option<Value>| {
+            if v.is_none() {
+                invalid(key, "missing".into());
+            }
+            typed::<String>(key, v, &mut invalid)
+        };
+        let name = required("name", name);
+        let scenario = required("scenario", scenario);
+        let grid = GridFile {
+            name,
+            scenario,
+            seeds_given: seeds.is_some(),
+            seeds: typed("seeds", seeds, &mut invalid),
+            set: typed("set", set, &mut invalid).unwrap_or_default(),
+            axes: typed("axes", axes, &mut invalid).unwrap_or_default(),
+            zip: typed("zip", zip, &mut invalid).unwrap_or_default(),
+            report: typed("report", report, &mut invalid).unwrap_or_default(),
+            sample,
+        };
+        (grid, errors)
+    }
 }
 
 /// `seeds = [1, 2, 7]` or `seeds = { first = 1, count = 20 }`; a wrong
@@ -61,6 +137,16 @@ impl Dimension {
     pub fn is_zip(&self) -> bool {
         self.paths.len() > 1
     }
+}
+
+/// The points [`Grid::validate_points`] checks: the grid's, or what is left
+/// of it without the values already refused (whose point numbers are not
+/// the grid's, and where a key may be idle only for want of a refused
+/// value, so idle keys are not refused there).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Points {
+    AsGiven,
+    WithoutRefused,
 }
 
 /// A validated grid, ready to enumerate.
@@ -259,32 +345,6 @@ fn same_setting(key: &str, a: &Value, b: &Value) -> bool {
     }
 }
 
-/// Every key of a TOML text, nested ones as `table.key`, in the text's
-/// order (empty if it does not parse).
-fn key_order(text: &str) -> Vec<String> {
-    fn keys(v: &Value, prefix: &str, out: &mut Vec<String>) {
-        match v {
-            Value::Table(t) => {
-                for (k, x) in t {
-                    out.push(format!("{prefix}{k}"));
-                    keys(x, &format!("{prefix}{k}."), out);
-                }
-            }
-            Value::Array(xs) => {
-                for (i, x) in xs.iter().enumerate() {
-                    keys(x, &format!("{prefix}{i}."), out);
-                }
-            }
-            _ => {}
-        }
-    }
-    let mut out = Vec::new();
-    if let Ok(t) = text.parse::<toml::Table>() {
-        keys(&Value::Table(t), "", &mut out);
-    }
-    out
-}
-
 /// Why a zip group's `name` cannot label its level in the report's
 /// Markdown tables and plot legends, if it cannot: a `|` or a backtick
 /// would break a table's row, a line break the table.
@@ -369,10 +429,6 @@ pub struct Overrides {
 }
 
 impl Overrides {
-    pub fn is_empty(&self) -> bool {
-        self.sets.is_empty() && self.axes.is_empty()
-    }
-
     /// The flags again, shell-quoted, each with a leading space (for the
     /// commands a message suggests).
     pub fn as_args(&self) -> String {
@@ -527,7 +583,7 @@ impl Grid {
                 source,
             })
         })?;
-        let mut raw: GridFile = toml::from_str(&text).map_err(|source| {
+        let original: toml::Table = text.parse().map_err(|source| {
             one(GridError::Parse {
                 file: file.clone(),
                 source,
@@ -536,33 +592,19 @@ impl Grid {
         // With overrides, the grid is the file's document with them applied,
         // written out again: its text (and so its fingerprint, and the
         // changes a resume reports) includes them.
-        let mut from_flags: Vec<(String, &'static str)> = Vec::new();
-        let mut flag_errors = Vec::new();
-        if !overrides.is_empty() {
-            let original: toml::Table = text.parse().map_err(|source| {
-                one(GridError::Parse {
-                    file: file.clone(),
-                    source,
-                })
-            })?;
-            let mut doc = original.clone();
-            (from_flags, flag_errors) = overrides.apply(&mut doc);
-            if doc != original {
-                raw = Value::Table(doc.clone()).try_into().map_err(|source| {
-                    one(GridError::Parse {
-                        file: file.clone(),
-                        source,
-                    })
-                })?;
-                let name = path.file_name().unwrap_or_default().to_string_lossy();
-                text = format!(
-                    "# {name} with the command line's --set and --axis overrides\n{}",
-                    toml::to_string(&doc).expect("a TOML table serializes")
-                );
-            }
+        let mut doc = original.clone();
+        let (from_flags, flag_errors) = overrides.apply(&mut doc);
+        if doc != original {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            text = format!(
+                "# {name} with the command line's --set and --axis overrides\n{}",
+                toml::to_string(&doc).expect("a TOML table serializes")
+            );
         }
+        let (raw, file_errors) = GridFile::read(doc, &file);
         let flag_of = |path: &str| from_flags.iter().find(|(p, _)| p == path).map(|(_, f)| *f);
         let mut errors = flag_errors;
+        errors.extend(file_errors);
         let invalid = |key: &str, reason: String| GridError::Invalid {
             file: file.clone(),
             key: key.to_string(),
@@ -574,17 +616,18 @@ impl Grid {
 
         // The name becomes out/<name>: no `.`, so that `.` and `..` (and
         // hidden names) cannot point the output anywhere else.
-        if raw.name.is_empty()
-            || !raw
-                .name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "_-".contains(c))
+        let name_given = raw.name.is_some();
+        let name = raw.name.unwrap_or_default();
+        if name_given
+            && (name.is_empty()
+                || !name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_-".contains(c)))
         {
             err(
                 "name",
                 format!(
-                    "`{}` must be letters, digits, `_` or `-` (it names the output directory out/<name>)",
-                    raw.name
+                    "`{name}` must be letters, digits, `_` or `-` (it names the output directory out/<name>)"
                 ),
             );
         }
@@ -605,10 +648,13 @@ impl Grid {
             }
             (None, None) => {
                 seeds_refused = true;
-                err(
-                    "seeds",
-                    "missing: give a list (seeds = [1, 2, 3]) or { first = 1, count = 20 }".into(),
-                );
+                if !raw.seeds_given {
+                    err(
+                        "seeds",
+                        "missing: give a list (seeds = [1, 2, 3]) or { first = 1, count = 20 }"
+                            .into(),
+                    );
+                }
                 Vec::new()
             }
             (Some(seeds), None) => match seeds {
@@ -621,20 +667,7 @@ impl Grid {
                     );
                     Vec::new()
                 }
-                // Its last seed is first + count - 1.
-                Seeds::Range { first, count }
-                    if first.checked_add(count.saturating_sub(1)).is_none() =>
-                {
-                    seeds_refused = true;
-                    err(
-                        "seeds",
-                        format!(
-                            "first = {first} with count = {count} goes past the largest seed ({})",
-                            u64::MAX
-                        ),
-                    );
-                    Vec::new()
-                }
+                // A TOML integer is at most 2^63 - 1, so the last seed fits.
                 Seeds::Range { first, count } => (0..count).map(|i| first + i).collect(),
             },
         };
@@ -651,14 +684,12 @@ impl Grid {
         }
 
         // A scenario path is relative to the grid file.
-        let (base, scenario_ref, scenario_id) = if sim_core::builtin(&raw.scenario).is_some() {
-            (
-                sim_core::builtin(&raw.scenario),
-                raw.scenario.clone(),
-                raw.scenario.clone(),
-            )
-        } else {
-            let p = path.parent().unwrap_or(Path::new(".")).join(&raw.scenario);
+        let (base, scenario_ref, scenario_id) = if let Some(s) = raw.scenario.as_deref()
+            && sim_core::builtin(s).is_some()
+        {
+            (sim_core::builtin(s), s.to_string(), s.to_string())
+        } else if let Some(scenario) = &raw.scenario {
+            let p = path.parent().unwrap_or(Path::new(".")).join(scenario);
             match std::fs::read_to_string(&p) {
                 Ok(t) => match load_scenario_file(&t, &p) {
                     Ok((s, id)) => (Some(s), p.display().to_string(), id),
@@ -672,7 +703,7 @@ impl Grid {
                         "scenario",
                         format!(
                             "`{}` is neither a built-in scenario ({}) nor a readable file ({}: {e})",
-                            raw.scenario,
+                            scenario,
                             sim_core::BUILTIN_SCENARIOS.join(", "),
                             p.display()
                         ),
@@ -680,6 +711,8 @@ impl Grid {
                     (None, String::new(), String::new())
                 }
             }
+        } else {
+            (None, String::new(), String::new())
         };
 
         let mut fixed = Vec::new();
@@ -915,7 +948,22 @@ impl Grid {
         let mut probe_errors: Vec<GridError> = Vec::new();
         let mut with_set = base.clone();
         let mut probe = |table: &'static str, path: &str, value: &Value, on: &mut Scenario| {
-            if let Err(cause) = params::set(on, path, value) {
+            let refused = params::set(on, path, value).err().or_else(|| {
+                // A value outside its bounds is refused at every point: said
+                // here, beside the other values' problems, with validation's
+                // reason.
+                params::out_of_bounds(on, path, value).map(|outside| {
+                    let canonical = params::canonical(path);
+                    let errors = sim_core::validate(on).err().unwrap_or_default();
+                    (errors.into_iter())
+                        .find(|e| outside.finite && params::canonical(&e.path) == canonical)
+                        .unwrap_or_else(|| ConfigError::new(path, outside.to_string()))
+                })
+            });
+            let Some(cause) = refused else {
+                return true;
+            };
+            {
                 let e = match flag_of(path) {
                     Some(flag) => GridError::FlagValue {
                         flag,
@@ -939,19 +987,32 @@ impl Grid {
                     probe_errors.push(e);
                 }
             }
+            false
         };
+        // Which values were taken: the grid without the others is still
+        // checked below, so that no problem waits for another's fix.
+        let mut fixed_taken = Vec::with_capacity(fixed.len());
         for (k, v) in &fixed {
-            probe("set", k, v, &mut with_set);
+            let mut next = with_set.clone();
+            let taken = probe("set", k, v, &mut next);
+            if taken {
+                with_set = next;
+            }
+            fixed_taken.push(taken);
         }
+        let mut levels_taken: Vec<Vec<bool>> = Vec::with_capacity(listed);
         for d in &dimensions[..listed] {
             let table = if d.is_zip() { "zip" } else { "axes" };
+            let mut taken = vec![true; d.levels.len()];
             for (j, p) in d.paths.iter().enumerate() {
-                for level in &d.levels {
-                    probe(table, p, &level[j], &mut with_set.clone());
+                for (level, taken) in d.levels.iter().zip(&mut taken) {
+                    *taken &= probe(table, p, &level[j], &mut with_set.clone());
                 }
             }
+            levels_taken.push(taken);
         }
         // A sampled axis at its two ends (every point is validated below).
+        let mut design_taken = true;
         for a in sample_design.iter().flat_map(|s| &s.axes) {
             for end in [a.min, a.max] {
                 let v = if a.integer {
@@ -959,7 +1020,7 @@ impl Grid {
                 } else {
                     Value::Float(end)
                 };
-                probe("axes", &a.path, &v, &mut with_set.clone());
+                design_taken &= probe("axes", &a.path, &v, &mut with_set.clone());
             }
         }
         errors.extend(probe_errors);
@@ -967,10 +1028,53 @@ impl Grid {
             // The points cannot be built: the base scenario's metrics.
             let schema = sim_core::result::metric_schema(&base);
             errors.extend(report_errors(&file, &raw.report, &schema, &dimensions));
+            // The points' own problems (rules between fields), at the
+            // points that can be built without the values refused above.
+            let sampled = dimensions.get(listed).cloned().filter(|_| design_taken);
+            let mut dimensions: Vec<Dimension> = (dimensions[..listed].iter())
+                .zip(&levels_taken)
+                .map(|(d, taken)| Dimension {
+                    paths: d.paths.clone(),
+                    levels: (d.levels.iter().zip(taken))
+                        .filter(|(_, t)| **t)
+                        .map(|(l, _)| l.clone())
+                        .collect(),
+                })
+                .filter(|d| !d.levels.is_empty())
+                .collect();
+            let design = sample_design.filter(|_| sampled.is_some());
+            dimensions.extend(sampled);
+            let rest = Grid {
+                name,
+                path: path.to_path_buf(),
+                sha256: String::new(),
+                text: String::new(),
+                scenario_ref,
+                scenario_id,
+                base,
+                seeds,
+                fixed: (fixed.into_iter().zip(fixed_taken))
+                    .filter(|(_, t)| *t)
+                    .map(|(f, _)| f)
+                    .collect(),
+                dimensions,
+                report: raw.report,
+                design,
+                points_checked: 0,
+                largest_run: (0, 0),
+                metrics: Vec::new(),
+                last_point: ThreadLocal::new(),
+            };
+            if rest.points_within(MAX_RUNS)
+                && let Err(more) =
+                    rest.validate_points(&file, sample, &from_flags, Points::WithoutRefused)
+            {
+                errors.extend(more.0);
+            }
             return Err(GridErrors(errors));
         }
         let grid = Grid {
-            name: raw.name,
+            name,
             path: path.to_path_buf(),
             sha256: sha256_hex(text.as_bytes()),
             text,
@@ -988,16 +1092,18 @@ impl Grid {
             last_point: ThreadLocal::new(),
         };
         let mut grid = grid;
-        let checked = grid.validate_points(&file, sample).map_err(|mut e| {
-            let schema = sim_core::result::metric_schema(&grid.base);
-            (e.0).extend(report_errors(
-                &file,
-                &grid.report,
-                &schema,
-                &grid.dimensions,
-            ));
-            e
-        })?;
+        let checked = (grid.validate_points(&file, sample, &from_flags, Points::AsGiven)).map_err(
+            |mut e| {
+                let schema = sim_core::result::metric_schema(&grid.base);
+                (e.0).extend(report_errors(
+                    &file,
+                    &grid.report,
+                    &schema,
+                    &grid.dimensions,
+                ));
+                e
+            },
+        )?;
         // Against every point's metrics: a replicas axis adds some.
         let report = report_errors(&file, &grid.report, &checked.metrics, &grid.dimensions);
         if !report.is_empty() {
@@ -1016,7 +1122,13 @@ impl Grid {
     /// axis acts at half of them. Returns how many were checked, the
     /// point of the largest memory estimate with its bytes, and the metrics
     /// of all the points checked ([`Grid::metrics`]).
-    fn validate_points(&self, file: &Path, sample: Option<u64>) -> Result<Checked, GridErrors> {
+    fn validate_points(
+        &self,
+        file: &Path,
+        sample: Option<u64>,
+        flags: &[(String, &'static str)],
+        points: Points,
+    ) -> Result<Checked, GridErrors> {
         use rayon::prelude::*;
         let n = self.points();
         let checked = sample.map_or(n, |s| s.min(n));
@@ -1101,11 +1213,12 @@ impl Grid {
         for found in chunks.iter().flat_map(|f| f.inert.iter().cloned()) {
             count_inert(&mut inert, found);
         }
-        let mut problems: Vec<(u64, ConfigError)> =
-            chunks.into_iter().flat_map(|f| f.errors).collect();
+        let problems: Vec<(u64, ConfigError)> = chunks.into_iter().flat_map(|f| f.errors).collect();
         let acting_nowhere: Vec<(u64, ConfigError)> = (inert.into_iter())
             .filter(|(_, cause, n)| {
-                *n == valid && !problems.iter().any(|(_, c)| c.path == cause.path)
+                points == Points::AsGiven
+                    && *n == valid
+                    && !problems.iter().any(|(_, c)| c.path == cause.path)
             })
             .map(|(i, mut cause, _)| {
                 if valid > 1 {
@@ -1114,17 +1227,32 @@ impl Grid {
                 (i, cause)
             })
             .collect();
-        problems.extend(acting_nowhere);
+        // An idle key's message starts with its value; the others' get it
+        // from the point.
+        let problems = (problems.into_iter().map(|(i, c)| (i, c, true)))
+            .chain(acting_nowhere.into_iter().map(|(i, c)| (i, c, false)));
         let mut errors: Vec<GridError> = Vec::new();
         let mut seen: Vec<sim_core::ConfigError> = Vec::new();
-        for (i, cause) in problems {
+        for (i, cause, with_value) in problems {
             if !seen.contains(&cause) {
                 seen.push(cause.clone());
                 let overrides = self.point(i);
+                let canonical = params::canonical(&cause.path);
+                let given = (overrides.iter())
+                    .filter(|_| with_value)
+                    .find(|(p, _)| params::canonical(p) == canonical);
+                let setting = match given {
+                    Some((p, v)) => match flags.iter().find(|(f, _)| f == p) {
+                        Some((_, flag)) => format!("{flag} {p}={v}"),
+                        None => format!("{p} = {v}"),
+                    },
+                    None => cause.path.clone(),
+                };
                 errors.push(GridError::Point {
                     file: file.to_path_buf(),
-                    index: i,
+                    index: (points == Points::AsGiven).then_some(i),
                     point: describe(&overrides[self.fixed.len()..]),
+                    setting,
                     cause,
                 });
             }
@@ -1138,6 +1266,14 @@ impl Grid {
         } else {
             Err(GridErrors(errors))
         }
+    }
+
+    /// Whether the grid has at most `most` points (with no overflow on the
+    /// way).
+    fn points_within(&self, most: u64) -> bool {
+        (self.dimensions.iter())
+            .try_fold(1u64, |acc, d| acc.checked_mul(d.levels.len() as u64))
+            .is_some_and(|n| n <= most)
     }
 
     pub fn points(&self) -> u64 {
@@ -1296,10 +1432,25 @@ impl Grid {
                 _ => None,
             })
             .collect();
-        if changes.is_empty() && key_order(&m.grid_text) != key_order(&self.text) {
-            changes.push(
-                "the order of its keys changed (the same keys and values), which numbers the points and runs; put them back in their order".into(),
-            );
+        // The same keys and values in another order: the dimensions' order
+        // numbers the points and runs, and the fixed keys' order is the
+        // runs table's columns'; any other order is layout.
+        let dimensions: Vec<Vec<String>> =
+            self.dimensions.iter().map(|d| d.paths.clone()).collect();
+        let fixed: Vec<String> = self.fixed.iter().map(|(k, _)| k.clone()).collect();
+        if changes.is_empty() && m.dimensions != dimensions {
+            changes.push(format!(
+                "the order of the axes changed, which numbers the points and runs: {} -> {}; put them back in their order",
+                m.dimensions.iter().map(|d| d.join("+")).collect::<Vec<_>>().join(", "),
+                dimensions.iter().map(|d| d.join("+")).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        if changes.is_empty() && m.fixed != fixed {
+            changes.push(format!(
+                "the order of [set] changed, which orders the runs table's columns: {} -> {}; put it back in its order",
+                m.fixed.join(", "),
+                fixed.join(", ")
+            ));
         }
         if m.scenario_id != self.scenario_id {
             changes.push(format!("the scenario {} changed", self.scenario_ref));
@@ -1307,19 +1458,19 @@ impl Grid {
         Some(changes)
     }
 
-    /// Whether the grid that wrote `m` is this one in another layout
-    /// (comments and spacing aside, the same keys and values in the same
-    /// order): no change, yet another fingerprint.
-    pub fn relaid_of(&self, m: &analysis::manifest::Manifest) -> bool {
-        m.fingerprint != self.fingerprint() && self.changes_since(m).is_some_and(|c| c.is_empty())
-    }
-
-    /// The grid as `text`, the same content in another layout
-    /// ([`Grid::relaid_of`]): the text a directory's results were written
-    /// with, whose fingerprint they carry.
-    pub fn keep_text(&mut self, text: &str) {
-        self.text = text.to_string();
-        self.sha256 = sha256_hex(text.as_bytes());
+    /// Carries on as the text that wrote a directory's results when that
+    /// grid is this one in another layout (comments and spacing aside, the
+    /// same keys and values in the same order: no change, yet another
+    /// text), so that its fingerprint, and every shard's and refinement's
+    /// built on it, stays theirs. `manifests` are the directory's.
+    pub fn keep_layout_of(&mut self, manifests: &[(PathBuf, analysis::manifest::Manifest)]) {
+        let relaid = manifests.iter().find(|(_, m)| {
+            m.grid_text != self.text && self.changes_since(m).is_some_and(|c| c.is_empty())
+        });
+        if let Some((_, m)) = relaid {
+            self.text = m.grid_text.clone();
+            self.sha256 = sha256_hex(self.text.as_bytes());
+        }
     }
 
     /// Identifies the grid's content: a different fingerprint is a different

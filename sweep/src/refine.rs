@@ -101,7 +101,8 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
         sets: args.sets.clone(),
         axes: Vec::new(),
     };
-    let grid = Grid::load_overridden(&args.grid, None, &overrides).map_err(RefineError::Grid)?;
+    let mut grid =
+        Grid::load_overridden(&args.grid, None, &overrides).map_err(RefineError::Grid)?;
     if grid.design.as_ref().is_some_and(|d| d.boundary.is_some()) {
         let given: Vec<&str> = [
             ("--axis", args.axis.is_some()),
@@ -118,7 +119,7 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
                 grid: args.grid.clone(),
             });
         }
-        return crate::adaptive::run(args, &grid);
+        return crate::adaptive::run(args, &mut grid);
     }
     let (Some(axis_path), Some(precision)) = (args.axis.clone(), args.precision) else {
         return Err(RefineError::NoAxis {
@@ -185,6 +186,7 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
     store.refuse_not_ours()?;
     let _lock = crate::lock::Lock::writer(&out, Shard::WHOLE, true)
         .map_err(crate::error::DirError::from)?;
+    grid.keep_layout_of(&store.manifests()?);
     let fingerprint = sha256_hex(
         format!(
             "{}|{}|{}|{}",

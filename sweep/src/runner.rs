@@ -136,9 +136,9 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Error> {
                 crate::slurm::shell_quote(&store.root.display().to_string())
             )
         };
+        let (ok, failed, _) = count_runs(&store, (shard != Shard::WHOLE).then_some(shard))
+            .map_err(RunnerError::from)?;
         if args.json {
-            let (ok, failed, _) = count_runs(&store, (shard != Shard::WHOLE).then_some(shard))
-                .map_err(RunnerError::from)?;
             let mut summary = Summary::new(&grid, &store, shard, "already_complete");
             // A shard's share may hold runs another split wrote (`reused`).
             let planned = (store.manifests().map_err(DirError::from)?.into_iter())
@@ -153,6 +153,15 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Error> {
             "{} already holds the complete results of this grid ({report}); --force to run it again",
             store.root.display()
         );
+        // The status is the results', whichever run of the command wrote
+        // them (and whether or not with --resume).
+        if failed > 0 {
+            eprintln!(
+                "{failed} of its {} run(s) failed (status = 'failed' in the runs table)",
+                ok + failed
+            );
+            return Ok(ExitCode::from(1));
+        }
         return Ok(ExitCode::SUCCESS);
     }
     Ok(execute(&grid, &store, shard, args)?)
@@ -267,12 +276,7 @@ fn prepare_dir(
 ) -> Result<Prepared, DirError> {
     let dir = || store.root.clone();
     let manifests = store.manifests()?;
-    // Only comments or layout changed since these results were written:
-    // the same grid, carried on as the text that wrote them, so that its
-    // fingerprint (and every other shard's) stays theirs.
-    if let Some((_, m)) = manifests.iter().find(|(_, m)| grid.relaid_of(m)) {
-        grid.keep_text(&m.grid_text);
-    }
+    grid.keep_layout_of(&manifests);
     let own_parts = store.own_parts(shard)?;
     if manifests.is_empty() && store.holds_foreign_files()? {
         return Err(DirError::NotOurs {

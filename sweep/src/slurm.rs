@@ -1,7 +1,7 @@
 //! `sweep slurm`: an `sbatch --array` script that runs a grid as N shards
 //! into one shared output directory.
 
-use crate::error::{Error, SlurmError};
+use crate::error::{DirError, Error, SlurmError};
 use crate::grid::Grid;
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -36,7 +36,7 @@ fn absolute(p: &Path) -> PathBuf {
 }
 
 pub fn slurm(args: &SlurmArgs) -> Result<ExitCode, Error> {
-    let grid = Grid::load_overridden(&args.grid, None, &args.overrides)?;
+    let mut grid = Grid::load_overridden(&args.grid, None, &args.overrides)?;
     grid.refuse_adaptive()?;
     if args.tasks == 0 {
         return Err(SlurmError::NoTasks.into());
@@ -51,6 +51,7 @@ pub fn slurm(args: &SlurmArgs) -> Result<ExitCode, Error> {
     // not a sweep's: refused before the script is written there.
     let store = crate::store::Store::new(&out);
     store.refuse_not_ours()?;
+    grid.keep_layout_of(&store.manifests().map_err(DirError::from)?);
     store.refuse_foreign(&grid.fingerprint(), "grid", " (or delete it first)")?;
     let dir = out.join("slurm");
     let exe = std::env::current_exe()

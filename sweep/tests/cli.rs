@@ -394,74 +394,79 @@ fn columns_are_typed() {
 fn bad_grids_report_every_error_with_file_key_and_reason() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
+    // Every kind of problem at once: an unknown key, the name, the seeds,
+    // the axes' shapes, the report, unknown parameters, wrong types, values
+    // out of bounds, a flag, and a rule between fields at the points left.
     let grid = write_grid(
         dir,
-        r#"name = "bad"
+        r#"name = "bad.1"
 scenario = "ch37"
 seeds = [1, 1]
+colour = "blue"
 [set]
 "svc_b.queue_cpa" = 3
+horizon_s = -5
+"client.duration_s" = 40
 [axes]
 strategy = ["naive", "fastest"]
 "svc_b.slots" = []
 "svc_a.max_retries" = [1, "two"]
-"client.rate_per_s" = [100]
+"svc_a.attempt_timeout_s" = [0.2, -0.3]
 [[zip]]
-"svc_a.attempt_timeout_s" = [0.2, 0.3]
+"svc_b.queue_cap" = [16, 32]
 "client.rate_per_s" = [1, 2, 3]
+[report]
+heatmap_x = "nope"
 "#,
     );
-    let o = sweep(&["run", &grid]);
+    let o = sweep(&[
+        "run",
+        &grid,
+        "--set",
+        "horizon_s=30",
+        "--set",
+        "client.deadline_s=inf",
+        "--axis",
+        "client.rate_per_s=100,200",
+    ]);
     assert_eq!(o.status.code(), Some(2));
-    let err = stderr(&o);
-    assert_says(
-        &err,
-        &[
-            "grid.toml: seeds: seed 1 appears twice",
-            "grid.toml: axes.\"svc_b.slots\": empty axis",
-            "grid.toml: zip[0]: zipped lists must have equal length: \"svc_a.attempt_timeout_s\" has 2, \"client.rate_per_s\" has 3",
-        ],
-    );
-    // Fix the structural errors: the value errors are then all reported.
+    let f = dir.join("grid.toml").display().to_string();
+    let expected = [
+        "error: invalid grid:".to_string(),
+        "  --axis client.rate_per_s=100,200: `client.rate_per_s` moves with other paths in the grid's zip[0]; change it in the grid file".into(),
+        format!("  {f}: colour: unknown key; a grid has name, scenario, seeds, set, axes, zip, report, sample (parameters go under [set] or [axes])"),
+        format!("  {f}: name: `bad.1` must be letters, digits, `_` or `-` (it names the output directory out/<name>)"),
+        format!("  {f}: seeds: seed 1 appears twice"),
+        format!("  {f}: axes.\"svc_b.slots\": empty axis: give at least one level"),
+        format!("  {f}: zip[0]: zipped lists must have equal length: \"svc_b.queue_cap\" has 2, \"client.rate_per_s\" has 3"),
+        format!("  {f}: report.heatmap_x: `nope` is not an axis of this grid"),
+        format!("  {f}: set.\"svc_b.queue_cpa\" = 3: unknown parameter; did you mean `svc_b.queue_cap`?"),
+        "  --set client.deadline_s=inf: not a finite number (accepted: >= 0)".into(),
+        format!("  {f}: axes.\"strategy\" = \"fastest\": unknown strategy `fastest`; this scenario's presets: deadline, deadline_budget, naive, protected"),
+        format!("  {f}: axes.\"svc_a.max_retries\" = \"two\": expected an integer, got string \"two\""),
+        format!("  {f}: axes.\"svc_a.attempt_timeout_s\" = -0.3: must be > 0: an attempt without a timeout could wait forever"),
+        format!("  {f}: at strategy=\"naive\" svc_a.max_retries=1 svc_a.attempt_timeout_s=0.2: --set horizon_s=30: the horizon (30) ends before the arrivals do (client.duration_s = 40)"),
+    ];
+    assert_eq!(stderr(&o).lines().collect::<Vec<_>>(), expected);
+    // A rule between fields at one point of a valid grid: the point, and
+    // the value as the grid gives it.
     let grid = write_grid(
         dir,
         r#"name = "bad"
 scenario = "ch37"
 seeds = [1]
 [set]
-"svc_b.queue_cpa" = 3
+horizon_s = 35
 [axes]
-strategy = ["naive", "fastest"]
-"svc_a.max_retries" = [1, "two"]
-"client.rate_per_s" = [100]
-[[zip]]
-"svc_a.attempt_timeout_s" = [0.2, -0.3]
-"client.rate_per_s" = [1, 2]
+"client.duration_s" = [30, 40]
 "#,
     );
     let err = stderr(&sweep(&["plan", &grid]));
     assert_says(
         &err,
-        &[
-            "grid.toml: \"client.rate_per_s\": duplicate axis",
-            "grid.toml: set.\"svc_b.queue_cpa\" = 3: unknown parameter; did you mean `svc_b.queue_cap`?",
-            "grid.toml: axes.\"strategy\" = \"fastest\": unknown strategy `fastest`",
-            "grid.toml: axes.\"svc_a.max_retries\" = \"two\": expected an integer, got string \"two\"",
-        ],
-    );
-    let grid = write_grid(
-        dir,
-        r#"name = "bad"
-scenario = "ch37"
-seeds = [1]
-[axes]
-"svc_a.attempt_timeout_s" = [0.2, -0.3]
-"#,
-    );
-    let err = stderr(&sweep(&["plan", &grid]));
-    assert!(
-        err.contains("grid.toml: point 1 (svc_a.attempt_timeout_s=-0.3): svc_a.attempt_timeout_s: must be > 0"),
-        "{err}"
+        &[&format!(
+            "{f}: point 1 (client.duration_s=40): horizon_s = 35: the horizon (35) ends before the arrivals do (client.duration_s = 40)"
+        )],
     );
     let err = stderr(&sweep(&[
         "plan",
@@ -473,9 +478,9 @@ seeds = [1]
         "name = \"x\"\nscenario = \"ch37\"\nseeds = [1]\n[axis]\nstrategy = [\"naive\"]\n",
     );
     let err = stderr(&sweep(&["plan", &grid]));
-    assert!(
-        err.contains("grid.toml") && err.contains("unknown field `axis`"),
-        "{err}"
+    assert_says(
+        &err,
+        &[&format!("{f}: axis: unknown key; did you mean `axes`?")],
     );
 }
 
@@ -550,16 +555,41 @@ fn a_grid_edited_in_its_comments_resumes() {
         &["--resume", "--set", "horizon_s=9.5"],
     );
     assert_says(&stderr(&o), &["set.horizon_s: 9 -> 9.5"]);
-    // The same keys, [axes] before [set]: another order of the runs.
+    // The same keys, [axes] before [set]: the same runs, in the same
+    // columns.
     let (head, rest) = text.split_once("[set]").unwrap();
     let (set, axes) = rest.split_once("[axes]").unwrap();
-    std::fs::write(&grid, format!("{head}[axes]{axes}[set]{set}")).unwrap();
+    let (axes, zip) = axes.split_once("[[zip]]").unwrap();
+    std::fs::write(&grid, format!("{head}[axes]{axes}[set]{set}[[zip]]{zip}")).unwrap();
+    assert_says(
+        &stderr(&run_grid(&grid, out.to_str().unwrap(), &[])),
+        &["already holds the complete results of this grid"],
+    );
+    // Axes in another order number the runs differently; [set] in another
+    // order puts the runs table's columns in another order.
+    let swapped = text.replace(
+        "strategy = [\"naive\", \"protected\"]\n\"svc_b.queue_cap\" = [16, \"unbounded\"]",
+        "\"svc_b.queue_cap\" = [16, \"unbounded\"]\nstrategy = [\"naive\", \"protected\"]",
+    );
+    std::fs::write(&grid, &swapped).unwrap();
     let o = run_grid(&grid, out.to_str().unwrap(), &["--resume"]);
     assert_eq!(o.status.code(), Some(2));
     assert_says(
         &stderr(&o),
         &[
-            "the order of its keys changed (the same keys and values), which numbers the points and runs",
+            "the order of the axes changed, which numbers the points and runs: strategy, svc_b.queue_cap, svc_a.attempt_timeout_s+svc_a.max_retries -> svc_b.queue_cap, strategy, svc_a.attempt_timeout_s+svc_a.max_retries",
+        ],
+    );
+    let swapped = text
+        .replace("horizon_s   =   5   # spaced\n", "")
+        .replace("[set]\n", "[set]\nhorizon_s = 5\n");
+    std::fs::write(&grid, &swapped).unwrap();
+    let o = run_grid(&grid, out.to_str().unwrap(), &["--resume"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_says(
+        &stderr(&o),
+        &[
+            "the order of [set] changed, which orders the runs table's columns: client.duration_s, horizon_s, svc_b.slow.start_s -> horizon_s, client.duration_s, svc_b.slow.start_s",
         ],
     );
 }
@@ -853,9 +883,19 @@ horizon_s = 35
             .unwrap()
             .contains("## Boundary")
     );
-    // Everything is reused the second time.
+    // Everything is reused the second time, with the grid's comments and
+    // spacing edited too.
+    let text = std::fs::read_to_string(&grid).unwrap();
+    std::fs::write(
+        &grid,
+        format!(
+            "# why\n{}",
+            text.replace("horizon_s = 35", "horizon_s=35 # s")
+        ),
+    )
+    .unwrap();
     let again = sweep(&args);
-    assert!(again.status.success());
+    assert!(again.status.success(), "{}", stderr(&again));
     let err = stderr(&again);
     assert!(
         err.lines()
@@ -965,8 +1005,9 @@ fn a_grid_name_cannot_lead_out_of_the_output_folder() {
     }
 }
 
-/// A seeds range ends at first + count - 1 (the largest seed may be its
-/// last), and a key it does not have is refused, not ignored.
+/// A seeds range ends at first + count - 1, from a TOML integer (at most
+/// 2^63 - 1, so the last seed always fits), and a key it does not have is
+/// refused, not ignored, with the value and what is expected.
 #[test]
 fn a_seeds_range_is_exact_and_has_only_its_two_keys() {
     let tmp = tempfile::tempdir().unwrap();
@@ -974,19 +1015,20 @@ fn a_seeds_range_is_exact_and_has_only_its_two_keys() {
         let text = small_grid(1).replace("{ first = 1, count = 1 }", seeds);
         write_grid(tmp.path(), &text)
     };
-    let o = sweep(&["plan", &grid("{ first = 18446744073709551615, count = 1 }")]);
+    let o = sweep(&["plan", &grid("{ first = 9223372036854775807, count = 2 }")]);
     assert_ok(&o);
-    assert_says(&stdout(&o), &["seeds 1 (18446744073709551615)"]);
-    let o = sweep(&["plan", &grid("{ first = 18446744073709551615, count = 2 }")]);
-    assert_fails(
-        &o,
-        &["seeds: first = 18446744073709551615 with count = 2 goes past the largest seed"],
+    assert_says(
+        &stdout(&o),
+        &["seeds 2 (9223372036854775807, 9223372036854775808)"],
     );
     let o = sweep(&["plan", &grid("{ first = 1, count = 3, step = 2 }")]);
     assert_eq!(o.status.code(), Some(2));
-    assert_says(
-        &stderr(&o),
-        &["line 3", "{ first = 1, count = 20 }, with no other key"],
+    assert_eq!(
+        stderr(&o).lines().skip(1).collect::<Vec<_>>(),
+        [format!(
+            "  {}: seeds = {{ first = 1, count = 3, step = 2 }}: a list of seeds (integers >= 0, e.g. [1, 2, 7]) or {{ first = 1, count = 20 }}, with no other key",
+            tmp.path().join("grid.toml").display()
+        )]
     );
 }
 

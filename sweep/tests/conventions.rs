@@ -182,9 +182,13 @@ fn quiet_runs_say_only_the_results_and_json_summarises_run_and_plan() {
     assert!(summary["timings"]["wall_s"].as_f64().unwrap() > 0.0);
     assert!(summary["timings"]["threads"].as_u64().unwrap() >= 1);
 
-    // Run again: nothing to do, said in JSON too.
+    // Run again: nothing to do, said in JSON too; the results still hold a
+    // failed run, so the status is 1 as it was, with or without --resume.
     let o = sweep(&["run", &grid, "--out", &out, "--json"]);
-    assert!(o.status.success());
+    assert_eq!(o.status.code(), Some(1));
+    assert_says(&stderr(&o), &["1 of its 8 run(s) failed"]);
+    let resumed = sweep(&["run", &grid, "--out", &out, "--resume", "--quiet"]);
+    assert_eq!(resumed.status.code(), Some(1), "{}", stderr(&resumed));
     let again: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(again["status"], "already_complete");
     assert_eq!(again["ran"], 0);

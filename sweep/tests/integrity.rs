@@ -390,10 +390,13 @@ fn grids_too_large_are_refused_at_once() {
         "g.toml",
         &small_grid(1).replace(
             "{ first = 1, count = 1 }",
-            "{ first = 18446744073709551615, count = 2 }",
+            "{ first = 18446744073709551616, count = 2 }",
         ),
     );
-    assert_fails(&sweep(&["plan", &grid]), &["seeds", "largest seed"]);
+    assert_fails(
+        &sweep(&["plan", &grid]),
+        &["line 3", "integer `18446744073709551616`"],
+    );
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
 }
 
