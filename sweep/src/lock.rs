@@ -10,6 +10,11 @@
 //! side; a whole-grid writer (which finishes and redoes what any shard
 //! left, or with `--force` deletes every shard's files) holds `.sweep.lock`
 //! exclusive.
+//!
+//! Reports are written under `.sweep-report.lock`, held exclusive while
+//! `analysis/` is written, waiting for its holder: a report asked for
+//! while a sweep runs (its runs so far) and the sweep's own at its end
+//! take turns instead of mixing their files.
 
 use crate::store::Shard;
 use analysis::IoError;
@@ -18,6 +23,7 @@ use std::io::{ErrorKind, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 const DIR_LOCK: &str = ".sweep.lock";
+const REPORT_LOCK: &str = ".sweep-report.lock";
 
 /// Held locks; dropping it releases them.
 pub struct Lock {
@@ -98,6 +104,42 @@ impl Lock {
             Err(e) => Err(e),
         }
     }
+}
+
+impl Lock {
+    /// The lock of a report's writer, once the report being written now (if
+    /// any) is done: reports take a second or two.
+    pub fn report(root: &Path) -> Result<Lock, IoError> {
+        let path = root.join(REPORT_LOCK);
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(IoError::at(&path))?;
+        file.lock().map_err(IoError::at(&path))?;
+        Ok(Lock { _files: vec![file] })
+    }
+}
+
+/// Who is writing runs into `root` now (each shard's writer, or the
+/// whole grid's), by a look at each writer's lock.
+pub fn writers(root: &Path) -> Result<Vec<String>, LockError> {
+    let mut holders = Vec::new();
+    for p in analysis::part::list(root, ".lock").map_err(IoError::at(root))? {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let Some(shard) = shard_of_lock(name) else {
+            continue;
+        };
+        if let Taken::Busy(holder) = take(root, name, false)? {
+            holders.push(if shard == Shard::WHOLE {
+                holder
+            } else {
+                format!("shard {}/{}: {holder}", shard.index, shard.count)
+            });
+        }
+    }
+    Ok(holders)
 }
 
 /// `root`'s `.sweep.lock`, shared (a shard's writer) or exclusive (one that
@@ -206,20 +248,7 @@ const PROBE_WAIT: std::time::Duration = std::time::Duration::from_millis(10);
 /// The writers now running in `root` (shards, or another whole-grid
 /// writer), for a whole-grid writer that must wait for them.
 fn shard_holders(root: &Path) -> Result<String, LockError> {
-    let mut holders = Vec::new();
-    for p in analysis::part::list(root, ".lock").map_err(IoError::at(root))? {
-        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if name == DIR_LOCK {
-            continue;
-        }
-        if let Taken::Busy(holder) = take(root, name, false)? {
-            match shard_of_lock(name) {
-                // The other whole-grid writer.
-                Some(Shard::WHOLE) | None => holders.push(holder),
-                Some(s) => holders.push(format!("shard {}/{}: {holder}", s.index, s.count)),
-            }
-        }
-    }
+    let holders = writers(root)?;
     Ok(if holders.is_empty() {
         // It holds `.sweep.lock` but no shard's lock: it has just taken
         // the one, or just released the other.
@@ -250,6 +279,27 @@ mod tests {
         });
         assert!(Lock::writer(root.path(), shard, false).is_ok());
         looking.join().unwrap();
+    }
+
+    /// Reports take turns: a second waits for the first's lock to go.
+    #[test]
+    fn a_report_waits_for_the_one_being_written() {
+        let root = tempfile::tempdir().unwrap();
+        let first = Lock::report(root.path()).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let dir = root.path().to_path_buf();
+        let second = std::thread::spawn(move || {
+            let _turn = Lock::report(&dir).unwrap();
+            tx.send(()).unwrap();
+        });
+        let wait = std::time::Duration::from_millis(200);
+        assert!(
+            rx.recv_timeout(wait).is_err(),
+            "the second report did not wait"
+        );
+        drop(first);
+        assert!(rx.recv_timeout(wait * 25).is_ok());
+        second.join().unwrap();
     }
 
     /// A writer that holds `.sweep.lock` but has not written its name

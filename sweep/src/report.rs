@@ -1,7 +1,8 @@
 //! The end of a sweep (and `sweep report`): the analysis crate's report,
 //! and where to find it.
 
-use crate::error::Error;
+use crate::error::{DirError, Error};
+use crate::lock::Lock;
 use analysis::ReportError;
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -55,15 +56,32 @@ pub fn write_report(dir: &Path, markdown: bool) -> Result<(), ReportError> {
     Ok(())
 }
 
-/// The report of `dir`, verified as [`write_report`]'s, printing nothing.
+/// The report of `dir`, verified as [`write_report`]'s, printing nothing;
+/// one report at a time ([`Lock::report`]).
 pub fn write_report_quietly(dir: &Path) -> Result<analysis::Report, ReportError> {
-    crate::store::Store::new(dir)
+    let store = crate::store::Store::new(dir);
+    let refused = |e| ReportError::Refused(Box::new(e));
+    store
         .committed_runs(None, crate::store::Check::All)
-        .map_err(|e| ReportError::Refused(Box::new(e)))?;
+        .map_err(refused)?;
+    // No lock file where there is no sweep: the report refuses it.
+    let _turn = match store.manifests().map_err(refused)?.is_empty() {
+        true => None,
+        false => Some(Lock::report(dir)?),
+    };
     analysis::write_report(dir)
 }
 
 pub fn report(args: &ReportArgs) -> Result<ExitCode, Error> {
+    // A look at a sweep still running: its runs so far, said so.
+    let writers = crate::lock::writers(&args.dir).map_err(DirError::from)?;
+    if !writers.is_empty() {
+        eprintln!(
+            "note: {} is being written ({}): this report holds the runs written so far; the sweep writes its own when it ends",
+            args.dir.display(),
+            writers.join("; ")
+        );
+    }
     write_report(&args.dir, args.markdown)?;
     Ok(ExitCode::SUCCESS)
 }

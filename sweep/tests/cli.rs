@@ -594,6 +594,31 @@ fn a_grid_edited_in_its_comments_resumes() {
     );
 }
 
+/// A report asked for while a sweep runs holds the runs written so far
+/// and says that the sweep is still being written, by whom; once the
+/// writer is gone, the note is too.
+#[test]
+fn a_report_of_a_sweep_being_written_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(tmp.path(), &small_grid(2000)); // 16,000 runs
+    let out = tmp.path().join("o");
+    let mut child = spawn_until_parts(&grid, &out, 1, std::process::Stdio::null());
+    let o = sweep(&["report", out.to_str().unwrap()]);
+    assert_ok(&o);
+    assert_says(
+        &stderr(&o),
+        &[
+            &format!("note: {} is being written (host ", out.display()),
+            "this report holds the runs written so far; the sweep writes its own when it ends",
+        ],
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let o = sweep(&["report", out.to_str().unwrap()]);
+    assert_ok(&o);
+    assert!(!stderr(&o).contains("is being written"), "{}", stderr(&o));
+}
+
 #[test]
 fn slurm_script_runs_each_task_as_a_shard() {
     let tmp = tempfile::tempdir().unwrap();
