@@ -127,6 +127,10 @@ impl Sweep {
                 || manifest.report.reference.iter().any(|r| r.metric == n)
                 || trigger_key(n).is_some()
                 || n == "recovery_s"
+                // Whether a run that did not recover was failing before its
+                // trigger already (the why-not-recovered diagnosis).
+                || n == "success_rate_before"
+                || n == "recovery.threshold"
                 // Whether a tier's adaptive limit acts (its plot over time).
                 || (n.strip_suffix("_limit_lowest")).is_some_and(|t| tiers.iter().any(|x| x == t))
         };

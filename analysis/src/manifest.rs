@@ -237,6 +237,11 @@ pub struct Manifest {
     /// (a crash set in the scenario file, not the grid). Manifests written
     /// before it have none.
     pub triggers: Vec<TriggerWindow>,
+    /// The base scenario's recovery threshold (the share of users that
+    /// must succeed, R2), where no grid key sets it per point; manifests
+    /// written before it have none (the default, 0.99, is meant).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovery_threshold: Option<f64>,
     /// The grid's `[report]` options.
     pub report: ReportOptions,
     /// The sampled design, when the grid has `[sample]` (its last dimension).

@@ -21,6 +21,10 @@
 //! - else, if at least a fifth were for users who had already left,
 //!   **dead work** does (a queue of requests nobody waits for);
 //! - else the first tries alone exceed capacity: plain **overload**.
+//!
+//! A run whose users were already failing before the trigger (their
+//! success under the recovery threshold) had no healthy state to return
+//! to: it is **failing before the trigger**, whatever its traffic after.
 
 use std::fmt;
 
@@ -61,6 +65,7 @@ pub fn after_trigger(second: usize, window_end_s: f64, user_arrivals: f64) -> bo
 /// The loop that kept the bottleneck overloaded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Sustainer {
+    FailingBefore,
     RetryAmplification,
     DeadWork,
     DegradedCapacity,
@@ -71,6 +76,7 @@ pub enum Sustainer {
 impl fmt::Display for Sustainer {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str(match self {
+            Sustainer::FailingBefore => "failing before the trigger",
             Sustainer::RetryAmplification => "retry amplification",
             Sustainer::DeadWork => "dead work",
             Sustainer::DegradedCapacity => "degraded capacity",
@@ -107,6 +113,10 @@ pub struct Diagnosis {
     /// the largest share, or `hedged copies` (`None` when the series do not
     /// split the retries).
     pub sustained_by: Option<String>,
+    /// Under [`Sustainer::FailingBefore`], the share of the users before
+    /// the trigger that succeeded, and the recovery threshold it fell
+    /// short of.
+    pub success_before: Option<(f64, f64)>,
 }
 
 /// [`Diagnosis::sustained_by`] when the hedges outweigh every caller's
@@ -177,7 +187,22 @@ pub fn diagnose(tiers: &[TierAfter]) -> Option<Diagnosis> {
         late_share,
         sustainer,
         sustained_by,
+        success_before: None,
     })
+}
+
+impl Diagnosis {
+    /// This diagnosis of a run whose users before the trigger succeeded
+    /// at `success` only, under the recovery `threshold`: the trigger is
+    /// not what holds it down.
+    pub fn failing_before(self, success: f64, threshold: f64) -> Diagnosis {
+        Diagnosis {
+            sustainer: Sustainer::FailingBefore,
+            sustained_by: None,
+            success_before: Some((success, threshold)),
+            ..self
+        }
+    }
 }
 
 impl Diagnosis {
@@ -246,8 +271,17 @@ impl fmt::Display for Diagnosis {
             ),
             Sustainer::Overload => f.write_str("the first tries alone exceed its capacity"),
             Sustainer::NotSaturated => f.write_str(
-                "it was not saturated, so load does not hold the run down (look at breakers and adaptive limits)",
+                "it was not saturated, so load does not hold the run down (look at breakers, bulkheads and adaptive limits)",
             ),
+            Sustainer::FailingBefore => {
+                let (success, threshold) = self.success_before.unwrap_or_default();
+                write!(
+                    f,
+                    "it was failing before the trigger too ({:.0}% of the users before it succeeded, under the recovery threshold of {:.0}%): there was no healthy state to return to, and what holds it down was there from the start (a bulkhead, a limit or capacity too small for the load)",
+                    100.0 * success,
+                    100.0 * threshold
+                )
+            }
         }
     }
 }
@@ -473,6 +507,29 @@ mod tests {
         assert!(
             d.to_string()
                 .starts_with("at t1000 after the trigger: load 0.85x")
+        );
+    }
+
+    /// A run failing before the trigger is said to be, whatever its loop
+    /// after it, and a run not saturated points at bulkheads too.
+    #[test]
+    fn a_run_failing_before_the_trigger_is_not_blamed_on_it() {
+        let d = diagnose(&[tier(800.0, 700.0, 0.0, 800.0)]).unwrap();
+        assert_eq!(d.sustainer, Sustainer::RetryAmplification);
+        let d = d.failing_before(0.84, 0.99);
+        assert_eq!(d.sustainer, Sustainer::FailingBefore);
+        assert_eq!(d.sustained_by, None);
+        assert!(
+            d.to_string().ends_with(
+                ": it was failing before the trigger too (84% of the users before it succeeded, under the recovery threshold of 99%): there was no healthy state to return to, and what holds it down was there from the start (a bulkhead, a limit or capacity too small for the load)"
+            ),
+            "{d}"
+        );
+        let idle = diagnose(&[tier(500.0, 0.0, 0.0, 1000.0)]).unwrap();
+        assert!(
+            idle.to_string()
+                .ends_with("(look at breakers, bulkheads and adaptive limits)"),
+            "{idle}"
         );
     }
 
@@ -734,10 +791,26 @@ pub mod section {
         let by_position: HashMap<Vec<usize>, (usize, usize)> = (cells.iter())
             .map(|(c, (runs, rec, _))| (sweep.design.positions(*c), (*rec, *runs)))
             .collect();
+        // Each run's recovery threshold: the grid's per point, or the
+        // scenario's.
+        let before = sweep.metric("success_rate_before").unwrap_or_default();
+        let thresholds = sweep.metric("recovery.threshold");
+        let threshold = |run: usize| {
+            (thresholds.as_ref())
+                .and_then(|t| t[run])
+                .or(sweep.manifest.recovery_threshold)
+                .unwrap_or(0.99)
+        };
         let mut table = Table::default();
         for (cell, (n, rec, not)) in &stuck {
             let diagnoses: Vec<Diagnosis> = (not.iter())
-                .filter_map(|r| traffic.get(r).and_then(|t| diagnose(t)))
+                .filter_map(|&r| {
+                    let d = diagnose(traffic.get(&r)?)?;
+                    Some(match before.get(r).copied().flatten() {
+                        Some(b) if b < threshold(r) => d.failing_before(b, threshold(r)),
+                        _ => d,
+                    })
+                })
                 .collect();
             let position = sweep.design.positions(*cell);
             let flip = flips(&position, &axes, |p| by_position.get(p).copied());
@@ -889,7 +962,7 @@ pub mod section {
             groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
             let total = self.point.len();
             let mut md = format!(
-                "{total} point(s) did not recover in most runs. Per point, the run with the median load among those showing the most common loop: the bottleneck after the trigger (the tier whose load came closest to, or furthest past, its capacity), what its arrivals were made of (first tries; retries, each counted for the caller that sent the nearest retry in its lineage, so a first try svc_a sends for a client's retry is the client's; hedged copies; and, across those, requests for users who had already left), and the loop that kept it down (retry amplification: at least 20% retries and the first tries alone would fit, sustained by the caller whose retries are the most; dead work: at least 20% of the arrivals for users already gone; overload: the first tries alone exceed capacity; not saturated: under 90% of capacity). The smallest change is the fewest levels of one axis away to a point where most runs recover. Table: `why_not_recovered.csv`.\n\n"
+                "{total} point(s) did not recover in most runs. Per point, the run with the median load among those showing the most common loop: the bottleneck after the trigger (the tier whose load came closest to, or furthest past, its capacity), what its arrivals were made of (first tries; retries, each counted for the caller that sent the nearest retry in its lineage, so a first try svc_a sends for a client's retry is the client's; hedged copies; and, across those, requests for users who had already left), and the loop that kept it down (failing before the trigger: its users before the trigger already succeeded under the recovery threshold; retry amplification: at least 20% retries and the first tries alone would fit, sustained by the caller whose retries are the most; dead work: at least 20% of the arrivals for users already gone; overload: the first tries alone exceed capacity; not saturated: under 90% of capacity). The smallest change is the fewest levels of one axis away to a point where most runs recover. Table: `why_not_recovered.csv`.\n\n"
             );
             let mut shown = 0;
             for (s, lines) in groups {

@@ -924,6 +924,7 @@ pub fn new_manifest(grid: &Grid, shard: Shard, threads: usize, planned: u64) -> 
                 factor: t.factor,
             })
             .collect(),
+        recovery_threshold: Some(grid.base.recovery.threshold),
         report: grid.report.clone(),
         design: grid.design.clone(),
         planned,
