@@ -135,9 +135,40 @@ pub fn apply_validated(
 ) -> Result<ValidScenario, Vec<ConfigError>> {
     let idle_in_base: Vec<String> = inert_settings(&base).into_iter().map(|e| e.path).collect();
     let mut scenario = base;
-    apply_all(&mut scenario, overrides)?;
-    let mut errors = validate_settings(&scenario).err().unwrap_or_default();
-    for e in inert_overrides(&scenario, &idle_in_base, overrides) {
+    let mut errors = Vec::new();
+    if let Err(refused) = apply_all(&mut scenario, overrides) {
+        // Each override that applies on its own, so that the values'
+        // ranges and the rules between fields are checked too; a key may
+        // then be idle only for want of a refused value, so idle keys are
+        // not told.
+        errors = refused;
+        let (strategy, rest): (Vec<_>, Vec<_>) =
+            overrides.iter().partition(|(k, _)| k == "strategy");
+        for (path, value) in strategy.into_iter().chain(rest) {
+            let _ = params::set(&mut scenario, path, value);
+        }
+    }
+    let applied = errors.is_empty();
+    // `inf` and `nan` are out of any bounds for another reason than the
+    // one validation gives.
+    for (path, value) in overrides {
+        if let Some(outside) = params::out_of_bounds(&scenario, path, value)
+            && !outside.finite
+        {
+            errors.push(ConfigError::new(path.as_str(), outside.to_string()));
+        }
+    }
+    // A value refused above is not told again for its range.
+    let refused = errors.len();
+    for e in validate_settings(&scenario).err().unwrap_or_default() {
+        if !errors[..refused].iter().any(|seen| seen.path == e.path) {
+            errors.push(e);
+        }
+    }
+    for e in inert_overrides(&scenario, &idle_in_base, overrides)
+        .into_iter()
+        .filter(|_| applied)
+    {
         // A value refused for its range is not told twice.
         if !errors.iter().any(|seen| seen.path == e.path) {
             errors.push(e);

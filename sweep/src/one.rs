@@ -77,7 +77,21 @@ fn resolve(
             ("strategy".to_string(), toml::Value::String(p.to_string())),
         );
     }
-    sim_core::resolve(base, &overrides)
+    // A problem of a value given on the command line names its flag.
+    sim_core::resolve(base, &overrides).map_err(|errors| {
+        (errors.into_iter())
+            .map(|e| {
+                let canonical = sim_core::params::canonical(&e.path);
+                match sets
+                    .iter()
+                    .find(|(p, _)| sim_core::params::canonical(p) == canonical)
+                {
+                    Some((p, v)) => ConfigError::new(format!("--set {p}={v}"), e.message),
+                    None => e,
+                }
+            })
+            .collect()
+    })
 }
 
 /// Overrides that do not parse or apply, under `context`.

@@ -929,6 +929,45 @@ horizon_s = 35
     );
 }
 
+/// `sweep one` and `sweep scenario show` report every problem of their
+/// `--set` values at once, each naming the flag and the value: an unknown
+/// path beside a value out of its bounds, `inf`, and a rule between fields.
+#[test]
+fn one_reports_every_bad_set_at_once_naming_the_flag() {
+    for command in [
+        &["one", "--scenario", "ch37"][..],
+        &["scenario", "show", "ch37"],
+    ] {
+        let mut args = command.to_vec();
+        args.extend([
+            "--set",
+            "svc_b.nosuch=3",
+            "--set",
+            "horizon_s=-5",
+            "--set",
+            "client.rate_per_s=inf",
+        ]);
+        let o = sweep(&args);
+        assert_eq!(o.status.code(), Some(2));
+        assert_eq!(
+            stderr(&o).lines().collect::<Vec<_>>(),
+            [
+                "error: invalid scenario `ch37`:",
+                "  --set svc_b.nosuch=3: unknown parameter (see docs/params.md, or `sweep params`)",
+                "  --set client.rate_per_s=inf: not a finite number (accepted: >= 0)",
+                "  --set horizon_s=-5: must be a positive number of seconds",
+            ]
+        );
+    }
+    let o = sweep(&["one", "--scenario", "ch37", "--set", "horizon_s=30"]);
+    assert_says(
+        &stderr(&o),
+        &[
+            "  --set horizon_s=30: the horizon (30) ends before the arrivals do (client.duration_s = 60)",
+        ],
+    );
+}
+
 #[test]
 fn one_traces_a_user_request_and_reports_the_overrun() {
     let scenario = concat!(
