@@ -255,14 +255,17 @@ fn titled<DB: DrawingBackend>(
     let style = bold(24.0);
     let room = root.dim_in_pixel().0.saturating_sub(40);
     let mut area = root.clone();
-    for line in wrapped(title, room, |s| text_width(root, s, &style)) {
+    for line in wrapped(title, room, |s| text_width(s, &style)) {
         area = area.titled(&line, style.clone()).map_err(de)?;
     }
     Ok(area)
 }
 
 /// `text` cut at spaces into lines no wider than `room` (as `width`
-/// measures them); a word wider than that is a line of its own.
+/// measures them). A word wider than that (a long parameter path) is cut
+/// after the dots, `=`, `+` and commas between its names, or failing that
+/// after the underscores within them (never inside a name's words); a
+/// piece still wider is a line of its own.
 fn wrapped(text: &str, room: u32, width: impl Fn(&str) -> u32) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     for word in text.split(' ') {
@@ -271,21 +274,59 @@ fn wrapped(text: &str, room: u32, width: impl Fn(&str) -> u32) -> Vec<String> {
                 line.push(' ');
                 line.push_str(word);
             }
-            _ => lines.push(word.to_string()),
+            _ => lines.extend(word_lines(
+                word,
+                room,
+                &width,
+                &[&['.', '=', '+', ','], &['_']],
+            )),
         }
     }
     lines
 }
 
-/// Pixel width of `s` in `style` (0 if it cannot be measured).
-fn text_width<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    s: &str,
-    style: &TextStyle,
-) -> u32 {
-    area.estimate_text_size(s, style)
-        .map(|(w, _)| w)
-        .unwrap_or(0)
+/// `word` cut after the characters of `cuts[0]` (not a decimal point) into
+/// as few lines no wider than `room` as it can; a line still wider is cut
+/// by `cuts[1..]`.
+fn word_lines(
+    word: &str,
+    room: u32,
+    width: &impl Fn(&str) -> u32,
+    cuts: &[&[char]],
+) -> Vec<String> {
+    let Some((here, finer)) = cuts.split_first().filter(|_| width(word) > room) else {
+        return vec![word.to_string()];
+    };
+    let mut parts = Vec::new();
+    let mut start = 0;
+    let mut chars = word.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let next = chars.peek().map(|&(_, n)| n);
+        let decimal_point = c == '.' && next.is_some_and(|n| n.is_ascii_digit());
+        if here.contains(&c) && !decimal_point {
+            parts.push(&word[start..i + c.len_utf8()]);
+            start = i + c.len_utf8();
+        }
+    }
+    parts.push(&word[start..]);
+    let mut lines = vec![String::new()];
+    for part in parts.into_iter().filter(|p| !p.is_empty()) {
+        let line = lines.last_mut().expect("never empty");
+        if !line.is_empty() && width(&format!("{line}{part}")) > room {
+            lines.push(part.to_string());
+        } else {
+            line.push_str(part);
+        }
+    }
+    (lines.iter())
+        .flat_map(|l| word_lines(l, room, width, finer))
+        .collect()
+}
+
+/// Pixel width of `s` in `style` (0 if it cannot be measured), as both
+/// backends lay it out (neither has a text measure of its own).
+fn text_width(s: &str, style: &TextStyle) -> u32 {
+    style.font.box_size(s).map(|(w, _)| w).unwrap_or(0)
 }
 
 /// `(lo, hi)` widened so that it has a positive length.
@@ -302,17 +343,17 @@ fn non_degenerate(lo: f64, hi: f64) -> (f64, f64) {
     }
 }
 
-/// Tick label for a float axis: short, without float noise.
+/// Tick label for a float axis: a plain decimal (`0.0001`, `250000`, as
+/// the axes in seconds and counts read elsewhere; never `1.0e-4`), short,
+/// without float noise: four decimals, or three significant digits below
+/// 0.001.
 fn tick(v: &f64) -> String {
-    let a = v.abs();
-    if a == 0.0 {
-        "0".to_string()
-    } else if !(1e-3..1e5).contains(&a) {
-        format!("{v:.1e}")
-    } else {
-        let s = format!("{v:.4}");
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    if *v == 0.0 {
+        return "0".to_string();
     }
+    let decimals = (2 - v.abs().log10().floor() as i32).clamp(4, 12) as usize;
+    let s = format!("{v:.decimals$}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// Draws a legend entry swatch at `(x, y)` (top left), `w` × `h` pixels.
@@ -632,7 +673,6 @@ struct TimePlot<'a> {
 impl TimePlot<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), PlotError> {
         let body = titled(root, self.title)?;
-        let legend_font = text(15.0);
         let same = coinciding(self.bands);
         let labels = legend_labels(self.bands);
         let mut entries: Vec<(String, Option<usize>)> = labels
@@ -648,15 +688,11 @@ impl TimePlot<'_> {
             }
         }
         let note = ["line: median", "band: 25–75 % over runs"];
-        let widest = entries
-            .iter()
-            .map(|(l, _)| l.as_str())
+        let names: Vec<&str> = (entries.iter().map(|(l, _)| l.as_str()))
             .chain(note)
-            .map(|l| text_width(&body, l, &legend_font))
-            .max()
-            .unwrap_or(0);
+            .collect();
+        let legend_w = legend_width(&body, &names, 15.0, 150);
         let (w, _) = body.dim_in_pixel();
-        let legend_w = (widest + 60).clamp(150, w * 2 / 5);
         let (chart_area, legend_area) = body.split_horizontally(w - legend_w);
 
         let mut chart = ChartBuilder::on(&chart_area)
@@ -799,14 +835,7 @@ impl TimePlot<'_> {
                     swatch(&legend_area, (x, y), (28, 14), kind.color().filled(), None)?;
                 }
             }
-            legend_area
-                .draw(&Text::new(
-                    label.clone(),
-                    (x + 36, y + 7),
-                    legend_font.pos(Pos::new(HPos::Left, VPos::Center)),
-                ))
-                .map_err(de)?;
-            y += 26;
+            y += 26 + legend_text(&legend_area, (x + LEGEND_TEXT_X, y + 7), label, 15.0)?;
         }
         legend_notes(&legend_area, (x, y + 10), &note)
     }
@@ -832,15 +861,61 @@ fn legend_notes<DB: DrawingBackend>(
     Ok(())
 }
 
+/// Where a legend entry's text starts, right of its swatch at `x`.
+const LEGEND_TEXT_X: i32 = 36;
+
+/// The width of a legend right of a plot in `area`: enough for the widest
+/// of `labels` in `size` px after its swatch, at least `min`, at most two
+/// fifths of the width (the plot keeps the rest; a longer label is wrapped
+/// by [`legend_text`], never cut).
+fn legend_width<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    labels: &[&str],
+    size: f64,
+    min: u32,
+) -> u32 {
+    let widest = (labels.iter())
+        .map(|l| text_width(l, &text(size)))
+        .max()
+        .unwrap_or(0);
+    let most = area.dim_in_pixel().0 * 2 / 5;
+    (widest + LEGEND_TEXT_X as u32 + 24).clamp(min.min(most), most)
+}
+
+/// A legend entry's `label` in `size` px, starting at `x` with its first
+/// line's middle at `y`, wrapped ([`wrapped`]) to the area's width; returns
+/// how much lower than one line it reaches (0 for a single line).
+fn legend_text<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    (x, y): (i32, i32),
+    label: &str,
+    size: f64,
+) -> Result<i32, PlotError> {
+    let font = text(size).pos(Pos::new(HPos::Left, VPos::Center));
+    let room = (area.dim_in_pixel().0 as i32 - x - 5).max(1) as u32;
+    let step = (size * 1.2).round() as i32;
+    let lines = wrapped(label, room, |s| text_width(s, &font));
+    for (k, line) in lines.iter().enumerate() {
+        area.draw(&Text::new(
+            line.as_str(),
+            (x, y + step * k as i32),
+            font.clone(),
+        ))
+        .map_err(de)?;
+    }
+    Ok(step * (lines.len() as i32 - 1))
+}
+
 /// The legend entry of line `i` at `(x, y)` (top left): its colour and
-/// dash, its marker of radius `r`, and `label` in `size` px.
+/// dash, its marker of radius `r`, and `label` in `size` px (wrapped to
+/// the area); returns how much lower than one line the label reaches.
 fn legend_line<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     (x, y): (i32, i32),
     i: usize,
     label: &str,
     (r, size): (i32, f64),
-) -> Result<(), PlotError> {
+) -> Result<i32, PlotError> {
     let color = PALETTE[i % PALETTE.len()];
     let seg = vec![(x, y + 7), (x + 28, y + 7)];
     match line_dash(i) {
@@ -849,12 +924,7 @@ fn legend_line<DB: DrawingBackend>(
     }
     .map_err(de)?;
     marker(area.clone(), (x + 14, y + 7), i, color, r)?;
-    area.draw(&Text::new(
-        label.to_string(),
-        (x + 36, y + 7),
-        text(size).pos(Pos::new(HPos::Left, VPos::Center)),
-    ))
-    .map_err(de)
+    legend_text(area, (x + LEGEND_TEXT_X, y + 7), label, size)
 }
 
 /// The dash pattern (dash, gap in pixels) of line `i`; `None`: solid.
@@ -1096,7 +1166,7 @@ impl HeatPlot<'_> {
         let y_tick_w = self
             .y_levels
             .iter()
-            .map(|l| text_width(&body, l, &label_font))
+            .map(|l| text_width(l, &label_font))
             .max()
             .unwrap_or(0);
         let (nx, ny) = (self.x_levels.len(), self.y_levels.len());
@@ -1221,7 +1291,10 @@ impl HeatPlot<'_> {
 /// half-width of the confidence interval; a NaN conf draws no error bar, a
 /// NaN index no bar. The y axis, shared by all panels, is 0–1, widened to
 /// show estimates below 0 or above 1 (within −0.5…1.5; beyond that bars are
-/// clipped). Axis names too long for their slot are written vertically.
+/// clipped). The prefix of dotted path every axis name shares
+/// (`page.fanout.recs.`) is left out of the names and said once under the
+/// legend; names too long for their slot are written vertically, whole,
+/// and the panels grow to fit them.
 ///
 /// Errors (no file written): no panels, or a panel whose five vectors are
 /// not all the same length. A panel without axes is drawn empty.
@@ -1257,7 +1330,15 @@ pub fn sensitivity_bars(stem: &Path, title: &str, panels: &[IndexBars]) -> Resul
     };
     let rows = n.div_ceil(cols);
     let width = if cols == 3 { 1200 } else { 1000 };
-    let height = (rows as u32 * 320 + 110).max(600);
+    let prefix = common_prefix(panels.iter().flat_map(|p| &p.axes));
+    let names: Vec<AxisNames> = (panels.iter())
+        .map(|p| AxisNames::fit(&p.axes, prefix, width / cols as u32))
+        .collect();
+    // Every panel's names get the room of the longest, so that the panels
+    // of a row line up.
+    let x_area = names.iter().map(|a| a.height).max().unwrap_or(0);
+    let legend_h = if prefix.is_empty() { 34 } else { 56 };
+    let height = (rows as u32 * (290 + x_area) + 76 + legend_h).max(600);
     let values = panels
         .iter()
         .flat_map(|p| p.s1.iter().chain(&p.st))
@@ -1271,6 +1352,10 @@ pub fn sensitivity_bars(stem: &Path, title: &str, panels: &[IndexBars]) -> Resul
     let plot = BarsPlot {
         title,
         panels,
+        names,
+        prefix,
+        x_area,
+        legend_h,
         cols,
         rows,
         y_range,
@@ -1278,10 +1363,77 @@ pub fn sensitivity_bars(stem: &Path, title: &str, panels: &[IndexBars]) -> Resul
     render_both!(stem, (width, height), |root| plot.draw(&root))
 }
 
+/// The prefix of dotted path (ending in `.`) that all of `names` share,
+/// empty if none: `page.fanout.recs.` of `page.fanout.recs.required` and
+/// `page.fanout.recs.max_in_flight`.
+fn common_prefix<'a>(mut names: impl Iterator<Item = &'a String>) -> &'a str {
+    let Some(first) = names.next() else {
+        return "";
+    };
+    let mut prefix = &first[..first.rfind('.').map_or(0, |i| i + 1)];
+    for name in names {
+        while !name.starts_with(prefix) {
+            let cut = prefix[..prefix.len() - 1].rfind('.').map_or(0, |i| i + 1);
+            prefix = &prefix[..cut];
+        }
+    }
+    prefix
+}
+
+/// How one panel of [`sensitivity_bars`] writes its axis names.
+struct AxisNames {
+    /// The names, without the common prefix.
+    names: Vec<String>,
+    /// 14 px, or 12 px if that fits where 14 does not.
+    size: f64,
+    /// Written bottom to top: too wide for their slots even at 12 px.
+    vertical: bool,
+    /// The room they take below the x axis, in pixels.
+    height: u32,
+}
+
+impl AxisNames {
+    /// The names of `axes` less `prefix`, laid out for a panel `width` px
+    /// wide: horizontal if they fit their slots, else vertical, never cut.
+    fn fit(axes: &[String], prefix: &str, width: u32) -> Self {
+        let names: Vec<String> = (axes.iter())
+            .map(|a| a.strip_prefix(prefix).unwrap_or(a).to_string())
+            .collect();
+        let slot = (width as f64 - BAR_Y_LABEL_W as f64 - 20.0) / names.len().max(1) as f64;
+        let widest = |size: f64| {
+            (names.iter())
+                .map(|s| text_width(s, &text(size)))
+                .max()
+                .unwrap_or(0)
+        };
+        let fits = |size: f64| widest(size) as f64 <= slot * 0.95;
+        let size = if fits(14.0) { 14.0 } else { 12.0 };
+        let vertical = !fits(size);
+        let height = if vertical { widest(size) + 16 } else { 30 };
+        AxisNames {
+            names,
+            size,
+            vertical,
+            height,
+        }
+    }
+}
+
+/// The width of the y labels of a panel of [`sensitivity_bars`].
+const BAR_Y_LABEL_W: u32 = 75;
+
 /// Everything [`sensitivity_bars`] draws, validated.
 struct BarsPlot<'a> {
     title: &'a str,
     panels: &'a [IndexBars],
+    /// Per panel, its axis names as written.
+    names: Vec<AxisNames>,
+    /// Left out of every axis name.
+    prefix: &'a str,
+    /// The room of the axis names below every panel.
+    x_area: u32,
+    /// The height of the legend under the title.
+    legend_h: u32,
     cols: usize,
     rows: usize,
     y_range: (f64, f64),
@@ -1290,14 +1442,12 @@ struct BarsPlot<'a> {
 impl BarsPlot<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), PlotError> {
         let body = titled(root, self.title)?;
-        let (legend, grid) = body.split_vertically(34);
+        let (legend, grid) = body.split_vertically(self.legend_h);
         self.legend(&legend)?;
-        for (panel, area) in self
-            .panels
-            .iter()
-            .zip(grid.split_evenly((self.rows, self.cols)))
+        for ((panel, names), area) in
+            (self.panels.iter().zip(&self.names)).zip(grid.split_evenly((self.rows, self.cols)))
         {
-            self.panel(root, &area, panel)?;
+            self.panel(root, &area, panel, names)?;
         }
         Ok(())
     }
@@ -1312,7 +1462,7 @@ impl BarsPlot<'_> {
         ];
         let widths: Vec<i32> = items
             .iter()
-            .map(|s| text_width(area, s, &font) as i32 + 60)
+            .map(|s| text_width(s, &font) as i32 + 60)
             .collect();
         let (w, _) = area.dim_in_pixel();
         let mut x = (w as i32 - widths.iter().sum::<i32>()) / 2;
@@ -1341,6 +1491,19 @@ impl BarsPlot<'_> {
             .map_err(de)?;
             x += iw;
         }
+        if !self.prefix.is_empty() {
+            area.draw(&Text::new(
+                format!(
+                    "axes named without the prefix they all share: {}",
+                    self.prefix
+                ),
+                (w as i32 / 2, y + 34),
+                text(14.0)
+                    .color(&BLACK.mix(0.7))
+                    .pos(Pos::new(HPos::Center, VPos::Center)),
+            ))
+            .map_err(de)?;
+        }
         Ok(())
     }
 
@@ -1351,49 +1514,17 @@ impl BarsPlot<'_> {
         root: &DrawingArea<DB, Shift>,
         area: &DrawingArea<DB, Shift>,
         p: &IndexBars,
+        names: &AxisNames,
     ) -> Result<(), PlotError> {
         let n = p.axes.len();
-        let y_label_w = 75;
-        let (aw, _) = area.dim_in_pixel();
-        let slot = (aw as f64 - y_label_w as f64 - 20.0) / n.max(1) as f64;
-        // Axis names: horizontal if they fit their slot, else vertical,
-        // shortened to 22 characters (head…tail, as names often differ at
-        // the end).
-        let mut font = text(14.0);
-        let mut names: Vec<String> = p.axes.clone();
-        let widest = |names: &[String], font: &TextStyle| {
-            names
-                .iter()
-                .map(|s| text_width(area, s, font))
-                .max()
-                .unwrap_or(0) as f64
-        };
-        let mut vertical = false;
-        if widest(&names, &font) > slot * 0.95 {
-            font = text(12.0);
-        }
-        if widest(&names, &font) > slot * 0.95 {
-            vertical = true;
-            for s in &mut names {
-                if s.chars().count() > 22 {
-                    let chars: Vec<char> = s.chars().collect();
-                    let (head, tail) = (&chars[..10], &chars[chars.len() - 11..]);
-                    *s = head.iter().chain(&['…']).chain(tail).collect();
-                }
-            }
-        }
-        let x_area = if vertical {
-            widest(&names, &font) as u32 + 16
-        } else {
-            30
-        };
+        let font = text(names.size);
         let (y0, y1) = self.y_range;
         let mut chart = ChartBuilder::on(area)
             .caption(&p.metric, bold(17.0))
             .margin(10)
             .margin_right(15)
-            .x_label_area_size(x_area)
-            .y_label_area_size(y_label_w)
+            .x_label_area_size(self.x_area)
+            .y_label_area_size(BAR_Y_LABEL_W)
             .build_cartesian_2d(0.0..n.max(1) as f64, y0..y1)
             .map_err(de)?;
         chart
@@ -1429,7 +1560,7 @@ impl BarsPlot<'_> {
                 )])
                 .map_err(de)?;
         }
-        for (i, name) in names.into_iter().enumerate() {
+        for (i, name) in names.names.iter().enumerate() {
             let x = i as f64;
             for (v, conf, left, color) in [
                 (p.s1[i], p.s1_conf[i], x + 0.12, S1_COLOR),
@@ -1459,16 +1590,16 @@ impl BarsPlot<'_> {
             }
             // The axis name, below the x axis.
             let (px, py) = chart.backend_coord(&(x + 0.5, y0));
-            let label = if vertical {
+            let label = if names.vertical {
                 Text::new(
-                    name,
+                    name.as_str(),
                     (px, py + 8),
                     font.transform(FontTransform::Rotate270)
                         .pos(Pos::new(HPos::Right, VPos::Center)),
                 )
             } else {
                 Text::new(
-                    name,
+                    name.as_str(),
                     (px, py + 8),
                     font.pos(Pos::new(HPos::Center, VPos::Top)),
                 )
@@ -1754,114 +1885,166 @@ fn draw_recovery<DB: DrawingBackend>(
     lines: &[RecoveryLine],
     (x_lo, x_hi, y_max): (f64, f64, f64),
 ) -> Result<(), PlotError> {
-    let pad = 0.0;
-    let never_y = y_max * 1.15;
-    {
-        let body = titled(root, title)?;
-        let (w, _) = body.dim_in_pixel();
-        let (chart_area, legend_area) = body.split_horizontally(w - 230);
-        let mut chart = ChartBuilder::on(&chart_area)
+    let body = titled(root, title)?;
+    let (w, _) = body.dim_in_pixel();
+    let labels: Vec<&str> = lines.iter().map(|l| l.label.as_str()).collect();
+    let legend_w = legend_width(&body, &labels, 15.0, 230);
+    let (chart_area, legend_area) = body.split_horizontally(w - legend_w);
+    let build = |y_top: f64| {
+        ChartBuilder::on(&chart_area)
             .margin(15)
             .x_label_area_size(55)
             .y_label_area_size(80)
-            .build_cartesian_2d(x_lo - pad..x_hi + pad, 0.0..y_max * 1.25)
-            .map_err(de)?;
-        chart
-            .configure_mesh()
-            .x_desc(x_label)
-            .y_desc("recovery time after the trigger (s)")
-            .x_label_formatter(&tick)
-            .y_label_formatter(&|v| {
-                if *v > y_max * 1.05 {
-                    String::new()
-                } else {
-                    tick(v)
-                }
-            })
-            .label_style(text(15.0))
-            .axis_desc_style(text(17.0))
-            .bold_line_style(BLACK.mix(0.12))
-            .light_line_style(BLACK.mix(0.03))
-            .max_light_lines(4)
-            .draw()
-            .map_err(de)?;
-        chart
-            .draw_series([DashedPathElement::new(
-                vec![(x_lo - pad, never_y), (x_hi + pad, never_y)],
-                6,
-                4,
-                BLACK.mix(0.5).stroke_width(1),
-            )])
-            .map_err(de)?;
-        let (nx, ny) = chart.backend_coord(&(x_lo - pad, never_y));
-        root.draw(&Text::new(
-            "never",
-            (nx - 8, ny),
-            text(15.0).pos(Pos::new(HPos::Right, VPos::Center)),
-        ))
-        .map_err(de)?;
-        for (i, line) in lines.iter().enumerate() {
-            let color = PALETTE[i % PALETTE.len()];
-            let mut pts = line.points.clone();
-            pts.sort_by(|a, b| a.x.total_cmp(&b.x));
-            for seg in pts.split(|p| p.median.is_none()) {
-                if seg.len() > 1 {
-                    let path = seg.iter().map(|p| (p.x, p.median.unwrap_or(0.0)));
-                    match line_dash(i) {
-                        None => chart
-                            .draw_series(LineSeries::new(path, color.stroke_width(2)))
-                            .map(|_| ()),
-                        Some((d, g)) => chart
-                            .draw_series(DashedLineSeries::new(path, d, g, color.stroke_width(2)))
-                            .map(|_| ()),
-                    }
-                    .map_err(de)?;
-                }
-            }
-            // Lines at one x are spread a little so that every marker shows.
-            let spread = (i as i32 - lines.len() as i32 / 2) * 7;
-            for p in &pts {
-                if let Some(m) = p.median {
-                    let c = chart.backend_coord(&(p.x, m));
-                    marker(root.clone(), c, i, color, 6)?;
-                }
-                if p.never > 0.0 {
-                    let (cx, cy) = chart.backend_coord(&(p.x, never_y));
-                    let c = (cx + spread, cy);
-                    if p.never >= 1.0 {
-                        root.draw(&Cross::new(c, 7, color.stroke_width(3)))
-                            .map_err(de)?;
-                    } else {
-                        root.draw(&Circle::new(c, 6, color.stroke_width(2)))
-                            .map_err(de)?;
-                        root.draw(&Text::new(
-                            format!("{:.0}%", 100.0 * p.never),
-                            (c.0, c.1 - 9),
-                            text(12.0)
-                                .color(&color)
-                                .pos(Pos::new(HPos::Center, VPos::Bottom)),
-                        ))
-                        .map_err(de)?;
-                    }
-                }
-            }
+            .build_cartesian_2d(x_lo..x_hi, 0.0..y_top)
+            .map_err(de)
+    };
+    // The `never` row: per line, its markers spread a little at each level
+    // so that every one shows, and above them the share that did not
+    // recover, in rows so that no two shares overlap; the chart's top
+    // leaves room for those rows. (The x of a level does not depend on
+    // the y range.)
+    let chart = build(y_max)?;
+    let mut marks = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let spread = (i as i32 - lines.len() as i32 / 2) * 7;
+        for p in line.points.iter().filter(|p| p.never > 0.0) {
+            let x = chart.backend_coord(&(p.x, 0.0)).0 + spread;
+            let share = (p.never < 1.0).then(|| format!("{:.0}%", 100.0 * p.never));
+            marks.push((i, x, share));
         }
-        let (x, mut y) = (5, 20);
-        for (i, line) in lines.iter().enumerate() {
-            legend_line(&legend_area, (x, y), i, &line.label, (6, 15.0))?;
-            y += 26;
-        }
-        legend_notes(
-            &legend_area,
-            (x, y + 10),
-            &[
-                "line: median over the",
-                "runs that recovered",
-                "×: no run recovered",
-                "○ n%: n% did not",
-            ],
-        )
     }
+    let share_font = text(12.0);
+    let spans: Vec<(i32, i32)> = (marks.iter())
+        .filter_map(|(_, x, share)| {
+            let half = text_width(share.as_deref()?, &share_font) as i32 / 2 + 2;
+            Some((x - half, x + half))
+        })
+        .collect();
+    let rows = label_rows(&spans);
+    // Room above the highest median, in pixels: a gap, the row, the shares.
+    const ROW_H: i32 = 14;
+    let gap = 30;
+    let above_row = 20 + ROW_H * rows.iter().max().map_or(0, |r| r + 1) as i32;
+    let h = chart.plotting_area().dim_in_pixel().1 as f64;
+    let need = ((gap + above_row) as f64).min(h / 2.0);
+    let y_top = y_max * h / (h - need);
+    let never_y = y_max + y_top * gap as f64 / h;
+    let mut chart = build(y_top)?;
+    chart
+        .configure_mesh()
+        .x_desc(x_label)
+        .y_desc("recovery time after the trigger (s)")
+        .x_label_formatter(&tick)
+        .y_label_formatter(&|v| {
+            if *v > y_max * 1.05 {
+                String::new()
+            } else {
+                tick(v)
+            }
+        })
+        .label_style(text(15.0))
+        .axis_desc_style(text(17.0))
+        .bold_line_style(BLACK.mix(0.12))
+        .light_line_style(BLACK.mix(0.03))
+        .max_light_lines(4)
+        .draw()
+        .map_err(de)?;
+    chart
+        .draw_series([DashedPathElement::new(
+            vec![(x_lo, never_y), (x_hi, never_y)],
+            6,
+            4,
+            BLACK.mix(0.5).stroke_width(1),
+        )])
+        .map_err(de)?;
+    let (nx, ny) = chart.backend_coord(&(x_lo, never_y));
+    root.draw(&Text::new(
+        "never",
+        (nx - 8, ny),
+        text(15.0).pos(Pos::new(HPos::Right, VPos::Center)),
+    ))
+    .map_err(de)?;
+    for (i, line) in lines.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let mut pts = line.points.clone();
+        pts.sort_by(|a, b| a.x.total_cmp(&b.x));
+        for seg in pts.split(|p| p.median.is_none()) {
+            if seg.len() > 1 {
+                let path = seg.iter().map(|p| (p.x, p.median.unwrap_or(0.0)));
+                match line_dash(i) {
+                    None => chart
+                        .draw_series(LineSeries::new(path, color.stroke_width(2)))
+                        .map(|_| ()),
+                    Some((d, g)) => chart
+                        .draw_series(DashedLineSeries::new(path, d, g, color.stroke_width(2)))
+                        .map(|_| ()),
+                }
+                .map_err(de)?;
+            }
+        }
+        for p in &pts {
+            if let Some(m) = p.median {
+                marker(root.clone(), chart.backend_coord(&(p.x, m)), i, color, 6)?;
+            }
+        }
+    }
+    // The rows of the marks with a share, in order.
+    let mut rows = rows.into_iter();
+    for (i, x, share) in marks {
+        let color = PALETTE[i % PALETTE.len()];
+        let c = (x, ny);
+        match share {
+            None => root.draw(&Cross::new(c, 7, color.stroke_width(3))),
+            Some(share) => {
+                let row = rows.next().unwrap_or(0) as i32;
+                root.draw(&Circle::new(c, 6, color.stroke_width(2)))
+                    .map_err(de)?;
+                root.draw(&Text::new(
+                    share,
+                    (x, ny - 10 - ROW_H * row),
+                    share_font
+                        .color(&color)
+                        .pos(Pos::new(HPos::Center, VPos::Bottom)),
+                ))
+            }
+        }
+        .map_err(de)?;
+    }
+    let (x, mut y) = (5, 20);
+    for (i, line) in lines.iter().enumerate() {
+        y += 26 + legend_line(&legend_area, (x, y), i, &line.label, (6, 15.0))?;
+    }
+    legend_notes(
+        &legend_area,
+        (x, y + 10),
+        &[
+            "line: median over the",
+            "runs that recovered",
+            "×: no run recovered",
+            "○ n%: n% did not",
+        ],
+    )
+}
+
+/// The row of each of `spans` (pixel intervals `(left, right)` of labels
+/// on one line), row 0 first: placed from left to right, each in the
+/// lowest row where it overlaps none placed before it.
+fn label_rows(spans: &[(i32, i32)]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..spans.len()).collect();
+    order.sort_by_key(|&k| spans[k].0);
+    // The right end of the last span placed in each row.
+    let mut ends: Vec<i32> = Vec::new();
+    let mut rows = vec![0; spans.len()];
+    for k in order {
+        let (left, right) = spans[k];
+        let row = ends.iter().position(|&e| e < left).unwrap_or(ends.len());
+        match ends.get_mut(row) {
+            Some(e) => *e = right,
+            None => ends.push(right),
+        }
+        rows[k] = row;
+    }
+    rows
 }
 
 #[cfg(test)]
@@ -1987,8 +2170,11 @@ mod tests {
         ]
     }
 
+    /// Text is wrapped at spaces; a path too long for a line is cut
+    /// between its names, an underscore only where a name alone is too
+    /// long, and nothing is ever dropped.
     #[test]
-    fn a_long_title_is_wrapped_at_spaces_to_fit() {
+    fn a_long_title_is_wrapped_at_spaces_then_between_names() {
         let width = |s: &str| 10 * s.chars().count() as u32;
         assert_eq!(wrapped("short title", 200, width), ["short title"]);
         assert_eq!(
@@ -1999,10 +2185,26 @@ mod tests {
             ),
             [
                 "Success rate",
-                "(page.fanout.recs.max_in_flight=4,",
+                "(page.fanout.recs.",
+                "max_in_flight=4,",
                 "required=true)"
             ]
         );
+        assert_eq!(
+            wrapped("page.fanout.recs.attempt_timeout_s=0.25", 120, width),
+            ["page.fanout.", "recs.", "attempt_", "timeout_s=", "0.25"]
+        );
+        // A number is never cut at its decimal point.
+        assert_eq!(
+            wrapped("svc_b.slow.duration_s=0.25", 120, width),
+            ["svc_b.slow.", "duration_s=", "0.25"]
+        );
+        let label =
+            "page.fanout.recs.attempt_timeout_s=0.25 (= page.fanout.recs.attempt_timeout_s=0.5)";
+        for room in [80, 150, 250, 400] {
+            let lines = wrapped(label, room, width);
+            assert_eq!(lines.join("").replace(' ', ""), label.replace(' ', ""));
+        }
     }
 
     #[test]
@@ -2175,7 +2377,172 @@ mod tests {
             st_conf: vec![],
         };
         sensitivity_bars(&stem, "Edge cases", &[long, empty]).unwrap();
-        check(&stem, "Edge cases", SIZE);
+        // A little taller than 600 px: the whole names, written vertically.
+        check(&stem, "Edge cases", (1000, 603));
+        let svg = std::fs::read_to_string(dir.join("s.svg")).unwrap();
+        assert!(svg.contains(">\na_rather_long_axis_name_number_7\n<"));
+    }
+
+    /// Axis names are never cut: the dotted prefix they all share is said
+    /// once under the legend and left out of each, and what is left is
+    /// written whole, the panels growing to fit it.
+    #[test]
+    fn sensitivity_bars_show_whole_axis_names() {
+        let tmp = tempfile::tempdir().unwrap();
+        let stem = tmp.path().join("s");
+        let axes = [
+            "page.fanout.recs.attempt_timeout_s",
+            "page.fanout.recs.max_in_flight",
+            "page.fanout.recs.required",
+            "page.fanout.recs.a_much_longer_parameter_name_than_the_others",
+        ];
+        let panel = |metric: &str| IndexBars {
+            metric: metric.into(),
+            axes: axes.map(String::from).to_vec(),
+            s1: vec![0.1; 4],
+            s1_conf: vec![0.05; 4],
+            st: vec![0.2; 4],
+            st_conf: vec![0.05; 4],
+        };
+        let panels: Vec<IndexBars> = ["recovered", "goodput", "wasted_share", "queue"]
+            .map(panel)
+            .to_vec();
+        sensitivity_bars(&stem, "Whole names", &panels).unwrap();
+        let svg = std::fs::read_to_string(tmp.path().join("s.svg")).unwrap();
+        assert!(svg.contains("prefix they all share: page.fanout.recs."));
+        for name in axes {
+            let rest = name.strip_prefix("page.fanout.recs.").unwrap();
+            assert!(svg.contains(&format!(">\n{rest}\n<")), "{rest} not whole");
+        }
+        assert!(!svg.contains('…'));
+    }
+
+    /// The texts of `svg` in order, each with its left end and width in
+    /// pixels when it is drawn rightwards from its anchor (not rotated).
+    fn svg_texts(svg: &str) -> Vec<(String, Option<(f64, u32)>)> {
+        (svg.split("<text ").skip(1))
+            .map(|element| {
+                let (head, rest) = element.split_once('>').unwrap();
+                let attr = |name: &str| {
+                    let v = head.split(&format!("{name}=\"")).nth(1)?;
+                    v.split('"').next()
+                };
+                let content = rest.split('<').next().unwrap().trim().to_string();
+                let rightwards =
+                    attr("text-anchor") == Some("start") && attr("transform").is_none();
+                let extent = rightwards.then(|| {
+                    let x: f64 = attr("x").unwrap().parse().unwrap();
+                    let size: f64 = attr("font-size").unwrap().parse().unwrap();
+                    // plotters' size is the SVG's font-size times 1.24.
+                    (x, text_width(&content, &text(size * 1.24)))
+                });
+                (content, extent)
+            })
+            .collect()
+    }
+
+    /// Legends show every label whole, inside the image: widened to the
+    /// longest label (up to two fifths of the width) and wrapped beyond,
+    /// between names, never cut (the latency plot's legend was a fixed
+    /// 220 px and cut `page.fanout.recs.attempt_timeo...`).
+    #[test]
+    fn legend_labels_are_whole_and_inside_the_image() {
+        let tmp = tempfile::tempdir().unwrap();
+        let labels = [
+            "page.fanout.recs.attempt_timeout_s=0.25",
+            "page.fanout.recs.attempt_timeout_s=0.5+page.fanout.recs.max_in_flight=unbounded",
+        ];
+        let cdf = |label: &str| CdfLine {
+            label: label.into(),
+            ok: vec![0, 5, 3, label.len() as u64, 0],
+            failed: vec![0, 0, 0, 2, 1],
+        };
+        let stem = tmp.path().join("cdf");
+        latency_cdfs(
+            &stem,
+            "Latency",
+            &[1e-4, 1e-3, 1e-2, 1e-1],
+            &labels.map(cdf),
+        )
+        .unwrap();
+        let bands: Vec<Band> = labels.iter().map(|l| band(l, 60, 0.9)).collect();
+        let band_stem = tmp.path().join("bands");
+        time_bands(&band_stem, "Bands", "t", "y", &bands, &[], None).unwrap();
+        let recovery: Vec<RecoveryLine> = (labels.iter())
+            .map(|l| RecoveryLine {
+                label: l.to_string(),
+                points: vec![RecoveryPoint {
+                    x: 1.0,
+                    median: Some(2.0),
+                    never: 0.5,
+                }],
+            })
+            .collect();
+        let recovery_stem = tmp.path().join("recovery");
+        recovery_lines(&recovery_stem, "Recovery", "x", &recovery).unwrap();
+        for stem in [stem, band_stem, recovery_stem] {
+            let svg = std::fs::read_to_string(output_paths(&stem).unwrap().0).unwrap();
+            let texts = svg_texts(&svg);
+            for (content, extent) in &texts {
+                if let Some((x, w)) = extent {
+                    assert!(x + *w as f64 <= 1000.0, "{content:?} runs off at {x} + {w}");
+                }
+            }
+            let all: String = texts.iter().map(|(c, _)| c.as_str()).collect();
+            for label in labels {
+                assert!(all.contains(label), "{label} not whole in {stem:?}");
+            }
+        }
+    }
+
+    /// Tick labels are plain decimals (seconds, counts), never `1.0e-4`.
+    #[test]
+    fn ticks_are_plain_decimals() {
+        let ticks: Vec<String> = [
+            1e-4,
+            2.5e-4,
+            1e-3,
+            0.1,
+            0.30000000000000004,
+            1.0,
+            250000.0,
+            -0.5,
+            0.0,
+        ]
+        .iter()
+        .map(tick)
+        .collect();
+        assert_eq!(
+            ticks,
+            [
+                "0.0001", "0.00025", "0.001", "0.1", "0.3", "1", "250000", "-0.5", "0"
+            ]
+        );
+    }
+
+    #[test]
+    fn common_prefix_ends_at_a_dot_all_names_share() {
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let of = |n: &[&str]| common_prefix(names(n).iter()).to_string();
+        assert_eq!(of(&["a.b.c", "a.b.d"]), "a.b.");
+        assert_eq!(of(&["a.bc.d", "a.bd.e"]), "a.");
+        assert_eq!(of(&["a.b.c", "strategy"]), "");
+        assert_eq!(of(&["a.b.c"]), "a.b.");
+        assert_eq!(of(&[]), "");
+    }
+
+    /// The shares printed above the `never` row: labels that would overlap
+    /// (the lines of one level, or of levels close together) go to
+    /// different rows, labels apart share the first.
+    #[test]
+    fn never_row_labels_do_not_overlap() {
+        let spans = [(100, 130), (107, 137), (114, 144), (300, 330), (135, 165)];
+        let rows = label_rows(&spans);
+        assert_eq!(rows, [0, 1, 2, 0, 0]);
+        for (a, b) in (0..spans.len()).flat_map(|a| (0..a).map(move |b| (a, b))) {
+            let overlap = spans[a].0 <= spans[b].1 && spans[b].0 <= spans[a].1;
+            assert!(!(overlap && rows[a] == rows[b]), "{a} and {b}");
+        }
     }
 
     #[test]

@@ -338,7 +338,11 @@ fn ranking(sweep: &Sweep, summary: &DataFrame, n: usize) -> Result<String, Repor
         return Ok(String::new());
     }
     let mut cols = level_columns(sweep);
-    cols.extend(keys.iter().map(|(k, _)| k.to_string()));
+    // Sorted by the censored number, shown as text (`never`, `>= X`).
+    cols.extend(keys.iter().map(|(k, _)| match *k {
+        "recovery_censored_s_mean" => "recovery_s_mean".to_string(),
+        k => k.to_string(),
+    }));
     let sorted = summary
         .sort(
             keys.iter().map(|(k, _)| *k).collect::<Vec<_>>(),
@@ -390,7 +394,7 @@ fn headline(sweep: &Sweep, summary: &DataFrame) -> Result<String, ReportError> {
             .map(|l| format!("{l}_arrivals_per_user_during_mean"));
         cols.extend(
             [
-                "recovery_censored_s_mean",
+                "recovery_s_mean",
                 "success_rate_after_mean",
                 "goodput_mean",
                 "failed_latency_median_s_mean",
@@ -409,67 +413,17 @@ fn headline(sweep: &Sweep, summary: &DataFrame) -> Result<String, ReportError> {
     Ok(tables::markdown(&shown(sweep, summary, &cols)?))
 }
 
-/// A per-point table as a person reads it: the censored mean recovery time
-/// (`recovery_censored_s_mean`, a lower bound that reads like a recovery
-/// time) becomes `recovery_s_mean`: `never` where no seed recovered,
-/// `>= X (k of n censored)` where some did not, the mean otherwise. The
-/// counts come from `p_not_recovered` over the point's ok runs (`runs` less
-/// `failed`: every ok run has a `recovered`).
-/// The levels read as everywhere else: as written in the grid (`30`, not
-/// `30.000`), a null cap `unbounded` (not `-`).
+/// A per-point table as a person reads it: the levels as written
+/// everywhere else (`30`, not `30.000`; a null cap `unbounded`, not `-`).
 fn shown(sweep: &Sweep, table: &DataFrame, cols: &[String]) -> Result<DataFrame, ReportError> {
-    const CENSORED: &str = "recovery_censored_s_mean";
     let err = || ReportError::table("per-point table");
-    let levels = level_columns(sweep);
-    let select = |df: &DataFrame| {
-        let mut out = df.select(cols.iter().map(String::as_str)).map_err(err())?;
-        for name in levels.iter().filter(|l| cols.contains(l)) {
-            let c = out.column(name).map_err(err())?;
-            let text: Vec<String> = (0..c.len()).map(|i| crate::load::label(c, i)).collect();
-            out.replace(name, Column::new(name.into(), text))
-                .map_err(err())?;
-        }
-        Ok(out)
-    };
-    let Ok(mean) = table.column(CENSORED) else {
-        return select(table);
-    };
-    let summary_f64 = |name: &str| -> Option<Vec<Option<f64>>> {
-        let c = table.column(name).ok()?.cast(&DataType::Float64).ok()?;
-        Some(c.f64().ok()?.iter().collect())
-    };
-    let mean: Vec<Option<f64>> = mean
-        .cast(&DataType::Float64)
-        .map_err(err())?
-        .f64()
-        .map_err(err())?
-        .iter()
-        .collect();
-    // The runs the censored mean is over: those with a verdict.
-    let not_recovered = summary_f64("runs_not_recovered");
-    let verdicts = summary_f64("runs_with_verdict");
-    let text: Vec<Option<String>> = (0..table.height())
-        .map(|i| {
-            let at = |v: &Option<Vec<Option<f64>>>| v.as_ref().and_then(|v| v[i]);
-            let censored = match (at(&not_recovered), at(&verdicts)) {
-                (Some(k), Some(n)) => Some((k as usize, n as usize)),
-                _ => None,
-            };
-            tables::recovery_text(mean[i], censored)
-        })
-        .collect();
-    let mut out = table.clone();
-    out.replace(CENSORED, Column::new(CENSORED.into(), text))
+    let mut out = table
+        .select(cols.iter().map(String::as_str))
         .map_err(err())?;
-    let mut out = select(&out)?;
-    if out.column(CENSORED).is_ok() {
-        // Shown under the name people look for; a plain mean of recovery
-        // times asked for in `[report] metrics` would hide the runs that
-        // never recovered, so the censored one takes its place.
-        if out.column("recovery_s_mean").is_ok() {
-            out.drop_in_place("recovery_s_mean").map_err(err())?;
-        }
-        out.rename(CENSORED, "recovery_s_mean".into())
+    for name in level_columns(sweep).iter().filter(|l| cols.contains(l)) {
+        let c = out.column(name).map_err(err())?;
+        let text: Vec<String> = (0..c.len()).map(|i| crate::load::label(c, i)).collect();
+        out.replace(name, Column::new(name.into(), text))
             .map_err(err())?;
     }
     Ok(out)
@@ -2037,7 +1991,7 @@ fn tables_markdown(
         return Ok(());
     }
     if trigger {
-        md.push_str("Means over seeds (ok runs); P(not recovered) with its Wilson 95% interval, and the exact 95% bound on the outcome never seen, 1 − 0.05^(1/N), where no seed differed (`p_not_recovered_note`). Recovery time is censored: `recovery_s_mean` is `never` where no seed recovered and `>= X (k of n censored)` where some did not (X counts a run that did not recover as the first recovery time it could not observe, a lower bound); the number itself is `recovery_censored_s_mean` in `summary.csv`. ");
+        md.push_str("Means over seeds (ok runs); P(not recovered) with its Wilson 95% interval, and the exact 95% bound on the outcome never seen, 1 − 0.05^(1/N), where no seed differed (`p_not_recovered_note`). Recovery time is censored: `recovery_s_mean` (text, in `summary.csv` too) is `never` where no seed recovered and `>= X (k of n censored)` where some did not (X counts a run that did not recover as the first recovery time it could not observe, a lower bound); the number itself is `recovery_censored_s_mean` in `summary.csv`. ");
     } else {
         md.push_str("Means over seeds (ok runs), the grid's `[report] metrics` first; no recovery columns (no trigger). ");
     }
@@ -3216,6 +3170,31 @@ mod tests {
                 .contains("recovery_censored_s_mean")
         );
         assert!(csv.contains("28.0"), "{csv}");
+        // The Markdown's columns are the tables' (recovery_s_mean among
+        // them, as the same text).
+        let summary_md = std::fs::read_to_string(tmp.path().join("analysis/summary.md")).unwrap();
+        let md_columns: Vec<&str> = (summary_md.lines().next().unwrap().split('|'))
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect();
+        let csv_columns: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+        let parquet = tmp.path().join("analysis/summary.parquet");
+        let parquet = ParquetReader::new(File::open(parquet).unwrap())
+            .finish()
+            .unwrap();
+        for c in &md_columns {
+            assert!(csv_columns.contains(c), "{c} not in summary.csv");
+            assert!(parquet.column(c).is_ok(), "{c} not in summary.parquet");
+        }
+        assert!(md_columns.contains(&"recovery_s_mean"), "{summary_md}");
+        assert!(csv.contains(",never,"), "{csv}");
+        assert!(csv.contains(",>= 15.000 (1 of 2 censored),"), "{csv}");
+        // The share that recovered is a share, none a share too: `never`
+        // is the recovery time's.
+        let shares = &effects[..effects.find("mean recovery time").unwrap()];
+        assert!(shares.contains("| 1 | 0% | 50% |"), "{shares}");
+        assert!(shares.contains("| 2 | 0% | 100% |"), "{shares}");
+        assert!(!shares.contains("never"), "{shares}");
     }
 
     /// `[report] prim` names the outcome PRIM looks for: here the runs of

@@ -91,7 +91,9 @@ fn rows_by_cell(sweep: &Sweep) -> Vec<Vec<usize>> {
 /// metric mean, std, a 95% interval of the mean by the metric's support
 /// (`{m}_ci_method` names it: Wilson for yes/no, the t-interval clipped to
 /// [0, 1] or at 0 otherwise, none when no seed differed), min and max over
-/// the point's ok runs.
+/// the point's ok runs; and `recovery_s_mean`, the mean recovery time as
+/// text ([`recovery_text`]: `never`, `>= X (k of n censored)` or the mean),
+/// as the report's tables show it.
 pub fn summary(sweep: &Sweep, metrics: &[String]) -> Result<DataFrame, ReportError> {
     let err = |source| ReportError::Table {
         what: "summary",
@@ -124,9 +126,9 @@ pub fn summary(sweep: &Sweep, metrics: &[String]) -> Result<DataFrame, ReportErr
                 .collect::<Vec<_>>(),
         ),
     ];
-    if let Some(recovered) = sweep.metric("recovered") {
-        let counts: Vec<(u64, u64)> = cells
-            .iter()
+    // Per point, the runs that did not recover of those with a verdict.
+    let verdicts: Option<Vec<(u64, u64)>> = sweep.metric("recovered").map(|recovered| {
+        (cells.iter())
             .map(|c| {
                 let vals: Vec<f64> = c.iter().filter_map(|r| recovered[*r]).collect();
                 (
@@ -134,7 +136,9 @@ pub fn summary(sweep: &Sweep, metrics: &[String]) -> Result<DataFrame, ReportErr
                     vals.len() as u64,
                 )
             })
-            .collect();
+            .collect()
+    });
+    if let Some(counts) = &verdicts {
         let wilson: Vec<Option<(f64, f64)>> =
             counts.iter().map(|(k, n)| wilson95(*k, *n)).collect();
         cols.push(Column::new(
@@ -170,7 +174,11 @@ pub fn summary(sweep: &Sweep, metrics: &[String]) -> Result<DataFrame, ReportErr
             counts.iter().map(|(k, _)| *k).collect::<Vec<_>>(),
         ));
     }
-    for m in metrics {
+    // `recovery_s` (asked for, or read by `[report] prim`) is summarised by
+    // `recovery_censored_s`'s `recovery_s_mean`: its own columns, over the
+    // runs that recovered, would hide those that did not (and take that
+    // name).
+    for m in metrics.iter().filter(|m| *m != "recovery_s") {
         let Some(values) = sweep.metric(m) else {
             continue;
         };
@@ -184,6 +192,22 @@ pub fn summary(sweep: &Sweep, metrics: &[String]) -> Result<DataFrame, ReportErr
                 per_cell.iter().map(|v| f(v)).collect::<Vec<_>>(),
             )
         };
+        if m == "recovery_censored_s" {
+            // The mean recovery time as a person reads it, as the Markdown
+            // tables show it: the censored mean reads like a recovery time
+            // where runs did not recover.
+            cols.push(Column::new(
+                "recovery_s_mean".into(),
+                (per_cell.iter().enumerate())
+                    .map(|(i, v)| {
+                        let censored = verdicts
+                            .as_ref()
+                            .map(|c| (c[i].0 as usize, c[i].1 as usize));
+                        recovery_text(mean(v), censored)
+                    })
+                    .collect::<Vec<_>>(),
+            ));
+        }
         let support = support(sweep, m);
         let ci: Vec<Option<stats::Ci95>> =
             per_cell.iter().map(|v| stats::ci95(v, support)).collect();
@@ -654,7 +678,8 @@ pub fn effects_markdown(effects: &[Effect], metric: &str, dim: &str) -> String {
 fn cell(metric: &str, e: &Effect) -> String {
     match (metric, e.mean) {
         (_, None) => "-".to_string(),
-        ("recovered", Some(0.0)) => "never".to_string(),
+        // A share, 0% included: `never` is for a recovery time that did
+        // not happen.
         ("recovered", Some(p)) => format!("{:.0}%", p * 100.0),
         (_, Some(m)) if e.censored.is_some_and(|(k, _)| k > 0) => {
             recovery_text(Some(m), e.censored).unwrap_or_default()

@@ -146,12 +146,13 @@ fn main_effects_match_hand_computed_values() {
     // The strategy dimension itself is not split: a = (0.9+1+0.5+0.7)/4.
     assert!(close(get("strategy", "a", None).mean.unwrap(), 0.775));
     assert!(close(get("strategy", "b", None).mean.unwrap(), 0.15));
-    // The source's table: level x strategy, recovered as shares or "never".
+    // The source's table: level x strategy, recovered as shares, none
+    // recovering a share too (`0%`, not the recovery time's `never`).
     let effects = tables::main_effects(&sweep, &["recovered".to_string()]);
     let md = tables::effects_markdown(&effects, "recovered", "x");
     assert_eq!(
         md,
-        "| x | a | b |\n|---|---|---|\n| 1 | 100% | never |\n| 2 | 50% | never |\n"
+        "| x | a | b |\n|---|---|---|\n| 1 | 100% | 0% |\n| 2 | 50% | 0% |\n"
     );
 }
 

@@ -77,7 +77,7 @@ pub fn report(args: &ReportArgs) -> Result<ExitCode, Error> {
     let writers = crate::lock::writers(&args.dir).map_err(DirError::from)?;
     if !writers.is_empty() {
         eprintln!(
-            "note: {} is being written ({}): this report holds the runs written so far; the sweep writes its own when it ends",
+            "note: {} is being written ({}): this report holds the runs written so far; a sweep that writes its report replaces it when it ends (else run `sweep report` again then)",
             args.dir.display(),
             writers.join("; ")
         );

@@ -128,8 +128,18 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Error> {
     let _lock = Lock::writer(&out, shard, shard == Shard::WHOLE).map_err(DirError::from)?;
     if prepare_dir(&store, &mut grid, shard, args)? == Prepared::AlreadyComplete {
         let index = store.root.join("analysis").join("index.md");
-        let report = if index.exists() || shard != Shard::WHOLE {
+        // A report older than the manifest's last word was written while
+        // the sweep ran (`sweep report` beside it): of some runs only.
+        let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+        let current = modified(&index)
+            .is_some_and(|r| modified(&store.root.join("manifest.json")).is_none_or(|m| r >= m));
+        let report = if current || shard != Shard::WHOLE {
             format!("report: {}", index.display())
+        } else if index.exists() {
+            format!(
+                "its report was written while it ran, of some runs only: sweep report {}",
+                crate::slurm::shell_quote(&store.root.display().to_string())
+            )
         } else {
             format!(
                 "no report yet: sweep report {}",

@@ -92,7 +92,7 @@ fn draw_load<DB: DrawingBackend>(
         legend
             .draw(&Text::new(label, (x + 30, 13), text(15.0).pos(left())))
             .map_err(de)?;
-        x += 40 + text_width(&legend, label, &text(15.0)) as i32;
+        x += 40 + text_width(label, &text(15.0)) as i32;
     }
     let dashed = BLACK.stroke_width(2);
     legend
@@ -107,7 +107,7 @@ fn draw_load<DB: DrawingBackend>(
     legend
         .draw(&Text::new(capacity, (x + 30, 13), text(15.0).pos(left())))
         .map_err(de)?;
-    x += 40 + text_width(&legend, capacity, &text(15.0)) as i32;
+    x += 40 + text_width(capacity, &text(15.0)) as i32;
     for kind in kinds {
         swatch(&legend, (x, 6), (24, 14), kind.color().filled(), None)?;
         legend
@@ -117,7 +117,7 @@ fn draw_load<DB: DrawingBackend>(
                 text(15.0).pos(left()),
             ))
             .map_err(de)?;
-        x += 40 + text_width(&legend, kind.label(), &text(15.0)) as i32;
+        x += 40 + text_width(kind.label(), &text(15.0)) as i32;
     }
     let areas = rest.split_evenly((panels.len(), 1));
     for (panel, area) in panels.iter().zip(&areas) {
@@ -299,7 +299,9 @@ fn draw_cdfs<DB: DrawingBackend>(
 ) -> Result<(), PlotError> {
     let body = titled(root, title)?;
     let (w, _) = body.dim_in_pixel();
-    let (charts, legend_area) = body.split_horizontally(w - 220);
+    let names: Vec<&str> = labels.iter().map(String::as_str).collect();
+    let legend_w = legend_width(&body, &names, 14.0, 220);
+    let (charts, legend_area) = body.split_horizontally(w - legend_w);
     let (cw, _) = charts.dim_in_pixel();
     let (left_area, right_area) = charts.split_horizontally(cw / 2);
     for ((name, curves), area) in panels.iter().zip([left_area, right_area]) {
@@ -346,8 +348,7 @@ fn draw_cdfs<DB: DrawingBackend>(
     }
     let (x, mut y) = (5, 40);
     for (i, label) in labels.iter().enumerate() {
-        legend_line(&legend_area, (x, y), i, label, (5, 14.0))?;
-        y += 26;
+        y += 26 + legend_line(&legend_area, (x, y), i, label, (5, 14.0))?;
     }
     super::legend_notes(
         &legend_area,
