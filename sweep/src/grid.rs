@@ -507,7 +507,11 @@ impl Overrides {
                 }
                 Value::Array(levels.into_iter().map(sim_core::parse_value).collect())
             };
-            if given.iter().any(|(p, _, _)| *p == path) {
+            let canonical = sim_core::params::canonical(&path);
+            if given
+                .iter()
+                .any(|(p, _, _)| sim_core::params::canonical(p) == canonical)
+            {
                 errors.push(flag_error(
                     flag,
                     arg,
@@ -945,21 +949,31 @@ impl Grid {
         // Every value of every path on its own: unknown paths and types.
         // The fixed overrides build on each other (a window or profile point
         // `n` needs the ones before it), and every level builds on them.
+        // Problems of the grid's shape: with any, the points left are not
+        // the grid's.
+        let shape_errors = errors.len();
         let mut probe_errors: Vec<GridError> = Vec::new();
         let mut with_set = base.clone();
         let mut probe = |table: &'static str, path: &str, value: &Value, on: &mut Scenario| {
-            let refused = params::set(on, path, value).err().or_else(|| {
-                // A value outside its bounds is refused at every point: said
-                // here, beside the other values' problems, with validation's
-                // reason.
-                params::out_of_bounds(on, path, value).map(|outside| {
+            // A value outside its bounds is refused at every point: said
+            // here, beside the other values' problems, with validation's
+            // reason (not the field type's limits, nor a mechanism's being
+            // off).
+            let outside = params::out_of_bounds(on, path, value);
+            let refused = match (params::set(on, path, value), outside) {
+                (Err(cause), None) => Some(cause),
+                (Err(_), Some(outside)) => Some(ConfigError::new(path, outside.to_string())),
+                (Ok(()), None) => None,
+                (Ok(()), Some(outside)) => {
                     let canonical = params::canonical(path);
-                    let errors = sim_core::validate(on).err().unwrap_or_default();
-                    (errors.into_iter())
-                        .find(|e| outside.finite && params::canonical(&e.path) == canonical)
-                        .unwrap_or_else(|| ConfigError::new(path, outside.to_string()))
-                })
-            });
+                    let errors = sim_core::validate_settings(on).err().unwrap_or_default();
+                    Some(
+                        (errors.into_iter())
+                            .find(|e| outside.finite && params::canonical(&e.path) == canonical)
+                            .unwrap_or_else(|| ConfigError::new(path, outside.to_string())),
+                    )
+                }
+            };
             let Some(cause) = refused else {
                 return true;
             };
@@ -1029,7 +1043,11 @@ impl Grid {
             let schema = sim_core::result::metric_schema(&base);
             errors.extend(report_errors(&file, &raw.report, &schema, &dimensions));
             // The points' own problems (rules between fields), at the
-            // points that can be built without the values refused above.
+            // points left without the levels refused above: points of the
+            // grid as they are when its shape, its fixed values and its
+            // design stand (else a refused value's default would speak for
+            // it); a spread of them, so that a large grid fails at once.
+            let whole = shape_errors == 0 && fixed_taken.iter().all(|t| *t) && design_taken;
             let sampled = dimensions.get(listed).cloned().filter(|_| design_taken);
             let mut dimensions: Vec<Dimension> = (dimensions[..listed].iter())
                 .zip(&levels_taken)
@@ -1065,9 +1083,11 @@ impl Grid {
                 metrics: Vec::new(),
                 last_point: ThreadLocal::new(),
             };
-            if rest.points_within(MAX_RUNS)
+            const SPREAD: u64 = 1000;
+            let spread = Some(sample.unwrap_or(SPREAD).min(SPREAD));
+            if whole
                 && let Err(more) =
-                    rest.validate_points(&file, sample, &from_flags, Points::WithoutRefused)
+                    rest.validate_points(&file, spread, &from_flags, Points::WithoutRefused)
             {
                 errors.extend(more.0);
             }
@@ -1215,10 +1235,10 @@ impl Grid {
         }
         let problems: Vec<(u64, ConfigError)> = chunks.into_iter().flat_map(|f| f.errors).collect();
         let acting_nowhere: Vec<(u64, ConfigError)> = (inert.into_iter())
-            .filter(|(_, cause, n)| {
-                points == Points::AsGiven
-                    && *n == valid
-                    && !problems.iter().any(|(_, c)| c.path == cause.path)
+            .filter(|(_, _, n)| {
+                // Where some points are invalid, a key may act at them once
+                // they are mended.
+                points == Points::AsGiven && problems.is_empty() && *n == valid
             })
             .map(|(i, mut cause, _)| {
                 if valid > 1 {
@@ -1241,12 +1261,17 @@ impl Grid {
                 let given = (overrides.iter())
                     .filter(|_| with_value)
                     .find(|(p, _)| params::canonical(p) == canonical);
+                let flag = |p: &str| flags.iter().find(|(f, _)| f == p).map(|(_, flag)| *flag);
                 let setting = match given {
-                    Some((p, v)) => match flags.iter().find(|(f, _)| f == p) {
-                        Some((_, flag)) => format!("{flag} {p}={v}"),
+                    Some((p, v)) => match flag(p) {
+                        Some(flag) => format!("{flag} {p}={v}"),
                         None => format!("{p} = {v}"),
                     },
-                    None => cause.path.clone(),
+                    // An idle key's message starts with its value.
+                    None => match flag(&cause.path) {
+                        Some(flag) => format!("{flag} {}", cause.path),
+                        None => cause.path.clone(),
+                    },
                 };
                 errors.push(GridError::Point {
                     file: file.to_path_buf(),
@@ -1266,14 +1291,6 @@ impl Grid {
         } else {
             Err(GridErrors(errors))
         }
-    }
-
-    /// Whether the grid has at most `most` points (with no overflow on the
-    /// way).
-    fn points_within(&self, most: u64) -> bool {
-        (self.dimensions.iter())
-            .try_fold(1u64, |acc, d| acc.checked_mul(d.levels.len() as u64))
-            .is_some_and(|n| n <= most)
     }
 
     pub fn points(&self) -> u64 {

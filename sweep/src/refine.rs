@@ -121,7 +121,7 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
         }
         return crate::adaptive::run(args, &mut grid);
     }
-    let (Some(axis_path), Some(precision)) = (args.axis.clone(), args.precision) else {
+    let (Some(given_axis), Some(precision)) = (args.axis.clone(), args.precision) else {
         return Err(RefineError::NoAxis {
             grid: args.grid.clone(),
         });
@@ -129,7 +129,12 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
     let threshold = args.threshold.unwrap_or(0.5);
     // Every problem of the flags at once.
     let mut errors: Vec<String> = Vec::new();
-    let d = (grid.dimensions.iter()).position(|d| d.paths == [axis_path.clone()]);
+    // The axis in whichever spelling (`svc_b.slow.duration_s` is
+    // `svc_b.slow.0.duration_s`), named as the grid names it.
+    let canonical = sim_core::params::canonical(&given_axis);
+    let d = (grid.dimensions.iter())
+        .position(|d| d.paths.len() == 1 && sim_core::params::canonical(&d.paths[0]) == canonical);
+    let axis_path = d.map_or(given_axis, |d| grid.dimensions[d].paths[0].clone());
     let kind = param_of(&axis_path).map(|p| p.kind);
     let mut levels: Vec<f64> = Vec::new();
     match d {

@@ -396,7 +396,7 @@ fn bad_grids_report_every_error_with_file_key_and_reason() {
     let dir = tmp.path();
     // Every kind of problem at once: an unknown key, the name, the seeds,
     // the axes' shapes, the report, unknown parameters, wrong types, values
-    // out of bounds, a flag, and a rule between fields at the points left.
+    // out of bounds and a flag.
     let grid = write_grid(
         dir,
         r#"name = "bad.1"
@@ -445,9 +445,34 @@ heatmap_x = "nope"
         format!("  {f}: axes.\"strategy\" = \"fastest\": unknown strategy `fastest`; this scenario's presets: deadline, deadline_budget, naive, protected"),
         format!("  {f}: axes.\"svc_a.max_retries\" = \"two\": expected an integer, got string \"two\""),
         format!("  {f}: axes.\"svc_a.attempt_timeout_s\" = -0.3: must be > 0: an attempt without a timeout could wait forever"),
-        format!("  {f}: at strategy=\"naive\" svc_a.max_retries=1 svc_a.attempt_timeout_s=0.2: --set horizon_s=30: the horizon (30) ends before the arrivals do (client.duration_s = 40)"),
     ];
     assert_eq!(stderr(&o).lines().collect::<Vec<_>>(), expected);
+    // A level refused beside a rule between fields at a point left: both
+    // at once (the points left are the grid's own).
+    let grid = write_grid(
+        dir,
+        r#"name = "bad"
+scenario = "ch37"
+seeds = [1]
+[set]
+horizon_s = 35
+[axes]
+"svc_a.attempt_timeout_s" = [0.2, -0.3]
+"client.duration_s" = [30, 40]
+"#,
+    );
+    assert_eq!(
+        stderr(&sweep(&["plan", &grid])).lines().collect::<Vec<_>>(),
+        [
+            "error: invalid grid:".to_string(),
+            format!(
+                "  {f}: axes.\"svc_a.attempt_timeout_s\" = -0.3: must be > 0: an attempt without a timeout could wait forever"
+            ),
+            format!(
+                "  {f}: at svc_a.attempt_timeout_s=0.2 client.duration_s=40: horizon_s = 35: the horizon (35) ends before the arrivals do (client.duration_s = 40)"
+            ),
+        ]
+    );
     // A rule between fields at one point of a valid grid: the point, and
     // the value as the grid gives it.
     let grid = write_grid(
@@ -603,13 +628,21 @@ fn a_report_of_a_sweep_being_written_says_so() {
     let grid = write_grid(tmp.path(), &small_grid(2000)); // 16,000 runs
     let out = tmp.path().join("o");
     let mut child = spawn_until_parts(&grid, &out, 1, std::process::Stdio::null());
-    let o = sweep(&["report", out.to_str().unwrap()]);
+    // The first part file is there; its index entry follows it.
+    let started = std::time::Instant::now();
+    let o = loop {
+        let o = sweep(&["report", out.to_str().unwrap()]);
+        if o.status.success() || started.elapsed().as_secs() > 20 {
+            break o;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
     assert_ok(&o);
     assert_says(
         &stderr(&o),
         &[
             &format!("note: {} is being written (host ", out.display()),
-            "this report holds the runs written so far; the sweep writes its own when it ends",
+            "this report holds the runs written so far; a sweep that writes its report replaces it when it ends (else run `sweep report` again then)",
         ],
     );
     child.kill().unwrap();
@@ -927,6 +960,17 @@ horizon_s = 35
             .all(|l| !l.contains("new runs") || l.ends_with(" 0 new runs")),
         "{err}"
     );
+    // The axis in its other spelling is the same axis, and the same runs.
+    let mut other = args;
+    other[3] = "svc_b.slow.0.duration_s";
+    let again = sweep(&other);
+    assert!(again.status.success(), "{}", stderr(&again));
+    let err = stderr(&again);
+    assert!(
+        err.lines()
+            .all(|l| !l.contains("new runs") || l.ends_with(" 0 new runs")),
+        "{err}"
+    );
 }
 
 /// `sweep one` and `sweep scenario show` report every problem of their
@@ -1112,6 +1156,20 @@ fn two_spellings_of_one_parameter_are_one_path() {
         ],
     );
     let grid = write_grid(tmp.path(), &base);
+    let o = sweep(&[
+        "plan",
+        &grid,
+        "--set",
+        "svc_b.slow.start_s=1",
+        "--set",
+        "svc_b.slow.0.start_s=2",
+    ]);
+    assert_fails(
+        &o,
+        &[
+            "--set svc_b.slow.0.start_s=2: `svc_b.slow.start_s` is given more than once on the command line",
+        ],
+    );
     let o = sweep(&["plan", &grid, "--set", "svc_b.slow.0.start_s=3"]);
     assert_ok(&o);
     assert_says(&stdout(&o), &["set   svc_b.slow.start_s = 3"]);
