@@ -449,18 +449,13 @@ heatmap_x = "nope"
     assert_eq!(stderr(&o).lines().collect::<Vec<_>>(), expected);
     // A level refused beside a rule between fields at a point left: both
     // at once (the points left are the grid's own).
-    let grid = write_grid(
-        dir,
-        r#"name = "bad"
-scenario = "ch37"
-seeds = [1]
-[set]
-horizon_s = 35
-[axes]
-"svc_a.attempt_timeout_s" = [0.2, -0.3]
-"client.duration_s" = [30, 40]
-"#,
-    );
+    let horizon_35 = |axis: &str| {
+        let text = format!(
+            "name = \"bad\"\nscenario = \"ch37\"\nseeds = [1]\n[set]\nhorizon_s = 35\n[axes]\n{axis}\"client.duration_s\" = [30, 40]\n"
+        );
+        write_grid(dir, &text)
+    };
+    let grid = horizon_35("\"svc_a.attempt_timeout_s\" = [0.2, -0.3]\n");
     assert_eq!(
         stderr(&sweep(&["plan", &grid])).lines().collect::<Vec<_>>(),
         [
@@ -475,17 +470,7 @@ horizon_s = 35
     );
     // A rule between fields at one point of a valid grid: the point, and
     // the value as the grid gives it.
-    let grid = write_grid(
-        dir,
-        r#"name = "bad"
-scenario = "ch37"
-seeds = [1]
-[set]
-horizon_s = 35
-[axes]
-"client.duration_s" = [30, 40]
-"#,
-    );
+    let grid = horizon_35("");
     let err = stderr(&sweep(&["plan", &grid]));
     assert_says(
         &err,
