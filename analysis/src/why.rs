@@ -203,9 +203,7 @@ impl Diagnosis {
             ..self
         }
     }
-}
 
-impl Diagnosis {
     /// "7% first tries, 93% retries (60% from svc_a, 25% from gateway, 8%
     /// from client), 0% hedged copies": what the bottleneck's arrivals were
     /// made of; the split only when the series have it.
@@ -806,8 +804,9 @@ pub mod section {
             let diagnoses: Vec<Diagnosis> = (not.iter())
                 .filter_map(|&r| {
                     let d = diagnose(traffic.get(&r)?)?;
+                    let threshold = threshold(r);
                     Some(match before.get(r).copied().flatten() {
-                        Some(b) if b < threshold(r) => d.failing_before(b, threshold(r)),
+                        Some(b) if b < threshold => d.failing_before(b, threshold),
                         _ => d,
                     })
                 })

@@ -135,19 +135,13 @@ pub fn apply_validated(
 ) -> Result<ValidScenario, Vec<ConfigError>> {
     let idle_in_base: Vec<String> = inert_settings(&base).into_iter().map(|e| e.path).collect();
     let mut scenario = base;
-    let mut errors = Vec::new();
-    if let Err(refused) = apply_all(&mut scenario, overrides) {
-        // Each override that applies on its own, so that the values'
-        // ranges and the rules between fields are checked too; a key may
-        // then be idle only for want of a refused value, so idle keys are
-        // not told.
-        errors = refused;
-        let (strategy, rest): (Vec<_>, Vec<_>) =
-            overrides.iter().partition(|(k, _)| k == "strategy");
-        for (path, value) in strategy.into_iter().chain(rest) {
-            let _ = params::set(&mut scenario, path, value);
-        }
-    }
+    // The overrides that apply are applied whatever the others, so that
+    // the values' ranges and the rules between fields are checked too; a
+    // key may then be idle only for want of a refused value, so idle keys
+    // are told only when every override applied.
+    let mut errors = apply_all(&mut scenario, overrides)
+        .err()
+        .unwrap_or_default();
     let applied = errors.is_empty();
     // `inf` and `nan` are out of any bounds for another reason than the
     // one validation gives.

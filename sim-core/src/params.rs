@@ -1331,7 +1331,7 @@ pub fn parse_value(text: &str) -> Value {
 
 /// Applies overrides in the documented order: `strategy` first (it expands to
 /// its preset), then the rest as given. Reports every error, not the first;
-/// on error the scenario is left as it was after the presets.
+/// the overrides that apply are applied whatever the others.
 pub fn apply_all(
     scenario: &mut Scenario,
     overrides: &[(String, Value)],
@@ -1432,8 +1432,10 @@ fn apply_preset(scenario: &mut Scenario, value: &Value) -> Result<(), ConfigErro
     Ok(())
 }
 
-/// Writes every override into the serialized scenario, then deserializes it
-/// back. Nothing is written unless every override is valid.
+/// Writes every valid override into the serialized scenario, then
+/// deserializes it back; returns the others' problems. The valid ones are
+/// written all the same, so that a caller reporting every problem checks
+/// the scenario they give (a caller that fails on any drops it).
 fn write_all(
     scenario: &mut Scenario,
     overrides: &[(&str, &Value)],
@@ -1445,16 +1447,19 @@ fn write_all(
             errors.push(ConfigError::new(*path, message));
         }
     }
-    if !errors.is_empty() {
-        return Err(errors);
+    if errors.len() < overrides.len() {
+        // Values are converted to their field's type before they are
+        // written, so this fails only if a catalogue line and its field
+        // disagree (a test sets every path to catch that).
+        *scenario = Value::Table(tree)
+            .try_into()
+            .map_err(|e| vec![ConfigError::new(overrides[0].0, e.to_string())])?;
     }
-    // Values are converted to their field's type before they are written, so
-    // this fails only if a catalogue line and its field disagree (a test
-    // sets every path to catch that).
-    *scenario = Value::Table(tree)
-        .try_into()
-        .map_err(|e| vec![ConfigError::new(overrides[0].0, e.to_string())])?;
-    Ok(())
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
 }
 
 /// One step from a table of the serialized scenario towards a value.

@@ -977,29 +977,27 @@ impl Grid {
             let Some(cause) = refused else {
                 return true;
             };
+            let e = match flag_of(path) {
+                Some(flag) => GridError::FlagValue {
+                    flag,
+                    path: path.to_string(),
+                    value: value.clone(),
+                    cause,
+                },
+                None => GridError::Value {
+                    file: file.clone(),
+                    table,
+                    path: path.to_string(),
+                    value: value.clone(),
+                    cause,
+                },
+            };
+            // The same problem at consecutive levels is said once.
+            if probe_errors
+                .last()
+                .is_none_or(|l| l.to_string() != e.to_string())
             {
-                let e = match flag_of(path) {
-                    Some(flag) => GridError::FlagValue {
-                        flag,
-                        path: path.to_string(),
-                        value: value.clone(),
-                        cause,
-                    },
-                    None => GridError::Value {
-                        file: file.clone(),
-                        table,
-                        path: path.to_string(),
-                        value: value.clone(),
-                        cause,
-                    },
-                };
-                // The same problem at consecutive levels is said once.
-                if probe_errors
-                    .last()
-                    .is_none_or(|l| l.to_string() != e.to_string())
-                {
-                    probe_errors.push(e);
-                }
+                probe_errors.push(e);
             }
             false
         };
@@ -1038,62 +1036,7 @@ impl Grid {
             }
         }
         errors.extend(probe_errors);
-        if !errors.is_empty() {
-            // The points cannot be built: the base scenario's metrics.
-            let schema = sim_core::result::metric_schema(&base);
-            errors.extend(report_errors(&file, &raw.report, &schema, &dimensions));
-            // The points' own problems (rules between fields), at the
-            // points left without the levels refused above: points of the
-            // grid as they are when its shape, its fixed values and its
-            // design stand (else a refused value's default would speak for
-            // it); a spread of them, so that a large grid fails at once.
-            let whole = shape_errors == 0 && fixed_taken.iter().all(|t| *t) && design_taken;
-            let sampled = dimensions.get(listed).cloned().filter(|_| design_taken);
-            let mut dimensions: Vec<Dimension> = (dimensions[..listed].iter())
-                .zip(&levels_taken)
-                .map(|(d, taken)| Dimension {
-                    paths: d.paths.clone(),
-                    levels: (d.levels.iter().zip(taken))
-                        .filter(|(_, t)| **t)
-                        .map(|(l, _)| l.clone())
-                        .collect(),
-                })
-                .filter(|d| !d.levels.is_empty())
-                .collect();
-            let design = sample_design.filter(|_| sampled.is_some());
-            dimensions.extend(sampled);
-            let rest = Grid {
-                name,
-                path: path.to_path_buf(),
-                sha256: String::new(),
-                text: String::new(),
-                scenario_ref,
-                scenario_id,
-                base,
-                seeds,
-                fixed: (fixed.into_iter().zip(fixed_taken))
-                    .filter(|(_, t)| *t)
-                    .map(|(f, _)| f)
-                    .collect(),
-                dimensions,
-                report: raw.report,
-                design,
-                points_checked: 0,
-                largest_run: (0, 0),
-                metrics: Vec::new(),
-                last_point: ThreadLocal::new(),
-            };
-            const SPREAD: u64 = 1000;
-            let spread = Some(sample.unwrap_or(SPREAD).min(SPREAD));
-            if whole
-                && let Err(more) =
-                    rest.validate_points(&file, spread, &from_flags, Points::WithoutRefused)
-            {
-                errors.extend(more.0);
-            }
-            return Err(GridErrors(errors));
-        }
-        let grid = Grid {
+        let mut grid = Grid {
             name,
             path: path.to_path_buf(),
             sha256: sha256_hex(text.as_bytes()),
@@ -1111,7 +1054,41 @@ impl Grid {
             metrics: Vec::new(),
             last_point: ThreadLocal::new(),
         };
-        let mut grid = grid;
+        if !errors.is_empty() {
+            // The points cannot be built: the base scenario's metrics.
+            let schema = sim_core::result::metric_schema(&grid.base);
+            errors.extend(report_errors(
+                &file,
+                &grid.report,
+                &schema,
+                &grid.dimensions,
+            ));
+            // The points' own problems (rules between fields), at the
+            // points left without the levels refused above: points of the
+            // grid as they are when its shape, its fixed values, its design
+            // and some level of every axis stand (else a refused value's
+            // default would speak for it); a spread of them, so that a
+            // large grid fails at once.
+            let whole = shape_errors == 0
+                && fixed_taken.iter().all(|t| *t)
+                && design_taken
+                && levels_taken.iter().all(|t| t.contains(&true));
+            if whole {
+                for (d, taken) in grid.dimensions.iter_mut().zip(&levels_taken) {
+                    let mut taken = taken.iter();
+                    d.levels
+                        .retain(|_| *taken.next().expect("a flag per level"));
+                }
+                const SPREAD: u64 = 1000;
+                let spread = Some(sample.unwrap_or(SPREAD).min(SPREAD));
+                if let Err(more) =
+                    grid.validate_points(&file, spread, &from_flags, Points::WithoutRefused)
+                {
+                    errors.extend(more.0);
+                }
+            }
+            return Err(GridErrors(errors));
+        }
         let checked = (grid.validate_points(&file, sample, &from_flags, Points::AsGiven)).map_err(
             |mut e| {
                 let schema = sim_core::result::metric_schema(&grid.base);

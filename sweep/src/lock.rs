@@ -104,9 +104,7 @@ impl Lock {
             Err(e) => Err(e),
         }
     }
-}
 
-impl Lock {
     /// The lock of a report's writer, once the report being written now (if
     /// any) is done: reports take a second or two.
     pub fn report(root: &Path) -> Result<Lock, IoError> {

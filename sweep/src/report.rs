@@ -65,10 +65,8 @@ pub fn write_report_quietly(dir: &Path) -> Result<analysis::Report, ReportError>
         .committed_runs(None, crate::store::Check::All)
         .map_err(refused)?;
     // No lock file where there is no sweep: the report refuses it.
-    let _turn = match store.manifests().map_err(refused)?.is_empty() {
-        true => None,
-        false => Some(Lock::report(dir)?),
-    };
+    let sweep_here = !store.manifests().map_err(refused)?.is_empty();
+    let _turn = sweep_here.then(|| Lock::report(dir)).transpose()?;
     analysis::write_report(dir)
 }
 

@@ -133,18 +133,16 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Error> {
         let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
         let current = modified(&index)
             .is_some_and(|r| modified(&store.root.join("manifest.json")).is_none_or(|m| r >= m));
+        let write_it = format!(
+            "sweep report {}",
+            crate::slurm::shell_quote(&store.root.display().to_string())
+        );
         let report = if current || shard != Shard::WHOLE {
             format!("report: {}", index.display())
         } else if index.exists() {
-            format!(
-                "its report was written while it ran, of some runs only: sweep report {}",
-                crate::slurm::shell_quote(&store.root.display().to_string())
-            )
+            format!("its report was written while it ran, of some runs only: {write_it}")
         } else {
-            format!(
-                "no report yet: sweep report {}",
-                crate::slurm::shell_quote(&store.root.display().to_string())
-            )
+            format!("no report yet: {write_it}")
         };
         let (ok, failed, _) = count_runs(&store, (shard != Shard::WHOLE).then_some(shard))
             .map_err(RunnerError::from)?;
