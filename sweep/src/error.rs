@@ -3,6 +3,7 @@
 //! CLI edge ([`Error`], used by `main`) adds the context line and prints
 //! one problem per line.
 
+use analysis::manifest::Shard;
 use analysis::{IoError, PartError, PlotError, ReportError};
 use polars::prelude::PolarsError;
 use sim_core::ConfigError;
@@ -144,6 +145,13 @@ pub enum StoreError {
         path.display()
     )]
     NotCommitted { path: PathBuf },
+    /// The part a writer was committing when it stopped.
+    #[error(
+        "{}: the part being committed when its sweep stopped (killed, or its machine went down), in no index yet: its runs are not done; run the sweep again with --resume{} to remove it and redo them",
+        path.display(),
+        if *shard == Shard::WHOLE { String::new() } else { format!(" --shard {}/{}", shard.index, shard.count) }
+    )]
+    Interrupted { path: PathBuf, shard: Shard },
     /// A part whose bytes are not those written.
     #[error(
         "{}: its SHA-256 is not the one recorded when it was written (damaged or edited): restore it from a backup, or delete it and run the sweep again with --resume to redo its runs",

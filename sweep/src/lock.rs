@@ -140,6 +140,13 @@ pub fn writers(root: &Path) -> Result<Vec<String>, LockError> {
     Ok(holders)
 }
 
+/// Whether `shard`'s writer is running in `root` now.
+pub fn is_being_written(root: &Path, shard: Shard) -> Result<bool, IoError> {
+    let name = shard_lock(shard);
+    // No lock file, no writer ever: none is made for a look.
+    Ok(root.join(&name).exists() && matches!(take(root, &name, false)?, Taken::Busy(_)))
+}
+
 /// `root`'s `.sweep.lock`, shared (a shard's writer) or exclusive (one that
 /// must have the directory to itself); refused naming who holds it.
 fn dir_lock(root: &Path, exclusive: bool) -> Result<File, LockError> {
@@ -178,7 +185,7 @@ enum Taken {
 
 /// Locks `root/name` (exclusive or shared) without waiting; an exclusive
 /// holder writes who it is into the file, for the next one's error.
-fn take(root: &Path, name: &str, exclusive: bool) -> Result<Taken, LockError> {
+fn take(root: &Path, name: &str, exclusive: bool) -> Result<Taken, IoError> {
     let path = root.join(name);
     let io = |e| IoError::at(&path)(e);
     let mut file = OpenOptions::new()
@@ -206,7 +213,7 @@ fn take(root: &Path, name: &str, exclusive: bool) -> Result<Taken, LockError> {
             };
             return Ok(Taken::Busy(holder));
         }
-        Err(TryLockError::Error(e)) => return Err(io(e).into()),
+        Err(TryLockError::Error(e)) => return Err(io(e)),
     }
     if exclusive {
         let me = format!(

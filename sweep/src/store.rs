@@ -651,7 +651,9 @@ pub fn file_sha256(path: &Path) -> Result<String, StoreError> {
 /// How strictly [`Store::committed_parts`] treats parts that no index lists.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Check {
-    /// Every file in `runs/` must be committed (merge, compare, report).
+    /// Every file in `runs/` must be committed (merge, compare, report),
+    /// but for the part that a writer running now is committing (renamed,
+    /// not yet in its index): skipped, not counted.
     All,
     /// Parts of other shards not (yet) listed are being written by them
     /// right now (a shared directory): skipped, not counted.
@@ -726,26 +728,47 @@ impl Store {
         shard: Option<Shard>,
         check: Check,
     ) -> Result<Vec<PathBuf>, StoreError> {
-        let index = self.all_indexes()?;
+        // The files before the indexes: a part committed in between is
+        // listed by the time its index is read.
+        let on_disk = self.runs_parts()?;
+        let mut index = self.all_indexes()?;
         let runs = runs_dir(&self.root);
         let series = series_dir(&self.root);
         let mut parts = Vec::new();
-        for path in self.runs_parts()? {
+        for path in on_disk {
             let name = file_name(&path);
-            let of = parse_part_name(&name).map(|(s, _)| s);
+            let numbered = parse_part_name(&name);
+            let of = numbered.map(|(s, _)| s);
             if shard.is_some() && of != shard {
                 continue;
             }
             if !index.contains_key(&name) {
-                if let (Check::Own(own), Some(s)) = (check, of)
-                    && s != own
-                {
-                    continue;
+                match (check, of) {
+                    // Between its rename and its index entry: a part that
+                    // a writer running now is committing.
+                    (Check::Own(own), Some(s)) if s != own => continue,
+                    (Check::All, Some(s)) if crate::lock::is_being_written(&self.root, s)? => {
+                        continue;
+                    }
+                    // Its writer is gone, so its index is final: it may
+                    // have listed the part since the first read.
+                    (Check::All, Some(_)) => index = self.all_indexes()?,
+                    _ => {}
                 }
+            }
+            if !index.contains_key(&name) {
                 if index.is_empty() && !self.has_index()? {
                     return Err(StoreError::NoIndex {
                         dir: self.root.clone(),
                     });
+                }
+                // Numbered above every part its shard committed: the one
+                // its writer was committing when it stopped.
+                if let Some((s, k)) = numbered
+                    && (index.keys().filter_map(|n| parse_part_name(n)))
+                        .all(|(t, l)| t != s || l < k)
+                {
+                    return Err(StoreError::Interrupted { path, shard: s });
                 }
                 return Err(StoreError::NotCommitted { path });
             }

@@ -163,7 +163,11 @@ fn a_crash_between_the_rename_and_the_index_update_redoes_the_part() {
     std::fs::write(&manifest_path, manifest).unwrap();
     assert_fails(
         &compare(&good, &bad),
-        &[last["name"].as_str().unwrap(), "not a part"],
+        &[
+            last["name"].as_str().unwrap(),
+            "the part being committed when its sweep stopped",
+            "run the sweep again with --resume to remove it and redo them",
+        ],
     );
     let o = run(&grid, &bad, &["--resume"]);
     assert_ok(&o);
