@@ -29,14 +29,31 @@ const BOUNDARY_MAX_AXES: usize = 4;
 /// The largest maximin LHS (its cost grows as n^2 x candidates).
 const MAXIMIN_MAX_N: u64 = 4096;
 
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+/// The most sample points a design may have: each is held in memory as
+/// a row of values (2^20 rows of 7 axes take about 0.7 GB).
+const MAX_POINTS: u64 = 1 << 20;
+
+/// `[sample]`'s keys, in the order the docs give them.
+const SAMPLE_KEYS: [&str; 13] = [
+    "method",
+    "n",
+    "seed",
+    "replicates",
+    "second_order",
+    "levels",
+    "maximin",
+    "threshold",
+    "initial",
+    "batch",
+    "spacing",
+    "tolerance",
+    "candidates",
+];
+
 struct SampleTable {
     method: String,
     n: u64,
-    #[serde(default)]
     seed: u64,
-    #[serde(default = "one")]
     replicates: u64,
     second_order: Option<bool>,
     levels: Option<u64>,
@@ -49,8 +66,115 @@ struct SampleTable {
     candidates: Option<u64>,
 }
 
-fn one() -> u64 {
-    1
+/// `[sample]`'s `key` as `of` reads it; a value it cannot read is a
+/// problem naming what the key takes.
+fn field<T>(
+    t: &toml::Table,
+    key: &str,
+    takes: &str,
+    of: impl Fn(&Value) -> Option<T>,
+    errors: &mut Vec<(String, String)>,
+) -> Option<T> {
+    let v = t.get(key)?;
+    let read = of(v);
+    if read.is_none() {
+        errors.push((format!("sample.{key}"), format!("must be {takes}, got {v}")));
+    }
+    read
+}
+
+impl SampleTable {
+    /// Each key read on its own, so that every problem of the table is
+    /// reported at once; `None` if any (as (key, reason)).
+    fn read(sample: &Value, errors: &mut Vec<(String, String)>) -> Option<SampleTable> {
+        let Value::Table(t) = sample else {
+            errors.push((
+                "sample".into(),
+                format!("must be a table ([sample] with method and n), got {sample}"),
+            ));
+            return None;
+        };
+        let before = errors.len();
+        for key in t.keys().filter(|k| !SAMPLE_KEYS.contains(&k.as_str())) {
+            let hint = params::closest(key, SAMPLE_KEYS)
+                .map(|k| format!("did you mean `{k}`? "))
+                .unwrap_or_default();
+            errors.push((
+                format!("sample.{key}"),
+                format!(
+                    "unknown key; {hint}[sample] takes {}",
+                    SAMPLE_KEYS.join(", ")
+                ),
+            ));
+        }
+        let count = |v: &Value| v.as_integer().and_then(|i| u64::try_from(i).ok());
+        let int = "an integer >= 0";
+        let n = field(t, "n", int, count, errors);
+        let seed = field(t, "seed", int, count, errors);
+        let replicates = field(t, "replicates", int, count, errors);
+        let levels = field(t, "levels", int, count, errors);
+        let initial = field(t, "initial", int, count, errors);
+        let batch = field(t, "batch", int, count, errors);
+        let candidates = field(t, "candidates", int, count, errors);
+        let second_order = field(t, "second_order", "true or false", Value::as_bool, errors);
+        let maximin = field(t, "maximin", "true or false", Value::as_bool, errors);
+        let number = |v: &Value| match v {
+            Value::Integer(i) => Some(*i as f64),
+            Value::Float(x) if x.is_finite() => Some(*x),
+            _ => None,
+        };
+        let threshold = field(t, "threshold", "a number", number, errors);
+        let spacing = field(t, "spacing", "a number", number, errors);
+        let tolerance = field(t, "tolerance", "a number", number, errors);
+        let methods = "a string (lhs, sobol, morris or boundary)";
+        let method = field(
+            t,
+            "method",
+            methods,
+            |v| v.as_str().map(str::to_string),
+            errors,
+        );
+        let mut bad = |key: &str, reason: String| errors.push((format!("sample.{key}"), reason));
+        if !t.contains_key("method") {
+            bad("method", "missing: lhs, sobol, morris or boundary".into());
+        }
+        if !t.contains_key("n") {
+            bad(
+                "n",
+                "missing: the design's size (base points for sobol, trajectories for morris, points for lhs and boundary)".into(),
+            );
+        }
+        if errors.len() > before {
+            return None;
+        }
+        Some(SampleTable {
+            method: method?,
+            n: n?,
+            seed: seed.unwrap_or(0),
+            replicates: replicates.unwrap_or(1),
+            second_order,
+            levels,
+            maximin,
+            threshold,
+            initial,
+            batch,
+            spacing,
+            tolerance,
+            candidates,
+        })
+    }
+
+    /// The design's rows (sample points) before it is generated.
+    fn points(&self, k: usize) -> u64 {
+        let k = k as u64;
+        let per = match self.method.as_str() {
+            "sobol" if self.second_order.unwrap_or(true) => 2 * k + 2,
+            "sobol" => k + 2,
+            "morris" => k + 1,
+            _ => 1,
+        };
+        self.n.saturating_mul(per)
+    }
 }
 
 /// A `{ min, max }` table of the grid's `[axes]`: a sampled axis.
@@ -64,13 +188,7 @@ pub fn parse(
     axes: Vec<(String, toml::Table)>,
 ) -> Result<SampleDesign, Vec<(String, String)>> {
     let mut errors: Vec<(String, String)> = Vec::new();
-    let table: Option<SampleTable> = match sample.clone().try_into() {
-        Ok(t) => Some(t),
-        Err(e) => {
-            errors.push(("sample".into(), e.message().trim().to_string()));
-            None
-        }
-    };
+    let table = SampleTable::read(sample, &mut errors);
     let mut parsed = Vec::new();
     for (path, t) in axes {
         let key = format!("axes.\"{path}\"");
@@ -161,6 +279,33 @@ pub fn parse(
             ),
         ),
         _ => {}
+    }
+    // Checked before the design is made: it is held in memory.
+    let points = t.points(k);
+    if t.method != "boundary" && points > MAX_POINTS {
+        let rows = match t.method.as_str() {
+            "sobol" if t.second_order.unwrap_or(true) => "n x (2k + 2)",
+            "sobol" => "n x (k + 2)",
+            "morris" => "n x (k + 1)",
+            _ => "n",
+        };
+        bad(
+            "n",
+            format!(
+                "n = {} makes {points} sample points ({} with k = {k} axes: {rows}), more than the {MAX_POINTS} a design may have: use a smaller n, or split the axes' ranges into several grids",
+                t.n, t.method
+            ),
+        );
+    }
+    if t.replicates > crate::grid::MAX_RUNS {
+        bad(
+            "replicates",
+            format!(
+                "replicates = {} is more than the {} runs a grid may have",
+                t.replicates,
+                crate::grid::MAX_RUNS
+            ),
+        );
     }
     let boundary = (t.method == "boundary").then(|| BoundarySearch {
         threshold: t.threshold.unwrap_or(0.5),

@@ -141,6 +141,64 @@ fn a_sampled_grid_refuses_what_cannot_act_with_the_reason() {
     );
 }
 
+/// Every bad key of `[sample]` at once, each with its value and what it
+/// takes; a design too large to hold is refused before it is made.
+#[test]
+fn a_sample_table_reports_every_bad_key_and_refuses_a_design_too_large() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = SAMPLED
+        .replace(
+            "\nn = 4",
+            "\nn = \"4\"\nsecond_order = \"yes\"\nreplicate = 2",
+        )
+        .replace("seed = 1", "seed = -1")
+        .replace("replicates = 2", "replicates = 2.5");
+    let grid = write_grid(dir.path(), &text);
+    assert_fails(
+        &sweep(&["plan", &grid]),
+        &[
+            "grid.toml: sample.replicate: unknown key; did you mean `replicates`? [sample] takes method, n, seed, replicates, second_order, levels, maximin, threshold, initial, batch, spacing, tolerance, candidates",
+            "grid.toml: sample.n: must be an integer >= 0, got \"4\"",
+            "grid.toml: sample.seed: must be an integer >= 0, got -1",
+            "grid.toml: sample.replicates: must be an integer >= 0, got 2.5",
+            "grid.toml: sample.second_order: must be true or false, got \"yes\"",
+        ],
+    );
+    let missing = SAMPLED.replace("method = \"sobol\"\nn = 4\n", "");
+    let grid = write_grid_as(dir.path(), "missing.toml", &missing);
+    assert_fails(
+        &sweep(&["plan", &grid]),
+        &[
+            "missing.toml: sample.method: missing: lhs, sobol, morris or boundary",
+            "missing.toml: sample.n: missing: the design's size",
+        ],
+    );
+    // 2^20 rows of 3 axes are made; one more is refused, at once.
+    for (n, method, points) in [
+        (
+            "1048577",
+            "lhs",
+            "1048577 sample points (lhs with k = 3 axes: n)",
+        ),
+        (
+            "262145",
+            "morris",
+            "1048580 sample points (morris with k = 3 axes: n x (k + 1))",
+        ),
+    ] {
+        let text = SAMPLED
+            .replace("\nn = 4", &format!("\nn = {n}"))
+            .replace("\"sobol\"", &format!("\"{method}\""));
+        let grid = write_grid_as(dir.path(), "big.toml", &text);
+        assert_fails(
+            &sweep(&["plan", &grid]),
+            &[&format!(
+                "big.toml: sample.n: n = {n} makes {points}, more than the 1048576 a design may have: use a smaller n, or split the axes' ranges into several grids"
+            )],
+        );
+    }
+}
+
 #[test]
 fn a_sampled_grid_gives_one_runs_table_whatever_the_threads_and_shards() {
     let tmp = tempfile::tempdir().unwrap();
