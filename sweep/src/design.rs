@@ -10,6 +10,7 @@
 //! dimensions of their own, so the grid runs one whole design per
 //! combination of categories (full factorial over the categories).
 
+use crate::grid::field;
 use analysis::manifest::{BoundarySearch, SampleDesign, SampledAxis};
 use sim_core::params::{self, Kind};
 use sim_core::random::Stream;
@@ -66,23 +67,6 @@ struct SampleTable {
     candidates: Option<u64>,
 }
 
-/// `[sample]`'s `key` as `of` reads it; a value it cannot read is a
-/// problem naming what the key takes.
-fn field<T>(
-    t: &toml::Table,
-    key: &str,
-    takes: &str,
-    of: impl Fn(&Value) -> Option<T>,
-    errors: &mut Vec<(String, String)>,
-) -> Option<T> {
-    let v = t.get(key)?;
-    let read = of(v);
-    if read.is_none() {
-        errors.push((format!("sample.{key}"), format!("must be {takes}, got {v}")));
-    }
-    read
-}
-
 impl SampleTable {
     /// Each key read on its own, so that every problem of the table is
     /// reported at once; `None` if any (as (key, reason)).
@@ -95,40 +79,40 @@ impl SampleTable {
             return None;
         };
         let before = errors.len();
-        for key in t.keys().filter(|k| !SAMPLE_KEYS.contains(&k.as_str())) {
-            let hint = params::closest(key, SAMPLE_KEYS)
-                .map(|k| format!("did you mean `{k}`? "))
-                .unwrap_or_default();
-            errors.push((
-                format!("sample.{key}"),
-                format!(
-                    "unknown key; {hint}[sample] takes {}",
-                    SAMPLE_KEYS.join(", ")
-                ),
-            ));
-        }
+        crate::grid::unknown_keys(t, "sample", &SAMPLE_KEYS, errors);
         let count = |v: &Value| v.as_integer().and_then(|i| u64::try_from(i).ok());
         let int = "an integer >= 0";
-        let n = field(t, "n", int, count, errors);
-        let seed = field(t, "seed", int, count, errors);
-        let replicates = field(t, "replicates", int, count, errors);
-        let levels = field(t, "levels", int, count, errors);
-        let initial = field(t, "initial", int, count, errors);
-        let batch = field(t, "batch", int, count, errors);
-        let candidates = field(t, "candidates", int, count, errors);
-        let second_order = field(t, "second_order", "true or false", Value::as_bool, errors);
-        let maximin = field(t, "maximin", "true or false", Value::as_bool, errors);
-        let number = |v: &Value| match v {
-            Value::Integer(i) => Some(*i as f64),
-            Value::Float(x) if x.is_finite() => Some(*x),
-            _ => None,
-        };
-        let threshold = field(t, "threshold", "a number", number, errors);
-        let spacing = field(t, "spacing", "a number", number, errors);
-        let tolerance = field(t, "tolerance", "a number", number, errors);
+        let n = field(t, "sample", "n", int, count, errors);
+        let seed = field(t, "sample", "seed", int, count, errors);
+        let replicates = field(t, "sample", "replicates", int, count, errors);
+        let levels = field(t, "sample", "levels", int, count, errors);
+        let initial = field(t, "sample", "initial", int, count, errors);
+        let batch = field(t, "sample", "batch", int, count, errors);
+        let candidates = field(t, "sample", "candidates", int, count, errors);
+        let second_order = field(
+            t,
+            "sample",
+            "second_order",
+            "true or false",
+            Value::as_bool,
+            errors,
+        );
+        let maximin = field(
+            t,
+            "sample",
+            "maximin",
+            "true or false",
+            Value::as_bool,
+            errors,
+        );
+        let number = crate::grid::finite_number;
+        let threshold = field(t, "sample", "threshold", "a number", number, errors);
+        let spacing = field(t, "sample", "spacing", "a number", number, errors);
+        let tolerance = field(t, "sample", "tolerance", "a number", number, errors);
         let methods = "a string (lhs, sobol, morris or boundary)";
         let method = field(
             t,
+            "sample",
             "method",
             methods,
             |v| v.as_str().map(str::to_string),

@@ -9,7 +9,7 @@ use crate::axis_range;
 use crate::design;
 use crate::error::{GridError, GridErrors};
 pub use analysis::manifest::ReportOptions;
-use analysis::manifest::SampleDesign;
+use analysis::manifest::{Reference, SampleDesign};
 use sha2::{Digest, Sha256};
 use sim_core::params::{self, Kind};
 use sim_core::{ConfigError, Scenario, ValidScenario};
@@ -104,11 +104,197 @@ impl GridFile {
             set: typed("set", set, &mut invalid).unwrap_or_default(),
             axes: typed("axes", axes, &mut invalid).unwrap_or_default(),
             zip: typed("zip", zip, &mut invalid).unwrap_or_default(),
-            report: typed("report", report, &mut invalid).unwrap_or_default(),
+            report: report.map_or_else(ReportOptions::default, |r| {
+                let (options, problems) = read_report(&r);
+                for (key, reason) in problems {
+                    invalid(&key, reason);
+                }
+                options
+            }),
             sample,
         };
         (grid, errors)
     }
+}
+
+/// `table.key` as `of` reads it; a value it cannot read is a problem
+/// (key, reason) naming what the key takes.
+pub fn field<T>(
+    t: &toml::Table,
+    table: &str,
+    key: &str,
+    takes: &str,
+    of: impl Fn(&Value) -> Option<T>,
+    errors: &mut Vec<(String, String)>,
+) -> Option<T> {
+    let v = t.get(key)?;
+    let read = of(v);
+    if read.is_none() {
+        errors.push((
+            format!("{table}.{key}"),
+            format!("must be {takes}, got {v}"),
+        ));
+    }
+    read
+}
+
+/// A TOML integer or finite float as a number.
+pub fn finite_number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Integer(i) => Some(*i as f64),
+        Value::Float(x) if x.is_finite() => Some(*x),
+        _ => None,
+    }
+}
+
+/// Unknown keys of `table` (one of `known`) as problems (key, reason).
+pub fn unknown_keys(
+    t: &toml::Table,
+    table: &str,
+    known: &[&str],
+    errors: &mut Vec<(String, String)>,
+) {
+    for key in t.keys().filter(|k| !known.contains(&k.as_str())) {
+        let hint = sim_core::params::closest(key, known.iter().copied())
+            .map(|k| format!("did you mean `{k}`? "))
+            .unwrap_or_default();
+        errors.push((
+            format!("{table}.{key}"),
+            format!("unknown key; {hint}[{table}] takes {}", known.join(", ")),
+        ));
+    }
+}
+
+/// `[report]`'s keys, in the order the docs give them.
+const REPORT_KEYS: [&str; 9] = [
+    "metrics",
+    "heatmap_x",
+    "heatmap_y",
+    "panels",
+    "slices",
+    "group",
+    "prim",
+    "reference_source",
+    "reference",
+];
+
+/// A `[[report.reference]]`'s keys.
+const REFERENCE_KEYS: [&str; 4] = ["point", "metric", "published", "note"];
+
+/// `[report]` read key by key, every problem as (key, reason); a key
+/// with a problem is read as absent.
+fn read_report(value: &Value) -> (ReportOptions, Vec<(String, String)>) {
+    let mut errors = Vec::new();
+    let Value::Table(t) = value else {
+        errors.push((
+            "report".into(),
+            format!("must be a table ([report] with metrics, heatmap_x, ...), got {value}"),
+        ));
+        return (ReportOptions::default(), errors);
+    };
+    unknown_keys(t, "report", &REPORT_KEYS, &mut errors);
+    let text = |v: &Value| v.as_str().map(str::to_string);
+    let texts = |v: &Value| {
+        (v.as_array()?.iter())
+            .map(|x| x.as_str().map(str::to_string))
+            .collect::<Option<Vec<String>>>()
+    };
+    let string = "a string";
+    let axis = "an axis's path, as a string";
+    let mut options = ReportOptions {
+        heatmap_x: field(t, "report", "heatmap_x", axis, text, &mut errors),
+        heatmap_y: field(t, "report", "heatmap_y", axis, text, &mut errors),
+        panels: field(t, "report", "panels", axis, text, &mut errors),
+        group: field(
+            t,
+            "report",
+            "group",
+            "a client group's name, as a string",
+            text,
+            &mut errors,
+        ),
+        metrics: field(
+            t,
+            "report",
+            "metrics",
+            "a list of metric names (strings)",
+            texts,
+            &mut errors,
+        )
+        .unwrap_or_default(),
+        slices: field(
+            t,
+            "report",
+            "slices",
+            "a list of strings, each \"path=level, path=level\"",
+            texts,
+            &mut errors,
+        )
+        .unwrap_or_default(),
+        prim: field(
+            t,
+            "report",
+            "prim",
+            "an outcome, as a string (e.g. \"not recovered\")",
+            text,
+            &mut errors,
+        ),
+        reference_source: field(t, "report", "reference_source", string, text, &mut errors),
+        reference: Vec::new(),
+    };
+    let tables = |v: &Value| {
+        v.as_array()?
+            .iter()
+            .map(|x| x.as_table().cloned())
+            .collect::<Option<Vec<_>>>()
+    };
+    let entries = field(
+        t,
+        "report",
+        "reference",
+        "[[report.reference]] tables",
+        tables,
+        &mut errors,
+    );
+    for (i, r) in entries.unwrap_or_default().iter().enumerate() {
+        let key = format!("report.reference[{i}]");
+        let before = errors.len();
+        unknown_keys(r, &key, &REFERENCE_KEYS, &mut errors);
+        let point = field(
+            r,
+            &key,
+            "point",
+            "a string \"path=level, path=level\"",
+            text,
+            &mut errors,
+        );
+        let metric = field(
+            r,
+            &key,
+            "metric",
+            "a metric's name, as a string",
+            text,
+            &mut errors,
+        );
+        let published = field(r, &key, "published", "a number", finite_number, &mut errors);
+        let note = field(r, &key, "note", string, text, &mut errors);
+        for required in ["point", "metric", "published"] {
+            if !r.contains_key(required) {
+                errors.push((format!("{key}.{required}"), "missing".into()));
+            }
+        }
+        if let (Some(point), Some(metric), Some(published), true) =
+            (point, metric, published, errors.len() == before)
+        {
+            options.reference.push(Reference {
+                point,
+                metric,
+                published,
+                note: note.unwrap_or_default(),
+            });
+        }
+    }
+    (options, errors)
 }
 
 /// `seeds = [1, 2, 7]` or `seeds = { first = 1, count = 20 }`; a wrong

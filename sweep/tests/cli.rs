@@ -395,7 +395,7 @@ fn bad_grids_report_every_error_with_file_key_and_reason() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     // Every kind of problem at once: an unknown key, the name, the seeds,
-    // the axes' shapes, the report, unknown parameters, wrong types, values
+    // the axes' shapes, the report's keys and values, unknown parameters, wrong types, values
     // out of bounds and a flag.
     let grid = write_grid(
         dir,
@@ -417,6 +417,11 @@ strategy = ["naive", "fastest"]
 "client.rate_per_s" = [1, 2, 3]
 [report]
 heatmap_x = "nope"
+slice = ["strategy=naive"]
+prim = true
+[[report.reference]]
+point = "strategy=naive"
+metric = 3
 "#,
     );
     let o = sweep(&[
@@ -435,6 +440,10 @@ heatmap_x = "nope"
         "error: invalid grid:".to_string(),
         "  --axis client.rate_per_s=100,200: `client.rate_per_s` moves with other paths in the grid's zip[0]; change it in the grid file".into(),
         format!("  {f}: colour: unknown key; a grid has name, scenario, seeds, set, axes, zip, report, sample (parameters go under [set] or [axes])"),
+        format!("  {f}: report.slice: unknown key; did you mean `slices`? [report] takes metrics, heatmap_x, heatmap_y, panels, slices, group, prim, reference_source, reference"),
+        format!("  {f}: report.prim: must be an outcome, as a string (e.g. \"not recovered\"), got true"),
+        format!("  {f}: report.reference[0].metric: must be a metric's name, as a string, got 3"),
+        format!("  {f}: report.reference[0].published: missing"),
         format!("  {f}: name: `bad.1` must be letters, digits, `_` or `-` (it names the output directory out/<name>)"),
         format!("  {f}: seeds: seed 1 appears twice"),
         format!("  {f}: axes.\"svc_b.slots\": empty axis: give at least one level"),
