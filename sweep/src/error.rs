@@ -216,6 +216,16 @@ pub enum DirError {
         if *force { "--force deletes nothing there" } else { "nothing is written there (a sweep's results and report would mix with those files)" }
     )]
     NotOurs { dir: PathBuf, force: bool },
+    #[error(
+        "{} holds shards' results ({}) and no whole grid's manifest.json: a report is of the whole grid; once every shard is done, `sweep merge {}` checks and combines them, and writes it",
+        dir.display(),
+        manifests.join(", "),
+        crate::slurm::shell_quote(&dir.display().to_string())
+    )]
+    ShardsOnly {
+        dir: PathBuf,
+        manifests: Vec<String>,
+    },
     #[error(transparent)]
     Lock(#[from] crate::lock::LockError),
     #[error(

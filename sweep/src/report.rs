@@ -65,7 +65,17 @@ pub fn write_report_quietly(dir: &Path) -> Result<analysis::Report, ReportError>
         .committed_runs(None, crate::store::Check::All)
         .map_err(refused)?;
     // No lock file where there is no sweep: the report refuses it.
-    let sweep_here = !store.manifests().map_err(refused)?.is_empty();
+    let manifests = store.manifests().map_err(refused)?;
+    let whole = store.manifest_path(crate::store::Shard::WHOLE);
+    if !manifests.is_empty() && !manifests.iter().any(|(p, _)| *p == whole) {
+        return Err(ReportError::Refused(Box::new(DirError::ShardsOnly {
+            dir: dir.to_path_buf(),
+            manifests: (manifests.iter())
+                .map(|(p, _)| crate::store::file_name(p))
+                .collect(),
+        })));
+    }
+    let sweep_here = !manifests.is_empty();
     let _turn = sweep_here.then(|| Lock::report(dir)).transpose()?;
     analysis::write_report(dir)
 }

@@ -636,7 +636,7 @@ fn parse_part_name(name: &str) -> Option<(Shard, u64)> {
     Some((shard, k.parse().ok()?))
 }
 
-fn file_name(p: &Path) -> String {
+pub(crate) fn file_name(p: &Path) -> String {
     p.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()

@@ -159,6 +159,13 @@ fn merge_refuses_missing_shards() {
         "{}",
         stderr(&o)
     );
+    // Nor is a shard's directory reported as if it were the grid.
+    assert_fails(
+        &sweep(&["report", &out]),
+        &[&format!(
+            "{out} holds shards' results (manifest-s0of2.json) and no whole grid's manifest.json: a report is of the whole grid; once every shard is done, `sweep merge {out}` checks and combines them, and writes it"
+        )],
+    );
 }
 
 /// What merge makes of directories that are not one complete split: it
