@@ -154,6 +154,14 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Error> {
                 .map_or(ok + failed, |(_, m)| m.planned);
             (summary.planned, summary.already_done) = (planned, planned);
             (summary.ok, summary.failed) = (ok, failed);
+            if failed > 0 {
+                let of = (shard != Shard::WHOLE).then_some(shard);
+                summary.failures = (crate::store::failed_runs(&store, of))
+                    .map_err(RunnerError::from)?
+                    .into_iter()
+                    .map(|(run_index, error)| FailedRun { run_index, error })
+                    .collect();
+            }
             summary.paths.report = index.exists().then(|| index.display().to_string());
             summary.print();
         }

@@ -524,6 +524,26 @@ pub fn count_runs(store: &Store, shard: Option<Shard>) -> Result<(u64, u64, u64)
     Ok((ok, failed, events))
 }
 
+/// The failed runs in the parts of `shard` (or of all shards): their
+/// run index and error, by run index.
+pub fn failed_runs(store: &Store, shard: Option<Shard>) -> Result<Vec<(u64, String)>, StoreError> {
+    let mut failed = Vec::new();
+    for part in store.read_parts(shard, &["status", "run_index", "error"])? {
+        let (status, index, error) = (
+            part.str("status")?,
+            part.u64("run_index")?,
+            part.str("error")?,
+        );
+        for ((s, i), e) in status.iter().zip(index.iter()).zip(error.iter()) {
+            if s != Some("ok") {
+                failed.push((i.unwrap_or(0), e.unwrap_or("").to_string()));
+            }
+        }
+    }
+    failed.sort();
+    Ok(failed)
+}
+
 /// [`list`], naming the directory in an error.
 fn list_in(dir: &Path, suffix: &str) -> Result<Vec<PathBuf>, StoreError> {
     Ok(list(dir, suffix).map_err(IoError::at(dir))?)

@@ -193,6 +193,8 @@ fn quiet_runs_say_only_the_results_and_json_summarises_run_and_plan() {
     assert_eq!(again["status"], "already_complete");
     assert_eq!(again["ran"], 0);
     assert_eq!(again["failed"], 1);
+    // The failed run is listed as when it ran.
+    assert_eq!(again["failures"], summary["failures"]);
 
     let o = sweep(&["plan", &grid, "--json", "--calibrate", "2", "--jobs", "3"]);
     assert!(o.status.success(), "{}", stderr(&o));
