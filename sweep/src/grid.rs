@@ -1300,8 +1300,8 @@ impl Grid {
     /// Resolves and validates every point (or `sample` of them, spread
     /// evenly), on every core; distinct problems are reported once each,
     /// with the first point that shows them. A key that cannot act at a
-    /// point is refused only when it acts at none of the valid points
-    /// checked: a `[set]` breaker setting beside a `breaker = [false, true]`
+    /// point is refused only when it acts at none of the points, every
+    /// one checked and valid: a `[set]` breaker setting beside a `breaker = [false, true]`
     /// axis acts at half of them. Returns how many were checked, the
     /// point of the largest memory estimate with its bytes, and the metrics
     /// of all the points checked ([`Grid::metrics`]).
@@ -1398,10 +1398,11 @@ impl Grid {
         }
         let problems: Vec<(u64, ConfigError)> = chunks.into_iter().flat_map(|f| f.errors).collect();
         let acting_nowhere: Vec<(u64, ConfigError)> = (inert.into_iter())
-            .filter(|(_, _, n)| {
+            .filter(|(_, _, idle)| {
                 // Where some points are invalid, a key may act at them once
-                // they are mended.
-                points == Points::AsGiven && problems.is_empty() && *n == valid
+                // they are mended; where some were not checked (a plan's
+                // spread), it may act at those.
+                points == Points::AsGiven && problems.is_empty() && *idle == valid && checked == n
             })
             .map(|(i, mut cause, _)| {
                 if valid > 1 {
@@ -1841,6 +1842,25 @@ mod tests {
         };
         err.to_string()
             .replace(&format!("{}", path.display()), file)
+    }
+
+    /// A plan checks a spread of a large grid's points: a key idle at each
+    /// of them may act at another, so it is refused only by the run, which
+    /// checks them all.
+    #[test]
+    fn a_key_idle_at_the_points_a_plan_checks_is_left_to_the_run() {
+        let text = "name = \"unit\"\nscenario = \"ch37\"\nseeds = [1]\n\
+             [set]\n\"svc_a.breaker_open_s\" = 2.0\n\
+             [axes]\n\"client.rate_per_s\" = { start = 100, stop = 299, step = 0.25 }\n";
+        let dir = std::env::temp_dir().join(format!("grid-unit-plan-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("spread.toml");
+        std::fs::write(&path, text).unwrap();
+        let grid = Grid::load_overridden(&path, Some(PLAN_SAMPLE), &Overrides::default())
+            .expect("a plan's spread does not refuse it");
+        assert_eq!((grid.points_checked, grid.points()), (500, 797));
+        let err = load_err("spread.toml", text);
+        assert!(err.ends_with("(at each of the 797 points)"), "{err}");
     }
 
     /// A `[set]` key of a mechanism that an axis turns on and off acts at
