@@ -947,6 +947,9 @@ impl Grid {
                 ),
             }
         }
+        // A zip group's lists of unequal length make no dimension; their
+        // values are still checked, each on its own.
+        let mut unpaired: Vec<(String, Vec<Value>)> = Vec::new();
         for (z, group) in raw.zip.into_iter().enumerate() {
             let key = format!("zip[{z}]");
             let mut lists = Vec::new();
@@ -982,6 +985,7 @@ impl Grid {
                     &key,
                     format!("zipped lists must have equal length: {}", desc.join(", ")),
                 );
+                unpaired.extend(lists);
             } else {
                 dimensions.push(Dimension {
                     paths: lists.iter().map(|(k, _)| k.clone()).collect(),
@@ -1208,6 +1212,11 @@ impl Grid {
                 }
             }
             levels_taken.push(taken);
+        }
+        for (p, levels) in &unpaired {
+            for level in levels {
+                probe("zip", p, level, &mut with_set.clone());
+            }
         }
         // A sampled axis at its two ends (every point is validated below).
         let mut design_taken = true;

@@ -402,7 +402,8 @@ fn bad_grids_report_every_error_with_file_key_and_reason() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     // Every kind of problem at once: an unknown key, the name, the seeds,
-    // the axes' shapes, the report's keys and values, unknown parameters, wrong types, values
+    // the axes' shapes (and the values of a zip that cannot pair), the
+    // report's keys and values, unknown parameters, wrong types, values
     // out of bounds and a flag.
     let grid = write_grid(
         dir,
@@ -421,7 +422,7 @@ strategy = ["naive", "fastest"]
 "svc_a.attempt_timeout_s" = [0.2, -0.3]
 [[zip]]
 "svc_b.queue_cap" = [16, 32]
-"client.rate_per_s" = [1, 2, 3]
+"client.rate_per_s" = [1, 2, -3]
 [report]
 heatmap_x = "nope"
 slice = ["strategy=naive"]
@@ -461,6 +462,7 @@ metric = 3
         format!("  {f}: axes.\"strategy\" = \"fastest\": unknown strategy `fastest`; this scenario's presets: deadline, deadline_budget, naive, protected"),
         format!("  {f}: axes.\"svc_a.max_retries\" = \"two\": expected an integer, got string \"two\""),
         format!("  {f}: axes.\"svc_a.attempt_timeout_s\" = -0.3: must be > 0: an attempt without a timeout could wait forever"),
+        format!("  {f}: zip.\"client.rate_per_s\" = -3: must be > 0"),
     ];
     assert_eq!(stderr(&o).lines().collect::<Vec<_>>(), expected);
     // A level refused beside a rule between fields at a point left: both
