@@ -31,12 +31,15 @@ pub enum GridError {
         reason: String,
     },
     /// A value that its parameter path does not take.
-    #[error("{}: {table}.\"{path}\" = {value}: {}", file.display(), cause.message)]
+    #[error("{}: {table}.\"{path}\" = {value}{}: {}", file.display(), through(through_level), cause.message)]
     Value {
         file: PathBuf,
         table: &'static str,
         path: String,
         value: toml::Value,
+        /// The last of the consecutive levels refused for the same reason
+        /// from `value` on, and how many they are.
+        through_level: Option<(toml::Value, usize)>,
         cause: ConfigError,
     },
     /// A `--set` or `--axis` argument that cannot be applied to the grid.
@@ -47,11 +50,13 @@ pub enum GridError {
         reason: String,
     },
     /// A value of `--set` or `--axis` that its parameter path does not take.
-    #[error("{flag} {path}={value}: {}", cause.message)]
+    #[error("{flag} {path}={value}{}: {}", through(through_level), cause.message)]
     FlagValue {
         flag: &'static str,
         path: String,
         value: toml::Value,
+        /// As [`GridError::Value`]'s.
+        through_level: Option<(toml::Value, usize)>,
         cause: ConfigError,
     },
     /// A point whose scenario does not validate. `setting` is the
@@ -177,6 +182,16 @@ pub enum StoreError {
         run_id: String,
         index: u64,
     },
+}
+
+/// ` and <last>`, or `, ..., <last> (<n> levels)`, after the first of consecutive levels
+/// refused for one reason (a range of many bad levels is one line).
+fn through(level: &Option<(toml::Value, usize)>) -> String {
+    match level {
+        None => String::new(),
+        Some((last, 2)) => format!(" and {last}"),
+        Some((last, n)) => format!(", ..., {last} ({n} levels)"),
+    }
 }
 
 /// A manifest of another sweep in the output directory.

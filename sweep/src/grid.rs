@@ -1144,6 +1144,7 @@ impl Grid {
         let shape_errors = errors.len();
         let mut probe_errors: Vec<GridError> = Vec::new();
         let mut with_set = base.clone();
+        let mut last_refused = false;
         let mut probe = |table: &'static str, path: &str, value: &Value, on: &mut Scenario| {
             // A value outside its bounds is refused at every point: said
             // here, beside the other values' problems, with validation's
@@ -1164,30 +1165,47 @@ impl Grid {
                     )
                 }
             };
+            let follows_refused = std::mem::replace(&mut last_refused, refused.is_some());
             let Some(cause) = refused else {
                 return true;
             };
-            let e = match flag_of(path) {
-                Some(flag) => GridError::FlagValue {
-                    flag,
-                    path: path.to_string(),
-                    value: value.clone(),
-                    cause,
-                },
-                None => GridError::Value {
-                    file: file.clone(),
-                    table,
-                    path: path.to_string(),
-                    value: value.clone(),
-                    cause,
-                },
-            };
-            // The same problem at consecutive levels is said once.
-            if probe_errors
-                .last()
-                .is_none_or(|l| l.to_string() != e.to_string())
-            {
-                probe_errors.push(e);
+            // The same problem at consecutive levels of one path is said
+            // once, naming the first and the last.
+            match probe_errors.last_mut().filter(|_| follows_refused) {
+                Some(
+                    GridError::Value {
+                        path: p,
+                        through_level,
+                        cause: c,
+                        ..
+                    }
+                    | GridError::FlagValue {
+                        path: p,
+                        through_level,
+                        cause: c,
+                        ..
+                    },
+                ) if p == path && *c == cause => {
+                    let n = through_level.as_ref().map_or(1, |(_, n)| *n);
+                    *through_level = Some((value.clone(), n + 1));
+                }
+                _ => probe_errors.push(match flag_of(path) {
+                    Some(flag) => GridError::FlagValue {
+                        flag,
+                        path: path.to_string(),
+                        value: value.clone(),
+                        through_level: None,
+                        cause,
+                    },
+                    None => GridError::Value {
+                        file: file.clone(),
+                        table,
+                        path: path.to_string(),
+                        value: value.clone(),
+                        through_level: None,
+                        cause,
+                    },
+                }),
             }
             false
         };
@@ -1851,6 +1869,25 @@ mod tests {
         };
         err.to_string()
             .replace(&format!("{}", path.display()), file)
+    }
+
+    /// Consecutive levels of one axis refused for one reason are one line
+    /// (a range of a thousand bad levels is not a thousand lines); levels
+    /// apart are said apart.
+    #[test]
+    fn consecutive_levels_refused_alike_are_said_once() {
+        let err = load_err(
+            "range.toml",
+            "name = \"unit\"\nscenario = \"ch37\"\nseeds = [1]\n\
+             [axes]\n\"client.rate_per_s\" = { start = -999, stop = -1, step = 1 }\n\
+             \"svc_a.max_retries\" = [-1, 2, -3, -4]\n",
+        );
+        assert_eq!(
+            err,
+            "range.toml: axes.\"client.rate_per_s\" = -999, ..., -1 (999 levels): must be > 0\n\
+             range.toml: axes.\"svc_a.max_retries\" = -1: must be 0 to 100\n\
+             range.toml: axes.\"svc_a.max_retries\" = -3 and -4: must be 0 to 100"
+        );
     }
 
     /// A plan checks a spread of a large grid's points: a key idle at each
