@@ -166,11 +166,15 @@ pub fn is_sampled(t: &toml::Table) -> bool {
     t.contains_key("min") || t.contains_key("max")
 }
 
+/// A `[sample]` that makes no design: every problem as (key, reason),
+/// and the sampled axes that were read, whose values are still checked.
+pub struct Refused {
+    pub problems: Vec<(String, String)>,
+    pub axes: Vec<SampledAxis>,
+}
+
 /// Reads `[sample]` and the sampled axes; every problem as (key, reason).
-pub fn parse(
-    sample: &Value,
-    axes: Vec<(String, toml::Table)>,
-) -> Result<SampleDesign, Vec<(String, String)>> {
+pub fn parse(sample: &Value, axes: Vec<(String, toml::Table)>) -> Result<SampleDesign, Refused> {
     let mut errors: Vec<(String, String)> = Vec::new();
     let table = SampleTable::read(sample, &mut errors);
     let mut parsed = Vec::new();
@@ -182,7 +186,10 @@ pub fn parse(
         }
     }
     let Some(t) = table else {
-        return Err(errors);
+        return Err(Refused {
+            problems: errors,
+            axes: parsed,
+        });
     };
     let k = parsed.len();
     let mut bad = |key: &str, reason: String| errors.push((format!("sample.{key}"), reason));
@@ -316,7 +323,10 @@ pub fn parse(
         }
     }
     if !errors.is_empty() {
-        return Err(errors);
+        return Err(Refused {
+            problems: errors,
+            axes: parsed,
+        });
     }
     Ok(SampleDesign {
         method: t.method,

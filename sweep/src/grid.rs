@@ -1000,6 +1000,7 @@ impl Grid {
         // (after the seeds), so each combination of categories holds one
         // whole design in SALib's row order.
         let mut sample_design = None;
+        let mut axes_without_design = Vec::new();
         match raw.sample {
             None if !sampled.is_empty() => {
                 for (k, t) in &sampled {
@@ -1023,10 +1024,11 @@ impl Grid {
                     });
                     sample_design = Some(spec);
                 }
-                Err(problems) => {
-                    for (key, reason) in problems {
+                Err(refused) => {
+                    for (key, reason) in refused.problems {
                         err(&key, reason);
                     }
+                    axes_without_design = refused.axes;
                 }
             },
         }
@@ -1236,9 +1238,10 @@ impl Grid {
                 probe("zip", p, level, &mut with_set.clone());
             }
         }
-        // A sampled axis at its two ends (every point is validated below).
+        // A sampled axis at its two ends (every point is validated below),
+        // with or without a design.
         let mut design_taken = true;
-        for a in sample_design.iter().flat_map(|s| &s.axes) {
+        for a in (sample_design.iter().flat_map(|s| &s.axes)).chain(&axes_without_design) {
             for end in [a.min, a.max] {
                 let v = if a.integer {
                     Value::Integer(end as i64)

@@ -173,6 +173,19 @@ fn a_sample_table_reports_every_bad_key_and_refuses_a_design_too_large() {
             "missing.toml: sample.n: missing: the design's size",
         ],
     );
+    // A table that makes no design leaves its axes' values checked.
+    let text = SAMPLED.replace("\"sobol\"", "\"sobolx\"").replace(
+        "{ min = 50, max = 400, log = true }",
+        "{ min = -50, max = 400 }",
+    );
+    let grid = write_grid_as(dir.path(), "axes.toml", &text);
+    assert_fails(
+        &sweep(&["plan", &grid]),
+        &[
+            "axes.toml: sample.method: `sobolx` is not a method: lhs, sobol, morris or boundary",
+            "axes.toml: axes.\"client.rate_per_s\" = -50.0: must be > 0",
+        ],
+    );
     // 2^20 rows of 3 axes are made; one more is refused, at once.
     for (n, method, points) in [
         (
