@@ -463,8 +463,6 @@ pub enum RefineError {
 /// `sweep slurm`.
 #[derive(Debug, thiserror::Error)]
 pub enum SlurmError {
-    #[error("--tasks must be >= 1")]
-    NoTasks,
     #[error(
         "{what} `{value}` is not valid UTF-8: the script would name another path; choose one that is"
     )]

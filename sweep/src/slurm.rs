@@ -14,8 +14,8 @@ pub struct SlurmArgs {
     /// Every task runs the grid with these overrides, as `sweep run` would.
     #[command(flatten)]
     pub overrides: crate::grid::Overrides,
-    /// Array tasks (shards).
-    #[arg(long)]
+    /// Array tasks (shards), at least 1.
+    #[arg(long, value_parser = parse_tasks)]
     pub tasks: u64,
     /// Output directory, on a filesystem every node sees [default: out/<grid name>].
     #[arg(long)]
@@ -35,12 +35,18 @@ fn absolute(p: &Path) -> PathBuf {
     std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
+/// `--tasks`, checked with the command line, before the grid is read.
+fn parse_tasks(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(0) => Err("must be at least 1 (one array task per shard)".to_string()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("expected a number of array tasks, got `{text}`")),
+    }
+}
+
 pub fn slurm(args: &SlurmArgs) -> Result<ExitCode, Error> {
     let mut grid = Grid::load_overridden(&args.grid, None, &args.overrides)?;
     grid.refuse_adaptive()?;
-    if args.tasks == 0 {
-        return Err(SlurmError::NoTasks.into());
-    }
     let out = absolute(
         &args
             .out

@@ -1905,6 +1905,13 @@ fn bad_command_line_values_and_environments_are_refused_plainly() {
         assert_eq!(o.status.code(), Some(2), "{command}");
         assert_says(&stderr(&o), &["'--jobs <JOBS>': must be at least 1"]);
     }
+    // Before the grid is read: a bad grid does not hide it.
+    let o = sweep(&["slurm", "no-such-grid.toml", "--tasks", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_says(
+        &stderr(&o),
+        &["invalid value '0' for '--tasks <TASKS>': must be at least 1 (one array task per shard)"],
+    );
     let o = Command::new(env!("CARGO_BIN_EXE_sweep"))
         .args(["run", &grid, "--out", &out])
         .env("SLURM_ARRAY_TASK_ID", "1")
