@@ -5,7 +5,7 @@
 //! Every run is written like a sweep's (same Parquet, same ids), so a
 //! second invocation reuses what is there and only runs what is missing.
 
-use crate::error::{Error, RefineError, StoreError};
+use crate::error::{Error, GridError, RefineError, StoreError};
 use crate::grid::{Grid, sha256_hex};
 use crate::records::{Layout, Outcome, PartMetadata};
 use crate::runner::{execute_point, finish_manifest, new_manifest, silence_panics, worker_pool};
@@ -101,8 +101,34 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
         sets: args.sets.clone(),
         axes: Vec::new(),
     };
-    let mut grid =
-        Grid::load_overridden(&args.grid, None, &overrides).map_err(RefineError::Grid)?;
+    // The flags' own values, said with the grid's problems if it has any.
+    let mut flag_problems: Vec<GridError> = Vec::new();
+    if let Some(t) = args.threshold
+        && !(t > 0.0 && t < 1.0)
+    {
+        flag_problems.push(GridError::Flag {
+            flag: "--threshold",
+            arg: t.to_string(),
+            reason: "must be in (0, 1), the P(not recovered) whose crossing is searched".into(),
+        });
+    }
+    if let Some(p) = args.precision
+        && !(p.is_finite() && p > 0.0)
+    {
+        flag_problems.push(GridError::Flag {
+            flag: "--precision",
+            arg: p.to_string(),
+            reason: "must be a positive number, the bracket's width at which the bisection stops"
+                .into(),
+        });
+    }
+    let mut grid = match Grid::load_overridden(&args.grid, None, &overrides) {
+        Ok(grid) => grid,
+        Err(mut e) => {
+            e.0.append(&mut flag_problems);
+            return Err(RefineError::Grid(e));
+        }
+    };
     if grid.design.as_ref().is_some_and(|d| d.boundary.is_some()) {
         let given: Vec<&str> = [
             ("--axis", args.axis.is_some()),
@@ -160,16 +186,7 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
             "--axis `{axis_path}`: needs two distinct levels to bracket the search"
         ));
     }
-    if !(threshold > 0.0 && threshold < 1.0) {
-        errors.push(format!(
-            "--threshold {threshold}: must be in (0, 1), the P(not recovered) whose crossing is searched"
-        ));
-    }
-    if !(precision.is_finite() && precision > 0.0) {
-        errors.push(format!(
-            "--precision {precision}: must be a positive number, the bracket's width at which the bisection stops"
-        ));
-    }
+    errors.extend(flag_problems.iter().map(ToString::to_string));
     if !errors.is_empty() {
         return Err(RefineError::Flags(errors));
     }

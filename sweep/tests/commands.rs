@@ -126,6 +126,27 @@ strategy = ["naive", "protected"]
          --threshold 2: must be in (0, 1), the P(not recovered) whose crossing is searched\n  \
          --precision NaN: must be a positive number, the bracket's width at which the bisection stops\n"
     );
+    // A grid's problems do not hide the flags' own.
+    let o = sweep(&[
+        "refine",
+        &grid,
+        "--set",
+        "svc_b.queue_cap=-3",
+        "--axis",
+        "svc_b.slow.duration_s",
+        "--precision",
+        "0",
+        "--threshold",
+        "1",
+    ]);
+    assert_fails(
+        &o,
+        &[
+            "--set svc_b.queue_cap=-3",
+            "--threshold 1: must be in (0, 1), the P(not recovered) whose crossing is searched",
+            "--precision 0: must be a positive number, the bracket's width at which the bisection stops",
+        ],
+    );
     // `--set` replaces the strategy axis: every slice is `protected`.
     let o = refine("strategy=protected");
     assert_ok(&o);
