@@ -187,7 +187,10 @@ pub fn load_base(base: &str) -> Result<Scenario, Vec<ConfigError>> {
             BUILTIN_SCENARIOS.join(", ")
         ))
     })?;
-    let mut scenario = Scenario::from_toml(&text, base).map_err(fail)?;
+    let mut scenario = Scenario::from_toml(&text, base).map_err(|problems| {
+        let scenario = |m| ConfigError::new("scenario", m);
+        problems.into_iter().map(scenario).collect::<Vec<_>>()
+    })?;
     let dir = std::path::Path::new(base).parent().unwrap_or(".".as_ref());
     read_profile_csv(&mut scenario, dir)?;
     Ok(scenario)

@@ -1212,9 +1212,43 @@ impl Call {
 }
 
 impl Scenario {
-    /// Parses a scenario from TOML text; `origin` names the source in errors.
-    pub fn from_toml(text: &str, origin: &str) -> Result<Scenario, String> {
-        toml::from_str(text).map_err(|e| format!("{origin}: {e}"))
+    /// Parses a scenario from TOML text; `origin` names the source in
+    /// errors. Every key the scenario cannot take (an unknown key, a value
+    /// of the wrong type or outside its field's range, an unknown name, a
+    /// missing key) is said at once, each with its line: serde stops at the
+    /// first, so the offending key (or, for a missing key, its table) is
+    /// taken out of the parsed document and the rest read again. A key
+    /// found missing only because it was taken out is not said. A syntax
+    /// error is said alone: nothing after it is reliable.
+    pub fn from_toml(text: &str, origin: &str) -> Result<Scenario, Vec<String>> {
+        let said = |mut e: toml::de::Error| {
+            let hint = unknown_key_hint(e.message());
+            e.set_input(Some(text));
+            format!("{origin}: {}{hint}", e.to_string().trim_end())
+        };
+        let mut root = toml::de::DeTable::parse(text).map_err(|e| vec![said(e)])?;
+        let mut problems = Vec::new();
+        // The keys taken out, by the span of the table they were in.
+        let mut taken: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+        loop {
+            let e = match Scenario::deserialize(toml::de::Deserializer::from(root.clone())) {
+                Ok(scenario) if problems.is_empty() => return Ok(scenario),
+                Ok(_) => return Err(problems),
+                Err(e) => e,
+            };
+            let span = e.span();
+            let ours = e.message().starts_with("missing field")
+                && taken.iter().any(|(table, key)| {
+                    Some(table) == span.as_ref() && e.message().contains(&format!("`{key}`"))
+                });
+            if !ours {
+                problems.push(said(e));
+            }
+            match span.as_ref().and_then(|at| take_at(&mut root, at)) {
+                Some(key) => taken.extend(key),
+                None => return Err(problems),
+            }
+        }
     }
 
     /// Every call edge: the client groups' first (`client`'s at 0), then each tier's in list order
@@ -1355,4 +1389,77 @@ impl Scenario {
         }
         span.unwrap_or((0.0, 0.0))
     }
+}
+
+/// For serde's "unknown field `queue_cpa`, expected one of `name`, ...":
+/// the known key nearest to the one given, if one is near.
+fn unknown_key_hint(message: &str) -> String {
+    let Some(rest) = message.strip_prefix("unknown field `") else {
+        return String::new();
+    };
+    let mut quoted = rest.split('`').step_by(2);
+    let given = quoted.next().unwrap_or_default();
+    crate::params::closest(given, quoted)
+        .map_or(String::new(), |k| format!("\ndid you mean `{k}`?"))
+}
+
+/// Takes out of `root` the deepest entry that holds `at` (an error's
+/// span): a key whose name or value holds it, or an item of an array.
+/// None if nothing holds it (the document itself); else the span of the
+/// table the key was in and its name (None for an array's item).
+fn take_at(
+    root: &mut toml::Spanned<toml::de::DeTable<'_>>,
+    at: &std::ops::Range<usize>,
+) -> Option<Option<(std::ops::Range<usize>, String)>> {
+    use toml::de::{DeTable, DeValue};
+    type Taken = Option<Option<(std::ops::Range<usize>, String)>>;
+    fn holds(outer: std::ops::Range<usize>, at: &std::ops::Range<usize>) -> bool {
+        outer.start <= at.start && at.end <= outer.end
+    }
+    fn in_value(value: &mut toml::Spanned<DeValue<'_>>, at: &std::ops::Range<usize>) -> Taken {
+        let span = value.span();
+        match value.get_mut() {
+            DeValue::Table(table) => in_table(table, span, at),
+            DeValue::Array(items) => {
+                for i in 0..items.len() {
+                    let item = &mut items.as_mut()[i];
+                    if let Some(taken) = in_value(item, at) {
+                        return Some(taken);
+                    }
+                    if holds(item.span(), at) {
+                        let mut rest = toml::de::DeArray::new();
+                        let others = items.iter().enumerate().filter(|(j, _)| *j != i);
+                        others.for_each(|(_, item)| rest.push(item.clone()));
+                        *items = rest;
+                        return Some(None);
+                    }
+                }
+                None
+            }
+            _ => None,
+        }
+    }
+    // Tables under a header have only the header's span, so every table is
+    // searched, not only those whose span holds `at`.
+    fn in_table(
+        table: &mut DeTable<'_>,
+        span: std::ops::Range<usize>,
+        at: &std::ops::Range<usize>,
+    ) -> Taken {
+        let mut found = None;
+        for (key, value) in table.iter_mut() {
+            if let Some(taken) = in_value(value, at) {
+                return Some(taken);
+            }
+            if holds(key.span(), at) || holds(value.span(), at) {
+                found = Some(key.get_ref().to_string());
+                break;
+            }
+        }
+        let name = found?;
+        table.remove(name.as_str());
+        Some(Some((span, name)))
+    }
+    let span = root.span();
+    in_table(root.get_mut(), span, at)
 }

@@ -158,12 +158,86 @@ fn event_budget_stops_a_run_with_an_error() {
 #[test]
 fn bad_scenario_files_are_named() {
     let e = sim_core::Scenario::from_toml("name = \"x\"\nhorizon = 3\n", "my.toml").unwrap_err();
-    assert!(e.starts_with("my.toml: "), "{e}");
-    assert!(e.contains("unknown field `horizon`"), "{e}");
+    assert_eq!(e.len(), 2, "{e:?}");
+    assert!(e[0].starts_with("my.toml: "), "{e:?}");
+    assert!(e[0].contains("unknown field `horizon`"), "{e:?}");
+    assert!(e[0].ends_with("did you mean `horizon_s`?"), "{e:?}");
+    assert!(e[1].ends_with("missing field `horizon_s`"), "{e:?}");
     let missing = sim_core::resolve("no/such/file.toml", &[]).unwrap_err();
     assert!(missing[0].to_string().starts_with(
         "scenario: `no/such/file.toml` is neither a built-in scenario (ch37) nor a readable file"
     ));
+}
+
+/// Every key a scenario file cannot take is said in one reading, with its
+/// line; a key missing only because a bad one was set aside is not.
+#[test]
+fn every_bad_key_of_a_scenario_file_is_said_at_once() {
+    let text = r#"name = "x"
+horizon_s = "long"
+
+[client]
+rate_per_s = 50.0
+duration_s = 30.0
+rate_pers = 3
+
+[client.call]
+attempt_timeout_s = 1.0
+max_retries = -1
+backoff = "fixed"
+backoff_base_s = 0.05
+retry_on = ["timeout", "bogus"]
+
+[[tiers]]
+slots = 10
+service = { dist = "weibull", mean_s = 0.02 }
+"#;
+    let problems = sim_core::Scenario::from_toml(text, "my.toml").unwrap_err();
+    let said: Vec<(&str, &str)> = problems
+        .iter()
+        .map(|p| {
+            let line = p.lines().next().unwrap();
+            let line = line.split(" at ").nth(1).unwrap_or(line);
+            (line, p.lines().last().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        said,
+        [
+            (
+                "line 2, column 13",
+                "invalid type: string \"long\", expected f64"
+            ),
+            ("line 7, column 1", "did you mean `rate_per_s`?"),
+            (
+                "line 11, column 15",
+                "invalid value: integer `-1`, expected u32"
+            ),
+            (
+                "line 14, column 24",
+                "unknown variant `bogus`, expected one of `timeout`, `overload`, `error`, `expired`, `refused`"
+            ),
+            (
+                "line 18, column 20",
+                "unknown variant `weibull`, expected one of `exponential`, `constant`, `lognormal`"
+            ),
+            ("line 16, column 1", "missing field `name`"),
+        ],
+        "{problems:#?}"
+    );
+    // One bad key alone is said alone, and a file without any reads.
+    let fixed = text
+        .replace("\"long\"", "40.0")
+        .replace("rate_pers = 3\n", "")
+        .replace("-1", "1")
+        .replace(", \"bogus\"", "")
+        .replace("weibull", "constant")
+        .replace("[[tiers]]\n", "[[tiers]]\nname = \"a\"\n");
+    assert!(sim_core::Scenario::from_toml(&fixed, "my.toml").is_ok());
+    let one = fixed.replace("slots = 10", "slots = 10.5");
+    let problems = sim_core::Scenario::from_toml(&one, "my.toml").unwrap_err();
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert!(problems[0].contains("line 17, column 9"), "{problems:#?}");
 }
 
 #[test]
@@ -220,7 +294,7 @@ slots = 10
     let errors = |t: &str| -> Vec<String> {
         match sim_core::Scenario::from_toml(t, "fan.toml") {
             Ok(s) => problems(&s),
-            Err(e) => vec![e],
+            Err(e) => e,
         }
     };
     // A good fan-out: agg calls x and y.

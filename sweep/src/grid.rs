@@ -883,8 +883,10 @@ impl Grid {
             match std::fs::read_to_string(&p) {
                 Ok(t) => match load_scenario_file(&t, &p) {
                     Ok((s, id)) => (Some(s), p.display().to_string(), id),
-                    Err(e) => {
-                        err("scenario", e);
+                    Err(problems) => {
+                        for problem in problems {
+                            err("scenario", problem);
+                        }
                         (None, String::new(), String::new())
                     }
                 },
@@ -1757,14 +1759,12 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 /// A scenario file and its identity: the SHA-256 of its text, and of the
 /// load profile it reads from a CSV file (so that editing the CSV is a
 /// change of scenario too).
-fn load_scenario_file(text: &str, path: &Path) -> Result<(Scenario, String), String> {
+fn load_scenario_file(text: &str, path: &Path) -> Result<(Scenario, String), Vec<String>> {
     let mut s = Scenario::from_toml(text, &path.display().to_string())?;
     let reads_csv = s.groups().any(|(_, c)| c.profile_csv.is_some());
     let dir = path.parent().unwrap_or(Path::new("."));
-    sim_core::read_profile_csv(&mut s, dir).map_err(|errors| {
-        let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
-        lines.join("; ")
-    })?;
+    sim_core::read_profile_csv(&mut s, dir)
+        .map_err(|errors| errors.iter().map(ToString::to_string).collect::<Vec<_>>())?;
     let id = if reads_csv {
         // The client's profile alone as before groups, so that ids stay.
         let profile: String = (s.groups())

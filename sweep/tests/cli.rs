@@ -512,6 +512,35 @@ metric = 3
     );
 }
 
+/// A scenario file's every bad key is said, with its line, beside the
+/// grid's own problems: one reading shows them all.
+#[test]
+fn a_bad_scenario_file_is_said_whole_beside_the_grid_s_problems() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let scenario = std::fs::read_to_string("../grids/scenarios/three-hop.toml").unwrap();
+    let bad = scenario
+        .replacen("rate_per_s = 50.0", "rate_per_s = \"fast\"", 1)
+        .replacen("slots = 1000", "slots = 1000\nqueue_cpa = 5", 1);
+    write_grid_as(dir, "s.toml", &bad);
+    let grid = write_grid(dir, "name = \"g\"\nscenario = \"s.toml\"\nseeds = [1, 1]\n");
+    let o = sweep(&["plan", &grid]);
+    assert_eq!(o.status.code(), Some(2));
+    let (f, s) = (dir.join("grid.toml"), dir.join("s.toml"));
+    let (f, s) = (f.display(), s.display());
+    assert_says(
+        &stderr(&o),
+        &[
+            &format!("  {f}: scenario: {s}: TOML parse error at line 9, column 14"),
+            "invalid type: string \"fast\", expected f64",
+            &format!("  {f}: scenario: {s}: TOML parse error at line 22, column 1"),
+            "unknown field `queue_cpa`, expected one of `name`, `slots`,",
+            "did you mean `queue_cap`?",
+            &format!("  {f}: seeds: seed 1 appears twice"),
+        ],
+    );
+}
+
 #[test]
 fn an_output_directory_of_another_grid_is_refused() {
     let tmp = tempfile::tempdir().unwrap();

@@ -86,7 +86,7 @@ pub fn scenario(base: &str, sets: &[(&str, &str)]) -> Scenario {
 /// overrides `sets` applied, validated as [`scenario`].
 pub fn from_toml(text: &str, name: &str, sets: &[(&str, &str)]) -> Scenario {
     applied(
-        Scenario::from_toml(text, name).unwrap_or_else(|e| panic!("{e}")),
+        Scenario::from_toml(text, name).unwrap_or_else(|e| panic!("{}", e.join("\n"))),
         sets,
     )
 }
