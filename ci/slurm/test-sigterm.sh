@@ -35,10 +35,12 @@ for d in "$ARRAY" "$SINGLE"; do
     mkdir -p "$d"
 done
 
-# The same grid with 400 seeds: long enough to be stopped in the middle.
+# The same grid with 2,000 seeds (8,000 runs a task, a part file every
+# 1,000 runs or 5 s): long enough to be stopped in the middle however fast
+# the machine, since the signal goes at the first part, not after a time.
 GRID="$WORKDIR/sigterm.toml"
 sed -e 's/^name = .*/name = "ci-sigterm"/' \
-    -e 's/^seeds = .*/seeds = { first = 1, count = 400 }/' \
+    -e 's/^seeds = .*/seeds = { first = 1, count = 2000 }/' \
     -e 's|^scenario = "\([^"]*\.toml\)"|scenario = "'"$(dirname "$(realpath "$2")")"'/\1"|' \
     "$2" >"$GRID"
 
@@ -54,18 +56,18 @@ submit() {
     printf '%s\n' "$out"
 }
 
-# 1. Submit; once every task has started its sweep (its manifest exists),
-#    give it a moment to finish some runs, then SIGTERM the batch step.
+# 1. Submit; once every task has written its first part of runs (so each
+#    has work done and work left), SIGTERM the batch step. A fixed wait
+#    here let a fast machine finish the whole array before the signal.
 JOB="$(submit)"
 log "submitted job array $JOB"
 deadline=$((SECONDS + WAIT_TIMEOUT))
 for i in $(seq 0 $((TASKS - 1))); do
-    until [ -f "$ARRAY/manifest-s${i}of${TASKS}.json" ]; do
-        [ $SECONDS -lt $deadline ] || fail "task $i never started its sweep"
-        sleep 0.2
+    until [ -f "$ARRAY/runs/part-s${i}of${TASKS}-000000.parquet" ]; do
+        [ $SECONDS -lt $deadline ] || fail "task $i never wrote its first part"
+        sleep 0.1
     done
 done
-sleep 2
 log "scancel --batch --signal=TERM $JOB"
 scancel --batch --signal=TERM "$JOB" || fail "scancel exited with $?"
 bash "$HERE/wait-jobs.sh" "$JOB" "$WAIT_TIMEOUT" >/dev/null 2>&1 || true
