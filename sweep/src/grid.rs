@@ -1016,7 +1016,7 @@ impl Grid {
                 }
             }
             None => {}
-            Some(sample) => match design::parse(&sample, sampled) {
+            Some(sample) => match design::parse(&sample, sampled.clone()) {
                 Ok(spec) => {
                     seeds = (1..=spec.replicates).collect();
                     seeds_refused = false;
@@ -1251,6 +1251,23 @@ impl Grid {
                     Value::Float(end)
                 };
                 design_taken &= probe("axes", &a.path, &v, &mut with_set.clone());
+            }
+        }
+        // A sampled axis refused at an end is said as the grid gives it
+        // (`{ min = 0, max = 5 }`), not as the numbers probed (`0.0 and
+        // 5.0`, which read as two levels).
+        for e in &mut probe_errors {
+            if let GridError::Value {
+                table: "axes",
+                path,
+                value,
+                through_level,
+                ..
+            } = e
+                && let Some((_, written)) = sampled.iter().find(|(k, _)| k == path)
+            {
+                *value = Value::Table(written.clone());
+                *through_level = None;
             }
         }
         errors.extend(probe_errors);

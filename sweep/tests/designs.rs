@@ -183,8 +183,25 @@ fn a_sample_table_reports_every_bad_key_and_refuses_a_design_too_large() {
         &sweep(&["plan", &grid]),
         &[
             "axes.toml: sample.method: `sobolx` is not a method: lhs, sobol, morris or boundary",
-            "axes.toml: axes.\"client.rate_per_s\" = -50.0: must be > 0",
+            "axes.toml: axes.\"client.rate_per_s\" = { min = -50, max = 400 }: must be > 0",
         ],
+    );
+    // An unknown path is said once, with the axis as written (not its two
+    // ends as numbers, which read as two levels).
+    let text = SAMPLED.replace("\"client.rate_per_s\" =", "\"client.rate_pers\" =");
+    let grid = write_grid_as(dir.path(), "unknown.toml", &text);
+    let o = sweep(&["plan", &grid]);
+    assert_fails(
+        &o,
+        &[
+            "unknown.toml: axes.\"client.rate_pers\" = { min = 50, max = 400, log = true }: unknown parameter; did you mean `client.rate_per_s`?",
+        ],
+    );
+    assert_eq!(
+        stderr(&o).matches("client.rate_pers\"").count(),
+        1,
+        "{}",
+        stderr(&o)
     );
     // 2^20 rows of 3 axes are made; one more is refused, at once.
     for (n, method, points) in [
