@@ -174,15 +174,15 @@ pub struct Refused {
 }
 
 /// Reads `[sample]` and the sampled axes; every problem as (key, reason).
-pub fn parse(sample: &Value, axes: Vec<(String, toml::Table)>) -> Result<SampleDesign, Refused> {
+pub fn parse(sample: &Value, axes: &[(String, toml::Table)]) -> Result<SampleDesign, Refused> {
     let mut errors: Vec<(String, String)> = Vec::new();
     let table = SampleTable::read(sample, &mut errors);
     let mut parsed = Vec::new();
     for (path, t) in axes {
         let key = format!("axes.\"{path}\"");
-        match sampled_axis(&path, &t) {
+        match sampled_axis(path, t) {
             Ok(a) => parsed.push(a),
-            Err(reason) => errors.push((key, format!("{}: {reason}", Value::Table(t)))),
+            Err(reason) => errors.push((key, format!("{}: {reason}", Value::Table(t.clone())))),
         }
     }
     let Some(t) = table else {

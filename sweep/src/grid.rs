@@ -1016,7 +1016,7 @@ impl Grid {
                 }
             }
             None => {}
-            Some(sample) => match design::parse(&sample, sampled.clone()) {
+            Some(sample) => match design::parse(&sample, &sampled) {
                 Ok(spec) => {
                     seeds = (1..=spec.replicates).collect();
                     seeds_refused = false;
