@@ -727,12 +727,6 @@ fn check_tenant_key(
     );
 }
 
-/// Where the load comes from: open arrivals at `rate_per_s`, shaped by a
-/// sinusoid, or given by a profile; or closed-loop users. Each of these
-/// refuses the parameters that cannot act with it.
-/// The path of `key` in window `i` of a tier's list `list` (`slow`,
-/// `errors`, `crash`): `<tier>.<list>.<key>` for the first, else
-/// `<tier>.<list>.<i>.<key>`.
 /// GC pauses: non-negative lengths, and no length without a period; a
 /// pause freezes the tier's own work, so it needs some, and cooperative
 /// cancellation's deadline checks are not modelled across a pause.
@@ -802,6 +796,9 @@ fn check_cache(t: &crate::scenario::Tier, check: &mut impl FnMut(bool, String, &
     );
 }
 
+/// The path of `key` in window `i` of a tier's list `list` (`slow`,
+/// `errors`, `crash`): `<tier>.<list>.<key>` for the first, else
+/// `<tier>.<list>.<i>.<key>`.
 fn window_path(tier: &str, list: &str, i: usize, key: &str) -> String {
     if i == 0 {
         format!("{tier}.{list}.{key}")
@@ -829,6 +826,9 @@ fn check_replicas(
     }
 }
 
+/// Where the load comes from: open arrivals at `rate_per_s`, shaped by a
+/// sinusoid, or given by a profile; or closed-loop users. Each of these
+/// refuses the parameters that cannot act with it.
 fn check_load(g: &str, c: &crate::scenario::Client, check: &mut impl FnMut(bool, String, &str)) {
     let rate_given = c.rate_per_s != 0.0;
     check(
