@@ -258,6 +258,11 @@ pub const RUN_BYTES_PER_JOB: u64 = 256;
 ///   users;
 /// - the per-second series (user counters and six per tier), held three
 ///   times: in the result, the batch's table and its Parquet encoding.
+///
+/// A message queue's redeliveries are not counted: each holds a user's
+/// state like a first delivery, but how many there are depends on the
+/// failures the run meets (a bound from `redeliver_after_s` would refuse
+/// ordinary runs by orders of magnitude).
 pub fn estimated_peak_bytes(scenario: &Scenario) -> u64 {
     let users = model::expected_users(scenario).max(0.0).ceil() as u64;
     let unbounded = scenario
