@@ -31,6 +31,10 @@ pub struct DesignIndices {
     pub runs_dropped: usize,
     /// Seed noise as a share of the run-to-run variance (replicates > 1).
     pub noise_share: Option<f64>,
+    /// Whether the values analysed differ at all: every index is 0 also
+    /// when they differ only in rows the estimator does not read (a
+    /// Sobol design's BA rows), which is not "the same in every run".
+    pub varies: bool,
     pub result: Result<Indices, String>,
 }
 
@@ -127,6 +131,7 @@ pub fn analyze(sweep: &Sweep, metrics: &[String]) -> Option<Vec<DesignIndices>> 
                 blocks_dropped: design.n as usize - complete.len(),
                 runs_dropped,
                 noise_share: noise_share(&per_point),
+                varies: y.iter().any(|v| *v != y[0]),
                 result,
             });
         }
@@ -505,6 +510,22 @@ pub fn lead_metric(sweep: &Sweep, trigger: bool) -> &str {
 /// mu_star (Morris) is a parameter that barely moves the metric.
 const SMALL: f64 = 0.05;
 
+/// A parameter that moved the metric at none of the design's base points
+/// (or trajectories) has an index of 0 and a bootstrap interval of no
+/// width, whatever their number; but with no change in n trials a change
+/// may still come once in about 3 / n of the region (the rule of three).
+/// Only from 3 / [`SMALL`] trials does "never seen" say "barely moves".
+const TRIALS_FOR_NEVER_SEEN: usize = 60;
+
+/// What a design's trials are called: base points (Sobol), trajectories
+/// (Morris).
+fn trials_name(indices: &Indices) -> &'static str {
+    match indices {
+        Indices::Sobol(_) => "base points",
+        Indices::Morris(_) => "trajectories",
+    }
+}
+
 /// `text` with its first letter in upper case (it starts a sentence).
 fn capitalized(text: &str) -> String {
     let mut out = text.to_string();
@@ -516,15 +537,25 @@ fn capitalized(text: &str) -> String {
 
 /// The parameters of `order` whose index interval (`key` ± `conf`) lies
 /// above `small` (they matter), at or below it (they barely move the
-/// metric), and across it (unresolved), each in `order`.
-fn classify(order: &[usize], key: &[f64], conf: &[f64], small: f64) -> [Vec<usize>; 3] {
+/// metric), across it (unresolved), and those never seen to move it by
+/// fewer than [`TRIALS_FOR_NEVER_SEEN`] trials (an interval of no width
+/// from no change is not evidence), each in `order`.
+fn classify(
+    order: &[usize],
+    key: &[f64],
+    conf: &[f64],
+    small: f64,
+    trials: usize,
+) -> [Vec<usize>; 4] {
     let pick = |f: &dyn Fn(usize) -> bool| order.iter().copied().filter(|j| f(*j)).collect();
     let above = |j: usize| key[j] - conf[j] > small;
-    let below = |j: usize| key[j] + conf[j] <= small;
+    let never_seen = |j: usize| key[j] == 0.0 && conf[j] == 0.0 && trials < TRIALS_FOR_NEVER_SEEN;
+    let below = |j: usize| key[j] + conf[j] <= small && !never_seen(j);
     [
         pick(&above),
         pick(&below),
-        pick(&|j| !above(j) && !below(j)),
+        pick(&|j| !above(j) && !below(j) && !never_seen(j)),
+        pick(&never_seen),
     ]
 }
 
@@ -589,14 +620,24 @@ pub fn in_short(
             Indices::Sobol(_) => SMALL,
             Indices::Morris(_) => SMALL * key[order[0]],
         };
-        if key[order[0]] <= 0.0 {
+        if !d.varies {
             out.push_str(&format!(
                 "{}: the same in every run of the design, so no parameter moves it.\n",
                 capitalized(&what)
             ));
             continue;
         }
-        let [matter, barely, unsure] = classify(&order, key, conf, small);
+        if key[order[0]] <= 0.0 {
+            out.push_str(&format!(
+                "{}: not the same in every run, yet no parameter changed it alone at any of the {} {}: a change too rare for this design to tell which parameter makes it.\n",
+                capitalized(&what),
+                d.blocks_used,
+                trials_name(indices),
+            ));
+            unresolved = true;
+            continue;
+        }
+        let [matter, barely, unsure, unseen] = classify(&order, key, conf, small, d.blocks_used);
         if matter.is_empty() {
             out.push_str(&format!("No parameter clearly moves {what}"));
         } else {
@@ -623,6 +664,17 @@ pub fn in_short(
             out.push_str(&format!(
                 "; {}: not resolved by this design (the 95% interval straddles {small:.2})",
                 quoted(&unsure)
+            ));
+        }
+        unresolved |= !unseen.is_empty();
+        if !unseen.is_empty() {
+            out.push_str(&format!(
+                "; {}: never seen to move it, but {} {} are too few to say {} barely {} (about {TRIALS_FOR_NEVER_SEEN} would)",
+                quoted(&unseen),
+                d.blocks_used,
+                trials_name(indices),
+                if unseen.len() == 1 { "it" } else { "they" },
+                if unseen.len() == 1 { "does" } else { "do" },
             ));
         }
         out.push('.');
@@ -658,8 +710,13 @@ pub fn in_short(
     }
     if unresolved {
         out.push_str(&format!(
-            "- A parameter not resolved needs more sample points: intervals narrow as 1/sqrt(N), so `sample.n` = {} would halve them.\n",
-            4 * design.n
+            "- A parameter not resolved needs more sample points: intervals narrow as 1/sqrt(N), so `sample.n` = {} would halve them{}.\n",
+            4 * design.n,
+            if (4 * design.n as usize) < TRIALS_FOR_NEVER_SEEN {
+                format!(", and {} would tell a parameter never seen to move the metric from one that barely does", TRIALS_FOR_NEVER_SEEN.next_power_of_two())
+            } else {
+                String::new()
+            }
         ));
     }
     if !out.is_empty() {
@@ -670,17 +727,27 @@ pub fn in_short(
 
 #[cfg(test)]
 mod tests {
-    use super::classify;
+    use super::{TRIALS_FOR_NEVER_SEEN, classify};
 
     #[test]
     fn a_parameter_matters_only_when_its_whole_interval_is_above_small() {
         // ST 0.5 ± 0.2 matters; 0.02 ± 0.01 barely; 0.1 ± 0.2 and
-        // 0.06 ± 0.02 (lower end 0.04) straddle 0.05.
-        let key = [0.5, 0.02, 0.1, 0.06];
-        let conf = [0.2, 0.01, 0.2, 0.02];
-        let [matter, barely, unsure] = classify(&[0, 3, 2, 1], &key, &conf, 0.05);
+        // 0.06 ± 0.02 (lower end 0.04) straddle 0.05; 0 ± 0 was never
+        // seen to move the metric.
+        let key = [0.5, 0.02, 0.1, 0.06, 0.0];
+        let conf = [0.2, 0.01, 0.2, 0.02, 0.0];
+        let order = [0, 3, 2, 1, 4];
+        let [matter, barely, unsure, unseen] = classify(&order, &key, &conf, 0.05, 8);
         assert_eq!(matter, [0]);
         assert_eq!(barely, [1]);
         assert_eq!(unsure, [3, 2]);
+        assert_eq!(
+            unseen,
+            [4],
+            "8 base points without a change are no evidence"
+        );
+        // Enough trials without a change: it barely moves the metric.
+        let [_, barely, _, unseen] = classify(&order, &key, &conf, 0.05, TRIALS_FOR_NEVER_SEEN);
+        assert_eq!((barely, unseen), (vec![1, 4], vec![]));
     }
 }
