@@ -572,7 +572,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Call,
         "breaker_scope",
         Kind::Choice(BreakerScope::VARIANTS),
-        "Circuit breaker: service (one breaker for this caller's calls, today's rule) or replica (one per replica of the called tier, each fed only by the answers of its replica, a timeout blaming the replica of the attempt's first copy; the balancer never picks a replica whose breaker is open, and the call is refused locally, breaker_rejected, only when all are open). Hedged copies go only to a replica whose breaker is not open, take no probe and feed no breaker. No effect with one replica.",
+        "Circuit breaker: service (one breaker for this caller's calls, today's rule) or replica (one per replica of the called tier, each fed only by the answers of its replica, a timeout blaming the replica of the attempt's first copy; the balancer never picks a replica whose breaker is open, and the call is refused locally, breaker_rejected, only when all are open). Hedged copies go only to a replica whose breaker is not open, take no probe and feed no breaker. Refused with one replica (no choice to make).",
     ),
     p(
         Scope::Call,
@@ -584,13 +584,13 @@ pub const PARAMS: &[Param] = &[
         Scope::Call,
         "bulkhead_scope",
         Kind::Choice(BulkheadScope::VARIANTS),
-        "Bulkhead: service (max_in_flight counts this caller's attempts in flight to the tier, today's rule) or replica (max_in_flight per replica of the called tier, counting this caller's requests in flight to it, hedged copies included; the balancer never picks a full replica, and the call fails fast locally, bulkhead_rejected, only when every replica whose breaker lets it through is full; a hedge none can take is not sent, hedges_refused). No effect with one replica.",
+        "Bulkhead: service (max_in_flight counts this caller's attempts in flight to the tier, today's rule) or replica (max_in_flight per replica of the called tier, counting this caller's requests in flight to it, hedged copies included; the balancer never picks a full replica, and the call fails fast locally, bulkhead_rejected, only when every replica whose breaker lets it through is full; a hedge none can take is not sent, hedges_refused). Refused with one replica (no choice to make).",
     ),
     p(
         Scope::Call,
         "balancer",
         Kind::Choice(Balancer::VARIANTS),
-        "Load balancing over the called tier's replicas, by this caller alone (its own requests in flight, cursor and draws, as a client library keeps them; callers never see each other's): round_robin (each in turn), random, least_outstanding (fewest of this caller's requests in flight; ties in turn), p2c (two distinct replicas drawn at random from the caller's own stream, the one with fewer in flight), pin_until_error (the same replica until an attempt to it fails, then the next). Ejected replicas are skipped; if every replica is ejected, all are used (Envoy's panic mode). No effect with one replica.",
+        "Load balancing over the called tier's replicas, by this caller alone (its own requests in flight, cursor and draws, as a client library keeps them; callers never see each other's): round_robin (each in turn), random, least_outstanding (fewest of this caller's requests in flight; ties in turn), p2c (two distinct replicas drawn at random from the caller's own stream, the one with fewer in flight), pin_until_error (the same replica until an attempt to it fails, then the next). Ejected replicas are skipped; if every replica is ejected, all are used (Envoy's panic mode). Refused with one replica (no choice to make).",
     ),
     p(
         Scope::Call,

@@ -831,6 +831,12 @@ fn check_replicas(
 /// refuses the parameters that cannot act with it.
 fn check_load(g: &str, c: &crate::scenario::Client, check: &mut impl FnMut(bool, String, &str)) {
     let rate_given = c.rate_per_s != 0.0;
+    // Refused with open arrivals too: it is no think time's parameter.
+    check(
+        c.closed.think.per_inflight_s == 0.0,
+        format!("{g}.closed.think.per_inflight_s"),
+        "a think time does not depend on the requests in service; the term belongs to a tier's service (<tier>.service.per_inflight_s)",
+    );
     check(
         c.arrivals == Arrivals::Poisson
             || (c.closed.is_off() && c.profile.is_empty() && c.sinusoid.is_off()),
@@ -873,11 +879,6 @@ fn check_load(g: &str, c: &crate::scenario::Client, check: &mut impl FnMut(bool,
             "must be > 0: without thinking, a user whose requests are answered at once would send forever at one instant",
         );
         check_dist(&format!("{g}.closed.think"), think, check);
-        check(
-            think.per_inflight_s == 0.0,
-            format!("{g}.closed.think.per_inflight_s"),
-            "a think time does not depend on the requests in service; the term belongs to a tier's service (<tier>.service.per_inflight_s)",
-        );
         return;
     }
     if !c.profile.is_empty() {
@@ -1541,6 +1542,26 @@ pub const TIER_INERT: &[Inert<Scenario, usize>] = &[
         idle: |s, i, p| no_slow(&s.tiers[*i].latency, &format!("{p}.latency")),
     },
     Inert {
+        keys: &["drop_expired", "cancel_check_s"],
+        acts: "a call to the tier has propagate_deadline = true",
+        what: "what the tier does with a request's deadline",
+        idle: |s, i, p| no_deadline_received(s, *i, p),
+    },
+    Inert {
+        keys: &["rate_limit_scope"],
+        acts: "rate_limit_per_s > 0, replicas > 1",
+        what: "whether the replicas share the rate limit",
+        idle: |s, i, p| {
+            let t = &s.tiers[*i];
+            no_rate_limit(t, p).or_else(|| {
+                (t.replicas <= 1).then(|| Idle {
+                    state: format!("{p} has one replica"),
+                    fix: format!("set {p}.replicas > 1"),
+                })
+            })
+        },
+    },
+    Inert {
         keys: &["retry_after_s"],
         acts: "a caller of the tier has honor_retry_after = true and max_retries >= 1",
         what: "the Retry-After of the tier's rejections",
@@ -1556,6 +1577,16 @@ pub const TIER_INERT: &[Inert<Scenario, usize>] = &[
         },
     },
 ];
+
+/// Tier `i` receives no deadline: no call to it propagates one (a request
+/// carries a deadline only from a caller with propagate_deadline).
+fn no_deadline_received(s: &Scenario, i: usize, p: &str) -> Option<Idle> {
+    let received = (s.edges().iter()).any(|e| e.to == i && e.call.propagate_deadline);
+    (!received).then(|| Idle {
+        state: format!("no call to {p} propagates a deadline, so its requests have none"),
+        fix: format!("set propagate_deadline = true on a call to {p}"),
+    })
+}
 
 fn no_cache(t: &crate::scenario::Tier, p: &str) -> Option<Idle> {
     (t.cache.hit_ratio == 0.0).then(|| Idle {
@@ -1585,8 +1616,21 @@ fn no_slow(d: &Service, p: &str) -> Option<Idle> {
     })
 }
 
-/// A call's keys, with the tier it calls.
-pub const CALL_INERT: &[Inert<Call, crate::scenario::Tier>] = &[
+/// What a call's rules look at besides the call: the tier it calls, and
+/// the tier that makes it.
+pub struct CallSite {
+    /// The called tier's name, replicas and Retry-After.
+    to: String,
+    to_replicas: u32,
+    to_retry_after: bool,
+    /// The calling tier's name and whether a call to it propagates a
+    /// deadline; `None` for a client group, whose deadline parameters
+    /// `check_client_call` refuses without `deadline_s`.
+    from: Option<(String, bool)>,
+}
+
+/// A call's keys, with where it stands ([`CallSite`]).
+pub const CALL_INERT: &[Inert<Call, CallSite>] = &[
     Inert {
         // Not the switches retry_throttle, retry_budget, honor_retry_after:
         // presets bundle them, and a grid that samples max_retries down to 0
@@ -1702,12 +1746,7 @@ pub const CALL_INERT: &[Inert<Call, crate::scenario::Tier>] = &[
         keys: &["balancer", "retry_other_replica", "outlier_ejection"],
         acts: "the called tier has replicas > 1",
         what: "a choice between the called tier's replicas",
-        idle: |_, to, p| {
-            (to.replicas <= 1).then(|| Idle {
-                state: format!("{p} calls {}, which has one replica", to.name),
-                fix: format!("set {}.replicas > 1", to.name),
-            })
-        },
+        idle: |_, site, p| one_replica(site, p),
     },
     Inert {
         keys: &["bulkhead_scope"],
@@ -1720,7 +1759,62 @@ pub const CALL_INERT: &[Inert<Call, crate::scenario::Tier>] = &[
             })
         },
     },
+    Inert {
+        // After the breaker's and the bulkhead's own rules: a scope is
+        // first said to need its mechanism.
+        keys: &["breaker_scope", "bulkhead_scope"],
+        acts: "the called tier has replicas > 1",
+        what: "whether the caller keeps one per replica of the called tier",
+        idle: |_, site, p| one_replica(site, p),
+    },
+    Inert {
+        keys: DEADLINE_PARAMS,
+        acts: "the calling tier receives a deadline (a call to it has propagate_deadline = true); at a client group, deadline_s > 0",
+        what: "a rule of the caller's deadline",
+        idle: |_, site, _| {
+            let (from, false) = site.from.as_ref()? else {
+                return None;
+            };
+            idle(
+                format!("no call to {from} propagates a deadline, so its requests have none"),
+                format!("set propagate_deadline = true on a call to {from}"),
+            )
+        },
+    },
+    Inert {
+        keys: &["honor_retry_after"],
+        acts: "the called tier has retry_after_s > 0",
+        what: "whether the caller waits for a rejection's Retry-After",
+        idle: |_, site, p| {
+            (!site.to_retry_after).then(|| Idle {
+                state: format!(
+                    "{p} calls {}, whose rejections carry no Retry-After",
+                    site.to
+                ),
+                fix: format!("set {}.retry_after_s > 0", site.to),
+            })
+        },
+    },
+    Inert {
+        keys: &["cancel"],
+        acts: "cancel = hedge_losers: hedge_delay_s > 0 or hedge_quantile > 0",
+        what: "what the caller cancels",
+        idle: |c, _, p| {
+            let hedges = c.hedge_delay_s > 0.0 || c.hedge_quantile > 0.0;
+            (c.cancel == crate::scenario::CancelMode::HedgeLosers && !hedges).then(|| Idle {
+                state: format!("{p} does not hedge (hedge_delay_s and hedge_quantile are 0), so there is no losing copy"),
+                fix: format!("set {p}.hedge_delay_s > 0 or {p}.hedge_quantile > 0, or cancel = \"always\""),
+            })
+        },
+    },
 ];
+
+fn one_replica(site: &CallSite, p: &str) -> Option<Idle> {
+    (site.to_replicas <= 1).then(|| Idle {
+        state: format!("{p} calls {}, which has one replica", site.to),
+        fix: format!("set {}.replicas > 1", site.to),
+    })
+}
 
 pub const CLIENT_INERT: &[Inert<crate::scenario::Client, ()>] = &[
     Inert {
@@ -1896,12 +1990,24 @@ fn check_inert_all(s: &Scenario, errors: &mut Vec<ConfigError>) {
         let given = toml::Table::try_from(t).expect("a tier serializes");
         check_inert(TIER_INERT, s, &index, &t.name, &given, &TIER, errors);
     }
-    for edge in s.edges() {
+    let edges = s.edges();
+    for edge in &edges {
         let given = toml::Table::try_from(edge.call).expect("a call serializes");
         let Some(to) = s.tiers.get(edge.to) else {
             continue; // a call past the last tier, refused by the topology
         };
-        check_inert(CALL_INERT, edge.call, to, &edge.path, &given, &CALL, errors);
+        let site = CallSite {
+            to: to.name.clone(),
+            to_replicas: to.replicas,
+            to_retry_after: to.retry_after_s > 0.0,
+            from: edge.from.map(|f| {
+                let received = (edges.iter()).any(|e| e.to == f && e.call.propagate_deadline);
+                (s.tiers[f].name.clone(), received)
+            }),
+        };
+        check_inert(
+            CALL_INERT, edge.call, &site, &edge.path, &given, &CALL, errors,
+        );
     }
     for (g, c) in s.groups() {
         let given = client_table(c);

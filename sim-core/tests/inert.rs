@@ -11,6 +11,66 @@ use sim_core::params::{self, PARAMS};
 /// refused at `path` with exactly this message, and nothing else is.
 const REFUSED: &[(&str, &str, &str, &str)] = &[
     (
+        "svc_a.breaker=true",
+        "svc_a.breaker_scope",
+        "replica",
+        r#""replica" has no effect: breaker_scope is whether the caller keeps one per replica of the called tier, and svc_a calls svc_b, which has one replica; set svc_b.replicas > 1, or leave breaker_scope at its default ("service")"#,
+    ),
+    (
+        "svc_a.max_in_flight=50",
+        "svc_a.bulkhead_scope",
+        "replica",
+        r#""replica" has no effect: bulkhead_scope is whether the caller keeps one per replica of the called tier, and svc_a calls svc_b, which has one replica; set svc_b.replicas > 1, or leave bulkhead_scope at its default ("service")"#,
+    ),
+    (
+        "svc_b.rate_limit_per_s=300",
+        "svc_b.rate_limit_scope",
+        "service",
+        r#""service" has no effect: rate_limit_scope is whether the replicas share the rate limit, and svc_b has one replica; set svc_b.replicas > 1, or leave rate_limit_scope at its default ("replica")"#,
+    ),
+    (
+        "",
+        "svc_b.drop_expired",
+        "true",
+        "true has no effect: drop_expired is what the tier does with a request's deadline, and no call to svc_b propagates a deadline, so its requests have none; set propagate_deadline = true on a call to svc_b, or leave drop_expired at its default (false)",
+    ),
+    (
+        "client.propagate_deadline=true",
+        "svc_b.cancel_check_s",
+        "0.01",
+        "0.01 has no effect: cancel_check_s is what the tier does with a request's deadline, and no call to svc_b propagates a deadline, so its requests have none; set propagate_deadline = true on a call to svc_b, or leave cancel_check_s at its default (0.0)",
+    ),
+    (
+        "",
+        "gateway.budget_share",
+        "0.5",
+        "0.5 has no effect: budget_share is a rule of the caller's deadline, and no call to gateway propagates a deadline, so its requests have none; set propagate_deadline = true on a call to gateway, or leave budget_share at its default (1.0)",
+    ),
+    (
+        "client.propagate_deadline=true",
+        "svc_a.deadline_margin_s",
+        "0.1",
+        "0.1 has no effect: deadline_margin_s is a rule of the caller's deadline, and no call to svc_a propagates a deadline, so its requests have none; set propagate_deadline = true on a call to svc_a, or leave deadline_margin_s at its default (0.0)",
+    ),
+    (
+        "",
+        "gateway.budget_admission",
+        "true",
+        "true has no effect: budget_admission is a rule of the caller's deadline, and no call to gateway propagates a deadline, so its requests have none; set propagate_deadline = true on a call to gateway, or leave budget_admission at its default (false)",
+    ),
+    (
+        "",
+        "svc_a.honor_retry_after",
+        "true",
+        "true has no effect: honor_retry_after is whether the caller waits for a rejection's Retry-After, and svc_a calls svc_b, whose rejections carry no Retry-After; set svc_b.retry_after_s > 0, or leave honor_retry_after at its default (false)",
+    ),
+    (
+        "",
+        "svc_a.cancel",
+        "hedge_losers",
+        r#""hedge_losers" has no effect: cancel is what the caller cancels, and svc_a does not hedge (hedge_delay_s and hedge_quantile are 0), so there is no losing copy; set svc_a.hedge_delay_s > 0 or svc_a.hedge_quantile > 0, or cancel = "always", or leave cancel at its default ("never")"#,
+    ),
+    (
         "svc_b.adaptive_limit=true svc_b.limit_algorithm=gradient",
         "svc_b.limit_latency_s",
         "0.3",
@@ -513,6 +573,21 @@ fn each_parameter_at_its_default_is_accepted_where_it_cannot_act() {
             Vec::<String>::new(),
             "{path} = {default}"
         );
+    }
+}
+
+/// No think time's parameter: refused unless 0 with open arrivals too,
+/// as with closed-loop users.
+#[test]
+fn a_think_time_s_load_term_is_refused_whatever_the_arrivals() {
+    let why = "client.closed.think.per_inflight_s: a think time does not depend on the requests in service; the term belongs to a tier's service (<tier>.service.per_inflight_s)";
+    for context in [
+        "",
+        "client.rate_per_s=0 client.closed.users=100 client.closed.think.mean_s=1",
+    ] {
+        let path = "client.closed.think.per_inflight_s";
+        assert_eq!(refusals(context, path, "-5"), [why], "with `{context}`");
+        assert_eq!(refusals(context, path, "0"), Vec::<String>::new());
     }
 }
 

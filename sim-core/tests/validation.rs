@@ -751,6 +751,7 @@ fn gc_pauses_are_checked() {
             ("svc_a.gc.per_queued_s", "-0.1"),
             ("svc_b.gc.every_s", "1"),
             ("svc_b.gc.pause_s", "0.1"),
+            ("svc_a.propagate_deadline", "true"),
             ("svc_b.cancel_check_s", "0.01"),
         ]),
         [
@@ -771,7 +772,8 @@ fn a_shared_rate_limit_needs_a_rate_limit() {
     assert_eq!(
         errors(&[
             ("svc_b.rate_limit_scope", "service"),
-            ("svc_b.rate_limit_per_s", "50")
+            ("svc_b.rate_limit_per_s", "50"),
+            ("svc_b.replicas", "2"),
         ]),
         Vec::<String>::new()
     );
