@@ -1854,15 +1854,24 @@ fn index_markdown(
     let m = &sweep.manifest;
     let trigger = has_trigger(sweep);
     let mut md = format!("# Sweep `{}`\n\n", m.grid_name);
+    // A manifest still "running" counts nothing yet: its sweep is being
+    // written, or was killed before it could say so. The runs say.
+    let running = m.status == "running";
+    let ok_here = sweep.ok().iter().filter(|ok| **ok).count() as u64;
+    let (ok, failed, events) = if running {
+        (ok_here, sweep.ok().len() as u64 - ok_here, "?".to_string())
+    } else {
+        (m.ok, m.failed, m.events_total.to_string())
+    };
     md.push_str(&format!(
         "- grid: `{}` (SHA-256 `{}`), scenario `{}`\n- runs: {} planned, {} ok, {} failed; {} events\n- by {} ({}) on {}, {} threads, {} to {} ({})\n\n",
         m.grid_file,
         &m.grid_sha256[..12.min(m.grid_sha256.len())],
         m.scenario,
         m.planned,
-        m.ok,
-        m.failed,
-        m.events_total,
+        ok,
+        failed,
+        events,
         m.tool,
         m.git_commit,
         m.host,
@@ -1871,6 +1880,19 @@ fn index_markdown(
         m.finished_at.as_deref().unwrap_or("?"),
         m.status,
     ));
+    let written = sweep.ok().len() as u64;
+    if written < m.planned {
+        md.push_str(&format!(
+            "**Partial results: {written} of the {} planned runs.** {} Every table and figure below holds these runs only; `sweep run {} --out <this directory> --resume` runs the rest.\n\n",
+            m.planned,
+            if running {
+                "The sweep is still being written, or it stopped without finishing (killed: its manifest still says running)."
+            } else {
+                "The sweep was interrupted."
+            },
+            m.grid_file,
+        ));
+    }
     if let Some(users) = users_note(m) {
         md.push_str(&format!("{users}\n\n"));
     }

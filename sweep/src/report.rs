@@ -89,6 +89,16 @@ pub fn report(args: &ReportArgs) -> Result<ExitCode, Error> {
             args.dir.display(),
             writers.join("; ")
         );
+    } else if let Ok(manifests) = crate::store::Store::new(&args.dir).manifests()
+        && let Some((_, m)) = manifests.iter().find(|(_, m)| m.status == "running")
+    {
+        // Nobody writes it, yet its manifest was never finished: killed.
+        eprintln!(
+            "note: the sweep in {} stopped without finishing (killed? its manifest still says running): this report holds the runs it wrote; `sweep run {} --out {} --resume` runs the rest",
+            args.dir.display(),
+            crate::slurm::shell_quote(&m.grid_file),
+            crate::slurm::shell_quote(&args.dir.display().to_string())
+        );
     }
     write_report(&args.dir, args.markdown)?;
     Ok(ExitCode::SUCCESS)

@@ -272,6 +272,28 @@ fn kill_9_then_resume_gives_the_uninterrupted_table() {
         written > 0 && written < 1200,
         "killed mid-way: {written} rows"
     );
+    // A report of what the kill left says so, at the top and on stderr
+    // (unless a part the kill caught uncommitted makes it ask for --resume).
+    let report = sweep(&["report", &out.display().to_string()]);
+    if report.status.success() {
+        assert_says(
+            &stderr(&report),
+            &[
+                "stopped without finishing (killed?",
+                "--resume` runs the rest",
+            ],
+        );
+        let md = std::fs::read_to_string(out.join("analysis/index.md")).unwrap();
+        assert!(
+            md.contains(&format!(
+                "**Partial results: {written} of the 1200 planned runs.**"
+            )),
+            "{}",
+            &md[..md.len().min(1200)]
+        );
+    } else {
+        assert_says(&stderr(&report), &["--resume"]);
+    }
 
     let again = run_grid(&grid, &out.display().to_string(), &[]);
     assert!(!again.status.success());
