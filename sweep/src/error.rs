@@ -157,6 +157,14 @@ pub enum StoreError {
         if *shard == Shard::WHOLE { String::new() } else { format!(" --shard {}/{}", shard.index, shard.count) }
     )]
     Interrupted { path: PathBuf, shard: Shard },
+    /// A folder the sweep writes in is a symbolic link: writing or
+    /// deleting through it would touch files outside the directory.
+    #[error(
+        "{} is a symbolic link (to {}): a sweep writes and deletes only inside its output directory, never through a link; make it a plain directory, or give --out a directory on the other disk",
+        path.display(),
+        target.display()
+    )]
+    Linked { path: PathBuf, target: PathBuf },
     /// A part whose bytes are not those written.
     #[error(
         "{}: its SHA-256 is not the one recorded when it was written (damaged or edited): restore it from a backup, or delete it and run the sweep again with --resume to redo its runs",

@@ -61,6 +61,7 @@ pub fn write_report(dir: &Path, markdown: bool) -> Result<(), ReportError> {
 pub fn write_report_quietly(dir: &Path) -> Result<analysis::Report, ReportError> {
     let store = crate::store::Store::new(dir);
     let refused = |e| ReportError::Refused(Box::new(e));
+    store.refuse_linked_dirs().map_err(refused)?;
     store
         .committed_runs(None, crate::store::Check::All)
         .map_err(refused)?;

@@ -291,6 +291,7 @@ fn prepare_dir(
     args: &RunArgs,
 ) -> Result<Prepared, DirError> {
     let dir = || store.root.clone();
+    store.refuse_linked_dirs()?;
     let manifests = store.manifests()?;
     grid.keep_layout_of(&manifests);
     let own_parts = store.own_parts(shard)?;

@@ -142,6 +142,20 @@ impl Store {
         }
     }
 
+    /// Refuses a folder of the sweep's (`runs/`, `series/`, `analysis/`,
+    /// `analysis/plots/`, `slurm/`) that is a symbolic link, before anything
+    /// is written or deleted there.
+    pub fn refuse_linked_dirs(&self) -> Result<(), StoreError> {
+        for sub in ["runs", "series", "analysis", "analysis/plots", "slurm"] {
+            let path = self.root.join(sub);
+            if fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+                let target = fs::read_link(&path).map_err(IoError::at(&path))?;
+                return Err(StoreError::Linked { path, target });
+            }
+        }
+        Ok(())
+    }
+
     pub fn create_dirs(&self) -> Result<(), StoreError> {
         for dir in [runs_dir(&self.root), series_dir(&self.root)] {
             fs::create_dir_all(&dir).map_err(IoError::at(dir))?;
@@ -389,6 +403,7 @@ impl Store {
     /// [`Store::refuse_not_ours`] for a writer asked to `--force` (the
     /// error then says that nothing is deleted there either).
     pub fn refuse_not_ours_as(&self, force: bool) -> Result<(), crate::error::DirError> {
+        self.refuse_linked_dirs()?;
         if self.root.is_dir() && self.manifests()?.is_empty() && self.holds_foreign_files()? {
             return Err(crate::error::DirError::NotOurs {
                 dir: self.root.clone(),

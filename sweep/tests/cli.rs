@@ -588,6 +588,63 @@ fn an_output_directory_of_another_grid_is_refused() {
     assert_eq!(runs_table(Path::new(&out)).height(), 16);
 }
 
+/// A folder of the sweep's that is a symbolic link (parts kept on another
+/// disk) is refused before anything is written or deleted through it:
+/// by a new run, by `--force` on finished results, and by a report.
+#[cfg(unix)]
+#[test]
+fn a_linked_folder_of_the_sweep_s_is_refused_before_anything_is_touched() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let grid = write_grid(dir, &small_grid(1));
+    let files = |p: &Path| {
+        let mut names: Vec<String> = (std::fs::read_dir(p).unwrap())
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let linked = |o: &Output, link: &Path| {
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(o));
+        assert_says(
+            &stderr(o),
+            &[&format!("{} is a symbolic link (to ", link.display())],
+        );
+    };
+    // A new run into a directory whose runs/ points elsewhere.
+    let elsewhere = dir.join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let fresh = dir.join("fresh");
+    std::fs::create_dir(&fresh).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, fresh.join("runs")).unwrap();
+    linked(
+        &run_grid(&grid, &fresh.display().to_string(), &[]),
+        &fresh.join("runs"),
+    );
+    assert!(files(&elsewhere).is_empty());
+    // Finished results whose runs/ was then moved and linked: --force
+    // deletes nothing, and the report refuses too.
+    let out = dir.join("o");
+    assert!(
+        run_grid(&grid, &out.display().to_string(), &[])
+            .status
+            .success()
+    );
+    let moved = dir.join("moved");
+    std::fs::rename(out.join("runs"), &moved).unwrap();
+    std::os::unix::fs::symlink(&moved, out.join("runs")).unwrap();
+    let (before, parts) = (files(&out), files(&moved));
+    linked(
+        &run_grid(&grid, &out.display().to_string(), &["--force"]),
+        &out.join("runs"),
+    );
+    linked(
+        &sweep(&["report", &out.display().to_string()]),
+        &out.join("runs"),
+    );
+    assert_eq!((files(&out), files(&moved)), (before, parts));
+}
+
 /// A grid whose comments or spacing changed is the same grid: its
 /// interrupted sweep resumes (it was refused as "another grid", with
 /// `--force` offered, which deletes the results). Its keys in another
