@@ -278,6 +278,9 @@ fn read_report(value: &Value) -> (ReportOptions, Vec<(String, String)>) {
         );
         let published = field(r, &key, "published", "a number", finite_number, &mut errors);
         let note = field(r, &key, "note", string, text, &mut errors);
+        if let Some(reason) = (note.as_deref()).and_then(|n| unfit_label(n, "a note is a cell")) {
+            errors.push((format!("{key}.note"), reason));
+        }
         for required in ["point", "metric", "published"] {
             if !r.contains_key(required) {
                 errors.push((format!("{key}.{required}"), "missing".into()));
@@ -531,15 +534,16 @@ fn same_setting(key: &str, a: &Value, b: &Value) -> bool {
     }
 }
 
-/// Why a zip group's `name` cannot label its level in the report's
-/// Markdown tables and plot legends, if it cannot: a `|` or a backtick
-/// would break a table's row, a line break the table.
-fn unfit_label(label: &str) -> Option<String> {
+/// Why `label` (a zip group's `name`, a strategy, a reference's note)
+/// cannot stand in a cell of the report's Markdown tables and plot
+/// legends, if it cannot: a `|` or a backtick would break a table's row,
+/// a line break the table. `what` says what it is there.
+fn unfit_label(label: &str, what: &str) -> Option<String> {
     let bad = label
         .chars()
         .find(|c| *c == '|' || *c == '`' || c.is_control())?;
     Some(format!(
-        "a zip group's name labels its level in the report's tables: it may not hold {}",
+        "{what} in the report's tables: it may not hold {}",
         match bad {
             '|' => "`|`".to_string(),
             '`' => "a backtick".to_string(),
@@ -919,10 +923,20 @@ impl Grid {
                     &format!("axes.\"{k}\""),
                     "empty axis: give at least one level".into(),
                 ),
-                Value::Array(levels) => dimensions.push(Dimension {
-                    paths: vec![k],
-                    levels: levels.into_iter().map(|l| vec![l]).collect(),
-                }),
+                Value::Array(levels) => {
+                    if k == "strategy" {
+                        for label in levels.iter().filter_map(Value::as_str) {
+                            if let Some(reason) = unfit_label(label, "a strategy labels its level")
+                            {
+                                err("axes.strategy", format!("{label:?}: {reason}"));
+                            }
+                        }
+                    }
+                    dimensions.push(Dimension {
+                        paths: vec![k],
+                        levels: levels.into_iter().map(|l| vec![l]).collect(),
+                    })
+                }
                 Value::Table(t) if design::is_sampled(&t) => sampled.push((k, t)),
                 Value::Table(t) if axis_range::is_range(&t) => match axis_range::expand(&k, &t) {
                     Ok(levels) => dimensions.push(Dimension {
@@ -958,11 +972,14 @@ impl Grid {
             for (k, v) in group {
                 match v {
                     Value::Array(levels) => {
-                        if k == "name" {
-                            for label in levels.iter().filter_map(Value::as_str) {
-                                if let Some(reason) = unfit_label(label) {
-                                    err(&format!("{key}.\"name\""), format!("{label:?}: {reason}"));
-                                }
+                        let what = match k.as_str() {
+                            "name" => Some("a zip group's name labels its level"),
+                            "strategy" => Some("a strategy labels its level"),
+                            _ => None,
+                        };
+                        for label in levels.iter().filter_map(Value::as_str) {
+                            if let Some(reason) = what.and_then(|w| unfit_label(label, w)) {
+                                err(&format!("{key}.\"{k}\""), format!("{label:?}: {reason}"));
                             }
                         }
                         lists.push((k, levels))

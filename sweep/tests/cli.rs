@@ -1329,21 +1329,27 @@ fn two_spellings_of_one_parameter_are_one_path() {
     assert_says(&stdout(&o), &["axis  svc_b.slow.start_s (2 levels): 2, 3"]);
 }
 
-/// A zip group's `name` labels its levels in Markdown tables: a `|`, a
-/// backtick or a line break in it is refused, naming the label.
+/// A zip group's `name`, a strategy and a reference's note stand in
+/// Markdown tables: a `|`, a backtick or a line break in them is refused,
+/// naming the text.
 #[test]
-fn a_zip_name_that_would_break_a_table_is_refused() {
+fn a_label_that_would_break_a_table_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
-    let text = small_grid(1).replace(
-        "[[zip]]\n",
-        "[[zip]]\nname = [\"a | b\", \"two\\nlines\"]\n",
-    );
+    let text = small_grid(1)
+        .replace(
+            "[[zip]]\n",
+            "[[zip]]\nname = [\"a | b\", \"two\\nlines\"]\n",
+        )
+        .replace("\"protected\"]", "\"pro|tected\"]")
+        + "[[report.reference]]\npoint = \"strategy=naive\"\nmetric = \"users_ok\"\npublished = 1\nnote = \"see | there\"\n";
     let o = sweep(&["plan", &write_grid(tmp.path(), &text)]);
     assert_fails(
         &o,
         &[
             "zip[0].\"name\": \"a | b\": a zip group's name labels its level in the report's tables: it may not hold `|`",
             "zip[0].\"name\": \"two\\nlines\": a zip group's name labels its level in the report's tables: it may not hold a control character ('\\n')",
+            "axes.strategy: \"pro|tected\": a strategy labels its level in the report's tables: it may not hold `|`",
+            "report.reference[0].note: a note is a cell in the report's tables: it may not hold `|`",
         ],
     );
 }
