@@ -98,16 +98,13 @@ impl Part {
         column(&self.frame, &self.path, name, Column::u64)
     }
 
-    pub fn u32(&self, name: &str) -> Result<&UInt32Chunked, PartError> {
-        column(&self.frame, &self.path, name, Column::u32)
-    }
-
     pub fn bool(&self, name: &str) -> Result<&BooleanChunked, PartError> {
         column(&self.frame, &self.path, name, Column::bool)
     }
 
-    /// A count column (written as `Int64`; `UInt64` by earlier versions) as
-    /// unsigned integers.
+    /// A count column (written as `Int64`; `UInt64` by earlier versions),
+    /// or the series' `second` (`Int64`; `UInt32` before), as unsigned
+    /// integers.
     pub fn count(&self, name: &str) -> Result<UInt64Chunked, PartError> {
         let fail = |source| PartError::Column {
             path: self.path.clone(),

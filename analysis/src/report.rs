@@ -1121,7 +1121,7 @@ fn slice_series(sweep: &Sweep, s: &Slicing, cols: &[String]) -> Result<SliceSeri
     for path in part::series_parts(&sweep.dir).map_err(IoError::at(&series_dir))? {
         let part = Part::read(&path, Some(&wanted))?;
         let ids = part.str("run_id")?;
-        let secs = part.u32("second")?;
+        let secs = part.count("second")?;
         let columns: Vec<Float64Chunked> = (cols.iter())
             .map(|c| {
                 if by_group(c) {
@@ -1134,7 +1134,11 @@ fn slice_series(sweep: &Sweep, s: &Slicing, cols: &[String]) -> Result<SliceSeri
                 }
             })
             .collect::<Result<_, crate::part::PartError>>()?;
-        for (i, (id, sec)) in ids.iter().zip(secs.iter()).enumerate() {
+        for (i, (id, sec)) in ids
+            .iter()
+            .zip(secs.iter().map(|s| s.map(|s| s as u32)))
+            .enumerate()
+        {
             let (Some(id), Some(sec)) = (id, sec) else {
                 continue;
             };
@@ -1279,9 +1283,13 @@ fn fine_load_plot(
     for path in part::series_parts(&sweep.dir).map_err(IoError::at(&series_dir))? {
         let part = Part::read(&path, Some(&wanted))?;
         let ids = part.str("run_id")?;
-        let secs = part.u32("second")?;
+        let secs = part.count("second")?;
         let capacity = part.f64(&cols[2])?;
-        for (i, (id, sec)) in ids.iter().zip(secs.iter()).enumerate() {
+        for (i, (id, sec)) in ids
+            .iter()
+            .zip(secs.iter().map(|s| s.map(|s| s as u32)))
+            .enumerate()
+        {
             let (Some(id), Some(sec)) = (id, sec) else {
                 continue;
             };
@@ -2712,7 +2720,7 @@ mod tests {
                 ),
                 Column::new(
                     "second".into(),
-                    (0..n).flat_map(|_| [0u32, 1, 2]).collect::<Vec<_>>(),
+                    (0..n).flat_map(|_| [0i64, 1, 2]).collect::<Vec<_>>(),
                 ),
                 Column::new("success_rate".into(), vec![Some(1.0f64); 3 * n]),
                 Column::new("svc_queue_len".into(), vec![0u64; 3 * n]),

@@ -116,13 +116,13 @@ pub fn summary(sweep: &Sweep, metrics: &[String]) -> Result<DataFrame, ReportErr
     let mut cols: Vec<Column> = vec![
         Column::new(
             "runs".into(),
-            cells.iter().map(|c| c.len() as u64).collect::<Vec<_>>(),
+            cells.iter().map(|c| c.len() as i64).collect::<Vec<_>>(),
         ),
         Column::new(
             "failed".into(),
             cells
                 .iter()
-                .map(|c| c.iter().filter(|r| !ok[**r]).count() as u64)
+                .map(|c| c.iter().filter(|r| !ok[**r]).count() as i64)
                 .collect::<Vec<_>>(),
         ),
     ];
@@ -167,11 +167,11 @@ pub fn summary(sweep: &Sweep, metrics: &[String]) -> Result<DataFrame, ReportErr
         // show recovery have no verdict.
         cols.push(Column::new(
             "runs_with_verdict".into(),
-            counts.iter().map(|(_, n)| *n).collect::<Vec<_>>(),
+            counts.iter().map(|(_, n)| *n as i64).collect::<Vec<_>>(),
         ));
         cols.push(Column::new(
             "runs_not_recovered".into(),
-            counts.iter().map(|(k, _)| *k).collect::<Vec<_>>(),
+            counts.iter().map(|(k, _)| *k as i64).collect::<Vec<_>>(),
         ));
     }
     // `recovery_s` (asked for, or read by `[report] prim`) is summarised by

@@ -684,7 +684,7 @@ pub mod section {
         for path in part::series_parts(&sweep.dir).map_err(IoError::at(&dir))? {
             let part = Part::read(&path, Some(&wanted))?;
             let ids = part.str("run_id")?;
-            let secs = part.u32("second")?;
+            let secs = part.count("second")?;
             let users = part.f64(&arrivals)?;
             let values: Vec<Float64Chunked> =
                 cols.iter().map(|c| part.f64(c)).collect::<Result<_, _>>()?;

@@ -551,7 +551,7 @@ impl Layout {
             Column::new(
                 "second".into(),
                 ok.iter()
-                    .flat_map(|(_, r)| 0..r.series.seconds() as u32)
+                    .flat_map(|(_, r)| 0..r.series.seconds() as i64)
                     .collect::<Vec<_>>(),
             ),
             Column::new(

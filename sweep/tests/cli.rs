@@ -417,6 +417,17 @@ fn columns_are_typed() {
         &DataType::Int64
     );
     assert_eq!(dtype("users_ok"), DataType::Int64);
+    // So is the time coordinate (`second - 1`: since the trigger) and the
+    // summary's counts of runs.
+    assert_eq!(series.column("second").unwrap().dtype(), &DataType::Int64);
+    assert_ok(&sweep(&["report", &out.display().to_string()]));
+    let summary =
+        ParquetReader::new(std::fs::File::open(out.join("analysis/summary.parquet")).unwrap())
+            .finish()
+            .unwrap();
+    for c in ["runs", "failed", "runs_with_verdict", "runs_not_recovered"] {
+        assert_eq!(summary.column(c).unwrap().dtype(), &DataType::Int64, "{c}");
+    }
 }
 
 #[test]
