@@ -140,7 +140,13 @@ pub fn render(scenario: &str, seed: u64, runs: &[(String, RunResult)]) -> String
     );
     row(
         "recovery time".into(),
-        Box::new(|r| r.recovery_s.map_or("never".into(), |s| format!("{s:.0} s"))),
+        // A run whose trigger ends less than a recovery window before its
+        // arrivals do has no window to judge: not "never" (no verdict).
+        Box::new(|r| match r.recovery_s {
+            Some(s) => format!("{s:.0} s"),
+            None if r.recovery_censor_s < 1.0 => "n/a: trigger ends too late".into(),
+            None => "never".into(),
+        }),
     );
     rows.push(("amplification".into(), None));
     let mut row = |label: String, f: Cell| rows.push((label, Some(f)));
@@ -307,5 +313,28 @@ mod tests {
                 .trim_end()
                 .ends_with("arrival")
         );
+    }
+
+    /// A run whose trigger ends too late for a recovery window to fit has
+    /// no verdict: not "never"; one with a window says its verdict.
+    #[test]
+    fn a_run_that_cannot_show_recovery_is_not_said_never() {
+        let recovery = |duration_s: f64, horizon_s: f64| {
+            let mut s = sim_core::ch37();
+            (s.client.duration_s, s.horizon_s) = (duration_s, horizon_s);
+            let out = super::render(
+                "ch37",
+                1,
+                &[("naive".into(), sim_core::run(&s, 1).unwrap())],
+            );
+            let line = out
+                .lines()
+                .find(|l| l.starts_with("recovery time"))
+                .unwrap();
+            line["recovery time".len()..].trim().to_string()
+        };
+        // The slow window ends at 30 s; ch37's recovery window is 5 s.
+        assert_eq!(recovery(31.0, 35.0), "n/a: trigger ends too late");
+        assert_eq!(recovery(60.0, 70.0), "never");
     }
 }
