@@ -983,15 +983,6 @@ fn check_call(name: &str, c: &Call, errors: &mut Vec<ConfigError>) {
         "must be in [0, 1]: a wait cannot fall below 0",
     );
     check(
-        c.attempt_timeouts_s.len() <= c.max_retries as usize + 1,
-        "attempt_timeouts_s",
-        &format!(
-            "has {} entries but the caller makes at most {} attempts (max_retries + 1): the entries past the last attempt would never act",
-            c.attempt_timeouts_s.len(),
-            u64::from(c.max_retries) + 1
-        ),
-    );
-    check(
         (c.attempt_timeouts_s.iter()).all(|t| t.is_finite() && *t > 0.0),
         "attempt_timeouts_s",
         "every entry must be > 0: an attempt without a timeout could wait forever",
@@ -1639,6 +1630,28 @@ pub const CALL_INERT: &[Inert<Call, CallSite>] = &[
         acts: "max_retries >= 1",
         what: "a setting of the caller's retries",
         idle: |c, _, p| no_retries(c, p),
+    },
+    Inert {
+        // Idle in part (its entries past the last attempt), refused as a
+        // whole; in a grid that samples max_retries, only where no point
+        // makes the attempts its entries number.
+        keys: &["attempt_timeouts_s"],
+        acts: "as many attempts as entries: max_retries + 1 >= its length",
+        what: "the timeouts of the attempts by number",
+        idle: |c, _, p| {
+            let attempts = u64::from(c.max_retries) + 1;
+            (c.attempt_timeouts_s.len() as u64 > attempts).then(|| Idle {
+                state: format!(
+                    "{p}.max_retries is {} ({attempts} attempt{}), so its entries past attempt {attempts} never act",
+                    c.max_retries,
+                    if attempts == 1 { "" } else { "s" }
+                ),
+                fix: format!(
+                    "set {p}.max_retries >= {} or give at most {attempts} entries",
+                    c.attempt_timeouts_s.len() - 1
+                ),
+            })
+        },
     },
     Inert {
         keys: &["backoff_cap_s"],

@@ -1981,6 +1981,20 @@ mod tests {
         assert_eq!((open_s(&g, 1), open_s(&without, 1)), (2.0, 1.0));
     }
 
+    /// Per-attempt timeouts beside an axis of max_retries from 0: they act
+    /// where the caller makes the attempts they number, so the grid is
+    /// accepted (they were refused at the point of one attempt).
+    #[test]
+    fn per_attempt_timeouts_are_accepted_beside_retries_swept_from_0() {
+        let g = grid(
+            "timeouts.toml",
+            "name = \"unit\"\nscenario = \"ch37\"\nseeds = [1]\n\
+             [set]\n\"svc_a.attempt_timeouts_s\" = [0.1, 0.2]\n\
+             [axes]\n\"svc_a.max_retries\" = [0, 3]\n",
+        );
+        assert_eq!(g.points(), 2);
+    }
+
     /// A key that acts at none of a grid's points is refused once, at its
     /// first point, with the reason and how many points there are.
     #[test]
