@@ -69,8 +69,11 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
     let before = remove_previous_report(&dir)?;
     let metrics = tables::main_metrics(sweep);
 
-    let mut summary = tables::summary(sweep, &metrics)?;
-    write_frame(&dir, "summary", &mut summary)?;
+    let summary = tables::summary(sweep, &metrics)?;
+    // Written with the runs table's types; read on as text below.
+    let mut written = summary.clone();
+    as_runs_categoricals(sweep, &mut written)?;
+    write_frame(&dir, "summary", &mut written)?;
     let headline = headline(sweep, &summary)?;
     let users = users_note(&sweep.manifest);
     let above = users.as_ref().map_or(String::new(), |u| format!("{u}\n\n"));
@@ -291,6 +294,25 @@ fn record_report_files(dir: &Path, before: &Files) -> Result<(), ReportError> {
 
 fn write_text(path: &Path, text: &str) -> Result<(), ReportError> {
     Ok(std::fs::write(path, text).map_err(IoError::at(path))?)
+}
+
+/// The string axes of `df` as categoricals, as the runs table has them,
+/// so that a notebook joins the two on them (polars refuses a join of a
+/// categorical key with a string one).
+fn as_runs_categoricals(sweep: &Sweep, df: &mut DataFrame) -> Result<(), ReportError> {
+    for path in sweep.dims.iter().flat_map(|d| &d.paths) {
+        if df
+            .column(path)
+            .is_ok_and(|c| c.dtype() == &DataType::String)
+        {
+            let cat = (df.column(path))
+                .and_then(|c| c.cast(&DataType::from_categories(Categories::global())))
+                .map_err(ReportError::table("summary"))?;
+            df.replace(path, cat)
+                .map_err(ReportError::table("summary"))?;
+        }
+    }
+    Ok(())
 }
 
 /// `name.parquet` and `name.csv` in `dir`.

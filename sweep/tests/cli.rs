@@ -428,6 +428,19 @@ fn columns_are_typed() {
     for c in ["runs", "failed", "runs_with_verdict", "runs_not_recovered"] {
         assert_eq!(summary.column(c).unwrap().dtype(), &DataType::Int64, "{c}");
     }
+    // Its string axes are the runs table's categoricals: the two join on them.
+    let cat = summary.column("strategy").unwrap().dtype().clone();
+    assert!(matches!(cat, DataType::Categorical(..)), "{cat:?}");
+    let joined = (t.clone().lazy())
+        .join(
+            summary.lazy(),
+            [col("strategy"), col("svc_b.queue_cap")],
+            [col("strategy"), col("svc_b.queue_cap")],
+            JoinArgs::new(JoinType::Inner),
+        )
+        .collect()
+        .unwrap();
+    assert_eq!(joined.height(), t.height());
 }
 
 #[test]
