@@ -45,7 +45,7 @@ pub fn merge(args: &MergeArgs) -> Result<ExitCode, Error> {
             m.grid_name,
             m.ok + m.failed
         );
-        return Ok(ExitCode::SUCCESS);
+        return Ok(status_of(m.failed));
     }
     println!(
         "merged {shards} shard(s) of `{}`: {} runs ({} ok, {} failed) in {}",
@@ -58,7 +58,17 @@ pub fn merge(args: &MergeArgs) -> Result<ExitCode, Error> {
     if !args.no_report {
         crate::report::write_report(&target, false)?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(status_of(m.failed))
+}
+
+/// The status of results with `failed` failed runs, as `run` gives it
+/// (1: some runs failed, recorded with status 'failed').
+fn status_of(failed: u64) -> ExitCode {
+    if failed > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 /// What a merge did: the merged manifest, the number of shards it

@@ -616,12 +616,17 @@ fn execute(
     summary.planned = planned.len() as u64;
     summary.already_done = (planned.len() - todo.len()) as u64;
     (summary.ran, summary.ok, summary.failed) = (ran, ok, failed);
-    summary.failures = failures
-        .iter()
-        .map(|(i, e)| FailedRun {
-            run_index: *i,
-            error: e.clone(),
-        })
+    // Every failed run of the results, those of an earlier invocation
+    // (resumed) too: `failures` lists what `failed` counts.
+    let all_failures = if failed > failures.len() as u64 {
+        let of = (shard != Shard::WHOLE).then_some(shard);
+        crate::store::failed_runs(store, of).map_err(RunnerError::from)?
+    } else {
+        failures.clone()
+    };
+    summary.failures = all_failures
+        .into_iter()
+        .map(|(run_index, error)| FailedRun { run_index, error })
         .collect();
     summary.timings = Timings {
         wall_s: wall,
@@ -631,7 +636,16 @@ fn execute(
         peak_rss_bytes: peak_rss().map(|kb| kb * 1024),
     };
     if !failures.is_empty() {
-        eprintln!("{} run(s) failed:", failures.len());
+        let earlier = failed.saturating_sub(failures.len() as u64);
+        eprintln!(
+            "{} run(s) failed{}:",
+            failures.len(),
+            if earlier > 0 {
+                format!(" now ({earlier} more failed before this resume)")
+            } else {
+                String::new()
+            }
+        );
         for (i, e) in failures.iter().take(20) {
             eprintln!("  run {i}: {e}");
         }

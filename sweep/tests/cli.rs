@@ -380,6 +380,27 @@ max_events = [500, 100000000]
     assert_eq!(error.get(2), None);
     // Metrics of failed runs are null, not zero.
     assert_eq!(t.column("users").unwrap().null_count(), 3);
+    // Finished by a resume that runs nothing, or asked again: `--json`
+    // lists every failed run its `failed` counts.
+    for extra in [&["--resume", "--json"][..], &["--json"]] {
+        let o = run_grid(&grid, &out.display().to_string(), extra);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(json["failed"], 3, "{json}");
+        let listed: Vec<u64> = (json["failures"].as_array().unwrap().iter())
+            .map(|f| f["run_index"].as_u64().unwrap())
+            .collect();
+        assert_eq!(listed, [0, 1, 3], "{extra:?}: {json}");
+    }
+    // Its shards merged: the status is the results', as `run` gives it.
+    let sharded = dir.join("sharded").display().to_string();
+    for s in ["0/2", "1/2"] {
+        let o = run_grid(&grid, &sharded, &["--shard", s, "--inject-panic", "3"]);
+        assert!(o.status.code().is_some_and(|c| c < 2), "{}", stderr(&o));
+    }
+    let o = sweep(&["merge", &sharded, "--no-report"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_says(&stdout(&o), &["(1 ok, 3 failed)"]);
 }
 
 #[test]
