@@ -139,7 +139,7 @@ pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
     say!(
         "nothing was written; run it with: sweep {} {}{}",
         if adaptive { "refine" } else { "run" },
-        grid.path.display(),
+        crate::slurm::shell_quote(&grid.path.display().to_string()),
         args.overrides.as_args()
     );
     if args.json {

@@ -97,6 +97,16 @@ fn shard_from(args: &RunArgs) -> Result<Shard, ShardError> {
     const COUNT: &str = "SLURM_ARRAY_TASK_COUNT";
     match (std::env::var(ID), std::env::var(COUNT)) {
         (Ok(i), Ok(n)) => {
+            // Counted from the array's first index: `--array=1-4` numbers
+            // its tasks 1 to 4, shards 0 to 3.
+            let min = std::env::var("SLURM_ARRAY_TASK_MIN").ok();
+            let i = match (
+                i.trim().parse::<u64>(),
+                min.map(|m| m.trim().parse::<u64>()),
+            ) {
+                (Ok(i), Some(Ok(min))) if i >= min => (i - min).to_string(),
+                _ => i,
+            };
             parse_shard(&format!("{i}/{n}")).map_err(|e| ShardError::FromSlurm(Box::new(e)))
         }
         (Ok(_), Err(_)) => Err(ShardError::HalfSlurm {

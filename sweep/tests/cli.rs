@@ -885,6 +885,16 @@ fn shard_comes_from_slurm_environment() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(Path::new(&out).join("manifest-s1of4.json").exists());
     assert_eq!(runs_table(Path::new(&out)).height(), 2);
+    // An array numbered from 1 (`--array=1-4`): its last task is shard 3.
+    let o = Command::new(env!("CARGO_BIN_EXE_sweep"))
+        .args(["run", &grid, "--out", &out, "--no-report"])
+        .env("SLURM_ARRAY_TASK_ID", "4")
+        .env("SLURM_ARRAY_TASK_COUNT", "4")
+        .env("SLURM_ARRAY_TASK_MIN", "1")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(Path::new(&out).join("manifest-s3of4.json").exists());
 }
 
 /// Ctrl-C, Slurm's and Kubernetes' SIGTERM and a closed terminal's SIGHUP
