@@ -49,6 +49,20 @@ pub fn parse_sets(sets: &[String]) -> Result<Vec<(String, toml::Value)>, Vec<Con
     let mut errors = Vec::new();
     for s in sets {
         match s.split_once('=') {
+            // The same parameter twice: which one was meant? (As `run` asks.)
+            Some((path, _))
+                if (out.iter()).any(|(p, _): &(String, toml::Value)| {
+                    sim_core::params::canonical(p) == sim_core::params::canonical(path.trim())
+                }) =>
+            {
+                errors.push(ConfigError::new(
+                    format!("--set {s}"),
+                    format!(
+                        "`{}` is given more than once on the command line",
+                        sim_core::params::canonical(path.trim())
+                    ),
+                ))
+            }
             Some((path, value)) if !path.trim().is_empty() => {
                 out.push((path.trim().to_string(), sim_core::parse_value(value.trim())))
             }
@@ -70,6 +84,12 @@ fn resolve(
     preset: Option<&str>,
     sets: &[(String, toml::Value)],
 ) -> Result<ValidScenario, Vec<ConfigError>> {
+    if let (Some(_), Some((path, v))) = (preset, sets.iter().find(|(p, _)| p == "strategy")) {
+        return Err(vec![ConfigError::new(
+            format!("--set {path}={v}"),
+            "not with --preset: both choose the strategy (a preset)",
+        )]);
+    }
     let mut overrides = sets.to_vec();
     if let Some(p) = preset {
         overrides.insert(
@@ -124,7 +144,14 @@ pub fn run_one(args: &OneArgs) -> Result<ExitCode, Error> {
     for p in &presets {
         match resolve(&args.scenario, p.as_deref(), &sets) {
             Ok(s) => scenarios.push(s),
-            Err(e) => errors.extend(e),
+            // A problem of the command line, not of a preset, is said once.
+            Err(e) => {
+                for e in e {
+                    if !errors.contains(&e) {
+                        errors.push(e);
+                    }
+                }
+            }
         }
     }
     if !errors.is_empty() {

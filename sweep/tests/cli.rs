@@ -1216,6 +1216,21 @@ fn one_reports_every_bad_set_at_once_naming_the_flag() {
             "  --set horizon_s=30: the horizon (30) ends before the arrivals do (client.duration_s = 60)",
         ],
     );
+    // The same path twice is asked about, not decided by the last one.
+    let o = sweep(&["one", "--set", "horizon_s=70", "--set", "horizon_s=0"]);
+    assert_fails(
+        &o,
+        &["  --set horizon_s=0: `horizon_s` is given more than once on the command line"],
+    );
+    // Two choices of the strategy: refused once, whatever the presets.
+    let o = sweep(&["one", "--preset", "all", "--set", "strategy=protected"]);
+    assert_eq!(
+        stderr(&o).lines().collect::<Vec<_>>(),
+        [
+            "error: invalid scenario `ch37`:",
+            "  --set strategy=\"protected\": not with --preset: both choose the strategy (a preset)",
+        ]
+    );
 }
 
 #[test]
