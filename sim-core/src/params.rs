@@ -1771,11 +1771,16 @@ fn new_element(scope: Scope) -> Table {
 fn convert(param: &Param, v: &Value) -> Result<Option<Value>, String> {
     Ok(Some(match param.kind {
         Kind::Float => Value::Float(float(v)?),
-        Kind::Int => Value::Integer(uint(v, param.max)? as i64),
+        // Out of the field's type: said with the bounds validation applies
+        // (`replicas = 1e10` must be 1 to 64, not <= 4294967295).
+        Kind::Int => Value::Integer(uint(v, param.max).map_err(|e| in_bounds(param, v, e))? as i64),
         Kind::Bool => Value::Boolean(boolean(v)?),
         Kind::Text => Value::String(text(v)?),
         Kind::Choice(names) => Value::String(choice(v, names)?),
-        Kind::Cap => return cap(v).map(|c| c.map(|n| Value::Integer(n as i64))),
+        Kind::Cap => {
+            return (cap(v).map_err(|e| in_bounds(param, v, e)))
+                .map(|c| c.map(|n| Value::Integer(n as i64)));
+        }
         Kind::Indexes => Value::Array(indexes(v)?),
         Kind::Floats => Value::Array(floats(v)?),
         Kind::Choices(names) => Value::Array(choices(v, names)?),
@@ -1809,6 +1814,24 @@ fn float(v: &Value) -> Result<f64, String> {
             "expected a number, got {} {other}",
             other.type_str()
         )),
+    }
+}
+
+/// A range error of `param`'s field type (`must be >= 0`) said with the
+/// bounds validation applies, when the catalogue has them.
+fn in_bounds(param: &Param, v: &Value, e: String) -> String {
+    let x = match v {
+        Value::Integer(i) => *i as f64,
+        Value::Float(x) => *x,
+        _ => return e,
+    };
+    match param.bounds {
+        // Only where the bounds refuse it too: past the type's largest, an
+        // unbounded line's "must be >= 0" would not say why.
+        Some(b) if e.starts_with("must be") && (x < b.min || x > b.max) => {
+            format!("must be {}, got {v}", b.describe())
+        }
+        _ => e,
     }
 }
 

@@ -49,7 +49,14 @@ fn wrong_types_are_named() {
             "\"many\"",
             "svc_b.slots: expected an integer, got string \"many\"",
         ),
-        ("svc_b.slots", "-3", "svc_b.slots: must be >= 0, got -3"),
+        // Out of the field's type: said with the bounds validation applies.
+        ("svc_b.slots", "-3", "svc_b.slots: must be >= 1, got -3"),
+        (
+            "svc_b.replicas",
+            "1e10",
+            "svc_b.replicas: must be 1 to 64, got 10000000000.0",
+        ),
+        ("max_events", "-1", "max_events: must be >= 1, got -1"),
         (
             "svc_a.drop_expired",
             "1",
