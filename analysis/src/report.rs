@@ -2159,23 +2159,42 @@ fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, Repo
                 }
             ));
         }
-        let fastest = cells
+        let recovering: Vec<(usize, f64, usize)> = cells
             .iter()
             .filter(|(_, (n, _, ts))| *n == 0 && !ts.is_empty())
             .map(|(c, (_, judged, ts))| (*c, ts.iter().sum::<f64>() / ts.len() as f64, *judged))
-            .min_by(|a, b| a.1.total_cmp(&b.1));
-        if let Some((c, t, judged)) = fastest {
+            .collect();
+        let best = recovering.iter().map(|r| r.1).min_by(f64::total_cmp);
+        // Every point at the fastest time: a tie is said, not broken by order.
+        let tied: Vec<&(usize, f64, usize)> =
+            (recovering.iter()).filter(|r| Some(r.1) == best).collect();
+        if let Some(&&(c, t, judged)) = tied.first() {
             let runs = all_runs[&c];
-            let which = if judged == runs {
+            let which = if tied.len() == 1 && judged == runs {
                 "every seed".to_string()
-            } else {
+            } else if tied.len() == 1 {
                 format!(
                     "every run with a verdict: {judged} of {runs}, the others failed or have none"
                 )
+            } else if tied.iter().all(|(c, _, judged)| *judged == all_runs[c]) {
+                format!("every seed; {} points tied", tied.len())
+            } else {
+                format!(
+                    "{} points tied, judged on their runs with a verdict",
+                    tied.len()
+                )
             };
+            let named: Vec<String> = (tied.iter().take(4))
+                .map(|(c, _, _)| format!("`{}`", describe(*c)))
+                .collect();
             out.push_str(&format!(
-                "- **Fastest to recover** ({which}): `{}`, {t:.2} s on average after the window.\n",
-                describe(c)
+                "- **Fastest to recover** ({which}): {}{}, {t:.2} s on average after the window.\n",
+                named.join(", "),
+                if tied.len() > 4 {
+                    format!(" and {} more", tied.len() - 4)
+                } else {
+                    String::new()
+                }
             ));
         }
     }
@@ -3316,6 +3335,32 @@ mod tests {
             fastest.contains("(every run with a verdict: 1 of 2, the others failed or have none)")
                 && fastest.contains("1.10 s on average"),
             "{short}"
+        );
+    }
+
+    /// Points tied for the fastest recovery are named together, not the
+    /// first of them alone (the ranking may order them otherwise).
+    #[test]
+    fn in_short_names_every_point_tied_for_the_fastest_recovery() {
+        let tmp = write_sweep(
+            "x",
+            &[1.0, 1.0, 2.0, 2.0],
+            &[
+                ("window_start_s", &|_, _| 10.0),
+                ("window_end_s", &|_, _| 12.0),
+                ("recovered", &|_, _| 1.0),
+                ("recovery_censored_s", &|s, _| [5.0, 3.0][s]),
+            ],
+            "{}",
+        );
+        let report = write(tmp.path()).unwrap();
+        let md = std::fs::read_to_string(&report.index_md).unwrap();
+        let fastest = (md.lines())
+            .find(|l| l.contains("**Fastest to recover**"))
+            .expect(&md);
+        assert_eq!(
+            fastest,
+            "- **Fastest to recover** (every seed; 2 points tied): `strategy=b x=1`, `strategy=b x=2`, 3.00 s on average after the window."
         );
     }
 
