@@ -137,12 +137,14 @@ pub fn apply_validated(
     let mut scenario = base;
     // The overrides that apply are applied whatever the others, so that
     // the values' ranges and the rules between fields are checked too; a
-    // key may then be idle only for want of a refused value, so idle keys
-    // are told only when every override applied.
+    // key may then be idle only for want of a refused value, so an idle
+    // key whose reason names a refused path is not told.
     let mut errors = apply_all(&mut scenario, overrides)
         .err()
         .unwrap_or_default();
-    let applied = errors.is_empty();
+    let refused_paths: Vec<String> = (errors.iter())
+        .map(|e| params::canonical(&e.path))
+        .collect();
     // `inf` and `nan` are out of any bounds for another reason than the
     // one validation gives.
     for (path, value) in overrides {
@@ -161,7 +163,7 @@ pub fn apply_validated(
     }
     for e in inert_overrides(&scenario, &idle_in_base, overrides)
         .into_iter()
-        .filter(|_| applied)
+        .filter(|e| !refused_paths.iter().any(|p| e.message.contains(p.as_str())))
     {
         // A value refused for its range is not told twice.
         if !errors.iter().any(|seen| seen.path == e.path) {

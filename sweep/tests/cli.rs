@@ -1216,6 +1216,36 @@ fn one_reports_every_bad_set_at_once_naming_the_flag() {
             "  --set horizon_s=30: the horizon (30) ends before the arrivals do (client.duration_s = 60)",
         ],
     );
+    // A refused value does not hide another override's idle key (unless
+    // the refused one is what would make it act).
+    let o = sweep(&[
+        "one",
+        "--set",
+        "svc_a.limit_latency_s=0.1",
+        "--set",
+        "svc_b.queue_cap=-1",
+    ]);
+    assert_fails(
+        &o,
+        &[
+            "  --set svc_b.queue_cap=-1: must be >= 0, got -1",
+            "  --set svc_a.limit_latency_s=0.1: 0.1 has no effect: limit_latency_s is a setting of the AIMD adaptive limit",
+        ],
+    );
+    let o = sweep(&[
+        "one",
+        "--set",
+        "svc_b.adaptive_limit=maybe",
+        "--set",
+        "svc_b.limit_latency_s=0.1",
+    ]);
+    assert_eq!(
+        stderr(&o).lines().collect::<Vec<_>>(),
+        [
+            "error: invalid scenario `ch37`:",
+            "  --set svc_b.adaptive_limit=\"maybe\": expected true or false, got string \"maybe\"",
+        ]
+    );
     // The same path twice is asked about, not decided by the last one.
     let o = sweep(&["one", "--set", "horizon_s=70", "--set", "horizon_s=0"]);
     assert_fails(
