@@ -130,7 +130,7 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
     if bars.is_empty() {
         if !sampled {
             plot_notes
-                .push("No sensitivity bar chart: no metric has indices (see above).".to_string());
+                .push("No sensitivity bar chart: no metric has indices (the reasons are in the sensitivity tables below).".to_string());
         }
     } else {
         plots::sensitivity_bars(
