@@ -824,6 +824,13 @@ fn check_replicas(
             ),
         );
     }
+    // As `retry_on` refuses a repeated name: a repeat is a typo (said
+    // once, at its first repeat).
+    for (i, r) in replicas.iter().enumerate() {
+        if replicas[..i].iter().filter(|x| *x == r).count() == 1 {
+            check(false, path.clone(), &format!("replica {r} is listed twice"));
+        }
+    }
 }
 
 /// Where the load comes from: open arrivals at `rate_per_s`, shaped by a

@@ -665,6 +665,11 @@ fn replicas_and_their_slow_windows_are_checked() {
         problems(&s),
         ["svc_b.slow.replicas: no replica 4: `svc_b` has 4 (replicas are numbered from 0)"]
     );
+    common::set(&mut s, &[("svc_b.slow.replicas", "[2, 1, 2, 2]")]);
+    assert_eq!(
+        problems(&s),
+        ["svc_b.slow.replicas: replica 2 is listed twice"]
+    );
     common::set(
         &mut s,
         &[("svc_b.replicas", "0"), ("svc_b.slow.replicas", "[]")],
