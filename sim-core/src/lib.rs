@@ -150,6 +150,8 @@ pub fn apply_validated(
     for (path, value) in overrides {
         if let Some(outside) = params::out_of_bounds(&scenario, path, value)
             && !outside.finite
+            // Refused already for its type (`max_retries = inf`): once.
+            && !errors.iter().any(|e| e.path == *path)
         {
             errors.push(ConfigError::new(path.as_str(), outside.to_string()));
         }
