@@ -1580,10 +1580,15 @@ pub const TIER_INERT: &[Inert<Scenario, usize>] = &[
 /// carries a deadline only from a caller with propagate_deadline).
 fn no_deadline_received(s: &Scenario, i: usize, p: &str) -> Option<Idle> {
     let received = (s.edges().iter()).any(|e| e.to == i && e.call.propagate_deadline);
-    (!received).then(|| Idle {
-        state: format!("no call to {p} propagates a deadline, so its requests have none"),
-        fix: format!("set propagate_deadline = true on a call to {p}"),
-    })
+    if received { None } else { no_deadline(p) }
+}
+
+/// Why a deadline setting cannot act at tier `p`: no deadline reaches it.
+fn no_deadline(p: &str) -> Option<Idle> {
+    idle(
+        format!("no call to {p} propagates a deadline, so its requests have none"),
+        format!("set propagate_deadline = true on a call to {p}"),
+    )
 }
 
 fn no_cache(t: &crate::scenario::Tier, p: &str) -> Option<Idle> {
@@ -1795,10 +1800,7 @@ pub const CALL_INERT: &[Inert<Call, CallSite>] = &[
             let (from, false) = site.from.as_ref()? else {
                 return None;
             };
-            idle(
-                format!("no call to {from} propagates a deadline, so its requests have none"),
-                format!("set propagate_deadline = true on a call to {from}"),
-            )
+            no_deadline(from)
         },
     },
     Inert {
