@@ -1560,6 +1560,18 @@ pub const TIER_INERT: &[Inert<Scenario, usize>] = &[
         },
     },
     Inert {
+        keys: &["reject_latency_s"],
+        acts: "queue_cap, shed_queue or rate_limit_per_s > 0 (something that rejects)",
+        what: "how long the tier takes to reject a request",
+        idle: |s, i, p| nothing_rejects(&s.tiers[*i], p, false),
+    },
+    Inert {
+        keys: &["reject_as", "retry_after_s"],
+        acts: "queue_cap, shed_queue, rate_limit_per_s > 0 or codel = true (something that rejects)",
+        what: "how the tier answers the requests it rejects",
+        idle: |s, i, p| nothing_rejects(&s.tiers[*i], p, true),
+    },
+    Inert {
         keys: &["retry_after_s"],
         acts: "a caller of the tier has honor_retry_after = true and max_retries >= 1",
         what: "the Retry-After of the tier's rejections",
@@ -1575,6 +1587,26 @@ pub const TIER_INERT: &[Inert<Scenario, usize>] = &[
         },
     },
 ];
+
+/// Tier `t` rejects nothing: its queue is unbounded, it sheds no class and
+/// has no rate limit (and, where `codel` counts, no CoDel, whose drops are
+/// answered as rejections, at once rather than after reject_latency_s).
+fn nothing_rejects(t: &crate::scenario::Tier, p: &str, codel: bool) -> Option<Idle> {
+    let rejects = t.queue_cap.is_some()
+        || !t.shed_queue.is_empty()
+        || t.rate_limit_per_s > 0.0
+        || (codel && t.codel);
+    (!rejects).then(|| match codel {
+        true => Idle {
+            state: format!("{p} rejects nothing (its queue is unbounded, with no shed_queue, no rate limit, no CoDel)"),
+            fix: format!("give {p} a queue_cap, a shed_queue, a rate_limit_per_s > 0 or codel = true"),
+        },
+        false => Idle {
+            state: format!("{p} rejects nothing (its queue is unbounded, with no shed_queue, no rate limit)"),
+            fix: format!("give {p} a queue_cap, a shed_queue or a rate_limit_per_s > 0"),
+        },
+    })
+}
 
 /// Tier `i` receives no deadline: no call to it propagates one (a request
 /// carries a deadline only from a caller with propagate_deadline).

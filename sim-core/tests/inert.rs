@@ -437,10 +437,28 @@ const REFUSED: &[(&str, &str, &str, &str)] = &[
         r#"0.05 has no effect: latency.slow_s is the slow value of the mixture, and svc_b.latency.slow_p is 0 (no request takes the slow value); set svc_b.latency.slow_p > 0, or leave latency.slow_s at its default (0.0)"#,
     ),
     (
-        "",
+        "svc_b.queue_cap=16",
         "svc_b.retry_after_s",
         "0.2",
         r#"0.2 has no effect: retry_after_s is the Retry-After of the tier's rejections, and no caller of svc_b retries with honor_retry_after = true; set honor_retry_after = true (and max_retries >= 1) on a call to svc_b, or leave retry_after_s at its default (0.0)"#,
+    ),
+    (
+        "",
+        "svc_b.reject_latency_s",
+        "0.01",
+        r#"0.01 has no effect: reject_latency_s is how long the tier takes to reject a request, and svc_b rejects nothing (its queue is unbounded, with no shed_queue, no rate limit); give svc_b a queue_cap, a shed_queue or a rate_limit_per_s > 0, or leave reject_latency_s at its default (0.0005)"#,
+    ),
+    (
+        "svc_b.codel=true",
+        "svc_b.reject_latency_s",
+        "0.01",
+        r#"0.01 has no effect: reject_latency_s is how long the tier takes to reject a request, and svc_b rejects nothing (its queue is unbounded, with no shed_queue, no rate limit); give svc_b a queue_cap, a shed_queue or a rate_limit_per_s > 0, or leave reject_latency_s at its default (0.0005)"#,
+    ),
+    (
+        "",
+        "svc_b.reject_as",
+        "error",
+        r#""error" has no effect: reject_as is how the tier answers the requests it rejects, and svc_b rejects nothing (its queue is unbounded, with no shed_queue, no rate limit, no CoDel); give svc_b a queue_cap, a shed_queue, a rate_limit_per_s > 0 or codel = true, or leave reject_as at its default ("overload")"#,
     ),
     (
         "",

@@ -829,3 +829,43 @@ fn metric_names_that_would_clash_are_refused() {
     s.tiers[2].name = "svc_b".into();
     assert_eq!(problems(&s), Vec::<String>::new());
 }
+
+#[test]
+fn how_a_tier_rejects_is_refused_where_nothing_rejects() {
+    assert_eq!(
+        errors(&[
+            ("svc_b.reject_latency_s", "0.01"),
+            ("svc_b.reject_as", "error"),
+        ]),
+        [
+            "svc_b.reject_latency_s: 0.01 has no effect: reject_latency_s is how long the tier takes to reject a request, and svc_b rejects nothing (its queue is unbounded, with no shed_queue, no rate limit); give svc_b a queue_cap, a shed_queue or a rate_limit_per_s > 0, or leave reject_latency_s at its default (0.0005)",
+            "svc_b.reject_as: \"error\" has no effect: reject_as is how the tier answers the requests it rejects, and svc_b rejects nothing (its queue is unbounded, with no shed_queue, no rate limit, no CoDel); give svc_b a queue_cap, a shed_queue, a rate_limit_per_s > 0 or codel = true, or leave reject_as at its default (\"overload\")",
+        ]
+    );
+    // Each mechanism that rejects gives them an effect; CoDel's drops are
+    // answered as rejections at once, so it gives reject_as one only.
+    for (key, value) in [("svc_b.queue_cap", "16"), ("svc_b.rate_limit_per_s", "50")] {
+        let sets = [(key, value), ("svc_b.reject_latency_s", "0.01")];
+        assert_eq!(errors(&sets), Vec::<String>::new(), "{key}");
+    }
+    // A Retry-After rides on rejections: heeded by a caller, it still
+    // needs something that rejects.
+    let heeded = [
+        ("svc_a.honor_retry_after", "true"),
+        ("svc_a.max_retries", "2"),
+        ("svc_b.retry_after_s", "0.2"),
+    ];
+    assert_eq!(
+        errors(&heeded),
+        [
+            "svc_b.retry_after_s: 0.2 has no effect: retry_after_s is how the tier answers the requests it rejects, and svc_b rejects nothing (its queue is unbounded, with no shed_queue, no rate limit, no CoDel); give svc_b a queue_cap, a shed_queue, a rate_limit_per_s > 0 or codel = true, or leave retry_after_s at its default (0.0)"
+        ]
+    );
+    let mut capped = heeded.to_vec();
+    capped.push(("svc_b.queue_cap", "16"));
+    assert_eq!(errors(&capped), Vec::<String>::new());
+    let codel = [("svc_b.codel", "true"), ("svc_b.reject_as", "error")];
+    assert_eq!(errors(&codel), Vec::<String>::new());
+    let codel = [("svc_b.codel", "true"), ("svc_b.reject_latency_s", "0.01")];
+    assert_eq!(errors(&codel).len(), 1, "{:?}", errors(&codel));
+}
