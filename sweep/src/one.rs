@@ -229,6 +229,19 @@ fn why_not_recovered(r: &sim_core::RunResult) -> Option<analysis::why::Diagnosis
 fn print_traces(scenarios: &[ValidScenario], seed: u64, user: u32, json: bool) -> ExitCode {
     for s in scenarios {
         let steps = match sim_core::trace(s, seed, user) {
+            Ok((run, steps)) if steps.is_empty() => {
+                // Users are numbered in order of arrival, so a number at or
+                // past the count is no user at all: a mistyped argument.
+                let arrived = match run.users {
+                    0 => "none arrived before the horizon".to_string(),
+                    n => format!("{n} arrived before the horizon, numbered 0 to {}", n - 1),
+                };
+                eprintln!(
+                    "error: --trace {user}: `{}` seed {seed} has no user request {user}; {arrived}",
+                    s.strategy
+                );
+                return ExitCode::FAILURE;
+            }
             Ok((_, steps)) => steps,
             Err(e) => {
                 eprintln!("error: run `{}` seed {seed} failed: {e}", s.strategy);
@@ -254,9 +267,7 @@ fn print_traces(scenarios: &[ValidScenario], seed: u64, user: u32, json: bool) -
 fn render_trace(strategy: &str, seed: u64, user: u32, steps: &[sim_core::TraceStep]) -> String {
     use std::fmt::Write;
     let mut out = String::new();
-    let Some(first) = steps.first() else {
-        return format!("{strategy}, seed {seed}: user request {user} never arrived\n");
-    };
+    let first = steps.first().expect("a traced user arrived");
     let arrived = first.at_s - first.t_s;
     writeln!(
         out,

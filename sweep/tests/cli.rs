@@ -1302,6 +1302,14 @@ fn one_traces_a_user_request_and_reports_the_overrun() {
         .unwrap();
     assert_eq!(first_send["remaining_s"], 0.7);
     assert_eq!(first_send["t_s"], 0.1);
+    // A user past the last to arrive is a mistyped number, not an empty story.
+    let o = sweep(&["one", "--scenario", scenario, "--trace", "11"]);
+    assert!(!o.status.success());
+    assert_eq!(
+        stderr(&o).trim_end(),
+        "error: --trace 11: `custom` seed 1 has no user request 11; 11 arrived before the horizon, numbered 0 to 10"
+    );
+    assert!(o.stdout.is_empty());
 }
 
 #[test]
