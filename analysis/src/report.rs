@@ -7,10 +7,9 @@ use crate::part::{self, Part};
 use crate::plots::{self, Band, BandPoint, HeatPanel, IndexBars, Shade, ShadeKind};
 use crate::tables::{self, Effect, MetricSensitivity};
 use polars::prelude::*;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
 /// Time plots drawn at most (one per combination of the non-line axes).
 const MAX_SLICES: usize = 6;
@@ -63,10 +62,13 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
     let factorial = full.without_design();
     let sampled = factorial.is_some();
     let sweep = factorial.as_ref().unwrap_or(&full);
-    let dir = out_dir.join("analysis");
+    let analysis = out_dir.join("analysis");
+    remove_report(&analysis)?;
+    // Written aside and moved into place at the end, so that a report
+    // killed halfway leaves no file of its own unlisted (see `publish`).
+    let dir = analysis.join(STAGING);
     let plot_dir = dir.join("plots");
     std::fs::create_dir_all(&plot_dir).map_err(IoError::at(&plot_dir))?;
-    let before = remove_previous_report(&dir)?;
     let metrics = tables::main_metrics(sweep);
 
     let summary = tables::summary(sweep, &metrics)?;
@@ -196,24 +198,22 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
         ),
         None => md + &discovery,
     };
-    let index_md = dir.join("index.md");
-    write_text(&index_md, &md)?;
-    let index_html = dir.join("index.html");
+    write_text(&dir.join("index.md"), &md)?;
     let mut inlined: Vec<String> = plot_files.iter().map(|p| p.stem.clone()).collect();
     inlined.push("boundary".to_string());
     inlined.push(PRIM_PLOT.to_string());
     inlined.push(crate::boundary_section::PLOT.to_string());
-    write_text(&index_html, &html(&md, &plot_dir, &inlined))?;
+    write_text(&dir.join("index.html"), &html(&md, &plot_dir, &inlined))?;
+    publish(&dir, &analysis)?;
     let tables = ["summary", "sensitivity", "main_effects"]
         .into_iter()
         .filter(|t| !sampled || *t == "summary")
         .chain(design.iter().flat_map(|d| d.tables.iter().copied()))
-        .map(|t| dir.join(format!("{t}.csv")))
+        .map(|t| analysis.join(format!("{t}.csv")))
         .collect();
-    record_report_files(&dir, &before)?;
     Ok(Report {
-        index_md,
-        index_html,
+        index_md: analysis.join("index.md"),
+        index_html: analysis.join("index.html"),
         headline,
         users,
         tables,
@@ -225,71 +225,76 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
 /// otherwise stay beside the new report, from other data.
 pub const REPORT_FILES: &str = ".report-files";
 
-/// Removes the files the previous report listed (and nothing else: a name
-/// that leaves `analysis/` is skipped), then returns the files left with
-/// their modification times: those this report does not rewrite are not
-/// its own.
-fn remove_previous_report(dir: &Path) -> Result<Files, ReportError> {
-    remove_listed_files(dir)?;
-    files_under(dir)
-}
+/// The folder under `analysis/` a report is written in before its files
+/// are moved into place; only the report creates it.
+const STAGING: &str = ".report-in-progress";
 
-/// Removes the files the report in `dir` (a sweep's `analysis/`) listed,
-/// and nothing else: a name that leaves `dir` is skipped, the list itself
-/// stays. What `run --force` deletes of a report, too.
-pub fn remove_listed_files(dir: &Path) -> Result<(), IoError> {
-    let Ok(text) = std::fs::read_to_string(dir.join(REPORT_FILES)) else {
+/// Removes the report in `dir` (a sweep's `analysis/`): the files its list
+/// names, and nothing else of `analysis/` (a name that leaves `dir` is
+/// skipped), the list, and what a report killed before it was published
+/// left in its staging folder. What `run --force` deletes of a report, too.
+pub fn remove_report(dir: &Path) -> Result<(), IoError> {
+    if !dir.is_dir() {
         return Ok(());
-    };
-    for name in text.lines().map(Path::new) {
-        let inside = name
-            .components()
-            .all(|c| matches!(c, std::path::Component::Normal(_)));
-        if inside {
-            let path = dir.join(name);
-            match std::fs::remove_file(&path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(IoError::at(&path)(e));
-                }
-                _ => {}
+    }
+    if let Ok(text) = std::fs::read_to_string(dir.join(REPORT_FILES)) {
+        for name in text.lines().map(Path::new) {
+            let inside = name
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)));
+            if inside {
+                let path = dir.join(name);
+                gone(&path, std::fs::remove_file(&path))?;
             }
         }
     }
-    Ok(())
+    let list = dir.join(REPORT_FILES);
+    gone(&list, std::fs::remove_file(&list))?;
+    let staging = dir.join(STAGING);
+    gone(&staging, std::fs::remove_dir_all(&staging))
 }
 
-/// Files relative to `analysis/`, with their modification times.
-type Files = BTreeMap<PathBuf, Option<SystemTime>>;
+/// The outcome of removing `path`: one already absent is gone too.
+fn gone(path: &Path, removed: std::io::Result<()>) -> Result<(), IoError> {
+    match removed {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(IoError::at(path)(e)),
+        _ => Ok(()),
+    }
+}
 
-/// Every file under `dir`, relative to it (the list itself left out).
-fn files_under(dir: &Path) -> Result<Files, ReportError> {
-    let mut files = Files::new();
+/// Moves the report written in `staging` into `dir`, listing its files
+/// first: a kill while they move leaves none of them unlisted, and the
+/// next report (or `run --force`) removes exactly those.
+fn publish(staging: &Path, dir: &Path) -> Result<(), ReportError> {
+    let files = files_under(staging)?;
+    let list: String = files.iter().map(|p| format!("{}\n", p.display())).collect();
+    write_text(&dir.join(REPORT_FILES), &list)?;
+    for rel in &files {
+        let to = dir.join(rel);
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent).map_err(IoError::at(parent))?;
+        }
+        std::fs::rename(staging.join(rel), &to).map_err(IoError::at(&to))?;
+    }
+    Ok(std::fs::remove_dir_all(staging).map_err(IoError::at(staging))?)
+}
+
+/// Every file under `dir`, relative to it, in order.
+fn files_under(dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
+    let mut files = Vec::new();
     let mut dirs = vec![dir.to_path_buf()];
     while let Some(d) = dirs.pop() {
         for entry in std::fs::read_dir(&d).map_err(IoError::at(&d))? {
             let path = entry.map_err(IoError::at(&d))?.path();
             if path.is_dir() {
                 dirs.push(path);
-            } else if let Ok(rel) = path.strip_prefix(dir)
-                && rel != Path::new(REPORT_FILES)
-            {
-                let modified = path.metadata().and_then(|m| m.modified()).ok();
-                files.insert(rel.to_path_buf(), modified);
+            } else if let Ok(rel) = path.strip_prefix(dir) {
+                files.push(rel.to_path_buf());
             }
         }
     }
+    files.sort();
     Ok(files)
-}
-
-/// Lists the files under `dir` this report wrote: new ones, and those in
-/// `before` it rewrote (their time moved).
-fn record_report_files(dir: &Path, before: &Files) -> Result<(), ReportError> {
-    let written: String = files_under(dir)?
-        .into_iter()
-        .filter(|(p, modified)| before.get(p) != Some(modified))
-        .map(|(p, _)| format!("{}\n", p.display()))
-        .collect();
-    write_text(&dir.join(REPORT_FILES), &written)
 }
 
 fn write_text(path: &Path, text: &str) -> Result<(), ReportError> {
@@ -2875,6 +2880,46 @@ mod tests {
         let listed = std::fs::read_to_string(analysis.join(REPORT_FILES)).unwrap();
         assert!(!listed.contains("mine.png"), "{listed}");
         assert!(listed.lines().any(|l| l == "index.md"), "{listed}");
+    }
+
+    /// A report killed halfway leaves nothing the next one keeps: killed
+    /// while writing, its files are in the staging folder; killed while
+    /// moving them into place, they are listed already.
+    #[test]
+    fn a_killed_report_leaves_nothing_the_next_one_keeps() {
+        let tmp = write_sweep("svc_b.slow.duration_s", &[1.0, 2.0], &[], "{}");
+        let analysis = tmp.path().join("analysis");
+        write(tmp.path()).unwrap();
+        assert!(!analysis.join(STAGING).exists());
+        // Killed while moving: a listed plot of a slice the next report
+        // does not draw is in place; killed before: another is staged.
+        let listed = std::fs::read_to_string(analysis.join(REPORT_FILES)).unwrap();
+        std::fs::write(analysis.join("plots/success_rate_8.png"), "moved").unwrap();
+        std::fs::write(
+            analysis.join(REPORT_FILES),
+            format!("{listed}plots/success_rate_8.png\n"),
+        )
+        .unwrap();
+        std::fs::create_dir_all(analysis.join(STAGING).join("plots")).unwrap();
+        std::fs::write(
+            analysis.join(STAGING).join("plots/success_rate_9.png"),
+            "half",
+        )
+        .unwrap();
+        std::fs::write(analysis.join("plots/mine.png"), "user").unwrap();
+        write(tmp.path()).unwrap();
+        assert!(!analysis.join("plots/success_rate_8.png").exists());
+        assert!(!analysis.join("plots/success_rate_9.png").exists());
+        assert!(!analysis.join(STAGING).exists());
+        assert!(analysis.join("plots/mine.png").exists());
+        let listed = std::fs::read_to_string(analysis.join(REPORT_FILES)).unwrap();
+        let on_disk: Vec<String> = files_under(&analysis)
+            .unwrap()
+            .iter()
+            .map(|p| p.display().to_string())
+            .filter(|p| p != "plots/mine.png" && p != REPORT_FILES)
+            .collect();
+        assert_eq!(listed.lines().collect::<Vec<_>>(), on_disk);
     }
 
     /// A tier whose adaptive limit acts in some run gets a plot of the

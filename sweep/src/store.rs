@@ -334,12 +334,7 @@ impl Store {
         }
         // The report's files are those its list names (`.report-files`),
         // not every table or page a user may keep there.
-        let analysis = self.root.join("analysis");
-        let list = analysis.join(analysis::report::REPORT_FILES);
-        if list.exists() {
-            analysis::report::remove_listed_files(&analysis)?;
-            remove(&list)?;
-        }
+        analysis::report::remove_report(&self.root.join("analysis"))?;
         self.remove_written("")?;
         for sub in ["analysis/plots", "analysis", "runs", "series", "slurm"] {
             let dir = self.root.join(sub);
