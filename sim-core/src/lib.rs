@@ -87,12 +87,18 @@ impl ValidScenario {
         Ok(ValidScenario(scenario))
     }
 
-    /// Validates `scenario` as a point of a grid ([`validate_settings`]):
-    /// a key that cannot act at this point is the grid's to refuse, when
-    /// it acts at none of its points.
-    pub fn point(scenario: Scenario) -> Result<ValidScenario, Vec<ConfigError>> {
-        validate_settings(&scenario)?;
-        Ok(ValidScenario(scenario))
+    /// Validates `scenario` (a base with a grid point's `overrides`
+    /// applied) as a point of a grid ([`validate_settings`], the values
+    /// told as [`with_values`] tells them): a key that cannot act at this
+    /// point is the grid's to refuse, when it acts at none of its points.
+    pub fn point(
+        scenario: Scenario,
+        overrides: &[(String, toml::Value)],
+    ) -> Result<ValidScenario, Vec<ConfigError>> {
+        match validate_settings(&scenario) {
+            Ok(()) => Ok(ValidScenario(scenario)),
+            Err(errors) => Err(with_values(&scenario, overrides, errors)),
+        }
     }
 }
 
@@ -158,7 +164,8 @@ pub fn apply_validated(
     }
     // A value refused above is not told again for its range.
     let refused = errors.len();
-    for e in validate_settings(&scenario).err().unwrap_or_default() {
+    let invalid = validate_settings(&scenario).err().unwrap_or_default();
+    for e in with_values(&scenario, overrides, invalid) {
         if !errors[..refused].iter().any(|seen| seen.path == e.path) {
             errors.push(e);
         }
@@ -177,6 +184,33 @@ pub fn apply_validated(
     } else {
         Err(errors)
     }
+}
+
+/// `errors` of `scenario` (a base with `overrides` applied), each of a
+/// value no override gives with that value: a scenario file's, or a
+/// preset's. An override's value its caller tells, by the flag or grid key
+/// that gave it.
+pub fn with_values(
+    scenario: &Scenario,
+    overrides: &[(String, toml::Value)],
+    errors: Vec<ConfigError>,
+) -> Vec<ConfigError> {
+    let overridden: Vec<String> = (overrides.iter())
+        .map(|(p, _)| params::canonical(p))
+        .collect();
+    (errors.into_iter())
+        .map(|mut e| {
+            if !overridden.contains(&params::canonical(&e.path))
+                && let Some(value) = params::get(scenario, &e.path)
+            {
+                let value = value.to_string();
+                if !e.message.contains(&value) {
+                    e.message = format!("{} (the scenario has {value})", e.message);
+                }
+            }
+            e
+        })
+        .collect()
 }
 
 /// A built-in scenario by name, or else a TOML file by path.

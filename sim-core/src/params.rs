@@ -1462,6 +1462,26 @@ fn write_all(
     }
 }
 
+/// The value at `path` in `scenario`, as its file would write it; `None`
+/// for a path that names nothing there (or a value left unset).
+pub fn get(scenario: &Scenario, path: &str) -> Option<Value> {
+    let tree = Table::try_from(scenario).expect("a scenario always serializes");
+    let segs: Vec<&str> = path.split('.').collect();
+    let (steps, _) = locate(scenario, &tree, &segs).ok()??;
+    let mut here = tree.get(match steps.first()? {
+        Step::Key(k) => k.as_str(),
+        _ => return None,
+    })?;
+    for step in &steps[1..] {
+        here = match step {
+            Step::Key(k) => here.get(k.as_str())?,
+            Step::Index(n) => here.get(*n)?,
+            Step::NewElement(_) => return None,
+        };
+    }
+    Some(here.clone())
+}
+
 /// One step from a table of the serialized scenario towards a value.
 enum Step {
     Key(String),

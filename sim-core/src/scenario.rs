@@ -1224,7 +1224,14 @@ impl Scenario {
         let said = |mut e: toml::de::Error| {
             let hint = unknown_key_hint(e.message());
             e.set_input(Some(text));
-            format!("{origin}: {}{hint}", e.to_string().trim_end())
+            let told = e.to_string();
+            let told = told.trim_end();
+            // The message ends the text, after the quoted lines.
+            let told = match told.rfind(e.message()) {
+                Some(at) => format!("{}{}", &told[..at], in_plain_words(e.message())),
+                None => told.to_string(),
+            };
+            format!("{origin}: {told}{hint}")
         };
         let mut root = toml::de::DeTable::parse(text).map_err(|e| vec![said(e)])?;
         let mut problems = Vec::new();
@@ -1389,6 +1396,29 @@ impl Scenario {
         }
         span.unwrap_or((0.0, 0.0))
     }
+}
+
+/// serde's message with the kinds of value a scenario's user knows
+/// ("expected a whole number >= 0", not "expected u32").
+fn in_plain_words(message: &str) -> String {
+    let (told, expected) = match message.rsplit_once(", expected ") {
+        Some((told, expected)) => (told, Some(expected)),
+        None => (message, None),
+    };
+    let told = told.replace("invalid type: sequence", "invalid type: list");
+    let told = told.replace("invalid type: map", "invalid type: table");
+    let Some(expected) = expected else {
+        return told;
+    };
+    let expected = match expected {
+        "u8" | "u16" | "u32" | "u64" | "usize" => "a whole number >= 0",
+        "i8" | "i16" | "i32" | "i64" | "isize" => "a whole number",
+        "f32" | "f64" => "a number",
+        "a sequence" => "a list",
+        "a map" => "a table",
+        other => other,
+    };
+    format!("{told}, expected {expected}")
 }
 
 /// For serde's "unknown field `queue_cpa`, expected one of `name`, ...":

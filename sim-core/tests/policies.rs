@@ -1317,7 +1317,7 @@ fn with_one_replica_balancing_changes_nothing() {
             ("svc_b.slow.replicas", "[0]"),
         ],
     );
-    let point = sim_core::ValidScenario::point(set.clone()).unwrap();
+    let point = sim_core::ValidScenario::point(set.clone(), &[]).unwrap();
     assert_eq!(
         sim_core::run(&plain, 3).unwrap(),
         sim_core::run_validated(&point, 3, &mut sim_core::Scratch::default()).unwrap()

@@ -213,12 +213,12 @@ service = { dist = "weibull", mean_s = 0.02 }
         [
             (
                 "line 2, column 13",
-                "invalid type: string \"long\", expected f64"
+                "invalid type: string \"long\", expected a number"
             ),
             ("line 7, column 1", "did you mean `rate_per_s`?"),
             (
                 "line 11, column 15",
-                "invalid value: integer `-1`, expected u32"
+                "invalid value: integer `-1`, expected a whole number >= 0"
             ),
             (
                 "line 14, column 24",
@@ -510,7 +510,7 @@ fn load_profiles_are_checked_point_by_point() {
     assert_eq!(
         errors(&ramp),
         [
-            "client.rate_per_s: a load profile gives the arrival rate itself; remove client.rate_per_s (or set it to 0)",
+            "client.rate_per_s: a load profile gives the arrival rate itself; remove client.rate_per_s (or set it to 0) (the scenario has 400.0)",
             "client.sinusoid.amplitude: a sinusoid modulates client.rate_per_s, which a load profile replaces; put the cycle into the profile's points",
             "client.profile.1.at_s: profile points must be in time order",
             "client.profile.1.rate_per_s: must be >= 0",
@@ -537,7 +537,7 @@ fn load_profiles_are_checked_point_by_point() {
         errors(&[("client.sinusoid.amplitude", "1.5")]),
         [
             "client.sinusoid.amplitude: must be in [0, 1]: the rate must not fall below 0",
-            "client.sinusoid.period_s: must be > 0",
+            "client.sinusoid.period_s: must be > 0 (the scenario has 0.0)",
         ]
     );
 }
@@ -868,4 +868,29 @@ fn how_a_tier_rejects_is_refused_where_nothing_rejects() {
     assert_eq!(errors(&codel), Vec::<String>::new());
     let codel = [("svc_b.codel", "true"), ("svc_b.reject_latency_s", "0.01")];
     assert_eq!(errors(&codel).len(), 1, "{:?}", errors(&codel));
+}
+
+/// A value refused in the scenario file itself is told with the value, as
+/// an override's is (by its flag or grid key), and an overridden one is
+/// left to the caller to tell.
+#[test]
+fn a_scenario_file_s_refused_value_is_told() {
+    let text = include_str!("../../grids/scenarios/single-queue.toml")
+        .replace("rate_per_s = 80.0", "rate_per_s = -2.0");
+    let base = sim_core::Scenario::from_toml(&text, "mine.toml").unwrap();
+    let told = |sets: &[(&str, &str)]| -> Vec<String> {
+        match sim_core::apply_validated(base.clone(), &overrides(sets)) {
+            Ok(_) => vec![],
+            Err(e) => e.iter().map(ConfigError::to_string).collect(),
+        }
+    };
+    assert_eq!(
+        told(&[]),
+        ["client.rate_per_s: must be > 0 (the scenario has -2.0)"]
+    );
+    assert_eq!(
+        told(&[("client.rate_per_s", "-3")]),
+        ["client.rate_per_s: must be > 0"]
+    );
+    assert_eq!(told(&[("client.rate_per_s", "3")]), Vec::<String>::new());
 }

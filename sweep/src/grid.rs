@@ -1611,7 +1611,7 @@ impl Grid {
         } else {
             sim_core::apply_all(&mut s, overrides)?;
         }
-        ValidScenario::point(s)
+        ValidScenario::point(s, overrides)
     }
 
     /// Calls `f` with the scenario of a point: the one this thread built

@@ -599,7 +599,7 @@ fn a_bad_scenario_file_is_said_whole_beside_the_grid_s_problems() {
         &stderr(&o),
         &[
             &format!("  {f}: scenario: {s}: TOML parse error at line 9, column 14"),
-            "invalid type: string \"fast\", expected f64",
+            "invalid type: string \"fast\", expected a number",
             &format!("  {f}: scenario: {s}: TOML parse error at line 22, column 1"),
             "unknown field `queue_cpa`, expected one of `name`, `slots`,",
             "did you mean `queue_cap`?",

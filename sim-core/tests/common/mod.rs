@@ -122,7 +122,7 @@ pub fn with_classes(s: &mut Scenario, classes: &[(&str, f64)]) {
 /// scenario of [`scenario`] was checked against its base already, and a key
 /// it inherits idle from the base file is not refused again.
 pub fn run(s: &Scenario, seed: u64) -> RunResult {
-    let valid = sim_core::ValidScenario::point(s.clone()).unwrap_or_else(|e| panic!("{e:?}"));
+    let valid = sim_core::ValidScenario::point(s.clone(), &[]).unwrap_or_else(|e| panic!("{e:?}"));
     sim_core::run_validated(&valid, seed, &mut sim_core::Scratch::default()).expect("run succeeds")
 }
 
@@ -144,6 +144,6 @@ pub fn count(r: &RunResult, name: &str) -> u64 {
 
 /// [`run`] with the steps of user request `user` ([`sim_core::trace`]).
 pub fn trace(s: &Scenario, seed: u64, user: u32) -> (RunResult, Vec<sim_core::TraceStep>) {
-    let valid = sim_core::ValidScenario::point(s.clone()).unwrap_or_else(|e| panic!("{e:?}"));
+    let valid = sim_core::ValidScenario::point(s.clone(), &[]).unwrap_or_else(|e| panic!("{e:?}"));
     sim_core::trace(&valid, seed, user).expect("run succeeds")
 }
