@@ -752,7 +752,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Tier,
         "reject_latency_s",
         Kind::Float,
-        "Delay of the reply to a request rejected for a full queue.",
+        "Delay of the reply to a request the tier rejects on arrival (its queue full, shed by shed_queue, or over its rate limit).",
     ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Tier,
