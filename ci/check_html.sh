@@ -4,8 +4,11 @@
 # a screenshot is kept beside it (analysis/screenshot.png).
 # Usage: ci/check_html.sh OUT_DIR
 set -euo pipefail
-html="$1/analysis/index.html"
-shot="$1/analysis/screenshot.png"
+# Absolute: a file:// URL and Chromium's --screenshot do not take a
+# path relative to the working directory.
+out="$(realpath "$1")"
+html="$out/analysis/index.html"
+shot="$out/analysis/screenshot.png"
 command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
 profile="$(mktemp -d)"
 flags=(--headless --no-sandbox --disable-gpu --disable-background-networking
