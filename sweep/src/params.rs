@@ -72,7 +72,12 @@ pub fn params(args: &ParamsArgs) -> Result<ExitCode, Error> {
         }
         print!(
             "{}",
-            crate::table::terminal(&["path", "type", "default", "range", "what it does"], &rows)
+            // The type may wrap between the names of a choice.
+            crate::table::terminal_wrapping(
+                &["path", "type", "default", "range", "what it does"],
+                &rows,
+                &[1]
+            )
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -11,7 +11,22 @@ use sim_core::{RunResult, Value};
 /// in two reads as two): rows too wide for the terminal stay whole. Piped,
 /// nothing wraps, so that `grep` and `less -S` see whole rows.
 pub fn terminal(head: &[&str], rows: &[Vec<String>]) -> String {
+    terminal_wrapping(head, rows, &[])
+}
+
+/// [`terminal`], with the columns `wrapping` free to wrap between words
+/// too (a list of names), never inside one.
+pub fn terminal_wrapping(head: &[&str], rows: &[Vec<String>], wrapping: &[usize]) -> String {
+    fitted(head, rows, wrapping, None)
+}
+
+/// The table for a terminal `width` wide, or (`None`) for stdout: the
+/// terminal's width when it is one.
+fn fitted(head: &[&str], rows: &[Vec<String>], wrapping: &[usize], width: Option<u16>) -> String {
     let mut table = Table::new();
+    if let Some(w) = width {
+        table.set_width(w);
+    }
     table
         .load_preset(presets::NOTHING)
         .set_style(TableComponent::HeaderLines, '-')
@@ -19,29 +34,49 @@ pub fn terminal(head: &[&str], rows: &[Vec<String>]) -> String {
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_header(head.to_vec())
         .add_rows(rows.iter().cloned());
+    let longest = |i: usize, split: fn(&String) -> Vec<&str>| {
+        let w = (rows.iter().filter_map(|r| r.get(i)))
+            .flat_map(split)
+            .map(|w| w.chars().count())
+            .max();
+        u16::try_from(w.unwrap_or(0)).unwrap_or(u16::MAX)
+    };
+    let cells: Vec<u16> = (0..head.len()).map(|i| longest(i, |c| vec![c])).collect();
+    // A wrapping column is as wide as its longest word at least.
     let widest: Vec<u16> = (0..head.len())
         .map(|i| {
-            let w = rows
-                .iter()
-                .filter_map(|r| r.get(i))
-                .map(|c| c.chars().count());
-            u16::try_from(w.max().unwrap_or(0)).unwrap_or(u16::MAX)
+            if wrapping.contains(&i) {
+                longest(i, |c| c.split(' ').collect())
+            } else {
+                cells[i]
+            }
         })
         .collect();
     // The last column (free text) may wrap, to no less than this; if the
     // others do not fit beside it unwrapped, rows stay whole.
     const LAST_AT_LEAST: u32 = 24;
+    const WRAPPING_AT_MOST: u16 = 24;
     let last = widest.len().saturating_sub(1);
     let needed: u32 = widest[..last].iter().map(|w| u32::from(*w) + 3).sum();
-    if table
+    let fits = table
         .width()
-        .is_some_and(|w| needed + LAST_AT_LEAST > u32::from(w))
-    {
+        .is_some_and(|w| needed + LAST_AT_LEAST <= u32::from(w));
+    if !fits {
         table.set_content_arrangement(ContentArrangement::Disabled);
     }
+    // Whole, the table would not fit: what may wrap besides the free text
+    // wraps first.
+    let whole: u32 = cells.iter().map(|w| u32::from(*w) + 3).sum();
+    let narrow = fits && table.width().is_some_and(|w| whole > u32::from(w));
     for (i, (column, w)) in table.column_iter_mut().zip(widest).enumerate() {
         column.set_padding((0, 2));
-        if i < last {
+        if narrow && wrapping.contains(&i) && i < last {
+            // The free text gets the room: a list of names wraps first.
+            column.set_constraint(ColumnConstraint::Boundaries {
+                lower: Width::Fixed(w),
+                upper: Width::Fixed(w.max(WRAPPING_AT_MOST)),
+            });
+        } else if i < last {
             column.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(w)));
         }
     }
@@ -266,6 +301,38 @@ fn tier<'r>(r: &'r RunResult, name: &str) -> Option<&'r sim_core::result::TierSt
 
 #[cfg(test)]
 mod tests {
+    /// On a terminal, a list of names wraps between names and the free
+    /// text beside it; piped, or where the values do not fit beside the
+    /// free text, rows stay whole.
+    #[test]
+    fn a_list_of_names_wraps_between_names_only_on_a_terminal() {
+        let kinds = "round_robin / random / least_outstanding / p2c / pin_until_error";
+        let doc = "How a caller picks one of a tier's replicas for each attempt, by name.";
+        let rows = vec![vec![
+            "svc_a.balancer".to_string(),
+            kinds.to_string(),
+            doc.to_string(),
+        ]];
+        let head = ["path", "type", "what it does"];
+        let on = |width| super::fitted(&head, &rows, &[1], width);
+        let narrow = on(Some(80));
+        assert!(narrow.lines().all(|l| l.chars().count() <= 80), "{narrow}");
+        let names: Vec<&str> = kinds.split(" / ").collect();
+        let lines: Vec<&str> = narrow.lines().skip(2).collect();
+        assert!(lines.len() > 1, "{narrow}");
+        for name in names {
+            assert!(
+                lines.iter().any(|l| l.contains(name)),
+                "{name} cut: {narrow}"
+            );
+        }
+        let whole = |t: &str| t.lines().count() == 3 && t.contains(kinds) && t.contains(doc);
+        assert!(whole(&on(None)), "{}", on(None));
+        assert!(whole(&on(Some(200))), "{}", on(Some(200)));
+        // The path and the longest name leave no room for the free text.
+        assert!(whole(&on(Some(50))), "{}", on(Some(50)));
+    }
+
     /// The columns line up under their heads, a rule under the head, and
     /// no pipe is left.
     #[test]
