@@ -1795,7 +1795,8 @@ fn heatmap(
 
 /// `![title](plots/stem.svg)` with its caption.
 fn plot_md(p: &PlotFile) -> String {
-    let mut md = format!("![{}](plots/{}.svg)\n\n", p.title, p.stem);
+    let title = tables::markdown_text(&p.title);
+    let mut md = format!("![{title}](plots/{}.svg)\n\n", p.stem);
     let caption = p.caption.trim();
     if !caption.is_empty() {
         md.push_str(&format!("*{caption}*\n\n"));
@@ -2689,6 +2690,26 @@ fn discovery(sweep: &Sweep, dir: &Path, plot_dir: &Path) -> Result<String, Repor
 
 #[cfg(test)]
 mod tests {
+    /// A plot's title holds a user's labels: whatever they hold, the
+    /// Markdown still shows the plot (a `]` ended its image before).
+    #[test]
+    fn a_plot_is_shown_whatever_its_title_holds() {
+        use pulldown_cmark::{Event, Parser, Tag};
+        let p = PlotFile {
+            title: "Success rate, name=x]y [a](b) *c*".to_string(),
+            stem: "success_rate_1".to_string(),
+            caption: String::new(),
+            group: Group::Success,
+        };
+        let images: Vec<String> = Parser::new(&plot_md(&p))
+            .filter_map(|e| match e {
+                Event::Start(Tag::Image { dest_url, .. }) => Some(dest_url.to_string()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(images, ["plots/success_rate_1.svg"]);
+    }
+
     use super::*;
     use crate::plots::{Band, BandPoint};
 

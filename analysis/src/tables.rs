@@ -638,7 +638,7 @@ pub fn effects_markdown(effects: &[Effect], metric: &str, dim: &str) -> String {
     }
     let head: Vec<String> = strategies
         .iter()
-        .map(|s| s.unwrap_or("all").to_string())
+        .map(|s| markdown_text(s.unwrap_or("all")))
         .collect();
     let mut md = format!(
         "| {dim} | {} |\n|---|{}\n",
@@ -670,6 +670,7 @@ pub fn effects_markdown(effects: &[Effect], metric: &str, dim: &str) -> String {
                     })
             })
             .collect();
+        let level = markdown_text(level);
         md.push_str(&format!("| {level} | {} |\n", cells.join(" | ")));
     }
     md
@@ -702,7 +703,33 @@ fn cell(metric: &str, e: &Effect) -> String {
     }
 }
 
-/// A Markdown table; floats with 3 decimals, nulls as `-`.
+/// A user's text (a level, a strategy's name) as Markdown that shows it
+/// as written: the characters Markdown reads as links, emphasis, HTML or
+/// escapes are escaped (an underscore only where it can open or close
+/// emphasis, so that `svc_b` stays as it reads).
+pub fn markdown_text(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    for (i, c) in chars.iter().enumerate() {
+        let word = |j: Option<usize>| {
+            j.and_then(|j| chars.get(j))
+                .is_some_and(|c| c.is_alphanumeric())
+        };
+        let escaped = match c {
+            '\\' | '[' | ']' | '*' | '<' | '&' => true,
+            '_' => !(word(i.checked_sub(1)) && word(Some(i + 1))),
+            _ => false,
+        };
+        if escaped {
+            out.push('\\');
+        }
+        out.push(*c);
+    }
+    out
+}
+
+/// A Markdown table; floats with 3 decimals, nulls as `-`, text as
+/// written ([`markdown_text`]).
 pub fn markdown(df: &DataFrame) -> String {
     let names: Vec<String> = df
         .get_column_names()
@@ -722,11 +749,59 @@ pub fn markdown(df: &DataFrame) -> String {
                 Ok(AnyValue::Null) | Err(_) => "-".to_string(),
                 Ok(AnyValue::Float64(x)) if x.is_nan() => "-".to_string(),
                 Ok(AnyValue::Float64(x)) => format!("{x:.3}"),
-                Ok(AnyValue::String(s)) => s.to_string(),
-                Ok(v) => v.to_string(),
+                Ok(AnyValue::String(s)) => markdown_text(s),
+                Ok(v) => markdown_text(&v.to_string()),
             })
             .collect();
         out.push_str(&format!("| {} |\n", cells.join(" | ")));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::markdown_text;
+    use pulldown_cmark::{Event, Options, Parser};
+
+    /// What a Markdown reader shows of `md`: its text, no markup.
+    fn shown(md: &str) -> (String, usize) {
+        let mut text = String::new();
+        let mut markup = 0;
+        for e in Parser::new_ext(md, Options::ENABLE_TABLES) {
+            match e {
+                Event::Text(t) => text.push_str(&t),
+                Event::Start(pulldown_cmark::Tag::Paragraph)
+                | Event::End(pulldown_cmark::TagEnd::Paragraph) => {}
+                _ => markup += 1,
+            }
+        }
+        (text, markup)
+    }
+
+    /// A user's text reads as written: no link, emphasis, HTML or entity
+    /// is made of it, and an underscore inside a word is left alone.
+    #[test]
+    fn a_user_s_text_reads_as_written() {
+        for label in [
+            "x]y",
+            "[a](b)",
+            "![a](b)",
+            "*fast* retry",
+            "a*b*c",
+            "_slow_",
+            "back\\slash \\*",
+            "<b>bold</b>",
+            "a &amp; b",
+            "deadline_budget",
+            "30 s, cap 10",
+        ] {
+            assert_eq!(
+                shown(&markdown_text(label)),
+                (label.to_string(), 0),
+                "{label}"
+            );
+        }
+        assert_eq!(markdown_text("deadline_budget"), "deadline_budget");
+        assert_eq!(markdown_text("_slow_"), "\\_slow\\_");
+    }
 }

@@ -88,11 +88,12 @@ fn fitted(head: &[&str], rows: &[Vec<String>], wrapping: &[usize], width: Option
 }
 
 /// Text with Markdown pipe tables (as `analysis` and `diff` write them: no
-/// `|` inside cells), each as a [`terminal`] table; other lines are kept.
+/// `|` inside cells), each as a [`terminal`] table, its cells as written
+/// (Markdown's backslash escapes undone); other lines are kept.
 pub fn terminal_from_markdown(md: &str) -> String {
     let cells = |l: &str| -> Vec<String> {
         let inner = l.trim().trim_start_matches('|').trim_end_matches('|');
-        inner.split('|').map(|c| c.trim().to_string()).collect()
+        inner.split('|').map(|c| unescaped(c.trim())).collect()
     };
     let lines: Vec<&str> = md.lines().collect();
     let mut out = String::new();
@@ -112,6 +113,22 @@ pub fn terminal_from_markdown(md: &str) -> String {
         let rows: Vec<Vec<String>> = lines[i..end].iter().skip(2).map(|l| cells(l)).collect();
         out.push_str(&terminal(&head, &rows));
         i = end;
+    }
+    out
+}
+
+/// Markdown text as written: a backslash before ASCII punctuation dropped.
+fn unescaped(md: &str) -> String {
+    let mut out = String::with_capacity(md.len());
+    let mut chars = md.chars().peekable();
+    while let Some(c) = chars.next() {
+        match chars.peek() {
+            Some(&next) if c == '\\' && next.is_ascii_punctuation() => {
+                out.push(next);
+                chars.next();
+            }
+            _ => out.push(c),
+        }
     }
     out
 }
