@@ -261,7 +261,9 @@ fn grow(
 impl Tree {
     /// A leaf's conditions in words, those on one parameter merged (a
     /// range, or the categories left): `` `x` > 4.5 and `s` in {a, b} ``.
+    /// In Markdown: the categories, a user's text, escaped.
     pub fn describe(&self, leaf: &Leaf) -> String {
+        let category = crate::tables::markdown_text;
         let mut parts: Vec<String> = Vec::new();
         let mut done = vec![false; leaf.conditions.len()];
         for (i, c) in leaf.conditions.iter().enumerate() {
@@ -312,6 +314,7 @@ impl Tree {
                         }
                     }
                     let name = &self.params[*param];
+                    let left: Vec<String> = left.iter().map(|c| category(c)).collect();
                     parts.push(if left.len() == 1 {
                         format!("`{name}` = {}", left[0])
                     } else {

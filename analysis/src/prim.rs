@@ -774,6 +774,16 @@ impl Trajectory {
     /// A restriction in words: `` `x` >= 6.2 ``, `` `x` <= 3 ``,
     /// `` `x` in [2, 5] ``, `` `strategy` in {naive, deadline} ``.
     pub fn describe(&self, b: &PrimBox, r: &Restriction) -> String {
+        self.describe_with(b, r, str::to_string)
+    }
+
+    /// [`describe`](Self::describe) for Markdown: the categories, a
+    /// user's text, escaped.
+    pub fn describe_md(&self, b: &PrimBox, r: &Restriction) -> String {
+        self.describe_with(b, r, crate::tables::markdown_text)
+    }
+
+    fn describe_with(&self, b: &PrimBox, r: &Restriction, category: fn(&str) -> String) -> String {
         let c = &self.columns[r.column];
         match &b.limits[r.column] {
             Limit::Range(lo, hi) => match r.quasi_p {
@@ -782,7 +792,7 @@ impl Trajectory {
                 _ => format!("`{}` in [{}, {}]", c.name, short(*lo), short(*hi)),
             },
             Limit::Categories(keep) => {
-                let names: Vec<&str> = keep.iter().map(|k| c.categories[*k].as_str()).collect();
+                let names: Vec<String> = keep.iter().map(|k| category(&c.categories[*k])).collect();
                 if names.len() == 1 {
                     format!("`{}` = {}", c.name, names[0])
                 } else {

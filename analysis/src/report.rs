@@ -2608,7 +2608,10 @@ fn discovery(sweep: &Sweep, dir: &Path, plot_dir: &Path) -> Result<String, Repor
         md.push_str(&format!(
             "{} when {} (covers {:.0}% of the {}; {:.0}% of the runs in this box {}).\n\n",
             say.holds,
-            words(b).join(" and "),
+            (b.restricted.iter())
+                .map(|r| t.describe_md(b, r))
+                .collect::<Vec<_>>()
+                .join(" and "),
             100.0 * b.coverage,
             say.runs,
             100.0 * b.density,
@@ -2619,7 +2622,7 @@ fn discovery(sweep: &Sweep, dir: &Path, plot_dir: &Path) -> Result<String, Repor
             md.push_str(&format!(
                 "| `{}` | {} | {} | {} |\n",
                 t.columns[r.column].name,
-                t.describe(b, r),
+                t.describe_md(b, r),
                 p_value(r.quasi_p[0]),
                 p_value(r.quasi_p[1])
             ));

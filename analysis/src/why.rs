@@ -867,37 +867,38 @@ pub mod section {
                 .collect();
             typical.sort_by(|a, b| a.load.total_cmp(&b.load));
             let d = typical.get(typical.len() / 2).copied();
-            let mut flip_text: Vec<String> = Vec::new();
-            for axis in flip
-                .iter()
-                .map(|f| f.axis)
-                .collect::<std::collections::BTreeSet<_>>()
-            {
-                let dim = &sweep.dims[axis];
-                let to: Vec<String> = (flip.iter())
-                    .filter(|f| f.axis == axis)
-                    .map(|f| {
-                        format!(
-                            "{} ({} of {} runs recover)",
-                            dim.labels[f.to], f.recovered, f.runs
-                        )
+            // The smallest change, in the table as written and in the
+            // Markdown with the levels escaped.
+            let flips = |level: fn(&str) -> String| -> Option<String> {
+                let axes: std::collections::BTreeSet<usize> = flip.iter().map(|f| f.axis).collect();
+                let text: Vec<String> = (axes.into_iter())
+                    .map(|axis| {
+                        let dim = &sweep.dims[axis];
+                        let to: Vec<String> = (flip.iter())
+                            .filter(|f| f.axis == axis)
+                            .map(|f| {
+                                let to = level(&dim.labels[f.to]);
+                                format!("{to} ({} of {} runs recover)", f.recovered, f.runs)
+                            })
+                            .collect();
+                        let from = flip.iter().find(|f| f.axis == axis).map_or(0, |f| f.from);
+                        let from = level(&dim.labels[from]);
+                        format!("`{}` {from} -> {}", dim.name, to.join(" or "))
                     })
                     .collect();
-                let from = flip.iter().find(|f| f.axis == axis).map_or(0, |f| f.from);
-                flip_text.push(format!(
-                    "`{}` {} -> {}",
-                    dim.name,
-                    dim.labels[from],
-                    to.join(" or ")
-                ));
-            }
-            let flip_text = (!flip_text.is_empty()).then(|| flip_text.join("; or "));
-            let mut sentence = format!("- **{point}**: {not} of {runs} runs never recover");
+                (!text.is_empty()).then(|| text.join("; or "))
+            };
+            let flip_text = flips(str::to_string);
+            let flip_md = flips(crate::tables::markdown_text);
+            let mut sentence = format!(
+                "- **{}**: {not} of {runs} runs never recover",
+                crate::tables::markdown_text(&point)
+            );
             match d {
                 Some(d) => sentence += &format!("; {d}"),
                 None => sentence += "; no traffic after the trigger to diagnose",
             }
-            sentence += &match &flip_text {
+            sentence += &match &flip_md {
                 Some(f) => format!(". Smallest change that recovers: {f}.\n"),
                 None => ". No single change of one axis in this grid recovers it.\n".to_string(),
             };

@@ -5,7 +5,7 @@ mod common;
 use common::*;
 use std::process::Command;
 
-const LABELS: &str = r#"name = ["<script>alert(1)</script>", "<img src=x onerror=alert(2)>", "[x](javascript:alert(3))"]"#;
+const LABELS: &str = r#"name = ["<script>alert(1)</script>", "<img src=x onerror=alert(2)>", "[x](javascript:alert(3)) *b* _c_"]"#;
 
 fn labelled_grid() -> String {
     format!(
@@ -42,8 +42,15 @@ fn zip_labels_are_text_in_the_html_report() {
         assert!(!html.contains(bad), "`{bad}` in index.html");
     }
     assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
-    // The plots are still inlined (the report's own markup).
-    assert!(html.contains("<div class=\"plot\"><svg"));
+    // Nor emphasis or a link: the label reads as written.
+    assert!(!html.contains("<em>b</em>") && !html.contains("<em>c</em>"));
+    assert!(html.contains("[x](javascript:alert(3)) *b* _c_"));
+    // Every plot is still inlined (the report's own markup), those whose
+    // title holds the label's `]` too.
+    let md = std::fs::read_to_string(out.join("analysis/index.md")).unwrap();
+    let plots = md.matches("](plots/").count();
+    assert!(plots > 0);
+    assert_eq!(html.matches("<div class=\"plot\"><svg").count(), plots);
     assert!(!html.contains("<img src=\"plots/"));
 }
 
