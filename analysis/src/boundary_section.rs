@@ -198,7 +198,7 @@ pub fn section(
         };
         in_short.push_str(&format!(
             "- **{}**: {side}; {} points, {runs} runs.\n",
-            c.label,
+            crate::tables::markdown_text(&c.label),
             c.points.len()
         ));
         for (i, s) in segments.iter().enumerate() {

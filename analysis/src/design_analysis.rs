@@ -328,7 +328,11 @@ fn metrics_markdown(sweep: &Sweep, design: &SampleDesign, all: &[&DesignIndices]
         let title = if d.category.is_empty() {
             format!("`{}`", d.metric)
         } else {
-            format!("`{}`, {}", d.metric, d.category)
+            format!(
+                "`{}`, {}",
+                d.metric,
+                crate::tables::markdown_text(&d.category)
+            )
         };
         md.push_str(&format!("#### {title}\n\n"));
         let unit = if design.method == "sobol" {
@@ -586,7 +590,7 @@ pub fn in_short(
         let who = if d.category.is_empty() {
             "Over the sampled region".to_string()
         } else {
-            format!("**{}**", d.category)
+            format!("**{}**", crate::tables::markdown_text(&d.category))
         };
         out.push_str(&format!("- {who}: "));
         let tips = trigger.then(|| tipping(sweep, design, d)).flatten();
