@@ -70,17 +70,44 @@ pub fn params(args: &ParamsArgs) -> Result<ExitCode, Error> {
             let range = param.map(|d| d.range()).unwrap_or_default();
             rows.push(vec![path.clone(), kind, default, range, doc.to_string()]);
         }
-        print!(
-            "{}",
-            // The type may wrap between the names of a choice.
+        // The type may wrap between the names of a choice. A terminal too
+        // narrow for the columns gets the path beside the rest as text.
+        let narrow =
+            crate::table::terminal_width().is_some_and(|w| !crate::table::fits(w, 5, &rows, &[1]));
+        let table = if narrow {
+            crate::table::terminal(
+                &["path", "type, default, range: what it does"],
+                &stacked(rows),
+            )
+        } else {
             crate::table::terminal_wrapping(
                 &["path", "type", "default", "range", "what it does"],
                 &rows,
-                &[1]
+                &[1],
             )
-        );
+        };
+        print!("{table}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Rows of path, type, default, range and doc as path and text: "number,
+/// default 400.0, >= 0: Mean rate ...", leaving out what the type says.
+fn stacked(rows: Vec<Vec<String>>) -> Vec<Vec<String>> {
+    (rows.into_iter())
+        .map(|r| {
+            let [path, kind, default, range, doc] =
+                <[String; 5]>::try_from(r).expect("five columns");
+            let mut about = vec![kind];
+            if default != "-" {
+                about.push(format!("default {default}"));
+            }
+            if !range.is_empty() && !range.starts_with("a name") {
+                about.push(range);
+            }
+            vec![path, format!("{}: {doc}", about.join(", "))]
+        })
+        .collect()
 }
 
 /// A value as a grid or `--set` would write it.
@@ -146,4 +173,34 @@ fn names(entry: &Json, name: &str) -> bool {
     ["name", "to", "tier"]
         .iter()
         .any(|k| entry.get(*k).and_then(Json::as_str) == Some(name))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_narrow_terminal_reads_the_type_default_and_range_as_text() {
+        let row = |cells: [&str; 5]| cells.iter().map(|c| c.to_string()).collect::<Vec<_>>();
+        let rows = vec![
+            row(["client.rate_per_s", "number", "400.0", ">= 0", "Mean rate."]),
+            row([
+                "dispatch",
+                "fifo / reply_first",
+                "\"fifo\"",
+                "a name of the type",
+                "Order.",
+            ]),
+            row(["max_events", "integer", "-", ">= 1", "Event budget."]),
+        ];
+        assert_eq!(
+            super::stacked(rows),
+            [
+                [
+                    "client.rate_per_s",
+                    "number, default 400.0, >= 0: Mean rate."
+                ],
+                ["dispatch", "fifo / reply_first, default \"fifo\": Order."],
+                ["max_events", "integer, >= 1: Event budget."],
+            ]
+        );
+    }
 }

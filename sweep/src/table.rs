@@ -20,6 +20,57 @@ pub fn terminal_wrapping(head: &[&str], rows: &[Vec<String>], wrapping: &[usize]
     fitted(head, rows, wrapping, None)
 }
 
+/// The width of the terminal on stdout; `None` when it is none.
+pub fn terminal_width() -> Option<u16> {
+    Table::new().width()
+}
+
+/// Whether rows of `columns` cells fit `width` beside the free text,
+/// `wrapping` columns wrapped ([`terminal_wrapping`]).
+pub fn fits(width: u16, columns: usize, rows: &[Vec<String>], wrapping: &[usize]) -> bool {
+    needed(&Widths::of(columns, rows, wrapping).widest) <= u32::from(width)
+}
+
+/// Per column, the longest cell, and the width it needs at least: a
+/// wrapping column its longest word.
+struct Widths {
+    cells: Vec<u16>,
+    widest: Vec<u16>,
+}
+
+impl Widths {
+    fn of(columns: usize, rows: &[Vec<String>], wrapping: &[usize]) -> Widths {
+        let longest = |i: usize, split: fn(&String) -> Vec<&str>| {
+            let w = (rows.iter().filter_map(|r| r.get(i)))
+                .flat_map(split)
+                .map(|w| w.chars().count())
+                .max();
+            u16::try_from(w.unwrap_or(0)).unwrap_or(u16::MAX)
+        };
+        let cells: Vec<u16> = (0..columns).map(|i| longest(i, |c| vec![c])).collect();
+        let widest = (0..columns)
+            .map(|i| {
+                if wrapping.contains(&i) {
+                    longest(i, |c| c.split(' ').collect())
+                } else {
+                    cells[i]
+                }
+            })
+            .collect();
+        Widths { cells, widest }
+    }
+}
+
+/// The width a table needs: every column but the last (free text) whole
+/// (at `widest`), and the last at least 24 wide; with less, rows stay
+/// whole.
+fn needed(widest: &[u16]) -> u32 {
+    const LAST_AT_LEAST: u32 = 24;
+    let last = widest.len().saturating_sub(1);
+    let others: u32 = widest[..last].iter().map(|w| u32::from(*w) + 3).sum();
+    others + LAST_AT_LEAST
+}
+
 /// The table for a terminal `width` wide, or (`None`) for stdout: the
 /// terminal's width when it is one.
 fn fitted(head: &[&str], rows: &[Vec<String>], wrapping: &[usize], width: Option<u16>) -> String {
@@ -34,33 +85,12 @@ fn fitted(head: &[&str], rows: &[Vec<String>], wrapping: &[usize], width: Option
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_header(head.to_vec())
         .add_rows(rows.iter().cloned());
-    let longest = |i: usize, split: fn(&String) -> Vec<&str>| {
-        let w = (rows.iter().filter_map(|r| r.get(i)))
-            .flat_map(split)
-            .map(|w| w.chars().count())
-            .max();
-        u16::try_from(w.unwrap_or(0)).unwrap_or(u16::MAX)
-    };
-    let cells: Vec<u16> = (0..head.len()).map(|i| longest(i, |c| vec![c])).collect();
-    // A wrapping column is as wide as its longest word at least.
-    let widest: Vec<u16> = (0..head.len())
-        .map(|i| {
-            if wrapping.contains(&i) {
-                longest(i, |c| c.split(' ').collect())
-            } else {
-                cells[i]
-            }
-        })
-        .collect();
-    // The last column (free text) may wrap, to no less than this; if the
-    // others do not fit beside it unwrapped, rows stay whole.
-    const LAST_AT_LEAST: u32 = 24;
+    let Widths { cells, widest } = Widths::of(head.len(), rows, wrapping);
     const WRAPPING_AT_MOST: u16 = 24;
     let last = widest.len().saturating_sub(1);
-    let needed: u32 = widest[..last].iter().map(|w| u32::from(*w) + 3).sum();
     let fits = table
         .width()
-        .is_some_and(|w| needed + LAST_AT_LEAST <= u32::from(w));
+        .is_some_and(|w| needed(&widest) <= u32::from(w));
     if !fits {
         table.set_content_arrangement(ContentArrangement::Disabled);
     }
@@ -70,11 +100,13 @@ fn fitted(head: &[&str], rows: &[Vec<String>], wrapping: &[usize], width: Option
     let narrow = fits && table.width().is_some_and(|w| whole > u32::from(w));
     for (i, (column, w)) in table.column_iter_mut().zip(widest).enumerate() {
         column.set_padding((0, 2));
+        // A constraint's width holds the padding.
+        let w = w.saturating_add(2);
         if narrow && wrapping.contains(&i) && i < last {
             // The free text gets the room: a list of names wraps first.
             column.set_constraint(ColumnConstraint::Boundaries {
                 lower: Width::Fixed(w),
-                upper: Width::Fixed(w.max(WRAPPING_AT_MOST)),
+                upper: Width::Fixed(w.max(WRAPPING_AT_MOST + 2)),
             });
         } else if i < last {
             column.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(w)));
@@ -348,6 +380,9 @@ mod tests {
         assert!(whole(&on(Some(200))), "{}", on(Some(200)));
         // The path and the longest name leave no room for the free text.
         assert!(whole(&on(Some(50))), "{}", on(Some(50)));
+        assert!(super::fits(80, 3, &rows, &[1]) && !super::fits(50, 3, &rows, &[1]));
+        // Unwrapped, the names need 64 columns.
+        assert!(!super::fits(80, 3, &rows, &[]));
     }
 
     /// The columns line up under their heads, a rule under the head, and
