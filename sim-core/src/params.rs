@@ -1415,13 +1415,18 @@ fn apply_preset(scenario: &mut Scenario, value: &Value) -> Result<(), ConfigErro
     let name = text(value).map_err(|m| ConfigError::new("strategy", m))?;
     let Some(preset) = scenario.presets.get(&name).cloned() else {
         let known: Vec<&str> = scenario.presets.keys().map(String::as_str).collect();
-        let message = if known.is_empty() {
-            format!("unknown strategy `{name}`: this scenario defines no presets")
-        } else {
-            format!(
+        let message = match closest(&name, known.iter().copied()) {
+            _ if known.is_empty() => {
+                format!("unknown strategy `{name}`: this scenario defines no presets")
+            }
+            Some(near) => format!(
+                "unknown strategy `{name}`; did you mean `{near}`? This scenario's presets: {}",
+                known.join(", ")
+            ),
+            None => format!(
                 "unknown strategy `{name}`; this scenario's presets: {}",
                 known.join(", ")
-            )
+            ),
         };
         return Err(ConfigError::new("strategy", message));
     };

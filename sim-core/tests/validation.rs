@@ -78,6 +78,11 @@ fn wrong_types_are_named() {
             "strategy: unknown strategy `fast`; this scenario's presets: deadline, deadline_budget, naive, protected",
         ),
         (
+            "strategy",
+            "protectd",
+            "strategy: unknown strategy `protectd`; did you mean `protected`? This scenario's presets: deadline, deadline_budget, naive, protected",
+        ),
+        (
             "svc_b.max_retries",
             "2",
             "svc_b.max_retries: tier `svc_b` calls no other tier, so it has no call parameters",
