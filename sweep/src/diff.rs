@@ -1,9 +1,12 @@
 //! `sweep diff DIR_A DIR_B`: how the results of two sweeps of the same
 //! points differ, point by point (`compare` is the exact-equality check).
+//! The points pair up by their levels: B may be the same grid with other
+//! fixed settings (`[set]`, `--set`) or another scenario file, a change
+//! applied to every point, which the report names.
 //!
-//! Runs pair up by `run_id` (a point and a seed): both sweeps drew the same
-//! random numbers for a run, so the seed-to-seed noise cancels in the
-//! per-seed difference B - A. A metric moved at a point when the 95%
+//! Runs pair up by their point's levels and their seed: a run's random
+//! numbers come from its seed alone, so both sweeps drew the same ones, and
+//! the seed-to-seed noise cancels in the per-seed difference B - A. A metric moved at a point when the 95%
 //! t-interval of the mean per-seed difference excludes 0 (a paired t-test
 //! at 5%); with one seed there is no noise estimate and any difference
 //! counts. A point changed outcome when it went between recovered (every
@@ -21,7 +24,8 @@ use std::process::ExitCode;
 pub struct DiffArgs {
     /// The sweep's output directory to compare from (e.g. out/ch37).
     pub a: PathBuf,
-    /// The output directory to compare with it: the same points (point_id).
+    /// The output directory to compare with it: the same points (axes and
+    /// levels) and seeds; the fixed settings and the scenario may differ.
     pub b: PathBuf,
     /// The Markdown report [default: DIR_B/analysis/diff.md].
     #[arg(long)]
@@ -30,15 +34,25 @@ pub struct DiffArgs {
 
 /// One sweep's runs, by point.
 struct Side {
-    /// Point ids in grid order, each with its levels as `path=value`.
-    points: Vec<(String, String)>,
-    /// Point id -> its run ids.
-    by_point: HashMap<String, Vec<String>>,
-    /// Run id -> its results.
-    runs: HashMap<String, Run>,
+    dir: PathBuf,
+    /// Its axis paths, and per run (in grid order) its point's id, seed,
+    /// levels (by axis) and results.
+    axes: Vec<String>,
+    rows: Vec<(String, u64, Vec<String>, Run)>,
+    /// Points in grid order, by their levels as `path=value` over both
+    /// sweeps' axes ([`Side::pair_by`]).
+    points: Vec<String>,
+    /// Point -> its seeds.
+    by_point: HashMap<String, Vec<u64>>,
+    /// (point, seed) -> the run's results.
+    runs: HashMap<(String, u64), Run>,
     /// The client group whose users its user-level metrics are
     /// (`[report] group`; `None`: every user's).
     group: Option<String>,
+    /// What every point shares: the scenario (as the grid names it, and
+    /// its content's id), and each fixed setting's path and value.
+    scenario: (String, String),
+    fixed: Vec<(String, String)>,
 }
 
 /// What is compared of one run.
@@ -65,8 +79,14 @@ pub fn diff(args: &DiffArgs) -> Result<ExitCode, Error> {
 
 fn run(args: &DiffArgs) -> Result<ExitCode, DiffError> {
     let metrics = compared_metrics(&args.a)?;
-    let a = read(&args.a, &metrics)?;
-    let b = read(&args.b, &metrics)?;
+    let mut a = read(&args.a, &metrics)?;
+    let mut b = read(&args.b, &metrics)?;
+    // Over both sweeps' axes: a path one sweep varies and the other fixes
+    // pairs the fixed sweep's points with those of its value.
+    let mut paths = a.axes.clone();
+    paths.extend(b.axes.iter().filter(|p| !a.axes.contains(p)).cloned());
+    a.pair_by(&paths)?;
+    b.pair_by(&paths)?;
     if a.group != b.group {
         let users = |g: &Option<String>| {
             g.as_ref().map_or("all users".to_string(), |g| {
@@ -84,10 +104,13 @@ fn run(args: &DiffArgs) -> Result<ExitCode, DiffError> {
     let mut changed: Vec<[String; 3]> = Vec::new();
     let mut moved: Vec<Moved> = Vec::new();
     let mut undefined: Vec<[String; 3]> = Vec::new();
-    for (point, label) in &a.points {
-        let runs: Vec<(&Run, &Run)> = a.by_point[point]
+    for label in &a.points {
+        let runs: Vec<(&Run, &Run)> = a.by_point[label]
             .iter()
-            .filter_map(|id| Some((&a.runs[id], b.runs.get(id)?)))
+            .filter_map(|seed| {
+                let key = (label.clone(), *seed);
+                Some((&a.runs[&key], b.runs.get(&key)?))
+            })
             .collect();
         let oa = outcome_text(&runs.iter().map(|(ra, _)| ra.outcome()).collect::<Vec<_>>());
         let ob = outcome_text(&runs.iter().map(|(_, rb)| rb.outcome()).collect::<Vec<_>>());
@@ -132,7 +155,14 @@ fn run(args: &DiffArgs) -> Result<ExitCode, DiffError> {
             }
         }
     }
-    let mut md = report_markdown(args, a.points.len(), &changed, &moved, &undefined);
+    let mut md = report_markdown(
+        args,
+        a.points.len(),
+        &settings_changed(&a, &b),
+        &changed,
+        &moved,
+        &undefined,
+    );
     if let Some(g) = &a.group {
         let at = md.find("\n\n").map_or(0, |i| i + 2);
         md.insert_str(
@@ -261,8 +291,14 @@ fn read(dir: &Path, metrics: &[String]) -> Result<Side, DiffError> {
             })
             .collect())
     };
-    let ids = text("run_id")?;
     let points = text("point_id")?;
+    let seeds: Vec<Option<u64>> = (df.column("seed").map_err(table)?)
+        .cast(&DataType::UInt64)
+        .map_err(table)?
+        .u64()
+        .map_err(table)?
+        .iter()
+        .collect();
     let axes: Vec<(String, Vec<Option<String>>)> = manifest
         .axes
         .iter()
@@ -292,45 +328,122 @@ fn read(dir: &Path, metrics: &[String]) -> Result<Side, DiffError> {
             Err(_) => Ok(vec![None; df.height()]),
         })
         .collect::<Result<_, DiffError>>()?;
+    let fixed: Vec<(String, Vec<Option<String>>)> = (manifest.fixed.iter())
+        .filter(|f| df.column(f).is_ok())
+        .map(|f| Ok((f.clone(), text(f)?)))
+        .collect::<Result<_, DiffError>>()?;
     let mut side = Side {
+        dir: dir.to_path_buf(),
+        axes: axes.iter().map(|(a, _)| a.clone()).collect(),
+        rows: Vec::new(),
         points: Vec::new(),
         by_point: HashMap::new(),
         runs: HashMap::new(),
         group: manifest.report.group.clone(),
+        scenario: (manifest.scenario.clone(), manifest.scenario_id.clone()),
+        fixed: (fixed.iter())
+            .map(|(f, v)| (f.clone(), shown(v.first().cloned().flatten())))
+            .collect(),
     };
     for i in 0..df.height() {
-        let (Some(id), Some(point)) = (&ids[i], &points[i]) else {
+        let (Some(point), Some(seed)) = (&points[i], seeds[i]) else {
             continue;
         };
-        if !side.by_point.contains_key(point) {
-            let label = axes
-                .iter()
-                .map(|(a, v)| format!("{a}={}", v[i].as_deref().unwrap_or("unbounded")))
-                .collect::<Vec<_>>()
-                .join(" ");
-            side.points.push((point.clone(), label));
-        }
-        side.by_point
-            .entry(point.clone())
-            .or_default()
-            .push(id.clone());
+        let levels = axes.iter().map(|(_, v)| shown(v[i].clone())).collect();
         let run = Run {
             failed: failed[i],
             recovered: recovered[i],
             values: values.iter().map(|v| v[i]).collect(),
         };
-        side.runs.insert(id.clone(), run);
+        side.rows.push((point.clone(), seed, levels, run));
     }
     Ok(side)
+}
+
+impl Side {
+    /// The value every point of this sweep has at `path`: its fixed
+    /// setting, or the scenario's.
+    fn fixed_value(&self, path: &str) -> String {
+        (self.fixed.iter())
+            .find(|(p, _)| p == path)
+            .map_or("(the scenario's)".to_string(), |(_, v)| v.clone())
+    }
+
+    /// Indexes the runs by their point's levels at `paths` (an axis of
+    /// this sweep or a value all its points share) and seed. Two points
+    /// with the same levels (a design's axes not among the columns) could
+    /// not be paired.
+    fn pair_by(&mut self, paths: &[String]) -> Result<(), DiffError> {
+        let mut id_of: HashMap<String, String> = HashMap::new();
+        for (point, seed, levels, run) in std::mem::take(&mut self.rows) {
+            let label = (paths.iter())
+                .map(|p| {
+                    let value = match self.axes.iter().position(|a| a == p) {
+                        Some(k) => levels[k].clone(),
+                        None => self.fixed_value(p),
+                    };
+                    format!("{p}={value}")
+                })
+                .collect::<Vec<_>>()
+                .join(" ");
+            match id_of.get(&label) {
+                Some(id) if *id != point => {
+                    return Err(DiffError::SameLevels {
+                        dir: self.dir.clone(),
+                        point: label,
+                    });
+                }
+                Some(_) => {}
+                None => {
+                    id_of.insert(label.clone(), point);
+                    self.points.push(label.clone());
+                }
+            }
+            self.by_point.entry(label.clone()).or_default().push(seed);
+            self.runs.insert((label, seed), run);
+        }
+        Ok(())
+    }
+}
+
+/// A level or fixed value as the report writes it: a null cap `unbounded`.
+fn shown(value: Option<String>) -> String {
+    value.unwrap_or_else(|| "unbounded".to_string())
+}
+
+/// What B changes for every point: the scenario, and each fixed setting
+/// set on one side only or to another value, as `path: A -> B`.
+fn settings_changed(a: &Side, b: &Side) -> Vec<String> {
+    let mut changed = Vec::new();
+    match (&a.scenario, &b.scenario) {
+        ((na, _), (nb, _)) if na != nb => changed.push(format!("scenario: {na} -> {nb}")),
+        ((name, ia), (_, ib)) if ia != ib => {
+            changed.push(format!("scenario: {name}, its content edited"));
+        }
+        _ => {}
+    }
+    // A path either sweep varies is in the points' levels instead.
+    let mut paths: Vec<&String> = (a.fixed.iter().chain(&b.fixed))
+        .map(|(p, _)| p)
+        .filter(|p| !a.axes.contains(p) && !b.axes.contains(p))
+        .collect();
+    paths.sort();
+    paths.dedup();
+    for path in paths {
+        let (va, vb) = (a.fixed_value(path), b.fixed_value(path));
+        if va != vb {
+            changed.push(format!("{path}: {va} -> {vb}"));
+        }
+    }
+    changed
 }
 
 /// Both sweeps must hold the same points and runs (point and seed).
 fn check_same_points(args: &DiffArgs, a: &Side, b: &Side) -> Result<(), DiffError> {
     let only = |x: &Side, y: &Side| -> Vec<String> {
-        x.points
-            .iter()
-            .filter(|(p, _)| !y.by_point.contains_key(p))
-            .map(|(_, label)| label.clone())
+        (x.points.iter())
+            .filter(|p| !y.by_point.contains_key(*p))
+            .cloned()
             .collect()
     };
     let (only_a, only_b) = (only(a, b), only(b, a));
@@ -367,17 +480,26 @@ fn check_same_points(args: &DiffArgs, a: &Side, b: &Side) -> Result<(), DiffErro
 fn report_markdown(
     args: &DiffArgs,
     points: usize,
+    settings: &[String],
     changed: &[[String; 3]],
     moved: &[Moved],
     undefined: &[[String; 3]],
 ) -> String {
     let (a, b) = (args.a.display(), args.b.display());
-    let mut md = format!(
-        "# {b} against {a}\n\n{points} points; {} changed outcome, {} (point, metric) pairs moved beyond their seed-to-seed noise (the 95% interval of the mean per-seed difference B - A excludes 0; one seed: any difference), {} defined on one side only (null in the other, the run ok in both). A run that fails changes its point's outcome.\n\n",
+    let mut md = format!("# {b} against {a}\n\n");
+    if !settings.is_empty() {
+        md.push_str("Every point of B differs from A's in:\n\n");
+        for s in settings {
+            md.push_str(&format!("- `{s}`\n"));
+        }
+        md.push('\n');
+    }
+    md.push_str(&format!(
+        "{points} points; {} changed outcome, {} (point, metric) pairs moved beyond their seed-to-seed noise (the 95% interval of the mean per-seed difference B - A excludes 0; one seed: any difference), {} defined on one side only (null in the other, the run ok in both). A run that fails changes its point's outcome.\n\n",
         changed.len(),
         moved.len(),
         undefined.len()
-    );
+    ));
     if !changed.is_empty() {
         md.push_str("## Changed outcome\n\n| point | A | B |\n|---|---|---|\n");
         for [p, oa, ob] in changed {

@@ -417,6 +417,11 @@ pub enum DiffError {
         users_a: String,
         users_b: String,
     },
+    #[error(
+        "{}: two points have the levels {point}: the points cannot be paired by their levels",
+        dir.display()
+    )]
+    SameLevels { dir: PathBuf, point: String },
     #[error("{} and {} do not hold the same points", a.display(), b.display())]
     Points {
         a: PathBuf,
@@ -551,7 +556,7 @@ impl Error {
             Error::Merge(e) | Error::Compare(e) => vec![e.to_string()],
             Error::Diff(DiffError::Points { a, b, problems }) => {
                 let mut all = vec![format!(
-                    "{} and {} do not hold the same points (diff compares the results of one grid's points; `compare` checks equality):",
+                    "{} and {} do not hold the same points (diff pairs the points of two sweeps by their levels, and their runs by seed; `compare` checks equality):",
                     a.display(),
                     b.display()
                 )];

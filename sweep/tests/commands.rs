@@ -431,26 +431,48 @@ fn diff_names_changed_outcomes_and_metrics_moved_beyond_noise() {
     assert!(!out.contains("strategy=protected"), "{out}");
     let report = std::fs::read_to_string(b.join("analysis/diff.md")).unwrap();
     assert!(report.contains("| +0.100 [0.100, 0.100] |"), "{report}");
-    // Other points are refused, saying which.
-    let naive_only = tmp.path().join("c");
-    assert_ok(&sweep(&[
-        "run",
-        &grid,
-        "--set",
-        "strategy=naive",
-        "--out",
-        &naive_only.display().to_string(),
-        "--no-report",
-        "-q",
-    ]));
+    // The same grid with a change applied to every point: the points pair
+    // by their levels, and the report names the change.
+    // The grid run with `--set SET` into `dir`.
+    let run_with = |set: &str, dir: &str| {
+        let out = tmp.path().join(dir).display().to_string();
+        assert_ok(&sweep(&[
+            "run",
+            &grid,
+            "--set",
+            set,
+            "--out",
+            &out,
+            "--no-report",
+            "-q",
+        ]));
+        out
+    };
+    let longer = run_with("svc_b.slow.duration_s=3", "longer");
+    let o = sweep(&["diff", &da, &longer]);
+    let out = stdout(&o);
+    assert_says(
+        &out,
+        &[
+            "Every point of B differs from A's in:",
+            "svc_b.slow.duration_s: (the scenario's) -> 3",
+            "8 points; ",
+        ],
+    );
+    // Other points are refused, saying which: a sweep fixing an axis of
+    // the other holds the points of that level only.
+    let naive_only = run_with("strategy=naive", "c");
+    let o = sweep(&["diff", &da, &naive_only]);
     assert_fails(
-        &sweep(&["diff", &da, &naive_only.display().to_string()]),
+        &o,
         &[
             "do not hold the same points",
             "4 point(s) only in",
             "strategy=protected",
         ],
     );
+    let only_c = format!("only in {naive_only}");
+    assert!(!stderr(&o).contains(&only_c), "{}", stderr(&o));
 }
 
 /// A run that fails in B changes its point's outcome, whatever its
