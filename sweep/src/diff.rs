@@ -299,9 +299,11 @@ fn read(dir: &Path, metrics: &[String]) -> Result<Side, DiffError> {
         .map_err(table)?
         .iter()
         .collect();
-    let axes: Vec<(String, Vec<Option<String>>)> = manifest
-        .axes
-        .iter()
+    // A design's points are told apart by their sample too: a Morris
+    // trajectory comes back to levels another point has.
+    let sample = crate::grid::SAMPLE_INDEX.to_string();
+    let axes: Vec<(String, Vec<Option<String>>)> = (manifest.axes.iter())
+        .chain(manifest.design.as_ref().map(|_| &sample))
         .filter(|a| df.column(a).is_ok())
         .map(|a| Ok((a.clone(), text(a)?)))
         .collect::<Result<_, DiffError>>()?;

@@ -500,3 +500,32 @@ fn a_boundary_grid_is_checked_and_run_only_by_refine() {
         &["--axis and --precision are needed to bisect an axis of"],
     );
 }
+
+/// Two sweeps of one Morris design pair up point by point, though a
+/// trajectory comes back to levels another of its points has: by the
+/// levels and the sample.
+#[test]
+fn diff_pairs_a_design_s_points_by_their_sample() {
+    let tmp = tempfile::tempdir().unwrap();
+    let morris = SAMPLED
+        .replace("method = \"sobol\"\nn = 4", "method = \"morris\"\nn = 20")
+        .replace("replicates = 2\n", "replicates = 1\n");
+    let grid = write_grid(tmp.path(), &morris);
+    let run = |dir: &str, extra: &[&str]| {
+        let out = tmp.path().join(dir).display().to_string();
+        assert_ok(&sweep(
+            &[&["run", &grid, "--out", &out, "--no-report", "-q"], extra].concat(),
+        ));
+        out
+    };
+    let (a, b) = (run("a", &[]), run("b", &["--set", "svc_a.max_retries=0"]));
+    let o = sweep(&["diff", &a, &b]);
+    assert_says(
+        &stdout(&o),
+        &[
+            "Every point of B differs from A's in:",
+            "svc_a.max_retries: (the scenario's) -> 0",
+            "160 points; ",
+        ],
+    );
+}
