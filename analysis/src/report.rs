@@ -203,7 +203,9 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
     inlined.push("boundary".to_string());
     inlined.push(PRIM_PLOT.to_string());
     inlined.push(crate::boundary_section::PLOT.to_string());
-    write_text(&dir.join("index.html"), &html(&md, &plot_dir, &inlined))?;
+    // The report's plots, and those `sweep refine` drew beside them.
+    let plot_dirs = [plot_dir.clone(), analysis.join("plots")];
+    write_text(&dir.join("index.html"), &html(&md, &plot_dirs, &inlined))?;
     publish(&dir, &analysis)?;
     let tables = ["summary", "sensitivity", "main_effects"]
         .into_iter()
@@ -2256,7 +2258,7 @@ fn safe_url(url: &str) -> bool {
 }
 
 /// `index.md` as one HTML file, the SVG plots inlined.
-fn html(md: &str, plot_dir: &Path, plot_files: &[String]) -> String {
+fn html(md: &str, plot_dirs: &[PathBuf], plot_files: &[String]) -> String {
     use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd, html::push_html};
     // The Markdown holds user text (zip labels, axis names and levels):
     // raw HTML in it becomes text (escaped by push_html), and links and
@@ -2285,7 +2287,9 @@ fn html(md: &str, plot_dir: &Path, plot_files: &[String]) -> String {
         let Some(len) = body[start..].find("/>") else {
             continue;
         };
-        let svg = std::fs::read_to_string(plot_dir.join(format!("{stem}.svg"))).unwrap_or_default();
+        let svg = (plot_dirs.iter())
+            .find_map(|d| std::fs::read_to_string(d.join(format!("{stem}.svg"))).ok())
+            .unwrap_or_default();
         let svg = svg.find("<svg").map_or("", |i| &svg[i..]);
         body.replace_range(
             start..start + len + 2,
@@ -3081,7 +3085,7 @@ mod tests {
     #[test]
     fn a_heading_after_a_collapsed_block_is_a_heading() {
         let md = collapsed("2 plots", "body") + "### Next\n";
-        let page = html(&md, Path::new("/nonexistent"), &[]);
+        let page = html(&md, &[PathBuf::from("/nonexistent")], &[]);
         assert!(page.contains("<h3>Next</h3>"), "{page}");
     }
 

@@ -286,6 +286,10 @@ fn read(dir: &Path, metrics: &[String]) -> Result<Side, DiffError> {
         Ok((0..c.len())
             .map(|i| match c.get(i) {
                 Ok(AnyValue::Null) => None,
+                // Floats exactly (shortest round trip): the levels pair
+                // the points, and Polars' display rounds to 6 decimals.
+                Ok(AnyValue::Float64(x)) => Some(x.to_string()),
+                Ok(AnyValue::Float32(x)) => Some(x.to_string()),
                 Ok(v) => Some(v.get_str().map_or_else(|| v.to_string(), str::to_string)),
                 Err(_) => None,
             })

@@ -227,20 +227,23 @@ fn why_not_recovered(r: &sim_core::RunResult) -> Option<analysis::why::Diagnosis
 }
 
 fn print_traces(scenarios: &[ValidScenario], seed: u64, user: u32, json: bool) -> ExitCode {
+    // Strategies may see different numbers of users (closed loops,
+    // redelivery): one without this user is said, the others traced; with
+    // none, the number is no user at all, a mistyped argument.
+    let mut traced = 0;
+    let mut missing = Vec::new();
     for s in scenarios {
         let steps = match sim_core::trace(s, seed, user) {
             Ok((run, steps)) if steps.is_empty() => {
-                // Users are numbered in order of arrival, so a number at or
-                // past the count is no user at all: a mistyped argument.
                 let arrived = match run.users {
                     0 => "none arrived before the horizon".to_string(),
                     n => format!("{n} arrived before the horizon, numbered 0 to {}", n - 1),
                 };
-                eprintln!(
-                    "error: --trace {user}: `{}` seed {seed} has no user request {user}; {arrived}",
+                missing.push(format!(
+                    "`{}` seed {seed} has no user request {user}; {arrived}",
                     s.strategy
-                );
-                return ExitCode::FAILURE;
+                ));
+                continue;
             }
             Ok((_, steps)) => steps,
             Err(e) => {
@@ -248,6 +251,7 @@ fn print_traces(scenarios: &[ValidScenario], seed: u64, user: u32, json: bool) -
                 return ExitCode::FAILURE;
             }
         };
+        traced += 1;
         if json {
             for step in &steps {
                 let mut line = serde_json::to_value(step).expect("a trace step serializes");
@@ -259,7 +263,15 @@ fn print_traces(scenarios: &[ValidScenario], seed: u64, user: u32, json: bool) -
             print!("{}", render_trace(&s.strategy, seed, user, &steps));
         }
     }
-    ExitCode::SUCCESS
+    let kind = if traced == 0 { "error" } else { "note" };
+    for m in &missing {
+        eprintln!("{kind}: --trace {user}: {m}");
+    }
+    if traced == 0 {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 /// The trace as a table, then how long work went on after the user's

@@ -1147,6 +1147,12 @@ horizon_s = 35
             .unwrap()
             .contains("## Boundary")
     );
+    // The boundary's plot, drawn by refine beside the report's, is inlined.
+    let html = std::fs::read_to_string(Path::new(&out).join("analysis/index.html")).unwrap();
+    assert!(
+        !html.contains("<div class=\"plot\"></div>"),
+        "an empty plot"
+    );
     // Everything is reused the second time, with the grid's comments and
     // spacing edited too.
     let text = std::fs::read_to_string(&grid).unwrap();
@@ -1304,7 +1310,7 @@ fn one_traces_a_user_request_and_reports_the_overrun() {
     assert_eq!(first_send["t_s"], 0.1);
     // A user past the last to arrive is a mistyped number, not an empty story.
     let o = sweep(&["one", "--scenario", scenario, "--trace", "11"]);
-    assert!(!o.status.success());
+    assert_eq!(o.status.code(), Some(2));
     assert_eq!(
         stderr(&o).trim_end(),
         "error: --trace 11: `custom` seed 1 has no user request 11; 11 arrived before the horizon, numbered 0 to 10"
