@@ -704,9 +704,9 @@ fn cell(metric: &str, e: &Effect) -> String {
 }
 
 /// A user's text (a level, a strategy's name) as Markdown that shows it
-/// as written: the characters Markdown reads as links, emphasis, HTML or
-/// escapes are escaped (an underscore only where it can open or close
-/// emphasis, so that `svc_b` stays as it reads).
+/// as written: the characters Markdown reads as links, emphasis, code
+/// spans, HTML or escapes are escaped (an underscore only where it can
+/// open or close emphasis, so that `svc_b` stays as it reads).
 pub fn markdown_text(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());
@@ -716,7 +716,7 @@ pub fn markdown_text(text: &str) -> String {
                 .is_some_and(|c| c.is_alphanumeric())
         };
         let escaped = match c {
-            '\\' | '[' | ']' | '*' | '<' | '&' => true,
+            '\\' | '[' | ']' | '*' | '<' | '&' | '`' => true,
             '_' => !(word(i.checked_sub(1)) && word(Some(i + 1))),
             _ => false,
         };
@@ -778,7 +778,7 @@ mod tests {
         (text, markup)
     }
 
-    /// A user's text reads as written: no link, emphasis, HTML or entity
+    /// A user's text reads as written: no link, emphasis, code span, HTML or entity
     /// is made of it, and an underscore inside a word is left alone.
     #[test]
     fn a_user_s_text_reads_as_written() {
@@ -794,6 +794,7 @@ mod tests {
             "a &amp; b",
             "deadline_budget",
             "30 s, cap 10",
+            "a `code` span",
         ] {
             assert_eq!(
                 shown(&markdown_text(label)),

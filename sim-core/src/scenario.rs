@@ -1399,7 +1399,7 @@ impl Scenario {
 }
 
 /// serde's message with the kinds of value a scenario's user knows
-/// ("expected a whole number >= 0", not "expected u32").
+/// ("expected a whole number from 0 to 4294967295", not "expected u32").
 fn in_plain_words(message: &str) -> String {
     let (told, expected) = match message.rsplit_once(", expected ") {
         Some((told, expected)) => (told, Some(expected)),
@@ -1411,7 +1411,11 @@ fn in_plain_words(message: &str) -> String {
         return told;
     };
     let expected = match expected {
-        "u8" | "u16" | "u32" | "u64" | "usize" => "a whole number >= 0",
+        // With its bounds: a number too large is refused too.
+        "u8" => "a whole number from 0 to 255",
+        "u16" => "a whole number from 0 to 65535",
+        "u32" => "a whole number from 0 to 4294967295",
+        "u64" | "usize" => "a whole number from 0 to 18446744073709551615",
         "i8" | "i16" | "i32" | "i64" | "isize" => "a whole number",
         "f32" | "f64" => "a number",
         "a sequence" => "a list",

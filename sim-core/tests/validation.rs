@@ -201,7 +201,7 @@ backoff_base_s = 0.05
 retry_on = ["timeout", "bogus"]
 
 [[tiers]]
-slots = 10
+slots = 5000000000
 service = { dist = "weibull", mean_s = 0.02 }
 "#;
     let problems = sim_core::Scenario::from_toml(text, "my.toml").unwrap_err();
@@ -223,11 +223,15 @@ service = { dist = "weibull", mean_s = 0.02 }
             ("line 7, column 1", "did you mean `rate_per_s`?"),
             (
                 "line 11, column 15",
-                "invalid value: integer `-1`, expected a whole number >= 0"
+                "invalid value: integer `-1`, expected a whole number from 0 to 4294967295"
             ),
             (
                 "line 14, column 24",
                 "unknown variant `bogus`, expected one of `timeout`, `overload`, `error`, `expired`, `refused`"
+            ),
+            (
+                "line 17, column 9",
+                "invalid value: integer `5000000000`, expected a whole number from 0 to 4294967295"
             ),
             (
                 "line 18, column 20",
@@ -244,6 +248,7 @@ service = { dist = "weibull", mean_s = 0.02 }
         .replace("-1", "1")
         .replace(", \"bogus\"", "")
         .replace("weibull", "constant")
+        .replace("5000000000", "10")
         .replace("[[tiers]]\n", "[[tiers]]\nname = \"a\"\n");
     assert!(sim_core::Scenario::from_toml(&fixed, "my.toml").is_ok());
     let one = fixed.replace("slots = 10", "slots = 10.5");

@@ -14,6 +14,7 @@
 
 use crate::error::{DiffError, Error};
 use crate::store::{Check, Store};
+use analysis::tables::markdown_text;
 use clap::Args;
 use polars::prelude::*;
 use std::collections::HashMap;
@@ -39,13 +40,13 @@ struct Side {
     /// levels (by axis) and results.
     axes: Vec<String>,
     rows: Vec<(String, u64, Vec<String>, Run)>,
-    /// Points in grid order, by their levels as `path=value` over both
-    /// sweeps' axes ([`Side::pair_by`]).
-    points: Vec<String>,
+    /// Points in grid order, each by its levels over both sweeps' axes
+    /// ([`Side::pair_by`]), and its label (`path=value ...`).
+    points: Vec<(Levels, String)>,
     /// Point -> its seeds.
-    by_point: HashMap<String, Vec<u64>>,
+    by_point: HashMap<Levels, Vec<u64>>,
     /// (point, seed) -> the run's results.
-    runs: HashMap<(String, u64), Run>,
+    runs: HashMap<(Levels, u64), Run>,
     /// The client group whose users its user-level metrics are
     /// (`[report] group`; `None`: every user's).
     group: Option<String>,
@@ -54,6 +55,11 @@ struct Side {
     scenario: (String, String),
     fixed: Vec<(String, String)>,
 }
+
+/// A point's values at the paths that pair the points, in their order:
+/// compared value by value (a joined label could read alike for two
+/// points whose levels hold the separator).
+type Levels = Vec<String>;
 
 /// What is compared of one run.
 struct Run {
@@ -104,11 +110,11 @@ fn run(args: &DiffArgs) -> Result<ExitCode, DiffError> {
     let mut changed: Vec<[String; 3]> = Vec::new();
     let mut moved: Vec<Moved> = Vec::new();
     let mut undefined: Vec<[String; 3]> = Vec::new();
-    for label in &a.points {
-        let runs: Vec<(&Run, &Run)> = a.by_point[label]
+    for (levels, label) in &a.points {
+        let runs: Vec<(&Run, &Run)> = a.by_point[levels]
             .iter()
             .filter_map(|seed| {
-                let key = (label.clone(), *seed);
+                let key = (levels.clone(), *seed);
                 Some((&a.runs[&key], b.runs.get(&key)?))
             })
             .collect();
@@ -380,33 +386,35 @@ impl Side {
     /// with the same levels (a design's axes not among the columns) could
     /// not be paired.
     fn pair_by(&mut self, paths: &[String]) -> Result<(), DiffError> {
-        let mut id_of: HashMap<String, String> = HashMap::new();
+        let mut id_of: HashMap<Levels, String> = HashMap::new();
         for (point, seed, levels, run) in std::mem::take(&mut self.rows) {
-            let label = (paths.iter())
-                .map(|p| {
-                    let value = match self.axes.iter().position(|a| a == p) {
-                        Some(k) => levels[k].clone(),
-                        None => self.fixed_value(p),
-                    };
-                    format!("{p}={value}")
+            let key: Levels = (paths.iter())
+                .map(|p| match self.axes.iter().position(|a| a == p) {
+                    Some(k) => levels[k].clone(),
+                    None => self.fixed_value(p),
                 })
-                .collect::<Vec<_>>()
-                .join(" ");
-            match id_of.get(&label) {
+                .collect();
+            let label = || {
+                (paths.iter().zip(&key))
+                    .map(|(p, value)| format!("{p}={value}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            match id_of.get(&key) {
                 Some(id) if *id != point => {
                     return Err(DiffError::SameLevels {
                         dir: self.dir.clone(),
-                        point: label,
+                        point: label(),
                     });
                 }
                 Some(_) => {}
                 None => {
-                    id_of.insert(label.clone(), point);
-                    self.points.push(label.clone());
+                    id_of.insert(key.clone(), point);
+                    self.points.push((key.clone(), label()));
                 }
             }
-            self.by_point.entry(label.clone()).or_default().push(seed);
-            self.runs.insert((label, seed), run);
+            self.by_point.entry(key.clone()).or_default().push(seed);
+            self.runs.insert((key, seed), run);
         }
         Ok(())
     }
@@ -421,12 +429,12 @@ fn shown(value: Option<String>) -> String {
 /// set on one side only or to another value, as `path: A -> B`.
 fn settings_changed(a: &Side, b: &Side) -> Vec<String> {
     let mut changed = Vec::new();
+    // By content: the same file named another way (`./s.toml`, a copy)
+    // changes nothing.
     match (&a.scenario, &b.scenario) {
+        ((_, ia), (_, ib)) if ia == ib => {}
         ((na, _), (nb, _)) if na != nb => changed.push(format!("scenario: {na} -> {nb}")),
-        ((name, ia), (_, ib)) if ia != ib => {
-            changed.push(format!("scenario: {name}, its content edited"));
-        }
-        _ => {}
+        ((name, _), _) => changed.push(format!("scenario: {name}, its content edited")),
     }
     // A path either sweep varies is in the points' levels instead.
     let mut paths: Vec<&String> = (a.fixed.iter().chain(&b.fixed))
@@ -448,8 +456,8 @@ fn settings_changed(a: &Side, b: &Side) -> Vec<String> {
 fn check_same_points(args: &DiffArgs, a: &Side, b: &Side) -> Result<(), DiffError> {
     let only = |x: &Side, y: &Side| -> Vec<String> {
         (x.points.iter())
-            .filter(|p| !y.by_point.contains_key(*p))
-            .cloned()
+            .filter(|(levels, _)| !y.by_point.contains_key(levels))
+            .map(|(_, label)| label.clone())
             .collect()
     };
     let (only_a, only_b) = (only(a, b), only(b, a));
@@ -509,7 +517,7 @@ fn report_markdown(
     if !changed.is_empty() {
         md.push_str("## Changed outcome\n\n| point | A | B |\n|---|---|---|\n");
         for [p, oa, ob] in changed {
-            md.push_str(&format!("| {p} | {oa} | {ob} |\n"));
+            md.push_str(&format!("| {} | {oa} | {ob} |\n", markdown_text(p)));
         }
         md.push('\n');
     }
@@ -521,7 +529,7 @@ fn report_markdown(
             });
             md.push_str(&format!(
                 "| {} | {} | {:.3} | {:.3} | {:+.3} {ci} |\n",
-                m.point,
+                markdown_text(&m.point),
                 m.metric,
                 m.a,
                 m.b,
@@ -533,7 +541,7 @@ fn report_markdown(
     if !undefined.is_empty() {
         md.push_str("## Defined on one side only\n\n| point | metric | runs |\n|---|---|---|\n");
         for [p, m, n] in undefined {
-            md.push_str(&format!("| {p} | {m} | {n} |\n"));
+            md.push_str(&format!("| {} | {m} | {n} |\n", markdown_text(p)));
         }
     }
     md
@@ -572,5 +580,70 @@ mod tests {
         );
         assert_eq!(outcome_text(&[Err(()), Err(())]), "2 failed, no ok run");
         assert_eq!(outcome_text(&[Ok(None)]), "no ok run");
+    }
+
+    /// A sweep of no runs yet, of the scenario `name` whose content is `id`.
+    fn side(name: &str, id: &str) -> Side {
+        Side {
+            dir: PathBuf::from("a"),
+            axes: Vec::new(),
+            rows: Vec::new(),
+            points: Vec::new(),
+            by_point: HashMap::new(),
+            runs: HashMap::new(),
+            group: None,
+            scenario: (name.to_string(), id.to_string()),
+            fixed: Vec::new(),
+        }
+    }
+
+    /// The scenario changed when its content did, whatever its path's
+    /// spelling; a fixed setting when its value did.
+    #[test]
+    fn the_settings_changed_are_those_whose_content_differs() {
+        let a = side("grids/s.toml", "id1");
+        let said = |b: &Side| settings_changed(&a, b);
+        assert!(said(&side("grids/./s.toml", "id1")).is_empty());
+        assert_eq!(
+            said(&side("grids/t.toml", "id2")),
+            ["scenario: grids/s.toml -> grids/t.toml"]
+        );
+        assert_eq!(
+            said(&side("grids/s.toml", "id2")),
+            ["scenario: grids/s.toml, its content edited"]
+        );
+        let b = Side {
+            fixed: vec![("svc_b.queue_cap".to_string(), "20".to_string())],
+            ..side("grids/s.toml", "id1")
+        };
+        assert_eq!(said(&b), ["svc_b.queue_cap: (the scenario's) -> 20"]);
+    }
+
+    /// Two points whose levels would read alike joined as text (a level
+    /// holding ` name=`) are two points, not one refused as repeated.
+    #[test]
+    fn points_pair_by_their_levels_not_by_their_label() {
+        let run = || Run {
+            failed: false,
+            recovered: Some(true),
+            values: Vec::new(),
+        };
+        let level = |s: &str| s.to_string();
+        let mut side = Side {
+            axes: vec![level("strategy"), level("name")],
+            rows: vec![
+                (level("p0"), 1, vec![level("x name=y"), level("z")], run()),
+                (level("p1"), 1, vec![level("x"), level("y name=z")], run()),
+                (level("p1"), 2, vec![level("x"), level("y name=z")], run()),
+            ],
+            ..side("s.toml", "id")
+        };
+        side.pair_by(&side.axes.clone()).unwrap();
+        let labels: Vec<&str> = side.points.iter().map(|(_, l)| l.as_str()).collect();
+        assert_eq!(labels, ["strategy=x name=y name=z"; 2]);
+        let seeds: Vec<usize> = (side.points.iter())
+            .map(|(levels, _)| side.by_point[levels].len())
+            .collect();
+        assert_eq!(seeds, [1, 2]);
     }
 }
