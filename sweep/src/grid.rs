@@ -101,9 +101,13 @@ impl GridFile {
             scenario,
             seeds_given: seeds.is_some(),
             seeds: typed("seeds", seeds, &mut invalid),
-            set: typed("set", set, &mut invalid).unwrap_or_default(),
-            axes: typed("axes", axes, &mut invalid).unwrap_or_default(),
-            zip: typed("zip", zip, &mut invalid).unwrap_or_default(),
+            set: typed("set", set, &mut invalid).map_or_else(Default::default, dotted_paths),
+            axes: typed("axes", axes, &mut invalid).map_or_else(Default::default, dotted_paths),
+            zip: typed::<Vec<toml::Table>>("zip", zip, &mut invalid)
+                .unwrap_or_default()
+                .into_iter()
+                .map(dotted_paths)
+                .collect(),
             report: report.map_or_else(ReportOptions::default, |r| {
                 let (options, problems) = read_report(&r);
                 for (key, reason) in problems {
@@ -115,6 +119,35 @@ impl GridFile {
         };
         (grid, errors)
     }
+}
+
+/// Paths written as TOML dotted keys, `svc_b.queue_cap = 10` without the
+/// quotes, which TOML reads as a table `svc_b = { queue_cap = 10 }`, as
+/// the paths they spell: a key that is no parameter and holds a table is
+/// that table's keys under it (no parameter takes a table), unless it is
+/// an axis's range or sampled interval (of a misspelt parameter, then:
+/// named as written).
+fn dotted_paths(table: toml::Table) -> toml::Table {
+    fn under(prefix: &str, table: toml::Table, paths: &mut toml::Table) {
+        for (key, value) in table {
+            let path = format!("{prefix}{key}");
+            match value {
+                Value::Table(inner)
+                    if params::param_of(&path).is_none()
+                        && !design::is_sampled(&inner)
+                        && !axis_range::is_range(&inner) =>
+                {
+                    under(&format!("{path}."), inner, paths)
+                }
+                value => {
+                    paths.insert(path, value);
+                }
+            }
+        }
+    }
+    let mut paths = toml::Table::new();
+    under("", table, &mut paths);
+    paths
 }
 
 /// `table.key` as `of` reads it; a value it cannot read is a problem
@@ -376,12 +409,14 @@ pub struct Grid {
 
 /// The report table's metric names (`metrics`, each reference's metric,
 /// the PRIM outcome) against the runs table's metrics `schema`, and each
-/// reference's point against the axes.
+/// reference's point and slice against the axes (`design`: the last
+/// dimension is a sampled design).
 fn report_errors(
     file: &Path,
     report: &ReportOptions,
     schema: &[sim_core::Metric],
     dimensions: &[Dimension],
+    design: bool,
 ) -> Vec<GridError> {
     let invalid = |key: &str, reason: String| GridError::Invalid {
         file: file.to_path_buf(),
@@ -409,17 +444,13 @@ fn report_errors(
                 format!("`{}` is not a metric of this scenario{hint}", r.metric),
             ));
         }
-        for pair in r.point.split(',') {
-            let path = pair.split_once('=').map(|(p, _)| p.trim());
-            if !path.is_some_and(|p| dimensions.iter().any(|d| d.paths.iter().any(|a| a == p))) {
-                errors.push(invalid(
-                    &format!("{key}.point"),
-                    format!(
-                        "`{}` is not `path=level` with a path of this grid's axes",
-                        pair.trim()
-                    ),
-                ));
-            }
+        for reason in point_errors(&r.point, dimensions, design) {
+            errors.push(invalid(&format!("{key}.point"), reason));
+        }
+    }
+    for (i, slice) in report.slices.iter().enumerate() {
+        for reason in point_errors(slice, dimensions, design) {
+            errors.push(invalid(&format!("report.slices[{i}]"), reason));
         }
     }
     if let Some(g) = &report.group {
@@ -531,6 +562,66 @@ fn same_setting(key: &str, a: &Value, b: &Value) -> bool {
                     .all(|(v, w)| canonical(path, v) == canonical(path, w))
         }
         _ => canonical(path, a) == canonical(path, b),
+    }
+}
+
+/// What is wrong with a point as `[report] slices` and
+/// `[[report.reference]]` name one, `path=level, path=level`: each pair
+/// must name an axis and one of its levels, as the report labels them (a
+/// zip group's level by its name; a sampled design's levels are not
+/// named).
+fn point_errors(spec: &str, dimensions: &[Dimension], design: bool) -> Vec<String> {
+    let listed = &dimensions[..dimensions.len() - usize::from(design)];
+    let mut errors = Vec::new();
+    for pair in spec.split(',') {
+        let Some((path, level)) = pair.split_once('=').map(|(p, l)| (p.trim(), l.trim())) else {
+            errors.push(format!("`{}` is not `path=level`", pair.trim()));
+            continue;
+        };
+        let Some(d) = dimensions
+            .iter()
+            .position(|d| d.paths.iter().any(|a| a == path))
+        else {
+            errors.push(format!("`{path}` is not a path of this grid's axes"));
+            continue;
+        };
+        let Some(d) = listed.get(d) else {
+            continue;
+        };
+        let column = match d.paths.iter().position(|p| p == "name") {
+            Some(name) => name,
+            None if d.paths.len() == 1 => 0,
+            // Labelled by all its values together: not one path's.
+            None => continue,
+        };
+        if d.paths[column] != path {
+            errors.push(format!(
+                "`{path}` is zipped with `name`: its levels are named by `name` (e.g. `name={}`)",
+                level_label(path, &d.levels[0][column])
+            ));
+            continue;
+        }
+        let labels: Vec<String> = (d.levels.iter())
+            .map(|l| level_label(path, &l[column]))
+            .collect();
+        if !labels.iter().any(|l| l == level) {
+            errors.push(format!(
+                "`{level}` is not a level of `{path}` (its levels: {})",
+                labels.join(", ")
+            ));
+        }
+    }
+    errors
+}
+
+/// A level as the report labels it: the value as written, whole numbers
+/// without a decimal point, `unbounded` for a cap without a bound.
+fn level_label(path: &str, v: &Value) -> String {
+    match v {
+        Value::String(_) if canonical(path, v) == "\"unbounded\"" => "unbounded".to_string(),
+        Value::String(s) => s.clone(),
+        Value::Float(x) => analysis::load::number(*x),
+        other => other.to_string(),
     }
 }
 
@@ -923,6 +1014,10 @@ impl Grid {
                     &format!("axes.\"{k}\""),
                     "empty axis: give at least one level".into(),
                 ),
+                Value::Array(levels) if k == "name" && levels.len() > 1 => err(
+                    "axes.\"name\"",
+                    "`name` labels the scenario and changes nothing it runs: its levels would run the same model; to label levels of other parameters, zip them with it ([[zip]])".into(),
+                ),
                 Value::Array(levels) => {
                     if k == "strategy" {
                         for label in levels.iter().filter_map(Value::as_str) {
@@ -990,8 +1085,27 @@ impl Grid {
                     ),
                 }
             }
+            // The report labels a group's level by its name: two levels
+            // of one name would be pooled as one point.
+            if let Some((_, names)) = lists.iter().find(|(k, _)| k == "name") {
+                for (i, n) in names.iter().enumerate() {
+                    if names[..i].contains(n) {
+                        err(
+                            &format!("{key}.\"name\""),
+                            format!(
+                                "{n} names two levels: each level of a zip group needs a name of its own (the report tells the levels apart by it)"
+                            ),
+                        );
+                    }
+                }
+            }
             let lens: Vec<usize> = lists.iter().map(|(_, l)| l.len()).collect();
-            if lists.is_empty() {
+            if !lists.is_empty() && lists.iter().all(|(k, _)| k == "name") {
+                err(
+                    &key,
+                    "a zip group of `name` alone varies nothing (`name` labels the scenario): its levels would run the same model; zip the parameters the name stands for with it".into(),
+                );
+            } else if lists.is_empty() {
                 err(&key, "empty zip group".into());
             } else if lens.contains(&0) {
                 err(&key, "empty axis in a zip group".into());
@@ -1150,6 +1264,28 @@ impl Grid {
                 errors.push(invalid(
                     &format!("report.{key}"),
                     format!("`{a}` is not an axis of this grid"),
+                ));
+            }
+        }
+        // The heatmap's two sides and its panels are three different axes.
+        let (x, y, panels) = (
+            &raw.report.heatmap_x,
+            &raw.report.heatmap_y,
+            &raw.report.panels,
+        );
+        for (key, axis, others) in [
+            ("heatmap_y", y, [("heatmap_x", x)].as_slice()),
+            (
+                "panels",
+                panels,
+                [("heatmap_x", x), ("heatmap_y", y)].as_slice(),
+            ),
+        ] {
+            let Some(a) = axis else { continue };
+            if let Some((other, _)) = others.iter().find(|(_, o)| o.as_ref() == Some(a)) {
+                errors.push(invalid(
+                    &format!("report.{key}"),
+                    format!("`{a}` is {other} too: the heatmap's sides and its panels are three different axes"),
                 ));
             }
         }
@@ -1314,6 +1450,7 @@ impl Grid {
                 &grid.report,
                 &schema,
                 &grid.dimensions,
+                grid.design.is_some(),
             ));
             // The points' own problems (rules between fields), at the
             // points left without the levels refused above: points of the
@@ -1349,12 +1486,19 @@ impl Grid {
                     &grid.report,
                     &schema,
                     &grid.dimensions,
+                    grid.design.is_some(),
                 ));
                 e
             },
         )?;
         // Against every point's metrics: a replicas axis adds some.
-        let report = report_errors(&file, &grid.report, &checked.metrics, &grid.dimensions);
+        let report = report_errors(
+            &file,
+            &grid.report,
+            &checked.metrics,
+            &grid.dimensions,
+            grid.design.is_some(),
+        );
         if !report.is_empty() {
             return Err(GridErrors(report));
         }

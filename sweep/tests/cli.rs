@@ -989,19 +989,33 @@ fn published_figures_are_checked_and_shown_beside_the_model() {
     let bad = write_grid(
         dir,
         &format!(
-            "{}\n{}{}",
+            "{}\n[report]\nslices = [\"svc_b.queue_cap=unbounded\", \"svc_b.queue_cap=17, strategy=naive\"]\n{}{}{}",
             small_grid(1),
             reference("strategy=naive", "users_okk"),
-            reference("svc_b.slots=4", "users_ok")
+            reference("svc_b.slots=4", "users_ok"),
+            reference("strategy=protectd", "users_ok")
         ),
     );
     let err = stderr(&sweep(&["plan", &bad]));
+    // Each pair names an axis and one of its levels, as the report labels
+    // them (a null cap `unbounded`), before any run.
+    assert!(
+        err.contains("grid.toml: report.reference[2].point: `protectd` is not a level of `strategy` (its levels: naive, protected)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("grid.toml: report.slices[1]: `17` is not a level of `svc_b.queue_cap` (its levels: 16, unbounded)"),
+        "{err}"
+    );
+    assert!(!err.contains("report.slices[0]"), "{err}");
     assert!(
         err.contains("grid.toml: report.reference[0].metric: `users_okk` is not a metric of this scenario; did you mean `users_ok`?"),
         "{err}"
     );
     assert!(
-        err.contains("grid.toml: report.reference[1].point: `svc_b.slots=4` is not `path=level` with a path of this grid's axes"),
+        err.contains(
+            "grid.toml: report.reference[1].point: `svc_b.slots` is not a path of this grid's axes"
+        ),
         "{err}"
     );
     let good = write_grid(
@@ -1465,6 +1479,65 @@ fn a_label_that_would_break_a_table_is_refused() {
             "axes.strategy: \"pro|tected\": a strategy labels its level in the report's tables: it may not hold `|`",
             "report.reference[0].note: a note is a cell in the report's tables: it may not hold `|`",
         ],
+    );
+}
+
+/// Levels the report could not tell apart, or that run the same model,
+/// are refused before any run: two levels of a zip group under one name
+/// (its figures would pool them), a zip group or an axis of `name` alone
+/// (it labels the scenario and changes nothing), and a heatmap whose
+/// sides or panels are one axis.
+#[test]
+fn levels_the_report_could_not_tell_apart_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = small_grid(1).replace("[[zip]]\n", "[[zip]]\nname = [\"a\", \"a\"]\n")
+        + "[[zip]]\nname = [\"x\", \"y\"]\n"
+        + "[report]\nheatmap_x = \"strategy\"\nheatmap_y = \"svc_b.queue_cap\"\npanels = \"svc_b.queue_cap\"\n";
+    let o = sweep(&["plan", &write_grid(tmp.path(), &text)]);
+    assert_fails(
+        &o,
+        &[
+            "zip[0].\"name\": \"a\" names two levels: each level of a zip group needs a name of its own",
+            "zip[1]: a zip group of `name` alone varies nothing",
+            "report.panels: `svc_b.queue_cap` is heatmap_y too",
+        ],
+    );
+    let axis = small_grid(1).replace("[axes]\n", "[axes]\nname = [\"x\", \"y\"]\n");
+    let o = sweep(&["plan", &write_grid(tmp.path(), &axis)]);
+    assert_fails(
+        &o,
+        &["axes.\"name\": `name` labels the scenario and changes nothing it runs"],
+    );
+}
+
+/// A path written as a TOML dotted key without its quotes
+/// (`svc_b.queue_cap = 16`, which TOML reads as a table `svc_b`) is the
+/// path it spells, in `[set]`, `[axes]` and `[[zip]]`: the plan is the
+/// quoted grid's; a misspelt one is named as the path, with a hint.
+#[test]
+fn unquoted_dotted_paths_are_the_paths_they_spell() {
+    let tmp = tempfile::tempdir().unwrap();
+    let quoted = small_grid(1);
+    let unquoted = quoted
+        .replace("\"client.duration_s\"", "client.duration_s")
+        .replace("\"svc_b.queue_cap\"", "svc_b.queue_cap")
+        .replace("\"svc_a.max_retries\"", "svc_a.max_retries");
+    assert_ne!(quoted, unquoted);
+    let plan = |text: &str, file: &str| {
+        let o = sweep(&["plan", &write_grid_as(tmp.path(), file, text)]);
+        assert_ok(&o);
+        // The points, not the timing of the calibration runs.
+        (stdout(&o).lines())
+            .filter(|l| !l.starts_with("estimated"))
+            .map(|l| l.replace(file, "grid.toml"))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(plan(&unquoted, "a.toml"), plan(&quoted, "b.toml"));
+    let misspelt = unquoted.replace("client.duration_s", "client.duraton_s");
+    let o = sweep(&["plan", &write_grid_as(tmp.path(), "c.toml", &misspelt)]);
+    assert_fails(
+        &o,
+        &["set.\"client.duraton_s\" = 4: unknown parameter; did you mean `client.duration_s`?"],
     );
 }
 
