@@ -1437,6 +1437,25 @@ fn apply_preset(scenario: &mut Scenario, value: &Value) -> Result<(), ConfigErro
     Ok(())
 }
 
+/// Every problem of the scenario's presets, used or not, each naming its
+/// preset, path and value: a scenario file's presets are checked when it
+/// is read, as the rest of the file is, and not first when a grid picks one.
+pub fn preset_errors(scenario: &Scenario) -> Vec<ConfigError> {
+    let mut errors = Vec::new();
+    for (name, preset) in &scenario.presets {
+        let overrides: Vec<(&str, &Value)> = preset.iter().map(|(k, v)| (k.as_str(), v)).collect();
+        if let Err(problems) = write_all(&mut scenario.clone(), &overrides) {
+            errors.extend(problems.into_iter().map(|e| {
+                let value = preset
+                    .get(&e.path)
+                    .map_or(String::new(), |v| format!(" = {v}"));
+                ConfigError::new(format!("presets.{name}.\"{}\"{value}", e.path), e.message)
+            }));
+        }
+    }
+    errors
+}
+
 /// Writes every valid override into the serialized scenario, then
 /// deserializes it back; returns the others' problems. The valid ones are
 /// written all the same, so that a caller reporting every problem checks

@@ -1239,7 +1239,13 @@ impl Scenario {
         let mut taken: Vec<(std::ops::Range<usize>, String)> = Vec::new();
         loop {
             let e = match Scenario::deserialize(toml::de::Deserializer::from(root.clone())) {
-                Ok(scenario) if problems.is_empty() => return Ok(scenario),
+                Ok(scenario) if problems.is_empty() => {
+                    let presets = crate::params::preset_errors(&scenario);
+                    return match presets.is_empty() {
+                        true => Ok(scenario),
+                        false => Err(presets.iter().map(|e| format!("{origin}: {e}")).collect()),
+                    };
+                }
                 Ok(_) => return Err(problems),
                 Err(e) => e,
             };

@@ -257,6 +257,34 @@ service = { dist = "weibull", mean_s = 0.02 }
     assert!(problems[0].contains("line 17, column 9"), "{problems:#?}");
 }
 
+/// A scenario file's presets are checked when it is read, every problem
+/// of every preset, the ones no grid uses too: a mistake in one would
+/// otherwise surface only in the sweep that first picks it, one at a time.
+#[test]
+fn every_problem_of_every_preset_is_said_when_the_file_is_read() {
+    let text = sim_core::resolve("ch37", &[]).unwrap().to_toml();
+    let bad = text
+        .replace(
+            "[presets.deadline]\n",
+            "[presets.deadline]\n\"svc_b.slots\" = -3\n",
+        )
+        .replace(
+            "[presets.naive]\n",
+            "[presets.naive]\n\"client.propagate_deadlin\" = false\n\"svc_b.slots\" = \"many\"\n",
+        );
+    assert_ne!(bad, text);
+    let problems = sim_core::Scenario::from_toml(&bad, "my.toml").unwrap_err();
+    assert_eq!(
+        problems,
+        [
+            "my.toml: presets.deadline.\"svc_b.slots\" = -3: must be >= 1, got -3",
+            "my.toml: presets.naive.\"client.propagate_deadlin\" = false: unknown parameter; did you mean `client.propagate_deadline`?",
+            "my.toml: presets.naive.\"svc_b.slots\" = \"many\": expected an integer, got string \"many\"",
+        ]
+    );
+    assert!(sim_core::Scenario::from_toml(&text, "my.toml").is_ok());
+}
+
 #[test]
 fn chain_shape_is_checked() {
     let mut s = common::load("ch37");

@@ -81,14 +81,16 @@ impl SampleTable {
         let before = errors.len();
         crate::grid::unknown_keys(t, "sample", &SAMPLE_KEYS, errors);
         let count = |v: &Value| v.as_integer().and_then(|i| u64::try_from(i).ok());
-        let int = "an integer >= 0";
-        let n = field(t, "sample", "n", int, count, errors);
-        let seed = field(t, "sample", "seed", int, count, errors);
-        let replicates = field(t, "sample", "replicates", int, count, errors);
-        let levels = field(t, "sample", "levels", int, count, errors);
-        let initial = field(t, "sample", "initial", int, count, errors);
-        let batch = field(t, "sample", "batch", int, count, errors);
-        let candidates = field(t, "sample", "candidates", int, count, errors);
+        // The bound each type error names is the one the later checks hold
+        // the value to, so that mending one message does not meet another.
+        let (whole, positive) = ("an integer >= 0", "an integer >= 1");
+        let n = field(t, "sample", "n", positive, count, errors);
+        let seed = field(t, "sample", "seed", whole, count, errors);
+        let replicates = field(t, "sample", "replicates", positive, count, errors);
+        let levels = field(t, "sample", "levels", "an even integer >= 2", count, errors);
+        let initial = field(t, "sample", "initial", positive, count, errors);
+        let batch = field(t, "sample", "batch", positive, count, errors);
+        let candidates = field(t, "sample", "candidates", positive, count, errors);
         let second_order = field(
             t,
             "sample",
@@ -192,6 +194,9 @@ pub fn parse(sample: &Value, axes: &[(String, toml::Table)]) -> Result<SampleDes
         });
     };
     let k = parsed.len();
+    // The axes given but refused above are sampled axes too: saying none
+    // was given would send the user looking for the wrong mistake.
+    let given = axes.len();
     let mut bad = |key: &str, reason: String| errors.push((format!("sample.{key}"), reason));
     if !["lhs", "sobol", "morris", "boundary"].contains(&t.method.as_str()) {
         bad(
@@ -202,7 +207,7 @@ pub fn parse(sample: &Value, axes: &[(String, toml::Table)]) -> Result<SampleDes
             ),
         );
     }
-    if k == 0 {
+    if given == 0 {
         errors.push((
             "axes".into(),
             "[sample] needs at least one sampled axis, e.g. \"svc_b.slow.duration_s\" = { min = 1, max = 30 }".into(),

@@ -100,7 +100,7 @@ impl GridFile {
             name,
             scenario,
             seeds_given: seeds.is_some(),
-            seeds: typed("seeds", seeds, &mut invalid),
+            seeds: seeds.and_then(|v| read_seeds(v, &mut invalid)),
             set: typed("set", set, &mut invalid).map_or_else(Default::default, dotted_paths),
             axes: typed("axes", axes, &mut invalid).map_or_else(Default::default, dotted_paths),
             zip: typed::<Vec<toml::Table>>("zip", zip, &mut invalid)
@@ -333,17 +333,67 @@ fn read_report(value: &Value) -> (ReportOptions, Vec<(String, String)>) {
     (options, errors)
 }
 
-/// `seeds = [1, 2, 7]` or `seeds = { first = 1, count = 20 }`; a wrong
-/// value says what is expected (not serde's "untagged enum").
-#[derive(Debug, serde::Deserialize)]
-#[serde(
-    untagged,
-    deny_unknown_fields,
-    expecting = "a list of seeds (integers >= 0, e.g. [1, 2, 7]) or { first = 1, count = 20 }, with no other key"
-)]
+/// `seeds = [1, 2, 7]` or `seeds = { first = 1, count = 20 }`.
+#[derive(Debug)]
 enum Seeds {
     List(Vec<u64>),
     Range { first: u64, count: u64 },
+}
+
+/// The grid's `seeds`, each wrong part named on its own (the element of a
+/// list, the key of a range), which an untagged serde enum cannot do.
+fn read_seeds(value: Value, invalid: &mut impl FnMut(&str, String)) -> Option<Seeds> {
+    let seed = |v: &Value| v.as_integer().and_then(|i| u64::try_from(i).ok());
+    match value {
+        Value::Array(items) => {
+            let mut list = Vec::with_capacity(items.len());
+            for (i, item) in items.iter().enumerate() {
+                match seed(item) {
+                    Some(s) => list.push(s),
+                    None => invalid(
+                        &format!("seeds[{i}]"),
+                        format!("a seed is an integer >= 0, got {item}"),
+                    ),
+                }
+            }
+            (list.len() == items.len()).then_some(Seeds::List(list))
+        }
+        Value::Table(t) => {
+            const KEYS: [&str; 2] = ["first", "count"];
+            let mut ok = true;
+            for key in t.keys().filter(|k| !KEYS.contains(&k.as_str())) {
+                ok = false;
+                let hint = sim_core::params::closest(key, KEYS)
+                    .map_or(String::new(), |k| format!("did you mean `{k}`? "));
+                invalid(
+                    &format!("seeds.{key}"),
+                    format!("unknown key; {hint}a range of seeds is {{ first = 1, count = 20 }}"),
+                );
+            }
+            let mut get = |key: &str| {
+                let got = match t.get(key) {
+                    None => {
+                        Err("missing: a range of seeds is { first = 1, count = 20 }".to_string())
+                    }
+                    Some(v) => seed(v).ok_or(format!("must be an integer >= 0, got {v}")),
+                };
+                got.map_err(|reason| invalid(&format!("seeds.{key}"), reason))
+                    .ok()
+            };
+            let (first, count) = (get("first"), get("count"));
+            match (first, count) {
+                (Some(first), Some(count)) if ok => Some(Seeds::Range { first, count }),
+                _ => None,
+            }
+        }
+        other => {
+            invalid(
+                &format!("seeds = {other}"),
+                "expected a list of seeds (integers >= 0, e.g. [1, 2, 7]) or { first = 1, count = 20 }".into(),
+            );
+            None
+        }
+    }
 }
 
 /// One dimension of the grid: a single axis, or a zip group whose paths
@@ -424,8 +474,13 @@ fn report_errors(
         reason,
     };
     let mut errors = Vec::new();
-    for m in &report.metrics {
-        if !schema.iter().any(|s| s.name == *m) {
+    for (i, m) in report.metrics.iter().enumerate() {
+        if report.metrics[..i].contains(m) {
+            errors.push(invalid(
+                "report.metrics",
+                format!("`{m}` is listed twice: each metric has one row in the report's tables"),
+            ));
+        } else if !schema.iter().any(|s| s.name == *m) {
             let hint = sim_core::params::closest(m, schema.iter().map(|s| s.name.as_str()))
                 .map_or(String::new(), |k| format!("; did you mean `{k}`?"));
             errors.push(invalid(
@@ -702,7 +757,7 @@ pub struct Overrides {
     pub sets: Vec<String>,
     /// Add an axis, or replace the path's axis (or [set] value), with these
     /// levels: `strategy=naive,protected`, a TOML list, or a range with an
-    /// inclusive stop, `svc_a.timeout_s={start=0.5,stop=2,step=0.5}` or
+    /// inclusive stop, `svc_a.attempt_timeout_s={start=0.5,stop=2,step=0.5}` or
     /// `client.rate_per_s={start=100,stop=1000,num=4,log=true}` (exact
     /// decimals; integer parameters stay integers); repeatable.
     #[arg(long = "axis", value_name = "PATH=A,B,...")]
@@ -1089,7 +1144,14 @@ impl Grid {
             // of one name would be pooled as one point.
             if let Some((_, names)) = lists.iter().find(|(k, _)| k == "name") {
                 for (i, n) in names.iter().enumerate() {
-                    if names[..i].contains(n) {
+                    if n.as_str().is_some_and(|n| n.trim().is_empty()) {
+                        err(
+                            &format!("{key}.\"name\""),
+                            format!(
+                                "{n} is a blank name: the report would show its level as an empty cell"
+                            ),
+                        );
+                    } else if names[..i].contains(n) {
                         err(
                             &format!("{key}.\"name\""),
                             format!(
@@ -1219,10 +1281,23 @@ impl Grid {
                     } else {
                         format!(" (the same value as {})", show(&d.levels[j]))
                     };
-                    err(
-                        &format!("axes.\"{}\"", d.paths.join("\"+\"")),
-                        format!("duplicate level: level {} appears twice{same}", show(a)),
-                    );
+                    let reason = format!("duplicate level: level {} appears twice{same}", show(a));
+                    // An axis the command line gave is the flag's mistake.
+                    match (d.paths.as_slice(), d.paths.first().and_then(|p| flag_of(p))) {
+                        ([path], Some(flag)) => flag_range_errors.push(GridError::Flag {
+                            flag,
+                            arg: format!(
+                                "{path}={}",
+                                d.levels
+                                    .iter()
+                                    .map(|l| show(l))
+                                    .collect::<Vec<_>>()
+                                    .join(",")
+                            ),
+                            reason,
+                        }),
+                        _ => err(&format!("axes.\"{}\"", d.paths.join("\"+\"")), reason),
+                    }
                 }
             }
         }

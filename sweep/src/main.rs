@@ -76,7 +76,7 @@ enum Command {
 const EXIT_CODES: &str = "\
 Exit status:
   0        success, or nothing to do (the results are already complete, every run ok)
-  1        some runs failed (they are recorded, status = 'failed'; also when the results\n           were already complete, and for `merge`), the report failed, or `compare` found differences
+  1        some runs failed (they are recorded, status = 'failed'; also when the results\n           were already complete, and for `merge`), the report failed, or `compare` or `diff` found differences
   2        bad input (command line, grid, scenario, overrides) or a refused output directory
   128+N    stopped by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP); what is done is written, resume with --resume";
 

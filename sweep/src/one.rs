@@ -14,7 +14,9 @@ pub struct OneArgs {
     /// Preset (strategy) to apply; repeat for several, or `all` for each of the scenario's presets.
     #[arg(long = "preset", value_name = "NAME")]
     presets: Vec<String>,
-    #[arg(long, default_value_t = 1)]
+    // Negative numbers reach the parser, which says a seed is >= 0; clap
+    // would otherwise take `-1` for an unknown flag.
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = parse_seed)]
     seed: u64,
     /// Override a parameter (see `sweep params`); repeatable.
     #[arg(long = "set", value_name = "PATH=VALUE")]
@@ -344,4 +346,11 @@ pub fn show(args: &ShowArgs) -> Result<ExitCode, Error> {
         .map_err(config(&format!("invalid scenario `{}`", args.scenario)))?;
     print!("{}", s.to_toml());
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--seed`: the message says what a seed is, not the integer parser's
+/// "invalid digit found in string".
+fn parse_seed(text: &str) -> Result<u64, String> {
+    text.parse()
+        .map_err(|_| format!("a seed is a whole number from 0 to {}", u64::MAX))
 }

@@ -16,8 +16,9 @@ pub struct PlanArgs {
     /// Threads the estimate assumes [default: all cores].
     #[arg(long, short = 'j', value_parser = crate::runner::parse_jobs)]
     pub jobs: Option<usize>,
-    /// Runs of the calibration (spread over the grid; more is closer).
-    #[arg(long, default_value_t = 24)]
+    /// Points of the calibration spread over the grid, besides its cheapest
+    /// and dearest (one run each; more is closer).
+    #[arg(long, default_value_t = 24, value_parser = clap::value_parser!(u64).range(1..))]
     pub calibrate: u64,
     /// Print a JSON summary on stdout instead: points, runs, axes, sample
     /// points, estimate.
@@ -307,7 +308,7 @@ fn estimate(grid: &Grid, jobs: usize, calibrate: u64) -> Result<Estimate, Error>
     let by_cost = |a: &&(u64, f64), b: &&(u64, f64)| a.1.total_cmp(&b.1);
     let cheapest = costs.iter().min_by(by_cost).map_or(0, |c| c.0);
     let dearest = costs.iter().max_by(by_cost).map_or(0, |c| c.0);
-    let k = calibrate.max(1).min(n);
+    let k = calibrate.min(n);
     let mut points: Vec<u64> = vec![cheapest, dearest];
     points.extend((0..k).map(|j| j * n / k));
     points.sort_unstable();

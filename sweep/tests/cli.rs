@@ -1410,12 +1410,31 @@ fn a_seeds_range_is_exact_and_has_only_its_two_keys() {
     );
     let o = sweep(&["plan", &grid("{ first = 1, count = 3, step = 2 }")]);
     assert_eq!(o.status.code(), Some(2));
+    let file = tmp.path().join("grid.toml");
     assert_eq!(
         stderr(&o).lines().skip(1).collect::<Vec<_>>(),
         [format!(
-            "  {}: seeds = {{ first = 1, count = 3, step = 2 }}: a list of seeds (integers >= 0, e.g. [1, 2, 7]) or {{ first = 1, count = 20 }}, with no other key",
-            tmp.path().join("grid.toml").display()
+            "  {}: seeds.step: unknown key; a range of seeds is {{ first = 1, count = 20 }}",
+            file.display()
         )]
+    );
+    // Each wrong part is named: the misspelt key, the key it leaves
+    // missing, a negative first seed.
+    let o = sweep(&["plan", &grid("{ first = -1, cnt = 3 }")]);
+    assert_fails(
+        &o,
+        &[
+            "seeds.cnt: unknown key; did you mean `count`? a range of seeds is { first = 1, count = 20 }",
+            "seeds.count: missing: a range of seeds is { first = 1, count = 20 }",
+            "seeds.first: must be an integer >= 0, got -1",
+        ],
+    );
+    let o = sweep(&["plan", &grid("\"1-5\"")]);
+    assert_fails(
+        &o,
+        &[
+            "seeds = \"1-5\": expected a list of seeds (integers >= 0, e.g. [1, 2, 7]) or { first = 1, count = 20 }",
+        ],
     );
 }
 
@@ -1507,6 +1526,16 @@ fn levels_the_report_could_not_tell_apart_are_refused() {
     assert_fails(
         &o,
         &["axes.\"name\": `name` labels the scenario and changes nothing it runs"],
+    );
+    let blank = small_grid(1).replace("[[zip]]\n", "[[zip]]\nname = [\" \", \"b\"]\n")
+        + "[report]\nmetrics = [\"goodput\", \"c_late\", \"goodput\"]\n";
+    let o = sweep(&["plan", &write_grid(tmp.path(), &blank)]);
+    assert_fails(
+        &o,
+        &[
+            "zip[0].\"name\": \" \" is a blank name: the report would show its level as an empty cell",
+            "report.metrics: `goodput` is listed twice",
+        ],
     );
 }
 
@@ -2230,7 +2259,7 @@ fn bad_command_line_values_and_environments_are_refused_plainly() {
     let o = sweep(&["plan", &write_grid(dir, &seeds)]);
     assert_says(
         &stderr(&o),
-        &["a list of seeds (integers >= 0, e.g. [1, 2, 7]) or { first = 1, count = 20 }"],
+        &["seeds[2]: a seed is an integer >= 0, got -2"],
     );
 }
 
@@ -2736,4 +2765,30 @@ fn a_preset_s_replicas_and_bins_have_their_series() {
         };
         assert!(!values.is_empty(), "{name}: values for the protected run");
     }
+}
+
+/// A flag's value out of its range is refused with the range, not taken
+/// for another flag (`-1`) nor quietly raised (`--calibrate 0`).
+#[test]
+fn flag_values_out_of_range_are_refused_with_their_bounds() {
+    let o = sweep(&["one", "--seed", "-1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_says(
+        &stderr(&o),
+        &[
+            "invalid value '-1' for '--seed <SEED>': a seed is a whole number from 0 to 18446744073709551615",
+        ],
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let o = sweep(&[
+        "plan",
+        &write_grid(tmp.path(), &small_grid(1)),
+        "--calibrate",
+        "0",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_says(
+        &stderr(&o),
+        &["invalid value '0' for '--calibrate <CALIBRATE>': 0 is not in 1.."],
+    );
 }

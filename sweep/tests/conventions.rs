@@ -115,6 +115,8 @@ fn bad_set_and_axis_values_are_all_reported_naming_the_flag() {
             "client.rate_per_s=[1, \"x\"]",
             "--axis",
             "svc_b.queue_cpa=1,2",
+            "--axis",
+            "svc_b.attempt_timeout_s=0.5,0.50",
         ]);
         assert_eq!(o.status.code(), Some(2), "{command}");
         assert_says(
@@ -128,6 +130,7 @@ fn bad_set_and_axis_values_are_all_reported_naming_the_flag() {
                 "--set svc_b.queue_cpa=3: unknown parameter; did you mean `svc_b.queue_cap`?",
                 "--axis strategy=\"fastest\": unknown strategy `fastest`",
                 "--axis client.rate_per_s=\"x\": expected a number",
+                "--axis svc_b.attempt_timeout_s=0.5,0.5: duplicate level: level 0.5 appears twice",
             ],
         );
     }

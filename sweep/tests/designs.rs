@@ -158,9 +158,9 @@ fn a_sample_table_reports_every_bad_key_and_refuses_a_design_too_large() {
         &sweep(&["plan", &grid]),
         &[
             "grid.toml: sample.replicate: unknown key; did you mean `replicates`? [sample] takes method, n, seed, replicates, second_order, levels, maximin, threshold, initial, batch, spacing, tolerance, candidates",
-            "grid.toml: sample.n: must be an integer >= 0, got \"4\"",
+            "grid.toml: sample.n: must be an integer >= 1, got \"4\"",
             "grid.toml: sample.seed: must be an integer >= 0, got -1",
-            "grid.toml: sample.replicates: must be an integer >= 0, got 2.5",
+            "grid.toml: sample.replicates: must be an integer >= 1, got 2.5",
             "grid.toml: sample.second_order: must be true or false, got \"yes\"",
         ],
     );
@@ -185,6 +185,28 @@ fn a_sample_table_reports_every_bad_key_and_refuses_a_design_too_large() {
             "axes.toml: sample.method: `sobolx` is not a method: lhs, sobol, morris or boundary",
             "axes.toml: axes.\"client.rate_per_s\" = { min = -50, max = 400 }: must be > 0",
         ],
+    );
+    // A design whose only sampled axis is refused is told that axis's
+    // problem, not that it has no sampled axis.
+    let text = SAMPLED
+        .replace("\"svc_b.slow.duration_s\" = { min = 0.5, max = 3 }\n", "")
+        .replace("\"svc_b.queue_cap\" = { min = 4, max = 64 }\n", "")
+        .replace(
+            "{ min = 50, max = 400, log = true }",
+            "{ min = 400, max = 50 }",
+        );
+    let grid = write_grid_as(dir.path(), "one.toml", &text);
+    let o = sweep(&["plan", &grid]);
+    assert_fails(
+        &o,
+        &[
+            "one.toml: axes.\"client.rate_per_s\": { min = 400, max = 50 }: min = 400 must be below max = 50",
+        ],
+    );
+    assert!(
+        !stderr(&o).contains("needs at least one sampled axis"),
+        "{}",
+        stderr(&o)
     );
     // An unknown path is said once, with the axis as written (not its two
     // ends as numbers, which read as two levels).
