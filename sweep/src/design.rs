@@ -65,11 +65,17 @@ struct SampleTable {
     spacing: Option<f64>,
     tolerance: Option<f64>,
     candidates: Option<u64>,
+    /// The keys the table's unknown keys come nearest to, when not given
+    /// themselves: their defaults stand in, and a problem of a default
+    /// is not the user's (`levls = 2` would otherwise meet "levels = 4").
+    misspelt: Vec<&'static str>,
 }
 
 impl SampleTable {
     /// Each key read on its own, so that every problem of the table is
-    /// reported at once; `None` if any (as (key, reason)).
+    /// reported at once; `None` if a key cannot be read (as (key, reason)).
+    /// Unknown keys are reported and refuse the design, but leave the
+    /// values of the known ones to be checked beside them.
     fn read(sample: &Value, errors: &mut Vec<(String, String)>) -> Option<SampleTable> {
         let Value::Table(t) = sample else {
             errors.push((
@@ -79,7 +85,6 @@ impl SampleTable {
             return None;
         };
         let before = errors.len();
-        crate::grid::unknown_keys(t, "sample", &SAMPLE_KEYS, errors);
         let count = |v: &Value| v.as_integer().and_then(|i| u64::try_from(i).ok());
         // The bound each type error names is the one the later checks hold
         // the value to, so that mending one message does not meet another.
@@ -130,9 +135,16 @@ impl SampleTable {
                 "missing: the design's size (base points for sobol, trajectories for morris, points for lhs and boundary)".into(),
             );
         }
-        if errors.len() > before {
+        let unreadable = errors.len() > before;
+        crate::grid::unknown_keys(t, "sample", &SAMPLE_KEYS, errors);
+        if unreadable {
             return None;
         }
+        let misspelt = (t.keys())
+            .filter(|k| !SAMPLE_KEYS.contains(&k.as_str()))
+            .filter_map(|k| sim_core::params::closest(k, SAMPLE_KEYS))
+            .filter(|k| !t.contains_key(*k))
+            .collect();
         Some(SampleTable {
             method: method?,
             n: n?,
@@ -147,6 +159,7 @@ impl SampleTable {
             spacing,
             tolerance,
             candidates,
+            misspelt,
         })
     }
 
@@ -314,7 +327,7 @@ pub fn parse(sample: &Value, axes: &[(String, toml::Table)]) -> Result<SampleDes
     if let Some(b) = &boundary {
         check_boundary(b, t.n, k, &mut errors);
     }
-    if t.method == "morris" {
+    if t.method == "morris" && !t.misspelt.contains(&"levels") {
         for a in &parsed {
             if a.integer && (a.max - a.min) < (levels - 1) as f64 {
                 errors.push((
@@ -327,6 +340,7 @@ pub fn parse(sample: &Value, axes: &[(String, toml::Table)]) -> Result<SampleDes
             }
         }
     }
+    errors.retain(|(key, _)| !(t.misspelt.iter()).any(|m| key.strip_prefix("sample.") == Some(*m)));
     if !errors.is_empty() {
         return Err(Refused {
             problems: errors,

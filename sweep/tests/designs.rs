@@ -164,6 +164,32 @@ fn a_sample_table_reports_every_bad_key_and_refuses_a_design_too_large() {
             "grid.toml: sample.second_order: must be true or false, got \"yes\"",
         ],
     );
+    // An unknown key leaves the known keys' values checked beside it; the
+    // default standing in for the key it misspells is not told as a fault.
+    let text = SAMPLED
+        .replace("\nn = 4", "\nn = 0\nlevels = 2")
+        .replace("replicates = 2", "replicats = 2");
+    let grid = write_grid_as(dir.path(), "misspelt.toml", &text);
+    let o = sweep(&["plan", &grid]);
+    assert_fails(
+        &o,
+        &[
+            "misspelt.toml: sample.replicats: unknown key; did you mean `replicates`?",
+            "misspelt.toml: sample.n: n must be at least 1",
+            "misspelt.toml: sample.levels: applies to method = \"morris\" only, not \"sobol\"",
+        ],
+    );
+    let text = SAMPLED
+        .replace("\"sobol\"", "\"morris\"")
+        .replace("replicates = 2", "levls = 2")
+        .replace("{ min = 4, max = 64 }", "{ min = 4, max = 5 }");
+    let grid = write_grid_as(dir.path(), "levls.toml", &text);
+    let o = sweep(&["plan", &grid]);
+    assert_fails(
+        &o,
+        &["levls.toml: sample.levls: unknown key; did you mean `levels`?"],
+    );
+    assert_eq!(stderr(&o).lines().count(), 2, "{}", stderr(&o));
     let missing = SAMPLED.replace("method = \"sobol\"\nn = 4\n", "");
     let grid = write_grid_as(dir.path(), "missing.toml", &missing);
     assert_fails(
