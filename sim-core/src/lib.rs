@@ -33,7 +33,7 @@ pub use params::{ConfigError, apply_all, parse_value};
 pub use result::{Metric, RunResult, Value};
 pub use scenario::Scenario;
 pub use trace::TraceStep;
-pub use validate::{inert_overrides, inert_settings, validate, validate_settings};
+pub use validate::{inert_overrides, inert_settings, overrides_write, validate, validate_settings};
 
 /// Runs one simulation. Validates first: an invalid scenario returns every
 /// problem at once; a run that exceeds its event budget returns an error

@@ -63,23 +63,35 @@ pub fn inert_settings(s: &Scenario) -> Vec<ConfigError> {
 /// (`idle_in_base`, its [`inert_settings`] paths). A value inherited from
 /// the base where it acts is not refused when an override turns its
 /// mechanism off: `svc_b.service.slow_p = 0` leaves the file's `slow_s`
-/// idle, and the user wrote no `slow_s`.
+/// idle, and the user wrote no `slow_s`. A `strategy` override writes its
+/// preset's keys: a preset that sets a key where it cannot act is refused
+/// as the same key given by hand would be.
 pub fn inert_overrides(
     s: &Scenario,
     idle_in_base: &[String],
     overrides: &[(String, toml::Value)],
 ) -> Vec<ConfigError> {
-    let written = |path: &str| {
-        (overrides.iter()).any(|(p, _)| {
-            p == path
-                || path
-                    .strip_prefix(p.as_str())
-                    .is_some_and(|r| r.starts_with('.'))
-        })
-    };
     (inert_settings(s).into_iter())
-        .filter(|e| idle_in_base.contains(&e.path) || written(&e.path))
+        .filter(|e| idle_in_base.contains(&e.path) || overrides_write(s, overrides, &e.path))
         .collect()
+}
+
+/// Whether `overrides` write `path`: the path itself (in any spelling), a
+/// table holding it, or a key of the preset a `strategy` override applies
+/// (one of `s`'s presets).
+pub fn overrides_write(s: &Scenario, overrides: &[(String, toml::Value)], path: &str) -> bool {
+    let canonical = crate::params::canonical;
+    let path = canonical(path);
+    let covers = |p: &str| {
+        let p = canonical(p);
+        p == path || (path.strip_prefix(p.as_str())).is_some_and(|r| r.starts_with('.'))
+    };
+    (overrides.iter()).any(|(p, v)| {
+        covers(p)
+            || (p == "strategy"
+                && (v.as_str().and_then(|name| s.presets.get(name)))
+                    .is_some_and(|preset| preset.keys().any(|k| covers(k))))
+    })
 }
 
 fn checked(s: &Scenario, refuse_inert: bool) -> Result<(), Vec<ConfigError>> {

@@ -670,3 +670,29 @@ fn an_idle_key_inherited_from_the_base_is_refused_only_where_written() {
     );
     assert_eq!(apply(idle_base, &[]), [refused]);
 }
+
+/// A preset writes its keys as the overrides it stands for: a key it sets
+/// where it cannot act is refused when the preset is applied, as the same
+/// key given by hand is, and not when another preset is.
+#[test]
+fn a_preset_setting_a_key_where_it_cannot_act_is_refused_where_applied() {
+    let mut base = sim_core::load_base("ch37").unwrap();
+    base.presets
+        .get_mut("naive")
+        .unwrap()
+        .insert("svc_a.breaker_window".into(), toml::Value::Integer(37));
+    let apply = |preset: &str| -> Vec<String> {
+        let sets = [("strategy".to_string(), toml::Value::String(preset.into()))];
+        match sim_core::apply_validated(base.clone(), &sets) {
+            Ok(_) => Vec::new(),
+            Err(e) => e.iter().map(ToString::to_string).collect(),
+        }
+    };
+    assert_eq!(
+        apply("naive"),
+        [
+            "svc_a.breaker_window: 37 has no effect: breaker_window is a setting of the circuit breaker, and svc_a.breaker is off; set svc_a.breaker = true, or leave breaker_window at its default (20)"
+        ]
+    );
+    assert_eq!(apply("protected"), Vec::<String>::new());
+}

@@ -1682,16 +1682,33 @@ impl Grid {
             count_inert(&mut inert, found);
         }
         let problems: Vec<(u64, ConfigError)> = chunks.into_iter().flat_map(|f| f.errors).collect();
+        // The points that set a key: every point for a key of `[set]`, an
+        // axis or the scenario file; those of its strategy for a preset's.
+        let setting = |path: &str| {
+            (0..n)
+                .filter(|&i| sim_core::overrides_write(&self.base, &self.point(i), path))
+                .count() as u64
+        };
         let acting_nowhere: Vec<(u64, ConfigError)> = (inert.into_iter())
-            .filter(|(_, _, idle)| {
+            .filter(|(_, cause, idle)| {
                 // Where some points are invalid, a key may act at them once
                 // they are mended; where some were not checked (a plan's
                 // spread), it may act at those.
-                points == Points::AsGiven && problems.is_empty() && *idle == valid && checked == n
+                points == Points::AsGiven
+                    && problems.is_empty()
+                    && checked == n
+                    && (*idle == valid || *idle == setting(&cause.path))
             })
-            .map(|(i, mut cause, _)| {
-                if valid > 1 {
+            .map(|(i, mut cause, idle)| {
+                if idle == valid && valid > 1 {
                     cause.message = format!("{} (at each of the {valid} points)", cause.message);
+                } else if idle < valid {
+                    let what = if idle == 1 {
+                        "the point"
+                    } else {
+                        "each of the points"
+                    };
+                    cause.message = format!("{} (at {what} whose strategy sets it)", cause.message);
                 }
                 (i, cause)
             })

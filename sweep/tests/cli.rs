@@ -2792,3 +2792,33 @@ fn flag_values_out_of_range_are_refused_with_their_bounds() {
         &["invalid value '0' for '--calibrate <CALIBRATE>': 0 is not in 1.."],
     );
 }
+
+/// A key a preset sets where it cannot act is refused once it acts at
+/// none of the points of that preset, and accepted where an axis turns
+/// its mechanism on at some of them.
+#[test]
+fn a_preset_key_that_acts_nowhere_is_refused_naming_its_point() {
+    let tmp = tempfile::tempdir().unwrap();
+    let shown = sweep(&["scenario", "show", "ch37"]);
+    assert_ok(&shown);
+    let scenario = stdout(&shown).replace(
+        "[presets.naive]\n",
+        "[presets.naive]\n\"svc_a.breaker_window\" = 37\n",
+    );
+    std::fs::write(tmp.path().join("inert.toml"), scenario).unwrap();
+    let grid = small_grid(1)
+        .replace("scenario = \"ch37\"", "scenario = \"inert.toml\"")
+        .replace(
+            "[[zip]]\n\"svc_a.attempt_timeout_s\" = [0.2, 0.5]\n\"svc_a.max_retries\" = [2, 1]\n",
+            "",
+        );
+    let o = sweep(&["plan", &write_grid(tmp.path(), &grid)]);
+    assert_fails(
+        &o,
+        &[
+            "grid.toml: point 0 (strategy=\"naive\" svc_b.queue_cap=16): svc_a.breaker_window: 37 has no effect: breaker_window is a setting of the circuit breaker, and svc_a.breaker is off; set svc_a.breaker = true, or leave breaker_window at its default (20) (at each of the points whose strategy sets it)",
+        ],
+    );
+    let on_somewhere = grid.replace("[axes]\n", "[axes]\n\"svc_a.breaker\" = [false, true]\n");
+    assert_ok(&sweep(&["plan", &write_grid(tmp.path(), &on_somewhere)]));
+}
