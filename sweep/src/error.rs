@@ -138,6 +138,14 @@ pub enum StoreError {
         path: PathBuf,
         source: serde_json::Error,
     },
+    /// A file of a manifest's name that this tool did not write (another
+    /// program's `manifest.json`): the directory is not a sweep's.
+    #[error(
+        "{} is not a sweep's manifest (it names no sweep tool and no grid fingerprint): {} is not a sweep's output directory, so nothing is written or deleted there (--force neither); choose another --out",
+        path.display(),
+        path.parent().map_or(String::new(), |d| d.display().to_string())
+    )]
+    ForeignManifest { path: PathBuf },
     /// Parts, but no index at all: written before parts were indexed.
     #[error(
         "{} has part files but no parts-*.json index (written by an older sweep, or not by sweep): they cannot be verified; run the grid again into another --out, or with --force",
@@ -326,7 +334,7 @@ pub enum MergeError {
     #[error("{}: no manifest found", dir.display())]
     NoManifest { dir: PathBuf },
     #[error(
-        "{} holds grid `{other}` and {} grid `{first}` (another grid, or another version of its file): nothing was merged",
+        "{} holds grid `{other}` and {} grid `{first}` (another grid, or another version of its file): nothing was merged{differs}",
         other_dir.display(),
         first_dir.display()
     )]
@@ -335,6 +343,8 @@ pub enum MergeError {
         first_dir: PathBuf,
         other: String,
         other_dir: PathBuf,
+        /// What differs, when it is a version of the same grid.
+        differs: String,
     },
     #[error(
         "{} and {} are different files of one name (the same shard from two sweeps?): nothing was merged",

@@ -1892,53 +1892,15 @@ impl Grid {
     /// grid's own keys (`axes."svc_b.queue_cap": [16, 64] -> [16, 128]`),
     /// when it is an edited version of the same grid.
     pub fn changes_since(&self, m: &analysis::manifest::Manifest) -> Option<Vec<String>> {
-        if m.grid_name != self.name {
-            return None;
-        }
-        let flat = |text: &str| {
-            let mut out = std::collections::BTreeMap::new();
-            if let Ok(t) = text.parse::<toml::Table>() {
-                flatten("", &Value::Table(t), &mut out);
-            }
-            out
+        let written = GridWritten {
+            name: &self.name,
+            text: &self.text,
+            dimensions: self.dimensions.iter().map(|d| d.paths.clone()).collect(),
+            fixed: self.fixed.iter().map(|(k, _)| k.clone()).collect(),
+            scenario_id: &self.scenario_id,
+            scenario: &self.scenario_ref,
         };
-        let (before, after) = (flat(&m.grid_text), flat(&self.text));
-        let mut changes: Vec<String> = before
-            .keys()
-            .chain(after.keys())
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .filter_map(|k| match (before.get(k), after.get(k)) {
-                (Some(a), Some(b)) if !same_setting(k, a, b) => Some(format!("{k}: {a} -> {b}")),
-                (Some(a), None) => Some(format!("{k} = {a} removed")),
-                (None, Some(b)) => Some(format!("{k} = {b} added")),
-                _ => None,
-            })
-            .collect();
-        // The same keys and values in another order: the dimensions' order
-        // numbers the points and runs, and the fixed keys' order is the
-        // runs table's columns'; any other order is layout.
-        let dimensions: Vec<Vec<String>> =
-            self.dimensions.iter().map(|d| d.paths.clone()).collect();
-        let fixed: Vec<String> = self.fixed.iter().map(|(k, _)| k.clone()).collect();
-        if changes.is_empty() && m.dimensions != dimensions {
-            changes.push(format!(
-                "the order of the axes changed, which numbers the points and runs: {} -> {}; put them back in their order",
-                m.dimensions.iter().map(|d| d.join("+")).collect::<Vec<_>>().join(", "),
-                dimensions.iter().map(|d| d.join("+")).collect::<Vec<_>>().join(", ")
-            ));
-        }
-        if changes.is_empty() && m.fixed != fixed {
-            changes.push(format!(
-                "the order of [set] changed, which orders the runs table's columns: {} -> {}; put it back in its order",
-                m.fixed.join(", "),
-                fixed.join(", ")
-            ));
-        }
-        if m.scenario_id != self.scenario_id {
-            changes.push(format!("the scenario {} changed", self.scenario_ref));
-        }
-        Some(changes)
+        written.changes_since(m)
     }
 
     /// Carries on as the text that wrote a directory's results when that
@@ -2008,6 +1970,88 @@ pub fn canonical(path: &str, v: &Value) -> String {
         (Some(Kind::Cap), Value::String(s)) if s == "none" => "\"unbounded\"".to_string(),
         _ => v.to_string(),
     }
+}
+
+/// What identifies the grid that wrote some results: a grid's, or
+/// another directory's manifest's.
+struct GridWritten<'a> {
+    name: &'a str,
+    text: &'a str,
+    dimensions: Vec<Vec<String>>,
+    fixed: Vec<String>,
+    scenario_id: &'a str,
+    /// How the scenario is named, for the message.
+    scenario: &'a str,
+}
+
+impl GridWritten<'_> {
+    /// What differs from the grid that wrote `m`, in the grid's own keys;
+    /// `None` for another grid (another name).
+    fn changes_since(&self, m: &analysis::manifest::Manifest) -> Option<Vec<String>> {
+        if m.grid_name != self.name {
+            return None;
+        }
+        let flat = |text: &str| {
+            let mut out = std::collections::BTreeMap::new();
+            if let Ok(t) = text.parse::<toml::Table>() {
+                flatten("", &Value::Table(t), &mut out);
+            }
+            out
+        };
+        let (before, after) = (flat(&m.grid_text), flat(self.text));
+        let mut changes: Vec<String> = before
+            .keys()
+            .chain(after.keys())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .filter_map(|k| match (before.get(k), after.get(k)) {
+                (Some(a), Some(b)) if !same_setting(k, a, b) => Some(format!("{k}: {a} -> {b}")),
+                (Some(a), None) => Some(format!("{k} = {a} removed")),
+                (None, Some(b)) => Some(format!("{k} = {b} added")),
+                _ => None,
+            })
+            .collect();
+        // The same keys and values in another order: the dimensions' order
+        // numbers the points and runs, and the fixed keys' order is the
+        // runs table's columns'; any other order is layout.
+        let (dimensions, fixed) = (&self.dimensions, &self.fixed);
+        if changes.is_empty() && m.dimensions != *dimensions {
+            changes.push(format!(
+                "the order of the axes changed, which numbers the points and runs: {} -> {}; put them back in their order",
+                m.dimensions.iter().map(|d| d.join("+")).collect::<Vec<_>>().join(", "),
+                dimensions.iter().map(|d| d.join("+")).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        if changes.is_empty() && m.fixed != *fixed {
+            changes.push(format!(
+                "the order of [set] changed, which orders the runs table's columns: {} -> {}; put it back in its order",
+                m.fixed.join(", "),
+                fixed.join(", ")
+            ));
+        }
+        if m.scenario_id != *self.scenario_id {
+            changes.push(format!("the scenario {} changed", self.scenario));
+        }
+        Some(changes)
+    }
+}
+
+/// What differs between the grids that wrote two manifests (`a` the
+/// earlier), as [`Grid::changes_since`] says it: empty when they differ in
+/// comments and layout only; `None` for two grids of other names.
+pub fn changes_between(
+    a: &analysis::manifest::Manifest,
+    b: &analysis::manifest::Manifest,
+) -> Option<Vec<String>> {
+    GridWritten {
+        name: &b.grid_name,
+        text: &b.grid_text,
+        dimensions: b.dimension_paths(),
+        fixed: b.fixed.clone(),
+        scenario_id: &b.scenario_id,
+        scenario: &b.scenario,
+    }
+    .changes_since(a)
 }
 
 /// `a=1 b="x"`, for messages and sample points.

@@ -331,11 +331,20 @@ fn plan_copies(target: &Path, dirs: &[PathBuf]) -> Result<(Copies, HashSet<Strin
             .iter()
             .find(|(_, m)| m.fingerprint != first.fingerprint)
     {
+        // Said as a resume says an edited grid: what changed, or that the
+        // files differ in their comments and layout alone (each shard keeps
+        // its file's text, which the merge cannot choose between).
+        let differs = match crate::grid::changes_between(first, other) {
+            None => String::new(),
+            Some(c) if c.is_empty() => "; the two grid files differ only in comments or layout: rerun that shard from the other's file (`--force` into its directory), or run every shard from one copy".to_string(),
+            Some(c) => format!("; what changed: {}", c.join("; ")),
+        };
         return Err(MergeError::GridMismatch {
             first: first.grid_name.clone(),
             first_dir: first_dir.clone(),
             other: other.grid_name.clone(),
             other_dir: other_dir.clone(),
+            differs,
         });
     }
     let mut copies: Copies = Vec::new();

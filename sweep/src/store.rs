@@ -185,8 +185,14 @@ impl Store {
                 continue;
             }
             let text = fs::read_to_string(&p).map_err(IoError::at(&p))?;
-            match serde_json::from_str(&text) {
-                Ok(m) => out.push((p, m)),
+            // Every field has a default (older manifests lack some), so
+            // any JSON object reads: the tool's name and a fingerprint
+            // tell ours from another program's `manifest.json`.
+            match serde_json::from_str::<Manifest>(&text) {
+                Ok(m) if m.tool.starts_with("sweep ") && !m.fingerprint.is_empty() => {
+                    out.push((p, m))
+                }
+                Ok(_) => return Err(StoreError::ForeignManifest { path: p }),
                 Err(source) => return Err(StoreError::Manifest { path: p, source }),
             }
         }

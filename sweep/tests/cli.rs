@@ -1650,6 +1650,30 @@ fn force_removes_only_what_this_tool_wrote() {
     );
     assert!(foreign.join("analysis/lib.rs").exists());
     assert!(!foreign.join("runs").exists());
+    // Another program's manifest.json (any JSON object reads as a
+    // manifest whose fields all default) does not make it a sweep's.
+    let dataset = dir.join("dataset");
+    std::fs::create_dir_all(dataset.join("analysis")).unwrap();
+    std::fs::write(dataset.join("manifest.json"), r#"{"name": "my-dataset"}"#).unwrap();
+    std::fs::write(dataset.join("analysis/index.md"), "my notes").unwrap();
+    for extra in [&[][..], &["--force"]] {
+        let o = run_grid(&grid, &dataset.display().to_string(), extra);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}");
+        assert_says(
+            &stderr(&o),
+            &[
+                "manifest.json is not a sweep's manifest (it names no sweep tool and no grid fingerprint)",
+            ],
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(dataset.join("manifest.json")).unwrap(),
+        r#"{"name": "my-dataset"}"#
+    );
+    assert_eq!(
+        std::fs::read_to_string(dataset.join("analysis/index.md")).unwrap(),
+        "my notes"
+    );
     // Not even a lock file is written there.
     let lock_files = |d: &Path| {
         (std::fs::read_dir(d).unwrap())

@@ -243,8 +243,23 @@ fn merge_checks_before_it_writes() {
     };
     let before = snapshot(&a);
     let o = sweep(&["merge", &s(&a), &s(&b), "--into", &s(&c), "--no-report"]);
-    assert_fails(&o, &["nothing was merged", &s(&b)]);
+    assert_fails(
+        &o,
+        &[
+            "nothing was merged; what changed: seeds.first: 1 -> 5",
+            &s(&b),
+        ],
+    );
     assert!(!c.exists(), "merge wrote into {}", c.display());
+    // Files that differ in a comment alone are said to.
+    let grid_d = write_grid_as(dir, "d.toml", &format!("# a comment\n{}", small_grid(1)));
+    let d = dir.join("d");
+    assert_ok(&run(&grid_d, &d, &[]));
+    let o = sweep(&["merge", &s(&a), &s(&d), "--into", &s(&c), "--no-report"]);
+    assert_fails(
+        &o,
+        &["nothing was merged; the two grid files differ only in comments or layout"],
+    );
     let o = sweep(&["merge", &s(&a), &s(&b), "--into", &s(&a), "--no-report"]);
     assert_fails(&o, &["nothing was merged"]);
     assert_eq!(
