@@ -938,7 +938,9 @@ fn line_dash(i: usize) -> Option<(u32, u32)> {
     ][i % 5]
 }
 
-/// Draws marker `i` (circle, triangle, square, cross, diamond) at `c`.
+/// Draws marker `i` (circle, triangle, square, triangle pointing down,
+/// diamond) at `c`. No cross: the recovery plot's cross means "no run
+/// recovered", which a line's own marker must not be read as.
 fn marker<DB: DrawingBackend>(
     area: DrawingArea<DB, Shift>,
     c: (i32, i32),
@@ -958,7 +960,10 @@ fn marker<DB: DrawingBackend>(
             [(x - r + 1, y - r + 1), (x + r - 1, y + r - 1)],
             style,
         )),
-        3 => area.draw(&Cross::new(c, r, color.stroke_width(2))),
+        3 => area.draw(&Polygon::new(
+            vec![(x, y + r), (x + r, y - r + 1), (x - r, y - r + 1)],
+            style,
+        )),
         _ => area.draw(&Polygon::new(
             vec![(x, y - r), (x + r, y), (x, y + r), (x - r, y)],
             style,
@@ -1235,20 +1240,35 @@ impl HeatPlot<'_> {
             .margin(10)
             .margin_right(55)
             .x_label_area_size(55)
-            .y_label_area_size(60)
+            .y_label_area_size(30)
             .build_cartesian_2d(0.0..1.0, 0.0..1.0)
             .map_err(de)?;
         chart
             .configure_mesh()
             .disable_mesh()
             .disable_x_axis()
-            .y_labels(6)
-            .y_label_formatter(&|v| format!("{v:.1}"))
+            .y_labels(0)
             .y_desc(self.value_label)
-            .label_style(label_font.clone())
             .axis_desc_style(text(16.0))
             .draw()
             .map_err(de)?;
+        // The scale's ticks on its right, clear of the bar (plotters' left
+        // labels ran into it).
+        for k in 0..=5 {
+            let v = k as f64 / 5.0;
+            let (x, y) = chart.backend_coord(&(1.0, v));
+            root.draw(&PathElement::new(
+                vec![(x, y), (x + 5, y)],
+                BLACK.stroke_width(1),
+            ))
+            .map_err(de)?;
+            root.draw(&Text::new(
+                format!("{v:.1}"),
+                (x + 8, y),
+                label_font.clone().pos(Pos::new(HPos::Left, VPos::Center)),
+            ))
+            .map_err(de)?;
+        }
         let steps = 100;
         chart
             .draw_series((0..steps).map(|i| {
@@ -1904,10 +1924,22 @@ fn draw_recovery<DB: DrawingBackend>(
     // leaves room for those rows. (The x of a level does not depend on
     // the y range.)
     let chart = build(y_max)?;
+    // Per level, the lines with a mark there, centred on the level: a
+    // lone mark sits on it.
+    let never: Vec<(usize, f64)> = (lines.iter().enumerate())
+        .flat_map(|(i, l)| {
+            l.points
+                .iter()
+                .filter(|p| p.never > 0.0)
+                .map(move |p| (i, p.x))
+        })
+        .collect();
     let mut marks = Vec::new();
     for (i, line) in lines.iter().enumerate() {
-        let spread = (i as i32 - lines.len() as i32 / 2) * 7;
         for p in line.points.iter().filter(|p| p.never > 0.0) {
+            let here: Vec<usize> = (never.iter()).filter(|m| m.1 == p.x).map(|m| m.0).collect();
+            let k = here.iter().position(|&j| j == i).unwrap_or(0) as i32;
+            let spread = (2 * k - (here.len() as i32 - 1)) * 7 / 2;
             let x = chart.backend_coord(&(p.x, 0.0)).0 + spread;
             let share = (p.never < 1.0).then(|| format!("{:.0}%", 100.0 * p.never));
             marks.push((i, x, share));
@@ -1933,7 +1965,7 @@ fn draw_recovery<DB: DrawingBackend>(
     chart
         .configure_mesh()
         .x_desc(x_label)
-        .y_desc("recovery time after the trigger (s)")
+        .y_desc("recovery time after the trigger ends (s)")
         .x_label_formatter(&tick)
         .y_label_formatter(&|v| {
             if *v > y_max * 1.05 {
@@ -1990,7 +2022,7 @@ fn draw_recovery<DB: DrawingBackend>(
     }
     // The rows of the marks with a share, in order.
     let mut rows = rows.into_iter();
-    for (i, x, share) in marks {
+    for &(i, x, ref share) in &marks {
         let color = PALETTE[i % PALETTE.len()];
         let c = (x, ny);
         match share {
@@ -2000,7 +2032,7 @@ fn draw_recovery<DB: DrawingBackend>(
                 root.draw(&Circle::new(c, 6, color.stroke_width(2)))
                     .map_err(de)?;
                 root.draw(&Text::new(
-                    share,
+                    share.as_str(),
                     (x, ny - 10 - ROW_H * row),
                     share_font
                         .color(&color)
@@ -2012,18 +2044,43 @@ fn draw_recovery<DB: DrawingBackend>(
     }
     let (x, mut y) = (5, 20);
     for (i, line) in lines.iter().enumerate() {
-        y += 26 + legend_line(&legend_area, (x, y), i, &line.label, (6, 15.0))?;
+        let label = match (0..i).find(|&j| same_recovery(&lines[j], line, y_max * 0.01)) {
+            Some(j) => format!("{} (on top of {})", line.label, lines[j].label),
+            None => line.label.clone(),
+        };
+        y += 26 + legend_line(&legend_area, (x, y), i, &label, (6, 15.0))?;
     }
-    legend_notes(
-        &legend_area,
-        (x, y + 10),
-        &[
-            "line: median over the",
-            "runs that recovered",
-            "×: no run recovered",
-            "○ n%: n% did not",
-        ],
-    )
+    // Only the marks the plot shows are explained.
+    let mut notes = vec!["line: median over the", "runs that recovered"];
+    if marks.iter().any(|(_, _, share)| share.is_none()) {
+        notes.push("×: no run recovered");
+    }
+    if marks.iter().any(|(_, _, share)| share.is_some()) {
+        notes.push("○ n%: n% did not");
+    }
+    legend_notes(&legend_area, (x, y + 10), &notes)
+}
+
+/// Whether two recovery lines would be drawn on top of each other: the
+/// same levels and medians within `tol` (their `never` marks are spread
+/// apart, and show either way).
+fn same_recovery(a: &RecoveryLine, b: &RecoveryLine, tol: f64) -> bool {
+    let sorted = |l: &RecoveryLine| {
+        let mut p = l.points.clone();
+        p.sort_by(|p, q| p.x.total_cmp(&q.x));
+        p
+    };
+    let (a, b) = (sorted(a), sorted(b));
+    !a.is_empty()
+        && a.len() == b.len()
+        && a.iter().zip(&b).all(|(p, q)| {
+            p.x == q.x
+                && match (p.median, q.median) {
+                    (Some(m), Some(n)) => (m - n).abs() <= tol,
+                    (None, None) => true,
+                    _ => false,
+                }
+        })
 }
 
 /// The row of each of `spans` (pixel intervals `(left, right)` of labels
@@ -2733,7 +2790,7 @@ fn draw_trajectory<DB: DrawingBackend>(
         text(15.0).pos(Pos::new(HPos::Right, VPos::Top)),
     ))
     .map_err(de)?;
-    // Legend: colour = restricted parameters; hollow = pasted.
+    // Legend: colour = restricted parameters.
     let mut counts: Vec<usize> = points.iter().map(|p| p.restricted).collect();
     counts.sort_unstable();
     counts.dedup();
@@ -2754,12 +2811,24 @@ fn draw_trajectory<DB: DrawingBackend>(
             ))
             .map_err(de)?;
     }
+    // The reported box's ring, then hollow markers only where a box was
+    // pasted: a legend entry for a mark the plot lacks would misread the
+    // ring as one.
     y += 34;
     legend_area
-        .draw(&Circle::new((20, y + 8), 5, BLACK.stroke_width(2)))
+        .draw(&Circle::new((20, y + 8), 11, BLACK.stroke_width(2)))
         .map_err(de)?;
     legend_area
-        .draw(&Text::new("hollow: pasted", (34, y), text(15.0)))
+        .draw(&Text::new("reported box", (38, y), text(15.0)))
         .map_err(de)?;
+    if points.iter().any(|p| p.pasted) {
+        y += 30;
+        legend_area
+            .draw(&Circle::new((20, y + 8), 5, BLACK.stroke_width(2)))
+            .map_err(de)?;
+        legend_area
+            .draw(&Text::new("hollow: pasted", (34, y), text(15.0)))
+            .map_err(de)?;
+    }
     Ok(())
 }

@@ -603,6 +603,20 @@ impl Slicing {
     }
 }
 
+/// A slice's reason as the caption's first sentence, with a space after
+/// it (`the worst: ...` -> `The worst: ....`); nothing for none.
+fn sentence(reason: &str) -> String {
+    let mut chars = reason.chars();
+    match chars.next() {
+        None => String::new(),
+        Some(first) => format!(
+            "{}{}. ",
+            first.to_uppercase(),
+            chars.as_str().trim_end_matches('.')
+        ),
+    }
+}
+
 /// The legend's names of dimension `d`'s lines: a number with its axis
 /// (`client.max_retries=2`, not `2`); a strategy, a zip group's level or
 /// any other word by itself.
@@ -662,11 +676,14 @@ fn all_slices(sweep: &Sweep, line_dim: Option<usize>) -> Vec<SliceRuns> {
 
 /// The slices worth drawing, at most `max`, in grid order, each with its
 /// reason: those named in the grid's `[report] slices` first, then the
-/// worst (highest P(not recovered) over the lines, then the slowest
-/// recovery), then both sides of the steepest tipping steps (adjacent
-/// levels of one axis between which a line's P(not recovered) changes
-/// most), then the mildest for contrast. Without a trigger (nothing to
-/// rank by) the first `max` in grid order.
+/// worst (highest P(not recovered) over the lines, then the lowest
+/// success after the trigger: the censored recovery time is a lower bound
+/// that shrinks as the trigger ends later, so it cannot rank), the
+/// mildest for contrast, then both sides of the steepest tipping steps
+/// (adjacent levels of one axis between which a line's P(not recovered)
+/// changes most; one step of an axis per line, so that an axis that
+/// changes nothing does not repeat it at each of its levels). Without a
+/// trigger (nothing to rank by) the first `max` in grid order.
 fn choose_slices(
     sweep: &Sweep,
     line_dim: Option<usize>,
@@ -734,30 +751,31 @@ fn choose_slices(
             Some(note),
         );
     };
-    let time = sweep.metric("recovery_censored_s");
+    let after = sweep.metric("success_rate_after");
     let lines = line_dim.map_or(1, |d| sweep.dims[d].labels.len());
-    // P(not recovered) per slice and line, and the mean censored recovery.
+    // P(not recovered) per slice and line, and the mean success after the
+    // trigger (1 where no run has it: nothing to say it is worse).
     let stats: Vec<(Vec<Option<f64>>, f64)> = all
         .iter()
         .map(|(_, runs)| {
             let mut per_line = vec![(0usize, 0usize); lines];
-            let (mut t_sum, mut t_n) = (0.0, 0usize);
+            let (mut a_sum, mut a_n) = (0.0, 0usize);
             for &r in runs {
                 let line = line_dim.map_or(0, |d| sweep.positions[r][d]);
                 if let Some(v) = recovered[r] {
                     per_line[line].1 += 1;
                     per_line[line].0 += (v == 0.0) as usize;
                 }
-                if let Some(t) = time.as_ref().and_then(|t| t[r]) {
-                    t_sum += t;
-                    t_n += 1;
+                if let Some(a) = after.as_ref().and_then(|a| a[r]) {
+                    a_sum += a;
+                    a_n += 1;
                 }
             }
             let p = per_line
                 .iter()
                 .map(|(n, t)| (*t > 0).then(|| *n as f64 / *t as f64))
                 .collect();
-            (p, if t_n > 0 { t_sum / t_n as f64 } else { 0.0 })
+            (p, if a_n > 0 { a_sum / a_n as f64 } else { 1.0 })
         })
         .collect();
     let mean_p = |i: usize| {
@@ -774,16 +792,33 @@ fn choose_slices(
     let worst = (0..total).max_by(|&a, &b| {
         mean_p(a)
             .total_cmp(&mean_p(b))
-            .then(stats[a].1.total_cmp(&stats[b].1))
+            .then(stats[b].1.total_cmp(&stats[a].1))
             .then(b.cmp(&a))
     });
     if let Some(w) = worst {
         add(
             w,
             format!(
-                "the worst: P(not recovered) {:.2} on average over the lines, recovery {:.1} s (censored mean)",
+                "the worst: P(not recovered) {:.2} on average over the lines, success after the trigger {:.1}%",
                 mean_p(w),
-                stats[w].1
+                100.0 * stats[w].1
+            ),
+            &mut chosen,
+        );
+    }
+    // The mildest, for contrast.
+    if let Some(m) = (0..total).min_by(|&a, &b| {
+        mean_p(a)
+            .total_cmp(&mean_p(b))
+            .then(stats[b].1.total_cmp(&stats[a].1))
+            .then(a.cmp(&b))
+    }) {
+        add(
+            m,
+            format!(
+                "the mildest, for contrast: P(not recovered) {:.2} on average, success after the trigger {:.1}%",
+                mean_p(m),
+                100.0 * stats[m].1
             ),
             &mut chosen,
         );
@@ -807,7 +842,18 @@ fn choose_slices(
         }
     }
     steps.sort_by(|x, y| y.0.total_cmp(&x.0).then((x.1, x.2).cmp(&(y.1, y.2))));
+    // (axis, lower level, line) of the steps drawn.
+    let mut drawn: Vec<(usize, usize, usize)> = Vec::new();
     for (_, a, b, l) in steps {
+        let step = (all[a].0.iter().zip(&all[b].0))
+            .find(|(x, y)| x != y)
+            .map(|(x, y)| (x.0, x.1.min(y.1), l));
+        if let Some(step) = step {
+            if drawn.contains(&step) {
+                continue;
+            }
+            drawn.push(step);
+        }
         for (here, there) in [(a, b), (b, a)] {
             let (ph, pt) = (
                 stats[here].0[l].unwrap_or(0.0),
@@ -830,28 +876,12 @@ fn choose_slices(
             );
         }
     }
-    // The mildest, for contrast.
-    if let Some(m) = (0..total).min_by(|&a, &b| {
-        mean_p(a)
-            .total_cmp(&mean_p(b))
-            .then(stats[a].1.total_cmp(&stats[b].1))
-            .then(a.cmp(&b))
-    }) {
-        add(
-            m,
-            format!(
-                "the mildest, for contrast: P(not recovered) {:.2} on average",
-                mean_p(m)
-            ),
-            &mut chosen,
-        );
-    }
     for i in 0..total {
         add(i, "next in grid order".to_string(), &mut chosen);
     }
     chosen.sort();
     let note = format!(
-        "Time plots are drawn for {} of {total} combinations of the other axes, chosen for what they show ({}the worst, both sides of the steepest tipping steps of P(not recovered), the mildest); each plot says why it is here.{note_unknown}",
+        "Time plots are drawn for {} of {total} combinations of the other axes, chosen for what they show ({}the worst, the mildest, both sides of the steepest tipping steps of P(not recovered)); each plot says why it is here.{note_unknown}",
         chosen.len(),
         if sweep.manifest.report.slices.is_empty() {
             ""
@@ -1109,9 +1139,13 @@ fn time_plots(
             files.push(PlotFile {
                 title: format!("{title}, {name}"),
                 stem,
-                caption: format!("{}{}", slice.reason, s.trigger_note(slice_idx))
-                    .trim()
-                    .to_string(),
+                caption: format!(
+                    "{}{}",
+                    sentence(&slice.reason).trim_end(),
+                    s.trigger_note(slice_idx)
+                )
+                .trim()
+                .to_string(),
                 group: if col == "success_rate" {
                     Group::Success
                 } else {
@@ -1269,8 +1303,8 @@ fn load_plots(
             title: format!("{title}, {name}"),
             stem,
             caption: format!(
-                "{} {tier} is this slice's bottleneck: its load came closest to, or furthest past, its capacity. Requests arriving per second (medians over the slice's runs), first tries and retries stacked; where retries fill the gap above capacity, the retry storm sustains the overload.{}",
-                slice.reason,
+                "{}{tier} is this slice's bottleneck: its load came closest to, or furthest past, its capacity. Requests arriving per second (medians over the slice's runs), first tries and retries stacked; where retries fill the gap above capacity, the retry storm sustains the overload.{}",
+                sentence(&slice.reason),
                 s.trigger_note(slice_idx)
             ),
             group: Group::Load,
@@ -1514,8 +1548,8 @@ fn latency_plots(
             title: format!("{title}, {name}"),
             stem,
             caption: format!(
-                "{} The share of users finished within each latency, successes (solid) and failures (dashed), all users of the slice's runs pooled{}; the curve is exact at the histogram's bucket edges (ten a decade).",
-                slice.reason,
+                "{}The share of users finished within each latency, successes (solid) and failures (dashed), all users of the slice's runs pooled{}; the curve is exact at the histogram's bucket edges (ten a decade).",
+                sentence(&slice.reason),
                 if sweep.manifest.report.group.is_some() { " (every group's)" } else { "" }
             ),
             group: Group::Latency,
@@ -2008,7 +2042,10 @@ fn index_markdown(
         md.push_str("\n## Why: the sampled design\n\n");
         md.push_str(&d.body);
     } else {
-        why_sensitivity(&mut md, trigger, plot_files, sens_md);
+        let mut seeds = sweep.seeds.clone();
+        seeds.sort_unstable();
+        seeds.dedup();
+        why_sensitivity(&mut md, trigger, seeds.len(), plot_files, sens_md);
     }
     tables_markdown(
         &mut md,
@@ -2022,8 +2059,20 @@ fn index_markdown(
 }
 
 /// "Why: sensitivity": the factorial grid's own indices.
-fn why_sensitivity(md: &mut String, trigger: bool, plot_files: &[PlotFile], sens_md: &str) {
-    md.push_str("\n## Why: sensitivity\n\nVariance-based indices computed on the full-factorial grid itself (an ANOVA decomposition, no extra sampling): `S1` first order, `ST` total (interactions included), with the seed noise removed. `S1_conf` / `ST_conf`: half-widths of 95% intervals from a delete-one-seed jackknife: seeds are shared by the points, so each seed is left out of every point at once, and the half-width is t(0.975, S-1) x the jackknife standard error over S seeds (93.9-95.0% coverage measured at 5 to 20 seeds); none when no seed varied anything. Every point weighs the same whatever its number of seeds (not every run, as ordinary least squares would). `mu_star`, `sigma`: elementary effects between levels adjacent in value, the values scaled to the axis range; none for categorical axes (strategies, zip groups, unbounded caps), whose levels have no order. A zip group counts as one axis. `recovered` is the yes/no of recovery; `recovery_censored_s` is the censored time. Table: `sensitivity.csv`.\n\n");
+fn why_sensitivity(
+    md: &mut String,
+    trigger: bool,
+    seeds: usize,
+    plot_files: &[PlotFile],
+    sens_md: &str,
+) {
+    // The coverage was measured at 5 to 20 seeds: outside them, say so.
+    let coverage = if (5..=20).contains(&seeds) {
+        "93.9-95.0% coverage measured at 5 to 20 seeds".to_string()
+    } else {
+        format!("93.9-95.0% coverage measured at 5 to 20 seeds, not at the {seeds} seeds here")
+    };
+    md.push_str(&format!("\n## Why: sensitivity\n\nVariance-based indices computed on the full-factorial grid itself (an ANOVA decomposition, no extra sampling): `S1` first order, `ST` total (interactions included), with the seed noise removed. `S1_conf` / `ST_conf`: half-widths of 95% intervals from a delete-one-seed jackknife: seeds are shared by the points, so each seed is left out of every point at once, and the half-width is t(0.975, S-1) x the jackknife standard error over S seeds ({coverage}); none when no seed varied anything. Every point weighs the same whatever its number of seeds (not every run, as ordinary least squares would). `mu_star`, `sigma`: elementary effects between levels adjacent in value, the values scaled to the axis range; none for categorical axes (strategies, zip groups, unbounded caps), whose levels have no order. A zip group counts as one axis. `recovered` is the yes/no of recovery; `recovery_censored_s` is the censored time. Table: `sensitivity.csv`.\n\n"));
     if !trigger {
         md.push_str("Recovery metrics are left out: the grid has no trigger.\n\n");
     }
@@ -2051,7 +2100,7 @@ fn tables_markdown(
         return Ok(());
     }
     if trigger {
-        md.push_str("Means over seeds (ok runs); P(not recovered) with its Wilson 95% interval, and the exact 95% bound on the outcome never seen, 1 − 0.05^(1/N), where no seed differed (`p_not_recovered_note`). Recovery time is censored: `recovery_s_mean` (text, in `summary.csv` too) is `never` where no seed recovered and `>= X (k of n censored)` where some did not (X counts a run that did not recover as the first recovery time it could not observe, a lower bound); the number itself is `recovery_censored_s_mean` in `summary.csv`. ");
+        md.push_str("Means over seeds (ok runs); P(not recovered) with its Wilson 95% interval; where no seed differed, `summary.csv` also gives the exact one-sided 95% bound on the outcome never seen, 1 − 0.05^(1/N) (`p_not_recovered_note`, e.g. 0.632 at 3 seeds). Recovery time is censored: `recovery_s_mean` (text, in `summary.csv` too) is `never` where no seed recovered and `>= X (k of n censored)` where some did not (X counts a run that did not recover as the first recovery time it could not observe, a lower bound); the number itself is `recovery_censored_s_mean` in `summary.csv`. ");
     } else {
         md.push_str("Means over seeds (ok runs), the grid's `[report] metrics` first; no recovery columns (no trigger). ");
     }
@@ -2139,7 +2188,11 @@ fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, Repo
                 unjudged.len(),
                 all_runs.len(),
                 shown.join(", "),
-                if unjudged.len() > 8 { ", ..." } else { "" },
+                if unjudged.len() > 8 {
+                    format!(" and {} more", unjudged.len() - 8)
+                } else {
+                    String::new()
+                },
             ));
         }
         if never.is_empty() && unjudged.is_empty() {
@@ -2159,7 +2212,11 @@ fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, Repo
             out.push_str(&format!(
                 ": {}{}{}.\n",
                 shown.join(", "),
-                if never.len() > 8 { ", ..." } else { "" },
+                if never.len() > 8 {
+                    format!(" and {} more (in the table below)", never.len() - 8)
+                } else {
+                    String::new()
+                },
                 if partly > 0 {
                     format!(" ({partly} of them judged on fewer runs than they have: the others failed or have no verdict)")
                 } else {
@@ -2234,7 +2291,7 @@ fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, Repo
     by_axis.sort_by_key(|(_, ms)| std::cmp::Reverse(ms.len()));
     if !by_axis.is_empty() {
         out.push_str(&format!(
-            "- What moves each metric most (total index ST; seed noise, at most {:.0}% of a metric's variance, removed):\n",
+            "- What moves each metric most (total index ST; seed noise, at most {:.1}% of a metric's variance, removed):\n",
             100.0 * noise
         ));
         for (axis, ms) in &by_axis {
@@ -3149,9 +3206,11 @@ mod tests {
         assert!(!md.contains("Never recovered"), "{md}");
     }
 
-    /// More combinations than plots: the worst and both sides of the
-    /// tipping step are drawn, each with its reason; `[report] slices`
-    /// comes first.
+    /// More combinations than plots: the worst, the mildest and both sides
+    /// of the tipping step are drawn, each with its reason; `[report]
+    /// slices` comes first. Ties of P(not recovered) are broken by the
+    /// success after the trigger, not by the censored recovery time (a
+    /// lower bound: here it grows with x while success falls).
     #[test]
     fn time_plots_pick_the_slices_that_matter() {
         let levels: Vec<f64> = (1..=10).map(f64::from).collect();
@@ -3165,31 +3224,30 @@ mod tests {
                 ("recovered", &|s, l| {
                     if s == 1 && l >= 6 { 0.0 } else { 1.0 }
                 }),
-                ("recovery_censored_s", &|_, l| l as f64),
+                ("recovery_censored_s", &|_, l| 10.0 - l as f64),
+                ("success_rate_after", &|_, l| 1.0 - l as f64 / 100.0),
             ],
             r#"{"slices": ["x=2"]}"#,
         );
         let sweep = Sweep::load(tmp.path()).unwrap();
         let line = sweep.dim_of("x").map(|_| 0);
-        let (slices, note) = choose_slices(&sweep, line, 4);
+        let (slices, note) = choose_slices(&sweep, line, 5);
         let levels: Vec<&str> = slices
             .iter()
             .map(|s| sweep.dims[1].labels[s.key[0].1].as_str())
             .collect();
-        // x=2 named; x=10 the worst; 6 and 7 the tipping step.
-        assert_eq!(levels, ["2", "6", "7", "10"], "{slices:?}");
-        assert!(slices[0].reason.contains("[report]"));
-        assert!(
-            slices[1].reason.starts_with("tipping"),
-            "{}",
-            slices[1].reason
+        // x=1 the mildest; x=2 named; 6 and 7 the tipping step; x=10 the
+        // worst.
+        assert_eq!(levels, ["1", "2", "6", "7", "10"], "{slices:?}");
+        let reasons: Vec<&str> = slices.iter().map(|s| s.reason.as_str()).collect();
+        assert!(reasons[0].starts_with("the mildest"), "{reasons:?}");
+        assert!(reasons[1].contains("[report]"), "{reasons:?}");
+        assert!(reasons[2].starts_with("tipping"), "{reasons:?}");
+        assert_eq!(
+            reasons[4],
+            "the worst: P(not recovered) 0.50 on average over the lines, success after the trigger 91.0%"
         );
-        assert!(
-            slices[3].reason.starts_with("the worst"),
-            "{}",
-            slices[3].reason
-        );
-        assert!(note.unwrap().contains("4 of 10"));
+        assert!(note.unwrap().contains("5 of 10"));
     }
 
     /// The runs of [`runs_without_a_verdict_are_neither_counted_nor_called_recovered`]
