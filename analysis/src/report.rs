@@ -603,6 +603,23 @@ impl Slicing {
     }
 }
 
+/// A path as a word of a command the report shows in a code span: as it
+/// is when the shell reads it so, else single-quoted; a path that neither
+/// can carry (a quote or backtick in it) is named by a placeholder.
+fn command_word(path: &str, placeholder: &str) -> String {
+    if !path.is_empty()
+        && path
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:%,@".contains(c))
+    {
+        path.to_string()
+    } else if path.contains(['\'', '`']) || path.chars().any(char::is_control) {
+        placeholder.to_string()
+    } else {
+        format!("'{path}'")
+    }
+}
+
 /// A slice's reason as the caption's first sentence, with a space after
 /// it (`the worst: ...` -> `The worst: ....`); nothing for none.
 fn sentence(reason: &str) -> String {
@@ -1930,10 +1947,15 @@ fn index_markdown(
     // written, or was killed before it could say so. The runs say.
     let running = m.status == "running";
     let ok_here = sweep.ok().iter().filter(|ok| **ok).count() as u64;
-    let (ok, failed, events) = if running {
-        (ok_here, sweep.ok().len() as u64 - ok_here, "?".to_string())
+    // The counts are the runs present; the manifest's events only where
+    // its counts are theirs (a shard redone with --force in a merged
+    // directory leaves the merged manifest counting runs no longer there).
+    let present = sweep.ok().len() as u64;
+    let (ok, failed) = (ok_here, present - ok_here);
+    let events = if !running && m.ok + m.failed + m.reused == present {
+        m.events_total.to_string()
     } else {
-        (m.ok, m.failed, m.events_total.to_string())
+        "?".to_string()
     };
     md.push_str(&format!(
         "- grid: `{}` (SHA-256 `{}`), scenario `{}`\n- runs: {} planned, {} ok, {} failed; {} events\n- by {} ({}) on {}, {} threads, {} to {} ({})\n\n",
@@ -1954,15 +1976,18 @@ fn index_markdown(
     ));
     let written = sweep.ok().len() as u64;
     if written < m.planned {
+        let here = std::path::absolute(&sweep.dir).unwrap_or_else(|_| sweep.dir.clone());
+        let here = here.display().to_string();
         md.push_str(&format!(
-            "**Partial results: {written} of the {} planned runs.** {} Every table and figure below holds these runs only; `sweep run {} --out <this directory> --resume` runs the rest.\n\n",
+            "**Partial results: {written} of the {} planned runs.** {} Every table and figure below holds these runs only; `sweep run {} --out {} --resume` runs the rest.\n\n",
             m.planned,
             if running {
                 "The sweep is still being written, or it stopped without finishing (killed: its manifest still says running)."
             } else {
                 "The sweep was interrupted."
             },
-            m.grid_file,
+            command_word(&m.grid_file, "<grid file>"),
+            command_word(&here, "<this directory>"),
         ));
     }
     if let Some(users) = users_note(m) {

@@ -124,7 +124,10 @@ pub enum StoreError {
     /// Building a batch's tables before writing them.
     #[error("{0}")]
     Batch(#[source] PolarsError),
-    #[error("{}: {source}", path.display())]
+    #[error(
+        "{}: {source}: the index of the shard's parts cannot be read (edited, or cut short by a full disk?), so its parts cannot be verified; restore it from a copy, or run the grid again with --force",
+        path.display()
+    )]
     Index {
         path: PathBuf,
         source: serde_json::Error,
@@ -173,6 +176,13 @@ pub enum StoreError {
         target.display()
     )]
     Linked { path: PathBuf, target: PathBuf },
+    /// The output directory's path is a file, or a link to nothing.
+    #[error(
+        "{} is not a directory ({}): choose another --out",
+        path.display(),
+        if path.exists() { "a file" } else { "a link to nothing" }
+    )]
+    NotADirectory { path: PathBuf },
     /// A part whose bytes are not those written.
     #[error(
         "{}: its SHA-256 is not the one recorded when it was written (damaged or edited): restore it from a backup, or delete it and run the sweep again with --resume to redo its runs",

@@ -143,9 +143,15 @@ impl Store {
     }
 
     /// Refuses a folder of the sweep's (`runs/`, `series/`, `analysis/`,
-    /// `analysis/plots/`, `slurm/`) that is a symbolic link, before anything
-    /// is written or deleted there.
+    /// `analysis/plots/`, `slurm/`) that is a symbolic link, and an output
+    /// path that is a file or a link to nothing, before anything is written
+    /// or deleted there.
     pub fn refuse_linked_dirs(&self) -> Result<(), StoreError> {
+        if fs::symlink_metadata(&self.root).is_ok() && !self.root.is_dir() {
+            return Err(StoreError::NotADirectory {
+                path: self.root.clone(),
+            });
+        }
         for sub in ["runs", "series", "analysis", "analysis/plots", "slurm"] {
             let path = self.root.join(sub);
             if fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {

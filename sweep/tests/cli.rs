@@ -291,6 +291,13 @@ fn kill_9_then_resume_gives_the_uninterrupted_table() {
             "{}",
             &md[..md.len().min(1200)]
         );
+        // The command names the directory, ready to paste.
+        let here = std::path::absolute(&out).unwrap();
+        assert!(
+            md.contains(&format!("--out {} --resume` runs the rest", here.display())),
+            "{}",
+            &md[..md.len().min(1200)]
+        );
     } else {
         assert_says(&stderr(&report), &["--resume"]);
     }
@@ -2845,4 +2852,30 @@ fn a_preset_key_that_acts_nowhere_is_refused_naming_its_point() {
     );
     let on_somewhere = grid.replace("[axes]\n", "[axes]\n\"svc_a.breaker\" = [false, true]\n");
     assert_ok(&sweep(&["plan", &write_grid(tmp.path(), &on_somewhere)]));
+}
+
+/// An output path that is a file, or a link to nothing, is refused as
+/// such (it was "File exists (os error 17)").
+#[test]
+fn an_output_path_that_is_no_directory_is_refused_as_such() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(tmp.path(), &small_grid(1));
+    let file = tmp.path().join("afile");
+    std::fs::write(&file, "mine").unwrap();
+    let o = run_grid(&grid, &file.display().to_string(), &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_says(
+        &stderr(&o),
+        &["afile is not a directory (a file): choose another --out"],
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
+    let dangling = tmp.path().join("dangling");
+    std::os::unix::fs::symlink(tmp.path().join("nowhere"), &dangling).unwrap();
+    let o = run_grid(&grid, &dangling.display().to_string(), &["--force"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_says(
+        &stderr(&o),
+        &["dangling is not a directory (a link to nothing): choose another --out"],
+    );
+    assert!(!tmp.path().join("nowhere").exists());
 }

@@ -179,6 +179,18 @@ fn a_crash_between_the_rename_and_the_index_update_redoes_the_part() {
     let m: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&manifest_path).unwrap()).unwrap();
     assert_eq!(m["ok"], 24);
+    // An index cut short cannot vouch for its parts: said with the fix.
+    let text = std::fs::read_to_string(&index_path).unwrap();
+    std::fs::write(&index_path, &text[..text.len() / 2]).unwrap();
+    for o in [compare(&good, &bad), run(&grid, &bad, &["--resume"])] {
+        assert_fails(
+            &o,
+            &[
+                "parts-s0of1.json: EOF while parsing",
+                "the index of the shard's parts cannot be read (edited, or cut short by a full disk?), so its parts cannot be verified; restore it from a copy, or run the grid again with --force",
+            ],
+        );
+    }
 }
 
 #[test]
