@@ -244,14 +244,19 @@ impl fmt::Display for Diagnosis {
         if let Some(late) = self.late_share {
             write!(
                 f,
-                "; {:.0}% of what it finished was for callers that had stopped waiting",
+                "; {:.0}% of what it finished reached its direct caller after that caller had stopped waiting",
                 100.0 * late
             )?;
         }
         f.write_str(": ")?;
         match self.sustainer {
             Sustainer::RetryAmplification => {
-                f.write_str("retry amplification sustains the overload")?;
+                // Below capacity the retries keep it full, not over.
+                f.write_str(if self.load >= 1.0 {
+                    "retry amplification sustains the overload"
+                } else {
+                    "retry amplification keeps it saturated"
+                })?;
                 match self.sustained_by.as_deref() {
                     Some(HEDGED_COPIES) => f.write_str(", hedged copies most")?,
                     Some(caller) => write!(f, ", {caller}'s retries most")?,
@@ -483,7 +488,7 @@ mod tests {
         assert_eq!(d.late_share, Some(0.8));
         assert!(
             d.to_string().contains(
-                "40% for users already gone; 80% of what it finished was for callers that had stopped waiting: "
+                "40% for users already gone; 80% of what it finished reached its direct caller after that caller had stopped waiting: "
             ),
             "{d}"
         );
@@ -962,7 +967,7 @@ pub mod section {
             groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
             let total = self.point.len();
             let mut md = format!(
-                "{total} point(s) did not recover in most runs. Per point, the run with the median load among those showing the most common loop: the bottleneck after the trigger (the tier whose load came closest to, or furthest past, its capacity), what its arrivals were made of (first tries; retries, each counted for the caller that sent the nearest retry in its lineage, so a first try svc_a sends for a client's retry is the client's; hedged copies; and, across those, requests for users who had already left), and the loop that kept it down (failing before the trigger: its users before the trigger already succeeded under the recovery threshold; retry amplification: at least 20% retries and the first tries alone would fit, sustained by the caller whose retries are the most; dead work: at least 20% of the arrivals for users already gone; overload: the first tries alone exceed capacity; not saturated: under 90% of capacity). The smallest change is the fewest levels of one axis away to a point where most runs recover. Table: `why_not_recovered.csv`.\n\n"
+                "{total} point(s) did not recover in most runs. Per point, the run with the median load among those showing the most common loop: the bottleneck after the trigger (the tier whose load came closest to, or furthest past, its capacity), what its arrivals were made of (first tries; retries, each counted for the caller that sent the nearest retry in its lineage, so a first try svc_a sends for a client's retry is the client's; hedged copies; and, across those, requests for users who had already left), and the loop that kept it down (failing before the trigger: its users before the trigger already succeeded under the recovery threshold; retry amplification: at least 20% retries and the first tries alone would fit, sustained by the caller whose retries are the most; degraded capacity (checked before retry amplification): saturated, yet it finished under 70% of what its slots serve at low load; dead work: at least 20% of the arrivals for users already gone; overload: the first tries alone exceed capacity; not saturated: under 90% of capacity). Users already gone are the end users; work finished after its direct caller stopped waiting is the caller's timeout, counted apart. The smallest change is the fewest levels of one axis away to a point where most runs recover. Table: `why_not_recovered.csv`.\n\n"
             );
             let mut shown = 0;
             for (s, lines) in groups {

@@ -2548,7 +2548,7 @@ fn why_a_run_did_not_recover() {
     let out = stdout(&one);
     assert!(
         out.contains("why `naive` did not recover: at svc_b after the trigger")
-            && out.contains("retry amplification sustains the overload, gateway's retries most")
+            && out.contains("retry amplification keeps it saturated, gateway's retries most")
             && out.contains("% from gateway, "),
         "{out}"
     );

@@ -324,6 +324,20 @@ fn draw_cdfs<DB: DrawingBackend>(
             .light_line_style(BLACK.mix(0.03))
             .draw()
             .map_err(de)?;
+        // An empty panel says why it is empty, not leave it to be guessed.
+        if curves.iter().all(Option::is_none) {
+            let what = if *name == "failures" {
+                "failed"
+            } else {
+                "succeeded"
+            };
+            root.draw(&Text::new(
+                format!("no user of the slice's runs {what}"),
+                chart.backend_coord(&((lo * hi).sqrt(), 0.5)),
+                text(14.0).pos(Pos::new(HPos::Center, VPos::Center)),
+            ))
+            .map_err(de)?;
+        }
         let n = curves.len().max(1);
         for (i, points) in curves.iter().enumerate() {
             let Some(points) = points else { continue };
