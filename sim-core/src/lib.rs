@@ -219,7 +219,7 @@ pub fn load_base(base: &str) -> Result<Scenario, Vec<ConfigError>> {
         return Ok(s);
     }
     let fail = |m: String| vec![ConfigError::new("scenario", m)];
-    let text = std::fs::read_to_string(base).map_err(|e| {
+    let text = read_input(base.as_ref()).map_err(|e| {
         fail(format!(
             "`{base}` is neither a built-in scenario ({}) nor a readable file: {e}",
             BUILTIN_SCENARIOS.join(", ")
@@ -232,6 +232,31 @@ pub fn load_base(base: &str) -> Result<Scenario, Vec<ConfigError>> {
     let dir = std::path::Path::new(base).parent().unwrap_or(".".as_ref());
     read_profile_csv(&mut scenario, dir)?;
     Ok(scenario)
+}
+
+/// The most a grid, scenario or profile file may hold: far beyond any real
+/// one, and a device that never ends (`/dev/zero`) is refused at it
+/// instead of read forever.
+pub const MAX_INPUT_BYTES: u64 = 64 << 20;
+
+/// A text input file, at most [`MAX_INPUT_BYTES`]: pipes (`<(...)`) read
+/// too, which a check for a regular file would refuse.
+pub fn read_input(path: &std::path::Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(MAX_INPUT_BYTES + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_INPUT_BYTES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "larger than {} MiB, so not an input file",
+                MAX_INPUT_BYTES >> 20
+            ),
+        ));
+    }
+    Ok(text)
 }
 
 /// Reads every client group's `profile_csv` (`client.profile_csv`,
@@ -257,7 +282,7 @@ pub fn read_profile_csv(
         }
         let file = dir.join(&file);
         let shown = file.display().to_string();
-        let read = std::fs::read_to_string(&file)
+        let read = read_input(&file)
             .map_err(|e| format!("cannot read `{shown}`: {e}"))
             .and_then(|text| scenario::profile_from_csv(&text, &shown));
         match read {

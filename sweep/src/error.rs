@@ -371,6 +371,17 @@ pub enum MergeError {
     #[error("{0} duplicate run rows")]
     Duplicates(usize),
     #[error(
+        "{} holds the results of two grids ({} and {}: another grid, or other --set or --axis flags): their runs make no one table; compare directories of one grid each",
+        dir.display(),
+        first.display(),
+        other.display()
+    )]
+    MixedGrids {
+        dir: PathBuf,
+        first: PathBuf,
+        other: PathBuf,
+    },
+    #[error(
         "{written} runs {}, {planned} planned{}",
         if *before_copy { "in the parts to merge" } else { "written" },
         if *before_copy { ": nothing was merged" } else { "" }

@@ -917,7 +917,7 @@ impl Grid {
     ) -> Result<Grid, GridErrors> {
         let file = path.to_path_buf();
         let one = |e: GridError| GridErrors(vec![e]);
-        let mut text = std::fs::read_to_string(path).map_err(|source| {
+        let mut text = sim_core::read_input(path).map_err(|source| {
             one(GridError::Read {
                 file: file.clone(),
                 source,
@@ -1030,7 +1030,7 @@ impl Grid {
             (sim_core::builtin(s), s.to_string(), s.to_string())
         } else if let Some(scenario) = &raw.scenario {
             let p = path.parent().unwrap_or(Path::new(".")).join(scenario);
-            match std::fs::read_to_string(&p) {
+            match sim_core::read_input(&p) {
                 Ok(t) => match load_scenario_file(&t, &p) {
                     Ok((s, id)) => (Some(s), p.display().to_string(), id),
                     Err(problems) => {

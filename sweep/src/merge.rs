@@ -112,6 +112,8 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
     // `plan_copies`): the merge's completeness is decided before a file is
     // copied.
     let mut shards: Vec<Manifest> = Vec::new();
+    // Where each shard's manifest is, for the command that finishes it.
+    let mut shard_dirs: Vec<(Shard, PathBuf)> = Vec::new();
     for dir in dirs.iter().map(PathBuf::as_path).chain([target]) {
         for (path, m) in Store::new(dir).manifests()? {
             if m.status == "merged" {
@@ -136,6 +138,7 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
                 return Ok((m, 0, Vec::new()));
             }
             if !shards.iter().any(|s| s.shard == m.shard) {
+                shard_dirs.push((m.shard, dir.to_path_buf()));
                 shards.push(m);
             }
         }
@@ -158,7 +161,20 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
                     .find(|m| m.shard == (Shard { index: i, count }))
                 {
                     Some(m) if m.status == "complete" => None,
-                    Some(m) => Some(format!("shard {i}/{count} is {}", m.status)),
+                    Some(m) => {
+                        let dir = (shard_dirs.iter().find(|(s, _)| *s == m.shard))
+                            .map_or(String::new(), |(_, d)| d.display().to_string());
+                        let resume = format!(
+                            "sweep run {} --shard {i}/{count} --out {} --resume (with its --set and --axis flags)",
+                            crate::slurm::shell_quote(&m.grid_file),
+                            crate::slurm::shell_quote(&dir)
+                        );
+                        Some(if m.status == "running" {
+                            format!("shard {i}/{count} is running, or was killed (if nothing runs there: {resume})")
+                        } else {
+                            format!("shard {i}/{count} is {}: {resume}", m.status)
+                        })
+                    }
                     None => Some(format!("shard {i}/{count} has no manifest (not started?)")),
                 }
             })
@@ -442,11 +458,25 @@ const TIMING_COLUMNS: &[&str] = &["wall_ms"];
 
 pub fn compare(args: &CompareArgs) -> Result<ExitCode, Error> {
     let load = |dir: &Path| -> Result<DataFrame, MergeError> {
-        let df = Store::new(dir)
-            .read_runs()?
-            .ok_or_else(|| MergeError::NoRuns {
+        let store = Store::new(dir);
+        // Shards of other grids, or of other overrides, hold other columns:
+        // refused as a resume would, before their tables meet.
+        let manifests = store.manifests()?;
+        if let Some((first, m)) = manifests.first()
+            && let Some((other, _)) =
+                (manifests.iter()).find(|(_, o)| o.fingerprint != m.fingerprint)
+        {
+            return Err(MergeError::MixedGrids {
                 dir: dir.to_path_buf(),
-            })?;
+                first: first.clone(),
+                other: other.clone(),
+            });
+        }
+        // A run in two parts is named by its files, as a report names it.
+        store.committed_runs(None, Check::All)?;
+        let df = store.read_runs()?.ok_or_else(|| MergeError::NoRuns {
+            dir: dir.to_path_buf(),
+        })?;
         let distinct = df
             .column("run_id")
             .and_then(|ids| ids.n_unique())

@@ -159,11 +159,24 @@ fn merge_refuses_missing_shards() {
         "{}",
         stderr(&o)
     );
+    // A shard whose manifest says running (killed, or running still) is
+    // said with the command that finishes it.
+    assert!(run_grid(&grid, &out, &["--shard", "1/2"]).status.success());
+    let manifest = Path::new(&out).join("manifest-s1of2.json");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(&manifest, text.replace("\"complete\"", "\"running\"")).unwrap();
+    assert_fails(
+        &sweep(&["merge", &out, "--no-report"]),
+        &[&format!(
+            "shard 1/2 is running, or was killed (if nothing runs there: sweep run {grid} --shard 1/2 --out {out} --resume (with its --set and --axis flags))"
+        )],
+    );
+    std::fs::write(&manifest, text).unwrap();
     // Nor is a shard's directory reported as if it were the grid.
     assert_fails(
         &sweep(&["report", &out]),
         &[&format!(
-            "{out} holds shards' results (manifest-s0of2.json) and no whole grid's manifest.json: a report is of the whole grid; once every shard is done, `sweep merge {out}` checks and combines them, and writes it"
+            "{out} holds shards' results (manifest-s0of2.json, manifest-s1of2.json) and no whole grid's manifest.json: a report is of the whole grid; once every shard is done, `sweep merge {out}` checks and combines them, and writes it"
         )],
     );
 }
@@ -2878,4 +2891,24 @@ fn an_output_path_that_is_no_directory_is_refused_as_such() {
         &["dangling is not a directory (a link to nothing): choose another --out"],
     );
     assert!(!tmp.path().join("nowhere").exists());
+}
+
+/// A device that never ends, given as the scenario or the grid, is refused
+/// at the input size limit (it was read until memory ran out); a pipe
+/// still reads.
+#[test]
+fn an_endless_input_is_refused_at_the_size_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let zero = small_grid(1).replace("scenario = \"ch37\"", "scenario = \"/dev/zero\"");
+    let o = sweep(&["plan", &write_grid(tmp.path(), &zero)]);
+    assert_fails(
+        &o,
+        &[
+            "scenario: `/dev/zero` is neither a built-in scenario (ch37) nor a readable file (/dev/zero: larger than 64 MiB, so not an input file)",
+        ],
+    );
+    assert_fails(
+        &sweep(&["plan", "/dev/zero"]),
+        &["/dev/zero: cannot read: larger than 64 MiB, so not an input file"],
+    );
 }

@@ -589,3 +589,53 @@ fn a_whole_grid_run_removes_what_a_shard_s_cut_short_commit_left() {
         assert_ok(&report(&out));
     }
 }
+
+/// `compare` refuses what a report refuses, naming the files: a run in two
+/// parts (a shard's files copied beside the whole run), and shards of two
+/// grids in one directory (their tables have other columns).
+#[test]
+fn compare_names_the_files_of_a_run_written_twice_and_of_two_grids() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (grid, good, bad) = two_sweeps(tmp.path(), 2);
+    let shard = tmp.path().join("shard");
+    assert_ok(&run(&grid, &shard, &["--shard", "0/2"]));
+    for sub in ["runs", "series"] {
+        for p in parts(&shard, sub) {
+            std::fs::copy(&p, bad.join(sub).join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    for name in ["parts-s0of2.json", "manifest-s0of2.json"] {
+        std::fs::copy(shard.join(name), bad.join(name)).unwrap();
+    }
+    assert_fails(
+        &compare(&good, &bad),
+        &[
+            "is written twice: in",
+            "part-s0of1-000000.parquet and in",
+            "part-s0of2-000000.parquet",
+        ],
+    );
+    let other = tmp.path().join("other");
+    assert_ok(&run(
+        &grid,
+        &other,
+        &["--shard", "1/2", "--set", "svc_b.queue_cap=7"],
+    ));
+    let mixed = tmp.path().join("mixed");
+    for from in [&shard, &other] {
+        for sub in ["", "runs", "series"] {
+            std::fs::create_dir_all(mixed.join(sub)).unwrap();
+            for p in parts(from, sub).into_iter().filter(|p| p.is_file()) {
+                std::fs::copy(&p, mixed.join(sub).join(p.file_name().unwrap())).unwrap();
+            }
+        }
+    }
+    assert_fails(
+        &compare(&mixed, &good),
+        &[
+            "holds the results of two grids",
+            "manifest-s0of2.json and",
+            "manifest-s1of2.json: another grid, or other --set or --axis flags",
+        ],
+    );
+}
