@@ -63,10 +63,11 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
     let sampled = factorial.is_some();
     let sweep = factorial.as_ref().unwrap_or(&full);
     let analysis = out_dir.join("analysis");
-    remove_report(&analysis)?;
     // Written aside and moved into place at the end, so that a report
-    // killed halfway leaves no file of its own unlisted (see `publish`).
+    // killed halfway leaves no file of its own unlisted (see `publish`),
+    // and the report before it stands until this one replaces it.
     let dir = analysis.join(STAGING);
+    gone(&dir, std::fs::remove_dir_all(&dir))?;
     let plot_dir = dir.join("plots");
     std::fs::create_dir_all(&plot_dir).map_err(IoError::at(&plot_dir))?;
     let metrics = tables::main_metrics(sweep);
@@ -239,6 +240,17 @@ pub fn remove_report(dir: &Path) -> Result<(), IoError> {
     if !dir.is_dir() {
         return Ok(());
     }
+    remove_published(dir)?;
+    let staging = dir.join(STAGING);
+    gone(&staging, std::fs::remove_dir_all(&staging))
+}
+
+/// The files a report published in `dir` (those its list names) and the
+/// list: what a new report replaces.
+fn remove_published(dir: &Path) -> Result<(), IoError> {
+    if !dir.is_dir() {
+        return Ok(());
+    }
     if let Ok(text) = std::fs::read_to_string(dir.join(REPORT_FILES)) {
         for name in text.lines().map(Path::new) {
             let inside = name
@@ -251,9 +263,7 @@ pub fn remove_report(dir: &Path) -> Result<(), IoError> {
         }
     }
     let list = dir.join(REPORT_FILES);
-    gone(&list, std::fs::remove_file(&list))?;
-    let staging = dir.join(STAGING);
-    gone(&staging, std::fs::remove_dir_all(&staging))
+    gone(&list, std::fs::remove_file(&list))
 }
 
 /// The outcome of removing `path`: one already absent is gone too.
@@ -264,13 +274,26 @@ fn gone(path: &Path, removed: std::io::Result<()>) -> Result<(), IoError> {
     }
 }
 
-/// Moves the report written in `staging` into `dir`, listing its files
-/// first: a kill while they move leaves none of them unlisted, and the
-/// next report (or `run --force`) removes exactly those.
+/// Moves the report written in `staging` into `dir` over the one before
+/// it, each file replaced in one rename, so that a kill at any moment
+/// leaves a whole page (the old or the new); the list names the old files
+/// and the new while they move, so that none is left unlisted, and the
+/// next report (or `run --force`) removes exactly those. The old report's
+/// files the new one lacks go last.
 fn publish(staging: &Path, dir: &Path) -> Result<(), ReportError> {
     let files = files_under(staging)?;
-    let list: String = files.iter().map(|p| format!("{}\n", p.display())).collect();
-    write_text(&dir.join(REPORT_FILES), &list)?;
+    let list_path = dir.join(REPORT_FILES);
+    let old: Vec<PathBuf> = std::fs::read_to_string(&list_path)
+        .map(|t| t.lines().map(PathBuf::from).collect())
+        .unwrap_or_default();
+    let listing = |names: &mut dyn Iterator<Item = &PathBuf>| -> String {
+        names.map(|p| format!("{}\n", p.display())).collect()
+    };
+    let stale: Vec<&PathBuf> = old.iter().filter(|p| !files.contains(p)).collect();
+    write_text(
+        &list_path,
+        &listing(&mut files.iter().chain(stale.iter().copied())),
+    )?;
     for rel in &files {
         let to = dir.join(rel);
         if let Some(parent) = to.parent() {
@@ -278,6 +301,17 @@ fn publish(staging: &Path, dir: &Path) -> Result<(), ReportError> {
         }
         std::fs::rename(staging.join(rel), &to).map_err(IoError::at(&to))?;
     }
+    for rel in stale {
+        // Only names inside `dir`, as `remove_published` reads them.
+        if rel
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+        {
+            let path = dir.join(rel);
+            gone(&path, std::fs::remove_file(&path))?;
+        }
+    }
+    write_text(&list_path, &listing(&mut files.iter()))?;
     Ok(std::fs::remove_dir_all(staging).map_err(IoError::at(staging))?)
 }
 

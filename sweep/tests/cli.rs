@@ -2912,3 +2912,33 @@ fn an_endless_input_is_refused_at_the_size_limit() {
         &["/dev/zero: cannot read: larger than 64 MiB, so not an input file"],
     );
 }
+
+/// A report killed at any moment leaves a whole page (the one before it
+/// or the new one), never none: each file is replaced in one rename. The
+/// next report removes what the killed one left.
+#[test]
+fn a_report_killed_at_any_moment_leaves_a_whole_page() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(tmp.path(), &small_grid(1));
+    let out = tmp.path().join("o");
+    let out_s = out.display().to_string();
+    assert_ok(&sweep(&["run", &grid, "--out", &out_s, "-q"]));
+    let index = out.join("analysis/index.md");
+    let whole = |text: &str| text.starts_with("# Sweep `small`") && text.contains("## Tables");
+    for delay_ms in [5, 30, 80, 150, 300, 600] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_sweep"))
+            .args(["report", &out_s])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let text = std::fs::read_to_string(&index).unwrap();
+        assert!(whole(&text), "killed after {delay_ms} ms: {text}");
+    }
+    assert!(sweep(&["report", &out_s]).status.success());
+    assert!(!out.join("analysis/.report-in-progress").exists());
+    assert!(whole(&std::fs::read_to_string(&index).unwrap()));
+}
