@@ -573,14 +573,22 @@ fn effects_markdown(sweep: &Sweep, effects: &[Effect]) -> String {
             if Some(d) == strategy && sweep.dims.len() > 1 {
                 continue;
             }
+            // A range over the other axes only where there are some besides
+            // this one and the strategy (each cell is then one point).
+            let others = sweep.dims.len() - 1 - usize::from(strategy.is_some_and(|s| s != d));
+            let range = if others > 0 {
+                ", points: range of the point means over the other axes"
+            } else {
+                ""
+            };
             let what = if metric == "recovered" {
                 "share of seeds that recovered".to_string()
             } else if metric == "recovery_censored_s" {
-                "mean recovery time (s) [95% CI of the mean, seed noise only], points: range of the point means over the other axes; `never` where no run recovered, `>= X (k of n censored)` where some did not (a lower bound: a run that did not recover counts as the first recovery time it could not observe)".to_string()
-            } else {
                 format!(
-                    "mean `{metric}` [95% CI of the mean, seed noise only], points: range of the point means over the other axes"
+                    "mean recovery time (s) [95% CI of the mean, seed noise only]{range}; `never` where no run recovered, `>= X (k of n censored)` where some did not (a lower bound: a run that did not recover counts as the first recovery time it could not observe)"
                 )
+            } else {
+                format!("mean `{metric}` [95% CI of the mean, seed noise only]{range}")
             };
             md.push_str(&format!("\n#### `{}` x strategy: {what}\n\n", dim.name));
             md.push_str(&tables::effects_markdown(effects, metric, &dim.name));
@@ -1154,7 +1162,7 @@ fn time_plots(
             }
             let (title, y_label, y_range, stem) = if col == "success_rate" {
                 (
-                    "Success rate of requests by arrival second".to_string(),
+                    "Success rate of users by arrival second".to_string(),
                     match &sweep.manifest.report.group {
                         Some(g) => format!("success rate (share of group {g}'s users)"),
                         None => "success rate (share of users)".to_string(),
@@ -2775,6 +2783,16 @@ fn discovery(sweep: &Sweep, dir: &Path, plot_dir: &Path) -> Result<String, Repor
         t.chosen,
     )?;
     md.push_str(&format!("![PRIM trajectory](plots/{PRIM_PLOT}.svg)\n\n"));
+    md.push_str(&format!(
+        "*PRIM (Friedman and Fisher 1999) as the EMA Workbench runs it (peel and paste alpha 0.05, minimum mass 0.05, its default objective) on the {} runs {}{}, over every axis path (numbers as numbers, anything else as categories). Each marker is a box of the peeling (filled) and pasting (hollow) trajectory; the reported box (ringed) has the highest harmonic mean of coverage and density. A quasi-p-value is the one-sided binomial probability of the box's density were its runs drawn from the box without that limit (Bryant and Lempert 2010): small means the limit matters. Tables: `prim_trajectory.csv` (every box), `prim_limits.csv` (every restricted parameter of every box).*\n\n",
+        t.runs,
+        say.verdict,
+        if skipped > 0 {
+            format!(" ({skipped} {} left out)", say.skipped)
+        } else {
+            String::new()
+        }
+    ));
     // The alternative view: a classification tree's leaves, most runs that
     // never recover first.
     let tree = crate::cart::cart(&params, &y)?;
@@ -2798,16 +2816,6 @@ fn discovery(sweep: &Sweep, dir: &Path, plot_dir: &Path) -> Result<String, Repor
         &rows_md,
     ));
     md.push('\n');
-    md.push_str(&format!(
-        "*PRIM (Friedman and Fisher 1999) as the EMA Workbench runs it (peel and paste alpha 0.05, minimum mass 0.05, its default objective) on the {} runs {}{}, over every axis path (numbers as numbers, anything else as categories). Each marker is a box of the peeling (filled) and pasting (hollow) trajectory; the reported box has the highest harmonic mean of coverage and density. A quasi-p-value is the one-sided binomial probability of the box's density were its runs drawn from the box without that limit (Bryant and Lempert 2010): small means the limit matters. Tables: `prim_trajectory.csv` (every box), `prim_limits.csv` (every restricted parameter of every box).*\n",
-        t.runs,
-        say.verdict,
-        if skipped > 0 {
-            format!(" ({skipped} {} left out)", say.skipped)
-        } else {
-            String::new()
-        }
-    ));
     Ok(md)
 }
 
