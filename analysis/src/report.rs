@@ -2000,7 +2000,7 @@ fn index_markdown(
         "?".to_string()
     };
     md.push_str(&format!(
-        "- grid: `{}` (SHA-256 `{}`), scenario `{}`\n- runs: {} planned, {} ok, {} failed; {} events\n- by {} ({}) on {}, {} threads, {} to {} ({})\n\n",
+        "- grid: `{}` (SHA-256 `{}`), scenario `{}`\n- runs: {} planned, {} ok, {} failed; {} events\n- by {} ({}){} on {}, {} threads, {} to {} ({})\n\n",
         m.grid_file,
         &m.grid_sha256[..12.min(m.grid_sha256.len())],
         m.scenario,
@@ -2010,6 +2010,12 @@ fn index_markdown(
         events,
         m.tool,
         m.git_commit,
+        // A resume allowed to change the version: who wrote the rest.
+        if m.earlier_versions.is_empty() {
+            String::new()
+        } else {
+            format!(", parts of the runs by {}", m.earlier_versions.join(", "))
+        },
         m.host,
         m.threads,
         m.started_at,

@@ -2166,6 +2166,14 @@ fn a_resume_across_tool_versions_is_refused_unless_allowed() {
         manifest["earlier_versions"],
         serde_json::json!(["sweep 0.1.0 (commit 0000000)"])
     );
+    // The report's provenance names them too.
+    assert_ok(&sweep(&["report", &out.display().to_string()]));
+    let md = std::fs::read_to_string(out.join("analysis/index.md")).unwrap();
+    assert!(
+        md.contains(", parts of the runs by sweep 0.1.0 (commit 0000000) on "),
+        "{}",
+        &md[..md.len().min(800)]
+    );
     // A whole-grid run reuses every shard's runs: a shard of another
     // version is refused too (only its own manifest was checked).
     let sharded = dir.join("sharded");
