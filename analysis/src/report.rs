@@ -240,30 +240,22 @@ pub fn remove_report(dir: &Path) -> Result<(), IoError> {
     if !dir.is_dir() {
         return Ok(());
     }
-    remove_published(dir)?;
+    if let Ok(text) = std::fs::read_to_string(dir.join(REPORT_FILES)) {
+        for name in text.lines().map(Path::new).filter(|n| inside(n)) {
+            let path = dir.join(name);
+            gone(&path, std::fs::remove_file(&path))?;
+        }
+    }
+    let list = dir.join(REPORT_FILES);
+    gone(&list, std::fs::remove_file(&list))?;
     let staging = dir.join(STAGING);
     gone(&staging, std::fs::remove_dir_all(&staging))
 }
 
-/// The files a report published in `dir` (those its list names) and the
-/// list: what a new report replaces.
-fn remove_published(dir: &Path) -> Result<(), IoError> {
-    if !dir.is_dir() {
-        return Ok(());
-    }
-    if let Ok(text) = std::fs::read_to_string(dir.join(REPORT_FILES)) {
-        for name in text.lines().map(Path::new) {
-            let inside = name
-                .components()
-                .all(|c| matches!(c, std::path::Component::Normal(_)));
-            if inside {
-                let path = dir.join(name);
-                gone(&path, std::fs::remove_file(&path))?;
-            }
-        }
-    }
-    let list = dir.join(REPORT_FILES);
-    gone(&list, std::fs::remove_file(&list))
+/// Whether a name the report's list holds stays inside the folder it is
+/// read in (no `..`, no root): an edited list deletes nothing elsewhere.
+fn inside(name: &Path) -> bool {
+    (name.components()).all(|c| matches!(c, std::path::Component::Normal(_)))
 }
 
 /// The outcome of removing `path`: one already absent is gone too.
@@ -301,15 +293,9 @@ fn publish(staging: &Path, dir: &Path) -> Result<(), ReportError> {
         }
         std::fs::rename(staging.join(rel), &to).map_err(IoError::at(&to))?;
     }
-    for rel in stale {
-        // Only names inside `dir`, as `remove_published` reads them.
-        if rel
-            .components()
-            .all(|c| matches!(c, std::path::Component::Normal(_)))
-        {
-            let path = dir.join(rel);
-            gone(&path, std::fs::remove_file(&path))?;
-        }
+    for rel in stale.into_iter().filter(|rel| inside(rel)) {
+        let path = dir.join(rel);
+        gone(&path, std::fs::remove_file(&path))?;
     }
     write_text(&list_path, &listing(&mut files.iter()))?;
     Ok(std::fs::remove_dir_all(staging).map_err(IoError::at(staging))?)
@@ -2115,10 +2101,12 @@ fn index_markdown(
         md.push_str("\n## Why: the sampled design\n\n");
         md.push_str(&d.body);
     } else {
-        let mut seeds = sweep.seeds.clone();
-        seeds.sort_unstable();
-        seeds.dedup();
-        why_sensitivity(&mut md, trigger, seeds.len(), plot_files, sens_md);
+        // The seeds behind the indices, as the jackknife counted them.
+        let seeds = (sens.iter().filter_map(|s| s.result.as_ref().ok()))
+            .map(|s| s.seeds)
+            .max()
+            .unwrap_or(0);
+        why_sensitivity(&mut md, trigger, seeds, plot_files, sens_md);
     }
     tables_markdown(
         &mut md,

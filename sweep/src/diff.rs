@@ -13,7 +13,7 @@
 //! seed), not recovered (none) and mixed.
 
 use crate::error::{DiffError, Error};
-use crate::store::{Check, Store};
+use crate::store::Store;
 use analysis::tables::markdown_text;
 use clap::Args;
 use polars::prelude::*;
@@ -274,7 +274,6 @@ fn load(dir: &Path) -> Result<analysis::load::Sweep, DiffError> {
 
 fn read(dir: &Path, metrics: &[String]) -> Result<Side, DiffError> {
     let store = Store::new(dir);
-    store.committed_runs(None, Check::All)?;
     let df = store.read_runs()?.ok_or_else(|| DiffError::NoRuns {
         dir: dir.to_path_buf(),
     })?;

@@ -368,8 +368,6 @@ pub enum MergeError {
     NoRunsWritten,
     #[error("{}: no runs", dir.display())]
     NoRuns { dir: PathBuf },
-    #[error("{0} duplicate run rows")]
-    Duplicates(usize),
     #[error(
         "{} holds the results of two grids ({} and {}: another grid, or other --set or --axis flags): their runs make no one table; compare directories of one grid each",
         dir.display(),

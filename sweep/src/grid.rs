@@ -673,7 +673,9 @@ fn point_errors(spec: &str, dimensions: &[Dimension], design: bool) -> Vec<Strin
 /// without a decimal point, `unbounded` for a cap without a bound.
 fn level_label(path: &str, v: &Value) -> String {
     match v {
-        Value::String(_) if canonical(path, v) == "\"unbounded\"" => "unbounded".to_string(),
+        Value::String(_) if canonical(path, v) == "\"unbounded\"" => {
+            analysis::load::UNBOUNDED.to_string()
+        }
         Value::String(s) => s.clone(),
         Value::Float(x) => analysis::load::number(*x),
         other => other.to_string(),

@@ -472,21 +472,10 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Error> {
                 other: other.clone(),
             });
         }
-        // A run in two parts is named by its files, as a report names it.
-        store.committed_runs(None, Check::All)?;
+        // A run in two parts is refused naming its files (`read_runs`).
         let df = store.read_runs()?.ok_or_else(|| MergeError::NoRuns {
             dir: dir.to_path_buf(),
         })?;
-        let distinct = df
-            .column("run_id")
-            .and_then(|ids| ids.n_unique())
-            .map_err(|source| MergeError::Table {
-                dir: dir.join("runs"),
-                source,
-            })?;
-        if distinct != df.height() {
-            return Err(MergeError::Duplicates(df.height() - distinct));
-        }
         df.drop_many(TIMING_COLUMNS.iter().copied())
             .sort(["run_id"], SortMultipleOptions::default())
             .map_err(|source| MergeError::Table {

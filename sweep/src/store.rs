@@ -496,37 +496,41 @@ impl Store {
         self.write_index(&index)
     }
 
-    /// The whole `runs` table (all parts), or `None` when there is none.
+    /// The whole `runs` table (all parts), or `None` when there is none; a
+    /// run id in two rows is refused, naming both files.
     pub fn read_runs(&self) -> Result<Option<DataFrame>, StoreError> {
-        self.read_table(|part| part.to_path_buf())
+        let parts = CommittedRuns::of_parts(self.committed_parts(None, Check::All)?)?.parts;
+        read_table(&parts, |part| part.to_path_buf())
     }
 
     /// The series table of every committed part, as [`Store::read_runs`].
     pub fn read_series(&self) -> Result<Option<DataFrame>, StoreError> {
         let series = series_dir(&self.root);
-        self.read_table(|part| series.join(part.file_name().expect("a file")))
+        read_table(&self.committed_parts(None, Check::All)?, |part| {
+            series.join(part.file_name().expect("a file"))
+        })
     }
+}
 
-    /// One table of the committed parts: the file `path_of` gives for each
-    /// runs part, read whole and stacked.
-    fn read_table(
-        &self,
-        path_of: impl Fn(&Path) -> PathBuf,
-    ) -> Result<Option<DataFrame>, StoreError> {
-        let mut all: Option<DataFrame> = None;
-        for part in self.committed_parts(None, Check::All)? {
-            let path = path_of(&part);
-            let df = Part::read(&path, None)?.frame;
-            match &mut all {
-                None => all = Some(df),
-                Some(a) => {
-                    a.vstack_mut_owned(df)
-                        .map_err(|source| StoreError::Parquet { path, source })?;
-                }
+/// One table of the committed `parts`: the file `path_of` gives for each
+/// runs part, read whole and stacked.
+fn read_table(
+    parts: &[PathBuf],
+    path_of: impl Fn(&Path) -> PathBuf,
+) -> Result<Option<DataFrame>, StoreError> {
+    let mut all: Option<DataFrame> = None;
+    for part in parts {
+        let path = path_of(part);
+        let df = Part::read(&path, None)?.frame;
+        match &mut all {
+            None => all = Some(df),
+            Some(a) => {
+                a.vstack_mut_owned(df)
+                    .map_err(|source| StoreError::Parquet { path, source })?;
             }
         }
-        Ok(all)
     }
+    Ok(all)
 }
 
 /// Counts of ok and failed runs and the events of the ok ones, in the parts
