@@ -639,3 +639,34 @@ fn compare_names_the_files_of_a_run_written_twice_and_of_two_grids() {
         ],
     );
 }
+
+/// A part removed with its index entry (as a shard redone with `--force`
+/// in a merged directory leaves it): the report's counts are the runs
+/// present, not the manifest's, beside its "Partial results" line.
+#[test]
+fn the_report_counts_the_runs_present_not_the_manifest_s() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, _, bad) = two_sweeps(tmp.path(), 3);
+    let index_path = bad.join("parts-s0of1.json");
+    let mut index: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&index_path).unwrap()).unwrap();
+    let last = index["parts"].as_array_mut().unwrap().pop().unwrap();
+    std::fs::write(&index_path, serde_json::to_string(&index).unwrap()).unwrap();
+    let name = last["name"].as_str().unwrap();
+    let removed = last["runs"]["rows"].as_u64().unwrap();
+    for sub in ["runs", "series"] {
+        std::fs::remove_file(bad.join(sub).join(name)).unwrap();
+    }
+    assert_ok(&report(&bad));
+    let md = std::fs::read_to_string(bad.join("analysis/index.md")).unwrap();
+    let present = 24 - removed;
+    assert!(
+        md.contains(&format!(
+            "- runs: 24 planned, {present} ok, 0 failed; ? events"
+        )) && md.contains(&format!(
+            "**Partial results: {present} of the 24 planned runs.**"
+        )),
+        "{}",
+        &md[..md.len().min(900)]
+    );
+}
