@@ -3267,6 +3267,34 @@ mod tests {
         assert!(!md.contains("Never recovered"), "{md}");
     }
 
+    /// An axis that changes nothing does not repeat a tipping step at each
+    /// of its levels: the step of `x` from 6 to 7 is drawn at one level of
+    /// `noise`, and the other slots go to other slices.
+    #[test]
+    fn a_tipping_step_is_drawn_once_per_axis_and_line() {
+        let levels: Vec<f64> = (1..=10).map(f64::from).collect();
+        let tmp = write_sweep_on(
+            "noise",
+            "x",
+            &levels,
+            &[
+                ("window_start_s", &|_, _| 10.0),
+                ("window_end_s", &|_, _| 12.0),
+                ("recovered", &|_, l| if l >= 6 { 0.0 } else { 1.0 }),
+                ("recovery_censored_s", &|_, _| 3.0),
+                ("success_rate_after", &|_, l| 1.0 - l as f64 / 100.0),
+            ],
+            "{}",
+        );
+        let sweep = Sweep::load(tmp.path()).unwrap();
+        let (slices, _) = choose_slices(&sweep, None, 6);
+        let tipping: Vec<&Slice> = (slices.iter())
+            .filter(|s| s.reason.starts_with("tipping"))
+            .collect();
+        assert_eq!(tipping.len(), 2, "{slices:?}");
+        assert_eq!(tipping[0].key[0], tipping[1].key[0], "{slices:?}");
+    }
+
     /// More combinations than plots: the worst, the mildest and both sides
     /// of the tipping step are drawn, each with its reason; `[report]
     /// slices` comes first. Ties of P(not recovered) are broken by the
