@@ -2653,6 +2653,35 @@ mod tests {
         assert!(colored > 1000, "too few coloured pixels: {colored}");
     }
 
+    /// The recovery plot's legend says which line lies on another's, and
+    /// explains only the marks drawn: no "○ n%" where every level either
+    /// recovered in every run or in none.
+    #[test]
+    fn the_recovery_legend_says_hidden_lines_and_only_the_marks_drawn() {
+        let tmp = tempfile::tempdir().unwrap();
+        let line = |label: &str, never: f64| RecoveryLine {
+            label: label.into(),
+            points: vec![
+                RecoveryPoint {
+                    x: 1.0,
+                    median: Some(2.0),
+                    never: 0.0,
+                },
+                RecoveryPoint {
+                    x: 2.0,
+                    median: None,
+                    never,
+                },
+            ],
+        };
+        let stem = tmp.path().join("r");
+        recovery_lines(&stem, "R", "x", &[line("a", 1.0), line("b", 1.0)]).unwrap();
+        let svg = std::fs::read_to_string(stem.with_extension("svg")).unwrap();
+        assert!(svg.contains("b (on top of a)"), "{svg}");
+        assert!(svg.contains("no run recovered"), "{svg}");
+        assert!(!svg.contains("did not"), "{svg}");
+    }
+
     /// PNG text: each glyph keeps its side bearing ("cl" is not "d"), and
     /// text anchored at its top starts below the anchor, as in the SVG.
     #[test]
