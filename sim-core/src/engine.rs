@@ -125,14 +125,17 @@ struct Sim<'m> {
     /// Per user request: the closed-loop user who sent it (only when a
     /// group has closed-loop users).
     sender: Vec<u32>,
+    /// Users so far, and the next user's number; the run's other user
+    /// counts are the groups' summed at the end.
     users: u64,
-    users_ok: u64,
-    users_failed: u64,
-    phases: [Phase; 3],
     /// Per user: has its request ended (success or failure)?
     user_ended: Vec<bool>,
     /// Per user: its request class.
     user_class: Vec<u8>,
+    /// Per user, then per tier: the user's requests that reached the tier
+    /// (`tiers` entries a user), kept from run to run like the vectors
+    /// above (a vector per tier, allocated anew each run, cost more).
+    tier_arrivals: Vec<u32>,
     /// Per user: its tenant key (only when some group has tenants); per
     /// key: users, and how many succeeded.
     user_tenant: Vec<u32>,
@@ -303,6 +306,7 @@ pub struct Scratch {
     sender: Vec<u32>,
     user_ended: Vec<bool>,
     user_class: Vec<u8>,
+    tier_arrivals: Vec<u32>,
     ok_latencies: Vec<Nanos>,
     failed_latencies: Vec<Nanos>,
 }
@@ -333,7 +337,7 @@ pub fn simulate(
         .servers
         .iter()
         .map(|s| {
-            let mut server = Server::new(s, classes, secs, seed, users);
+            let mut server = Server::new(s, classes, secs, seed);
             server.has = Has {
                 bins: m.series_bin > 0,
                 ..Has::of(s, m.tier_rate_limits[s.tier].is_some(), cancels)
@@ -369,19 +373,20 @@ pub fn simulate(
             .collect(),
         sender: cleared(std::mem::take(&mut scratch.sender), 0),
         users: 0,
-        users_ok: 0,
-        users_failed: 0,
-        phases: [Phase::default(); 3],
         user_ended: cleared(std::mem::take(&mut scratch.user_ended), users),
         user_class: cleared(std::mem::take(&mut scratch.user_class), users),
+        tier_arrivals: cleared(
+            std::mem::take(&mut scratch.tier_arrivals),
+            users * m.tier_instances.len(),
+        ),
         user_tenant: Vec::new(),
         tenant_users: vec![0; if m.tenants { tenant_keys(m) } else { 0 }],
         tenant_ok: vec![0; if m.tenants { tenant_keys(m) } else { 0 }],
         ok_latencies: cleared(std::mem::take(&mut scratch.ok_latencies), users),
         failed_latencies: cleared(std::mem::take(&mut scratch.failed_latencies), 0),
         series: Series {
-            user_arrivals: vec![0; secs],
-            user_ok_by_arrival: vec![0; secs],
+            user_arrivals: Vec::new(),
+            user_ok_by_arrival: Vec::new(),
             successes: vec![0; secs],
             failures: vec![0; secs],
             tiers: Vec::new(),
@@ -657,7 +662,7 @@ impl Sim<'_> {
 
     #[inline(never)]
     fn sample_seconds_until(&mut self, t: Nanos) {
-        let secs = self.series.user_arrivals.len();
+        let secs = self.series.successes.len();
         while self.next_sample_at <= t {
             for s in &mut self.servers {
                 let second = &mut s.seconds[self.next_sample];
@@ -690,16 +695,11 @@ impl Sim<'_> {
             self.sender.push(sender);
         }
         let sec = self.second();
-        self.series.user_arrivals[sec] += 1;
         self.groups[g].arrivals_by_sec[sec] += 1;
         let phase = self.phase_of(self.now);
-        self.phases[phase].users += 1;
         self.groups[g].phases[phase].users += 1;
-        // Replica 0 of each tier counts for the whole tier.
         let tiers = self.m.tier_instances.len();
-        for s in &mut self.servers[..tiers] {
-            s.per_user.push(0);
-        }
+        (self.tier_arrivals).resize(self.tier_arrivals.len() + tiers, 0);
         self.user_ended.push(false);
         if let Some(t) = &mut self.tracer
             && t.user == user
@@ -1014,8 +1014,8 @@ impl Sim<'_> {
         let j = self.jobs.get_live(job);
         let (s, user, origin) = (j.server(), j.user as usize, j.origin);
         let (sec, during) = (self.second(), self.phase_of(self.now) == 1);
-        let tier = self.m.servers[s].tier;
-        self.servers[tier].per_user[user] += 1;
+        let tiers = self.m.tier_instances.len();
+        self.tier_arrivals[user * tiers + self.m.servers[s].tier] += 1;
         let srv = &mut self.servers[s];
         srv.on_arrival(sec, during, self.user_ended[user], origin);
         let has = srv.has;
@@ -1529,16 +1529,12 @@ impl Sim<'_> {
             }
         }
         if ok {
-            self.users_ok += 1;
             if let Some(key) = self.user_tenant.get(user) {
                 self.tenant_ok[*key as usize] += 1;
             }
-            self.phases[phase].ok += 1;
-            self.series.user_ok_by_arrival[arrival_sec] += 1;
             self.series.successes[sec] += 1;
             self.ok_latencies.push(latency);
         } else {
-            self.users_failed += 1;
             self.series.failures[sec] += 1;
             self.failed_latencies.push(latency);
         }
@@ -1631,6 +1627,29 @@ impl Sim<'_> {
                 self.callers[j.edge as usize].stats.calls_pending += 1;
             }
         }
+        // The run's user counts: the groups' summed.
+        let (mut users_ok, mut users_failed) = (0, 0);
+        let mut phases = [Phase::default(); 3];
+        let secs = self.series.successes.len();
+        let (mut arrivals, mut ok_by_arrival) = (vec![0; secs], vec![0; secs]);
+        for g in &self.groups {
+            users_ok += g.ok;
+            users_failed += g.failed;
+            for (run, group) in phases.iter_mut().zip(&g.phases) {
+                run.users += group.users;
+                run.ok += group.ok;
+            }
+            arrivals
+                .iter_mut()
+                .zip(&g.arrivals_by_sec)
+                .for_each(|(a, n)| *a += n);
+            ok_by_arrival
+                .iter_mut()
+                .zip(&g.ok_by_arrival)
+                .for_each(|(a, n)| *a += n);
+        }
+        self.series.user_arrivals = arrivals;
+        self.series.user_ok_by_arrival = ok_by_arrival;
         let recovery = self.m.recovery(self.m.arrivals_end);
         let recovery_s =
             recovery.time_s(&self.series.user_arrivals, &self.series.user_ok_by_arrival);
@@ -1641,15 +1660,18 @@ impl Sim<'_> {
                 .zip(&self.m.servers)
                 .map(|(s, model)| Some(s.into_result(model, now, &callers)))
                 .collect();
-        let (tiers, tier_series) = (self.m.tier_instances.iter())
-            .map(|ids| {
+        let n = self.m.tier_instances.len();
+        let (tiers, tier_series) = (self.m.tier_instances.iter().enumerate())
+            .map(|(tier, ids)| {
                 let (stats, series): (Vec<_>, Vec<_>) = (ids.iter())
                     .map(|i| instances[*i].take().expect("an instance of one tier"))
                     .unzip();
-                (
-                    TierStats::of_replicas(stats),
-                    TierSeries::of_replicas(series),
-                )
+                let per_user = self.tier_arrivals.iter().skip(tier).step_by(n);
+                let stats = TierStats {
+                    max_arrivals_per_user: per_user.copied().max().unwrap_or(0) as u64,
+                    ..TierStats::of_replicas(stats)
+                };
+                (stats, TierSeries::of_replicas(series))
             })
             .unzip();
         self.series.tiers = tier_series;
@@ -1726,8 +1748,8 @@ impl Sim<'_> {
         let result = RunResult {
             events: self.processed + self.cancelled,
             users: self.users,
-            users_ok: self.users_ok,
-            users_failed: self.users_failed + unfinished,
+            users_ok,
+            users_failed: users_failed + unfinished,
             users_unfinished: unfinished,
             classes,
             tenants: (self.m.groups.iter())
@@ -1744,7 +1766,7 @@ impl Sim<'_> {
                     })
                 })
                 .collect(),
-            phases: self.phases,
+            phases,
             window_start_s: nanos_to_secs(self.m.window.0),
             window_end_s: nanos_to_secs(self.m.window.1),
             horizon_s: nanos_to_secs(self.m.horizon),
@@ -1771,6 +1793,7 @@ impl Sim<'_> {
             sender: self.sender,
             user_ended: self.user_ended,
             user_class: self.user_class,
+            tier_arrivals: self.tier_arrivals,
             ok_latencies: self.ok_latencies,
             failed_latencies: self.failed_latencies,
         };

@@ -244,9 +244,6 @@ pub struct Server {
     /// Integral of the queue length over time, up to `queue_since`.
     queue_area_ns: u128,
     queue_since: Nanos,
-    /// Arrivals at the tier per user request (R1), kept by its replica 0
-    /// for all of its replicas (empty at the others).
-    pub per_user: Vec<u32>,
 }
 
 /// One second of a server's counters (see [`TierSeries`]).
@@ -265,14 +262,8 @@ pub struct Second {
 
 impl Server {
     /// Server `model` of a run with `classes` request classes over `secs`
-    /// seconds, room made for `users` user requests.
-    pub fn new(
-        model: &ServerModel,
-        classes: usize,
-        secs: usize,
-        seed: u64,
-        users: usize,
-    ) -> Server {
+    /// seconds.
+    pub fn new(model: &ServerModel, classes: usize, secs: usize, seed: u64) -> Server {
         // Replica 0 keeps the tier's names, so that its draws do not move
         // when replicas are added.
         let id = match model.replica {
@@ -309,7 +300,6 @@ impl Server {
             wait_ns: 0,
             queue_area_ns: 0,
             queue_since: 0,
-            per_user: Vec::with_capacity(if model.replica == 0 { users } else { 0 }),
         }
     }
 
@@ -329,7 +319,7 @@ impl Server {
 
     /// A request arrives in second `sec`, `during` the trigger window or
     /// not, after its user request has `ended` or not (the engine counts it
-    /// for its user at the tier's replica 0: `per_user`).
+    /// for its user and tier).
     #[inline]
     pub fn on_arrival(&mut self, sec: usize, during: bool, ended: bool, origin: Origin) {
         self.stats.arrivals += 1;
@@ -611,7 +601,6 @@ impl Server {
         t.in_bucket_at_end = self.in_bucket;
         t.busy_at_end = self.busy as u64;
         t.busy_s = secs(self.busy_ns);
-        t.max_arrivals_per_user = self.per_user.iter().copied().max().unwrap_or(0) as u64;
         if let Some(c) = &self.cache {
             t.cache_hits = c.hits;
             t.cache_misses = c.misses;
@@ -700,7 +689,7 @@ mod tests {
     }
 
     fn server(m: &ServerModel) -> Server {
-        Server::new(m, 1, 1, 1, 0)
+        Server::new(m, 1, 1, 1)
     }
 
     fn request(jobs: &mut Jobs, deadline: Nanos, cancelled: bool) -> JobRef {
