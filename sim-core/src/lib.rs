@@ -187,9 +187,9 @@ pub fn apply_validated(
 }
 
 /// `errors` of `scenario` (a base with `overrides` applied), each of a
-/// value no override gives with that value: a scenario file's, or a
-/// preset's. An override's value its caller tells, by the flag or grid key
-/// that gave it.
+/// value no override gives with that value: a preset's, named, or the
+/// scenario file's. An override's value its caller tells, by the flag or
+/// grid key that gave it.
 pub fn with_values(
     scenario: &Scenario,
     overrides: &[(String, toml::Value)],
@@ -198,14 +198,28 @@ pub fn with_values(
     let overridden: Vec<String> = (overrides.iter())
         .map(|(p, _)| params::canonical(p))
         .collect();
+    // The last preset applied that sets a path gave its value.
+    let preset_of = |path: &str| {
+        (overrides.iter().rev())
+            .filter(|(p, _)| p == "strategy")
+            .filter_map(|(_, v)| v.as_str())
+            .find(|name| {
+                (scenario.presets.get(*name))
+                    .is_some_and(|keys| keys.keys().any(|k| params::canonical(k) == path))
+            })
+    };
     (errors.into_iter())
         .map(|mut e| {
-            if !overridden.contains(&params::canonical(&e.path))
+            let path = params::canonical(&e.path);
+            if !overridden.contains(&path)
                 && let Some(value) = params::get(scenario, &e.path)
             {
                 let value = value.to_string();
                 if !e.message.contains(&value) {
-                    e.message = format!("{} (the scenario has {value})", e.message);
+                    e.message = match preset_of(&path) {
+                        Some(name) => format!("{} (preset `{name}` sets {value})", e.message),
+                        None => format!("{} (the scenario has {value})", e.message),
+                    };
                 }
             }
             e

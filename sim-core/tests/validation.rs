@@ -285,6 +285,30 @@ fn every_problem_of_every_preset_is_said_when_the_file_is_read() {
     assert!(sim_core::Scenario::from_toml(&text, "my.toml").is_ok());
 }
 
+/// A rule between fields broken by a value a preset gives names the
+/// preset, not the scenario file, as where the value comes from.
+#[test]
+fn a_cross_field_error_names_the_preset_that_gave_the_value() {
+    let text = sim_core::resolve("ch37", &[]).unwrap().to_toml().replace(
+        "[presets.protected]\n",
+        "[presets.protected]\n\"svc_b.gc.every_s\" = 1.0\n\"svc_b.gc.pause_s\" = 0.1\n\"svc_b.cancel_check_s\" = 0.01\n",
+    );
+    let scenario = sim_core::Scenario::from_toml(&text, "my.toml").unwrap();
+    let message = |strategy: &str| {
+        let errors =
+            sim_core::apply_validated(scenario.clone(), &overrides(&[("strategy", strategy)]));
+        (errors.err().unwrap_or_default().iter())
+            .map(ConfigError::to_string)
+            .collect::<Vec<_>>()
+    };
+    let rule = "svc_b.gc.every_s: not with cancel_check_s: cooperative cancellation's deadline checks are not modelled across a pause";
+    assert_eq!(
+        message("protected"),
+        [format!("{rule} (preset `protected` sets 1.0)")]
+    );
+    assert!(message("naive").is_empty());
+}
+
 #[test]
 fn chain_shape_is_checked() {
     let mut s = common::load("ch37");
