@@ -570,10 +570,14 @@ impl<'a> DrawingBackend for PngBackend<'a> {
 /// point is drawn as a dot with a vertical IQR bar. `shade` is clipped to
 /// the data's x range. `y_range` fixes the y axis (e.g. `(0.0, 1.0)` for a
 /// rate); otherwise it spans the data with a 5 % margin. The legend, right
-/// of the plot, names every band and the shaded span.
+/// of the plot, names every band and the shaded span; it is at least
+/// `legend_w` pixels wide (see [`time_legend_width`]), so that figures
+/// given the same one have plots of the same width, whose time axes line
+/// up when a page stacks them.
 ///
 /// Errors (no file written): `bands` empty, or no point with a finite x and
 /// median; or a file cannot be written.
+#[allow(clippy::too_many_arguments)]
 pub fn time_bands(
     stem: &Path,
     title: &str,
@@ -582,6 +586,7 @@ pub fn time_bands(
     bands: &[Band],
     shade: &[Shade],
     y_range: Option<(f64, f64)>,
+    legend_w: u32,
 ) -> Result<(), PlotError> {
     if bands.is_empty() {
         return Err(bad_input(title, "no bands to plot".to_string()));
@@ -653,8 +658,39 @@ pub fn time_bands(
         shade,
         x_range,
         y_range,
+        legend_w,
     };
     render_both!(stem, SIZE, |root| plot.draw(&root))
+}
+
+/// The legend width [`time_bands`] gives `bands` and `shade` by itself.
+pub fn time_legend_width(bands: &[Band], shade: &[Shade]) -> Result<u32, PlotError> {
+    ensure_fonts()?;
+    let (entries, _) = time_legend(bands, shade);
+    let names: Vec<&str> = (entries.iter().map(|(l, _)| l.as_str()))
+        .chain(TIME_NOTE)
+        .collect();
+    Ok(legend_width(SIZE.0, &names, 15.0, 150))
+}
+
+/// The notes under a time plot's legend.
+const TIME_NOTE: [&str; 2] = ["line: median", "band: 25–75 % over runs"];
+
+/// A time plot's legend: each band's name with its index, then each kind
+/// of shaded span once, with none; and those kinds.
+fn time_legend(bands: &[Band], shade: &[Shade]) -> (Vec<(String, Option<usize>)>, Vec<ShadeKind>) {
+    let mut entries: Vec<(String, Option<usize>)> = (legend_labels(bands).into_iter())
+        .enumerate()
+        .map(|(i, l)| (l, Some(i)))
+        .collect();
+    let mut kinds: Vec<ShadeKind> = Vec::new();
+    for s in shade {
+        if !kinds.contains(&s.kind) {
+            kinds.push(s.kind);
+            entries.push((s.kind.label().to_string(), None));
+        }
+    }
+    (entries, kinds)
 }
 
 /// Everything [`time_bands`] draws, validated.
@@ -668,31 +704,20 @@ struct TimePlot<'a> {
     shade: Vec<Shade>,
     x_range: (f64, f64),
     y_range: (f64, f64),
+    /// The legend's least width.
+    legend_w: u32,
 }
 
 impl TimePlot<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), PlotError> {
         let body = titled(root, self.title)?;
         let same = coinciding(self.bands);
-        let labels = legend_labels(self.bands);
-        let mut entries: Vec<(String, Option<usize>)> = labels
-            .into_iter()
-            .enumerate()
-            .map(|(i, l)| (l, Some(i)))
-            .collect();
-        let mut kinds: Vec<ShadeKind> = Vec::new();
-        for s in &self.shade {
-            if !kinds.contains(&s.kind) {
-                kinds.push(s.kind);
-                entries.push((s.kind.label().to_string(), None));
-            }
-        }
-        let note = ["line: median", "band: 25–75 % over runs"];
+        let (entries, kinds) = time_legend(self.bands, &self.shade);
         let names: Vec<&str> = (entries.iter().map(|(l, _)| l.as_str()))
-            .chain(note)
+            .chain(TIME_NOTE)
             .collect();
-        let legend_w = legend_width(&body, &names, 15.0, 150);
         let (w, _) = body.dim_in_pixel();
+        let legend_w = legend_width(w, &names, 15.0, 150).max(self.legend_w.min(w * 2 / 5));
         let (chart_area, legend_area) = body.split_horizontally(w - legend_w);
 
         let mut chart = ChartBuilder::on(&chart_area)
@@ -837,7 +862,7 @@ impl TimePlot<'_> {
             }
             y += 26 + legend_text(&legend_area, (x + LEGEND_TEXT_X, y + 7), label, 15.0)?;
         }
-        legend_notes(&legend_area, (x, y + 10), &note)
+        legend_notes(&legend_area, (x, y + 10), &TIME_NOTE)
     }
 }
 
@@ -864,21 +889,16 @@ fn legend_notes<DB: DrawingBackend>(
 /// Where a legend entry's text starts, right of its swatch at `x`.
 const LEGEND_TEXT_X: i32 = 36;
 
-/// The width of a legend right of a plot in `area`: enough for the widest
-/// of `labels` in `size` px after its swatch, at least `min`, at most two
-/// fifths of the width (the plot keeps the rest; a longer label is wrapped
-/// by [`legend_text`], never cut).
-fn legend_width<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    labels: &[&str],
-    size: f64,
-    min: u32,
-) -> u32 {
+/// The width of a legend right of a plot in an area `width` pixels wide:
+/// enough for the widest of `labels` in `size` px after its swatch, at
+/// least `min`, at most two fifths of the width (the plot keeps the rest;
+/// a longer label is wrapped by [`legend_text`], never cut).
+fn legend_width(width: u32, labels: &[&str], size: f64, min: u32) -> u32 {
     let widest = (labels.iter())
         .map(|l| text_width(l, &text(size)))
         .max()
         .unwrap_or(0);
-    let most = area.dim_in_pixel().0 * 2 / 5;
+    let most = width * 2 / 5;
     (widest + LEGEND_TEXT_X as u32 + 24).clamp(min.min(most), most)
 }
 
@@ -1908,7 +1928,7 @@ fn draw_recovery<DB: DrawingBackend>(
     let body = titled(root, title)?;
     let (w, _) = body.dim_in_pixel();
     let labels: Vec<&str> = lines.iter().map(|l| l.label.as_str()).collect();
-    let legend_w = legend_width(&body, &labels, 15.0, 230);
+    let legend_w = legend_width(body.dim_in_pixel().0, &labels, 15.0, 230);
     let (chart_area, legend_area) = body.split_horizontally(w - legend_w);
     let build = |y_top: f64| {
         ChartBuilder::on(&chart_area)
@@ -2289,6 +2309,7 @@ mod tests {
                 to: 40.0,
             }],
             Some((0.0, 1.0)),
+            0,
         )
         .unwrap();
         check(&stem, title, SIZE);
@@ -2298,7 +2319,7 @@ mod tests {
     fn time_bands_edge_cases() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path();
-        assert!(time_bands(&dir.join("a"), "t", "x", "y", &[], &[], None).is_err());
+        assert!(time_bands(&dir.join("a"), "t", "x", "y", &[], &[], None, 0).is_err());
         let nan = Band {
             label: "nan".into(),
             points: vec![BandPoint {
@@ -2308,7 +2329,7 @@ mod tests {
                 q75: 1.0,
             }],
         };
-        assert!(time_bands(&dir.join("b"), "t", "x", "y", &[nan], &[], None).is_err());
+        assert!(time_bands(&dir.join("b"), "t", "x", "y", &[nan], &[], None, 0).is_err());
         assert!(!dir.join("b.svg").exists() && !dir.join("b.png").exists());
         // A single x, a gap, an empty band, a shade outside the data, a
         // degenerate y range: all drawn.
@@ -2338,6 +2359,7 @@ mod tests {
                 to: 20.0,
             }],
             None,
+            0,
         )
         .unwrap();
         check(&stem, "Single point", SIZE);
@@ -2353,6 +2375,7 @@ mod tests {
             &[gappy, single],
             &[],
             Some((1.0, 1.0)),
+            0,
         )
         .unwrap();
     }
@@ -2482,6 +2505,41 @@ mod tests {
         assert!(!svg.contains('…'));
     }
 
+    /// Figures given the same least legend width have their legend, and
+    /// so their plot's right edge, at the same place, whatever their own
+    /// labels' lengths: a page stacks them on one time axis.
+    #[test]
+    fn time_figures_given_one_legend_width_line_up() {
+        let tmp = tempfile::tempdir().unwrap();
+        let slow = [Shade {
+            kind: ShadeKind::Slow,
+            from: 20.0,
+            to: 40.0,
+        }];
+        let short = [band("a", 60, 0.9)];
+        let long = [band("a_strategy_with_a_long_name", 60, 0.9)];
+        let legend_x = |bands: &[Band], legend_w: u32, name: &str| {
+            let stem = tmp.path().join(name);
+            time_bands(&stem, "t", "x", "y", bands, &slow, None, legend_w).unwrap();
+            let svg = std::fs::read_to_string(output_paths(&stem).unwrap().0).unwrap();
+            let texts = svg_texts(&svg);
+            let (_, at) = (texts.iter().find(|(t, _)| t == "slow window")).unwrap();
+            at.unwrap().0
+        };
+        let widest = time_legend_width(&short, &slow)
+            .unwrap()
+            .max(time_legend_width(&long, &slow).unwrap());
+        assert!(
+            time_legend_width(&long, &slow).unwrap() > time_legend_width(&short, &slow).unwrap()
+        );
+        assert_eq!(
+            legend_x(&short, widest, "short"),
+            legend_x(&long, widest, "long")
+        );
+        // Each by its own labels, they would not.
+        assert!(legend_x(&short, 0, "short_own") > legend_x(&long, 0, "long_own"));
+    }
+
     /// The texts of `svg` in order, each with its left end and width in
     /// pixels when it is drawn rightwards from its anchor (not rotated).
     fn svg_texts(svg: &str) -> Vec<(String, Option<(f64, u32)>)> {
@@ -2532,7 +2590,7 @@ mod tests {
         .unwrap();
         let bands: Vec<Band> = labels.iter().map(|l| band(l, 60, 0.9)).collect();
         let band_stem = tmp.path().join("bands");
-        time_bands(&band_stem, "Bands", "t", "y", &bands, &[], None).unwrap();
+        time_bands(&band_stem, "Bands", "t", "y", &bands, &[], None, 0).unwrap();
         let recovery: Vec<RecoveryLine> = (labels.iter())
             .map(|l| RecoveryLine {
                 label: l.to_string(),
@@ -2639,6 +2697,7 @@ mod tests {
                 }],
                 x_range: (0.0, 59.0),
                 y_range: (0.0, 1.0),
+                legend_w: 0,
             };
             plot.draw(&root).unwrap();
             root.present().unwrap();

@@ -1114,6 +1114,9 @@ fn time_plots(
     let line_labels: Vec<String> = s
         .line_dim
         .map_or(vec!["all".to_string()], |d| line_labels_of(sweep, d));
+    // Drawn once all are known: every one gets the widest legend of any,
+    // so that their plots, stacked on the page, share one time axis.
+    let mut figures: Vec<TimeFigure> = Vec::new();
     for (slice_idx, slice) in s.slices.iter().enumerate() {
         let name = slice_name(sweep, &slice.key);
         let shades = s.shades(sweep, slice_idx);
@@ -1172,34 +1175,59 @@ fn time_plots(
                     format!("queue_{tier}_{stem_idx}"),
                 )
             };
-            plots::time_bands(
-                &plot_dir.join(&stem),
-                &format!("{title} ({name})"),
-                "simulated time (s)",
-                &y_label,
-                &bands,
-                &shades,
+            figures.push(TimeFigure {
+                title: format!("{title} ({name})"),
+                y_label,
                 y_range,
-            )?;
-            files.push(PlotFile {
-                title: format!("{title}, {name}"),
-                stem,
-                caption: format!(
-                    "{}{}",
-                    sentence(&slice.reason).trim_end(),
-                    s.trigger_note(slice_idx)
-                )
-                .trim()
-                .to_string(),
-                group: if col == "success_rate" {
-                    Group::Success
-                } else {
-                    Group::Queue
+                bands,
+                shades: shades.clone(),
+                file: PlotFile {
+                    title: format!("{title}, {name}"),
+                    stem,
+                    caption: format!(
+                        "{}{}",
+                        sentence(&slice.reason).trim_end(),
+                        s.trigger_note(slice_idx)
+                    )
+                    .trim()
+                    .to_string(),
+                    group: if col == "success_rate" {
+                        Group::Success
+                    } else {
+                        Group::Queue
+                    },
                 },
             });
         }
     }
+    let mut legend_w = 0;
+    for f in &figures {
+        legend_w = legend_w.max(plots::time_legend_width(&f.bands, &f.shades)?);
+    }
+    for f in figures {
+        plots::time_bands(
+            &plot_dir.join(&f.file.stem),
+            &f.title,
+            "simulated time (s)",
+            &f.y_label,
+            &f.bands,
+            &f.shades,
+            f.y_range,
+            legend_w,
+        )?;
+        files.push(f.file);
+    }
     Ok(())
+}
+
+/// A figure of [`time_plots`], to draw.
+struct TimeFigure {
+    title: String,
+    y_label: String,
+    y_range: Option<(f64, f64)>,
+    bands: Vec<Band>,
+    shades: Vec<Shade>,
+    file: PlotFile,
 }
 
 /// Per series column, per `(slice, line, second)`, the values of the runs of

@@ -300,7 +300,7 @@ fn draw_cdfs<DB: DrawingBackend>(
     let body = titled(root, title)?;
     let (w, _) = body.dim_in_pixel();
     let names: Vec<&str> = labels.iter().map(String::as_str).collect();
-    let legend_w = legend_width(&body, &names, 14.0, 220);
+    let legend_w = legend_width(body.dim_in_pixel().0, &names, 14.0, 220);
     let (charts, legend_area) = body.split_horizontally(w - legend_w);
     let (cw, _) = charts.dim_in_pixel();
     let (left_area, right_area) = charts.split_horizontally(cw / 2);
