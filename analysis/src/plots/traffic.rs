@@ -155,34 +155,37 @@ fn draw_load<DB: DrawingBackend>(
         }
         let mut points = panel.points.clone();
         points.sort_by(|a, b| a.second.total_cmp(&b.second));
-        // Each bin is a step from its start to the next bin's.
+        // Each bin is a step from its start to the next bin's. A layer is
+        // a polygon per run of bins where it has height: one of no height
+        // would be drawn as a line along its base.
         let bin = panel.bin_s;
-        let steps = |y: &dyn Fn(&LoadPoint) -> f64| -> Vec<(f64, f64)> {
-            (points.iter())
-                .flat_map(|p| [(p.second, y(p)), (p.second + bin, y(p))])
-                .collect()
-        };
-        let first = steps(&|p| p.first);
-        let total = steps(&|p| p.first + p.retries);
-        let floor = first.iter().map(|(x, _)| (*x, 0.0));
-        let polygon = |upper: &[(f64, f64)], lower: Vec<(f64, f64)>| {
-            upper
-                .iter()
-                .copied()
-                .chain(lower.into_iter().rev())
+        let layer = |lo: &dyn Fn(&LoadPoint) -> f64, hi: &dyn Fn(&LoadPoint) -> f64| {
+            (points.split(|p| hi(p) <= lo(p)))
+                .filter(|run| !run.is_empty())
+                .map(|run| {
+                    let step = |y: &dyn Fn(&LoadPoint) -> f64| {
+                        (run.iter())
+                            .flat_map(|p| [(p.second, y(p)), (p.second + bin, y(p))])
+                            .collect::<Vec<_>>()
+                    };
+                    let (upper, lower) = (step(hi), step(lo));
+                    (upper.into_iter())
+                        .chain(lower.into_iter().rev())
+                        .collect::<Vec<_>>()
+                })
                 .collect::<Vec<_>>()
         };
+        let first = layer(&|_| 0.0, &|p| p.first);
+        let retries = layer(&|p| p.first, &|p| p.first + p.retries);
+        let style = (
+            FIRST_COLOR.mix(0.55).filled(),
+            RETRY_COLOR.mix(0.75).filled(),
+        );
         chart
-            .draw_series([
-                Polygon::new(
-                    polygon(&first, floor.collect()),
-                    FIRST_COLOR.mix(0.55).filled(),
-                ),
-                Polygon::new(
-                    polygon(&total, first.clone()),
-                    RETRY_COLOR.mix(0.75).filled(),
-                ),
-            ])
+            .draw_series(first.into_iter().map(|poly| Polygon::new(poly, style.0)))
+            .map_err(de)?;
+        chart
+            .draw_series(retries.into_iter().map(|poly| Polygon::new(poly, style.1)))
             .map_err(de)?;
         for run in points.split(|p| p.capacity.is_none()) {
             let line: Vec<(f64, f64)> = (run.iter())
@@ -419,6 +422,26 @@ mod tests {
         let stem = dir.path().join("load");
         offered_load(&stem, "Offered load", &panels, &shade).unwrap();
         assert!(dir.path().join("load.png").exists());
+        // Retries begin at second 6: their layer is not drawn before it,
+        // as a line along the first tries' top.
+        let svg = std::fs::read_to_string(dir.path().join("load.svg")).unwrap();
+        let left_ends = |color: RGBColor| -> Vec<i64> {
+            let fill = format!(
+                "fill=\"#{:02X}{:02X}{:02X}\" points=\"",
+                color.0, color.1, color.2
+            );
+            (svg.split(&fill).skip(1))
+                .map(|points| {
+                    let xs = points.split('"').next().unwrap().split(' ');
+                    (xs.filter_map(|xy| xy.split(',').next()?.parse().ok()))
+                        .min()
+                        .unwrap()
+                })
+                .collect()
+        };
+        let (first, retries) = (left_ends(FIRST_COLOR), left_ends(RETRY_COLOR));
+        assert_eq!((first.len(), retries.len()), (1, 1));
+        assert!(retries[0] > first[0] + 200, "{retries:?} {first:?}");
         let lines = vec![CdfLine {
             label: "naive".into(),
             ok: vec![0, 5, 3, 1, 0],
