@@ -259,6 +259,11 @@ pub struct Manifest {
     pub reused: u64,
     pub events_total: u64,
     pub command: Vec<String>,
+    /// The `--set` and `--axis` flags the grid was run with, as they are
+    /// typed again (shell-quoted, each after a space; empty: none): a
+    /// resume must give the same. `None` in manifests written before it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flags: Option<String>,
     /// The versions (`tool (commit)`) that wrote parts of these results
     /// before the one named above, when a resume was allowed to change it.
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -54,7 +54,7 @@ pub fn section(sweep: &Sweep) -> Option<String> {
     }
     let mut md = String::from("### Beside the published figures\n\n");
     if let Some(source) = &sweep.manifest.report.reference_source {
-        md.push_str(&format!("{source}\n\n"));
+        md.push_str(&format!("{}\n\n", crate::tables::markdown_text(source)));
     }
     md.push_str(
         "The model's figure is the mean over the point's runs (one per seed), with the smallest and largest run in brackets.\n\n\
@@ -79,7 +79,7 @@ pub fn section(sweep: &Sweep) -> Option<String> {
             r.point,
             r.metric,
             crate::load::number(r.published),
-            r.note
+            crate::tables::markdown_text(&r.note)
         ));
     }
     md.push('\n');

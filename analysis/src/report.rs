@@ -494,7 +494,7 @@ fn sensitivity_markdown(sens: &[MetricSensitivity], trigger: bool) -> String {
     {
         md.push_str(&format!("\n#### `{}`\n\n", m.metric));
         match &m.result {
-            Err(reason) => md.push_str(&format!("Skipped: {reason}.\n")),
+            Err(reason) => md.push_str(&format!("Skipped: {}.\n", tables::markdown_text(reason))),
             Ok(s) => {
                 md.push_str(&format!(
                     "Seed noise: {:.1}% of the variance of single runs (removed from the indices); {} seeds.\n\n",
@@ -2014,10 +2014,10 @@ fn index_markdown(
         "?".to_string()
     };
     md.push_str(&format!(
-        "- grid: `{}` (SHA-256 `{}`), scenario `{}`\n- runs: {} planned, {} ok, {} failed; {} events\n- by {} ({}){} on {}, {} threads, {} to {} ({})\n\n",
-        m.grid_file,
+        "- grid: {} (SHA-256 `{}`), scenario {}\n- runs: {} planned, {} ok, {} failed; {} events\n- by {} ({}){} on {}, {} threads, {} to {} ({})\n\n",
+        tables::code_span(&m.grid_file),
         &m.grid_sha256[..12.min(m.grid_sha256.len())],
-        m.scenario,
+        tables::code_span(&m.scenario),
         m.planned,
         ok,
         failed,
@@ -2041,15 +2041,20 @@ fn index_markdown(
         let here = std::path::absolute(&sweep.dir).unwrap_or_else(|_| sweep.dir.clone());
         let here = here.display().to_string();
         md.push_str(&format!(
-            "**Partial results: {written} of the {} planned runs.** {} Every table and figure below holds these runs only; `sweep run {} --out {} --resume` runs the rest.\n\n",
+            "**Partial results: {written} of the {} planned runs.** {} Every table and figure below holds these runs only; {} runs the rest.\n\n",
             m.planned,
             if running {
                 "The sweep is still being written, or it stopped without finishing (killed: its manifest still says running)."
             } else {
                 "The sweep was interrupted."
             },
-            command_word(&m.grid_file, "<grid file>"),
-            command_word(&here, "<this directory>"),
+            tables::code_span(&format!(
+                "sweep run {}{} --out {} --resume",
+                command_word(&m.grid_file, "<grid file>"),
+                // Its --set and --axis flags: without them, a resume is refused.
+                m.flags.as_deref().unwrap_or_default(),
+                command_word(&here, "<this directory>"),
+            )),
         ));
     }
     if let Some(users) = users_note(m) {
@@ -2287,7 +2292,10 @@ fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, Repo
         if never.is_empty() && unjudged.is_empty() {
             out.push_str("- Every point recovered in at least one seed.\n");
         } else if never.is_empty() {
-            out.push_str("- Every other point recovered in at least one seed.\n");
+            // With no point judged, there is no other point to speak of.
+            if !cells.is_empty() {
+                out.push_str("- Every other point recovered in at least one seed.\n");
+            }
         } else {
             out.push_str(&format!(
                 "- **Never recovered** (no seed): {} of {} points",
@@ -3372,6 +3380,36 @@ mod tests {
     /// at x=2.
     fn no_verdict(s: usize, l: usize) -> bool {
         s == 0 && (l == 0 || l == 3)
+    }
+
+    /// A grid none of whose runs has a verdict says so, and nothing of
+    /// "every other point": there is none.
+    #[test]
+    fn a_grid_without_any_verdict_speaks_of_no_other_point() {
+        let tmp = write_sweep(
+            "x",
+            &[1.0, 2.0],
+            &[
+                ("window_start_s", &|_, _| 10.0),
+                ("window_end_s", &|_, _| 12.0),
+                ("recovered", &|_, _| 0.0),
+                ("recovery_censored_s", &|_, _| 0.5),
+                ("goodput", &|s, _| s as f64),
+            ],
+            "{}",
+        );
+        let report = write(tmp.path()).unwrap();
+        let md = std::fs::read_to_string(&report.index_md).unwrap();
+        assert!(
+            md.contains(
+                "- **No verdict** (every run failed or cannot show recovery): 4 of 4 points"
+            ),
+            "{md}"
+        );
+        assert!(
+            !md.contains("- Every other point") && !md.contains("- Every point"),
+            "{md}"
+        );
     }
 
     /// Runs without a verdict (here: cannot show recovery) are left out of

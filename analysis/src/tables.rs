@@ -728,6 +728,20 @@ pub fn markdown_text(text: &str) -> String {
     out
 }
 
+/// `text` as a Markdown code span, whatever backticks it holds: fenced by
+/// one backtick more than its longest run of them, and padded with a space
+/// inside where it begins or ends with one (CommonMark's rule).
+pub fn code_span(text: &str) -> String {
+    let longest = (text.split(|c| c != '`')).map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{text}{pad}{fence}")
+}
+
 /// A Markdown table; floats with 3 decimals, nulls as `-`, text as
 /// written ([`markdown_text`]).
 pub fn markdown(df: &DataFrame) -> String {

@@ -270,14 +270,22 @@ pub enum DirError {
     #[error(transparent)]
     Lock(#[from] crate::lock::LockError),
     #[error(
-        "{} holds results of an earlier version of grid `{name}`, and the grid changed since: {}; choose another --out, or --force to delete them",
+        "{} holds results of an earlier version of grid `{name}`, and the grid changed since: {}; {}choose another --out, or --force to delete them",
         dir.display(),
-        changes.join("; ")
+        changes.join("; "),
+        match flags.as_deref() {
+            Some("") => "they were made without --set or --axis: to resume them, give none; else ".to_string(),
+            Some(flags) => format!("they were made with the flags{flags}: to resume them, give the same; else "),
+            None => String::new(),
+        }
     )]
     Edited {
         dir: PathBuf,
         name: String,
         changes: Vec<String>,
+        /// The flags the results were made with, when this command's
+        /// differ.
+        flags: Option<String>,
     },
     #[error(
         "{} holds results written by {recorded}; this is {now}. Results of two versions would mix: {start_over}, or --allow-version-change to continue (each part records the version that wrote it)",

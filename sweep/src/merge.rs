@@ -165,8 +165,9 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
                         let dir = (shard_dirs.iter().find(|(s, _)| *s == m.shard))
                             .map_or(String::new(), |(_, d)| d.display().to_string());
                         let resume = format!(
-                            "sweep run {} --shard {i}/{count} --out {} --resume (with its --set and --axis flags)",
+                            "sweep run {}{} --shard {i}/{count} --out {} --resume",
                             crate::slurm::shell_quote(&m.grid_file),
+                            m.flags.as_deref().unwrap_or(" (with its --set and --axis flags)"),
                             crate::slurm::shell_quote(&dir)
                         );
                         Some(if m.status == "running" {

@@ -95,9 +95,10 @@ pub fn report(args: &ReportArgs) -> Result<ExitCode, Error> {
     {
         // Nobody writes it, yet its manifest was never finished: killed.
         eprintln!(
-            "note: the sweep in {} stopped without finishing (killed? its manifest still says running): this report holds the runs it wrote; `sweep run {} --out {} --resume` runs the rest",
+            "note: the sweep in {} stopped without finishing (killed? its manifest still says running): this report holds the runs it wrote; `sweep run {}{} --out {} --resume` runs the rest",
             args.dir.display(),
             crate::slurm::shell_quote(&m.grid_file),
+            m.flags.as_deref().unwrap_or_default(),
             crate::slurm::shell_quote(&args.dir.display().to_string())
         );
     }

@@ -324,14 +324,16 @@ fn prepare_dir(
     let edited = manifests
         .iter()
         .filter(|(_, m)| m.fingerprint != grid.fingerprint())
-        .find_map(|(_, m)| grid.changes_since(m));
-    if let Some(changes) = edited.filter(|c| !c.is_empty())
+        .find_map(|(_, m)| Some((grid.changes_since(m)?, m.flags.clone())));
+    let given = args.overrides.as_args();
+    if let Some((changes, flags)) = edited.filter(|(c, _)| !c.is_empty())
         && shard == Shard::WHOLE
     {
         return Err(DirError::Edited {
             dir: dir(),
             name: grid.name.clone(),
             changes,
+            flags: flags.filter(|f| *f != given),
         });
     }
     store.refuse_foreign(&grid.fingerprint(), "grid", fix)?;
@@ -480,6 +482,7 @@ fn execute(
     let (pool, jobs) = worker_pool(args.jobs)?;
 
     let mut manifest = new_manifest(grid, shard, jobs, planned.len() as u64);
+    manifest.flags = Some(args.overrides.as_args());
     // Checked by `prepare_dir`.
     manifest.earlier_versions = earlier_versions(store, shard, true, "")?;
     store.write_manifest(&manifest)?;
@@ -974,6 +977,7 @@ pub fn new_manifest(grid: &Grid, shard: Shard, threads: usize, planned: u64) -> 
         reused: 0,
         events_total: 0,
         command: std::env::args().collect(),
+        flags: None,
         earlier_versions: Vec::new(),
     }
 }

@@ -271,6 +271,64 @@ fn merge_decides_before_it_copies_and_keeps_a_whole_grid_manifest() {
     assert_says(&stdout(&o), &["merged 2 shard(s)"]);
 }
 
+/// A sweep run with --set and --axis flags and stopped: the report's
+/// resume command carries them, and it resumes; the same command without
+/// them is refused with the flags the results were made with.
+#[test]
+fn a_stopped_sweep_with_flags_is_resumed_by_the_command_its_report_gives() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let grid = write_grid(dir, &small_grid(40));
+    let out = dir.join("stopped");
+    let flags = [
+        "--set",
+        "svc_b.slots=12",
+        "--axis",
+        "client.max_retries=1,2",
+    ];
+    let mut child = spawn_shard_until_parts(&grid, &out, 3, std::process::Stdio::null(), &flags);
+    let stop = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(stop.success());
+    child.wait().unwrap();
+    let report = sweep(&["report", &out.display().to_string()]);
+    assert!(report.status.success(), "{}", stderr(&report));
+    let flags_typed = " --set 'svc_b.slots=12' --axis 'client.max_retries=1,2'";
+    let md = std::fs::read_to_string(out.join("analysis/index.md")).unwrap();
+    let here = std::path::absolute(&out).unwrap();
+    let command = format!(
+        "sweep run {grid}{flags_typed} --out {} --resume",
+        here.display()
+    );
+    assert!(
+        md.contains(&format!("`{command}` runs the rest")),
+        "{}",
+        &md[..md.len().min(1200)]
+    );
+    // Killed instead (its manifest still running), `sweep report` says the
+    // same command.
+    let path_of = out.join("manifest.json");
+    let text = std::fs::read_to_string(&path_of).unwrap();
+    std::fs::write(&path_of, text.replace("\"interrupted\"", "\"running\"")).unwrap();
+    let report = sweep(&["report", &out.display().to_string()]);
+    assert!(report.status.success(), "{}", stderr(&report));
+    assert_says(&stderr(&report), &[&format!("{flags_typed} --out")]);
+    let without = run_grid(&grid, &out.display().to_string(), &["--resume"]);
+    assert!(!without.status.success());
+    assert_says(
+        &stderr(&without),
+        &[&format!(
+            "they were made with the flags{flags_typed}: to resume them, give the same; else choose another --out"
+        )],
+    );
+    let words = shlex::split(&command).unwrap();
+    let resumed = sweep(&words[1..].iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    assert_eq!(runs_table(&out).height(), 640);
+}
+
 #[test]
 fn kill_9_then_resume_gives_the_uninterrupted_table() {
     let tmp = tempfile::tempdir().unwrap();

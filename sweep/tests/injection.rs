@@ -54,6 +54,70 @@ fn zip_labels_are_text_in_the_html_report() {
     assert!(!html.contains("<img src=\"plots/"));
 }
 
+/// The report's other user texts are text too: a label in the sentence
+/// that says a metric was skipped, a published figure's note and source,
+/// and a scenario path with backticks in the provenance line.
+#[test]
+fn skip_reasons_reference_notes_and_paths_are_text_in_the_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenarios = tmp.path().join("s`x`");
+    std::fs::create_dir(&scenarios).unwrap();
+    let text = sim_core::resolve("ch37", &[]).unwrap().to_toml();
+    std::fs::write(scenarios.join("c`h.toml"), text).unwrap();
+    let grid = write_grid(
+        tmp.path(),
+        r#"name = "texts"
+scenario = "s`x`/c`h.toml"
+seeds = [1, 2]
+[set]
+"client.duration_s" = 8
+horizon_s = 10
+"svc_b.slow.start_s" = 2
+"client.rate_per_s" = 200
+[axes]
+"svc_b.slow.duration_s" = [1, 3]
+[[zip]]
+name = ["plain", "<img src=x onerror=alert(1)> [link](http://evil.example) **bold**"]
+"svc_a.attempt_timeout_s" = [0.2, 0.5]
+"svc_a.max_retries" = [2, 1]
+[report]
+reference_source = "Source <b>bold</b> [l](http://src) & *x*"
+[[report.reference]]
+point = "svc_b.slow.duration_s=3"
+metric = "goodput"
+published = 1
+note = "<script>x</script> [l](http://e) *b*"
+"#,
+    );
+    let out = tmp.path().join("o");
+    let o = sweep(&["run", &grid, "--out", &out.display().to_string()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = std::fs::read_to_string(out.join("analysis/index.md")).unwrap();
+    assert!(
+        md.contains("Skipped: undefined at point"),
+        "no metric skipped: the test shows nothing"
+    );
+    let html = std::fs::read_to_string(out.join("analysis/index.html")).unwrap();
+    for bad in [
+        "<img src=x",
+        "<strong>bold</strong>",
+        "<b>bold</b>",
+        "<script>x",
+        "<em>b</em>",
+        "<em>x</em>",
+        "href=\"http://evil.example",
+        "href=\"http://e\"",
+        "href=\"http://src",
+    ] {
+        assert!(!html.contains(bad), "`{bad}` in index.html");
+    }
+    assert!(html.contains("[link](http://evil.example) **bold**"));
+    assert!(html.contains("Source &lt;b&gt;bold&lt;/b&gt; [l](http://src) &amp; *x*"));
+    // The path in one code span, backticks and all.
+    let path = format!("<code>{}</code>", scenarios.join("c`h.toml").display());
+    assert!(html.contains(&path), "{}", &html[..html.len().min(3000)]);
+}
+
 #[test]
 fn slurm_script_quotes_every_value_and_refuses_control_characters() {
     let tmp = tempfile::tempdir().unwrap();
