@@ -166,7 +166,8 @@ pub fn apply_validated(
     let refused = errors.len();
     let invalid = validate_settings(&scenario).err().unwrap_or_default();
     for e in with_values(&scenario, overrides, invalid) {
-        if !errors[..refused].iter().any(|seen| seen.path == e.path) {
+        let path = params::canonical(&e.path);
+        if !(errors[..refused].iter()).any(|seen| params::canonical(&seen.path) == path) {
             errors.push(e);
         }
     }
@@ -297,11 +298,13 @@ pub fn read_profile_csv(
         let file = dir.join(&file);
         let shown = file.display().to_string();
         let read = read_input(&file)
-            .map_err(|e| format!("cannot read `{shown}`: {e}"))
+            .map_err(|e| vec![format!("cannot read `{shown}`: {e}")])
             .and_then(|text| scenario::profile_from_csv(&text, &shown));
         match read {
             Ok(points) => client.profile = points,
-            Err(m) => errors.push(ConfigError::new(path, m)),
+            Err(problems) => {
+                errors.extend(problems.into_iter().map(|m| ConfigError::new(&path, m)));
+            }
         }
     }
     if errors.is_empty() {

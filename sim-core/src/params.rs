@@ -1325,8 +1325,27 @@ pub fn parse_value(text: &str) -> Value {
     let doc = format!("v = {text}");
     match doc.parse::<Table>() {
         Ok(mut t) => t.remove("v").expect("the key just written"),
+        // A number past TOML's range (`1e400`, an integer past 2^63 - 1)
+        // is a number still: its range is what is wrong with it.
+        Err(_) if is_decimal(text) => Value::Float(text.parse().expect("a decimal number")),
         Err(_) => Value::String(text.to_string()),
     }
+}
+
+/// `text` is a decimal number as written by hand: digits, with a sign, a
+/// fraction or an exponent.
+fn is_decimal(text: &str) -> bool {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
+    let (mantissa, exponent) = match unsigned.split_once(['e', 'E']) {
+        Some((m, e)) => (m, Some(e.strip_prefix(['+', '-']).unwrap_or(e))),
+        None => (unsigned, None),
+    };
+    let mantissa_ok = match mantissa.split_once('.') {
+        Some((i, f)) => digits(i) && (f.is_empty() || digits(f)),
+        None => digits(mantissa),
+    };
+    mantissa_ok && exponent.is_none_or(digits)
 }
 
 /// Applies overrides in the documented order: `strategy` first (it expands to

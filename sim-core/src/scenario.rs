@@ -1154,9 +1154,12 @@ pub enum BackoffKind {
 /// blank lines, `#` comments and a header line (a first row whose time is
 /// not a number) are skipped. `file` names the source in errors, with the
 /// line number.
-pub fn profile_from_csv(text: &str, file: &str) -> Result<Vec<ProfilePoint>, String> {
-    let mut points = Vec::new();
+pub fn profile_from_csv(text: &str, file: &str) -> Result<Vec<ProfilePoint>, Vec<String>> {
+    let mut points: Vec<ProfilePoint> = Vec::new();
+    let mut problems = Vec::new();
     let mut first = true;
+    // The time of the row above, refused or not.
+    let mut before: Option<f64> = None;
     for (n, line) in text.lines().enumerate() {
         let row = line.trim();
         if row.is_empty() || row.starts_with('#') {
@@ -1168,22 +1171,45 @@ pub fn profile_from_csv(text: &str, file: &str) -> Result<Vec<ProfilePoint>, Str
         if header {
             continue;
         }
+        let at = |what: String| format!("`{file}` line {}: {what}", n + 1);
         let point = match fields[..] {
-            [at, rate] => at.parse().ok().zip(rate.parse().ok()),
+            [at_s, rate] => at_s.parse::<f64>().ok().zip(rate.parse::<f64>().ok()),
             _ => None,
         };
         let Some((at_s, rate_per_s)) = point else {
-            return Err(format!(
-                "`{file}` line {}: expected `time_s,rate_per_s` (two numbers), got `{row}`",
-                n + 1
-            ));
+            problems.push(at(format!(
+                "expected `time_s,rate_per_s` (two numbers), got `{row}`"
+            )));
+            continue;
         };
-        points.push(ProfilePoint { at_s, rate_per_s });
+        // Each rule of the points' validation, said at the line.
+        let above = std::mem::replace(&mut before, Some(at_s).filter(|t| t.is_finite()));
+        let problem = if !at_s.is_finite() || !rate_per_s.is_finite() {
+            Some(format!("`{row}`: not a finite number"))
+        } else if at_s < 0.0 {
+            Some(format!("time {at_s} s: must be >= 0"))
+        } else if rate_per_s < 0.0 {
+            Some(format!("rate {rate_per_s} /s: must be >= 0"))
+        } else if let Some(above) = above.filter(|a| at_s < *a) {
+            Some(format!(
+                "time {at_s} s: before the row above's {above} s (rows must be in time order)"
+            ))
+        } else {
+            None
+        };
+        match problem {
+            Some(p) => problems.push(at(p)),
+            None => points.push(ProfilePoint { at_s, rate_per_s }),
+        }
     }
-    if points.is_empty() {
-        return Err(format!("`{file}`: no `time_s,rate_per_s` rows"));
+    if points.is_empty() && problems.is_empty() {
+        problems.push(format!("`{file}`: no `time_s,rate_per_s` rows"));
     }
-    Ok(points)
+    if problems.is_empty() {
+        Ok(points)
+    } else {
+        Err(problems)
+    }
 }
 
 impl Tier {

@@ -583,11 +583,20 @@ fn check_group(
         } else {
             (format!("{g}.rate_per_s"), "rate_per_s x duration_s")
         };
+        // A rate near the largest number overflows the estimate (to
+        // infinity, or through a difference of rates to minus infinity).
+        let count = if !users.is_finite() {
+            "beyond any number of users".to_string()
+        } else if users < 1e15 {
+            format!("{users:.0} users")
+        } else {
+            format!("{users:.2e} users")
+        };
         check(
-            users <= MAX_EXPECTED_USERS,
+            users.is_finite() && users <= MAX_EXPECTED_USERS,
             path,
             &format!(
-                "{how} = {users:.0} users; more than {MAX_EXPECTED_USERS:.0} in one run would run for hours"
+                "{how} = {count}; more than {MAX_EXPECTED_USERS:.0} in one run would run for hours"
             ),
         );
     }
@@ -928,11 +937,18 @@ fn check_load(g: &str, c: &crate::scenario::Client, check: &mut impl FnMut(bool,
                 path("at_s"),
                 "must be >= 0",
             );
-            check(
-                i == 0 || p.at_s >= c.profile[i - 1].at_s,
-                path("at_s"),
-                "profile points must be in time order",
-            );
+            if i > 0 {
+                // Named with the point before, which may be the one set.
+                let before = c.profile[i - 1].at_s;
+                check(
+                    p.at_s >= before,
+                    path("at_s"),
+                    &format!(
+                        "profile points must be in time order: this one is before point {}'s {before:?} s",
+                        i - 1
+                    ),
+                );
+            }
             check(
                 p.rate_per_s.is_finite() && p.rate_per_s >= 0.0,
                 path("rate_per_s"),

@@ -111,6 +111,28 @@ fn the_largest_integers_are_refused_not_overflowed() {
         "4294967295",
         "svc_a.max_retries: must be <= 100",
     )]);
+    // Past TOML's range, a number is still a number, refused for its
+    // range (it read as the string "1e400", "expected a number").
+    assert_single_errors(&[
+        (
+            "horizon_s",
+            "1e400",
+            "horizon_s: not a finite number (accepted: (0, 1000000])",
+        ),
+        (
+            "svc_a.max_retries",
+            "9223372036854775808",
+            "svc_a.max_retries: must be 0 to 100, got 9223372036854776000.0",
+        ),
+    ]);
+    assert_eq!(
+        sim_core::parse_value("1e400x"),
+        toml::Value::String("1e400x".into())
+    );
+    assert_eq!(
+        sim_core::parse_value("-2.5e+400"),
+        toml::Value::Float(f64::NEG_INFINITY)
+    );
 }
 
 #[test]
@@ -574,7 +596,7 @@ fn load_profiles_are_checked_point_by_point() {
         [
             "client.rate_per_s: a load profile gives the arrival rate itself; remove client.rate_per_s (or set it to 0) (the scenario has 400.0)",
             "client.sinusoid.amplitude: a sinusoid modulates client.rate_per_s, which a load profile replaces; put the cycle into the profile's points",
-            "client.profile.1.at_s: profile points must be in time order",
+            "client.profile.1.at_s: profile points must be in time order: this one is before point 0's 10.0 s",
             "client.profile.1.rate_per_s: must be >= 0",
         ]
     );
@@ -584,6 +606,29 @@ fn load_profiles_are_checked_point_by_point() {
             ("client.profile.rate_per_s", "0")
         ]),
         ["client.profile: every point's rate is 0: no user would arrive"]
+    );
+    // A value out of range for not being finite is told once, not again
+    // by its rule under the point's other spelling (`client.profile.0`
+    // is `client.profile`).
+    assert_eq!(
+        errors(&[
+            ("client.rate_per_s", "0"),
+            ("client.profile.0.rate_per_s", "inf")
+        ]),
+        ["client.profile.0.rate_per_s: not a finite number (accepted: >= 0)"]
+    );
+    // A rate near the largest number overflows the integral (through the
+    // difference of two rates, to minus infinity): refused all the same.
+    assert_eq!(
+        errors(&[
+            ("client.rate_per_s", "0"),
+            ("client.profile.0.rate_per_s", "1e300"),
+            ("client.profile.1.at_s", "2"),
+            ("client.profile.1.rate_per_s", "50"),
+        ]),
+        [
+            "client.profile: the profile's rate over duration_s = beyond any number of users; more than 20000000 in one run would run for hours"
+        ]
     );
     // The user cap counts the profile's integral: 1e6/s for 60 s.
     assert_eq!(
@@ -642,6 +687,23 @@ fn a_csv_profile_is_read_when_its_scenario_file_is_loaded() {
                 "load.csv` line 3: expected `time_s,rate_per_s` (two numbers), got `5;20`"
             ),
         "{errors:?}"
+    );
+    // Every bad row at once, each by its line, with the rule it breaks.
+    let rows = "time_s,rate_per_s\n0,100\n2,abc\n3,-5\n1,50\n4,1e400\n5,nan\n-1,2\n";
+    let errors = load_with_csv("every", Some(rows)).unwrap_err();
+    let tails: Vec<&str> = (errors.iter())
+        .map(|e| e.split_once("load.csv` ").unwrap().1)
+        .collect();
+    assert_eq!(
+        tails,
+        [
+            "line 3: expected `time_s,rate_per_s` (two numbers), got `2,abc`",
+            "line 4: rate -5 /s: must be >= 0",
+            "line 5: time 1 s: before the row above's 3 s (rows must be in time order)",
+            "line 6: `4,1e400`: not a finite number",
+            "line 7: `5,nan`: not a finite number",
+            "line 8: time -1 s: must be >= 0",
+        ]
     );
     let errors = load_with_csv("missing", None).unwrap_err();
     assert!(

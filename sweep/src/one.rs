@@ -99,8 +99,11 @@ fn resolve(
             ("strategy".to_string(), toml::Value::String(p.to_string())),
         );
     }
-    // A problem of a value given on the command line names its flag.
-    sim_core::resolve(base, &overrides).map_err(|errors| {
+    // A problem of a value given on the command line names its flag; one
+    // of the scenario file (its CSV profile's) is the file's, whatever the
+    // flags also set.
+    let scenario = sim_core::load_base(base)?;
+    sim_core::apply_validated(scenario, &overrides).map_err(|errors| {
         (errors.into_iter())
             .map(|e| {
                 let canonical = sim_core::params::canonical(&e.path);

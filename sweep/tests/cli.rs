@@ -168,7 +168,7 @@ fn merge_refuses_missing_shards() {
     assert_fails(
         &sweep(&["merge", &out, "--no-report"]),
         &[&format!(
-            "shard 1/2 is running, or was killed (if nothing runs there: sweep run {grid} --shard 1/2 --out {out} --resume (with its --set and --axis flags))"
+            "shard 1/2 is running, or was killed (if nothing runs there: sweep run {grid} --shard 1/2 --out {out} --resume)"
         )],
     );
     std::fs::write(&manifest, text).unwrap();
@@ -1408,6 +1408,42 @@ fn one_traces_a_user_request_and_reports_the_overrun() {
         "error: --trace 11: `custom` seed 1 has no user request 11; 11 arrived before the horizon, numbered 0 to 10"
     );
     assert!(o.stdout.is_empty());
+}
+
+/// A bad row of a scenario's CSV profile is the file's problem, named by
+/// its line, even when a flag also sets `profile_csv` (refused on its own
+/// once the file is right).
+#[test]
+fn a_csv_profile_s_problem_is_the_file_s_not_a_flag_s() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let queue = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../grids/scenarios/single-queue.toml"),
+    )
+    .unwrap();
+    let scenario = queue.replace(
+        "rate_per_s = 80.0\nduration_s = 30.0\n",
+        "rate_per_s = 0.0\nduration_s = 30.0\nprofile_csv = \"load.csv\"\n",
+    );
+    let file = dir.join("queue.toml").display().to_string();
+    std::fs::write(&file, scenario).unwrap();
+    std::fs::write(dir.join("load.csv"), "time_s,rate_per_s\n0,20\n30,x\n").unwrap();
+    let o = sweep(&[
+        "one",
+        "--scenario",
+        &file,
+        "--set",
+        "client.profile_csv=other.csv",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let csv = dir.join("load.csv").display().to_string();
+    assert_says(
+        &stderr(&o),
+        &[&format!(
+            "  client.profile_csv: `{csv}` line 3: expected `time_s,rate_per_s` (two numbers), got `30,x`"
+        )],
+    );
+    assert!(!stderr(&o).contains("--set"), "{}", stderr(&o));
 }
 
 #[test]
