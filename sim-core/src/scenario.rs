@@ -1190,12 +1190,12 @@ pub fn profile_from_csv(text: &str, file: &str) -> Result<Vec<ProfilePoint>, Vec
             Some(format!("time {at_s} s: must be >= 0"))
         } else if rate_per_s < 0.0 {
             Some(format!("rate {rate_per_s} /s: must be >= 0"))
-        } else if let Some(above) = above.filter(|a| at_s < *a) {
-            Some(format!(
-                "time {at_s} s: before the row above's {above} s (rows must be in time order)"
-            ))
         } else {
-            None
+            above.filter(|a| at_s < *a).map(|above| {
+                format!(
+                    "time {at_s} s: before the row above's {above} s (rows must be in time order)"
+                )
+            })
         };
         match problem {
             Some(p) => problems.push(at(p)),
