@@ -91,7 +91,11 @@ pub fn report(args: &ReportArgs) -> Result<ExitCode, Error> {
             writers.join("; ")
         );
     } else if let Ok(manifests) = crate::store::Store::new(&args.dir).manifests()
-        && let Some((_, m)) = manifests.iter().find(|(_, m)| m.status == "running")
+        // The report is of the whole grid: a shard killed before a whole
+        // run finished its runs left a manifest that says running, and
+        // nothing is left to run.
+        && let Some((_, m)) = (manifests.iter())
+            .find(|(_, m)| m.shard == analysis::manifest::Shard::WHOLE && m.status == "running")
     {
         // Nobody writes it, yet its manifest was never finished: killed.
         eprintln!(

@@ -808,13 +808,17 @@ impl Store {
                         dir: self.root.clone(),
                     });
                 }
-                // Numbered above every part its shard committed: the one
-                // its writer was committing when it stopped.
-                if let Some((s, k)) = numbered
-                    && (index.keys().filter_map(|n| parse_part_name(n)))
-                        .all(|(t, l)| t != s || l < k)
-                {
-                    return Err(StoreError::Interrupted { path, shard: s });
+                // Numbered next after every part its shard committed: the
+                // one its writer was committing when it stopped
+                // (`drop_uncommitted` removes it on a resume).
+                if let Some((s, k)) = numbered {
+                    let last = (index.keys().filter_map(|n| parse_part_name(n)))
+                        .filter(|(t, _)| *t == s)
+                        .map(|(_, l)| l)
+                        .max();
+                    if k == last.map_or(0, |l| l + 1) {
+                        return Err(StoreError::Interrupted { path, shard: s });
+                    }
                 }
                 return Err(StoreError::NotCommitted { path });
             }
@@ -882,15 +886,17 @@ impl Store {
         let runs = runs_dir(&self.root);
         let series = series_dir(&self.root);
         // Only one part is ever between its rename and the index update:
-        // the one numbered above every listed part. More than one such part
-        // is not a crash's leftover and is refused by `committed_parts`.
+        // the one numbered next after every listed part (`next_part`). Any
+        // other unlisted part (a backup copy, a copy from elsewhere) is
+        // not a crash's leftover: `committed_parts` refuses it, naming it.
+        let next = last.map_or(0, |l| l + 1);
         let unlisted: Vec<PathBuf> = self
             .own_parts(shard)?
             .into_iter()
             .filter(|p| {
                 let name = file_name(p);
                 !index.parts.iter().any(|e| e.name == name)
-                    && parse_part_name(&name).is_some_and(|(_, k)| last.is_none_or(|l| k > l))
+                    && parse_part_name(&name).is_some_and(|(_, k)| k == next)
             })
             .collect();
         if let [path] = unlisted.as_slice() {

@@ -100,6 +100,61 @@ fn a_copy_of_a_part_is_refused_everywhere() {
     assert_ok(&report(&bad));
 }
 
+/// A copy of a part numbered as a part file of the sweep, but not the
+/// next one its index would list, is no crash's leftover: a resume
+/// refuses it and keeps it, as every other command does, instead of
+/// deleting it as "written but not committed".
+#[test]
+fn a_numbered_copy_of_a_part_is_kept_and_refused_by_a_resume() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (grid, good, bad) = two_sweeps(tmp.path(), 3);
+    let parts_before = parts(&bad, "runs");
+    assert_eq!(parts_before.len(), 3);
+    let copy = bad.join("runs/part-s0of1-000009.parquet");
+    std::fs::copy(&parts_before[1], &copy).unwrap();
+    let o = run(&grid, &bad, &["--resume"]);
+    assert_fails(
+        &o,
+        &[
+            "part-s0of1-000009.parquet: not a part this sweep committed",
+            "Move it out",
+        ],
+    );
+    assert!(!stderr(&o).contains("redone"), "{}", stderr(&o));
+    assert!(copy.exists());
+    assert_fails(
+        &compare(&good, &bad),
+        &["part-s0of1-000009.parquet: not a part this sweep committed"],
+    );
+    std::fs::remove_file(&copy).unwrap();
+    assert_ok(&compare(&good, &bad));
+}
+
+/// A shard killed before a whole-grid run finished every run leaves a
+/// manifest that says running; the report of the complete directory does
+/// not say the sweep stopped without finishing.
+#[test]
+fn a_killed_shard_s_manifest_does_not_make_a_complete_sweep_partial() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (grid, good, bad) = two_sweeps(tmp.path(), 3);
+    std::fs::remove_dir_all(&bad).unwrap();
+    assert_ok(&run_shard(&grid, &s(&bad), "1/2", &[]));
+    let shard_manifest = bad.join("manifest-s1of2.json");
+    let text = std::fs::read_to_string(&shard_manifest).unwrap();
+    std::fs::write(&shard_manifest, text.replace("\"complete\"", "\"running\"")).unwrap();
+    assert_ok(&run(&grid, &bad, &["--resume"]));
+    let o = report(&bad);
+    assert_ok(&o);
+    assert!(
+        !stderr(&o).contains("stopped without finishing"),
+        "{}",
+        stderr(&o)
+    );
+    let md = std::fs::read_to_string(bad.join("analysis/index.md")).unwrap();
+    assert!(!md.contains("Partial results"), "{md}");
+    assert_ok(&compare(&good, &bad));
+}
+
 #[test]
 fn a_flipped_byte_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
