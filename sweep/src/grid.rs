@@ -291,7 +291,6 @@ fn read_report(value: &Value) -> (ReportOptions, Vec<(String, String)>) {
     );
     for (i, r) in entries.unwrap_or_default().iter().enumerate() {
         let key = format!("report.reference[{i}]");
-        let before = errors.len();
         unknown_keys(r, &key, &REFERENCE_KEYS, &mut errors);
         let point = field(
             r,
@@ -319,13 +318,14 @@ fn read_report(value: &Value) -> (ReportOptions, Vec<(String, String)>) {
                 errors.push((format!("{key}.{required}"), "missing".into()));
             }
         }
-        if let (Some(point), Some(metric), Some(published), true) =
-            (point, metric, published, errors.len() == before)
-        {
+        // Kept with its point and metric whatever else is wrong with it,
+        // so that those are checked too (a grid with any problem is
+        // refused, whatever its report options hold).
+        if let (Some(point), Some(metric)) = (point, metric) {
             options.reference.push(Reference {
                 point,
                 metric,
-                published,
+                published: published.unwrap_or(f64::NAN),
                 note: note.unwrap_or_default(),
             });
         }

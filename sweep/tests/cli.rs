@@ -1067,14 +1067,24 @@ fn published_figures_are_checked_and_shown_beside_the_model() {
     let bad = write_grid(
         dir,
         &format!(
-            "{}\n[report]\nslices = [\"svc_b.queue_cap=unbounded\", \"svc_b.queue_cap=17, strategy=naive\"]\n{}{}{}",
+            "{}\n[report]\nslices = [\"svc_b.queue_cap=unbounded\", \"svc_b.queue_cap=17, strategy=naive\"]\n{}{}{}{}",
             small_grid(1),
             reference("strategy=naive", "users_okk"),
             reference("svc_b.slots=4", "users_ok"),
-            reference("strategy=protectd", "users_ok")
+            reference("strategy=protectd", "users_ok"),
+            "[[report.reference]]\npoint = \"strategy=nave\"\nmetric = \"goodpt\"\npublished = \"x\"\n",
         ),
     );
     let err = stderr(&sweep(&["plan", &bad]));
+    // A row's every problem at once: its type error does not hide the
+    // others.
+    for line in [
+        "grid.toml: report.reference[3].published: must be a number, got \"x\"",
+        "grid.toml: report.reference[3].metric: `goodpt` is not a metric of this scenario; did you mean `goodput`?",
+        "grid.toml: report.reference[3].point: `nave` is not a level of `strategy` (its levels: naive, protected)",
+    ] {
+        assert!(err.contains(line), "{err}");
+    }
     // Each pair names an axis and one of its levels, as the report labels
     // them (a null cap `unbounded`), before any run.
     assert!(
