@@ -161,6 +161,11 @@ pub enum StoreError {
         path.display()
     )]
     NotCommitted { path: PathBuf },
+    #[error(
+        "{}: a merge into it stopped before it finished (killed, or its machine went down), so it holds part of its sources' results; run the merge again to finish it: {command}",
+        dir.display()
+    )]
+    MergeStopped { dir: PathBuf, command: String },
     /// The part a writer was committing when it stopped.
     #[error(
         "{}: the part being committed when its sweep stopped (killed, or its machine went down), in no index yet: its runs are not done; run the sweep again with --resume{} to remove it and redo them",

@@ -231,6 +231,16 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
     };
     store.create_dirs()?;
     store.remove_stale_tmp()?;
+    // Until the manifest is written, the directory says which merge to run
+    // again if this one stops: a reader would otherwise take the copies
+    // so far for a sweep's own unfinished parts.
+    let quote = |p: &Path| crate::slurm::shell_quote(&p.display().to_string());
+    let sources: Vec<String> = dirs.iter().map(|d| quote(d)).collect();
+    let command = match dirs {
+        [one] if key(one) == target_key => format!("sweep merge {}", quote(one)),
+        _ => format!("sweep merge {} --into {}", sources.join(" "), quote(target)),
+    };
+    store.begin_merge(&command)?;
     for (src, dst) in &copies {
         copy_atomic(src, dst)?;
     }
@@ -292,6 +302,7 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
         ..base.clone()
     };
     store.write_manifest(&merged)?;
+    store.end_merge()?;
     Ok((merged, count, cleaned))
 }
 

@@ -302,6 +302,17 @@ fn prepare_dir(
 ) -> Result<Prepared, DirError> {
     let dir = || store.root.clone();
     store.refuse_linked_dirs()?;
+    // A merge stopped midway (this run holds the directory, so none runs):
+    // its copies are no sweep's parts to resume.
+    if !args.force
+        && let Some(command) = store.unfinished_merge()?
+    {
+        return Err(StoreError::MergeStopped {
+            dir: dir(),
+            command: format!("{command} (or --force to start this grid over)"),
+        }
+        .into());
+    }
     let manifests = store.manifests()?;
     grid.keep_layout_of(&manifests);
     let own_parts = store.own_parts(shard)?;

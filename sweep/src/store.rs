@@ -58,10 +58,14 @@ pub struct Store {
 /// Names are matched whole (`manifest-backup.json` or `part-s0of2-000000
 /// (copy).parquet` are a user's, not ours).
 type Written = (&'static str, fn(&str) -> bool);
+
+/// Present while a merge copies into the directory (see
+/// [`Store::begin_merge`]).
+const MERGING: &str = "merging.json";
 const WRITTEN: &[Written] = &[
     ("", |n| {
         let n = n.strip_suffix(".tmp").unwrap_or(n);
-        is_manifest_name(n) || is_index_name(n)
+        is_manifest_name(n) || is_index_name(n) || n == MERGING
     }),
     ("runs", is_part),
     ("series", is_part),
@@ -204,6 +208,50 @@ impl Store {
         }
         out.sort_by(|a, b| a.0.cmp(&b.0));
         Ok(out)
+    }
+
+    /// Marks the directory as the target of a merge copying into it,
+    /// until [`Store::end_merge`]; `command` is the merge's, to run again
+    /// if it stops before it ends.
+    pub fn begin_merge(&self, command: &str) -> Result<(), StoreError> {
+        let path = self.root.join(MERGING);
+        let text = serde_json::json!({ "command": command }).to_string() + "\n";
+        Ok(write_atomic(&path, text.as_bytes(), "merging").map_err(IoError::at(path))?)
+    }
+
+    /// The merge into the directory has written its manifest.
+    pub fn end_merge(&self) -> Result<(), StoreError> {
+        let path = self.root.join(MERGING);
+        if path.exists() {
+            remove(&path)?;
+        }
+        Ok(())
+    }
+
+    /// A merge into the directory that stopped before it ended (no writer
+    /// holds it): the command that finishes it.
+    fn stopped_merge(&self) -> Result<Option<String>, StoreError> {
+        if crate::lock::is_being_written(&self.root, Shard::WHOLE)? {
+            return Ok(None);
+        }
+        self.unfinished_merge()
+    }
+
+    /// The command of a merge into the directory that has not ended: one
+    /// running, or stopped (a caller holding the directory's lock knows
+    /// which). Not once a whole-grid manifest is there: the merge wrote
+    /// it, or a whole-grid run took the directory over with `--force`.
+    pub fn unfinished_merge(&self) -> Result<Option<String>, StoreError> {
+        let path = self.root.join(MERGING);
+        if !path.exists() || self.manifest_path(Shard::WHOLE).exists() {
+            return Ok(None);
+        }
+        let text = fs::read_to_string(&path).map_err(IoError::at(&path))?;
+        let command = serde_json::from_str::<serde_json::Value>(&text)
+            .ok()
+            .and_then(|v| v["command"].as_str().map(str::to_string))
+            .unwrap_or_else(|| "sweep merge ... --into DIR".to_string());
+        Ok(Some(command))
     }
 
     pub fn write_manifest(&self, m: &Manifest) -> Result<(), StoreError> {
@@ -774,6 +822,14 @@ impl Store {
         shard: Option<Shard>,
         check: Check,
     ) -> Result<Vec<PathBuf>, StoreError> {
+        // A merge stopped midway left a mix of its sources' files, which
+        // only the merge run again makes whole.
+        if let Some(command) = self.stopped_merge()? {
+            return Err(StoreError::MergeStopped {
+                dir: self.root.clone(),
+                command,
+            });
+        }
         // The files before the indexes: a part committed in between is
         // listed by the time its index is read.
         let on_disk = self.runs_parts()?;

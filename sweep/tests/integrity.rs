@@ -283,6 +283,52 @@ fn equal_levels_spelled_differently_are_refused() {
     );
 }
 
+/// A merge into a directory stopped before it wrote its manifest (killed
+/// while copying): readers and a resume name the merge to run again, not
+/// a sweep's unfinished part; run again, it finishes the directory.
+#[test]
+fn a_merge_stopped_midway_is_named_and_finished_by_running_it_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (grid, good, _) = two_sweeps(tmp.path(), 3);
+    let (s0, s1, into) = (
+        tmp.path().join("s0"),
+        tmp.path().join("s1"),
+        tmp.path().join("into"),
+    );
+    assert_ok(&run_shard(&grid, &s(&s0), "0/2", &["--batch-runs", "4"]));
+    assert_ok(&run_shard(&grid, &s(&s1), "1/2", &["--batch-runs", "4"]));
+    let merge = [
+        "merge",
+        &s(&s0),
+        &s(&s1),
+        "--into",
+        &s(&into),
+        "--no-report",
+    ];
+    assert_ok(&sweep(&merge));
+    assert!(!into.join("merging.json").exists());
+    // As a kill leaves it midway: the marker, no manifest, one shard's
+    // index and some of its parts not copied yet.
+    let command = format!("sweep merge {} {} --into {}", s(&s0), s(&s1), s(&into));
+    let marker = serde_json::json!({ "command": command }).to_string();
+    std::fs::write(into.join("merging.json"), marker).unwrap();
+    std::fs::remove_file(into.join("manifest.json")).unwrap();
+    std::fs::remove_file(into.join("parts-s1of2.json")).unwrap();
+    std::fs::remove_file(into.join("runs/part-s1of2-000001.parquet")).unwrap();
+    let said = format!(
+        "a merge into it stopped before it finished (killed, or its machine went down), so it holds part of its sources' results; run the merge again to finish it: {command}"
+    );
+    assert_fails(&compare(&good, &into), &[&said]);
+    assert_fails(&report(&into), &[&said]);
+    assert_fails(
+        &run(&grid, &into, &["--resume"]),
+        &[&said, "(or --force to start this grid over)"],
+    );
+    assert_ok(&sweep(&merge));
+    assert!(!into.join("merging.json").exists());
+    assert_ok(&compare(&good, &into));
+}
+
 #[test]
 fn merge_checks_before_it_writes() {
     let tmp = tempfile::tempdir().unwrap();
