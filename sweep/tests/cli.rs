@@ -60,6 +60,15 @@ fn spawn_until_parts(
     spawn_shard_until_parts(grid, out, parts, stderr, &[])
 }
 
+/// Stops `child` as a user's Ctrl-C does (SIGINT).
+fn interrupt(child: &std::process::Child) {
+    let stop = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(stop.success());
+}
+
 /// [`spawn_until_parts`] with further arguments (`--shard 1/4`).
 fn spawn_shard_until_parts(
     grid: &str,
@@ -287,11 +296,7 @@ fn a_stopped_sweep_with_flags_is_resumed_by_the_command_its_report_gives() {
         "client.max_retries=1,2",
     ];
     let mut child = spawn_shard_until_parts(&grid, &out, 3, std::process::Stdio::null(), &flags);
-    let stop = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(stop.success());
+    interrupt(&child);
     child.wait().unwrap();
     let report = sweep(&["report", &out.display().to_string()]);
     assert!(report.status.success(), "{}", stderr(&report));
@@ -869,11 +874,7 @@ fn a_report_of_a_sweep_being_written_says_so() {
     );
     // Stopped as a user stops it (a kill -9 could leave the part it was
     // committing, which the next test is about).
-    let stop = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(stop.success());
+    interrupt(&child);
     child.wait().unwrap();
     let o = sweep(&["report", out.to_str().unwrap()]);
     assert_ok(&o);
@@ -1420,13 +1421,9 @@ fn one_traces_a_user_request_and_reports_the_overrun() {
     assert!(o.stdout.is_empty());
 }
 
-/// A bad row of a scenario's CSV profile is the file's problem, named by
-/// its line, even when a flag also sets `profile_csv` (refused on its own
-/// once the file is right).
-#[test]
-fn a_csv_profile_s_problem_is_the_file_s_not_a_flag_s() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
+/// `dir/queue.toml`, the single-queue scenario with its load from
+/// `dir/load.csv` holding `csv`; its path.
+fn csv_profile_scenario(dir: &Path, csv: &str) -> String {
     let queue = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../grids/scenarios/single-queue.toml"),
     )
@@ -1437,7 +1434,18 @@ fn a_csv_profile_s_problem_is_the_file_s_not_a_flag_s() {
     );
     let file = dir.join("queue.toml").display().to_string();
     std::fs::write(&file, scenario).unwrap();
-    std::fs::write(dir.join("load.csv"), "time_s,rate_per_s\n0,20\n30,x\n").unwrap();
+    std::fs::write(dir.join("load.csv"), csv).unwrap();
+    file
+}
+
+/// A bad row of a scenario's CSV profile is the file's problem, named by
+/// its line, even when a flag also sets `profile_csv` (refused on its own
+/// once the file is right).
+#[test]
+fn a_csv_profile_s_problem_is_the_file_s_not_a_flag_s() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let file = csv_profile_scenario(dir, "time_s,rate_per_s\n0,20\n30,x\n");
     let o = sweep(&[
         "one",
         "--scenario",
@@ -1460,16 +1468,7 @@ fn a_csv_profile_s_problem_is_the_file_s_not_a_flag_s() {
 fn a_grid_reads_its_scenario_s_csv_load_profile_and_its_points_build_on_each_other() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let queue = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../grids/scenarios/single-queue.toml"),
-    )
-    .unwrap();
-    let scenario = queue.replace(
-        "rate_per_s = 80.0\nduration_s = 30.0\n",
-        "rate_per_s = 0.0\nduration_s = 30.0\nprofile_csv = \"load.csv\"\n",
-    );
-    std::fs::write(dir.join("queue.toml"), scenario).unwrap();
-    std::fs::write(dir.join("load.csv"), "time_s,rate_per_s\n0,20\n30,60\n").unwrap();
+    csv_profile_scenario(dir, "time_s,rate_per_s\n0,20\n30,60\n");
     // Profile points set by index in [set] build on each other.
     let grid = write_grid(
         dir,
@@ -2161,11 +2160,7 @@ fn an_interrupted_shard_counts_the_runs_another_split_wrote_for_it() {
         std::process::Stdio::piped(),
         &["--shard", "0/3"],
     );
-    let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
+    interrupt(&child);
     let stopped = child.wait_with_output().unwrap();
     let err = stderr(&stopped);
     assert_eq!(stopped.status.code(), Some(130), "{err}");
