@@ -625,8 +625,19 @@ pub fn in_short(
             Indices::Morris(_) => SMALL * key[order[0]],
         };
         if !d.varies {
+            // As for a parameter never seen to move a metric that varies:
+            // few trials are no evidence that none can.
+            let few = if d.blocks_used < TRIALS_FOR_NEVER_SEEN {
+                format!(
+                    ", but {} {} are too few to say no parameter moves it (about {TRIALS_FOR_NEVER_SEEN} would)",
+                    d.blocks_used,
+                    trials_name(indices)
+                )
+            } else {
+                ", so no parameter moves it".to_string()
+            };
             out.push_str(&format!(
-                "{}: the same in every run of the design, so no parameter moves it.\n",
+                "{}: the same in every run of the design{few}.\n",
                 capitalized(&what)
             ));
             continue;

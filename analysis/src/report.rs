@@ -2363,13 +2363,29 @@ fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, Repo
     // The axis that moves each metric most, metrics grouped by it: one
     // line per axis, the axes in order of the metrics they move.
     let mut by_axis: Vec<(&str, Vec<String>)> = Vec::new();
+    // Metrics no axis moves beyond the seeds' noise, with that noise.
+    let mut unmoved: Vec<String> = Vec::new();
     let mut noise: f64 = 0.0;
     for m in sens
         .iter()
         .filter(|m| trigger || !about_recovery(&m.metric))
     {
-        if let Ok(s) = &m.result
-            && let Some(top) = s.axes.iter().max_by(|a, b| a.st.total_cmp(&b.st))
+        let Ok(s) = &m.result else {
+            continue;
+        };
+        let top = (s.axes.iter()).max_by(|a, b| a.st.total_cmp(&b.st));
+        if top.is_none_or(|t| t.st <= 0.0) {
+            unmoved.push(if s.noise_share > 0.0 {
+                format!(
+                    "`{}` (seed noise {:.0}% of its variance)",
+                    m.metric,
+                    100.0 * s.noise_share
+                )
+            } else {
+                format!("`{}` (the same in every run)", m.metric)
+            });
+        }
+        if let Some(top) = top
             && top.st > 0.0
         {
             noise = noise.max(s.noise_share);
@@ -2388,12 +2404,18 @@ fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, Repo
     by_axis.sort_by_key(|(_, ms)| std::cmp::Reverse(ms.len()));
     if !by_axis.is_empty() {
         out.push_str(&format!(
-            "- What moves each metric most (total index ST; seed noise, at most {:.1}% of a metric's variance, removed):\n",
+            "- What moves each metric most (total index ST; seed noise, at most {:.1}% of each one's variance, removed):\n",
             100.0 * noise
         ));
         for (axis, ms) in &by_axis {
             out.push_str(&format!("  - **{axis}** moves most: {}\n", ms.join(", ")));
         }
+    }
+    if !unmoved.is_empty() {
+        out.push_str(&format!(
+            "- No axis moves beyond the seeds' noise: {}.\n",
+            unmoved.join(", ")
+        ));
     }
     Ok(out)
 }
@@ -3380,6 +3402,32 @@ mod tests {
     /// at x=2.
     fn no_verdict(s: usize, l: usize) -> bool {
         s == 0 && (l == 0 || l == 3)
+    }
+
+    /// A metric no axis moves beyond the seeds' noise is named with its
+    /// noise in "In short", not left out (and its noise is not the one
+    /// the other metrics' line gives as the most removed).
+    #[test]
+    fn a_metric_of_noise_alone_is_named_in_short() {
+        let tmp = write_sweep(
+            "x",
+            &[1.0, 1.0, 2.0, 2.0],
+            &[
+                ("goodput", &|s, _| s as f64),
+                ("wasted_share", &|_, l| (l % 2) as f64),
+            ],
+            "{}",
+        );
+        let report = write(tmp.path()).unwrap();
+        let md = std::fs::read_to_string(&report.index_md).unwrap();
+        assert!(
+            md.contains("- No axis moves beyond the seeds' noise: `wasted_share` (seed noise 100% of its variance), `svc_max_queue` (the same in every run)."),
+            "{md}"
+        );
+        assert!(
+            md.contains("seed noise, at most 0.0% of each one's variance, removed"),
+            "{md}"
+        );
     }
 
     /// A grid none of whose runs has a verdict says so, and nothing of

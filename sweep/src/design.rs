@@ -84,7 +84,6 @@ impl SampleTable {
             ));
             return None;
         };
-        let before = errors.len();
         let count = |v: &Value| v.as_integer().and_then(|i| u64::try_from(i).ok());
         // The bound each type error names is the one the later checks hold
         // the value to, so that mending one message does not meet another.
@@ -135,16 +134,15 @@ impl SampleTable {
                 "missing: the design's size (base points for sobol, trajectories for morris, points for lhs and boundary)".into(),
             );
         }
-        let unreadable = errors.len() > before;
         crate::grid::unknown_keys(t, "sample", &SAMPLE_KEYS, errors);
-        if unreadable {
-            return None;
-        }
         let misspelt = (t.keys())
             .filter(|k| !SAMPLE_KEYS.contains(&k.as_str()))
             .filter_map(|k| sim_core::params::closest(k, SAMPLE_KEYS))
             .filter(|k| !t.contains_key(*k))
             .collect();
+        // The other keys' problems are still told, a key whose value was
+        // refused above taking its default: without a method or a size
+        // there is no design to check them against.
         Some(SampleTable {
             method: method?,
             n: n?,
@@ -211,12 +209,27 @@ pub fn parse(sample: &Value, axes: &[(String, toml::Table)]) -> Result<SampleDes
     // was given would send the user looking for the wrong mistake.
     let given = axes.len();
     let mut bad = |key: &str, reason: String| errors.push((format!("sample.{key}"), reason));
-    if !["lhs", "sobol", "morris", "boundary"].contains(&t.method.as_str()) {
+    const METHODS: [&str; 4] = ["lhs", "sobol", "morris", "boundary"];
+    if !METHODS.contains(&t.method.as_str()) {
+        let hint = sim_core::params::closest(&t.method, METHODS)
+            .map_or(String::new(), |m| format!("; did you mean `{m}`?"));
         bad(
             "method",
             format!(
-                "`{}` is not a method: lhs, sobol, morris or boundary",
+                "`{}` is not a method: lhs, sobol, morris or boundary{hint}",
                 t.method
+            ),
+        );
+    }
+    // The Sobol' scrambling seed is 32 bits: a larger seed would give the
+    // design of a smaller one.
+    if t.seed > u64::from(u32::MAX) {
+        bad(
+            "seed",
+            format!(
+                "must be at most {} (the design's scrambling seed is 32 bits), got {}",
+                u32::MAX,
+                t.seed
             ),
         );
     }
@@ -530,7 +543,7 @@ fn scale(a: &SampledAxis, u: f64, grid_levels: bool) -> Value {
 /// Owen-scrambled Sobol' sequence.
 fn saltelli(spec: &SampleDesign) -> Vec<Vec<f64>> {
     let k = spec.axes.len();
-    let seed = (spec.seed ^ (spec.seed >> 32)) as u32;
+    let seed = u32::try_from(spec.seed).expect("sample.seed is checked to fit 32 bits");
     let per = if spec.second_order { 2 * k + 2 } else { k + 2 };
     let mut rows = Vec::with_capacity(spec.n as usize * per);
     for i in 0..spec.n as u32 {
@@ -561,7 +574,7 @@ fn saltelli(spec: &SampleDesign) -> Vec<Vec<f64>> {
 /// the first round, the first `initial`, covers the space).
 fn candidates(spec: &SampleDesign) -> Vec<Vec<f64>> {
     let k = spec.axes.len() as u32;
-    let seed = (spec.seed ^ (spec.seed >> 32)) as u32;
+    let seed = u32::try_from(spec.seed).expect("sample.seed is checked to fit 32 bits");
     let n = spec.boundary.as_ref().map_or(0, |b| b.candidates) as u32;
     (0..n)
         .map(|i| {

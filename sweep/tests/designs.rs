@@ -164,6 +164,28 @@ fn a_sample_table_reports_every_bad_key_and_refuses_a_design_too_large() {
             "grid.toml: sample.second_order: must be true or false, got \"yes\"",
         ],
     );
+    // A value refused for its type leaves the other keys' rules checked.
+    let text = SAMPLED
+        .replace("\nn = 4", "\nn = 0\nlevels = 3")
+        .replace("seed = 1", "seed = -1");
+    let grid = write_grid_as(dir.path(), "typed.toml", &text);
+    assert_fails(
+        &sweep(&["plan", &grid]),
+        &[
+            "typed.toml: sample.seed: must be an integer >= 0, got -1",
+            "typed.toml: sample.n: n must be at least 1",
+            "typed.toml: sample.levels: applies to method = \"morris\" only, not \"sobol\"",
+        ],
+    );
+    // The scrambling seed is 32 bits: 2^32 would give seed 0's design.
+    let text = SAMPLED.replace("seed = 1", "seed = 4294967296");
+    let grid = write_grid_as(dir.path(), "seed.toml", &text);
+    assert_fails(
+        &sweep(&["plan", &grid]),
+        &[
+            "seed.toml: sample.seed: must be at most 4294967295 (the design's scrambling seed is 32 bits), got 4294967296",
+        ],
+    );
     // An unknown key leaves the known keys' values checked beside it; the
     // default standing in for the key it misspells is not told as a fault.
     let text = SAMPLED
@@ -208,7 +230,7 @@ fn a_sample_table_reports_every_bad_key_and_refuses_a_design_too_large() {
     assert_fails(
         &sweep(&["plan", &grid]),
         &[
-            "axes.toml: sample.method: `sobolx` is not a method: lhs, sobol, morris or boundary",
+            "axes.toml: sample.method: `sobolx` is not a method: lhs, sobol, morris or boundary; did you mean `sobol`?",
             "axes.toml: axes.\"client.rate_per_s\" = { min = -50, max = 400 }: must be > 0",
         ],
     );
