@@ -223,7 +223,7 @@ pub fn parse(sample: &Value, axes: &[(String, toml::Table)]) -> Result<SampleDes
     }
     // The Sobol' scrambling seed is 32 bits: a larger seed would give the
     // design of a smaller one.
-    if t.seed > u64::from(u32::MAX) {
+    if matches!(t.method.as_str(), "sobol" | "boundary") && t.seed > u64::from(u32::MAX) {
         bad(
             "seed",
             format!(
