@@ -383,10 +383,13 @@ impl ServiceModel {
         ServiceModel {
             dist: s.dist,
             mean,
+            // A mean of 0 (the fast part of a mixture with no work, or a
+            // hop without latency): minus infinity, so that every draw is
+            // exp(-inf) = 0, not e^(sigma z) nanoseconds.
             mu: if mean > 0.0 {
                 libm::log(mean) - s.sigma * s.sigma / 2.0
             } else {
-                0.0
+                f64::NEG_INFINITY
             },
             sigma: s.sigma,
             slow_p: s.slow_p,
@@ -976,4 +979,31 @@ fn redeliveries_bound(s: &Scenario) -> f64 {
 fn default_event_budget(expected_users: f64, arrival_bounds: u64) -> u64 {
     let per_user = 20.0 * (1 + arrival_bounds) as f64;
     (expected_users * 1.2 * per_user + 100_000.0).min(1e12) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::random::Stream;
+
+    /// A mixture whose fast part has mean 0 draws 0 for it whatever its
+    /// shape: a lognormal of mean 0 drew e^(sigma z) nanoseconds (up to
+    /// seconds at sigma 6).
+    #[test]
+    fn a_mean_of_zero_draws_zero_whatever_the_shape() {
+        let mut rng = Stream::new(1, "t");
+        for dist in [Dist::Constant, Dist::Exponential, Dist::Lognormal] {
+            let model = ServiceModel::new(&Service {
+                dist,
+                sigma: 6.0,
+                slow_p: 0.5,
+                slow_s: 0.0,
+                ..Service::default()
+            });
+            assert!(
+                (0..1000).all(|_| model.draw(1.0, &mut rng) == 0),
+                "{dist:?}"
+            );
+        }
+    }
 }

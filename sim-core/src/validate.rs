@@ -1544,16 +1544,48 @@ pub const TIER_INERT: &[Inert<Scenario, usize>] = &[
         },
     },
     Inert {
+        keys: &["service.dist"],
+        acts: "service.mean_s > 0",
+        what: "the shape of the times around service.mean_s",
+        idle: |s, i, p| no_mean(&s.tiers[*i].service, &format!("{p}.service")),
+    },
+    Inert {
+        keys: &["latency.dist"],
+        acts: "latency.mean_s > 0",
+        what: "the shape of the times around latency.mean_s",
+        idle: |s, i, p| no_mean(&s.tiers[*i].latency, &format!("{p}.latency")),
+    },
+    Inert {
         keys: &["service.sigma"],
-        acts: "service.dist = lognormal",
+        acts: "service.mean_s > 0, service.dist = lognormal",
         what: "the lognormal's shape",
-        idle: |s, i, p| not_lognormal(&s.tiers[*i].service, &format!("{p}.service")),
+        idle: |s, i, p| {
+            let d = &s.tiers[*i].service;
+            let p = format!("{p}.service");
+            no_mean(d, &p).or_else(|| not_lognormal(d, &p))
+        },
     },
     Inert {
         keys: &["latency.sigma"],
-        acts: "latency.dist = lognormal",
+        acts: "latency.mean_s > 0, latency.dist = lognormal",
         what: "the lognormal's shape",
-        idle: |s, i, p| not_lognormal(&s.tiers[*i].latency, &format!("{p}.latency")),
+        idle: |s, i, p| {
+            let d = &s.tiers[*i].latency;
+            let p = format!("{p}.latency");
+            no_mean(d, &p).or_else(|| not_lognormal(d, &p))
+        },
+    },
+    Inert {
+        keys: &["service.slow_p"],
+        acts: "service.mean_s > 0 or service.slow_s > 0",
+        what: "the share of times that take the slow value",
+        idle: |s, i, p| no_time(&s.tiers[*i].service, &format!("{p}.service")),
+    },
+    Inert {
+        keys: &["latency.slow_p"],
+        acts: "latency.mean_s > 0 or latency.slow_s > 0",
+        what: "the share of times that take the slow value",
+        idle: |s, i, p| no_time(&s.tiers[*i].latency, &format!("{p}.latency")),
     },
     Inert {
         keys: &["service.slow_s"],
@@ -1658,6 +1690,22 @@ fn no_cache(t: &crate::scenario::Tier, p: &str) -> Option<Idle> {
     })
 }
 
+/// A distribution of mean 0: every time it draws is 0, whatever its shape.
+fn no_mean(d: &Service, p: &str) -> Option<Idle> {
+    (d.mean_s == 0.0).then(|| Idle {
+        state: format!("{p}.mean_s is 0 (every time it draws is 0)"),
+        fix: format!("set {p}.mean_s > 0"),
+    })
+}
+
+/// A mixture both of whose values are 0.
+fn no_time(d: &Service, p: &str) -> Option<Idle> {
+    (d.mean_s == 0.0 && d.slow_s == 0.0).then(|| Idle {
+        state: format!("{p}.mean_s and {p}.slow_s are 0 (every time it draws is 0)"),
+        fix: format!("set {p}.mean_s or {p}.slow_s > 0"),
+    })
+}
+
 fn not_lognormal(d: &Service, p: &str) -> Option<Idle> {
     (d.dist != Dist::Lognormal).then(|| Idle {
         state: format!(
@@ -1695,9 +1743,11 @@ pub struct CallSite {
 /// A call's keys, with where it stands ([`CallSite`]).
 pub const CALL_INERT: &[Inert<Call, CallSite>] = &[
     Inert {
-        // Not the switches retry_throttle, retry_budget, honor_retry_after:
-        // presets bundle them, and a grid that samples max_retries down to 0
-        // under such a preset is a fair question.
+        // Not the switches retry_throttle, retry_budget, honor_retry_after,
+        // nor backoff and backoff_base_s, which every call states: presets
+        // bundle them, scenario files give them beside max_retries = 0,
+        // and a grid that samples max_retries down to 0 under such a
+        // preset is a fair question.
         keys: &["backoff_jitter", "retry_on"],
         acts: "max_retries >= 1",
         what: "a setting of the caller's retries",

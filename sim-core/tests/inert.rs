@@ -227,10 +227,36 @@ const REFUSED: &[(&str, &str, &str, &str)] = &[
         r#"0.5 has no effect: service.sigma is the lognormal's shape, and svc_b.service.dist is "exponential"; set svc_b.service.dist = "lognormal", or leave service.sigma at its default (1.0)"#,
     ),
     (
-        "",
+        "svc_b.latency.mean_s=0.001",
         "svc_b.latency.sigma",
         "0.5",
         r#"0.5 has no effect: latency.sigma is the lognormal's shape, and svc_b.latency.dist is "constant"; set svc_b.latency.dist = "lognormal", or leave latency.sigma at its default (1.0)"#,
+    ),
+    // A hop without latency draws 0 whatever the shape it is given (a
+    // lognormal of mean 0 drew e^(sigma z) ns before it was refused).
+    (
+        "",
+        "svc_b.latency.sigma",
+        "0.5",
+        "0.5 has no effect: latency.sigma is the lognormal's shape, and svc_b.latency.mean_s is 0 (every time it draws is 0); set svc_b.latency.mean_s > 0, or leave latency.sigma at its default (1.0)",
+    ),
+    (
+        "",
+        "svc_b.latency.dist",
+        "\"lognormal\"",
+        r#""lognormal" has no effect: latency.dist is the shape of the times around latency.mean_s, and svc_b.latency.mean_s is 0 (every time it draws is 0); set svc_b.latency.mean_s > 0, or leave latency.dist at its default ("constant")"#,
+    ),
+    (
+        "",
+        "svc_b.latency.slow_p",
+        "0.5",
+        "0.5 has no effect: latency.slow_p is the share of times that take the slow value, and svc_b.latency.mean_s and svc_b.latency.slow_s are 0 (every time it draws is 0); set svc_b.latency.mean_s or svc_b.latency.slow_s > 0, or leave latency.slow_p at its default (0.0)",
+    ),
+    (
+        "",
+        "gateway.service.dist",
+        "\"lognormal\"",
+        r#""lognormal" has no effect: service.dist is the shape of the times around service.mean_s, and gateway.service.mean_s is 0 (every time it draws is 0); set gateway.service.mean_s > 0, or leave service.dist at its default ("constant")"#,
     ),
     (
         "svc_b.adaptive_limit=true",
