@@ -495,6 +495,25 @@ fn sampled_axis(path: &str, t: &toml::Table) -> Result<SampledAxis, String> {
 
 /// The design's points for `spec`, one row per point in SALib's order and
 /// one value per axis of `spec.axes`; deterministic in `spec` alone.
+/// What a valid design spends for less than it could, said before it runs
+/// (SALib warns of the first too).
+pub fn notes(spec: &SampleDesign) -> Vec<String> {
+    let mut notes = Vec::new();
+    if spec.method == "sobol" && !spec.n.is_power_of_two() {
+        notes.push(format!(
+            "note: sample.n = {} is not a power of two: a Sobol' sequence is balanced at 2^m points, so the indices converge more slowly than at n = {}",
+            spec.n,
+            spec.n.next_power_of_two()
+        ));
+    }
+    if spec.method == "sobol" && spec.second_order && spec.axes.len() == 1 {
+        notes.push(
+            "note: with one sampled axis there are no second-order terms, and second_order = true repeats every point: second_order = false halves the runs".to_string(),
+        );
+    }
+    notes
+}
+
 pub fn generate(spec: &SampleDesign) -> Vec<Vec<Value>> {
     let unit = match spec.method.as_str() {
         "sobol" => saltelli(spec),

@@ -74,6 +74,9 @@ pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
     for line in design_lines(&grid) {
         say!("{line}");
     }
+    for note in grid.design.iter().flat_map(crate::design::notes) {
+        say!("{note}");
+    }
     let seeds: Vec<String> = grid.seeds.iter().take(10).map(u64::to_string).collect();
     let more = if grid.seeds.len() > 10 { ", ..." } else { "" };
     say!("  seeds {} ({}{more})", grid.seeds.len(), seeds.join(", "));

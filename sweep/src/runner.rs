@@ -547,6 +547,9 @@ fn execute(
         todo.len(),
         store.root.display()
     ));
+    for line in grid.design.iter().flat_map(crate::design::notes) {
+        note(line);
+    }
     crate::signals::install();
     silence_panics();
 

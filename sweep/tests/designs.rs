@@ -599,3 +599,34 @@ fn diff_pairs_a_design_s_points_by_their_sample() {
         ],
     );
 }
+
+/// A Sobol' design that spends for less than it could says so before it
+/// runs, as SALib warns: an n that is not a power of two, and second-order
+/// rows with one sampled axis (copies of its points).
+#[test]
+fn a_sobol_design_says_what_it_spends_for_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = write_grid(dir.path(), SAMPLED);
+    let o = sweep(&["plan", &good]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stdout(&o).contains("note: "), "{}", stdout(&o));
+    let text = SAMPLED
+        .replace(
+            "\"client.rate_per_s\" = { min = 50, max = 400, log = true }\n",
+            "",
+        )
+        .replace("\"svc_b.queue_cap\" = { min = 4, max = 64 }\n", "")
+        .replace("n = 4", "n = 3");
+    let one = write_grid_as(dir.path(), "one.toml", &text);
+    let notes = [
+        "note: sample.n = 3 is not a power of two: a Sobol' sequence is balanced at 2^m points, so the indices converge more slowly than at n = 4",
+        "note: with one sampled axis there are no second-order terms, and second_order = true repeats every point: second_order = false halves the runs",
+    ];
+    let o = sweep(&["plan", &one]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_says(&stdout(&o), &notes);
+    let out = dir.path().join("o").display().to_string();
+    let o = sweep(&["run", &one, "--out", &out, "--no-report"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_says(&stderr(&o), &notes);
+}
