@@ -323,7 +323,7 @@ pub fn analyze(design: &Design, cells: &[Vec<(u64, f64)>]) -> Result<Sensitivity
     };
 
     let means = &point.means;
-    let axes = (0..k)
+    let axes: Vec<AxisIndices> = (0..k)
         .map(|i| {
             let axis = design.axes[i].clone();
             if design.levels[i] < 2 {
@@ -375,6 +375,19 @@ pub fn analyze(design: &Design, cells: &[Vec<(u64, f64)>]) -> Result<Sensitivity
         .collect();
 
     let total_variance = point.noise + point.model;
+    // Seeds that vary too seldom can leave every delete-one-seed estimate
+    // of an index the same: a zero half-width that is no certainty.
+    let unmeasured = |x: f64, half: f64| x > 0.0 && half.abs() < 1e-12;
+    let conf_note = if !varies {
+        Some(stats::no_variation(seeds.len()))
+    } else if (axes.iter()).any(|a| unmeasured(a.s1, a.s1_conf) || unmeasured(a.st, a.st_conf)) {
+        Some(format!(
+            "the seeds vary too seldom for the jackknife over {} seeds to measure some indices' uncertainty (a half-width of 0 there is no certainty): more seeds would",
+            seeds.len()
+        ))
+    } else {
+        None
+    };
     Ok(Sensitivity {
         axes,
         noise_share: if total_variance > 0.0 {
@@ -384,7 +397,7 @@ pub fn analyze(design: &Design, cells: &[Vec<(u64, f64)>]) -> Result<Sensitivity
         },
         total_variance,
         model_variance: point.model,
-        conf_note: (!varies).then(|| stats::no_variation(seeds.len())),
+        conf_note,
         seeds: seeds.len(),
     })
 }
@@ -768,6 +781,27 @@ mod tests {
         assert_eq!(s.axes[0].s1, 1.0);
         assert!(s.axes[0].s1_conf.is_nan());
         assert!(s.conf_note.unwrap().contains("in 4 seeds"));
+    }
+
+    /// Seeds that vary at one cell and seed only can leave every
+    /// delete-one-seed estimate of an index the same: its half-width of 0
+    /// is said to be no certainty (ci-small's success after the trigger).
+    #[test]
+    fn a_jackknife_without_spread_where_seeds_varied_says_so() {
+        let d = design(&[("a", 2), ("b", 2)]);
+        let cells = keyed(&[
+            vec![0.0, 0.0, 0.346],
+            vec![0.0, 0.0, 0.0],
+            vec![1.0, 1.0, 1.0],
+            vec![1.0, 1.0, 1.0],
+        ]);
+        let s = analyze(&d, &cells).unwrap();
+        assert!(s.noise_share > 0.0);
+        let note = s.conf_note.expect("a note");
+        assert!(
+            note.starts_with("the seeds vary too seldom for the jackknife over 3 seeds"),
+            "{note}"
+        );
     }
 
     #[test]
