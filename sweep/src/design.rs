@@ -493,8 +493,6 @@ fn sampled_axis(path: &str, t: &toml::Table) -> Result<SampledAxis, String> {
     })
 }
 
-/// The design's points for `spec`, one row per point in SALib's order and
-/// one value per axis of `spec.axes`; deterministic in `spec` alone.
 /// What a valid design spends for less than it could, said before it runs
 /// (SALib warns of the first too).
 pub fn notes(spec: &SampleDesign) -> Vec<String> {
@@ -514,6 +512,8 @@ pub fn notes(spec: &SampleDesign) -> Vec<String> {
     notes
 }
 
+/// The design's points for `spec`, one row per point in SALib's order and
+/// one value per axis of `spec.axes`; deterministic in `spec` alone.
 pub fn generate(spec: &SampleDesign) -> Vec<Vec<Value>> {
     let unit = match spec.method.as_str() {
         "sobol" => saltelli(spec),

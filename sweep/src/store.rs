@@ -514,7 +514,7 @@ impl Store {
                     .ok()
             })
             .max();
-        Ok(max.map_or(0, |m| m + 1))
+        Ok(number_after(max))
     }
 
     /// Writes one batch: series part, then runs part, each atomically, then
@@ -681,6 +681,12 @@ fn write_atomic(path: &Path, bytes: &[u8], what: &str) -> std::io::Result<()> {
     fs::rename(tmp, path)?;
     crate::crash::point(&format!("{what}-renamed"));
     Ok(())
+}
+
+/// The number of the part written after part `last` (0 after none): a
+/// writer's next part, and so the only one a crash can leave unlisted.
+fn number_after(last: Option<u64>) -> u64 {
+    last.map_or(0, |l| l + 1)
 }
 
 /// `parts-s<I>of<N>.json`: the index of the parts `shard` committed.
@@ -872,7 +878,7 @@ impl Store {
                         .filter(|(t, _)| *t == s)
                         .map(|(_, l)| l)
                         .max();
-                    if k == last.map_or(0, |l| l + 1) {
+                    if k == number_after(last) {
                         return Err(StoreError::Interrupted { path, shard: s });
                     }
                 }
@@ -945,7 +951,7 @@ impl Store {
         // the one numbered next after every listed part (`next_part`). Any
         // other unlisted part (a backup copy, a copy from elsewhere) is
         // not a crash's leftover: `committed_parts` refuses it, naming it.
-        let next = last.map_or(0, |l| l + 1);
+        let next = number_after(last);
         let unlisted: Vec<PathBuf> = self
             .own_parts(shard)?
             .into_iter()
