@@ -344,6 +344,13 @@ fn metrics_markdown(sweep: &Sweep, design: &SampleDesign, all: &[&DesignIndices]
             "{} {unit} analysed, {} dropped; {} runs without a value",
             d.blocks_used, d.blocks_dropped, d.runs_dropped
         ));
+        if d.blocks_used == 1 && d.result.is_ok() {
+            md.push_str(if design.method == "sobol" {
+                "; with one, the bootstrap has nothing to resample: no interval (`S1_conf` and `ST_conf` are NaN)"
+            } else {
+                "; with one, there is no spread: `sigma` and `mu_star_conf` are NaN"
+            });
+        }
         if let Some(n) = d.noise_share {
             md.push_str(&format!(
                 "; seed noise is {:.1}% of the run-to-run variance (the indices describe the seed mean, with 1/{} of it)",

@@ -3,7 +3,9 @@
 //! parameter moved, signed by the direction it moved and divided by the
 //! grid's step delta = p / (2 (p - 1)) (in unit-cube terms, as SALib does);
 //! mu, mu_star (mean absolute effect), sigma (ddof 1), and mu_star_conf
-//! by resampling trajectories.
+//! by resampling trajectories. With one trajectory sigma and
+//! mu_star_conf are NaN: a spread needs two (SALib's sigma is NaN there
+//! too, its mu_star_conf 0).
 
 use crate::resample::{Resampler, Z95};
 
@@ -87,7 +89,7 @@ pub fn analyze(
                     .iter()
                     .map(|d| mean(&d.iter().map(|&i| e[i].abs()).collect::<Vec<_>>()))
                     .collect();
-                Z95 * std1(&means)
+                if r < 2 { f64::NAN } else { Z95 * std1(&means) }
             })
             .collect(),
     })
@@ -134,6 +136,17 @@ mod tests {
             "a constant effect has no spread"
         );
         assert!(m.mu_star_conf[0] > 0.0);
+    }
+
+    #[test]
+    fn one_trajectory_has_effects_but_no_spread() {
+        let (x, y) = linear();
+        let m = analyze(&x[..4], &y[..4], 4, 50, 1).unwrap();
+        assert!(m.mu_star.iter().all(|v| v.is_finite()), "{m:?}");
+        assert!(
+            m.sigma.iter().chain(&m.mu_star_conf).all(|v| v.is_nan()),
+            "{m:?}"
+        );
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //! (`SALib.analyze.sobol.analyze`): the outputs standardised, S1 and ST of
 //! Saltelli et al. (2010) (ST is Jansen's), S2 of Saltelli (2002), each over
 //! the population variance of A and B; bootstrap confidence half-widths
-//! (resampling base points, normal quantile x the resamples' std).
+//! (resampling base points, normal quantile x the resamples' std). With
+//! one base point every resample is that point: the half-widths are NaN
+//! (no interval), where SALib would give 0 and read as certainty.
 
 use crate::resample::Resampler;
 
@@ -94,7 +96,9 @@ pub fn analyze(
         ptp(&all) != 0.0
     };
     let conf = |v: Vec<f64>| {
-        if varies {
+        if n < 2 {
+            f64::NAN
+        } else if varies {
             crate::resample::Z95 * sample_std(&v)
         } else {
             0.0
@@ -133,16 +137,18 @@ pub fn analyze(
             for l in j + 1..k {
                 s2[j][l] = second(&s.a, &s.ab[j], &s.ab[l], &s.ba[j], &s.b);
                 // SALib applies no constant-output rule to S2's interval.
-                s2_conf[j][l] = crate::resample::Z95
-                    * sample_std(&each(&|r| {
-                        second(
-                            &resampled(&s.a, r),
-                            &resampled(&s.ab[j], r),
-                            &resampled(&s.ab[l], r),
-                            &resampled(&s.ba[j], r),
-                            &resampled(&s.b, r),
-                        )
-                    }));
+                if n >= 2 {
+                    s2_conf[j][l] = crate::resample::Z95
+                        * sample_std(&each(&|r| {
+                            second(
+                                &resampled(&s.a, r),
+                                &resampled(&s.ab[j], r),
+                                &resampled(&s.ab[l], r),
+                                &resampled(&s.ba[j], r),
+                                &resampled(&s.b, r),
+                            )
+                        }));
+                }
             }
         }
         out.s2 = Some(s2);
@@ -264,6 +270,22 @@ mod tests {
             assert!((s.st[j] - st[j]).abs() < 0.03, "ST {:?} vs {st:?}", s.st);
         }
         assert!(s.s2.is_none());
+    }
+
+    #[test]
+    fn one_base_point_has_no_interval() {
+        // One Saltelli block of k = 2, second order: A, AB1, AB2, BA1, BA2, B.
+        let s = analyze(&[0.0, 1.0, 2.0, 3.0, 4.0, 5.0], 2, true, 100, 1).unwrap();
+        assert!(s.s1.iter().chain(&s.st).all(|v| v.is_finite()), "{s:?}");
+        assert!(
+            s.s1_conf.iter().chain(&s.st_conf).all(|c| c.is_nan()),
+            "{s:?}"
+        );
+        assert!(s.s2_conf.unwrap()[0][1].is_nan());
+        // Two base points do have one.
+        let y = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 1.0, 3.0, 2.0, 0.0, 5.0, 4.0];
+        let s = analyze(&y, 2, true, 100, 1).unwrap();
+        assert!(s.s1_conf.iter().all(|c| c.is_finite()), "{s:?}");
     }
 
     #[test]

@@ -46,13 +46,28 @@ pub fn expand(path: &str, t: &toml::Table) -> Result<Vec<Value>, String> {
             Some(other) => Err(format!("`{key}` must be a number, got {other}")),
         }
     };
-    let (Some(start), Some(stop)) = (number("start")?, number("stop")?) else {
-        return Err("a range needs both `start` and `stop`".into());
-    };
     let log = match t.get("log") {
-        None => false,
-        Some(Value::Boolean(b)) => *b,
-        Some(other) => return Err(format!("`log` must be true or false, got {other}")),
+        None => Ok(false),
+        Some(Value::Boolean(b)) => Ok(*b),
+        Some(other) => Err(format!("`log` must be true or false, got {other}")),
+    };
+    // Each key's type is told at once, not the first fault alone.
+    let (start, stop, step) = (number("start"), number("stop"), number("step"));
+    let faults: Vec<&str> = [
+        start.as_ref().err(),
+        stop.as_ref().err(),
+        step.as_ref().err(),
+    ]
+    .into_iter()
+    .chain([log.as_ref().err()])
+    .flatten()
+    .map(String::as_str)
+    .collect();
+    if !faults.is_empty() {
+        return Err(faults.join("; "));
+    }
+    let (Ok(Some(start)), Ok(Some(stop)), Ok(log)) = (start, stop, log) else {
+        return Err("a range needs both `start` and `stop`".into());
     };
     let levels = match (t.get("step"), t.get("num")) {
         (Some(_), Some(_)) => return Err("give either `step` or `num`, not both".into()),
@@ -63,7 +78,7 @@ pub fn expand(path: &str, t: &toml::Table) -> Result<Vec<Value>, String> {
             );
         }
         (Some(_), None) => {
-            let step = number("step")?.expect("present");
+            let step = number("step")?.expect("present and checked");
             step_levels(t, start, stop, step, integer)?
         }
         (None, Some(n)) => {
@@ -337,5 +352,15 @@ mod tests {
             let e = expand("svc_a.timeout_s", &range(text)).unwrap_err();
             assert!(e.contains(want), "{text}: {e}");
         }
+        // Every key of the wrong type at once.
+        let e = expand(
+            "svc_a.timeout_s",
+            &range("start = nan\nstop = inf\nstep = \"x\"\nlog = 1"),
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            "`start` must be a number, got nan; `stop` must be a number, got inf; `step` must be a number, got \"x\"; `log` must be true or false, got 1"
+        );
     }
 }

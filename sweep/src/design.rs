@@ -273,6 +273,14 @@ pub fn parse(sample: &Value, axes: &[(String, toml::Table)]) -> Result<SampleDes
     }
     let levels = t.levels.unwrap_or(4);
     match t.method.as_str() {
+        "sobol" if t.n == 1 => bad(
+            "n",
+            "n = 1: Sobol' indices need at least 2 base points: their intervals resample the base points, and one resampled is always itself".into(),
+        ),
+        "morris" if t.n == 1 => bad(
+            "n",
+            "n = 1: Morris needs at least 2 trajectories: sigma and the intervals are spreads over trajectories".into(),
+        ),
         "sobol" if t.n > SOBOL_MAX_N => bad(
             "n",
             format!(
@@ -457,10 +465,24 @@ fn sampled_axis(path: &str, t: &toml::Table) -> Result<SampledAxis, String> {
         Some(Value::Boolean(b)) => Ok(Some(*b)),
         Some(other) => Err(format!("`{key}` must be true or false, got {other}")),
     };
-    let (min, max) = (number("min")?, number("max")?);
-    let log = flag("log")?.unwrap_or(false);
+    // Each key's type is told at once, not the first fault alone.
+    let (min, max, log, integer) = (number("min"), number("max"), flag("log"), flag("integer"));
+    let mut faults: Vec<String> = Vec::new();
+    for e in [min.as_ref().err(), max.as_ref().err()]
+        .into_iter()
+        .chain([log.as_ref().err(), integer.as_ref().err()])
+        .flatten()
+    {
+        if !faults.contains(e) {
+            faults.push(e.clone());
+        }
+    }
+    let (Ok(min), Ok(max), Ok(log), Ok(integer)) = (min, max, log, integer) else {
+        return Err(faults.join("; "));
+    };
+    let log = log.unwrap_or(false);
     let kind = params::param_of(path).map(|p| p.kind);
-    let integer = match (kind, flag("integer")?) {
+    let integer = match (kind, integer) {
         (Some(Kind::Int | Kind::Cap), Some(false)) => {
             return Err("the parameter takes integers: integer = false cannot apply".into());
         }

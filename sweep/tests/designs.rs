@@ -186,6 +186,26 @@ fn a_sample_table_reports_every_bad_key_and_refuses_a_design_too_large() {
             "seed.toml: sample.seed: must be at most 4294967295 (the design's scrambling seed is 32 bits), got 4294967296",
         ],
     );
+    // One base point or trajectory has no spread to give an interval.
+    for (method, reason) in [
+        (
+            "sobol",
+            "n = 1: Sobol' indices need at least 2 base points: their intervals resample the base points, and one resampled is always itself",
+        ),
+        (
+            "morris",
+            "n = 1: Morris needs at least 2 trajectories: sigma and the intervals are spreads over trajectories",
+        ),
+    ] {
+        let text = SAMPLED
+            .replace("\"sobol\"", &format!("\"{method}\""))
+            .replace("\nn = 4", "\nn = 1");
+        let grid = write_grid_as(dir.path(), "one.toml", &text);
+        assert_fails(
+            &sweep(&["plan", &grid]),
+            &[&format!("one.toml: sample.n: {reason}")],
+        );
+    }
     // An unknown key leaves the known keys' values checked beside it; the
     // default standing in for the key it misspells is not told as a fault.
     let text = SAMPLED
@@ -255,6 +275,18 @@ fn a_sample_table_reports_every_bad_key_and_refuses_a_design_too_large() {
         !stderr(&o).contains("needs at least one sampled axis"),
         "{}",
         stderr(&o)
+    );
+    // Every end and flag of the wrong type at once.
+    let text = SAMPLED.replace(
+        "{ min = 50, max = 400, log = true }",
+        "{ min = nan, max = inf, log = 1 }",
+    );
+    let grid = write_grid_as(dir.path(), "types.toml", &text);
+    assert_fails(
+        &sweep(&["plan", &grid]),
+        &[
+            "types.toml: axes.\"client.rate_per_s\": { min = nan, max = inf, log = 1 }: `min` must be a number, got nan; `max` must be a number, got inf; `log` must be true or false, got 1",
+        ],
     );
     // An unknown path is said once, with the axis as written (not its two
     // ends as numbers, which read as two levels).
