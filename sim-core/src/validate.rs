@@ -1884,6 +1884,24 @@ pub const CALL_INERT: &[Inert<Call, CallSite>] = &[
         idle: |_, site, p| one_replica(site, p),
     },
     Inert {
+        // After the replicas' rule: with one replica there is no other.
+        keys: &["retry_other_replica"],
+        acts: "max_retries >= 1, or hedge_delay_s > 0 or hedge_quantile > 0",
+        what: "where a retry or a hedged copy goes",
+        idle: |c, _, p| {
+            (c.max_retries == 0 && c.hedge_delay_s == 0.0 && c.hedge_quantile == 0.0).then(|| {
+                Idle {
+                    state: format!(
+                        "{p}.max_retries is 0 and {p} does not hedge, so no attempt is sent a second time"
+                    ),
+                    fix: format!(
+                        "set {p}.max_retries >= 1, {p}.hedge_delay_s > 0 or {p}.hedge_quantile > 0"
+                    ),
+                }
+            })
+        },
+    },
+    Inert {
         keys: &["bulkhead_scope"],
         acts: "max_in_flight set",
         what: "how the bulkhead counts",

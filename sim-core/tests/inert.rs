@@ -71,6 +71,12 @@ const REFUSED: &[(&str, &str, &str, &str)] = &[
         "true has no effect: honor_retry_after is whether the caller waits for a rejection's Retry-After, and svc_a calls svc_b, whose rejections carry no Retry-After; set svc_b.retry_after_s > 0, or leave honor_retry_after at its default (false)",
     ),
     (
+        "svc_b.replicas=2 svc_a.max_retries=0",
+        "svc_a.retry_other_replica",
+        "false",
+        "false has no effect: retry_other_replica is where a retry or a hedged copy goes, and svc_a.max_retries is 0 and svc_a does not hedge, so no attempt is sent a second time; set svc_a.max_retries >= 1, svc_a.hedge_delay_s > 0 or svc_a.hedge_quantile > 0, or leave retry_other_replica at its default (true)",
+    ),
+    (
         "",
         "svc_a.cancel",
         "hedge_losers",
