@@ -179,14 +179,22 @@ pub fn section(
             .count();
         let runs: u64 = c.points.iter().map(|p| p.runs).sum();
         let not: u64 = c.points.iter().map(|p| p.not_recovered).sum();
+        let judged = runs > 0 && cells > 0;
         md.push_str(&format!(
-            "| {} | {} | {runs} | {not} | {:.0}% |\n",
+            "| {} | {} | {runs} | {not} | {} |\n",
             c.label,
             c.points.len(),
-            100.0 * above as f64 / cells as f64
+            if judged {
+                format!("{:.0}%", 100.0 * above as f64 / cells as f64)
+            } else {
+                "-".to_string()
+            }
         ));
         let t = rules.threshold;
         let side = match above {
+            _ if !judged => {
+                "no verdict: none of its runs can say whether it recovered (they failed, or their trigger ends too late for a verdict)".to_string()
+            }
             0 => format!("P(not recovered) below {t} throughout the region searched"),
             a if a == cells => {
                 format!("P(not recovered) at or above {t} throughout the region searched")

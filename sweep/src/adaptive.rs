@@ -47,6 +47,9 @@ pub enum Stop {
     Converged,
     /// Every candidate has run.
     Exhausted,
+    /// No run of any point has given a verdict (failed, or cannot show
+    /// recovery): the estimate has nothing to steer by.
+    NoVerdict,
 }
 
 impl Stop {
@@ -55,6 +58,9 @@ impl Stop {
             Stop::Budget => "the budget of points is spent",
             Stop::Converged => "two rounds in a row moved the boundary less than the tolerance",
             Stop::Exhausted => "every candidate has run",
+            Stop::NoVerdict => {
+                "no run gave a verdict (failed, or cannot show recovery): nothing to steer by"
+            }
         }
     }
 }
@@ -160,6 +166,8 @@ impl Search {
         });
         self.stop = if self.observed.len() >= self.budget {
             Some(Stop::Budget)
+        } else if self.observed.iter().all(|o| o.runs == 0) {
+            Some(Stop::NoVerdict)
         } else if self.rounds.len() >= 3
             && (self.rounds.iter().rev().take(2))
                 .all(|r| r.moved.is_some_and(|m| m < self.rules.tolerance))
@@ -327,7 +335,7 @@ pub fn run(args: &RefineArgs, grid: &mut Grid) -> Result<ExitCode, RefineError> 
     }
     searched?;
 
-    finish_manifest(&store, &mut manifest, "complete", true)?;
+    let (_, failed_runs) = finish_manifest(&store, &mut manifest, "complete", true)?;
     let table = rounds_table(grid, &others, &searches, &rules, seeds);
     let dir = out.join("analysis");
     std::fs::create_dir_all(&dir).map_err(IoError::at(&dir))?;
@@ -341,6 +349,13 @@ pub fn run(args: &RefineArgs, grid: &mut Grid) -> Result<ExitCode, RefineError> 
     );
     if !args.no_report {
         crate::report::write_report(&out, false)?;
+    }
+    if failed_runs > 0 {
+        eprintln!(
+            "error: {failed_runs} run(s) failed (their errors: `status` and `error` in {}/runs/*.parquet)",
+            out.display()
+        );
+        return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -459,6 +474,22 @@ mod tests {
         })
         .unwrap();
         runs
+    }
+
+    /// A search whose first round gives no verdict stops there, rather
+    /// than spend its budget in candidate order.
+    #[test]
+    fn a_search_without_any_verdict_stops_after_its_first_round() {
+        let pool = pool(64, 2);
+        let mut searches = vec![Search::new(pool.clone(), &rules(), 40)];
+        drive(&mut searches, |wanted| -> Result<_, ()> {
+            Ok(vec![(0, 0); wanted.len()])
+        })
+        .unwrap();
+        let s = &searches[0];
+        assert_eq!(s.stop, Some(Stop::NoVerdict));
+        assert_eq!(s.rounds.len(), 1);
+        assert_eq!(s.observed().len(), rules().initial as usize);
     }
 
     /// On a known curve, through the search and the contour the report

@@ -441,11 +441,18 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
         );
     }
     let failed = stopped(Stop::Failed);
-    if failed > 0 {
+    if failed_runs > 0 {
         eprintln!(
-            "error: {failed_runs} run(s) failed (their errors: `status` and `error` in {}/runs/*.parquet); {failed} of {} slices stopped without a boundary where they did",
+            "error: {failed_runs} run(s) failed (their errors: `status` and `error` in {}/runs/*.parquet){}",
             out.display(),
-            slices.len()
+            if failed > 0 {
+                format!(
+                    "; {failed} of {} slices stopped without a boundary where they did",
+                    slices.len()
+                )
+            } else {
+                String::new()
+            }
         );
         return Ok(ExitCode::FAILURE);
     }

@@ -509,6 +509,38 @@ fn a_boundary_table_counts_the_runs_it_leaves_out() {
     assert_eq!(judged + left_out, 2 * points, "{table}");
 }
 
+/// A boundary search whose runs fail exits 1 and says so, as `run` does;
+/// a category where every run failed stops after its first round and is
+/// said to have no verdict, not to be below the threshold throughout.
+#[test]
+fn a_boundary_search_with_failed_runs_fails_and_judges_no_category_it_cannot() {
+    let dir = tempfile::tempdir().unwrap();
+    let failing = BOUNDARY
+        .replace("[axes]\n", "[axes]\nmax_events = [2000, 10000000]\n")
+        .replace("n = 24", "n = 12");
+    let grid = write_grid(dir.path(), &failing);
+    let out = dir.path().join("o");
+    let o = sweep(&["refine", &grid, "--out", &out.display().to_string()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("16 run(s) failed (their errors: `status` and `error` in"),
+        "{}",
+        stderr(&o)
+    );
+    let table = std::fs::read_to_string(out.join("analysis/boundary_rounds.md")).unwrap();
+    assert!(
+        table.contains("no run gave a verdict (failed, or cannot show recovery)"),
+        "{table}"
+    );
+    let report = std::fs::read_to_string(out.join("analysis/index.md")).unwrap();
+    assert!(
+        report.contains(
+            "max_events=2000**: no verdict: none of its runs can say whether it recovered"
+        ),
+        "{report}"
+    );
+}
+
 /// Ctrl-C during a boundary search stops it as it stops `run`: the runs
 /// in progress finish and are written with the rest of the round, the
 /// manifest says `interrupted`, the exit status is 130, and running it again
