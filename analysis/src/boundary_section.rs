@@ -193,7 +193,7 @@ pub fn section(
         let t = rules.threshold;
         let side = match above {
             _ if !judged => {
-                "no verdict: none of its runs can say whether it recovered (they failed, or their trigger ends too late for a verdict)".to_string()
+                "no verdict: none of its runs can say whether it recovered (they failed, or no recovery window with users follows their trigger)".to_string()
             }
             0 => format!("P(not recovered) below {t} throughout the region searched"),
             a if a == cells => {

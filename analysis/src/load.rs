@@ -454,9 +454,10 @@ pub(crate) fn label(c: &Column, row: usize) -> String {
 
 /// Whether a run with this `recovered` and `recovery_censored_s` could
 /// not show recovery: its trigger ends less than a recovery window before
-/// its arrivals end, so no window is judged (R2). The censored time of a
-/// run not recovered is the last window start minus the trigger's end, plus
-/// 1 s, clamped at 0: at least 1 s exactly when a window fits.
+/// its arrivals end, or no user arrives in any window after it, so no
+/// window is judged (R2). The censored time of a run not recovered is the
+/// last window start minus the trigger's end, plus 1 s, clamped at 0: at
+/// least 1 s exactly when a window with users fits (0 without one).
 pub fn cannot_show_recovery(recovered: bool, censored_s: f64) -> bool {
     !recovered && censored_s < 1.0
 }

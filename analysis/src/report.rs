@@ -2064,7 +2064,7 @@ fn index_markdown(
     let no_verdict = sweep.without_verdict().len();
     if trigger && no_verdict > 0 {
         md.push_str(&format!(
-            "{no_verdict} of the ok runs cannot show recovery: their trigger ends less than the recovery window before their arrivals end (lengthen `{}`). They have no verdict: every rate, table and index below leaves them out.\n\n",
+            "{no_verdict} of the ok runs cannot show recovery: their trigger ends less than the recovery window before their arrivals end, or no user arrives in a window after it (lengthen `{}`, or add load). They have no verdict: every rate, table and index below leaves them out.\n\n",
             m.report.duration_path()
         ));
     }

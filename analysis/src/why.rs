@@ -772,7 +772,7 @@ pub mod section {
             .filter(|(_, (runs, rec, _))| 2 * rec <= *runs)
             .map(|(c, v)| (*c, v))
             .collect();
-        let note = (unobservable > 0).then(|| format!("{unobservable} run(s) are left out: their trigger ends less than the recovery window before their arrivals end, so whether they recover cannot be seen (lengthen `{}`).\n\n", sweep.manifest.report.duration_path()));
+        let note = (unobservable > 0).then(|| format!("{unobservable} run(s) are left out: their trigger ends less than the recovery window before their arrivals end, or no user arrives in a window after it, so whether they recover cannot be seen (lengthen `{}`, or add load).\n\n", sweep.manifest.report.duration_path()));
         if stuck.is_empty() {
             return Ok(note);
         }

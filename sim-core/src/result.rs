@@ -252,10 +252,26 @@ impl Recovery {
             .map(|t| nanos_to_secs(t * NANOS_PER_SEC - self.window_end))
     }
 
-    /// One second past the last recovery time [`Recovery::time_s`] can find.
-    pub fn censor_s(&self) -> f64 {
-        let width = self.width_s * NANOS_PER_SEC;
-        let last_start = self.arrivals_end.saturating_sub(width) / NANOS_PER_SEC * NANOS_PER_SEC;
+    /// One second past the last recovery time [`Recovery::time_s`] can find;
+    /// 0 when it can find none: no window fits between the trigger's end
+    /// and the end of arrivals, or no user arrives in any that does (a
+    /// window without users is never recovered, so such a run has no
+    /// verdict rather than "never recovered").
+    pub fn censor_s(&self, user_arrivals: &[u64]) -> f64 {
+        let first = self.window_end.div_ceil(NANOS_PER_SEC);
+        let width = self.width_s;
+        let judged = (first..)
+            .take_while(|t| (t + width) * NANOS_PER_SEC <= self.arrivals_end)
+            .any(|t| {
+                user_arrivals[t as usize..(t + width) as usize]
+                    .iter()
+                    .any(|u| *u > 0)
+            });
+        if !judged {
+            return 0.0;
+        }
+        let last_start =
+            self.arrivals_end.saturating_sub(width * NANOS_PER_SEC) / NANOS_PER_SEC * NANOS_PER_SEC;
         (nanos_to_secs(last_start) - nanos_to_secs(self.window_end)).max(-1.0) + 1.0
     }
 }
@@ -1700,6 +1716,31 @@ pub fn nearest_rank(values: &mut [u64], p: f64) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
+
+    /// No window after the trigger with a user: nothing to judge (0, no
+    /// verdict), not "never recovered"; one user in one window is enough.
+    #[test]
+    fn recovery_is_censored_at_0_without_users_after_the_trigger() {
+        use super::Recovery;
+        use crate::time::NANOS_PER_SEC;
+        let r = Recovery {
+            window_end: 10 * NANOS_PER_SEC,
+            width_s: 3,
+            threshold: 0.99,
+            arrivals_end: 20 * NANOS_PER_SEC,
+        };
+        let mut arrivals = vec![5u64; 25];
+        arrivals[10..].fill(0);
+        assert_eq!(r.time_s(&arrivals, &arrivals), None);
+        assert_eq!(r.censor_s(&arrivals), 0.0);
+        arrivals[19] = 1;
+        assert_eq!(r.censor_s(&arrivals), 8.0);
+        // A user past the arrivals' end is in no window.
+        arrivals[19] = 0;
+        arrivals[21] = 1;
+        assert_eq!(r.censor_s(&arrivals), 0.0);
+    }
+
     use super::{LATENCY_EDGES_NS, LatencyHistogram, nearest_rank};
 
     #[test]

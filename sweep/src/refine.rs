@@ -435,7 +435,7 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
     let unjudged = stopped(Stop::NoVerdict);
     if unjudged > 0 {
         eprintln!(
-            "warning: {unjudged} of {} slices stopped without a boundary where their runs cannot show recovery (the trigger ends less than recovery.window_s before the arrivals end: a longer {} gives them a verdict)",
+            "warning: {unjudged} of {} slices stopped without a boundary where their runs cannot show recovery (the trigger ends less than recovery.window_s before the arrivals end, or no user arrives in a window after it: a longer {} or more load gives them a verdict)",
             slices.len(),
             grid.report.duration_path()
         );
@@ -682,7 +682,7 @@ fn boundary_table(
                 grid.seeds.len()
             ),
             (Some((x, n, Stop::NoVerdict)), _) => format!(
-                "none: {n} of {} runs at {axis} = {x} cannot show recovery (the trigger ends too close to the end of the arrivals)",
+                "none: {n} of {} runs at {axis} = {x} cannot show recovery (the trigger ends too close to the end of the arrivals, or no user arrives after it)",
                 grid.seeds.len()
             ),
             (None, c) => match c {

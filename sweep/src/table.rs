@@ -225,10 +225,13 @@ pub fn render(scenario: &str, seed: u64, runs: &[(String, RunResult)]) -> String
     row(
         "recovery time".into(),
         // A run whose trigger ends less than a recovery window before its
-        // arrivals do has no window to judge: not "never" (no verdict).
+        // arrivals do, or with no user in any window after it, has nothing
+        // to judge: not "never" (no verdict).
         Box::new(|r| match r.recovery_s {
             Some(s) => format!("{s:.0} s"),
-            None if r.recovery_censor_s < 1.0 => "n/a: trigger ends too late".into(),
+            None if r.recovery_censor_s < 1.0 => {
+                "n/a: no window with users after the trigger".into()
+            }
             None => "never".into(),
         }),
     );
@@ -453,7 +456,10 @@ mod tests {
             line["recovery time".len()..].trim().to_string()
         };
         // The slow window ends at 30 s; ch37's recovery window is 5 s.
-        assert_eq!(recovery(31.0, 35.0), "n/a: trigger ends too late");
+        assert_eq!(
+            recovery(31.0, 35.0),
+            "n/a: no window with users after the trigger"
+        );
         assert_eq!(recovery(60.0, 70.0), "never");
     }
 }
