@@ -264,6 +264,12 @@ pub struct Manifest {
     /// resume must give the same. `None` in manifests written before it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flags: Option<String>,
+    /// The command that finishes these results, around its `--out`: what
+    /// every message and report that says how to resume prints
+    /// ([`Manifest::resume_command`]). `None` in manifests written before
+    /// it, and in merged results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume: Option<Resume>,
     /// The versions (`tool (commit)`) that wrote parts of these results
     /// before the one named above, when a resume was allowed to change it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -279,7 +285,25 @@ pub fn version(tool: &str, git_commit: &str) -> String {
     format!("{tool} (commit {git_commit})")
 }
 
+/// A command that finishes a sweep, without its directory (which may have
+/// moved since): `{command} --out DIR{then}`, every word shell-quoted.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Resume {
+    /// `sweep run GRID` and its `--set`/`--axis` flags, or `sweep refine
+    /// GRID` and the refinement's flags.
+    pub command: String,
+    /// What follows `--out DIR`: ` --resume` and a shard's `--shard i/n`
+    /// for a run, nothing for a refinement (it always reuses its runs).
+    pub then: String,
+}
+
 impl Manifest {
+    /// The command that finishes these results in the directory
+    /// `quoted_dir` (already quoted as the text it goes into needs).
+    pub fn resume_command(&self, quoted_dir: &str) -> Option<String> {
+        (self.resume.as_ref()).map(|r| format!("{} --out {quoted_dir}{}", r.command, r.then))
+    }
+
     /// The tool and commit that wrote it, as a person reads them.
     pub fn version(&self) -> String {
         version(&self.tool, &self.git_commit)

@@ -2037,24 +2037,32 @@ fn index_markdown(
         m.status,
     ));
     let written = sweep.ok().len() as u64;
-    if written < m.planned {
+    // A refinement plans as it goes: unfinished, it has no planned count.
+    let searching = m.planned == 0 && (running || m.status == "interrupted");
+    if written < m.planned || searching {
         let here = std::path::absolute(&sweep.dir).unwrap_or_else(|_| sweep.dir.clone());
-        let here = here.display().to_string();
+        let here = command_word(&here.display().to_string(), "<this directory>");
+        let resume = m.resume_command(&here).unwrap_or_else(|| {
+            format!(
+                "sweep run {}{} --out {here} --resume",
+                command_word(&m.grid_file, "<grid file>"),
+                // Its --set and --axis flags: without them, a resume is refused.
+                m.flags.as_deref().unwrap_or_default(),
+            )
+        });
         md.push_str(&format!(
-            "**Partial results: {written} of the {} planned runs.** {} Every table and figure below holds these runs only; {} runs the rest.\n\n",
-            m.planned,
+            "**Partial results: {}.** {} Every table and figure below holds these runs only; {} runs the rest.\n\n",
+            if searching {
+                format!("the {written} runs of a search that stopped before its end")
+            } else {
+                format!("{written} of the {} planned runs", m.planned)
+            },
             if running {
                 "The sweep is still being written, or it stopped without finishing (killed: its manifest still says running)."
             } else {
                 "The sweep was interrupted."
             },
-            tables::code_span(&format!(
-                "sweep run {}{} --out {} --resume",
-                command_word(&m.grid_file, "<grid file>"),
-                // Its --set and --axis flags: without them, a resume is refused.
-                m.flags.as_deref().unwrap_or_default(),
-                command_word(&here, "<this directory>"),
-            )),
+            tables::code_span(&resume),
         ));
     }
     if let Some(users) = users_note(m) {

@@ -257,6 +257,7 @@ pub fn run(args: &RefineArgs, grid: &mut Grid) -> Result<ExitCode, RefineError> 
         grid.metrics.clone(),
     );
     let mut manifest = new_manifest(grid, Shard::WHOLE, jobs, 0);
+    manifest.resume = Some(crate::refine::refine_command(args, ""));
     manifest.earlier_versions = reused_versions(&store, args)?;
     manifest.status = "running".to_string();
     store.write_manifest(&manifest)?;
@@ -331,7 +332,7 @@ pub fn run(args: &RefineArgs, grid: &mut Grid) -> Result<ExitCode, RefineError> 
             .collect())
     });
     if let Err(RefineError::Interrupted(signal)) = searched {
-        return crate::refine::stopped(&store, &mut manifest, args, "", &out, signal);
+        return crate::refine::stopped(&store, &mut manifest, &out, signal);
     }
     searched?;
 

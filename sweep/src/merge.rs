@@ -164,12 +164,14 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
                     Some(m) => {
                         let dir = (shard_dirs.iter().find(|(s, _)| *s == m.shard))
                             .map_or(String::new(), |(_, d)| d.display().to_string());
-                        let resume = format!(
-                            "sweep run {}{} --shard {i}/{count} --out {} --resume",
-                            crate::slurm::shell_quote(&m.grid_file),
-                            m.flags.as_deref().unwrap_or(" (with its --set and --axis flags)"),
-                            crate::slurm::shell_quote(&dir)
-                        );
+                        let quoted = crate::slurm::shell_quote(&dir);
+                        let resume = m.resume_command(&quoted).unwrap_or_else(|| {
+                            format!(
+                                "sweep run {}{} --shard {i}/{count} --out {quoted} --resume",
+                                crate::slurm::shell_quote(&m.grid_file),
+                                m.flags.as_deref().unwrap_or(" (with its --set and --axis flags)"),
+                            )
+                        });
                         Some(if m.status == "running" {
                             format!("shard {i}/{count} is running, or was killed (if nothing runs there: {resume})")
                         } else {
@@ -299,6 +301,9 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
             .unwrap_or_default(),
         finished_at: Some(now_rfc3339()),
         command: std::env::args().collect(),
+        // Merged results are whole: nothing to resume (a shard's command
+        // would resume that shard).
+        resume: None,
         ..base.clone()
     };
     store.write_manifest(&merged)?;

@@ -11,6 +11,7 @@ use crate::records::{Layout, Outcome, PartMetadata};
 use crate::runner::{execute_point, finish_manifest, new_manifest, silence_panics, worker_pool};
 use crate::store::{Shard, Store};
 use analysis::IoError;
+use analysis::manifest::Resume;
 use analysis::plots::{BoundaryLine, BoundaryPlot, Crossing};
 use clap::Args;
 use rayon::prelude::*;
@@ -251,6 +252,13 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
         grid.metrics.clone(),
     );
     let mut manifest = new_manifest(&grid, Shard::WHOLE, jobs, 0);
+    manifest.resume = Some(refine_command(
+        args,
+        &format!(
+            " --axis {} --precision {precision} --threshold {threshold}",
+            crate::slurm::shell_quote(&axis_path)
+        ),
+    ));
     manifest.earlier_versions = reused_versions(&store, args)?;
     manifest.fingerprint = fingerprint;
     manifest.status = "running".to_string();
@@ -339,11 +347,7 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
             // A step cut short would move the brackets on partial
             // estimates: the refinement stops here, and running it again
             // reuses every run written.
-            let flags = format!(
-                " --axis {} --precision {precision} --threshold {threshold}",
-                crate::slurm::shell_quote(&axis_path)
-            );
-            return stopped(&store, &mut manifest, args, &flags, &out, signal);
+            return stopped(&store, &mut manifest, &out, signal);
         }
         for (i, x) in wanted {
             let point = point_of(&slices[i], x);
@@ -503,31 +507,42 @@ pub(crate) fn write_outcomes(
     store.write_batch(Shard::WHOLE, part, &mut runs, &mut series, metadata)
 }
 
-/// After a stopping signal: the manifest says `interrupted`, and the
-/// command that finishes the refinement (the grid, `flags`, the `--set`s
-/// and `--out`; it reuses every run written) is printed.
+/// A refinement stopped by a signal between its steps: the manifest says
+/// `interrupted`, and the command that finishes it (it reuses every run
+/// written) is printed.
 pub(crate) fn stopped(
     store: &Store,
     manifest: &mut crate::store::Manifest,
-    args: &RefineArgs,
-    flags: &str,
     out: &std::path::Path,
     signal: i32,
 ) -> Result<ExitCode, RefineError> {
     let (ok, failed) = finish_manifest(store, manifest, "interrupted", false)?;
-    let sets: String = (args.sets.iter())
-        .map(|s| format!(" --set {}", crate::slurm::shell_quote(s)))
-        .collect();
     eprintln!(
         "interrupted: {} runs are written. Resume with (the runs written are reused):",
         ok + failed
     );
+    let out = crate::slurm::shell_quote(&out.display().to_string());
+    let resume = manifest.resume_command(&out);
     eprintln!(
-        "  sweep refine {}{flags}{sets} --out {}",
-        crate::slurm::shell_quote(&args.grid.display().to_string()),
-        crate::slurm::shell_quote(&out.display().to_string()),
+        "  {}",
+        resume.expect("a refinement's manifest says how to resume it")
     );
     Ok(ExitCode::from(crate::signals::exit_code(signal)))
+}
+
+/// The `sweep refine` command of `args` with the bisection's `flags`
+/// (empty for a boundary search): what finishes it.
+pub(crate) fn refine_command(args: &RefineArgs, flags: &str) -> Resume {
+    let sets: String = (args.sets.iter())
+        .map(|s| format!(" --set {}", crate::slurm::shell_quote(s)))
+        .collect();
+    Resume {
+        command: format!(
+            "sweep refine {}{flags}{sets}",
+            crate::slurm::shell_quote(&args.grid.display().to_string()),
+        ),
+        then: String::new(),
+    }
 }
 
 /// The earlier versions of the tool whose runs a refinement reuses;

@@ -11,7 +11,7 @@ use crate::lock::Lock;
 use crate::progress::{Progress, human_duration};
 use crate::records::{Layout, Outcome, RunFailure};
 use crate::store::{Check, Manifest, Shard, Store, count_runs, parse_shard};
-use analysis::manifest::TriggerWindow;
+use analysis::manifest::{Resume, TriggerWindow};
 use clap::Args;
 use rayon::prelude::*;
 use std::cell::RefCell;
@@ -494,6 +494,14 @@ fn execute(
 
     let mut manifest = new_manifest(grid, shard, jobs, planned.len() as u64);
     manifest.flags = Some(args.overrides.as_args());
+    manifest.resume = Some(Resume {
+        command: format!(
+            "sweep run {}{}",
+            crate::slurm::shell_quote(&grid.path.display().to_string()),
+            args.overrides.as_args(),
+        ),
+        then: format!(" --resume{}", shard_flag(shard)),
+    });
     // Checked by `prepare_dir`.
     manifest.earlier_versions = earlier_versions(store, shard, true, "")?;
     store.write_manifest(&manifest)?;
@@ -686,12 +694,8 @@ fn execute(
     let dir = store.root.display();
     // Commands to paste: every path quoted as a shell needs it.
     let quoted_dir = crate::slurm::shell_quote(&dir.to_string());
-    let resume = format!(
-        "sweep run {}{} --out {quoted_dir} --resume{}",
-        crate::slurm::shell_quote(&grid.path.display().to_string()),
-        args.overrides.as_args(),
-        shard_flag(shard)
-    );
+    let resume =
+        (manifest.resume_command(&quoted_dir)).expect("a run's manifest says how to resume it");
     if let Some(signal) = interrupted {
         if args.json {
             summary.status = "interrupted";
@@ -992,6 +996,7 @@ pub fn new_manifest(grid: &Grid, shard: Shard, threads: usize, planned: u64) -> 
         events_total: 0,
         command: std::env::args().collect(),
         flags: None,
+        resume: None,
         earlier_versions: Vec::new(),
     }
 }

@@ -177,7 +177,7 @@ fn merge_refuses_missing_shards() {
     assert_fails(
         &sweep(&["merge", &out, "--no-report"]),
         &[&format!(
-            "shard 1/2 is running, or was killed (if nothing runs there: sweep run {grid} --shard 1/2 --out {out} --resume)"
+            "shard 1/2 is running, or was killed (if nothing runs there: sweep run {grid} --out {out} --resume --shard 1/2)"
         )],
     );
     std::fs::write(&manifest, text).unwrap();
@@ -1286,6 +1286,32 @@ horizon_s = 35
             .all(|l| !l.contains("new runs") || l.ends_with(" 0 new runs")),
         "{err}"
     );
+    // Killed mid-search, its manifest says running with nothing planned
+    // yet: the report says so, and how to finish it is `sweep refine`
+    // (`sweep run` would refuse the directory as another grid's).
+    let manifest = Path::new(&out).join("manifest.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    m["status"] = "running".into();
+    m["planned"] = 0.into();
+    std::fs::write(&manifest, m.to_string()).unwrap();
+    let o = sweep(&["report", &out]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let resume = format!(
+        "sweep refine {grid} --axis svc_b.slow.duration_s --precision 0.5 --threshold 0.5 --out {out}"
+    );
+    assert!(
+        stderr(&o).contains(&format!("`{resume}` runs the rest")),
+        "{}",
+        stderr(&o)
+    );
+    let md = std::fs::read_to_string(Path::new(&out).join("analysis/index.md")).unwrap();
+    assert!(
+        md.contains("**Partial results: the ")
+            && md.contains(" runs of a search that stopped before its end.**"),
+        "{md}"
+    );
+    assert!(md.contains(&format!("`{resume}` runs the rest")), "{md}");
 }
 
 /// `sweep one` and `sweep scenario show` report every problem of their
