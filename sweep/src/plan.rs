@@ -317,18 +317,27 @@ fn estimate(grid: &Grid, jobs: usize, calibrate: u64) -> Result<Estimate, Error>
     points.sort_unstable();
     points.dedup();
     let seed = grid.seeds[0];
+    let mut runs: Vec<(u64, u64)> = points.iter().map(|p| (*p, seed)).collect();
+    // A part's size is told apart from its fixed overhead by two runs at
+    // least: a grid of one point runs it with a second seed.
+    if let [only] = points[..] {
+        runs.push((only, seed.wrapping_add(1)));
+    }
     // On `jobs` threads, as `run` would: each run's time then includes the
     // contention of its neighbours for the machine.
     let (pool, _) = crate::runner::worker_pool(Some(jobs)).map_err(RunnerError::Pool)?;
     let outcomes: Vec<crate::records::Outcome> = pool.install(|| {
         use rayon::prelude::*;
-        (points.par_iter().enumerate())
+        (runs.par_iter().enumerate())
             .with_max_len(1)
-            .map(|(i, p)| crate::runner::execute_point(grid, i as u64, grid.point(*p), seed, false))
+            .map(|(i, (p, s))| {
+                crate::runner::execute_point(grid, i as u64, grid.point(*p), *s, false)
+            })
             .collect()
     });
-    let per_kuser: Vec<f64> = points
+    let per_kuser: Vec<f64> = runs
         .iter()
+        .map(|(p, _)| p)
         .zip(&outcomes)
         .filter(|(_, o)| o.result.is_ok())
         .map(|(p, o)| o.wall_ms / (users_of(*p).max(1.0) / 1000.0))
@@ -358,11 +367,7 @@ fn estimate(grid: &Grid, jobs: usize, calibrate: u64) -> Result<Estimate, Error>
     // A part costs a fixed overhead (schema, column descriptions) plus its
     // runs: the two from a part of all calibration runs and one of half.
     let (m, half) = (outcomes.len(), (outcomes.len() / 2).max(1));
-    let per_run = if m > half {
-        ((part_bytes(m) - part_bytes(half)) / (m - half) as f64).max(0.0)
-    } else {
-        part_bytes(m)
-    };
+    let per_run = ((part_bytes(m) - part_bytes(half)) / (m - half) as f64).max(0.0);
     let overhead = (part_bytes(m) - per_run * m as f64).max(0.0);
     let wall_s = (wall(lo), wall(hi));
     // `run` writes a part every 1000 runs or 5 s, whichever comes first.

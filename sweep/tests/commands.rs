@@ -554,41 +554,46 @@ fn params_lists_each_client_group_with_its_values() {
 }
 
 /// `plan` says what `run` will write: its size on disk within a factor of
-/// two of what `run` then writes, and a time range low <= high.
+/// two of what `run` then writes, and a time range low <= high; for a
+/// grid of one point too (calibrated on two seeds of it: one run alone
+/// cannot tell a part's fixed overhead from a run's share).
 #[test]
 fn plan_estimates_a_time_range_and_the_size_on_disk() {
-    let tmp = tempfile::tempdir().unwrap();
-    let grid = write_grid(tmp.path(), &small_grid(3));
-    let o = sweep(&["plan", &grid, "--json"]);
-    assert_ok(&o);
-    let plan: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let est = &plan["estimate"];
-    let (low, high) = (
-        est["wall_s_low"].as_f64().unwrap(),
-        est["wall_s_high"].as_f64().unwrap(),
-    );
-    assert!(0.0 < low && low <= high, "{est}");
-    // The 8 points of the grid, the cheapest and dearest among them.
-    assert_eq!(est["calibration_runs"], 8, "{est}");
-    let out = tmp.path().join("o");
-    assert_ok(&sweep(&[
-        "run",
-        &grid,
-        "--out",
-        &out.display().to_string(),
-        "--no-report",
-        "-q",
-    ]));
-    let written: u64 = ["runs", "series"]
-        .iter()
-        .flat_map(|t| std::fs::read_dir(out.join(t)).unwrap())
-        .map(|e| e.unwrap().metadata().unwrap().len())
-        .sum();
-    let expected = est["output_bytes"].as_u64().unwrap();
-    assert!(
-        written / 2 <= expected && expected <= written * 2,
-        "expected {expected} bytes, written {written}"
-    );
+    let one_point = "name = \"one\"\nscenario = \"ch37\"\nseeds = { first = 1, count = 60 }\n[set]\n\"client.duration_s\" = 8\nhorizon_s = 10\n";
+    // The 8 points of the first grid, the cheapest and dearest among them.
+    for (text, calibration_runs) in [(small_grid(3), 8), (one_point.to_string(), 2)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let grid = write_grid(tmp.path(), &text);
+        let o = sweep(&["plan", &grid, "--json"]);
+        assert_ok(&o);
+        let plan: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let est = &plan["estimate"];
+        let (low, high) = (
+            est["wall_s_low"].as_f64().unwrap(),
+            est["wall_s_high"].as_f64().unwrap(),
+        );
+        assert!(0.0 < low && low <= high, "{est}");
+        assert_eq!(est["calibration_runs"], calibration_runs, "{est}");
+        let out = tmp.path().join("o");
+        assert_ok(&sweep(&[
+            "run",
+            &grid,
+            "--out",
+            &out.display().to_string(),
+            "--no-report",
+            "-q",
+        ]));
+        let written: u64 = ["runs", "series"]
+            .iter()
+            .flat_map(|t| std::fs::read_dir(out.join(t)).unwrap())
+            .map(|e| e.unwrap().metadata().unwrap().len())
+            .sum();
+        let expected = est["output_bytes"].as_u64().unwrap();
+        assert!(
+            written / 2 <= expected && expected <= written * 2,
+            "{text}: expected {expected} bytes, written {written}"
+        );
+    }
 }
 
 /// The per-point table on stdout is aligned columns; `--markdown` keeps
