@@ -242,7 +242,10 @@ pub fn run(args: &RefineArgs, grid: &mut Grid) -> Result<ExitCode, RefineError> 
         .map_err(crate::error::DirError::from)?;
     grid.keep_layout_of(&store.manifests()?);
     let fingerprint = grid.fingerprint();
-    store.refuse_foreign(&fingerprint, "sweep or refinement", "")?;
+    let resume = crate::refine::refine_command(args, "");
+    store.refuse_foreign(&fingerprint, "sweep or refinement", "", &|m| {
+        crate::refine::differences(grid, &resume, m)
+    })?;
     store.create_dirs()?;
     store.clean_incomplete(Shard::WHOLE)?;
     store.drop_uncommitted(Shard::WHOLE)?;
@@ -257,7 +260,7 @@ pub fn run(args: &RefineArgs, grid: &mut Grid) -> Result<ExitCode, RefineError> 
         grid.metrics.clone(),
     );
     let mut manifest = new_manifest(grid, Shard::WHOLE, jobs, 0);
-    manifest.resume = Some(crate::refine::refine_command(args, ""));
+    manifest.resume = Some(resume);
     manifest.earlier_versions = reused_versions(&store, args)?;
     manifest.status = "running".to_string();
     store.write_manifest(&manifest)?;

@@ -236,18 +236,25 @@ pub struct ForeignResults {
     pub manifest: PathBuf,
     /// How else to go on, if there is a way.
     pub fix: &'static str,
+    /// What differs from them, where it is known.
+    pub changes: Vec<String>,
 }
 
 /// Why an output directory cannot be used (as it is) for this sweep.
 #[derive(Debug, thiserror::Error)]
 pub enum DirError {
     #[error(
-        "{} holds results of another {} (`{}` from {}, see {}); choose another --out{}",
+        "{} holds results of another {} (`{}` from {}, see {}){}; choose another --out{}",
         .0.dir.display(),
         .0.what,
         .0.grid_name,
         .0.grid_file,
         .0.manifest.display(),
+        if .0.changes.is_empty() {
+            String::new()
+        } else {
+            format!("; what differs: {}", .0.changes.join("; "))
+        },
         .0.fix
     )]
     Foreign(Box<ForeignResults>),

@@ -221,7 +221,16 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
         .as_bytes(),
     )[..16]
         .to_string();
-    store.refuse_foreign(&fingerprint, "sweep or refinement", "")?;
+    let resume = refine_command(
+        args,
+        &format!(
+            " --axis {} --precision {precision} --threshold {threshold}",
+            crate::slurm::shell_quote(&axis_path)
+        ),
+    );
+    store.refuse_foreign(&fingerprint, "sweep or refinement", "", &|m| {
+        differences(&grid, &resume, m)
+    })?;
     store.create_dirs()?;
     store.clean_incomplete(Shard::WHOLE)?;
     store.drop_uncommitted(Shard::WHOLE)?;
@@ -252,13 +261,7 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
         grid.metrics.clone(),
     );
     let mut manifest = new_manifest(&grid, Shard::WHOLE, jobs, 0);
-    manifest.resume = Some(refine_command(
-        args,
-        &format!(
-            " --axis {} --precision {precision} --threshold {threshold}",
-            crate::slurm::shell_quote(&axis_path)
-        ),
-    ));
+    manifest.resume = Some(resume);
     manifest.earlier_versions = reused_versions(&store, args)?;
     manifest.fingerprint = fingerprint;
     manifest.status = "running".to_string();
@@ -528,6 +531,22 @@ pub(crate) fn stopped(
         resume.expect("a refinement's manifest says how to resume it")
     );
     Ok(ExitCode::from(crate::signals::exit_code(signal)))
+}
+
+/// What differs between a refinement that `resume` finishes, of `grid`,
+/// and the results of manifest `m`: the grid's changes, and the command's
+/// (another axis, precision, threshold or `--set`).
+pub(crate) fn differences(grid: &Grid, resume: &Resume, m: &crate::store::Manifest) -> Vec<String> {
+    let mut changes = grid.changes_since(m).unwrap_or_default();
+    if let Some(before) = &m.resume
+        && before.command != resume.command
+    {
+        changes.push(format!(
+            "they were made by `{}`, this is `{}`",
+            before.command, resume.command
+        ));
+    }
+    changes
 }
 
 /// The `sweep refine` command of `args` with the bisection's `flags`

@@ -347,7 +347,7 @@ fn prepare_dir(
             flags: flags.filter(|f| *f != given),
         });
     }
-    store.refuse_foreign(&grid.fingerprint(), "grid", fix)?;
+    store.refuse_foreign(&grid.fingerprint(), "grid", fix, &|_| Vec::new())?;
     if args.force {
         store.remove_own(shard)?;
     } else if !own_parts.is_empty() && !manifests.iter().any(|(_, m)| m.shard == shard) {

@@ -58,7 +58,12 @@ pub fn slurm(args: &SlurmArgs) -> Result<ExitCode, Error> {
     let store = crate::store::Store::new(&out);
     store.refuse_not_ours()?;
     grid.keep_layout_of(&store.manifests().map_err(DirError::from)?);
-    store.refuse_foreign(&grid.fingerprint(), "grid", " (or delete it first)")?;
+    store.refuse_foreign(
+        &grid.fingerprint(),
+        "grid",
+        " (or delete it first)",
+        &|_| Vec::new(),
+    )?;
     let dir = out.join("slurm");
     let exe = std::env::current_exe()
         .map(|p| absolute(&p))

@@ -262,12 +262,14 @@ impl Store {
 
     /// A manifest in the directory of another sweep than `fingerprint`'s,
     /// as the error that refuses the directory; `what` names the kind of
-    /// results asked for (`grid`), `fix` another way out.
+    /// results asked for (`grid`), `fix` another way out, `changes` what
+    /// differs from a manifest's results (nothing where it is not known).
     pub fn refuse_foreign(
         &self,
         fingerprint: &str,
         what: &'static str,
         fix: &'static str,
+        changes: &dyn Fn(&Manifest) -> Vec<String>,
     ) -> Result<(), DirError> {
         match self
             .manifests()?
@@ -277,6 +279,7 @@ impl Store {
             Some((manifest, m)) => Err(DirError::Foreign(Box::new(ForeignResults {
                 dir: self.root.clone(),
                 what,
+                changes: changes(&m),
                 grid_name: m.grid_name,
                 grid_file: m.grid_file,
                 manifest,

@@ -1312,6 +1312,15 @@ horizon_s = 35
         "{md}"
     );
     assert!(md.contains(&format!("`{resume}` runs the rest")), "{md}");
+    // Another precision is another refinement: refused, saying so.
+    let mut finer = args;
+    finer[5] = "0.25";
+    assert_fails(
+        &sweep(&finer),
+        &[&format!(
+            "what differs: they were made by `sweep refine {grid} --axis svc_b.slow.duration_s --precision 0.5 --threshold 0.5`, this is `sweep refine {grid} --axis svc_b.slow.duration_s --precision 0.25 --threshold 0.5`; choose another --out"
+        )],
+    );
 }
 
 /// `sweep one` and `sweep scenario show` report every problem of their
