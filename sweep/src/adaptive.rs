@@ -35,6 +35,7 @@ use analysis::IoError;
 use analysis::contour::{Observed, estimate, unit};
 use analysis::manifest::BoundarySearch;
 use rayon::prelude::*;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -79,6 +80,9 @@ pub struct Round {
 pub struct Search {
     /// Each candidate's unit coordinates.
     pool: Vec<Vec<f64>>,
+    /// Each candidate's first equal in the pool (itself if none is before
+    /// it): integer axes round distinct draws to one point, which runs once.
+    first_equal: Vec<usize>,
     rules: BoundarySearch,
     budget: usize,
     taken: Vec<bool>,
@@ -92,8 +96,17 @@ pub struct Search {
 
 impl Search {
     pub fn new(pool: Vec<Vec<f64>>, rules: &BoundarySearch, budget: u64) -> Search {
+        let mut seen: HashMap<Vec<u64>, usize> = HashMap::new();
+        let first_equal = (pool.iter().enumerate())
+            .map(|(i, x)| {
+                *seen
+                    .entry(x.iter().map(|v| v.to_bits()).collect())
+                    .or_insert(i)
+            })
+            .collect();
         Search {
             taken: vec![false; pool.len()],
+            first_equal,
             pool,
             rules: rules.clone(),
             budget: budget as usize,
@@ -114,11 +127,12 @@ impl Search {
         if self.stop.is_some() {
             return Vec::new();
         }
+        let distinct = (0..self.pool.len()).filter(|i| self.first_equal[*i] == *i);
         if self.rounds.is_empty() {
-            return (0..(self.rules.initial as usize).min(self.pool.len())).collect();
+            return distinct.take(self.rules.initial as usize).collect();
         }
         let want = (self.rules.batch as usize).min(self.budget - self.observed.len());
-        let mut scored: Vec<(f64, usize)> = (0..self.pool.len())
+        let mut scored: Vec<(f64, usize)> = distinct
             .filter(|i| !self.taken[*i])
             .map(|i| {
                 let p = estimate(&self.observed, &self.pool[i]).unwrap_or(self.rules.threshold);
@@ -173,7 +187,9 @@ impl Search {
                 .all(|r| r.moved.is_some_and(|m| m < self.rules.tolerance))
         {
             Some(Stop::Converged)
-        } else if self.taken.iter().all(|t| *t) || points.is_empty() {
+        } else if (0..self.pool.len()).all(|i| self.taken[i] || self.first_equal[i] != i)
+            || points.is_empty()
+        {
             Some(Stop::Exhausted)
         } else {
             None
@@ -478,6 +494,29 @@ mod tests {
         })
         .unwrap();
         runs
+    }
+
+    /// Equal candidates (an integer axis rounds draws together) run once:
+    /// the search takes each point at most once and is exhausted when
+    /// every distinct one has run.
+    #[test]
+    fn equal_candidates_run_once() {
+        let pool: Vec<Vec<f64>> = (0..40).map(|i| vec![(i % 4) as f64 / 3.0, 0.5]).collect();
+        let rules = BoundarySearch {
+            spacing: 0.0,
+            ..rules()
+        };
+        let mut searches = vec![Search::new(pool.clone(), &rules, 40)];
+        fake(&mut searches, &pool);
+        let s = &searches[0];
+        let mut points: Vec<Vec<u64>> = (s.observed().iter())
+            .map(|o| o.x.iter().map(|v| v.to_bits()).collect())
+            .collect();
+        assert_eq!(points.len(), 4, "{:?}", s.observed());
+        points.sort();
+        points.dedup();
+        assert_eq!(points.len(), 4);
+        assert_eq!(s.stop, Some(Stop::Exhausted));
     }
 
     /// A search whose first round gives no verdict stops there, rather
