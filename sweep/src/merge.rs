@@ -453,9 +453,7 @@ fn is_merged_manifest(path: &Path) -> bool {
 
 /// Copies `src` to `dst` by a temporary name and a rename.
 fn copy_atomic(src: &Path, dst: &Path) -> Result<(), StoreError> {
-    let mut tmp = dst.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
+    let tmp = crate::store::tmp_path(dst);
     std::fs::copy(src, &tmp).map_err(IoError::at(src))?;
     Ok(std::fs::rename(&tmp, dst).map_err(IoError::at(dst))?)
 }

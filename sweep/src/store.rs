@@ -64,7 +64,7 @@ type Written = (&'static str, fn(&str) -> bool);
 const MERGING: &str = "merging.json";
 const WRITTEN: &[Written] = &[
     ("", |n| {
-        let n = n.strip_suffix(".tmp").unwrap_or(n);
+        let n = committed_name(n);
         is_manifest_name(n) || is_index_name(n) || n == MERGING
     }),
     ("runs", is_part),
@@ -122,9 +122,31 @@ fn is_tag(s: &str) -> bool {
         .is_some_and(|(i, n)| is_number(i) && is_number(n))
 }
 
-/// `part-s<I>of<N>-<number>.parquet` (or its `.tmp` before the rename).
+/// The temporary name a file of the tool is written under before its
+/// rename: hidden (`.part-...parquet.tmp`), so that a reader of the
+/// directory (pyarrow's, which skips names starting with `.` or `_`) never
+/// takes a half-written or uncommitted part for one.
+pub fn tmp_path(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map_or_else(Default::default, |n| n.to_string_lossy());
+    path.with_file_name(format!(".{name}.tmp"))
+}
+
+/// The name a file of the tool's has once committed: `name` without the
+/// temporary form of [`tmp_path`] (or the unhidden `.tmp` earlier versions
+/// wrote).
+fn committed_name(name: &str) -> &str {
+    match name.strip_suffix(".tmp") {
+        Some(n) => n.strip_prefix('.').unwrap_or(n),
+        None => name,
+    }
+}
+
+/// `part-s<I>of<N>-<number>.parquet` (or its temporary name before the
+/// rename).
 fn is_part(name: &str) -> bool {
-    let name = name.strip_suffix(".tmp").unwrap_or(name);
+    let name = committed_name(name);
     (name
         .strip_prefix("part-")
         .and_then(|r| r.strip_suffix(".parquet")))
@@ -296,7 +318,7 @@ impl Store {
         let own = |p: &PathBuf| {
             p.file_name()
                 .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with(&prefix))
+                .is_some_and(|n| committed_name(n).starts_with(&prefix))
         };
         let mut removed = 0;
         for dir in [runs_dir(&self.root), series_dir(&self.root)] {
@@ -638,7 +660,7 @@ fn write_parquet(
     metadata: &[(String, String)],
     what: &str,
 ) -> Result<FileSum, StoreError> {
-    let tmp = path.with_extension("parquet.tmp");
+    let tmp = tmp_path(path);
     let io = |source| {
         StoreError::Io(IoError {
             path: path.to_path_buf(),
@@ -675,7 +697,7 @@ pub fn encode(df: &mut DataFrame, metadata: &[(String, String)]) -> PolarsResult
 /// Writes a small JSON file atomically; `what` names it for the crash
 /// points of the tests.
 fn write_atomic(path: &Path, bytes: &[u8], what: &str) -> std::io::Result<()> {
-    let tmp = path.with_extension("json.tmp");
+    let tmp = tmp_path(path);
     let mut f = File::create(&tmp)?;
     f.write_all(bytes)?;
     crate::crash::point(&format!("{what}-written"));

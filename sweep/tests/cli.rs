@@ -2162,7 +2162,11 @@ fn a_merge_removes_the_temporary_copies_a_killed_merge_left() {
     let s = |p: &Path| p.display().to_string();
     let merge = ["merge", &s(&a), &s(&b), "--into", &s(&into), "--no-report"];
     assert_ok(&sweep(&merge));
+    // Hidden temporary names, and those of earlier versions.
     let left = [
+        into.join("runs/.part-s1of2-000000.parquet.tmp"),
+        into.join("series/.part-s1of2-000000.parquet.tmp"),
+        into.join(".manifest-s1of2.json.tmp"),
         into.join("runs/part-s1of2-000000.parquet.tmp"),
         into.join("series/part-s1of2-000000.parquet.tmp"),
         into.join("manifest-s1of2.json.tmp"),
