@@ -281,12 +281,19 @@ impl Layout {
             ),
         ];
         for pc in &self.point {
-            let about = sim_core::params::param_of(&pc.path).map_or("", |p| p.doc);
-            runs.push(doc(
-                &pc.path,
-                &format!("parameter: {about}"),
-                unit_of_path(&pc.path),
-            ));
+            let about = match pc.path.as_str() {
+                crate::grid::SAMPLE_INDEX => {
+                    "the sampled design's row (point) of the run, in the design's order".to_string()
+                }
+                // A zip group's `name` labels its levels (`[set] name` the scenario).
+                "name" => "label: the zip group's name of the run's level, or the scenario's label"
+                    .to_string(),
+                path => format!(
+                    "parameter: {}",
+                    sim_core::params::param_of(path).map_or("", |p| p.doc)
+                ),
+            };
+            runs.push(doc(&pc.path, &about, unit_of_path(&pc.path)));
         }
         runs.extend([
             doc("status", "ok, or failed (then the metrics are null)", ""),
@@ -697,7 +704,10 @@ pub struct PartMetadata {
 /// A parameter's unit, by the naming convention of the catalogue's paths
 /// (`_s`: seconds, `_per_s`: per second).
 fn unit_of_path(path: &str) -> &'static str {
-    if path.ends_with("_per_s") {
+    // The one `_s` key that is not a time: a Zipf exponent.
+    if path.ends_with("tenant_zipf_s") {
+        ""
+    } else if path.ends_with("_per_s") {
         "per s"
     } else if path.ends_with("_s") {
         "s"
@@ -774,5 +784,17 @@ fn as_f64(v: Metric) -> Option<f64> {
         Metric::Real(x) => Some(x),
         Metric::MaybeReal(x) => x,
         other => unreachable!("real column got {other:?}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_parameter_column_has_the_unit_of_its_key() {
+        assert_eq!(super::unit_of_path("svc_a.attempt_timeout_s"), "s");
+        assert_eq!(super::unit_of_path("client.rate_per_s"), "per s");
+        // A Zipf exponent, not a time.
+        assert_eq!(super::unit_of_path("client.tenant_zipf_s"), "");
+        assert_eq!(super::unit_of_path("svc_b.slots"), "");
     }
 }
