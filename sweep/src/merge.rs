@@ -515,6 +515,25 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Error> {
         (Ok(a), Ok(b)) => (a, b),
         (Err(e), _) | (_, Err(e)) => return Err(Error::Compare(e)),
     };
+    // Columns are read by name: the same columns in another order (a grid
+    // whose [set] lists its keys in another order) are the same table.
+    let in_order_of = |b: DataFrame, a: &DataFrame| {
+        let mut names: Vec<String> = (a.get_column_names().iter())
+            .map(|n| n.to_string())
+            .collect();
+        let mut theirs: Vec<String> = (b.get_column_names().iter())
+            .map(|n| n.to_string())
+            .collect();
+        let order = names.clone();
+        names.sort();
+        theirs.sort();
+        if names == theirs {
+            b.select(order).unwrap_or(b)
+        } else {
+            b
+        }
+    };
+    let (b, sb) = (in_order_of(b, &a), in_order_of(sb, &sa));
     if a.equals_missing(&b) && sa.equals_missing(&sb) {
         println!(
             "identical: {} runs, {} columns (timing columns ignored); series: {} rows, {} columns",
@@ -530,12 +549,22 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Error> {
             continue;
         }
         println!("DIFFERENT {table}: {} vs {} {rows}", a.height(), b.height());
-        if a.get_column_names() != b.get_column_names() {
-            println!("  columns differ");
-        } else if a.height() == b.height() {
+        let only = |x: &DataFrame, y: &DataFrame| -> Vec<String> {
+            (x.get_column_names().iter())
+                .filter(|n| y.column(n.as_str()).is_err())
+                .map(|n| format!("`{n}`"))
+                .collect()
+        };
+        for (dir, cols) in [(&args.a, only(a, b)), (&args.b, only(b, a))] {
+            if !cols.is_empty() {
+                println!("  columns only in {}: {}", dir.display(), cols.join(", "));
+            }
+        }
+        if a.height() == b.height() {
             for col in a.columns() {
-                let other = b.column(col.name()).expect("same names");
-                if !col.equals_missing(other) {
+                if let Ok(other) = b.column(col.name())
+                    && !col.equals_missing(other)
+                {
                     println!("  column `{}` differs", col.name());
                 }
             }

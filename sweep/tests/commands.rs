@@ -360,6 +360,41 @@ fn compare_finds_a_difference_in_the_series() {
     );
 }
 
+/// Columns are compared by name: a grid whose `[set]` lists its keys in
+/// another order makes the same tables; one with a further key is told by
+/// the column only one side has.
+#[test]
+fn compare_reads_columns_by_name_and_names_those_one_side_lacks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = small_grid(1);
+    let swapped = grid.replace(
+        "\"client.duration_s\" = 4\nhorizon_s = 5\n",
+        "horizon_s = 5\n\"client.duration_s\" = 4\n",
+    );
+    let more = grid.replace("horizon_s = 5\n", "horizon_s = 5\n\"svc_b.slots\" = 8\n");
+    let run = |name: &str, text: &str| {
+        let dir = tmp.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let grid = write_grid(&dir, text);
+        let out = dir.join("o").display().to_string();
+        assert_ok(&sweep(&["run", &grid, "--out", &out, "--no-report", "-q"]));
+        out
+    };
+    let (a, b, c) = (run("a", &grid), run("b", &swapped), run("c", &more));
+    let same = sweep(&["compare", &a, &b]);
+    assert_ok(&same);
+    assert_says(&stdout(&same), &["identical: 8 runs"]);
+    let o = sweep(&["compare", &a, &c]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert_says(
+        &stdout(&o),
+        &[
+            "DIFFERENT runs: 8 vs 8 runs",
+            &format!("columns only in {c}: `svc_b.slots`"),
+        ],
+    );
+}
+
 #[test]
 fn diff_names_changed_outcomes_and_metrics_moved_beyond_noise() {
     use polars::prelude::*;
