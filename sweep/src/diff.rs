@@ -130,7 +130,8 @@ fn run(args: &DiffArgs) -> Result<ExitCode, DiffError> {
             .filter(|(ra, rb)| !ra.failed && !rb.failed)
             .collect();
         for (k, metric) in metrics.iter().enumerate() {
-            let defined = |r: &Run| r.values[k].is_some();
+            // NaN (which the tool never writes: it writes null) is no value.
+            let defined = |r: &Run| r.values[k].is_some_and(f64::is_finite);
             let in_a = (both_ok.iter())
                 .filter(|(ra, rb)| defined(ra) && !defined(rb))
                 .count();
