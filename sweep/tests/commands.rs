@@ -466,6 +466,14 @@ fn diff_names_changed_outcomes_and_metrics_moved_beyond_noise() {
     assert!(!out.contains("strategy=protected"), "{out}");
     let report = std::fs::read_to_string(b.join("analysis/diff.md")).unwrap();
     assert!(report.contains("| +0.100 [0.100, 0.100] |"), "{report}");
+    // A NaN (the tool writes null) is a value missing on its side.
+    rewrite_runs(&b, |df| {
+        let nan = vec![f64::NAN; df.height()];
+        df.replace("wasted_share", Column::new("wasted_share".into(), nan))
+            .unwrap();
+    });
+    let o = sweep(&["diff", &da, &db]);
+    assert_says(&stdout(&o), &["8 defined on one side only"]);
     // The same grid with a change applied to every point: the points pair
     // by their levels, and the report names the change.
     // The grid run with `--set SET` into `dir`.
