@@ -225,6 +225,17 @@ fn through(level: &Option<(toml::Value, usize)>) -> String {
     }
 }
 
+/// Why `dir` has no runs to read: it is not there, or holds none.
+fn no_runs_in(dir: &std::path::Path) -> &'static str {
+    if !dir.exists() {
+        "no such directory"
+    } else if !dir.is_dir() {
+        "not a directory"
+    } else {
+        "no runs (no runs/*.parquet): not a sweep's output directory, or none written yet"
+    }
+}
+
 /// A manifest of another sweep in the output directory.
 #[derive(Debug)]
 pub struct ForeignResults {
@@ -386,7 +397,7 @@ pub enum MergeError {
     Incomplete { missing: Vec<String> },
     #[error("no runs written")]
     NoRunsWritten,
-    #[error("{}: no runs", dir.display())]
+    #[error("{}: {}", dir.display(), no_runs_in(dir))]
     NoRuns { dir: PathBuf },
     #[error(
         "{} holds the results of two grids ({} and {}: another grid, or other --set or --axis flags): their runs make no one table; compare directories of one grid each",
@@ -451,8 +462,10 @@ pub enum DiffError {
     Store(#[from] StoreError),
     #[error("{}: {message}", dir.display())]
     Load { dir: PathBuf, message: String },
-    #[error("{}: no runs", dir.display())]
+    #[error("{}: {}", dir.display(), no_runs_in(dir))]
     NoRuns { dir: PathBuf },
+    #[error(transparent)]
+    Refused(Box<DirError>),
     #[error("{}: {source}", dir.display())]
     Table { dir: PathBuf, source: PolarsError },
     #[error(

@@ -395,6 +395,55 @@ fn compare_reads_columns_by_name_and_names_those_one_side_lacks() {
     );
 }
 
+/// `compare` and `diff` say why a directory has no runs to read; `diff`
+/// of unmerged shards says to merge them first.
+#[test]
+fn compare_and_diff_say_why_a_directory_cannot_be_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(tmp.path(), &small_grid(1));
+    let s = |name: &str| tmp.path().join(name).display().to_string();
+    assert_ok(&sweep(&[
+        "run",
+        &grid,
+        "--out",
+        &s("a"),
+        "--no-report",
+        "-q",
+    ]));
+    let shard = [
+        "run",
+        &grid,
+        "--out",
+        &s("sh"),
+        "--shard",
+        "0/2",
+        "--no-report",
+        "-q",
+    ];
+    assert_ok(&sweep(&shard));
+    std::fs::create_dir(tmp.path().join("empty")).unwrap();
+    for command in ["compare", "diff"] {
+        assert_fails(
+            &sweep(&[command, &s("a"), &s("gone")]),
+            &[&format!("{}: no such directory", s("gone"))],
+        );
+        assert_fails(
+            &sweep(&[command, &s("a"), &s("empty")]),
+            &[&format!(
+                "{}: no runs (no runs/*.parquet): not a sweep's output directory, or none written yet",
+                s("empty")
+            )],
+        );
+    }
+    assert_fails(
+        &sweep(&["diff", &s("a"), &s("sh")]),
+        &[&format!(
+            "{} holds shards' results (manifest-s0of2.json) and no whole grid's manifest.json",
+            s("sh")
+        )],
+    );
+}
+
 #[test]
 fn diff_names_changed_outcomes_and_metrics_moved_beyond_noise() {
     use polars::prelude::*;
