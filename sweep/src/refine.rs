@@ -164,15 +164,23 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
     let axis_path = d.map_or(given_axis, |d| grid.dimensions[d].paths[0].clone());
     let kind = param_of(&axis_path).map(|p| p.kind);
     let mut levels: Vec<f64> = Vec::new();
-    match d {
-        None => errors.push(format!(
+    // A `--set` of the axis replaces it by one value.
+    let set_here = (args.sets.iter()).find(|s| {
+        s.split_once('=')
+            .is_some_and(|(p, _)| sim_core::params::canonical(p.trim()) == canonical)
+    });
+    match (d, set_here) {
+        (None, Some(set)) => errors.push(format!(
+            "--axis `{axis_path}`: `--set {set}` fixes it to one value (a --set replaces the grid's axis); leave the --set out to bisect it"
+        )),
+        (None, None) => errors.push(format!(
             "--axis `{axis_path}`: not a (non-zipped) axis of {}",
             args.grid.display()
         )),
-        Some(_) if !matches!(kind, Some(Kind::Float | Kind::Int)) => errors.push(format!(
+        (Some(_), _) if !matches!(kind, Some(Kind::Float | Kind::Int)) => errors.push(format!(
             "--axis `{axis_path}`: not numeric, so there is no value between two levels to try"
         )),
-        Some(d) => {
+        (Some(d), _) => {
             levels = (grid.dimensions[d].levels.iter())
                 .filter_map(|l| l[0].as_float().or(l[0].as_integer().map(|i| i as f64)))
                 .collect();

@@ -108,6 +108,13 @@ strategy = ["naive", "protected"]
         &refine("svc_b.queue_cap=-3"),
         &["--set svc_b.queue_cap=-3", "must be >= 0"],
     );
+    // A --set of the bisected axis replaces it: said as such.
+    assert_fails(
+        &refine("svc_b.slow.0.duration_s=3"),
+        &[
+            "--axis `svc_b.slow.duration_s`: `--set svc_b.slow.0.duration_s=3` fixes it to one value (a --set replaces the grid's axis); leave the --set out to bisect it",
+        ],
+    );
     // Every problem of the flags at once, each with its value.
     let o = sweep(&[
         "refine",
