@@ -69,10 +69,11 @@ struct Slice {
     p_lo: Option<Estimate>,
     p_hi: Option<Estimate>,
     done: bool,
-    /// A value of the axis at which runs failed or cannot show recovery,
-    /// with how many of its seeds: the slice stops there, without an
-    /// estimate.
-    stopped_at: Option<(f64, u64, Stop)>,
+    /// The values of the axis at which runs failed or cannot show
+    /// recovery, with how many of their seeds: the slice stops at the
+    /// first, without an estimate there (both ends of the first step may
+    /// be such values).
+    stopped_at: Vec<(f64, u64, Stop)>,
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -255,7 +256,7 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
             p_lo: None,
             p_hi: None,
             done: false,
-            stopped_at: None,
+            stopped_at: Vec::new(),
         })
         .collect();
 
@@ -382,15 +383,17 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
             // an estimate without it could move the bracket the wrong way,
             // so the slice stops.
             if failed > 0 {
-                slices[i].stopped_at = Some((x, failed, Stop::Failed));
+                slices[i].stopped_at.push((x, failed, Stop::Failed));
             } else if unjudged > 0 {
-                slices[i].stopped_at = Some((x, unjudged, Stop::NoVerdict));
+                slices[i].stopped_at.push((x, unjudged, Stop::NoVerdict));
+            } else {
+                // The other end of a first step that stopped is still
+                // estimated, for the table.
+                update(&mut slices[i], x, est, threshold, precision, integer);
             }
-            if slices[i].stopped_at.is_some() {
+            if !slices[i].stopped_at.is_empty() {
                 slices[i].done = true;
-                continue;
             }
-            update(&mut slices[i], x, est, threshold, precision, integer);
         }
     }
 
@@ -444,7 +447,7 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
     }
     let stopped = |why: Stop| {
         (slices.iter())
-            .filter(|s| s.stopped_at.is_some_and(|(_, _, w)| w == why))
+            .filter(|s| s.stopped_at.first().is_some_and(|(_, _, w)| *w == why))
             .count()
     };
     let unjudged = stopped(Stop::NoVerdict);
@@ -678,7 +681,7 @@ fn slice_label(grid: &Grid, others: &[usize], s: &Slice) -> Vec<String> {
 /// Where the slice's P(not recovered) crosses the threshold, once both
 /// ends of its bracket are estimated.
 fn crossing(s: &Slice, threshold: f64) -> Option<Crossing> {
-    if s.stopped_at.is_some() {
+    if !s.stopped_at.is_empty() {
         return None;
     }
     let (lo, hi) = (s.p_lo?, s.p_hi?);
@@ -718,16 +721,19 @@ fn boundary_table(
         })
     };
     for s in slices {
-        let boundary = match (s.stopped_at, crossing(s, threshold)) {
-            (Some((x, n, Stop::Failed)), _) => format!(
-                "none: {n} of {} runs failed at {axis} = {x}",
-                grid.seeds.len()
-            ),
-            (Some((x, n, Stop::NoVerdict)), _) => format!(
-                "none: {n} of {} runs at {axis} = {x} cannot show recovery (the trigger ends too close to the end of the arrivals, or no user arrives after it)",
-                grid.seeds.len()
-            ),
-            (None, c) => match c {
+        let stops: Vec<String> = (s.stopped_at.iter())
+            .map(|(x, n, why)| match why {
+                Stop::Failed => format!("{n} of {} runs failed at {axis} = {x}", grid.seeds.len()),
+                Stop::NoVerdict => format!(
+                    "{n} of {} runs at {axis} = {x} cannot show recovery (the trigger ends too close to the end of the arrivals, or no user arrives after it)",
+                    grid.seeds.len()
+                ),
+            })
+            .collect();
+        let boundary = if !stops.is_empty() {
+            format!("none: {}", stops.join("; "))
+        } else {
+            match crossing(s, threshold) {
                 Some(Crossing::Between { lo, hi }) => format!("{:.4}", (lo + hi) / 2.0),
                 Some(Crossing::AboveEverywhere) => {
                     format!("no crossing ({threshold} or more throughout)")
@@ -735,7 +741,7 @@ fn boundary_table(
                 Some(Crossing::BelowEverywhere) | None => {
                     format!("no crossing (below {threshold} throughout)")
                 }
-            },
+            }
         };
         let mut cells = slice_label(grid, others, s);
         cells.extend([
@@ -832,7 +838,7 @@ mod tests {
             p_lo: est(p_lo),
             p_hi: est(p_hi),
             done: true,
-            stopped_at: None,
+            stopped_at: Vec::new(),
         }
     }
 

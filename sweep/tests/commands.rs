@@ -71,6 +71,51 @@ fn slurm_tasks_run_the_grid_with_the_command_line_overrides() {
     assert!(!mine.join("slurm").exists());
 }
 
+/// A bisection whose first step stops at one end (its runs failed) still
+/// shows the other end's estimate, and names every end that stopped it.
+#[test]
+fn refine_shows_both_ends_of_a_slice_stopped_at_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = r#"name = "me"
+scenario = "ch37"
+seeds = [1, 2]
+[set]
+strategy = "naive"
+"client.duration_s" = 14
+horizon_s = 16
+"svc_b.slow.start_s" = 2
+"svc_b.slow.duration_s" = 3
+[axes]
+max_events = [2000, 10000000]
+"#;
+    let table = |text: &str, name: &str| {
+        let grid = write_grid(tmp.path(), text);
+        let out = tmp.path().join(name).display().to_string();
+        let args = [
+            "refine",
+            &grid,
+            "--axis",
+            "max_events",
+            "--precision",
+            "1000",
+        ];
+        let o = sweep(&[&args[..], &["--out", &out, "--no-report"]].concat());
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        std::fs::read_to_string(std::path::Path::new(&out).join("analysis/boundary.md")).unwrap()
+    };
+    let md = table(text, "one");
+    assert!(
+        md.contains("| 2000 | - | 10000000 | 1.00 [0.34, 1.00] | none: 2 of 2 runs failed at max_events = 2000 |"),
+        "{md}"
+    );
+    // Both ends without a verdict: both named.
+    let md = table(&text.replace("\"svc_b.slow.duration_s\" = 3\n", ""), "both");
+    assert!(
+        md.contains("| 2000 | - | 10000000 | - | none: 2 of 2 runs failed at max_events = 2000; 2 of 2 runs at max_events = 10000000 cannot show recovery"),
+        "{md}"
+    );
+}
+
 #[test]
 fn refine_applies_set_overrides() {
     let tmp = tempfile::tempdir().unwrap();
