@@ -215,9 +215,9 @@ pub fn frame(design: &SampleDesign, all: &[DesignIndices]) -> PolarsResult<DataF
             for (col, v) in values.iter_mut().zip(v) {
                 col.push(v);
             }
-            used.push(d.blocks_used as u64);
-            dropped.push(d.blocks_dropped as u64);
-            runs.push(d.runs_dropped as u64);
+            used.push(d.blocks_used as i64);
+            dropped.push(d.blocks_dropped as i64);
+            runs.push(d.runs_dropped as i64);
             noise.push(d.noise_share);
         }
     }

@@ -2671,11 +2671,11 @@ fn discovery(sweep: &Sweep, dir: &Path, plot_dir: &Path) -> Result<String, Repor
             ),
             Column::new(
                 "n".into(),
-                t.boxes.iter().map(|b| b.n as u64).collect::<Vec<_>>(),
+                t.boxes.iter().map(|b| b.n as i64).collect::<Vec<_>>(),
             ),
             Column::new(
                 "k".into(),
-                t.boxes.iter().map(|b| b.k as u64).collect::<Vec<_>>(),
+                t.boxes.iter().map(|b| b.k as i64).collect::<Vec<_>>(),
             ),
             Column::new(
                 "restricted".into(),

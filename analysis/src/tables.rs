@@ -334,7 +334,7 @@ pub fn sensitivity_frame(results: &[MetricSensitivity]) -> Result<DataFrame, Rep
             ),
             Column::new(
                 "seeds".into(),
-                rows.iter().map(|r| r.1.seeds as u64).collect::<Vec<_>>(),
+                rows.iter().map(|r| r.1.seeds as i64).collect::<Vec<_>>(),
             ),
             Column::new(
                 "conf_note".into(),
@@ -569,7 +569,7 @@ pub fn effects_frame(effects: &[Effect]) -> Result<DataFrame, ReportError> {
             ),
             Column::new(
                 "n".into(),
-                effects.iter().map(|e| e.n as u64).collect::<Vec<_>>(),
+                effects.iter().map(|e| e.n as i64).collect::<Vec<_>>(),
             ),
             Column::new(
                 "mean".into(),
@@ -598,7 +598,7 @@ pub fn effects_frame(effects: &[Effect]) -> Result<DataFrame, ReportError> {
             ),
             Column::new(
                 "points".into(),
-                effects.iter().map(|e| e.points as u64).collect::<Vec<_>>(),
+                effects.iter().map(|e| e.points as i64).collect::<Vec<_>>(),
             ),
             Column::new(
                 "spread_min".into(),

@@ -829,8 +829,8 @@ pub mod section {
     #[derive(Default)]
     struct Table {
         point: Vec<String>,
-        not_recovered: Vec<u32>,
-        runs: Vec<u32>,
+        not_recovered: Vec<i64>,
+        runs: Vec<i64>,
         bottleneck: Vec<Option<String>>,
         load: Vec<Option<f64>>,
         first_try_load: Vec<Option<f64>>,
@@ -908,8 +908,8 @@ pub mod section {
                 None => ". No single change of one axis in this grid recovers it.\n".to_string(),
             };
             self.point.push(point);
-            self.not_recovered.push(not as u32);
-            self.runs.push(runs as u32);
+            self.not_recovered.push(not as i64);
+            self.runs.push(runs as i64);
             self.bottleneck.push(d.map(|d| d.tier.clone()));
             self.load.push(d.map(|d| d.load));
             self.first_try_load.push(d.map(|d| d.first_try_load));
