@@ -881,12 +881,20 @@ impl Sim<'_> {
     /// The server instance copy `copy` of attempt `attempt` of `job` goes
     /// to: the called tier's only one, or the replica its caller's balancer
     /// picks (the balancer is consulted only when there is a choice).
-    #[inline]
+    #[inline(always)]
     fn server_for(&mut self, edge: usize, job: JobRef, attempt: u32, copy: usize) -> usize {
         let call = &self.m.callers[edge];
         if call.balancer.is_none() {
             return call.to;
         }
+        self.balance(edge, job, attempt, copy)
+    }
+
+    /// The replica the balancer of `edge` picks: out of line, so that a
+    /// call to a tier of one instance costs one test.
+    #[inline(never)]
+    fn balance(&mut self, edge: usize, job: JobRef, attempt: u32, copy: usize) -> usize {
+        let call = &self.m.callers[edge];
         let r = self.callers[edge].pick_replica(call, self.now, job.idx, attempt, copy);
         call.replicas[r]
     }
@@ -1578,8 +1586,17 @@ impl Sim<'_> {
     }
 
     /// Starts queued requests at server `s` while it has free slots;
-    /// answers the ones it drops instead.
+    /// answers the ones it drops instead. With nothing queued (the common
+    /// case) it is one test, inlined.
+    #[inline(always)]
     fn fill_slots(&mut self, s: usize) {
+        if !self.servers[s].queue.is_empty() {
+            self.start_queued(s);
+        }
+    }
+
+    #[inline(never)]
+    fn start_queued(&mut self, s: usize) {
         if self.servers[s].filling {
             return;
         }
