@@ -346,6 +346,9 @@ mod tests {
                     rows.iter().map(|r| r.5).collect::<Vec<_>>(),
                 ),
                 Column::new("svc_max_queue".into(), vec![1u64; n]),
+                // A trigger: without one no run has a verdict.
+                Column::new("window_start_s".into(), vec![1.0; n]),
+                Column::new("window_end_s".into(), vec![2.0; n]),
             ],
         )
         .unwrap();

@@ -277,11 +277,30 @@ impl Sweep {
     pub fn metric(&self, name: &str) -> Option<Vec<Option<f64>>> {
         let mut values = self.column(name)?;
         if matches!(name, "recovered" | "recovery_censored_s") {
+            // Without a trigger there is nothing to recover from.
+            if !self.has_trigger() {
+                return Some(vec![None; values.len()]);
+            }
             for run in self.without_verdict() {
                 values[run] = None;
             }
         }
         Some(values)
+    }
+
+    /// Whether the grid has a trigger (a slow window, a load spike, an
+    /// error or crash window) at all: some ok run's trigger span is not the
+    /// `[0, 0)` of a scenario without one. Without one, recovery means
+    /// nothing: no run has a verdict.
+    pub fn has_trigger(&self) -> bool {
+        let (Some(a), Some(b)) = (self.column("window_start_s"), self.column("window_end_s"))
+        else {
+            return false;
+        };
+        a.iter()
+            .zip(&b)
+            .zip(self.ok())
+            .any(|((a, b), ok)| *ok && (a.unwrap_or(0.0) != 0.0 || b.unwrap_or(0.0) != 0.0))
     }
 
     /// What a plot title adds to say whose users it shows: the

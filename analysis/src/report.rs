@@ -368,28 +368,50 @@ fn level_columns(sweep: &Sweep) -> Vec<String> {
         .collect()
 }
 
+/// The ranking's recovery time: the censored mean, none where no seed
+/// recovered.
+const RANK_RECOVERY: &str = "_rank_recovery_s";
+
 /// The points ranked: recovered in more seeds first, then faster recovery,
-/// higher goodput, lower failed-request latency; the first `n`.
+/// higher success rate, higher goodput, lower failed-request latency; the
+/// first `n`.
 fn ranking(sweep: &Sweep, summary: &DataFrame, n: usize) -> Result<String, ReportError> {
     let keys = [
         ("p_not_recovered", false),
-        ("recovery_censored_s_mean", false),
+        (RANK_RECOVERY, false),
+        ("success_rate_mean", true),
         ("goodput_mean", true),
         ("failed_latency_median_s_mean", false),
     ];
     let trigger = has_trigger(sweep);
+    // Sorted by the censored recovery time, shown as text (`never`, `>=
+    // X`); among points that never recovered it is only when their
+    // arrivals ended, so they tie on it.
+    let ranked = summary
+        .clone()
+        .lazy()
+        .with_column(
+            when(col("p_not_recovered").eq(lit(1.0)))
+                .then(lit(NULL).cast(DataType::Float64))
+                .otherwise(col("recovery_censored_s_mean"))
+                .alias(RANK_RECOVERY),
+        )
+        .collect();
+    let summary = match ranked {
+        Ok(ranked) if trigger => ranked,
+        _ => summary.clone(),
+    };
     let keys: Vec<(&str, bool)> = keys
         .into_iter()
         .filter(|(k, _)| summary.column(k).is_ok())
-        .filter(|(k, _)| trigger || !k.starts_with("p_not") && !k.starts_with("recovery"))
+        .filter(|(k, _)| trigger || !k.starts_with("p_not") && *k != RANK_RECOVERY)
         .collect();
     if keys.is_empty() || summary.height() < 2 {
         return Ok(String::new());
     }
     let mut cols = level_columns(sweep);
-    // Sorted by the censored number, shown as text (`never`, `>= X`).
     cols.extend(keys.iter().map(|(k, _)| match *k {
-        "recovery_censored_s_mean" => "recovery_s_mean".to_string(),
+        RANK_RECOVERY => "recovery_s_mean".to_string(),
         k => k.to_string(),
     }));
     let sorted = summary
@@ -982,17 +1004,10 @@ fn slice_name(sweep: &Sweep, slice: &[(usize, usize)]) -> String {
     sweep.describe_levels(slice.iter().copied(), ", ")
 }
 
-/// Whether the grid has a trigger (a slow window or a load spike) at all:
-/// some ok run's trigger span is not the `[0, 0)` of a scenario without
-/// one. Without one, recovery means nothing and is not reported.
+/// Whether the grid has a trigger ([`Sweep::has_trigger`]): without one,
+/// recovery is not reported.
 pub fn has_trigger(sweep: &Sweep) -> bool {
-    let (Some(a), Some(b)) = (sweep.metric("window_start_s"), sweep.metric("window_end_s")) else {
-        return false;
-    };
-    a.iter()
-        .zip(&b)
-        .zip(sweep.ok())
-        .any(|((a, b), ok)| *ok && (a.unwrap_or(0.0) != 0.0 || b.unwrap_or(0.0) != 0.0))
+    sweep.has_trigger()
 }
 
 /// The triggers of run `run`, to shade: each slow window and load spike
@@ -1621,7 +1636,7 @@ fn latency_plots(
             title: format!("{title}, {name}"),
             stem,
             caption: format!(
-                "{}The share of users finished within each latency, successes (solid) and failures (dashed), all users of the slice's runs pooled{}; the curve is exact at the histogram's bucket edges (ten a decade).",
+                "{}The share of users finished within each latency, successes in the left panel and failures in the right, all users of the slice's runs pooled{}; the curve is exact at the histogram's bucket edges (ten a decade).",
                 sentence(&slice.reason),
                 if sweep.manifest.report.group.is_some() { " (every group's)" } else { "" }
             ),
@@ -1744,7 +1759,7 @@ fn recovery_plot(
     }
     let line_dim = line_dim(sweep);
     let Some(axis) = recovery_axis(sweep, line_dim) else {
-        notes.push("No plot of recovery time against an axis: no numeric axis (besides the lines') has two levels or more.".to_string());
+        notes.push("No plot of recovery time against an axis: no axis (besides the lines') has two levels or more that are all numbers.".to_string());
         return Ok(());
     };
     let lines = recovery_data(sweep, line_dim, axis);
@@ -1892,10 +1907,13 @@ fn heatmap(
         title,
         stem: "not_recovered".to_string(),
         caption: format!(
-            "P(not recovered) over {} x {}, one panel per {}.",
+            "P(not recovered) over {} x {}{}.",
             sweep.dims[x].name,
             sweep.dims[y].name,
-            panel_dim.map_or("grid", |d| sweep.dims[d].name.as_str())
+            panel_dim.map_or(String::new(), |d| format!(
+                ", one panel per {}",
+                sweep.dims[d].name
+            ))
         ),
         group: Group::Map,
     });
@@ -2216,9 +2234,9 @@ fn tables_markdown(
     let ranked = ranking(sweep, summary, 10)?;
     if !ranked.is_empty() {
         md.push_str(if trigger {
-            "\n### Ranking\n\nThe best points: recovered in the most seeds, then the fastest recovery, the highest goodput, the lowest failed-request median (first 10).\n\n"
+            "\n### Ranking\n\nThe best points: recovered in the most seeds, then the fastest recovery (points that never recovered tie on it), the highest success rate, the highest goodput, the lowest failed-request median (first 10).\n\n"
         } else {
-            "\n### Ranking\n\nThe best points: the highest goodput, then the lowest failed-request median (first 10).\n\n"
+            "\n### Ranking\n\nThe best points: the highest success rate, then the highest goodput, the lowest failed-request median (first 10).\n\n"
         });
         md.push_str(&ranked);
     }
@@ -3331,6 +3349,43 @@ mod tests {
         let md = std::fs::read_to_string(&report.index_md).unwrap();
         assert!(md.contains("**No slow window or load spike**"), "{md}");
         assert!(!md.contains("Never recovered"), "{md}");
+        // Nor in the tables: no run has a verdict.
+        let csv = std::fs::read_to_string(tmp.path().join("analysis/summary.csv")).unwrap();
+        let mut lines = csv.lines();
+        let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let p = head.iter().position(|c| *c == "p_not_recovered").unwrap();
+        assert!(lines.all(|l| l.split(',').nth(p) == Some("")), "{csv}");
+        let effects =
+            std::fs::read_to_string(tmp.path().join("analysis/main_effects.csv")).unwrap();
+        assert!(!effects.contains(",recovered,"), "{effects}");
+    }
+
+    /// Points that never recovered tie on recovery time in the ranking
+    /// (their censored time is only when their arrivals ended): the next
+    /// key, goodput, orders them.
+    #[test]
+    fn never_recovered_points_tie_on_recovery_in_the_ranking() {
+        let tmp = write_sweep(
+            "x",
+            &[1.0, 2.0],
+            &[
+                ("window_start_s", &|_, _| 10.0),
+                ("window_end_s", &|_, _| 12.0),
+                ("recovered", &|_, _| 0.0),
+                ("recovery_censored_s", &|_, l| [20.0, 30.0][l]),
+                ("goodput", &|s, l| [[0.1, 0.9], [0.2, 0.8]][s][l]),
+            ],
+            "{}",
+        );
+        let report = write(tmp.path()).unwrap();
+        let md = std::fs::read_to_string(&report.index_md).unwrap();
+        let ranking = &md[md.find("### Ranking").unwrap()..md.find("### Main effects").unwrap()];
+        let rows: Vec<&str> = (ranking.lines())
+            .filter(|l| l.starts_with("| a |") || l.starts_with("| b |"))
+            .collect();
+        assert!(rows[0].starts_with("| a | 2 |"), "{ranking}");
+        assert!(rows[1].starts_with("| b | 2 |"), "{ranking}");
+        assert!(rows[3].starts_with("| a | 1 |"), "{ranking}");
     }
 
     /// An axis that changes nothing does not repeat a tipping step at each

@@ -479,7 +479,8 @@ pub fn main_effects(sweep: &Sweep, metrics: &[String]) -> Vec<Effect> {
     let by_cell = rows_by_cell(sweep);
     let mut out = Vec::new();
     for m in metrics {
-        let Some(values) = sweep.metric(m) else {
+        // A metric no run has (recovery without a trigger) has no effects.
+        let Some(values) = sweep.metric(m).filter(|v| v.iter().any(Option::is_some)) else {
             continue;
         };
         let support = support(sweep, m);
