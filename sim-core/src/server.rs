@@ -114,11 +114,14 @@ impl ClassQueue {
         self.len == 0
     }
 
-    /// No request of class `class` or above is waiting.
+    /// No request of class `class` or above that `allowed` lets start
+    /// (its bulkhead has room) is waiting: one its bulkhead holds back
+    /// does not hold back a request of another class.
     #[inline]
-    fn none_at_or_above(&self, class: usize) -> bool {
+    fn none_startable_at_or_above(&self, class: usize, allowed: impl Fn(usize) -> bool) -> bool {
         // Most arrivals find the queue empty: the count answers at once.
-        self.len == 0 || self.classes[..=class].iter().all(VecDeque::is_empty)
+        self.len == 0
+            || (self.classes[..=class].iter().enumerate()).all(|(c, q)| q.is_empty() || !allowed(c))
     }
 
     #[inline]
@@ -358,9 +361,12 @@ impl Server {
         reply_first: bool,
         shared_limit: Option<&mut RateLimiter>,
     ) -> Result<Admission, Rejection> {
+        let busy = &self.busy_by_class;
         let can_start = self.busy < self.capacity(model.slots)
-            && self.busy_by_class[class] < model.class_slots[class]
-            && (reply_first || self.queue.none_at_or_above(class));
+            && busy[class] < model.class_slots[class]
+            && (reply_first
+                || (self.queue)
+                    .none_startable_at_or_above(class, |c| busy[c] < model.class_slots[c]));
         let queued = self.queue.len();
         let rejection = if model.shed_queue[class].is_some_and(|q| queued >= q) {
             Some(Rejection::Shed)
@@ -758,6 +764,26 @@ mod tests {
             Err(Rejection::QueueFull)
         );
         assert_eq!(srv.admit(&m, 0, 0, 0, 0, true, None), Ok(Admission::Start));
+    }
+
+    /// Under FIFO an arrival waits behind a queued request of its class
+    /// or above, except one that its own class bulkhead holds back: that
+    /// one could not take the free slot anyway.
+    #[test]
+    fn a_request_its_bulkhead_holds_back_does_not_hold_back_another_class() {
+        let mut m = leaf();
+        (m.slots, m.queue_cap) = (4, None);
+        // Class 0 (the higher) may hold one slot; class 1 any.
+        (m.shed_queue, m.class_slots) = (vec![None, None], vec![1, u32::MAX]);
+        let mut srv = Server::new(&m, 2, 1, 1);
+        let mut jobs = Jobs::default();
+        srv.on_start(0, 0);
+        assert_eq!(srv.admit(&m, 0, 0, 0, 0, false, None), Ok(Admission::Queue));
+        srv.enqueue(request(&mut jobs, NEVER, false), 0, 0);
+        assert_eq!(srv.admit(&m, 0, 0, 1, 0, false, None), Ok(Admission::Start));
+        // With room in its bulkhead, the queued request does come first.
+        m.class_slots[0] = 2;
+        assert_eq!(srv.admit(&m, 0, 0, 1, 0, false, None), Ok(Admission::Queue));
     }
 
     #[test]
