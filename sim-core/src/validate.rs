@@ -955,11 +955,28 @@ fn check_load(g: &str, c: &crate::scenario::Client, check: &mut impl FnMut(bool,
                 "must be >= 0",
             );
         }
+        let some_rate = c.profile.iter().any(|p| p.rate_per_s > 0.0);
         check(
-            c.profile.iter().any(|p| p.rate_per_s > 0.0),
+            some_rate,
             format!("{g}.profile"),
             "every point's rate is 0: no user would arrive",
         );
+        // Points past the arrivals' end shape no arrival: the rate must be
+        // above 0 somewhere in [0, duration_s).
+        let well_formed = (c.profile.iter()).all(|p| {
+            p.at_s.is_finite() && p.at_s >= 0.0 && p.rate_per_s.is_finite() && p.rate_per_s >= 0.0
+        }) && c.profile.is_sorted_by(|a, b| a.at_s <= b.at_s);
+        if some_rate && well_formed && c.duration_s.is_finite() && c.duration_s > 0.0 {
+            check(
+                // (Not `> 0`: an estimate past any number is refused by the users' cap.)
+                crate::model::expected_group_users(c) != 0.0,
+                format!("{g}.profile"),
+                &format!(
+                    "the rate is 0 over the whole arrival interval [0, {}) s ({g}.duration_s): no user would arrive; its rates above 0 come after the arrivals end",
+                    c.duration_s
+                ),
+            );
+        }
         return;
     }
     check(

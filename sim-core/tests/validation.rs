@@ -607,6 +607,20 @@ fn load_profiles_are_checked_point_by_point() {
         ]),
         ["client.profile: every point's rate is 0: no user would arrive"]
     );
+    // A rate above 0 only after the arrivals end (ch37's duration_s is 60).
+    assert_eq!(
+        errors(&[
+            ("client.rate_per_s", "0"),
+            ("client.profile.rate_per_s", "0"),
+            ("client.profile.1.at_s", "60"),
+            ("client.profile.1.rate_per_s", "0"),
+            ("client.profile.2.at_s", "65"),
+            ("client.profile.2.rate_per_s", "100"),
+        ]),
+        [
+            "client.profile: the rate is 0 over the whole arrival interval [0, 60) s (client.duration_s): no user would arrive; its rates above 0 come after the arrivals end"
+        ]
+    );
     // A value out of range for not being finite is told once, not again
     // by its rule under the point's other spelling (`client.profile.0`
     // is `client.profile`).
