@@ -1269,10 +1269,10 @@ impl Sim<'_> {
             return;
         };
         let pauses = self.servers[j.server()].pauses.as_ref().expect("a GC tier");
-        match pauses.frozen_since(mark) {
-            0 => self.work_done(job),
-            owed => {
-                let end = Action::PausedWorkDone(job, pauses.mark());
+        match pauses.frozen_since(mark, self.now) {
+            (0, _) => self.work_done(job),
+            (owed, counted) => {
+                let end = Action::PausedWorkDone(job, counted);
                 self.schedule(self.now + owed, end);
             }
         }

@@ -40,6 +40,8 @@ pub struct Pauses {
     until: Nanos,
     /// `begun[k]`: total length of the first k pauses.
     begun: Vec<Nanos>,
+    /// `starts[k]`: when pause k + 1 began.
+    starts: Vec<Nanos>,
     longest: Nanos,
 }
 
@@ -49,6 +51,7 @@ impl Pauses {
             rule: rule.clone(),
             until: 0,
             begun: vec![0],
+            starts: Vec::new(),
             longest: 0,
         }
     }
@@ -64,6 +67,7 @@ impl Pauses {
         self.longest = self.longest.max(length);
         let total = self.total();
         self.begun.push(total + length);
+        self.starts.push(now);
     }
 
     /// When work that starts at `now` begins: at once, or at the end of the
@@ -77,9 +81,14 @@ impl Pauses {
         (self.begun.len() - 1) as u32
     }
 
-    /// How long the pauses begun since `mark` froze a job in service.
-    pub fn frozen_since(&self, mark: u32) -> Nanos {
-        self.total() - self.begun[mark as usize]
+    /// How long the pauses begun since `mark` froze a job in service whose
+    /// work is due to end at `now` (those begun before `now`: one that
+    /// begins as the work ends freezes none of it), and the mark of the
+    /// pauses counted, which the work's next end is checked against.
+    pub fn frozen_since(&self, mark: u32, now: Nanos) -> (Nanos, u32) {
+        let mark = mark as usize;
+        let before = mark + self.starts[mark..].partition_point(|at| *at < now);
+        (self.begun[before] - self.begun[mark], before as u32)
     }
 
     pub fn count(&self) -> u64 {
@@ -147,10 +156,14 @@ mod tests {
     fn work_in_service_owes_exactly_the_pauses_begun_since_its_mark() {
         let mut p = pauses(0.25, 0.0);
         let mark = p.mark();
-        assert_eq!(p.frozen_since(mark), 0);
+        assert_eq!(p.frozen_since(mark, 3000 * MS), (0, 0));
         p.tick(1000 * MS, 3);
         p.tick(2000 * MS, 3);
-        assert_eq!(p.frozen_since(mark), 500 * MS);
-        assert_eq!(p.frozen_since(p.mark()), 0);
+        assert_eq!(p.frozen_since(mark, 3000 * MS), (500 * MS, 2));
+        assert_eq!(p.frozen_since(p.mark(), 3000 * MS), (0, 2));
+        // Work due to end as a pause begins was not frozen by it; work
+        // still owed then is, at its next end.
+        assert_eq!(p.frozen_since(mark, 2000 * MS), (250 * MS, 1));
+        assert_eq!(p.frozen_since(1, 2250 * MS), (250 * MS, 2));
     }
 }
