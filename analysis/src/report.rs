@@ -2403,9 +2403,16 @@ fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, Repo
         if top.is_none_or(|t| t.st <= 0.0) {
             unmoved.push(if s.noise_share > 0.0 {
                 format!(
-                    "`{}` (seed noise {:.0}% of its variance)",
+                    "`{}` (seed noise {:.0}% of its variance{})",
                     m.metric,
-                    100.0 * s.noise_share
+                    100.0 * s.noise_share,
+                    noisiest_point(sweep, &m.metric).map_or(String::new(), |(c, share)| {
+                        format!(
+                            ", {:.0}% of that noise from the seeds of one point, `{}`",
+                            100.0 * share,
+                            sweep.describe_cell(c)
+                        )
+                    })
                 )
             } else {
                 format!("`{}` (the same in every run)", m.metric)
@@ -2422,15 +2429,28 @@ fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, Repo
                     by_axis.push((top.axis.as_str(), Vec::new()));
                     by_axis.len() - 1
                 });
-            by_axis[at]
-                .1
-                .push(format!("`{}` ({:.2})", m.metric, top.st));
+            // An axis as influential is named too: a tie is not broken by
+            // the axes' order.
+            let tied: Vec<String> = (s.axes.iter())
+                .filter(|a| a.axis != top.axis && (a.st - top.st).abs() <= 1e-9)
+                .map(|a| format!("`{}`", a.axis))
+                .collect();
+            by_axis[at].1.push(if tied.is_empty() {
+                format!("`{}` ({:.2})", m.metric, top.st)
+            } else {
+                format!(
+                    "`{}` ({:.2}, as much as {})",
+                    m.metric,
+                    top.st,
+                    tied.join(", ")
+                )
+            });
         }
     }
     by_axis.sort_by_key(|(_, ms)| std::cmp::Reverse(ms.len()));
     if !by_axis.is_empty() {
         out.push_str(&format!(
-            "- What moves each metric most (total index ST; seed noise, at most {:.1}% of each one's variance, removed):\n",
+            "- What moves each metric most (total index ST, with the seeds' noise removed: at most {:.1}% of the variance of a metric listed here):\n",
             100.0 * noise
         ));
         for (axis, ms) in &by_axis {
@@ -2439,11 +2459,34 @@ fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, Repo
     }
     if !unmoved.is_empty() {
         out.push_str(&format!(
-            "- No axis moves beyond the seeds' noise: {}.\n",
+            "- No axis moves these beyond the seeds' noise, which may hide an effect: {}.\n",
             unmoved.join(", ")
         ));
     }
     Ok(out)
+}
+
+/// The point whose seeds vary most in `metric`, with its share of the
+/// within-point sum of squares (the pooled seed noise), when one point
+/// holds at least half of it: the noise then says more about that point
+/// than about the grid.
+fn noisiest_point(sweep: &Sweep, metric: &str) -> Option<(usize, f64)> {
+    let values = sweep.metric(metric)?;
+    let mut cells: std::collections::BTreeMap<usize, Vec<f64>> = Default::default();
+    for (run, v) in values.iter().enumerate() {
+        if let (Some(v), true) = (v, sweep.ok()[run]) {
+            cells.entry(sweep.cell(run)).or_default().push(*v);
+        }
+    }
+    let squares: Vec<(usize, f64)> = (cells.iter())
+        .map(|(c, v)| {
+            let mean = v.iter().sum::<f64>() / v.len() as f64;
+            (*c, v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>())
+        })
+        .collect();
+    let total: f64 = squares.iter().map(|(_, q)| q).sum();
+    let (c, most) = squares.into_iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
+    (total > 0.0 && most >= 0.5 * total).then_some((c, most / total))
 }
 
 /// A link target the report may keep: relative, or http(s).
@@ -3478,17 +3521,43 @@ mod tests {
             &[
                 ("goodput", &|s, _| s as f64),
                 ("wasted_share", &|_, l| (l % 2) as f64),
+                // All the noise at one point, a's x=1 (its seeds 0 and 10).
+                ("success_latency_p99_s", &|s, l| {
+                    if s == 0 && l < 2 {
+                        10.0 * l as f64
+                    } else {
+                        1.0
+                    }
+                }),
             ],
             "{}",
         );
         let report = write(tmp.path()).unwrap();
         let md = std::fs::read_to_string(&report.index_md).unwrap();
         assert!(
-            md.contains("- No axis moves beyond the seeds' noise: `wasted_share` (seed noise 100% of its variance), `svc_max_queue` (the same in every run)."),
+            md.contains("- No axis moves these beyond the seeds' noise, which may hide an effect: `wasted_share` (seed noise 100% of its variance), `success_latency_p99_s` (seed noise 100% of its variance, 100% of that noise from the seeds of one point, `strategy=a x=1`), `svc_max_queue` (the same in every run)."),
             "{md}"
         );
         assert!(
-            md.contains("seed noise, at most 0.0% of each one's variance, removed"),
+            md.contains("with the seeds' noise removed: at most 0.0% of the variance of a metric listed here"),
+            "{md}"
+        );
+    }
+
+    /// Two axes that move a metric as much (a pure interaction) are both
+    /// named: the tie is not broken by the axes' order.
+    #[test]
+    fn in_short_names_an_axis_as_influential_as_the_top_one() {
+        let tmp = write_sweep(
+            "x",
+            &[1.0, 1.0, 2.0, 2.0],
+            &[("goodput", &|s, l| ((s + l / 2) % 2) as f64)],
+            "{}",
+        );
+        let report = write(tmp.path()).unwrap();
+        let md = std::fs::read_to_string(&report.index_md).unwrap();
+        assert!(
+            md.contains("moves most: `goodput` (1.00, as much as `"),
             "{md}"
         );
     }
