@@ -46,6 +46,10 @@ pub struct Leaf {
     pub conditions: Vec<Condition>,
     pub n: usize,
     pub k: usize,
+    /// Per parameter, the categories its runs hold (none for a numeric
+    /// one): the conditions leave those the splits excluded, and these
+    /// are the ones of them the leaf has.
+    pub present: Vec<Vec<String>>,
 }
 
 /// The leaves, depth first (the `<=` / `=` side first).
@@ -215,7 +219,21 @@ fn grow(
         }
     }
     let Some((split, left)) = best.filter(|(split, _)| *split < here) else {
-        leaves.push(Leaf { conditions, n, k });
+        let present = (columns.iter())
+            .map(|c| match c {
+                Column::Numeric(_) => Vec::new(),
+                Column::Categorical { codes, labels } => (labels.iter().enumerate())
+                    .filter(|(code, _)| rows.iter().any(|r| codes[*r] == *code))
+                    .map(|(_, label)| label.clone())
+                    .collect(),
+            })
+            .collect();
+        leaves.push(Leaf {
+            conditions,
+            n,
+            k,
+            present,
+        });
         return;
     };
     debug_assert!(split < here);
@@ -299,8 +317,9 @@ impl Tree {
                 }
                 Condition::Category { param, .. } => {
                     // Every condition on the parameter: one category, or
-                    // those left after the ones excluded.
-                    let mut left = self.categories[*param].clone();
+                    // those left after the ones excluded that the leaf's
+                    // runs hold (a zipped parameter may hold fewer).
+                    let mut left = leaf.present[*param].clone();
                     for (j, d) in leaf.conditions.iter().enumerate() {
                         if let Condition::Category {
                             param: p,
@@ -378,6 +397,39 @@ mod tests {
                 ("`x` > 4.5 and `s` in {a, b}".to_string(), 100, 100),
             ]
         );
+    }
+
+    /// A leaf names the categories it holds: a split that excludes one
+    /// label of a zip leaves only those of its other side that the leaf's
+    /// runs have.
+    #[test]
+    fn a_leaf_lists_only_the_categories_its_runs_hold() {
+        let t = Tree {
+            params: vec!["cap".into(), "name".into()],
+            categories: vec![
+                vec!["16".into(), "unbounded".into()],
+                vec!["c".into(), "d".into(), "n".into(), "q".into(), "r".into()],
+            ],
+            leaves: Vec::new(),
+        };
+        let leaf = Leaf {
+            conditions: vec![
+                Condition::Category {
+                    param: 1,
+                    category: "d".into(),
+                    is: false,
+                },
+                Condition::Category {
+                    param: 0,
+                    category: "unbounded".into(),
+                    is: true,
+                },
+            ],
+            n: 8,
+            k: 8,
+            present: vec![vec!["unbounded".into()], vec!["n".into(), "r".into()]],
+        };
+        assert_eq!(t.describe(&leaf), "`name` in {n, r} and `cap` = unbounded");
     }
 
     #[test]
