@@ -2224,7 +2224,7 @@ fn tables_markdown(
     } else {
         md.push_str("Means over seeds (ok runs), the grid's `[report] metrics` first; no recovery columns (no trigger). ");
     }
-    md.push_str("Full table with std, 95% interval of the mean over the point's seeds, min and max: `summary.csv` / `summary.parquet`; `<metric>_ci_method` names each interval: Wilson for yes/no metrics (with `<metric>_unseen_high` when no seed differed), the t-interval clipped to [0, 1] for rates and shares and at 0 for counts (clipping never lowers coverage), bootstrap-t clipped at 0 for times (`_s`: skewed, where the t-interval is short on the long side), none when no seed-to-seed variation was observed.\n\n");
+    md.push_str("Full table with std, 95% interval of the mean over the point's seeds, min and max: `summary.csv` / `summary.parquet`; `<metric>_ci_method` names each interval: Wilson for yes/no metrics (with `<metric>_unseen_high` when no seed differed), the t-interval clipped to [0, 1] for rates and shares and at 0 for counts (clipping never lowers coverage), bootstrap-t clipped at 0 for times (`_s`: skewed, where the t-interval is short on the long side), none when no seed-to-seed variation was observed. `goodput` is the successful users per completion at the last tier of the chain: the share of its work that served a user who succeeded (above 1 where a cache or a fan-in serves users without a completion there each).\n\n");
     let points = summary.height();
     if points > 12 {
         md.push_str(&collapsed(&format!("{points} points"), headline));
