@@ -1045,12 +1045,12 @@ pub fn legend_labels(bands: &[Band]) -> Vec<String> {
 /// A heatmap per panel over two axes (x levels × y levels), cell colour =
 /// value in \[0, 1\] (e.g. probability of not recovering), missing cells
 /// grey, the value printed in each cell, a colour scale legend, one panel
-/// per entry side by side (e.g. one per strategy).
+/// per entry (e.g. one per strategy), at most three side by side.
 ///
 /// Colours follow viridis (0 dark purple, 1 yellow); values outside
 /// \[0, 1\] are clamped for the colour but printed as they are. The first
 /// y level is at the bottom. The image is at least 1000 × 600 and grows
-/// with the number of panels and levels.
+/// with the number of panels (a row of panels per three) and levels.
 ///
 /// Errors (no file written): no panels, no x or y levels, or a panel whose
 /// `values` is not `y_levels.len()` rows of `x_levels.len()` cells.
@@ -1088,8 +1088,9 @@ pub fn heatmaps(
     }
     let (nx, ny) = (x_levels.len() as u32, y_levels.len() as u32);
     let panel_w = (70 * nx + 150).clamp(320, 800);
-    let width = (panels.len() as u32 * panel_w + 160).max(1000);
-    let height = (48 * ny + 230).max(600);
+    let (rows, columns) = heat_grid(panels.len());
+    let width = (columns as u32 * panel_w + 160).max(1000);
+    let height = rows as u32 * (48 * ny + 230).max(600);
     let plot = HeatPlot {
         title,
         x_label,
@@ -1100,6 +1101,14 @@ pub fn heatmaps(
         value_label,
     };
     render_both!(stem, (width, height), |root| plot.draw(&root))
+}
+
+/// Rows and columns of `panels` heatmaps: at most three side by side, so
+/// that their text stays readable once the page scales the image to its
+/// width (four make two rows of two).
+fn heat_grid(panels: usize) -> (usize, usize) {
+    let rows = panels.div_ceil(3);
+    (rows, panels.div_ceil(rows))
 }
 
 /// Everything [`heatmaps`] draws, validated.
@@ -1204,7 +1213,7 @@ impl HeatPlot<'_> {
         for (panel, area) in self
             .panels
             .iter()
-            .zip(main.split_evenly((1, self.panels.len())))
+            .zip(main.split_evenly(heat_grid(self.panels.len())))
         {
             let mut chart = ChartBuilder::on(&area)
                 .caption(&panel.title, caption_font.clone())
