@@ -60,6 +60,9 @@ pub enum ShadeKind {
     Outage,
     /// A trigger span of unknown kind (a slow window or a load spike).
     Trigger,
+    /// A trigger of length 0: the instant recovery is measured from (a
+    /// grid whose load profile is its trigger marks it so), a line.
+    Mark,
 }
 
 impl ShadeKind {
@@ -70,6 +73,7 @@ impl ShadeKind {
             ShadeKind::Spike => "load spike",
             ShadeKind::Outage => "error, crash or cache flush",
             ShadeKind::Trigger => "trigger (slow window or spike)",
+            ShadeKind::Mark => "recovery measured from here",
         }
     }
 
@@ -79,6 +83,7 @@ impl ShadeKind {
             ShadeKind::Spike => RGBColor(255, 170, 0).mix(0.22),
             ShadeKind::Outage => RGBColor(200, 40, 40).mix(0.12),
             ShadeKind::Trigger => RGBColor(120, 120, 200).mix(0.15),
+            ShadeKind::Mark => BLACK.mix(0.55),
         }
     }
 }
@@ -645,9 +650,14 @@ pub fn time_bands(
         .map(|s| Shade {
             from: s.from.min(s.to).max(x_range.0),
             to: s.from.max(s.to).min(x_range.1),
-            ..*s
+            // A span of length 0 is drawn as the line it is.
+            kind: if s.from == s.to {
+                ShadeKind::Mark
+            } else {
+                s.kind
+            },
         })
-        .filter(|s| s.from < s.to)
+        .filter(|s| s.from < s.to || (s.kind == ShadeKind::Mark && s.from == s.to))
         .collect();
     let plot = TimePlot {
         title,
@@ -745,6 +755,17 @@ impl TimePlot<'_> {
             .map_err(de)?;
         let (y0, y1) = self.y_range;
         for s in &self.shade {
+            if s.kind == ShadeKind::Mark {
+                chart
+                    .draw_series([DashedPathElement::new(
+                        vec![(s.from, y0), (s.from, y1)],
+                        6,
+                        4,
+                        s.kind.color().stroke_width(2),
+                    )])
+                    .map_err(de)?;
+                continue;
+            }
             chart
                 .draw_series([Rectangle::new(
                     [(s.from, y0), (s.to, y1)],
@@ -857,7 +878,18 @@ impl TimePlot<'_> {
                         .find(|k| k.label() == label)
                         .copied()
                         .unwrap_or(ShadeKind::Trigger);
-                    swatch(&legend_area, (x, y), (28, 14), kind.color().filled(), None)?;
+                    if kind == ShadeKind::Mark {
+                        legend_area
+                            .draw(&DashedPathElement::new(
+                                vec![(x + 14, y), (x + 14, y + 14)],
+                                6,
+                                4,
+                                kind.color().stroke_width(2),
+                            ))
+                            .map_err(de)?;
+                    } else {
+                        swatch(&legend_area, (x, y), (28, 14), kind.color().filled(), None)?;
+                    }
                 }
             }
             y += 26 + legend_text(&legend_area, (x + LEGEND_TEXT_X, y + 7), label, 15.0)?;

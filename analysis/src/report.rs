@@ -1097,6 +1097,19 @@ pub fn triggers_of(sweep: &Sweep, run: usize) -> Vec<Shade> {
             to: b,
         });
     }
+    if out.is_empty()
+        && let Some((a, b)) = span
+        && a == b
+        && b > 0.0
+    {
+        // A trigger of length 0 marks the instant recovery is measured
+        // from (a load profile's end of overload): a line there.
+        out.push(Shade {
+            kind: ShadeKind::Mark,
+            from: a,
+            to: a,
+        });
+    }
     out
 }
 
@@ -3357,6 +3370,32 @@ mod tests {
                 kind: ShadeKind::Spike,
                 from: 10.0,
                 to: 15.0
+            }]
+        );
+    }
+
+    /// A slow window of length 0 (a load profile's grid marks where the
+    /// overload ends so) is the line recovery is measured from.
+    #[test]
+    fn a_trigger_of_length_0_is_a_mark() {
+        let tmp = write_sweep(
+            "x",
+            &[1.0, 2.0],
+            &[
+                ("window_start_s", &|_, _| 30.0),
+                ("window_end_s", &|_, _| 30.0),
+                ("svc_b.slow.start_s", &|_, _| 30.0),
+                ("svc_b.slow.duration_s", &|_, _| 0.0),
+            ],
+            "{}",
+        );
+        let sweep = Sweep::load(tmp.path()).unwrap();
+        assert_eq!(
+            triggers_of(&sweep, 1),
+            [Shade {
+                kind: ShadeKind::Mark,
+                from: 30.0,
+                to: 30.0
             }]
         );
     }
