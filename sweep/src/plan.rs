@@ -271,6 +271,10 @@ fn design_lines(grid: &Grid) -> Vec<String> {
     out
 }
 
+/// The expected users from which a calibration run's time is mostly
+/// their cost, not the run's fixed setup.
+const MANY_USERS: f64 = 100.0;
+
 /// What `plan` expects of a grid here.
 struct Estimate {
     /// Wall time on the threads given: low and high, seconds.
@@ -335,15 +339,26 @@ fn estimate(grid: &Grid, jobs: usize, calibrate: u64) -> Result<Estimate, Error>
             })
             .collect()
     });
-    let per_kuser: Vec<f64> = runs
-        .iter()
-        .map(|(p, _)| p)
+    let timed: Vec<(f64, f64)> = (runs.iter().map(|(p, _)| users_of(*p)))
         .zip(&outcomes)
         .filter(|(_, o)| o.result.is_ok())
-        .map(|(p, o)| o.wall_ms / (users_of(*p).max(1.0) / 1000.0))
+        .map(|(users, o)| (users, o.wall_ms))
+        .collect();
+    // A run of a few users costs its fixed setup, not its users: where the
+    // grid has runs of more, they alone say the cost per user.
+    let many = timed.iter().any(|(users, _)| *users >= MANY_USERS);
+    let per_kuser: Vec<f64> = (timed.iter())
+        .filter(|(users, _)| !many || *users >= MANY_USERS)
+        .map(|(users, ms)| ms / (users.max(1.0) / 1000.0))
         .collect();
     let (lo, hi) = interval(&per_kuser);
-    let wall = |ms_per_kuser: f64| ms_per_kuser * users_total / 1000.0 / 1000.0 / jobs as f64;
+    // Every run's fixed part: the cheapest run's time, at least.
+    let fixed_ms = (timed.iter().map(|(_, ms)| *ms)).fold(f64::INFINITY, f64::min);
+    let fixed_ms = if fixed_ms.is_finite() { fixed_ms } else { 0.0 };
+    let runs_total = grid.runs() as f64;
+    let wall = |ms_per_kuser: f64| {
+        (ms_per_kuser * users_total / 1000.0 + fixed_ms * runs_total) / 1000.0 / jobs as f64
+    };
     let layout = crate::records::Layout::new(
         grid.point_columns(),
         &*grid
