@@ -2389,7 +2389,7 @@ fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, Repo
                 .map(|(c, _, _)| format!("`{}`", describe(*c)))
                 .collect();
             out.push_str(&format!(
-                "- **Fastest to recover** ({which}): {}{}, {t:.2} s on average after the window.\n",
+                "- **Fastest to recover** ({which}): {}{}, {t:.3} s on average after the window.\n",
                 named.join(", "),
                 if tied.len() > 4 {
                     format!(" and {} more", tied.len() - 4)
@@ -3865,7 +3865,7 @@ mod tests {
             .expect(&md);
         assert_eq!(
             fastest,
-            "- **Fastest to recover** (every seed; 2 points tied): `strategy=b x=1`, `strategy=b x=2`, 3.00 s on average after the window."
+            "- **Fastest to recover** (every seed; 2 points tied): `strategy=b x=1`, `strategy=b x=2`, 3.000 s on average after the window."
         );
     }
 
