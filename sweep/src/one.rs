@@ -47,6 +47,15 @@ pub struct ShowArgs {
 
 /// Parses `PATH=VALUE` arguments of `--set`.
 pub fn parse_sets(sets: &[String]) -> Result<Vec<(String, toml::Value)>, Vec<ConfigError>> {
+    match parse_sets_partly(sets) {
+        (out, errors) if errors.is_empty() => Ok(out),
+        (_, errors) => Err(errors),
+    }
+}
+
+/// The `--set` arguments that parse, and why each other one does not: the
+/// ones that parse are checked too, so that every problem is said at once.
+fn parse_sets_partly(sets: &[String]) -> (Vec<(String, toml::Value)>, Vec<ConfigError>) {
     let mut out = Vec::new();
     let mut errors = Vec::new();
     for s in sets {
@@ -74,11 +83,7 @@ pub fn parse_sets(sets: &[String]) -> Result<Vec<(String, toml::Value)>, Vec<Con
             )),
         }
     }
-    if errors.is_empty() {
-        Ok(out)
-    } else {
-        Err(errors)
-    }
+    (out, errors)
 }
 
 fn resolve(
@@ -112,6 +117,11 @@ fn resolve(
                     .find(|(p, _)| sim_core::params::canonical(p) == canonical)
                 {
                     Some((p, v)) => ConfigError::new(format!("--set {p}={v}"), e.message),
+                    // The preset is the strategy the command line names.
+                    None if e.path == "strategy" && preset.is_some() => ConfigError::new(
+                        format!("--preset {}", preset.unwrap_or_default()),
+                        e.message,
+                    ),
                     None => e,
                 }
             })
@@ -126,26 +136,48 @@ fn config(context: &str) -> impl FnOnce(Vec<ConfigError>) -> Error {
 }
 
 pub fn run_one(args: &OneArgs) -> Result<ExitCode, Error> {
-    let sets = parse_sets(&args.sets).map_err(config("bad --set"))?;
-    let presets: Vec<Option<String>> = if args.presets.iter().any(|p| p == "all") {
+    // Every problem of the command line at once: the --set arguments that
+    // parse are checked beside those that do not.
+    let (sets, mut errors) = parse_sets_partly(&args.sets);
+    let all = args.presets.iter().any(|p| p == "all");
+    if all && args.presets.len() > 1 {
+        errors.push(ConfigError::new(
+            "--preset",
+            format!(
+                "`all` runs every preset of the scenario: give it alone, not with {}",
+                (args.presets.iter().filter(|p| *p != "all"))
+                    .map(|p| format!("`{p}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
+    let presets: Vec<Option<String>> = if all {
         match sim_core::load_base(&args.scenario) {
             Ok(s) if !s.presets.is_empty() => s.presets.keys().cloned().map(Some).collect(),
             Ok(_) => {
-                return Err(config(&args.scenario)(vec![ConfigError::new(
+                errors.push(ConfigError::new(
                     "--preset",
                     "`all`: this scenario defines no presets",
-                )]));
+                ));
+                Vec::new()
             }
             Err(e) => return Err(config("cannot load the scenario")(e)),
         }
     } else if args.presets.is_empty() {
         vec![None]
     } else {
-        args.presets.iter().cloned().map(Some).collect()
+        // A preset given twice runs once.
+        let mut presets: Vec<Option<String>> = Vec::new();
+        for p in &args.presets {
+            if !presets.iter().flatten().any(|q| q == p) {
+                presets.push(Some(p.clone()));
+            }
+        }
+        presets
     };
     // Resolve everything before running anything, and report every problem.
     let mut scenarios = Vec::new();
-    let mut errors = Vec::new();
     for p in &presets {
         match resolve(&args.scenario, p.as_deref(), &sets) {
             Ok(s) => scenarios.push(s),
@@ -169,35 +201,48 @@ pub fn run_one(args: &OneArgs) -> Result<ExitCode, Error> {
     if let Some(user) = args.trace {
         return Ok(print_traces(&scenarios, args.seed, user, args.json));
     }
+    // A run that fails is said; the others are still shown.
     let mut runs = Vec::new();
+    let mut ran = Vec::new();
+    let mut failed = false;
     for s in &scenarios {
         match sim_core::run_validated(s, args.seed, &mut sim_core::Scratch::default()) {
-            Ok(r) => runs.push((s.strategy.clone(), r)),
+            Ok(r) => {
+                runs.push((s.strategy.clone(), r));
+                ran.push(s);
+            }
             Err(e) => {
                 eprintln!("error: run `{}` seed {} failed: {e}", s.strategy, args.seed);
-                return Ok(ExitCode::FAILURE);
+                failed = true;
             }
         }
     }
+    let scenarios = ran;
     if args.json {
         for (strategy, r) in &runs {
             println!("{}", table::json_line(strategy, args.seed, r));
         }
     } else {
         print!("{}", table::render(&args.scenario, args.seed, &runs));
-        for (strategy, r) in &runs {
-            if let Some(why) = why_not_recovered(r) {
+        for ((strategy, r), s) in runs.iter().zip(&scenarios) {
+            if let Some(why) = why_not_recovered(r, s.recovery.threshold) {
                 println!("why `{strategy}` did not recover: {why}");
             }
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// For a run with a trigger that did not recover, the diagnosis of
 /// `analysis::why` from its series: each tier's traffic from the trigger's
-/// end while users still arrive.
-fn why_not_recovered(r: &sim_core::RunResult) -> Option<analysis::why::Diagnosis> {
+/// end while users still arrive; a run whose users before the trigger
+/// succeeded under the recovery `threshold` was failing before it, as the
+/// report says.
+fn why_not_recovered(r: &sim_core::RunResult, threshold: f64) -> Option<analysis::why::Diagnosis> {
     // Without a recovery window of arrivals after the trigger, recovery
     // cannot be seen: nothing to explain.
     if r.recovery_s.is_some() || r.window_end_s <= 0.0 || r.recovery_censor_s == 0.0 {
@@ -228,7 +273,11 @@ fn why_not_recovered(r: &sim_core::RunResult) -> Option<analysis::why::Diagnosis
             }
         })
         .collect();
-    analysis::why::diagnose(&tiers)
+    let d = analysis::why::diagnose(&tiers)?;
+    Some(match r.phases[0].success_rate() {
+        Some(before) if before < threshold => d.failing_before(before, threshold),
+        _ => d,
+    })
 }
 
 fn print_traces(scenarios: &[ValidScenario], seed: u64, user: u32, json: bool) -> ExitCode {

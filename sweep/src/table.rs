@@ -183,14 +183,39 @@ pub fn json_line(strategy: &str, seed: u64, r: &RunResult) -> String {
     serde_json::Value::Object(obj).to_string()
 }
 
+/// A share as a percentage: one decimal, more where one would round a
+/// share that is not 0 or 1 to 0.0% or 100.0% (1 failure in 4,000 users
+/// is not "100.0%").
 fn pct(x: Option<f64>) -> String {
-    x.map_or("-".into(), |v| format!("{:.1}%", v * 100.0))
+    x.map_or("-".into(), |v| {
+        let shown = |d: usize| format!("{:.d$}%", v * 100.0);
+        (1..=4)
+            .map(shown)
+            .find(|s| (v == 0.0 || s != "0.0%") && (v == 1.0 || !s.starts_with("100.0")))
+            .unwrap_or_else(|| shown(4))
+    })
 }
 fn num(x: Option<f64>, digits: usize) -> String {
     x.map_or("-".into(), |v| format!("{v:.digits$}"))
 }
+/// Seconds to the millisecond, or to three significant digits below one
+/// (0.0005 s is not 0.001 s).
 fn secs(x: Option<f64>) -> String {
-    x.map_or("-".into(), |v| format!("{v:.3} s"))
+    x.map_or("-".into(), |v| {
+        if v != 0.0 && v.abs() < 0.001 {
+            let decimals = (3 - v.abs().log10().floor() as i64 - 1).clamp(3, 12) as usize;
+            let digits = format!("{v:.decimals$}");
+            format!("{} s", digits.trim_end_matches('0'))
+        } else {
+            format!("{v:.3} s")
+        }
+    })
+}
+/// A time that is usually a whole number of seconds, with its decimals
+/// where it has any (a window from 10.4 s, a recovery of 0.3 s).
+fn when(v: f64) -> String {
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// Metrics as rows, runs as columns, grouped like the source's table.
@@ -228,7 +253,7 @@ pub fn render(scenario: &str, seed: u64, runs: &[(String, RunResult)]) -> String
         // arrivals do, or with no user in any window after it, has nothing
         // to judge: not "never" (no verdict).
         Box::new(|r| match r.recovery_s {
-            Some(s) => format!("{s:.0} s"),
+            Some(s) => format!("{} s", when(s)),
             None if r.recovery_censor_s < 1.0 => {
                 "n/a: no window with users after the trigger".into()
             }
@@ -242,7 +267,7 @@ pub fn render(scenario: &str, seed: u64, runs: &[(String, RunResult)]) -> String
         format!("  {entry} attempts / user"),
         Box::new(move |r| {
             num(
-                tier(r, &e).map(|t| t.arrivals as f64 / r.users.max(1) as f64),
+                tier(r, &e).and_then(|t| sim_core::result::ratio(t.arrivals, r.users)),
                 2,
             )
         }),
@@ -311,11 +336,30 @@ pub fn render(scenario: &str, seed: u64, runs: &[(String, RunResult)]) -> String
     ] {
         rows.push((
             format!("  {label}"),
-            Some(Box::new(move |r: &RunResult| match r.metric(name) {
-                Some(Value::Count(c)) => c.to_string(),
-                _ => "-".into(),
-            })),
+            Some(Box::new(move |r: &RunResult| count(r, name))),
         ));
+    }
+    // Every other reason a tier or a caller refused work, where a run has
+    // some (the mechanisms most runs leave off add no row).
+    for t in &first.tiers {
+        for (label, suffix) in [
+            ("rate limited", "rate_limited"),
+            ("shed", "shed"),
+            ("CoDel dropped", "codel_dropped"),
+            ("refused while down", "refused_down"),
+            ("lost while down", "black_holed"),
+            ("breaker rejected", "breaker_rejected"),
+            ("bulkhead rejected", "bulkhead_rejected"),
+        ] {
+            let name = format!("{}_{suffix}", t.name);
+            let some = |r: &RunResult| matches!(r.metric(&name), Some(Value::Count(c)) if c > 0);
+            if runs.iter().any(|(_, r)| some(r)) {
+                rows.push((
+                    format!("  {} {label}", t.name),
+                    Some(Box::new(move |r: &RunResult| count(r, &name))),
+                ));
+            }
+        }
     }
 
     let mut table = Table::new();
@@ -337,8 +381,9 @@ pub fn render(scenario: &str, seed: u64, runs: &[(String, RunResult)]) -> String
         }
     }
     let mut out = format!(
-        "scenario {scenario}, seed {seed}, window {:.0}-{:.0} s\n",
-        first.window_start_s, first.window_end_s
+        "scenario {scenario}, seed {seed}, window {}-{} s\n",
+        when(first.window_start_s),
+        when(first.window_end_s)
     );
     for line in table.to_string().lines() {
         out.push_str(line.trim_end());
@@ -347,12 +392,37 @@ pub fn render(scenario: &str, seed: u64, runs: &[(String, RunResult)]) -> String
     out
 }
 
+/// Count metric `name` of `r` ("-" where the run has none).
+fn count(r: &RunResult, name: &str) -> String {
+    match r.metric(name) {
+        Some(Value::Count(c)) => c.to_string(),
+        _ => "-".into(),
+    }
+}
+
 fn tier<'r>(r: &'r RunResult, name: &str) -> Option<&'r sim_core::result::TierStats> {
     r.tiers.iter().find(|t| t.name == name)
 }
 
 #[cfg(test)]
 mod tests {
+
+    /// Figures keep what rounding would hide: a share that is not 0 or 1
+    /// is not printed as one, a sub-millisecond time keeps its digits, a
+    /// time with decimals keeps them.
+    #[test]
+    fn the_table_does_not_round_a_figure_into_another() {
+        assert_eq!(super::pct(Some(0.99975)), "99.98%");
+        assert_eq!(super::pct(Some(1.0)), "100.0%");
+        assert_eq!(super::pct(Some(0.0001)), "0.01%");
+        assert_eq!(super::pct(Some(0.5)), "50.0%");
+        assert_eq!(super::secs(Some(0.0005)), "0.0005 s");
+        assert_eq!(super::secs(Some(0.1234)), "0.123 s");
+        assert_eq!(super::secs(Some(0.0)), "0.000 s");
+        assert_eq!(super::when(10.4), "10.4");
+        assert_eq!(super::when(30.0), "30");
+    }
+
     /// On a terminal, a list of names wraps between names and the free
     /// text beside it; piped, or where the values do not fit beside the
     /// free text, rows stay whole.

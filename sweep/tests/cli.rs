@@ -1360,6 +1360,37 @@ fn one_reports_every_bad_set_at_once_naming_the_flag() {
             "  --set horizon_s=30: the horizon (30) ends before the arrivals do (client.duration_s = 60)",
         ],
     );
+    // A --set that does not parse hides neither the others nor the preset.
+    let o = sweep(&[
+        "one",
+        "--set",
+        "foo",
+        "--set",
+        "svc_b.slots=0",
+        "--preset",
+        "nope",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_says(
+        &stderr(&o),
+        &[
+            "  --set: expected PATH=VALUE (e.g. svc_b.queue_cap=32), got `foo`",
+            "  --preset nope: unknown strategy `nope`",
+            "  --set svc_b.slots=0: must be >= 1",
+        ],
+    );
+    assert_fails(
+        &sweep(&["one", "--preset", "nope", "--preset", "all"]),
+        &["--preset: `all` runs every preset of the scenario: give it alone, not with `nope`"],
+    );
+    // A run that fails does not hide the others.
+    let o = sweep(&["one", "--preset", "all", "--set", "max_events=200000"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_says(
+        &stderr(&o),
+        &["error: run `naive` seed 1 failed: event budget exceeded"],
+    );
+    assert_says(&stdout(&o), &["deadline  deadline_budget      protected"]);
     // A refused value does not hide another override's idle key (unless
     // the refused one is what would make it act).
     let o = sweep(&[
