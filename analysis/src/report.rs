@@ -518,11 +518,15 @@ fn sensitivity_markdown(sens: &[MetricSensitivity], trigger: bool) -> String {
         match &m.result {
             Err(reason) => md.push_str(&format!("Skipped: {}.\n", tables::markdown_text(reason))),
             Ok(s) => {
-                md.push_str(&format!(
-                    "Seed noise: {:.1}% of the variance of single runs (removed from the indices); {} seeds.\n\n",
-                    100.0 * s.noise_share,
-                    s.seeds
-                ));
+                md.push_str(&if s.noise_share.is_nan() {
+                    "Seed noise: not measured (one seed); the indices include it.\n\n".to_string()
+                } else {
+                    format!(
+                        "Seed noise: {:.1}% of the variance of single runs (removed from the indices); {} seeds.\n\n",
+                        100.0 * s.noise_share,
+                        s.seeds
+                    )
+                });
                 if let Some(note) = &s.conf_note {
                     md.push_str(&format!("No confidence: {note} (an interval of zero width would claim certainty).\n\n"));
                 }
@@ -2461,11 +2465,16 @@ fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, Repo
         }
     }
     by_axis.sort_by_key(|(_, ms)| std::cmp::Reverse(ms.len()));
+    let one_seed = (sens.iter()).any(|m| m.result.as_ref().is_ok_and(|s| s.noise_share.is_nan()));
     if !by_axis.is_empty() {
-        out.push_str(&format!(
-            "- What moves each metric most (total index ST, with the seeds' noise removed: at most {:.1}% of the variance of a metric listed here):\n",
-            100.0 * noise
-        ));
+        out.push_str(&if one_seed {
+            "- What moves each metric most (total index ST; one seed, so the seeds' noise is in it, not removed: more seeds tell an effect from noise):\n".to_string()
+        } else {
+            format!(
+                "- What moves each metric most (total index ST, with the seeds' noise removed: at most {:.1}% of the variance of a metric listed here):\n",
+                100.0 * noise
+            )
+        });
         for (axis, ms) in &by_axis {
             out.push_str(&format!("  - **{axis}** moves most: {}\n", ms.join(", ")));
         }
@@ -3838,7 +3847,7 @@ mod tests {
             .expect(short);
         assert!(
             fastest.contains("(every run with a verdict: 1 of 2, the others failed or have none)")
-                && fastest.contains("1.10 s on average"),
+                && fastest.contains("1.100 s on average"),
             "{short}"
         );
     }

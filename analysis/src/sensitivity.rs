@@ -203,6 +203,7 @@ pub struct Sensitivity {
     /// One entry per axis, in design order.
     pub axes: Vec<AxisIndices>,
     /// Share of the variance of single runs due to seed noise.
+    /// NaN with one seed: its noise cannot be measured.
     pub noise_share: f64,
     /// Variance of a single run: seed noise plus model variance.
     pub total_variance: f64,
@@ -378,7 +379,13 @@ pub fn analyze(design: &Design, cells: &[Vec<(u64, f64)>]) -> Result<Sensitivity
     // Seeds that vary too seldom can leave every delete-one-seed estimate
     // of an index the same: a zero half-width that is no certainty.
     let unmeasured = |x: f64, half: f64| x > 0.0 && half.abs() < 1e-12;
-    let conf_note = if !varies {
+    let one_seed = seeds.len() < 2;
+    let conf_note = if one_seed {
+        Some(
+            "one seed: the seeds' noise can be neither measured nor removed from the indices"
+                .to_string(),
+        )
+    } else if !varies {
         Some(stats::no_variation(seeds.len()))
     } else if (axes.iter()).any(|a| unmeasured(a.s1, a.s1_conf) || unmeasured(a.st, a.st_conf)) {
         Some(format!(
@@ -390,7 +397,9 @@ pub fn analyze(design: &Design, cells: &[Vec<(u64, f64)>]) -> Result<Sensitivity
     };
     Ok(Sensitivity {
         axes,
-        noise_share: if total_variance > 0.0 {
+        noise_share: if one_seed {
+            f64::NAN
+        } else if total_variance > 0.0 {
             point.noise / total_variance
         } else {
             0.0
@@ -480,7 +489,13 @@ fn decompose(groupings: &Groupings, table: &Table) -> Decomposition {
     let (mut ss, mut df, mut single) = (0.0, 0usize, 0usize);
     for (row, out) in table.rows().zip(scaled.chunks_mut(s)) {
         let n = row.iter().filter(|x| !x.is_nan()).count();
-        let mean = row.iter().filter(|x| !x.is_nan()).sum::<f64>() / n as f64;
+        let mean = crate::stats::mean(
+            &row.iter()
+                .copied()
+                .filter(|x| !x.is_nan())
+                .collect::<Vec<_>>(),
+        )
+        .unwrap_or(f64::NAN);
         means.push(mean);
         if n < 2 {
             single += 1;
@@ -561,7 +576,9 @@ fn group_means(values: &[f64], g: &Grouping) -> Vec<f64> {
 }
 
 fn population_variance(xs: &[f64]) -> f64 {
-    let m = xs.iter().sum::<f64>() / xs.len() as f64;
+    let Some(m) = crate::stats::mean(xs) else {
+        return f64::NAN;
+    };
     xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / xs.len() as f64
 }
 
@@ -653,6 +670,36 @@ mod tests {
 
     fn close(actual: f64, expected: f64, tol: f64) -> bool {
         (actual - expected).abs() <= tol
+    }
+
+    /// A metric equal in every run (0.3, which forty times over 40 is not
+    /// 0.3 in a plain sum) moves with no axis and has no noise.
+    #[test]
+    fn a_metric_the_same_in_every_run_has_no_index_and_no_noise() {
+        let d = design(&[("a", 3), ("b", 2)]);
+        let cells = simulate(&d, 40, 0.0, |_| 0, |_| 0.3);
+        let s = analyze(&d, &cells).unwrap();
+        assert!(s.axes.iter().all(|a| a.s1 == 0.0 && a.st == 0.0), "{s:?}");
+        assert_eq!((s.noise_share, s.model_variance), (0.0, 0.0), "{s:?}");
+        assert_eq!(
+            s.conf_note.as_deref(),
+            Some(stats::no_variation(40).as_str())
+        );
+    }
+
+    /// With one seed the noise cannot be measured: it is not said to be 0.
+    #[test]
+    fn one_seed_measures_no_noise() {
+        let d = design(&[("a", 3), ("b", 2)]);
+        let cells = simulate(&d, 1, 0.5, |_| 0, |p| p[0] as f64);
+        let s = analyze(&d, &cells).unwrap();
+        assert!(s.noise_share.is_nan(), "{s:?}");
+        assert!(
+            s.conf_note
+                .as_deref()
+                .is_some_and(|n| n.starts_with("one seed")),
+            "{s:?}"
+        );
     }
 
     #[test]

@@ -9,10 +9,11 @@ const Z95: f64 = 1.959963984540054;
 
 /// Arithmetic mean; `None` for an empty slice.
 pub fn mean(xs: &[f64]) -> Option<f64> {
-    if xs.is_empty() {
-        return None;
-    }
-    Some(xs.iter().sum::<f64>() / xs.len() as f64)
+    let first = *xs.first()?;
+    // About the first value: equal values have exactly their value as mean
+    // (a plain sum / n of forty 0.3s is 0.30000000000000016), and so a
+    // standard deviation of exactly 0.
+    Some(first + xs.iter().map(|x| x - first).sum::<f64>() / xs.len() as f64)
 }
 
 /// Sample standard deviation (divisor n − 1); `None` when n < 2.
@@ -301,6 +302,15 @@ pub fn unseen_high(n: usize) -> f64 {
 
 #[cfg(test)]
 mod tests {
+
+    /// Equal values have exactly their value as mean, and no spread.
+    #[test]
+    fn equal_values_have_their_value_as_mean() {
+        let xs = [0.3; 40];
+        assert_eq!(super::mean(&xs), Some(0.3));
+        assert_eq!(super::std_dev(&xs), Some(0.0));
+    }
+
     use super::*;
 
     fn close(a: f64, b: f64, tol: f64) -> bool {

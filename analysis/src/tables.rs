@@ -330,7 +330,10 @@ pub fn sensitivity_frame(results: &[MetricSensitivity]) -> Result<DataFrame, Rep
             f("sigma", &|a| a.sigma),
             Column::new(
                 "noise_share".into(),
-                rows.iter().map(|r| r.1.noise_share).collect::<Vec<_>>(),
+                // Null where it cannot be measured (one seed).
+                (rows.iter())
+                    .map(|r| Some(r.1.noise_share).filter(|n| !n.is_nan()))
+                    .collect::<Vec<_>>(),
             ),
             Column::new(
                 "seeds".into(),
