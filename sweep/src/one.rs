@@ -28,7 +28,7 @@ pub struct OneArgs {
     /// Print the story of user request USER (0: the first to arrive) instead of the
     /// metrics: every attempt, outcome and retry decision at every level, with the
     /// budget left before each.
-    #[arg(long, value_name = "USER")]
+    #[arg(long, value_name = "USER", allow_negative_numbers = true)]
     trace: Option<u32>,
 }
 

@@ -10,8 +10,9 @@ use std::process::ExitCode;
 
 #[derive(Args)]
 pub struct ParamsArgs {
-    /// Print the Markdown page (docs/params.md) instead.
-    #[arg(long)]
+    /// Print the Markdown page (docs/params.md) instead: the catalogue,
+    /// whatever the scenario, so it takes no --scenario.
+    #[arg(long, conflicts_with = "scenario")]
     markdown: bool,
     /// Built-in scenario name or path to a scenario TOML file whose values
     /// are shown as the defaults (`-`: not set there).

@@ -180,6 +180,10 @@ pub fn json_line(strategy: &str, seed: u64, r: &RunResult) -> String {
         };
         obj.insert(m.name, v);
     }
+    // The runs table's list columns too.
+    let h = &r.latency_histogram;
+    obj.insert("success_latency_histogram".into(), h.ok.clone().into());
+    obj.insert("failed_latency_histogram".into(), h.failed.clone().into());
     serde_json::Value::Object(obj).to_string()
 }
 
@@ -406,6 +410,26 @@ fn tier<'r>(r: &'r RunResult, name: &str) -> Option<&'r sim_core::result::TierSt
 
 #[cfg(test)]
 mod tests {
+
+    /// `--json` holds the runs table's list columns too: the latency
+    /// histograms, whose counts add up to the users who finished.
+    #[test]
+    fn a_json_line_has_the_latency_histograms() {
+        let mut s = sim_core::ch37();
+        (s.client.duration_s, s.horizon_s) = (5.0, 6.0);
+        let r = sim_core::run(&s, 1).unwrap();
+        let line: serde_json::Value =
+            serde_json::from_str(&super::json_line("naive", 1, &r)).unwrap();
+        let total = |k: &str| {
+            line[k]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c.as_u64().unwrap())
+                .sum::<u64>()
+        };
+        assert_eq!(total("success_latency_histogram"), r.users_ok);
+    }
 
     /// Figures keep what rounding would hide: a share that is not 0 or 1
     /// is not printed as one, a sub-millisecond time keeps its digits, a
