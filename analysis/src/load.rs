@@ -62,6 +62,9 @@ pub struct Sweep {
     /// The metrics the grid's `[report]` asks for besides the usual ones.
     pub report_metrics: Vec<String>,
     ok: Vec<bool>,
+    /// Whether the grid has a trigger ([`Sweep::has_trigger`]), decided
+    /// once at load.
+    trigger: bool,
 }
 
 impl Sweep {
@@ -254,7 +257,7 @@ impl Sweep {
             Some(s) => s.iter().map(|v| v == Some("ok")).collect(),
             None => vec![false; runs.height()],
         };
-        Ok(Sweep {
+        let mut sweep = Sweep {
             dir: dir.to_path_buf(),
             manifest,
             dims,
@@ -265,7 +268,10 @@ impl Sweep {
             tiers,
             report_metrics,
             ok,
-        })
+            trigger: false,
+        };
+        sweep.trigger = sweep.any_trigger();
+        Ok(sweep)
     }
 
     /// A metric per run as floats (`true` = 1); `None` for failed runs and
@@ -293,6 +299,10 @@ impl Sweep {
     /// `[0, 0)` of a scenario without one. Without one, recovery means
     /// nothing: no run has a verdict.
     pub fn has_trigger(&self) -> bool {
+        self.trigger
+    }
+
+    fn any_trigger(&self) -> bool {
         let (Some(a), Some(b)) = (self.column("window_start_s"), self.column("window_end_s"))
         else {
             return false;

@@ -650,13 +650,9 @@ pub fn time_bands(
         .map(|s| Shade {
             from: s.from.min(s.to).max(x_range.0),
             to: s.from.max(s.to).min(x_range.1),
-            // A span of length 0 is drawn as the line it is.
-            kind: if s.from == s.to {
-                ShadeKind::Mark
-            } else {
-                s.kind
-            },
+            ..*s
         })
+        // A mark is a span of length 0, drawn as a line.
         .filter(|s| s.from < s.to || (s.kind == ShadeKind::Mark && s.from == s.to))
         .collect();
     let plot = TimePlot {

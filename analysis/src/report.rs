@@ -94,7 +94,7 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
             tables::main_effects(sweep, &metrics),
         )
     };
-    let sens_md = sensitivity_markdown(&sens, has_trigger(sweep));
+    let sens_md = sensitivity_markdown(&sens, sweep.has_trigger());
     let effects_md = effects_markdown(sweep, &effects);
     if !sampled {
         let mut sens_df = tables::sensitivity_frame(&sens)?;
@@ -383,23 +383,25 @@ fn ranking(sweep: &Sweep, summary: &DataFrame, n: usize) -> Result<String, Repor
         ("goodput_mean", true),
         ("failed_latency_median_s_mean", false),
     ];
-    let trigger = has_trigger(sweep);
+    let trigger = sweep.has_trigger();
     // Sorted by the censored recovery time, shown as text (`never`, `>=
     // X`); among points that never recovered it is only when their
     // arrivals ended, so they tie on it.
-    let ranked = summary
-        .clone()
-        .lazy()
-        .with_column(
-            when(col("p_not_recovered").eq(lit(1.0)))
-                .then(lit(NULL).cast(DataType::Float64))
-                .otherwise(col("recovery_censored_s_mean"))
-                .alias(RANK_RECOVERY),
-        )
-        .collect();
-    let summary = match ranked {
-        Ok(ranked) if trigger => ranked,
-        _ => summary.clone(),
+    let ranked;
+    let has = |c: &str| summary.column(c).is_ok();
+    let summary = if trigger && has("p_not_recovered") && has("recovery_censored_s_mean") {
+        ranked = (summary.clone().lazy())
+            .with_column(
+                when(col("p_not_recovered").eq(lit(1.0)))
+                    .then(lit(NULL).cast(DataType::Float64))
+                    .otherwise(col("recovery_censored_s_mean"))
+                    .alias(RANK_RECOVERY),
+            )
+            .collect()
+            .map_err(ReportError::table("ranking"))?;
+        &ranked
+    } else {
+        summary
     };
     let keys: Vec<(&str, bool)> = keys
         .into_iter()
@@ -450,7 +452,7 @@ fn headline(sweep: &Sweep, summary: &DataFrame) -> Result<String, ReportError> {
         .iter()
         .map(|m| format!("{m}_mean"))
         .collect();
-    if has_trigger(sweep) {
+    if sweep.has_trigger() {
         cols.extend(
             [
                 "p_not_recovered",
@@ -571,7 +573,7 @@ fn sensitivity_markdown(sens: &[MetricSensitivity], trigger: bool) -> String {
 fn effects_markdown(sweep: &Sweep, effects: &[Effect]) -> String {
     let strategy = sweep.strategy_dim();
     let mut md = String::new();
-    let trigger = has_trigger(sweep);
+    let trigger = sweep.has_trigger();
     for metric in [
         "recovered",
         "recovery_censored_s",
@@ -790,7 +792,7 @@ fn choose_slices(
             }
         }
     }
-    let recovered = sweep.metric("recovered").filter(|_| has_trigger(sweep));
+    let recovered = sweep.metric("recovered").filter(|_| sweep.has_trigger());
     let note_unknown = if unknown.is_empty() {
         String::new()
     } else {
@@ -1006,12 +1008,6 @@ fn slice_name(sweep: &Sweep, slice: &[(usize, usize)]) -> String {
         return "all runs".to_string();
     }
     sweep.describe_levels(slice.iter().copied(), ", ")
-}
-
-/// Whether the grid has a trigger ([`Sweep::has_trigger`]): without one,
-/// recovery is not reported.
-pub fn has_trigger(sweep: &Sweep) -> bool {
-    sweep.has_trigger()
 }
 
 /// The triggers of run `run`, to shade: each slow window and load spike
@@ -1771,7 +1767,7 @@ fn recovery_plot(
     files: &mut Vec<PlotFile>,
     notes: &mut Vec<String>,
 ) -> Result<(), ReportError> {
-    if !has_trigger(sweep) || sweep.metric("recovered").is_none() {
+    if !sweep.has_trigger() || sweep.metric("recovered").is_none() {
         return Ok(());
     }
     let line_dim = line_dim(sweep);
@@ -1829,7 +1825,7 @@ fn heatmap(
     files: &mut Vec<PlotFile>,
     notes: &mut Vec<String>,
 ) -> Result<(), ReportError> {
-    if !has_trigger(sweep) {
+    if !sweep.has_trigger() {
         notes.push("No heatmap of P(not recovered): the grid has no slow window or load spike, so there is nothing to recover from.".to_string());
         return Ok(());
     }
@@ -1997,7 +1993,7 @@ fn design_section(
     let mut indices =
         design_analysis::frame(design, &all).map_err(ReportError::table("the design's indices"))?;
     write_frame(dir, "design_indices", &mut indices)?;
-    let trigger = has_trigger(sweep);
+    let trigger = sweep.has_trigger();
     let mut tables = vec!["design_indices"];
     if design.method == "sobol" && design.second_order {
         let mut s2 = design_analysis::s2_frame(design, &all)
@@ -2032,7 +2028,7 @@ fn index_markdown(
     design: Option<&DesignSection>,
 ) -> Result<String, ReportError> {
     let m = &sweep.manifest;
-    let trigger = has_trigger(sweep);
+    let trigger = sweep.has_trigger();
     let mut md = format!("# Sweep `{}`\n\n", m.grid_name);
     // A manifest still "running" counts nothing yet: its sweep is being
     // written, or was killed before it could say so. The runs say.
@@ -2229,7 +2225,7 @@ fn tables_markdown(
     effects_md: &str,
     factorial: bool,
 ) -> Result<(), ReportError> {
-    let trigger = has_trigger(sweep);
+    let trigger = sweep.has_trigger();
     md.push_str("\n## Tables\n\n### Per point\n\n");
     if !factorial {
         md.push_str("One row per combination of the categorical axes, over its whole sampled design (every parameter value as drawn): P(not recovered) and the means are over the sampled region, with intervals over its runs. Each run's own values are in `runs/*.parquet`; the table with std, min and max in `summary.csv` / `summary.parquet`.\n\n");
@@ -2272,7 +2268,7 @@ const NO_TRIGGER: &str = "- **No slow window or load spike** in this grid: there
 /// influential axis for each metric, in sentences.
 fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, ReportError> {
     let mut out = String::new();
-    let trigger = has_trigger(sweep);
+    let trigger = sweep.has_trigger();
     if !trigger {
         out.push_str(NO_TRIGGER);
     }
@@ -2709,7 +2705,7 @@ fn outcome_of_runs(sweep: &Sweep, text: &str) -> Option<Vec<Option<bool>>> {
 fn discovery(sweep: &Sweep, dir: &Path, plot_dir: &Path) -> Result<String, ReportError> {
     use crate::prim;
     let custom = sweep.manifest.report.prim.as_deref();
-    if sweep.dims.is_empty() || (custom.is_none() && !has_trigger(sweep)) {
+    if sweep.dims.is_empty() || (custom.is_none() && !sweep.has_trigger()) {
         return Ok(String::new());
     }
     let text = custom.unwrap_or(crate::outcome::NOT_RECOVERED);

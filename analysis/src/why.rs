@@ -746,9 +746,7 @@ pub mod section {
         let Some(recovered) = sweep.metric("recovered") else {
             return Ok(None);
         };
-        if !crate::report::has_trigger(sweep)
-            || !crate::report::series_has(sweep, &traffic_columns(sweep))?
-        {
+        if !sweep.has_trigger() || !crate::report::series_has(sweep, &traffic_columns(sweep))? {
             return Ok(None);
         }
         let ok = sweep.ok();
