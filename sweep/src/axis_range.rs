@@ -53,20 +53,16 @@ pub fn expand(path: &str, t: &toml::Table) -> Result<Vec<Value>, String> {
     };
     // Each key's type is told at once, not the first fault alone.
     let (start, stop, step) = (number("start"), number("stop"), number("step"));
-    let faults: Vec<&str> = [
+    let faults = crate::grid::joined_faults([
         start.as_ref().err(),
         stop.as_ref().err(),
         step.as_ref().err(),
-    ]
-    .into_iter()
-    .chain([log.as_ref().err()])
-    .flatten()
-    .map(String::as_str)
-    .collect();
+        log.as_ref().err(),
+    ]);
     if !faults.is_empty() {
-        return Err(faults.join("; "));
+        return Err(faults);
     }
-    let (Ok(Some(start)), Ok(Some(stop)), Ok(log)) = (start, stop, log) else {
+    let (Ok(Some(start)), Ok(Some(stop)), Ok(step), Ok(log)) = (start, stop, step, log) else {
         return Err("a range needs both `start` and `stop`".into());
     };
     let levels = match (t.get("step"), t.get("num")) {
@@ -78,7 +74,7 @@ pub fn expand(path: &str, t: &toml::Table) -> Result<Vec<Value>, String> {
             );
         }
         (Some(_), None) => {
-            let step = number("step")?.expect("present and checked");
+            let step = step.expect("`step` is given");
             step_levels(t, start, stop, step, integer)?
         }
         (None, Some(n)) => {

@@ -467,18 +467,14 @@ fn sampled_axis(path: &str, t: &toml::Table) -> Result<SampledAxis, String> {
     };
     // Each key's type is told at once, not the first fault alone.
     let (min, max, log, integer) = (number("min"), number("max"), flag("log"), flag("integer"));
-    let mut faults: Vec<String> = Vec::new();
-    for e in [min.as_ref().err(), max.as_ref().err()]
-        .into_iter()
-        .chain([log.as_ref().err(), integer.as_ref().err()])
-        .flatten()
-    {
-        if !faults.contains(e) {
-            faults.push(e.clone());
-        }
-    }
+    let faults = crate::grid::joined_faults([
+        min.as_ref().err(),
+        max.as_ref().err(),
+        log.as_ref().err(),
+        integer.as_ref().err(),
+    ]);
     let (Ok(min), Ok(max), Ok(log), Ok(integer)) = (min, max, log, integer) else {
-        return Err(faults.join("; "));
+        return Err(faults);
     };
     let log = log.unwrap_or(false);
     let kind = params::param_of(path).map(|p| p.kind);

@@ -12,7 +12,7 @@
 //! counts. A point changed outcome when it went between recovered (every
 //! seed), not recovered (none) and mixed.
 
-use crate::error::{DiffError, DirError, Error};
+use crate::error::{DiffError, Error};
 use crate::store::Store;
 use analysis::tables::markdown_text;
 use clap::Args;
@@ -276,16 +276,7 @@ fn load(dir: &Path) -> Result<analysis::load::Sweep, DiffError> {
 fn read(dir: &Path, metrics: &[String]) -> Result<Side, DiffError> {
     let store = Store::new(dir);
     // Shards not merged yet have no whole grid's manifest to pair points by.
-    let manifests = store.manifests()?;
-    let whole = store.manifest_path(crate::store::Shard::WHOLE);
-    if !manifests.is_empty() && !manifests.iter().any(|(p, _)| *p == whole) {
-        return Err(DiffError::Refused(Box::new(DirError::ShardsOnly {
-            dir: dir.to_path_buf(),
-            manifests: (manifests.iter())
-                .map(|(p, _)| crate::store::file_name(p))
-                .collect(),
-        })));
-    }
+    (store.refuse_shards_only(&store.manifests()?)).map_err(|e| DiffError::Refused(Box::new(e)))?;
     let df = store.read_runs()?.ok_or_else(|| DiffError::NoRuns {
         dir: dir.to_path_buf(),
     })?;

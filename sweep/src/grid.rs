@@ -180,6 +180,18 @@ pub fn finite_number(v: &Value) -> Option<f64> {
     }
 }
 
+/// The faults among `faults`, each once, joined: every key of a table
+/// refused for its type, said at once rather than the first alone.
+pub fn joined_faults<'a>(faults: impl IntoIterator<Item = Option<&'a String>>) -> String {
+    let mut told: Vec<&str> = Vec::new();
+    for fault in faults.into_iter().flatten() {
+        if !told.contains(&fault.as_str()) {
+            told.push(fault);
+        }
+    }
+    told.join("; ")
+}
+
 /// Unknown keys of `table` (one of `known`) as problems (key, reason).
 pub fn unknown_keys(
     t: &toml::Table,

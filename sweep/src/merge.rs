@@ -518,17 +518,10 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Error> {
     // Columns are read by name: the same columns in another order (a grid
     // whose [set] lists its keys in another order) are the same table.
     let in_order_of = |b: DataFrame, a: &DataFrame| {
-        let mut names: Vec<String> = (a.get_column_names().iter())
-            .map(|n| n.to_string())
-            .collect();
-        let mut theirs: Vec<String> = (b.get_column_names().iter())
-            .map(|n| n.to_string())
-            .collect();
-        let order = names.clone();
-        names.sort();
-        theirs.sort();
-        if names == theirs {
-            b.select(order).unwrap_or(b)
+        let same = a.width() == b.width()
+            && (a.get_column_names().iter()).all(|n| b.column(n.as_str()).is_ok());
+        if same {
+            b.select(a.get_column_names_owned()).unwrap_or(b)
         } else {
             b
         }

@@ -118,11 +118,12 @@ fn resolve(
                 {
                     Some((p, v)) => ConfigError::new(format!("--set {p}={v}"), e.message),
                     // The preset is the strategy the command line names.
-                    None if e.path == "strategy" && preset.is_some() => ConfigError::new(
-                        format!("--preset {}", preset.unwrap_or_default()),
-                        e.message,
-                    ),
-                    None => e,
+                    None => match preset {
+                        Some(name) if e.path == "strategy" => {
+                            ConfigError::new(format!("--preset {name}"), e.message)
+                        }
+                        _ => e,
+                    },
                 }
             })
             .collect()

@@ -67,15 +67,7 @@ pub fn write_report_quietly(dir: &Path) -> Result<analysis::Report, ReportError>
         .map_err(refused)?;
     // No lock file where there is no sweep: the report refuses it.
     let manifests = store.manifests().map_err(refused)?;
-    let whole = store.manifest_path(crate::store::Shard::WHOLE);
-    if !manifests.is_empty() && !manifests.iter().any(|(p, _)| *p == whole) {
-        return Err(ReportError::Refused(Box::new(DirError::ShardsOnly {
-            dir: dir.to_path_buf(),
-            manifests: (manifests.iter())
-                .map(|(p, _)| crate::store::file_name(p))
-                .collect(),
-        })));
-    }
+    (store.refuse_shards_only(&manifests)).map_err(|e| ReportError::Refused(Box::new(e)))?;
     let sweep_here = !manifests.is_empty();
     let _turn = sweep_here.then(|| Lock::report(dir)).transpose()?;
     analysis::write_report(dir)

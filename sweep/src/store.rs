@@ -282,6 +282,19 @@ impl Store {
         Ok(write_atomic(&path, text.as_bytes(), "manifest").map_err(IoError::at(path))?)
     }
 
+    /// Refuses `manifests` (the directory's) that are shards' alone: the
+    /// whole grid's results are theirs merged (`sweep merge`).
+    pub fn refuse_shards_only(&self, manifests: &[(PathBuf, Manifest)]) -> Result<(), DirError> {
+        let whole = self.manifest_path(Shard::WHOLE);
+        if manifests.is_empty() || manifests.iter().any(|(p, _)| *p == whole) {
+            return Ok(());
+        }
+        Err(DirError::ShardsOnly {
+            dir: self.root.clone(),
+            manifests: manifests.iter().map(|(p, _)| file_name(p)).collect(),
+        })
+    }
+
     /// A manifest in the directory of another sweep than `fingerprint`'s,
     /// as the error that refuses the directory; `what` names the kind of
     /// results asked for (`grid`), `fix` another way out, `changes` what
