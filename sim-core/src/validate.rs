@@ -924,6 +924,8 @@ fn check_load(g: &str, c: &crate::scenario::Client, check: &mut impl FnMut(bool,
                 "a sinusoid modulates {g}.rate_per_s, which a load profile replaces; put the cycle into the profile's points"
             ),
         );
+        // Whether every point passes the checks below.
+        let mut well_formed = true;
         for (i, p) in c.profile.iter().enumerate() {
             let path = |k: &str| {
                 if i == 0 {
@@ -931,6 +933,10 @@ fn check_load(g: &str, c: &crate::scenario::Client, check: &mut impl FnMut(bool,
                 } else {
                     format!("{g}.profile.{i}.{k}")
                 }
+            };
+            let mut check = |ok: bool, path: String, reason: &str| {
+                well_formed &= ok;
+                check(ok, path, reason);
             };
             check(
                 p.at_s.is_finite() && p.at_s >= 0.0,
@@ -963,9 +969,6 @@ fn check_load(g: &str, c: &crate::scenario::Client, check: &mut impl FnMut(bool,
         );
         // Points past the arrivals' end shape no arrival: the rate must be
         // above 0 somewhere in [0, duration_s).
-        let well_formed = (c.profile.iter()).all(|p| {
-            p.at_s.is_finite() && p.at_s >= 0.0 && p.rate_per_s.is_finite() && p.rate_per_s >= 0.0
-        }) && c.profile.is_sorted_by(|a, b| a.at_s <= b.at_s);
         if some_rate && well_formed && c.duration_s.is_finite() && c.duration_s > 0.0 {
             check(
                 // (Not `> 0`: an estimate past any number is refused by the users' cap.)
