@@ -188,6 +188,12 @@ impl Bounds {
 }
 
 impl Param {
+    /// When it can act at all (the refusal rules of validation); empty
+    /// where no rule refuses it.
+    pub fn acts_when(&self) -> Vec<&'static str> {
+        crate::validate::acts_when(self.scope, self.key)
+    }
+
     /// The values it accepts: for numbers, its [`Bounds`] (validation
     /// checks them with the rest of the scenario).
     pub fn range(&self) -> String {
@@ -2042,7 +2048,7 @@ pub fn markdown() -> String {
             "| {path} | {} | {} | {} | {} |\n",
             param.kind.describe(),
             param.range(),
-            validate::acts_when(param.scope, param.key).join("; "),
+            param.acts_when().join("; "),
             param.doc
         ));
     }

@@ -1,7 +1,8 @@
 //! `sweep params`: every parameter path of a scenario with its type, its
 //! value in that scenario (the default an override replaces), the values
 //! the catalogue accepts and its doc, grouped by tier, as a table fitted
-//! to the terminal.
+//! to the terminal; with a filter, each matching path in full: its whole
+//! doc and when it acts.
 
 use crate::error::Error;
 use clap::Args;
@@ -10,6 +11,10 @@ use std::process::ExitCode;
 
 #[derive(Args)]
 pub struct ParamsArgs {
+    /// Show only the paths that contain this text, each in full: its whole
+    /// doc and when it can act (e.g. `sweep params dispatch`).
+    #[arg(conflicts_with = "markdown")]
+    filter: Option<String>,
     /// Print the Markdown page (docs/params.md) instead: the catalogue,
     /// whatever the scenario, so it takes no --scenario.
     #[arg(long, conflicts_with = "scenario")]
@@ -44,6 +49,28 @@ pub fn params(args: &ParamsArgs) -> Result<ExitCode, Error> {
             "scenario".to_string()
         }
     };
+    if let Some(filter) = &args.filter {
+        let found: Vec<&String> = paths
+            .iter()
+            .filter(|p| p.contains(filter.as_str()))
+            .collect();
+        if found.is_empty() {
+            return Err(Error::Config {
+                context: format!(
+                    "no parameter path of the scenario `{}` matches",
+                    args.scenario
+                ),
+                errors: vec![sim_core::ConfigError::new(
+                    filter.clone(),
+                    "no path contains it (`sweep params` lists them all)",
+                )],
+            });
+        }
+        for path in found {
+            print!("{}", in_full(path, &default_of(&json, path)));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let groups = std::iter::once("scenario".to_string()).chain(owners.iter().cloned());
     for group in groups {
         let here: Vec<&String> = paths.iter().filter(|p| group_of(p) == group).collect();
@@ -59,15 +86,7 @@ pub fn params(args: &ParamsArgs) -> Result<ExitCode, Error> {
             let param = sim_core::params::param_of(path);
             let kind = param.map(|d| d.kind.describe()).unwrap_or_default();
             let doc = param.map_or("", |d| first_sentence(d.doc));
-            let default = match lookup(&json, &path.split('.').collect::<Vec<_>>()) {
-                Some(Json::Null) | None
-                    if param.is_some_and(|d| d.kind == sim_core::params::Kind::Cap) =>
-                {
-                    "\"unbounded\"".to_string()
-                }
-                Some(v) => show(v),
-                None => "-".to_string(),
-            };
+            let default = default_of(&json, path);
             let range = param.map(|d| d.range()).unwrap_or_default();
             rows.push(vec![path.clone(), kind, default, range, doc.to_string()]);
         }
@@ -90,6 +109,41 @@ pub fn params(args: &ParamsArgs) -> Result<ExitCode, Error> {
         print!("{table}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The value of `path` in the serialized scenario `json`, as `--set` would
+/// write it (`-`: not set there).
+fn default_of(json: &Json, path: &str) -> String {
+    let param = sim_core::params::param_of(path);
+    match lookup(json, &path.split('.').collect::<Vec<_>>()) {
+        Some(Json::Null) | None if param.is_some_and(|d| d.kind == sim_core::params::Kind::Cap) => {
+            "\"unbounded\"".to_string()
+        }
+        Some(v) => show(v),
+        None => "-".to_string(),
+    }
+}
+
+/// One path in full: its type, value in the scenario, accepted values,
+/// when it acts (the refusal rules of `sim_core::validate`) and whole doc.
+fn in_full(path: &str, default: &str) -> String {
+    let Some(param) = sim_core::params::param_of(path) else {
+        return format!("{path}\n  default   {default}\n\n");
+    };
+    let mut out = format!(
+        "{path}\n  type      {}\n  default   {default}\n",
+        param.kind.describe()
+    );
+    let range = param.range();
+    if !range.is_empty() {
+        out.push_str(&format!("  accepted  {range}\n"));
+    }
+    let acts = param.acts_when();
+    if !acts.is_empty() {
+        out.push_str(&format!("  acts when {}\n", acts.join("; ")));
+    }
+    out.push_str(&format!("  {}\n\n", param.doc.trim()));
+    out
 }
 
 /// Rows of path, type, default, range and doc as path and text: "number,

@@ -671,6 +671,47 @@ fn params_shows_the_values_each_path_accepts() {
     assert!(line("dispatch").contains("a name of the type"));
 }
 
+/// `sweep params <text>`: each path containing the text in full, with
+/// when it acts and its whole doc; a text no path contains is an error
+/// naming it.
+#[test]
+fn params_with_a_filter_shows_each_matching_path_in_full() {
+    let o = sweep(&["params", "hedge_budget_percent"]);
+    assert_ok(&o);
+    let out = stdout(&o);
+    let full = sim_core::params::param_of("svc_a.hedge_budget_percent")
+        .unwrap()
+        .doc;
+    for path in ["client.hedge_budget_percent", "svc_a.hedge_budget_percent"] {
+        assert!(out.lines().any(|l| l == path), "{out}");
+    }
+    assert!(!out.contains("svc_a.max_retries"), "{out}");
+    assert_says(
+        &out,
+        &[
+            "  type      number\n",
+            "  accepted  0 to 100\n",
+            "  acts when hedge_delay_s > 0 or hedge_quantile > 0\n",
+            full.trim(),
+        ],
+    );
+    let o = sweep(&["params", "no_such_knob"]);
+    assert_fails(
+        &o,
+        &[
+            "no parameter path of the scenario `ch37` matches",
+            "no_such_knob",
+            "no path contains it",
+        ],
+    );
+    let o = sweep(&["params", "dispatch", "--markdown"]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "clap refuses a filter with --markdown"
+    );
+}
+
 /// `sweep params` of a scenario with client groups: each group's paths
 /// under its own header, with the group's values.
 #[test]
