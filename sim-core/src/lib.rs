@@ -375,6 +375,7 @@ mod tests {
         let mut s = ch37();
         s.horizon_s = 5.0;
         s.client.duration_s = 5.0;
+        params::set(&mut s, "svc_b.slow.start_s", &toml::Value::Float(2.0)).unwrap();
         let valid = ValidScenario::new(s.clone()).unwrap();
         let mut scratch = Scratch::default();
         for seed in [1, 2] {

@@ -1325,6 +1325,19 @@ pub fn canonical(path: &str) -> String {
     }
 }
 
+/// A value as an error message shows it: as TOML writes it, but a number
+/// in its shortest form (`1e300`, not its 301 digits).
+pub fn show(v: &Value) -> String {
+    match v {
+        Value::Float(x) => format!("{x:?}"),
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(show).collect::<Vec<_>>().join(", ")
+        ),
+        other => other.to_string(),
+    }
+}
+
 /// Parses a command-line value: TOML syntax (`32`, `0.3`, `true`, `"x"`),
 /// falling back to a bare string (`naive`).
 pub fn parse_value(text: &str) -> Value {

@@ -2121,7 +2121,8 @@ fn check_inert<A, B>(
                 continue;
             }
             refused.push(key);
-            let shown = |v: Option<&toml::Value>| v.map_or("unset".to_string(), |v| v.to_string());
+            let shown =
+                |v: Option<&toml::Value>| v.map_or("unset".to_string(), crate::params::show);
             errors.push(ConfigError::new(
                 path,
                 format!(
@@ -2183,6 +2184,34 @@ fn check_inert_all(s: &Scenario, errors: &mut Vec<ConfigError>) {
         let given = client_table(c);
         check_inert(CLIENT_INERT, c, &(), g, &given, &CLIENT, errors);
         check_client_call(g, c, errors);
+    }
+    check_windows_in_run(s, errors);
+}
+
+/// A trigger window (slow, error or crash window, load spike, cache
+/// flush) that starts at or after the horizon holds no instant of the
+/// run: it is refused as any setting that cannot act, so that a grid
+/// refuses it only where it acts at none of its points.
+fn check_windows_in_run(s: &Scenario, errors: &mut Vec<ConfigError>) {
+    let horizon = s.horizon_s;
+    if !(horizon.is_finite() && horizon > 0.0) {
+        return; // refused by its own check
+    }
+    for w in s.triggers() {
+        if w.duration_s > 0.0 && w.start_s.is_finite() && w.start_s >= horizon {
+            let key = if w.path.ends_with(".cache") {
+                "flush_start_s"
+            } else {
+                "start_s"
+            };
+            errors.push(ConfigError::new(
+                format!("{}.{key}", w.path),
+                format!(
+                    "{:?} has no effect: the window starts at or after the horizon ({horizon} s), so no instant of the run falls inside it; start it before horizon_s or raise horizon_s",
+                    w.start_s
+                ),
+            ));
+        }
     }
 }
 

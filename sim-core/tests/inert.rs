@@ -728,3 +728,47 @@ fn a_preset_setting_a_key_where_it_cannot_act_is_refused_where_applied() {
     );
     assert_eq!(apply("protected"), Vec::<String>::new());
 }
+
+/// A trigger window that starts at or after the horizon holds no instant
+/// of the run, whatever its kind or length: refused at its start with the
+/// horizon; one that starts before the horizon and runs past it acts.
+#[test]
+fn a_window_starting_at_or_after_the_horizon_is_refused() {
+    let message = |path: &str, start: &str| {
+        format!(
+            "{path}: {start} has no effect: the window starts at or after the horizon (70 s), so no instant of the run falls inside it; start it before horizon_s or raise horizon_s"
+        )
+    };
+    for (context, path, value, shown) in [
+        ("", "svc_b.slow.start_s", "70", "70.0"),
+        ("", "svc_b.slow.start_s", "1e300", "1e300"),
+        (
+            "svc_a.errors.duration_s=5 svc_a.errors.p=0.5",
+            "svc_a.errors.start_s",
+            "100",
+            "100.0",
+        ),
+        (
+            "svc_b.crash.duration_s=5",
+            "svc_b.crash.start_s",
+            "80",
+            "80.0",
+        ),
+        (
+            "client.spike.duration_s=5 client.spike.factor=2",
+            "client.spike.start_s",
+            "70",
+            "70.0",
+        ),
+    ] {
+        assert_eq!(
+            refusals(context, path, value),
+            [message(path, shown)],
+            "{path} = {value} with `{context}`"
+        );
+    }
+    assert_eq!(
+        refusals("", "svc_b.slow.start_s", "69.9"),
+        Vec::<String>::new()
+    );
+}

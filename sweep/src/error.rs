@@ -7,6 +7,7 @@ use analysis::manifest::Shard;
 use analysis::{IoError, PartError, PlotError, ReportError};
 use polars::prelude::PolarsError;
 use sim_core::ConfigError;
+use sim_core::params::show;
 use std::path::PathBuf;
 
 /// One problem of a grid file, located by the file and the key to fix.
@@ -31,7 +32,7 @@ pub enum GridError {
         reason: String,
     },
     /// A value that its parameter path does not take.
-    #[error("{}: {table}.\"{path}\" = {value}{}: {}", file.display(), through(through_level), cause.message)]
+    #[error("{}: {table}.\"{path}\" = {}{}: {}", file.display(), show(value), through(through_level), cause.message)]
     Value {
         file: PathBuf,
         table: &'static str,
@@ -50,7 +51,7 @@ pub enum GridError {
         reason: String,
     },
     /// A value of `--set` or `--axis` that its parameter path does not take.
-    #[error("{flag} {path}={value}{}: {}", through(through_level), cause.message)]
+    #[error("{flag} {path}={}{}: {}", show(value), through(through_level), cause.message)]
     FlagValue {
         flag: &'static str,
         path: String,
@@ -220,8 +221,8 @@ pub enum StoreError {
 fn through(level: &Option<(toml::Value, usize)>) -> String {
     match level {
         None => String::new(),
-        Some((last, 2)) => format!(" and {last}"),
-        Some((last, n)) => format!(", ..., {last} ({n} levels)"),
+        Some((last, 2)) => format!(" and {}", show(last)),
+        Some((last, n)) => format!(", ..., {} ({n} levels)", show(last)),
     }
 }
 

@@ -1744,8 +1744,8 @@ impl Grid {
                 let flag = |p: &str| flags.iter().find(|(f, _)| f == p).map(|(_, flag)| *flag);
                 let setting = match given {
                     Some((p, v)) => match flag(p) {
-                        Some(flag) => format!("{flag} {p}={v}"),
-                        None => format!("{p} = {v}"),
+                        Some(flag) => format!("{flag} {p}={}", params::show(v)),
+                        None => format!("{p} = {}", params::show(v)),
                     },
                     // An idle key's message starts with its value.
                     None => match flag(&cause.path) {

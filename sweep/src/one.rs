@@ -86,14 +86,24 @@ fn parse_sets_partly(sets: &[String]) -> (Vec<(String, toml::Value)>, Vec<Config
     (out, errors)
 }
 
+/// The `--set` argument that set `path`, as typed: its value as given
+/// (`1e400`, not the `inf` it parses to).
+fn as_typed(typed: &[String], path: &str) -> String {
+    let arg = (typed.iter()).find(|a| a.split_once('=').is_some_and(|(p, _)| p.trim() == path));
+    format!("--set {}", arg.map_or(path, |a| a.trim()))
+}
+
+/// The scenario `base` with `preset` and the parsed `sets` applied;
+/// `typed`, the `--set` arguments as given, for the errors.
 fn resolve(
     base: &str,
     preset: Option<&str>,
     sets: &[(String, toml::Value)],
+    typed: &[String],
 ) -> Result<ValidScenario, Vec<ConfigError>> {
-    if let (Some(_), Some((path, v))) = (preset, sets.iter().find(|(p, _)| p == "strategy")) {
+    if let (Some(_), Some((path, _))) = (preset, sets.iter().find(|(p, _)| p == "strategy")) {
         return Err(vec![ConfigError::new(
-            format!("--set {path}={v}"),
+            as_typed(typed, path),
             "not with --preset: both choose the strategy (a preset)",
         )]);
     }
@@ -116,7 +126,7 @@ fn resolve(
                     .iter()
                     .find(|(p, _)| sim_core::params::canonical(p) == canonical)
                 {
-                    Some((p, v)) => ConfigError::new(format!("--set {p}={v}"), e.message),
+                    Some((p, _)) => ConfigError::new(as_typed(typed, p), e.message),
                     // The preset is the strategy the command line names.
                     None => match preset {
                         Some(name) if e.path == "strategy" => {
@@ -180,7 +190,7 @@ pub fn run_one(args: &OneArgs) -> Result<ExitCode, Error> {
     // Resolve everything before running anything, and report every problem.
     let mut scenarios = Vec::new();
     for p in &presets {
-        match resolve(&args.scenario, p.as_deref(), &sets) {
+        match resolve(&args.scenario, p.as_deref(), &sets, &args.sets) {
             Ok(s) => scenarios.push(s),
             // A problem of the command line, not of a preset, is said once.
             Err(e) => {
@@ -395,7 +405,7 @@ fn order_like_the_source(scenarios: &mut [ValidScenario]) {
 
 pub fn show(args: &ShowArgs) -> Result<ExitCode, Error> {
     let sets = parse_sets(&args.sets).map_err(config("bad --set"))?;
-    let s = resolve(&args.scenario, args.preset.as_deref(), &sets)
+    let s = resolve(&args.scenario, args.preset.as_deref(), &sets, &args.sets)
         .map_err(config(&format!("invalid scenario `{}`", args.scenario)))?;
     print!("{}", s.to_toml());
     Ok(ExitCode::SUCCESS)

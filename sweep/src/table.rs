@@ -417,6 +417,7 @@ mod tests {
     fn a_json_line_has_the_latency_histograms() {
         let mut s = sim_core::ch37();
         (s.client.duration_s, s.horizon_s) = (5.0, 6.0);
+        sim_core::params::set(&mut s, "svc_b.slow.start_s", &toml::Value::Float(2.0)).unwrap();
         let r = sim_core::run(&s, 1).unwrap();
         let line: serde_json::Value =
             serde_json::from_str(&super::json_line("naive", 1, &r)).unwrap();

@@ -1418,7 +1418,7 @@ fn one_reports_every_bad_set_at_once_naming_the_flag() {
         stderr(&o).lines().collect::<Vec<_>>(),
         [
             "error: invalid scenario `ch37`:",
-            "  --set svc_b.adaptive_limit=\"maybe\": expected true or false, got string \"maybe\"",
+            "  --set svc_b.adaptive_limit=maybe: expected true or false, got string \"maybe\"",
         ]
     );
     // The same path twice is asked about, not decided by the last one.
@@ -1433,8 +1433,32 @@ fn one_reports_every_bad_set_at_once_naming_the_flag() {
         stderr(&o).lines().collect::<Vec<_>>(),
         [
             "error: invalid scenario `ch37`:",
-            "  --set strategy=\"protected\": not with --preset: both choose the strategy (a preset)",
+            "  --set strategy=protected: not with --preset: both choose the strategy (a preset)",
         ]
+    );
+    // A value is echoed as typed, not as it parses (`1e400` is infinite,
+    // `1e-400` is 0), and a number in its shortest form.
+    let o = sweep(&[
+        "one",
+        "--set",
+        "client.rate_per_s=1e400",
+        "--set",
+        "horizon_s = 1e-400",
+    ]);
+    assert_eq!(
+        stderr(&o).lines().collect::<Vec<_>>(),
+        [
+            "error: invalid scenario `ch37`:",
+            "  --set client.rate_per_s=1e400: not a finite number (accepted: >= 0)",
+            "  --set horizon_s = 1e-400: must be a positive number of seconds",
+        ]
+    );
+    let o = sweep(&["one", "--set", "svc_a.breaker_open_s=1e300"]);
+    assert_fails(
+        &o,
+        &[
+            "  --set svc_a.breaker_open_s=1e300: 1e300 has no effect: breaker_open_s is a setting of the circuit breaker",
+        ],
     );
 }
 
@@ -2913,8 +2937,11 @@ fn each_metric_of_every_point_lands_under_its_own_name() {
         .iter()
         .map(|(k, v)| (k.to_string(), sim_core::parse_value(v)))
         .collect();
+        // As the grid ran it: the scenario's slow window, past this
+        // horizon, is the file's, not the overrides' to answer for.
         let scenario = sim_core::resolve("ch37", &overrides).unwrap();
-        let metrics = sim_core::run(&scenario, 1).unwrap().metrics();
+        let scratch = &mut sim_core::Scratch::default();
+        let metrics = (sim_core::run_validated(&scenario, 1, scratch).unwrap()).metrics();
         for m in &metrics {
             let got = number(runs.column(&m.name).unwrap().get(row).unwrap());
             let want = expected(m.value);
