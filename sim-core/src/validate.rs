@@ -544,7 +544,7 @@ fn check_group(
         !(positive(s.horizon_s) && s.horizon_s < c.duration_s),
         "horizon_s".into(),
         &format!(
-            "the horizon ({}) ends before the arrivals do ({g}.duration_s = {})",
+            "the horizon ({:?} s) ends before the arrivals do ({g}.duration_s = {:?} s): raise horizon_s or shorten {g}.duration_s",
             s.horizon_s, c.duration_s
         ),
     );
@@ -985,7 +985,7 @@ fn check_load(g: &str, c: &crate::scenario::Client, check: &mut impl FnMut(bool,
     check(
         c.rate_per_s.is_finite() && c.rate_per_s > 0.0,
         format!("{g}.rate_per_s"),
-        "must be > 0",
+        "must be > 0: at rate 0 no user arrives (a load profile or a closed loop gives the load otherwise)",
     );
     if !c.sinusoid.is_off() {
         check(

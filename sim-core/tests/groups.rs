@@ -271,8 +271,8 @@ fn a_group_is_checked_under_its_name() {
         [
             "clients.client: `client` is the scenario's own client ([client]); name the other groups otherwise",
             "clients.Bad: a client group name is made of a-z, 0-9 and _ (it begins its parameter paths and names metric columns)",
-            "batch.rate_per_s: must be > 0",
-            "horizon_s: the horizon (70) ends before the arrivals do (batch.duration_s = 80)",
+            "batch.rate_per_s: must be > 0: at rate 0 no user arrives (a load profile or a closed loop gives the load otherwise)",
+            "horizon_s: the horizon (70.0 s) ends before the arrivals do (batch.duration_s = 80.0 s): raise horizon_s or shorten batch.duration_s",
             "clients.svc_b: a client group and a tier share this name, which begins both their parameter paths",
             "batch.budget_admission: acts on a deadline, and client group `batch`'s requests have none unless batch.deadline_s (a user's total patience) is set; set batch.deadline_s, or set `budget_admission` on a tier that receives a deadline (`<tier>.budget_admission`)",
         ]

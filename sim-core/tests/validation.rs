@@ -147,7 +147,7 @@ fn out_of_range_values_are_all_reported_at_once() {
     assert_eq!(
         got,
         [
-            "horizon_s: the horizon (50) ends before the arrivals do (client.duration_s = 60)",
+            "horizon_s: the horizon (50.0 s) ends before the arrivals do (client.duration_s = 60.0 s): raise horizon_s or shorten client.duration_s",
             "recovery.threshold: must be in (0, 1]",
             "svc_b.slots: must be >= 1: a tier without slots can never serve, and its queue would only fill",
             "svc_b.service.slow_p: must be a probability in [0, 1]",
@@ -1024,11 +1024,15 @@ fn a_scenario_file_s_refused_value_is_told() {
     };
     assert_eq!(
         told(&[]),
-        ["client.rate_per_s: must be > 0 (the scenario has -2.0)"]
+        [
+            "client.rate_per_s: must be > 0: at rate 0 no user arrives (a load profile or a closed loop gives the load otherwise) (the scenario has -2.0)"
+        ]
     );
     assert_eq!(
         told(&[("client.rate_per_s", "-3")]),
-        ["client.rate_per_s: must be > 0"]
+        [
+            "client.rate_per_s: must be > 0: at rate 0 no user arrives (a load profile or a closed loop gives the load otherwise)"
+        ]
     );
     assert_eq!(told(&[("client.rate_per_s", "3")]), Vec::<String>::new());
 }

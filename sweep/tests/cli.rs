@@ -612,7 +612,7 @@ metric = 3
         format!("  {f}: axes.\"strategy\" = \"fastest\": unknown strategy `fastest`; this scenario's presets: deadline, deadline_budget, naive, protected"),
         format!("  {f}: axes.\"svc_a.max_retries\" = \"two\": expected an integer, got string \"two\""),
         format!("  {f}: axes.\"svc_a.attempt_timeout_s\" = -0.3: must be > 0: an attempt without a timeout could wait forever"),
-        format!("  {f}: zip.\"client.rate_per_s\" = -3: must be > 0"),
+        format!("  {f}: zip.\"client.rate_per_s\" = -3: must be > 0: at rate 0 no user arrives (a load profile or a closed loop gives the load otherwise)"),
     ];
     assert_eq!(stderr(&o).lines().collect::<Vec<_>>(), expected);
     // A level refused beside a rule between fields at a point left: both
@@ -632,7 +632,7 @@ metric = 3
                 "  {f}: axes.\"svc_a.attempt_timeout_s\" = -0.3: must be > 0: an attempt without a timeout could wait forever"
             ),
             format!(
-                "  {f}: at svc_a.attempt_timeout_s=0.2 client.duration_s=40: horizon_s = 35: the horizon (35) ends before the arrivals do (client.duration_s = 40)"
+                "  {f}: at svc_a.attempt_timeout_s=0.2 client.duration_s=40: horizon_s = 35: the horizon (35.0 s) ends before the arrivals do (client.duration_s = 40.0 s): raise horizon_s or shorten client.duration_s"
             ),
         ]
     );
@@ -643,7 +643,7 @@ metric = 3
     assert_says(
         &err,
         &[&format!(
-            "{f}: point 1 (client.duration_s=40): horizon_s = 35: the horizon (35) ends before the arrivals do (client.duration_s = 40)"
+            "{f}: point 1 (client.duration_s=40): horizon_s = 35: the horizon (35.0 s) ends before the arrivals do (client.duration_s = 40.0 s): raise horizon_s or shorten client.duration_s"
         )],
     );
     let err = stderr(&sweep(&[
@@ -1357,7 +1357,7 @@ fn one_reports_every_bad_set_at_once_naming_the_flag() {
     assert_says(
         &stderr(&o),
         &[
-            "  --set horizon_s=30: the horizon (30) ends before the arrivals do (client.duration_s = 60)",
+            "  --set horizon_s=30: the horizon (30.0 s) ends before the arrivals do (client.duration_s = 60.0 s): raise horizon_s or shorten client.duration_s",
         ],
     );
     // A --set that does not parse hides neither the others nor the preset.
