@@ -2215,7 +2215,7 @@ mod tests {
         );
         assert_eq!(
             err,
-            "range.toml: axes.\"client.rate_per_s\" = -999, ..., -1 (999 levels): must be > 0\n\
+            "range.toml: axes.\"client.rate_per_s\" = -999, ..., -1 (999 levels): must be > 0: at rate 0 no user arrives (a load profile or a closed loop gives the load otherwise)\n\
              range.toml: axes.\"svc_a.max_retries\" = -1: must be 0 to 100\n\
              range.toml: axes.\"svc_a.max_retries\" = -3 and -4: must be 0 to 100"
         );
