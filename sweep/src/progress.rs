@@ -118,7 +118,15 @@ fn eta(elapsed: f64, done: f64, total: f64) -> f64 {
     elapsed * (total - done).max(0.0) / done.max(1e-9)
 }
 
+/// `secs` in the unit that shows its size: a tiny grid's estimate is
+/// "4ms", not "0.0s".
 pub fn human_duration(secs: f64) -> String {
+    if secs < 0.001 {
+        return "under 1ms".to_string();
+    }
+    if secs < 0.1 {
+        return format!("{:.0}ms", secs * 1000.0);
+    }
     let s = secs.round() as u64;
     match s {
         0..60 => format!("{secs:.1}s"),
@@ -135,5 +143,26 @@ mod tests {
     fn the_eta_follows_the_expected_cost_done() {
         assert_eq!(super::eta(10.0, 10.0, 100.0), 90.0);
         assert_eq!(super::eta(10.0, 100.0, 100.0), 0.0);
+    }
+
+    #[test]
+    fn a_duration_is_shown_in_the_unit_of_its_size() {
+        let shown: Vec<String> = [0.0, 0.0004, 0.0042, 0.0996, 0.1, 59.4, 61.0, 7322.0]
+            .into_iter()
+            .map(super::human_duration)
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "under 1ms",
+                "under 1ms",
+                "4ms",
+                "100ms",
+                "0.1s",
+                "59.4s",
+                "1m01s",
+                "2h02m"
+            ]
+        );
     }
 }
