@@ -317,7 +317,7 @@ fn checked(s: &Scenario, refuse_inert: bool) -> Result<(), Vec<ConfigError>> {
             "must be >= 0",
         );
         for (what, d) in [("service", &t.service), ("latency", &t.latency)] {
-            check_dist(&path(what), d, &mut check);
+            check_dist(&path(what), d, Mean::NonNegative, &mut check);
         }
         check(
             non_negative(t.service.per_inflight_s),
@@ -901,12 +901,13 @@ fn check_load(g: &str, c: &crate::scenario::Client, check: &mut impl FnMut(bool,
             &format!("must be at most {MAX_CLOSED_USERS}"),
         );
         let think = &c.closed.think;
+        // 0, the default, is what a closed loop given only its users has.
         check(
             think.mean_s.is_finite() && think.mean_s > 0.0,
             format!("{g}.closed.think.mean_s"),
-            "must be > 0: without thinking, a user whose requests are answered at once would send forever at one instant",
+            "must be > 0 (0.0 is its default): without thinking, a user whose requests are answered at once would send forever at one instant",
         );
-        check_dist(&format!("{g}.closed.think"), think, check);
+        check_dist(&format!("{g}.closed.think"), think, Mean::Checked, check);
         return;
     }
     if !c.profile.is_empty() {
@@ -1001,11 +1002,21 @@ fn check_load(g: &str, c: &crate::scenario::Client, check: &mut impl FnMut(bool,
     }
 }
 
+/// The rule for a distribution's mean: `>= 0` (a service or latency of 0
+/// is none), or one its caller checks with its own reason.
+#[derive(PartialEq)]
+enum Mean {
+    NonNegative,
+    Checked,
+}
+
 /// A distribution's parameters (service and latency of a tier, think time).
-fn check_dist(prefix: &str, d: &Service, check: &mut impl FnMut(bool, String, &str)) {
+fn check_dist(prefix: &str, d: &Service, mean: Mean, check: &mut impl FnMut(bool, String, &str)) {
     let key = |k: &str| format!("{prefix}.{k}");
     let non_negative = |x: f64| x.is_finite() && x >= 0.0;
-    check(non_negative(d.mean_s), key("mean_s"), "must be >= 0");
+    if mean == Mean::NonNegative {
+        check(non_negative(d.mean_s), key("mean_s"), "must be >= 0");
+    }
     check(
         d.dist != Dist::Lognormal || (d.sigma.is_finite() && d.sigma > 0.0),
         key("sigma"),

@@ -558,7 +558,7 @@ fn closed_loop_users_refuse_what_cannot_act_on_them() {
         errors(&sets),
         [
             format!("client.profile: {why} a load profile has no arrival rate to shape"),
-            "client.closed.think.mean_s: must be > 0: without thinking, a user whose requests are answered at once would send forever at one instant".to_string(),
+            "client.closed.think.mean_s: must be > 0 (0.0 is its default): without thinking, a user whose requests are answered at once would send forever at one instant".to_string(),
         ]
     );
     // The user cap counts the requests closed-loop users can make.
