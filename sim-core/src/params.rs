@@ -188,12 +188,6 @@ impl Bounds {
 }
 
 impl Param {
-    /// When it can act at all (the refusal rules of validation); empty
-    /// where no rule refuses it.
-    pub fn acts_when(&self) -> Vec<&'static str> {
-        crate::validate::acts_when(self.scope, self.key)
-    }
-
     /// The values it accepts: for numbers, its [`Bounds`] (validation
     /// checks them with the rest of the scenario).
     pub fn range(&self) -> String {
@@ -2061,7 +2055,7 @@ pub fn markdown() -> String {
             "| {path} | {} | {} | {} | {} |\n",
             param.kind.describe(),
             param.range(),
-            param.acts_when().join("; "),
+            validate::acts_when(param.scope, param.key).join("; "),
             param.doc
         ));
     }

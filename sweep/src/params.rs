@@ -138,7 +138,7 @@ fn in_full(path: &str, default: &str) -> String {
     if !range.is_empty() {
         out.push_str(&format!("  accepted  {range}\n"));
     }
-    let acts = param.acts_when();
+    let acts = sim_core::params::acts_when(param.scope, param.key);
     if !acts.is_empty() {
         out.push_str(&format!("  acts when {}\n", acts.join("; ")));
     }
