@@ -561,6 +561,18 @@ fn closed_loop_users_refuse_what_cannot_act_on_them() {
             "client.closed.think.mean_s: must be > 0 (0.0 is its default): without thinking, a user whose requests are answered at once would send forever at one instant".to_string(),
         ]
     );
+    // A negative think time breaks one rule, said once (not also the
+    // service times' `>= 0`).
+    assert_eq!(
+        errors(&[
+            ("client.rate_per_s", "0"),
+            closed[0],
+            ("client.closed.think.mean_s", "-1"),
+        ]),
+        [
+            "client.closed.think.mean_s: must be > 0 (0.0 is its default): without thinking, a user whose requests are answered at once would send forever at one instant"
+        ]
+    );
     // The user cap counts the requests closed-loop users can make.
     assert_eq!(
         errors(&[
