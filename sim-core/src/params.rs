@@ -476,7 +476,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Call,
         "propagate_deadline",
         Kind::Bool,
-        "Pass each attempt's end (now + timeout, capped at the caller's deadline) downstream as the callee's deadline.",
+        "Pass each attempt's end (now + timeout, capped at the caller's deadline) downstream as the callee's deadline. Refused toward a tier that reads no deadline: one that calls no tier, with drop_expired off and cancel_check_s 0.",
     ),
     p(
         Scope::Call,

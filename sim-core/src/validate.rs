@@ -1761,10 +1761,13 @@ fn no_slow(d: &Service, p: &str) -> Option<Idle> {
 /// What a call's rules look at besides the call: the tier it calls, and
 /// the tier that makes it.
 pub struct CallSite {
-    /// The called tier's name, replicas and Retry-After.
+    /// The called tier's name, replicas and Retry-After, and whether it
+    /// reads a request's deadline (it calls a tier, drops expired requests
+    /// or checks for cancellation).
     to: String,
     to_replicas: u32,
     to_retry_after: bool,
+    to_reads_deadline: bool,
     /// The calling tier's name and whether a call to it propagates a
     /// deadline; `None` for a client group, whose deadline parameters
     /// `check_client_call` refuses without `deadline_s`.
@@ -1960,6 +1963,20 @@ pub const CALL_INERT: &[Inert<Call, CallSite>] = &[
                 return None;
             };
             no_deadline(from)
+        },
+    },
+    Inert {
+        keys: &["propagate_deadline"],
+        acts: "the called tier reads a deadline: it calls a tier, or has drop_expired = true or cancel_check_s > 0",
+        what: "whether the caller passes its attempt's end down as a deadline",
+        idle: |_, site, p| {
+            let to = &site.to;
+            (!site.to_reads_deadline).then(|| Idle {
+                state: format!(
+                    "{p} calls {to}, which reads no deadline (it calls no tier, drops no expired request and checks for no cancellation)"
+                ),
+                fix: format!("set {to}.drop_expired = true or {to}.cancel_check_s > 0"),
+            })
         },
     },
     Inert {
@@ -2182,6 +2199,10 @@ fn check_inert_all(s: &Scenario, errors: &mut Vec<ConfigError>) {
             to: to.name.clone(),
             to_replicas: to.replicas,
             to_retry_after: to.retry_after_s > 0.0,
+            to_reads_deadline: to.call.is_some()
+                || !to.fanout.is_empty()
+                || to.drop_expired
+                || to.cancel_check_s > 0.0,
             from: edge.from.map(|f| {
                 let received = (edges.iter()).any(|e| e.to == f && e.call.propagate_deadline);
                 (s.tiers[f].name.clone(), received)

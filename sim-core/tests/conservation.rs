@@ -651,8 +651,10 @@ fn counts_add_up_with_fan_out() {
         sim_core::scenario::Branch {
             to: "cache".into(),
             required: false,
+            // The cache reads no deadline: none is passed to it.
             call: sim_core::scenario::Call {
                 attempt_timeout_s: 0.05,
+                propagate_deadline: false,
                 ..call
             },
         },

@@ -312,7 +312,13 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ("ch37", "", "svc_b.slots", "20"),
     ("ch37", "", "svc_b.replicas", "2"),
     ("ch37", "", "svc_b.queue_cap", "16"),
-    ("ch37", "strategy=deadline", "svc_b.drop_expired", "false"),
+    // With cancel_check_s, svc_b still reads the deadline svc_a passes.
+    (
+        "ch37",
+        "strategy=deadline svc_b.cancel_check_s=0.01",
+        "svc_b.drop_expired",
+        "false",
+    ),
     (
         "ch37",
         "svc_b.queue_cap=16",

@@ -48,6 +48,12 @@ const REFUSED: &[(&str, &str, &str, &str)] = &[
     ),
     (
         "",
+        "svc_a.propagate_deadline",
+        "true",
+        "true has no effect: propagate_deadline is whether the caller passes its attempt's end down as a deadline, and svc_a calls svc_b, which reads no deadline (it calls no tier, drops no expired request and checks for no cancellation); set svc_b.drop_expired = true or svc_b.cancel_check_s > 0, or leave propagate_deadline at its default (false)",
+    ),
+    (
+        "",
         "gateway.budget_share",
         "0.5",
         "0.5 has no effect: budget_share is a rule of the caller's deadline, and no call to gateway propagates a deadline, so its requests have none; set propagate_deadline = true on a call to gateway, or leave budget_share at its default (1.0)",

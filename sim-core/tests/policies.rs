@@ -5,7 +5,9 @@ mod common;
 use sim_core::{RunResult, Scenario};
 
 /// client -> a -> b; b takes `b_service_s` (constant) and never queues.
-/// `a_sets` are overrides of a's parameters (`key = value` lines).
+/// The client propagates its deadline to a; a propagates none to b, which
+/// would read none. `a_sets` are overrides of a's parameters (`key = value`
+/// lines).
 fn chain(a_sets: &str, b_service_s: f64) -> Scenario {
     chain_with(a_sets, b_service_s, &[])
 }
@@ -33,7 +35,6 @@ attempt_timeout_s = 0.3
 max_retries = 5
 backoff = "fixed"
 backoff_base_s = 0.1
-propagate_deadline = true
 [[tiers]]
 name = "b"
 slots = 10000
@@ -179,7 +180,14 @@ fn cooperative_cancellation_abandons_work_at_the_first_check_past_the_deadline()
     // every 0.3 s: at 0.3, 0.6, 0.9 the deadline has not passed, at 1.2 it
     // has, so b holds each slot 1.2 s instead of 2 s.
     let sets = "attempt_timeout_s = 1.0\nmax_retries = 0";
-    let s = chain_with(sets, 2.0, &[("b.cancel_check_s", "0.3")]);
+    let s = chain_with(
+        sets,
+        2.0,
+        &[
+            ("a.propagate_deadline", "true"),
+            ("b.cancel_check_s", "0.3"),
+        ],
+    );
     let with = run(&s);
     let without = run(&chain(sets, 2.0));
     let b = &with.tiers[1];
@@ -191,7 +199,14 @@ fn cooperative_cancellation_abandons_work_at_the_first_check_past_the_deadline()
     assert_eq!(b0.abandoned, 0);
     assert!((b0.busy_s / b0.started as f64 - 2.0).abs() < 0.05);
     // Work that ends before the deadline is never abandoned.
-    let fast = chain_with(sets, 0.5, &[("b.cancel_check_s", "0.1")]);
+    let fast = chain_with(
+        sets,
+        0.5,
+        &[
+            ("a.propagate_deadline", "true"),
+            ("b.cancel_check_s", "0.1"),
+        ],
+    );
     let r = run(&fast);
     assert_eq!((r.tiers[1].abandoned, r.users_ok), (0, r.users));
 }
@@ -770,7 +785,13 @@ fn classes_are_served_in_priority_order_and_the_lowest_is_shed_first() {
     // batch, served in that order: online (40/s) gets what it needs, replay
     // (20/s) about half of the 10/s left, batch almost nothing.
     let classes = [("online", 2.0), ("replay", 1.0), ("batch", 1.0)];
-    let r = single_queue_classes(&classes, &[("server.drop_expired", "true")]);
+    let r = single_queue_classes(
+        &classes,
+        &[
+            ("client.propagate_deadline", "true"),
+            ("server.drop_expired", "true"),
+        ],
+    );
     let rate = |r: &RunResult, class: &str| {
         common::real(r, &format!("class_{class}_success_rate")).unwrap()
     };
@@ -784,7 +805,10 @@ fn classes_are_served_in_priority_order_and_the_lowest_is_shed_first() {
     // Shares are weights: the same users for any scale of them.
     let scaled = single_queue_classes(
         &[("online", 0.5), ("replay", 0.25), ("batch", 0.25)],
-        &[("server.drop_expired", "true")],
+        &[
+            ("client.propagate_deadline", "true"),
+            ("server.drop_expired", "true"),
+        ],
     );
     assert_eq!(scaled.classes, r.classes);
     // Shedding batch at a queue of 5: only batch arrivals are turned away,
@@ -792,6 +816,7 @@ fn classes_are_served_in_priority_order_and_the_lowest_is_shed_first() {
     let shed = single_queue_classes(
         &classes,
         &[
+            ("client.propagate_deadline", "true"),
             ("server.drop_expired", "true"),
             ("server.shed_queue.batch", "5"),
         ],
