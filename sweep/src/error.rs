@@ -51,11 +51,14 @@ pub enum GridError {
         reason: String,
     },
     /// A value of `--set` or `--axis` that its parameter path does not take.
-    #[error("{flag} {path}={}{}: {}", show(value), through(through_level), cause.message)]
+    #[error("{flag} {path}={}{}: {}", typed.clone().unwrap_or_else(|| show(value)), through(through_level), cause.message)]
     FlagValue {
         flag: &'static str,
         path: String,
         value: toml::Value,
+        /// The value as typed, where its parsed form reads otherwise
+        /// (`1e400`, past a float's range, parses to `inf`).
+        typed: Option<String>,
         /// As [`GridError::Value`]'s.
         through_level: Option<(toml::Value, usize)>,
         cause: ConfigError,

@@ -788,6 +788,23 @@ impl Overrides {
         sets.chain(axes).collect()
     }
 
+    /// How a flag typed the number `value` of `path`, where its parsed
+    /// form reads otherwise: past a float's range, `1e400` parses to
+    /// infinity and `1e-400` to 0, and the user should see what they typed.
+    fn typed(&self, path: &str, value: &Value) -> Option<String> {
+        let Value::Float(_) = value else {
+            return None;
+        };
+        let canonical = sim_core::params::canonical(path);
+        (self.sets.iter().chain(&self.axes))
+            .filter_map(|a| a.split_once('='))
+            .filter(|(p, _)| sim_core::params::canonical(p.trim()) == canonical)
+            .flat_map(|(_, levels)| levels.split(',').map(str::trim))
+            .find(|t| sim_core::parse_value(t) == *value)
+            .filter(|t| *t != sim_core::params::show(value))
+            .map(str::to_string)
+    }
+
     /// Applies the overrides to a grid document: `--set` moves the path to
     /// `[set]`, `--axis` replaces its axis in place or adds one at the end
     /// of `[axes]`. Returns which flag gave each path applied, and the
@@ -1440,6 +1457,7 @@ impl Grid {
                         flag,
                         path: path.to_string(),
                         value: value.clone(),
+                        typed: overrides.typed(path, value),
                         through_level: None,
                         cause,
                     },

@@ -3039,6 +3039,28 @@ fn flag_values_out_of_range_are_refused_with_their_bounds() {
         &stderr(&o),
         &["invalid value '0' for '--calibrate <CALIBRATE>': 0 is not in 1.."],
     );
+    // A grid's flag value is echoed as typed, not as it parses (`1e400`
+    // is infinite, `1e-400` is 0).
+    let grid = write_grid(tmp.path(), &small_grid(1));
+    for (flag, arg, said) in [
+        (
+            "--set",
+            "horizon_s=1e-400",
+            "  --set horizon_s=1e-400: must be a positive number of seconds",
+        ),
+        (
+            "--axis",
+            "client.rate_per_s=100, 1e400",
+            "  --axis client.rate_per_s=1e400: not a finite number (accepted: >= 0)",
+        ),
+    ] {
+        let o = sweep(&["plan", &grid, flag, arg]);
+        assert_eq!(
+            stderr(&o).lines().collect::<Vec<_>>(),
+            ["error: invalid grid:", said],
+            "{flag} {arg}"
+        );
+    }
 }
 
 /// A key a preset sets where it cannot act is refused once it acts at
