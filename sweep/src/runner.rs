@@ -169,7 +169,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Error> {
                 summary.failures = (crate::store::failed_runs(&store, of))
                     .map_err(RunnerError::from)?
                     .into_iter()
-                    .map(|(run_index, error)| FailedRun { run_index, error })
+                    .map(|f| FailedRun::of(&grid, f))
                     .collect();
             }
             summary.paths.report = index.exists().then(|| index.display().to_string());
@@ -282,9 +282,14 @@ fn check_run_memory(grid: &Grid, args: &RunArgs) -> Result<(), RunnerError> {
         return Ok(());
     }
     let overrides = grid.point(point);
+    let levels = crate::grid::describe(&overrides[grid.fixed.len()..]);
     Err(RunnerError::RunTooLarge {
         point,
-        describe: crate::grid::describe(&overrides[grid.fixed.len()..]),
+        describe: if levels.is_empty() {
+            levels
+        } else {
+            format!(" ({levels})")
+        },
         estimate: human_bytes(bytes),
         budget: human_bytes(budget),
         why,
@@ -659,9 +664,8 @@ fn execute(
     } else {
         failures.clone()
     };
-    summary.failures = all_failures
-        .into_iter()
-        .map(|(run_index, error)| FailedRun { run_index, error })
+    summary.failures = (all_failures.into_iter())
+        .map(|f| FailedRun::of(grid, f))
         .collect();
     summary.timings = Timings {
         wall_s: wall,
@@ -681,8 +685,8 @@ fn execute(
                 String::new()
             }
         );
-        for (i, e) in failures.iter().take(20) {
-            eprintln!("  run {i}: {e}");
+        for f in failures.iter().take(20) {
+            eprintln!("  {}", FailedRun::of(grid, f.clone()));
         }
         if failures.len() > 20 {
             eprintln!(
@@ -785,10 +789,46 @@ struct Summary {
     report_error: Option<String>,
 }
 
+/// A failed run, with what reproduces it: its point's levels and its seed
+/// (`sweep one --set ... --seed ...`).
 #[derive(serde::Serialize)]
 struct FailedRun {
     run_index: u64,
+    point: u64,
+    /// The point's overrides, `path=value` separated by spaces.
+    levels: String,
+    seed: u64,
     error: String,
+}
+
+impl FailedRun {
+    fn of(grid: &Grid, (run_index, error): (u64, String)) -> FailedRun {
+        let (point, levels, seed) = grid.run(run_index);
+        FailedRun {
+            run_index,
+            point,
+            levels: crate::grid::describe(&levels),
+            seed,
+            error,
+        }
+    }
+}
+
+impl std::fmt::Display for FailedRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let FailedRun {
+            run_index,
+            point,
+            levels,
+            seed,
+            error,
+        } = self;
+        let sep = if levels.is_empty() { "" } else { ": " };
+        write!(
+            f,
+            "run {run_index} (point {point}{sep}{levels}, seed {seed}): {error}"
+        )
+    }
 }
 
 #[derive(serde::Serialize)]
@@ -950,7 +990,11 @@ pub fn worker_pool(
 /// runs table) instead of printed over the progress display.
 pub fn silence_panics() {
     std::panic::set_hook(Box::new(|info| {
-        LAST_PANIC.with(|p| *p.borrow_mut() = info.to_string())
+        let message = info.payload_as_str().unwrap_or("(no message)");
+        let at = info
+            .location()
+            .map_or(String::new(), |l| format!(" (at {l})"));
+        LAST_PANIC.with(|p| *p.borrow_mut() = format!("{message}{at}"))
     }));
 }
 

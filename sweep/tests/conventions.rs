@@ -162,7 +162,14 @@ fn quiet_runs_say_only_the_results_and_json_summarises_run_and_plan() {
         "3",
     ]);
     assert_eq!(o.status.code(), Some(1));
-    assert_says(&stderr(&o), &["1 run(s) failed:", "run 3: "]);
+    // Named with what reproduces it: its point's levels and its seed.
+    assert_says(
+        &stderr(&o),
+        &[
+            "1 run(s) failed:",
+            r#"  run 3 (point 3: client.duration_s=4 horizon_s=5 svc_b.slow.start_s=1 strategy="naive" svc_b.queue_cap="unbounded" svc_a.attempt_timeout_s=0.5 svc_a.max_retries=1, seed 1): panicked: injected panic (test) (at sweep/src/runner.rs:"#,
+        ],
+    );
     let summary: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("stdout is JSON");
     assert_eq!(summary["status"], "complete");
     assert_eq!(summary["grid"], "small");
@@ -171,6 +178,9 @@ fn quiet_runs_say_only_the_results_and_json_summarises_run_and_plan() {
     assert_eq!(summary["ok"], 7);
     assert_eq!(summary["failed"], 1);
     assert_eq!(summary["failures"][0]["run_index"], 3);
+    assert_eq!(summary["failures"][0]["point"], 3);
+    assert_eq!(summary["failures"][0]["seed"], 1);
+    assert!((summary["failures"][0]["levels"].as_str().unwrap()).contains(r#"strategy="naive""#));
     assert!(
         summary["failures"][0]["error"]
             .as_str()
