@@ -642,7 +642,11 @@ impl Model {
                     })
                 }),
                 adaptive_throttle: c.adaptive_throttle.then(|| {
-                    AdaptiveThrottle::new(c.adaptive_throttle_k, c.adaptive_throttle_window_s)
+                    AdaptiveThrottle::new(
+                        c.adaptive_throttle_k,
+                        c.adaptive_throttle_window_s,
+                        s.horizon_s,
+                    )
                 }),
                 retry_budget: c.retry_budget.then(|| {
                     RetryBudget::new(c.retry_budget_percent, c.retry_budget_min_concurrency)

@@ -951,7 +951,7 @@ pub const PARAMS: &[Param] = &[
         "rate_limit_window_s",
         Kind::Float,
         "Window length of the fixed_window and sliding_window rate limits (each admits rate_limit_per_s x this per window).",
-    ).bounds(Bounds::POSITIVE),
+    ).bounds(Bounds::at_least(1e-9)),
     p(
         Scope::Tier,
         "rate_limit_key",

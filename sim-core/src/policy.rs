@@ -96,8 +96,13 @@ pub struct AdaptiveThrottle {
 }
 
 impl AdaptiveThrottle {
-    pub fn new(k: f64, window_s: f64) -> AdaptiveThrottle {
-        let len = (window_s.round() as usize).max(1);
+    /// A window of `window_s` seconds in a run of `horizon_s`: one bucket
+    /// a second, at most one for each second of the run (a longer window
+    /// holds the same seconds: the whole run), so that memory follows the
+    /// run and not the window.
+    pub fn new(k: f64, window_s: f64, horizon_s: f64) -> AdaptiveThrottle {
+        let seconds = horizon_s.ceil() as usize + 1;
+        let len = (window_s.round() as usize).clamp(1, seconds);
         AdaptiveThrottle {
             k,
             buckets: vec![(u64::MAX, 0, 0); len],
@@ -1245,7 +1250,7 @@ mod tests {
     #[test]
     fn adaptive_throttle_follows_the_sre_formula_over_its_window() {
         let s = crate::time::NANOS_PER_SEC;
-        let mut t = AdaptiveThrottle::new(2.0, 3.0);
+        let mut t = AdaptiveThrottle::new(2.0, 3.0, 10.0);
         assert_eq!(t.reject_probability(0), 0.0);
         // 10 requests, 2 accepts: (10 - 4) / 11.
         for _ in 0..10 {
@@ -1267,6 +1272,30 @@ mod tests {
         assert_eq!(t.reject_probability(3 * s), 0.0);
         assert!((t.reject_probability(4 * s) - 4.0 / 5.0).abs() < 1e-12);
         assert_eq!(t.reject_probability(7 * s), 0.0);
+    }
+
+    #[test]
+    fn an_adaptive_throttle_window_past_the_run_holds_the_whole_run_in_its_memory() {
+        let s = crate::time::NANOS_PER_SEC;
+        // 1e300 s: as long as the run (10 s), in one bucket per second.
+        let mut past = AdaptiveThrottle::new(2.0, 1e300, 10.0);
+        let mut run_long = AdaptiveThrottle::new(2.0, 11.0, 10.0);
+        assert!(past.buckets.len() <= 11);
+        for sec in 0..10 {
+            for t in [&mut past, &mut run_long] {
+                for _ in 0..=sec {
+                    t.record_request(sec * s + s / 2);
+                }
+                t.record_accept(sec * s + s / 2);
+            }
+            let now = sec * s + s / 2;
+            assert_eq!(
+                past.reject_probability(now),
+                run_long.reject_probability(now)
+            );
+        }
+        // Every second of the run is still in the window: 55 requests, 10 accepts.
+        assert_eq!(past.reject_probability(9 * s), 35.0 / 56.0);
     }
 
     #[test]

@@ -283,9 +283,9 @@ fn checked(s: &Scenario, refuse_inert: bool) -> Result<(), Vec<ConfigError>> {
             "a leaky bucket holds whole requests: give a whole number",
         );
         check(
-            t.rate_limit_window_s.is_finite() && t.rate_limit_window_s > 0.0,
+            t.rate_limit_window_s.is_finite() && t.rate_limit_window_s >= 1e-9,
             path("rate_limit_window_s"),
-            "must be > 0",
+            "must be at least 1e-9 (1 ns): the clock counts whole nanoseconds, and a shorter window would be none",
         );
         check(
             t.rate_limit_scope == crate::scenario::LimitScope::Replica || t.rate_limit_per_s > 0.0,

@@ -865,6 +865,26 @@ fn a_leaky_bucket_holds_whole_requests() {
 }
 
 #[test]
+fn a_rate_limit_window_shorter_than_the_clock_step_is_refused() {
+    // 1e-10 s rounds to 0 ns, a window holding no instant (it divided by
+    // zero); 1 ns is the shortest.
+    let window = |w: &str| {
+        errors(&[
+            ("svc_b.rate_limit_per_s", "50"),
+            ("svc_b.rate_limit_kind", "sliding_window"),
+            ("svc_b.rate_limit_window_s", w),
+        ])
+    };
+    assert_eq!(
+        window("1e-10"),
+        [
+            "svc_b.rate_limit_window_s: must be at least 1e-9 (1 ns): the clock counts whole nanoseconds, and a shorter window would be none"
+        ]
+    );
+    assert!(window("1e-9").is_empty());
+}
+
+#[test]
 fn a_cache_is_checked() {
     assert_eq!(
         errors(&[
