@@ -352,7 +352,7 @@ pub enum RunnerError {
     #[error("point 0 is invalid")]
     InvalidFirstPoint,
     #[error(
-        "point {point} ({describe}) needs about {estimate} for one run, more than the {budget} a run may use ({why}); use fewer --jobs, a larger --max-run-memory, or fewer users at that point"
+        "point {point}{describe} needs about {estimate} for one run, more than the {budget} a run may use ({why}); use fewer --jobs, a larger --max-run-memory, or a smaller run at that point (fewer users, a shorter horizon_s, a coarser series_bin_s)"
     )]
     RunTooLarge {
         point: u64,

@@ -583,6 +583,18 @@ fn a_run_larger_than_its_memory_budget_is_refused_before_anything_runs() {
     let o = sweep(&["run", &grid, "--out", &s(&out), "--jobs", "1024"]);
     assert_fails(&o, &["needs about 5.1 GB", "divided by 1024 worker(s)"]);
     assert!(!out.exists());
+    // Sub-second series of a long run: 3 tiers x 10^6 s x 100 bins x 16 B,
+    // for 5 users.
+    let binned = "name = \"binned\"\nscenario = \"ch37\"\nseeds = [1]\n[set]\nhorizon_s = 1000000\n\"client.duration_s\" = 1\n\"client.rate_per_s\" = 5\n\"svc_b.slow.start_s\" = 0.5\nseries_bin_s = 0.01\n";
+    let binned = write_grid_as(tmp.path(), "binned.toml", binned);
+    let o = run(&binned, &out, &["--max-run-memory", "1G"]);
+    assert_fails(
+        &o,
+        &[
+            "point 0 needs about 5.0 GB for one run, more than the 1.0 GB a run may use (--max-run-memory); use fewer --jobs, a larger --max-run-memory, or a smaller run at that point (fewer users, a shorter horizon_s, a coarser series_bin_s)",
+        ],
+    );
+    assert!(!out.exists());
     let o = sweep(&["plan", &grid, "--calibrate", "1"]);
     assert_ok(&o);
     let text = String::from_utf8_lossy(&o.stdout).to_string();
