@@ -222,6 +222,12 @@ fn when(v: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
+/// Whether run `r` has a trigger: a scenario without one has the trigger
+/// span `[0, 0)` (as the report reads it).
+fn has_trigger(r: &RunResult) -> bool {
+    r.window_start_s != 0.0 || r.window_end_s != 0.0
+}
+
 /// Metrics as rows, runs as columns, grouped like the source's table.
 pub fn render(scenario: &str, seed: u64, runs: &[(String, RunResult)]) -> String {
     let Some((_, first)) = runs.first() else {
@@ -257,6 +263,7 @@ pub fn render(scenario: &str, seed: u64, runs: &[(String, RunResult)]) -> String
         // arrivals do, or with no user in any window after it, has nothing
         // to judge: not "never" (no verdict).
         Box::new(|r| match r.recovery_s {
+            _ if !has_trigger(r) => "n/a: no trigger to recover from".into(),
             Some(s) => format!("{} s", when(s)),
             None if r.recovery_censor_s < 1.0 => {
                 "n/a: no window with users after the trigger".into()
@@ -384,11 +391,16 @@ pub fn render(scenario: &str, seed: u64, runs: &[(String, RunResult)]) -> String
             column.set_cell_alignment(CellAlignment::Right);
         }
     }
-    let mut out = format!(
-        "scenario {scenario}, seed {seed}, window {}-{} s\n",
-        when(first.window_start_s),
-        when(first.window_end_s)
-    );
+    let window = if has_trigger(first) {
+        format!(
+            "window {}-{} s",
+            when(first.window_start_s),
+            when(first.window_end_s)
+        )
+    } else {
+        "no trigger (no slow, error or crash window, spike or flush)".to_string()
+    };
+    let mut out = format!("scenario {scenario}, seed {seed}, {window}\n");
     for line in table.to_string().lines() {
         out.push_str(line.trim_end());
         out.push('\n');
@@ -556,5 +568,33 @@ mod tests {
             "n/a: no window with users after the trigger"
         );
         assert_eq!(recovery(60.0, 70.0), "never");
+    }
+
+    /// A scenario without a trigger has nothing to recover from: said so,
+    /// in the header and the recovery row, not "never".
+    #[test]
+    fn a_run_without_a_trigger_is_said_to_have_none() {
+        let mut s = sim_core::ch37();
+        (s.client.duration_s, s.horizon_s) = (20.0, 25.0);
+        for key in ["svc_b.slow.start_s", "svc_b.slow.duration_s"] {
+            sim_core::params::set(&mut s, key, &toml::Value::Float(0.0)).unwrap();
+        }
+        let out = super::render(
+            "ch37",
+            1,
+            &[("naive".into(), sim_core::run(&s, 1).unwrap())],
+        );
+        assert!(
+            out.starts_with("scenario ch37, seed 1, no trigger (no slow, error or crash window, spike or flush)\n"),
+            "{out}"
+        );
+        let line = out
+            .lines()
+            .find(|l| l.starts_with("recovery time"))
+            .unwrap();
+        assert_eq!(
+            line["recovery time".len()..].trim(),
+            "n/a: no trigger to recover from"
+        );
     }
 }
