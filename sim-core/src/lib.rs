@@ -209,10 +209,20 @@ pub fn with_values(
                     .is_some_and(|keys| keys.keys().any(|k| params::canonical(k) == path))
             })
     };
+    // Two tiers of one name (refused) share their paths: a value read by
+    // path would be the first one's, whichever tier the error is of.
+    let ambiguous = |path: &str| {
+        let tier = path.split('.').next();
+        (scenario.tiers.iter())
+            .filter(|t| Some(t.name.as_str()) == tier)
+            .count()
+            > 1
+    };
     (errors.into_iter())
         .map(|mut e| {
             let path = params::canonical(&e.path);
             if !overridden.contains(&path)
+                && !ambiguous(&path)
                 && let Some(value) = params::get(scenario, &e.path)
             {
                 let value = value.to_string();

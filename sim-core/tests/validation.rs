@@ -1067,4 +1067,19 @@ fn a_scenario_file_s_refused_value_is_told() {
         ]
     );
     assert_eq!(told(&[("client.rate_per_s", "3")]), Vec::<String>::new());
+    // Two tiers of one name: the value the path reads is the first one's,
+    // so none is told for the second's error.
+    let text = include_str!("../../grids/scenarios/single-queue.toml").to_string()
+        + "\n[[tiers]]\nname = \"server\"\nslots = 0\n";
+    let base = sim_core::Scenario::from_toml(&text, "mine.toml").unwrap();
+    let errors = sim_core::apply_validated(base, &[]).unwrap_err();
+    let said: Vec<String> = errors.iter().map(ConfigError::to_string).collect();
+    assert!(
+        said.contains(&"tiers.server: duplicate tier name".to_string()),
+        "{said:?}"
+    );
+    assert!(
+        said.contains(&"server.slots: must be >= 1: a tier without slots can never serve, and its queue would only fill".to_string()),
+        "{said:?}"
+    );
 }
