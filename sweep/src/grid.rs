@@ -1147,6 +1147,8 @@ impl Grid {
         // A zip group's lists of unequal length make no dimension; their
         // values are still checked, each on its own.
         let mut unpaired: Vec<(String, Vec<Value>)> = Vec::new();
+        // The dimension each zip group became, to name it (`zip[z]`).
+        let mut zip_of: Vec<(usize, String)> = Vec::new();
         for (z, group) in raw.zip.into_iter().enumerate() {
             let key = format!("zip[{z}]");
             let mut lists = Vec::new();
@@ -1213,6 +1215,7 @@ impl Grid {
                 );
                 unpaired.extend(lists);
             } else {
+                zip_of.push((dimensions.len(), key));
                 dimensions.push(Dimension {
                     paths: lists.iter().map(|(k, _)| k.clone()).collect(),
                     levels: (0..lens[0])
@@ -1282,7 +1285,7 @@ impl Grid {
         // A design's rows may repeat (Morris trajectories, integer axes):
         // their sample_index tells them apart.
         let listed = dimensions.len() - usize::from(sample_design.is_some());
-        for d in &dimensions[..listed] {
+        for (n, d) in dimensions[..listed].iter().enumerate() {
             let canon: Vec<Vec<String>> = d
                 .levels
                 .iter()
@@ -1327,7 +1330,10 @@ impl Grid {
                             ),
                             reason,
                         }),
-                        _ => err(&format!("axes.\"{}\"", d.paths.join("\"+\"")), reason),
+                        _ => match zip_of.iter().find(|(i, _)| *i == n) {
+                            Some((_, zip)) => err(zip, reason),
+                            None => err(&format!("axes.\"{}\"", d.paths.join("\"+\"")), reason),
+                        },
                     }
                 }
             }

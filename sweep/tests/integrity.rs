@@ -281,6 +281,18 @@ fn equal_levels_spelled_differently_are_refused() {
         &sweep(&["plan", &zeros]),
         &["level -0.0 appears twice (the same value as 0.0)"],
     );
+    // A zip group's repeated level is the group's, named as in the file.
+    let zipped = write_grid_as(
+        tmp.path(),
+        "zipped.toml",
+        &small_grid(1)
+            .replace("[0.2, 0.5]", "[0.5, 0.5]")
+            .replace("[2, 1]", "[1, 1]"),
+    );
+    assert_fails(
+        &sweep(&["plan", &zipped]),
+        &["zipped.toml: zip[0]: duplicate level: level 0.5, 1 appears twice"],
+    );
 }
 
 /// A merge into a directory stopped before it wrote its manifest (killed
