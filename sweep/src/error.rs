@@ -558,6 +558,11 @@ pub enum SlurmError {
         value: String,
         char: String,
     },
+    #[error(
+        "--tasks {tasks}: more array tasks than the grid has runs ({runs}), so {} would run nothing; give at most {runs}",
+        tasks - runs
+    )]
+    TooManyTasks { tasks: u64, runs: u64 },
     #[error("{}: {source}", path.display())]
     Write {
         path: PathBuf,

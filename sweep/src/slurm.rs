@@ -47,6 +47,13 @@ fn parse_tasks(text: &str) -> Result<u64, String> {
 pub fn slurm(args: &SlurmArgs) -> Result<ExitCode, Error> {
     let mut grid = Grid::load_overridden(&args.grid, None, &args.overrides)?;
     grid.refuse_adaptive()?;
+    if args.tasks > grid.runs() {
+        return Err(SlurmError::TooManyTasks {
+            tasks: args.tasks,
+            runs: grid.runs(),
+        }
+        .into());
+    }
     let out = absolute(
         &args
             .out

@@ -2487,6 +2487,16 @@ fn bad_command_line_values_and_environments_are_refused_plainly() {
         &stderr(&o),
         &["invalid value '0' for '--tasks <TASKS>': must be at least 1 (one array task per shard)"],
     );
+    // More tasks than runs: the extra ones would have nothing to do.
+    let o = sweep(&["slurm", &grid, "--tasks", "30", "--out", &out]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o).lines().collect::<Vec<_>>(),
+        [
+            "error: slurm:",
+            "  --tasks 30: more array tasks than the grid has runs (8), so 22 would run nothing; give at most 8",
+        ]
+    );
     let o = Command::new(env!("CARGO_BIN_EXE_sweep"))
         .args(["run", &grid, "--out", &out])
         .env("SLURM_ARRAY_TASK_ID", "1")
