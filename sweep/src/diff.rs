@@ -473,14 +473,14 @@ fn check_same_points(args: &DiffArgs, a: &Side, b: &Side) -> Result<(), DiffErro
             ));
         }
     }
-    if problems.is_empty() {
-        let unpaired = a.runs.keys().filter(|id| !b.runs.contains_key(*id)).count()
-            + b.runs.keys().filter(|id| !a.runs.contains_key(*id)).count();
-        if unpaired > 0 {
-            problems.push(format!(
-                "{unpaired} run(s) without their pair: the sweeps have other seeds"
-            ));
-        }
+    let unpaired = |x: &Side, y: &Side| x.runs.keys().any(|id| !y.runs.contains_key(id));
+    if problems.is_empty() && (unpaired(a, b) || unpaired(b, a)) {
+        return Err(DiffError::Seeds {
+            a: args.a.clone(),
+            b: args.b.clone(),
+            seeds_a: seed_list(a),
+            seeds_b: seed_list(b),
+        });
     }
     if problems.is_empty() {
         Ok(())
@@ -490,6 +490,32 @@ fn check_same_points(args: &DiffArgs, a: &Side, b: &Side) -> Result<(), DiffErro
             b: args.b.clone(),
             problems,
         })
+    }
+}
+
+/// The seeds of `side`'s runs, runs of consecutive seeds as ranges:
+/// `1-3, 7` (the first 10 ranges, then how many more).
+fn seed_list(side: &Side) -> String {
+    let mut seeds: Vec<u64> = side.runs.keys().map(|(_, seed)| *seed).collect();
+    seeds.sort_unstable();
+    seeds.dedup();
+    let mut ranges: Vec<(u64, u64)> = Vec::new();
+    for s in seeds {
+        match ranges.last_mut() {
+            Some((_, last)) if s == *last + 1 => *last = s,
+            _ => ranges.push((s, s)),
+        }
+    }
+    let shown: Vec<String> = (ranges.iter().take(10))
+        .map(|&(first, last)| match last - first {
+            0 => first.to_string(),
+            1 => format!("{first}, {last}"),
+            _ => format!("{first}-{last}"),
+        })
+        .collect();
+    match ranges.len() {
+        n if n > 10 => format!("{}, ... ({} more ranges)", shown.join(", "), n - 10),
+        _ => shown.join(", "),
     }
 }
 

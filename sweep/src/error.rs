@@ -494,6 +494,19 @@ pub enum DiffError {
         b: PathBuf,
         problems: Vec<String>,
     },
+    #[error(
+        "{} and {} hold the same points but not the same seeds (diff pairs the runs of a point by seed): {} has seeds {seeds_a}, {} has {seeds_b}; run both with the same seeds",
+        a.display(),
+        b.display(),
+        a.display(),
+        b.display()
+    )]
+    Seeds {
+        a: PathBuf,
+        b: PathBuf,
+        seeds_a: String,
+        seeds_b: String,
+    },
     #[error("cannot write {}: {source}", path.display())]
     Write {
         path: PathBuf,

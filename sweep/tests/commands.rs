@@ -617,6 +617,28 @@ fn diff_names_changed_outcomes_and_metrics_moved_beyond_noise() {
     );
     let only_c = format!("only in {naive_only}");
     assert!(!stderr(&o).contains(&only_c), "{}", stderr(&o));
+    // The same points with other seeds: said so, with the seeds.
+    let two = tmp.path().join("two");
+    std::fs::create_dir(&two).unwrap();
+    let fewer = tmp.path().join("fewer").display().to_string();
+    assert_ok(&sweep(&[
+        "run",
+        &write_grid(&two, &small_grid(2)),
+        "--out",
+        &fewer,
+        "--no-report",
+        "-q",
+    ]));
+    let o = sweep(&["diff", &da, &fewer]);
+    assert_eq!(
+        stderr(&o).lines().collect::<Vec<_>>(),
+        [
+            "error: diff:".to_string(),
+            format!(
+                "  {da} and {fewer} hold the same points but not the same seeds (diff pairs the runs of a point by seed): {da} has seeds 1-3, {fewer} has 1, 2; run both with the same seeds"
+            ),
+        ]
+    );
 }
 
 /// A run that fails in B changes its point's outcome, whatever its
