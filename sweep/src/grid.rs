@@ -788,13 +788,11 @@ impl Overrides {
         sets.chain(axes).collect()
     }
 
-    /// How a flag typed the number `value` of `path`, where its parsed
-    /// form reads otherwise: past a float's range, `1e400` parses to
-    /// infinity and `1e-400` to 0, and the user should see what they typed.
+    /// How a flag typed `value` of `path`, where its parsed form reads
+    /// otherwise: past a float's range, `1e400` parses to infinity and
+    /// `1e-400` to 0, and `fastest` is the string `"fastest"`; the user
+    /// should see what they typed.
     fn typed(&self, path: &str, value: &Value) -> Option<String> {
-        let Value::Float(_) = value else {
-            return None;
-        };
         let canonical = sim_core::params::canonical(path);
         (self.sets.iter().chain(&self.axes))
             .filter_map(|a| a.split_once('='))

@@ -3050,9 +3050,14 @@ fn flag_values_out_of_range_are_refused_with_their_bounds() {
         &["invalid value '0' for '--calibrate <CALIBRATE>': 0 is not in 1.."],
     );
     // A grid's flag value is echoed as typed, not as it parses (`1e400`
-    // is infinite, `1e-400` is 0).
+    // is infinite, `1e-400` is 0, `fastest` a TOML string).
     let grid = write_grid(tmp.path(), &small_grid(1));
     for (flag, arg, said) in [
+        (
+            "--set",
+            "strategy=fastest",
+            "  --set strategy=fastest: unknown strategy `fastest`; this scenario's presets: deadline, deadline_budget, naive, protected",
+        ),
         (
             "--set",
             "horizon_s=1e-400",

@@ -128,7 +128,7 @@ fn bad_set_and_axis_values_are_all_reported_naming_the_flag() {
                 "--axis svc_b.slots=: empty level",
                 "--axis svc_b.queue_cpa=1,2: `svc_b.queue_cpa` is given more than once on the command line",
                 "--set svc_b.queue_cpa=3: unknown parameter; did you mean `svc_b.queue_cap`?",
-                "--axis strategy=\"fastest\": unknown strategy `fastest`",
+                "--axis strategy=fastest: unknown strategy `fastest`",
                 "--axis client.rate_per_s=\"x\": expected a number",
                 "--axis svc_b.attempt_timeout_s=0.5,0.5: duplicate level: level 0.5 appears twice",
             ],
