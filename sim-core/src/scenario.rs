@@ -1259,6 +1259,16 @@ impl Scenario {
             };
             format!("{origin}: {told}{hint}")
         };
+        // A grid file given for a scenario: each of its keys would be
+        // refused on its own, which tells the user nothing of the mix-up.
+        if let Ok(doc) = text.parse::<toml::Table>()
+            && !doc.contains_key("tiers")
+            && let Some(scenario) = doc.get("scenario").and_then(toml::Value::as_str)
+        {
+            return Err(vec![format!(
+                "{origin}: this is a grid file, not a scenario (it has no [[tiers]] and names its scenario, `{scenario}`): run the grid with `sweep run {origin}`, or give its scenario"
+            )]);
+        }
         let mut root = toml::de::DeTable::parse(text).map_err(|e| vec![said(e)])?;
         let mut problems = Vec::new();
         // The keys taken out, by the span of the table they were in.

@@ -958,6 +958,23 @@ impl Grid {
                 source,
             })
         })?;
+        // A scenario file given for a grid: its every key would be refused
+        // on its own, which tells the user nothing of the mix-up.
+        let scenario_tables: Vec<&str> = [("client", "[client]"), ("tiers", "[[tiers]]")]
+            .into_iter()
+            .filter(|(key, _)| original.contains_key(*key))
+            .map(|(_, table)| table)
+            .collect();
+        if !original.contains_key("scenario") && !scenario_tables.is_empty() {
+            return Err(one(GridError::Invalid {
+                file: file.clone(),
+                key: "scenario".into(),
+                reason: format!(
+                    "missing, and the file has {}: this is a scenario file, not a grid; a grid names it (`scenario = \"...\"`) beside its axes, and `sweep one --scenario FILE` runs it alone",
+                    scenario_tables.join(" and ")
+                ),
+            }));
+        }
         // With overrides, the grid is the file's document with them applied,
         // written out again: its text (and so its fingerprint, and the
         // changes a resume reports) includes them.

@@ -1203,3 +1203,37 @@ fn a_report_group_reads_the_groups_own_users() {
         &["the grid's `[report] group = \"nobody\"` reads column `group_nobody_"],
     );
 }
+
+/// A scenario file given for a grid, or a grid for a scenario, is named as
+/// the mix-up it is, not refused key by key.
+#[test]
+fn a_scenario_given_for_a_grid_and_a_grid_for_a_scenario_are_named() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let scenario = format!("{root}/grids/scenarios/three-hop.toml");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("o");
+    let o = sweep(&["run", &scenario, "--out", &out.display().to_string()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o).lines().collect::<Vec<_>>(),
+        [
+            "error: invalid grid:".to_string(),
+            format!(
+                "  {scenario}: scenario: missing, and the file has [client] and [[tiers]]: this is a scenario file, not a grid; a grid names it (`scenario = \"...\"`) beside its axes, and `sweep one --scenario FILE` runs it alone"
+            ),
+        ]
+    );
+    assert!(!out.exists());
+    let grid = format!("{root}/grids/ch37.toml");
+    let o = sweep(&["one", "--scenario", &grid]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o).lines().collect::<Vec<_>>(),
+        [
+            format!("error: invalid scenario `{grid}`:"),
+            format!(
+                "  scenario: {grid}: this is a grid file, not a scenario (it has no [[tiers]] and names its scenario, `ch37`): run the grid with `sweep run {grid}`, or give its scenario"
+            ),
+        ]
+    );
+}
