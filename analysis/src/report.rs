@@ -2927,7 +2927,12 @@ fn discovery(sweep: &Sweep, dir: &Path, plot_dir: &Path) -> Result<String, Repor
         t.runs,
         say.verdict,
         if skipped > 0 {
-            format!(" ({skipped} {} left out)", say.skipped)
+            // "failed runs" / "runs where ...": one is a run.
+            let what = match skipped {
+                1 => say.skipped.replacen("runs", "run", 1),
+                _ => say.skipped.clone(),
+            };
+            format!(" ({skipped} {what} left out)")
         } else {
             String::new()
         }

@@ -2,7 +2,7 @@
 
 use crate::error::{Error, RunnerError};
 use crate::grid::{Grid, PLAN_SAMPLE, describe};
-use crate::progress::human_duration;
+use crate::progress::{counted, human_duration};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -64,9 +64,9 @@ pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
             }
         } else {
             say!(
-                "  axis  {} ({} levels): {}",
+                "  axis  {} ({}): {}",
                 d.paths[0],
-                d.levels.len(),
+                counted(d.levels.len() as u64, "level", "levels"),
                 levels(0)
             );
         }
@@ -81,16 +81,22 @@ pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
     let more = if grid.seeds.len() > 10 { ", ..." } else { "" };
     say!("  seeds {} ({}{more})", grid.seeds.len(), seeds.join(", "));
     say!(
-        "{} points x {} seeds = {} runs",
-        grid.points(),
-        grid.seeds.len(),
-        grid.runs()
+        "{} x {} = {}",
+        counted(grid.points(), "point", "points"),
+        counted(grid.seeds.len() as u64, "seed", "seeds"),
+        counted(grid.runs(), "run", "runs")
     );
     if grid.points_checked == grid.points() {
         say!("checked: every value and every point");
     } else {
+        // An adaptive design's candidates are run by `refine`, a round's
+        // worth at a time.
+        let runner = match grid.design.as_ref().is_some_and(|d| d.boundary.is_some()) {
+            true => "`sweep refine` validates each round's points before it runs them",
+            false => "`sweep run` validates every point before it starts",
+        };
         say!(
-            "checked: every value, and {} of the {} points (spread over the grid); `sweep run` validates every point before it starts",
+            "checked: every value, and {} of the {} points (spread over the grid); {runner}",
             grid.points_checked,
             grid.points()
         );
@@ -236,8 +242,8 @@ fn design_lines(grid: &Grid) -> Vec<String> {
             spec.method, spec.seed
         ),
         format!(
-            "         {designs} design(s), one per combination of the categorical axes; {} replicate seed(s) per point",
-            spec.replicates
+            "         {designs} design(s), one per combination of the categorical axes; {} per point",
+            counted(spec.replicates, "replicate seed", "replicate seeds")
         ),
     ];
     for a in &spec.axes {

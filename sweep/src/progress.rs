@@ -118,6 +118,14 @@ fn eta(elapsed: f64, done: f64, total: f64) -> f64 {
     elapsed * (total - done).max(0.0) / done.max(1e-9)
 }
 
+/// `n` and its noun, singular for one: "1 seed", "3 seeds".
+pub fn counted(n: impl Into<u64>, one: &str, many: &str) -> String {
+    match n.into() {
+        1 => format!("1 {one}"),
+        n => format!("{n} {many}"),
+    }
+}
+
 /// `secs` in the unit that shows its size: a tiny grid's estimate is
 /// "4ms", not "0.0s".
 pub fn human_duration(secs: f64) -> String {

@@ -337,9 +337,9 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
             }
         }
         eprintln!(
-            "refine step {step}: {} values to evaluate, {} new runs",
-            wanted.len(),
-            todo.len()
+            "refine step {step}: {} to evaluate, {}",
+            crate::progress::counted(wanted.len() as u64, "value", "values"),
+            crate::progress::counted(todo.len() as u64, "new run", "new runs")
         );
         // After a stopping signal no run starts; those in progress finish
         // and are written below.

@@ -8,7 +8,7 @@
 use crate::error::{DirError, Error, RunnerError, ShardError, StoreError};
 use crate::grid::Grid;
 use crate::lock::Lock;
-use crate::progress::{Progress, human_duration};
+use crate::progress::{Progress, counted, human_duration};
 use crate::records::{Layout, Outcome, RunFailure};
 use crate::store::{Check, Manifest, Shard, Store, count_runs, parse_shard};
 use analysis::manifest::{Resume, TriggerWindow};
@@ -546,11 +546,11 @@ fn execute(
         }
     };
     note(format!(
-        "sweep {}: {} runs ({} points x {} seeds){}, {} already done, {} to run on {jobs} threads -> {}",
+        "sweep {}: {} ({} x {}){}, {} already done, {} to run on {jobs} threads -> {}",
         grid.name,
-        grid.runs(),
-        grid.points(),
-        grid.seeds.len(),
+        counted(grid.runs(), "run", "runs"),
+        counted(grid.points(), "point", "points"),
+        counted(grid.seeds.len() as u64, "seed", "seeds"),
         if shard == Shard::WHOLE {
             String::new()
         } else {

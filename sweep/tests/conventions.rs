@@ -25,7 +25,7 @@ fn set_and_axis_flags_make_the_grid_a_file_would_and_a_resume_must_repeat_them()
     args.extend(flags);
     let o = sweep(&args);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_says(&stderr(&o), &["16 runs (16 points x 1 seeds)"]);
+    assert_says(&stderr(&o), &["16 runs (16 points x 1 seed)"]);
 
     // The same grid written as a file has the same runs, row for row.
     let edited = small_grid(1)
@@ -55,7 +55,7 @@ fn set_and_axis_flags_make_the_grid_a_file_would_and_a_resume_must_repeat_them()
             "set   horizon_s = 6",
             "axis  svc_b.queue_cap (2 levels): 8, \"unbounded\"",
             "axis  dispatch (2 levels): \"fifo\", \"reply_first\"",
-            "16 points x 1 seeds = 16 runs",
+            "16 points x 1 seed = 16 runs",
             "sweep run ",
             " --set 'horizon_s=6' --axis 'svc_b.queue_cap=8,unbounded'",
         ],

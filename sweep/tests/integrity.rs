@@ -554,7 +554,7 @@ fn plan_validates_a_sample_of_a_large_grid_and_says_so() {
     assert_ok(&o);
     let out = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(
-        out.contains("1679616 points x 1 seeds = 1679616 runs"),
+        out.contains("1679616 points x 1 seed = 1679616 runs"),
         "{out}"
     );
     assert!(out.contains("500 of the 1679616 points"), "{out}");
