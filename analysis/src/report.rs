@@ -46,12 +46,32 @@ struct PlotFile {
 pub struct Report {
     pub index_md: PathBuf,
     pub index_html: PathBuf,
+    /// What a sweep not yet complete holds ([`partial_runs`]).
+    pub partial: Option<String>,
     /// The per-point headline table (Markdown), for a terminal.
     pub headline: String,
     /// Whose users its user-level figures are ([`users_note`]).
     pub users: Option<String>,
     /// The tables written (their `.csv`; each has a `.parquet` beside it).
     pub tables: Vec<PathBuf>,
+}
+
+/// The runs of a sweep not yet complete ("338 of the 480 planned runs"),
+/// or `None` when every planned run is written.
+pub fn partial_runs(sweep: &Sweep) -> Option<String> {
+    let m = &sweep.manifest;
+    let written = sweep.ok().len() as u64;
+    // A refinement plans as it goes: unfinished, it has no planned count.
+    let searching = m.planned == 0 && (m.status == "running" || m.status == "interrupted");
+    if searching {
+        Some(format!(
+            "the {written} runs of a search that stopped before its end"
+        ))
+    } else if written < m.planned {
+        Some(format!("{written} of the {} planned runs", m.planned))
+    } else {
+        None
+    }
 }
 
 /// Writes everything under `OUT_DIR/analysis/`.
@@ -217,6 +237,7 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
     Ok(Report {
         index_md: analysis.join("index.md"),
         index_html: analysis.join("index.html"),
+        partial: partial_runs(&full),
         headline,
         users,
         tables,
@@ -2067,10 +2088,7 @@ fn index_markdown(
         m.finished_at.as_deref().unwrap_or("?"),
         m.status,
     ));
-    let written = sweep.ok().len() as u64;
-    // A refinement plans as it goes: unfinished, it has no planned count.
-    let searching = m.planned == 0 && (running || m.status == "interrupted");
-    if written < m.planned || searching {
+    if let Some(partial) = partial_runs(sweep) {
         let here = std::path::absolute(&sweep.dir).unwrap_or_else(|_| sweep.dir.clone());
         let here = command_word(&here.display().to_string(), "<this directory>");
         let resume = m.resume_command(&here).unwrap_or_else(|| {
@@ -2082,14 +2100,9 @@ fn index_markdown(
             )
         });
         md.push_str(&format!(
-            "**Partial results: {}.** {} Every table and figure below holds these runs only; {} runs the rest.\n\n",
-            if searching {
-                format!("the {written} runs of a search that stopped before its end")
-            } else {
-                format!("{written} of the {} planned runs", m.planned)
-            },
+            "**Partial results: {partial}.** {} Every table and figure below holds these runs only; {} runs the rest.\n\n",
             if running {
-                "The sweep is still being written, or it stopped without finishing (killed: its manifest still says running)."
+                "The sweep is still being written, or it stopped without finishing its manifest, which still says running (killed, or stopped at once by a second signal)."
             } else {
                 "The sweep was interrupted."
             },

@@ -44,6 +44,9 @@ pub fn write_report(dir: &Path, markdown: bool) -> Result<(), ReportError> {
             dir.display()
         );
     }
+    if let Some(partial) = &report.partial {
+        println!("partial results: {partial}; every table holds these runs only");
+    }
     println!(
         "report: {} ({})",
         report.index_md.display(),

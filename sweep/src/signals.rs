@@ -31,6 +31,10 @@ pub fn install() {
                     name(signal)
                 );
             } else {
+                eprintln!(
+                    "\n{} again: stopping at once; every part written is kept (its manifest still says running): the same command with --resume finishes the sweep",
+                    name(signal)
+                );
                 std::process::exit(128 + signal);
             }
         }

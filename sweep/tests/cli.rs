@@ -359,6 +359,13 @@ fn kill_9_then_resume_gives_the_uninterrupted_table() {
                 "--resume` runs the rest",
             ],
         );
+        // And beside the table the terminal shows.
+        assert_says(
+            &stdout(&report),
+            &[&format!(
+                "partial results: {written} of the 1200 planned runs; every table holds these runs only"
+            )],
+        );
         let md = std::fs::read_to_string(out.join("analysis/index.md")).unwrap();
         assert!(
             md.contains(&format!(
