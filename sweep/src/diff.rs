@@ -143,7 +143,7 @@ fn run(args: &DiffArgs) -> Result<ExitCode, DiffError> {
                     label.clone(),
                     metric.clone(),
                     format!(
-                        "{in_a} of {n} seeds A only, {in_b} B only",
+                        "of {n} seeds: {in_a} with a value in A only, {in_b} in B only",
                         n = both_ok.len()
                     ),
                 ]);
@@ -153,7 +153,8 @@ fn run(args: &DiffArgs) -> Result<ExitCode, DiffError> {
                 .filter_map(|(ra, rb)| Some((ra.values[k]?, rb.values[k]?)))
                 .filter(|(x, y)| x.is_finite() && y.is_finite())
                 .collect();
-            if let Some(m) = moved_beyond_noise(&pairs) {
+            let support = analysis::stats::Support::of_metric(metric, false);
+            if let Some(m) = moved_beyond_noise(&pairs, support) {
                 moved.push(Moved {
                     point: label.clone(),
                     metric: metric.clone(),
@@ -236,12 +237,16 @@ fn outcome_text(runs: &[Result<Option<bool>, ()>]) -> String {
 
 /// The means of A and B and the interval of the mean per-seed difference,
 /// when that interval excludes 0 (or, with one pair, when they differ).
-fn moved_beyond_noise(pairs: &[(f64, f64)]) -> Option<Moved> {
+fn moved_beyond_noise(pairs: &[(f64, f64)], support: analysis::stats::Support) -> Option<Moved> {
     let n = pairs.len() as f64;
     let a = pairs.iter().map(|p| p.0).sum::<f64>() / n;
     let b = pairs.iter().map(|p| p.1).sum::<f64>() / n;
     let d: Vec<f64> = pairs.iter().map(|(x, y)| y - x).collect();
-    let ci = analysis::stats::mean_ci95(&d);
+    // A difference of two values in [low, high] lies within +-(high - low):
+    // a rate's within [-1, 1]. Clipping never lowers coverage.
+    let (low, high) = support.range();
+    let ci =
+        analysis::stats::mean_ci95(&d).map(|(lo, hi)| (lo.max(low - high), hi.min(high - low)));
     let moved = match (pairs.len(), ci) {
         (0, _) => false,
         (_, Some((lo, hi))) => lo > 0.0 || hi < 0.0,
@@ -552,9 +557,13 @@ fn report_markdown(
     if !moved.is_empty() {
         md.push_str("## Moved beyond noise\n\n| point | metric | A | B | B - A [95%] |\n|---|---|---|---|---|\n");
         for m in moved {
-            let ci = m.ci.map_or("(one seed)".to_string(), |(l, h)| {
-                format!("[{l:.3}, {h:.3}]")
-            });
+            // An interval of width 0 would claim certainty: every seed
+            // moved by as much.
+            let ci = match m.ci {
+                None => "(one seed)".to_string(),
+                Some((l, h)) if l == h => "(the same in every seed)".to_string(),
+                Some((l, h)) => format!("[{l:.3}, {h:.3}]"),
+            };
             md.push_str(&format!(
                 "| {} | {} | {:.3} | {:.3} | {:+.3} {ci} |\n",
                 markdown_text(&m.point),
@@ -583,14 +592,22 @@ mod tests {
     /// noise around no shift does not; one pair moves when it differs.
     #[test]
     fn a_metric_moves_when_the_interval_of_the_paired_difference_excludes_zero() {
+        use analysis::stats::Support;
+        let moved = |pairs: &[(f64, f64)]| moved_beyond_noise(pairs, Support::Real);
         let shifted = [(1.0, 2.1), (2.0, 2.9), (3.0, 4.1), (4.0, 4.9)];
-        assert!(moved_beyond_noise(&shifted).is_some());
+        assert!(moved(&shifted).is_some());
         let noise = [(1.0, 1.1), (2.0, 1.9), (3.0, 3.1), (4.0, 3.9)];
-        assert!(moved_beyond_noise(&noise).is_none());
-        assert!(moved_beyond_noise(&[(1.0, 1.0), (2.0, 2.0)]).is_none());
-        assert!(moved_beyond_noise(&[(1.0, 1.5), (2.0, 2.5)]).is_some());
-        assert!(moved_beyond_noise(&[(1.0, 1.5)]).is_some());
-        assert!(moved_beyond_noise(&[(1.0, 1.0)]).is_none());
+        assert!(moved(&noise).is_none());
+        assert!(moved(&[(1.0, 1.0), (2.0, 2.0)]).is_none());
+        assert!(moved(&[(1.0, 1.5), (2.0, 2.5)]).is_some());
+        assert!(moved(&[(1.0, 1.5)]).is_some());
+        assert!(moved(&[(1.0, 1.0)]).is_none());
+        // A rate's difference: its interval within [-1, 1].
+        let rate = [(0.0, 1.0), (0.1, 1.0), (0.0, 0.6)];
+        let wide = moved(&rate).unwrap().ci.unwrap();
+        assert!(wide.1 > 1.0, "{wide:?}");
+        let clipped = moved_beyond_noise(&rate, Support::Unit).unwrap().ci;
+        assert_eq!(clipped, Some((wide.0, 1.0)));
     }
 
     #[test]
