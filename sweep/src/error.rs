@@ -637,6 +637,15 @@ impl Error {
             Error::OutputDir(e) => vec![e.to_string()],
             Error::Run(e) => vec![e.to_string()],
             Error::Refine(e) => vec![e.to_string()],
+            // One line per shard to finish: a split into many lists many.
+            Error::Merge(MergeError::Incomplete { missing }) => {
+                let mut lines = vec![format!(
+                    "incomplete: {} to finish before the merge:",
+                    crate::progress::counted(missing.len() as u64, "shard", "shards")
+                )];
+                lines.extend(missing.iter().map(|m| format!("  {m}")));
+                lines
+            }
             Error::Merge(e) | Error::Compare(e) => vec![e.to_string()],
             Error::Diff(DiffError::Points { a, b, problems }) => {
                 let mut all = vec![format!(

@@ -178,7 +178,22 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
                             format!("shard {i}/{count} is {}: {resume}", m.status)
                         })
                     }
-                    None => Some(format!("shard {i}/{count} has no manifest (not started?)")),
+                    // Not started: its command, from a shard that did
+                    // (into their directory when they share one).
+                    None => {
+                        let m = &shards[0];
+                        let mut dirs = shard_dirs.iter().map(|(_, d)| d);
+                        let first = dirs.next();
+                        let out = match first.filter(|d| dirs.all(|e| e == *d)) {
+                            Some(d) => crate::slurm::shell_quote(&d.display().to_string()),
+                            None => "<its directory>".to_string(),
+                        };
+                        Some(format!(
+                            "shard {i}/{count} has no manifest (not started?): sweep run {}{} --shard {i}/{count} --out {out}",
+                            crate::slurm::shell_quote(&m.grid_file),
+                            m.flags.as_deref().unwrap_or(" (with its --set and --axis flags)"),
+                        ))
+                    }
                 }
             })
             .collect()

@@ -163,10 +163,16 @@ fn merge_refuses_missing_shards() {
     assert!(run_grid(&grid, &out, &["--shard", "0/2"]).status.success());
     let o = sweep(&["merge", &out, "--no-report"]);
     assert!(!o.status.success());
-    assert!(
-        stderr(&o).contains("shard 1/2 has no manifest"),
-        "{}",
-        stderr(&o)
+    // Each shard to finish on its own line, with its command.
+    assert_eq!(
+        stderr(&o).lines().collect::<Vec<_>>(),
+        [
+            "error: merge:".to_string(),
+            "  incomplete: 1 shard to finish before the merge:".to_string(),
+            format!(
+                "    shard 1/2 has no manifest (not started?): sweep run {grid} --shard 1/2 --out {out}"
+            ),
+        ]
     );
     // A shard whose manifest says running (killed, or running still) is
     // said with the command that finishes it.
