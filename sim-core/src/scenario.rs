@@ -1259,17 +1259,18 @@ impl Scenario {
             };
             format!("{origin}: {told}{hint}")
         };
+        let mut root = toml::de::DeTable::parse(text).map_err(|e| vec![said(e)])?;
         // A grid file given for a scenario: each of its keys would be
         // refused on its own, which tells the user nothing of the mix-up.
-        if let Ok(doc) = text.parse::<toml::Table>()
-            && !doc.contains_key("tiers")
-            && let Some(scenario) = doc.get("scenario").and_then(toml::Value::as_str)
+        let top = |key: &str| (root.get_ref().iter()).find(|(k, _)| k.get_ref() == key);
+        if top("tiers").is_none()
+            && let Some((_, value)) = top("scenario")
+            && let toml::de::DeValue::String(scenario) = value.get_ref()
         {
             return Err(vec![format!(
                 "{origin}: this is a grid file, not a scenario (it has no [[tiers]] and names its scenario, `{scenario}`): run the grid with `sweep run {origin}`, or give its scenario"
             )]);
         }
-        let mut root = toml::de::DeTable::parse(text).map_err(|e| vec![said(e)])?;
         let mut problems = Vec::new();
         // The keys taken out, by the span of the table they were in.
         let mut taken: Vec<(std::ops::Range<usize>, String)> = Vec::new();
