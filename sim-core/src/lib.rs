@@ -381,7 +381,11 @@ pub fn estimated_peak_bytes(scenario: &Scenario) -> u64 {
     };
     let throttles: u64 = (scenario.edges().iter())
         .filter(|e| e.call.adaptive_throttle)
-        .map(|e| (e.call.adaptive_throttle_window_s.max(1.0) as u64).min(seconds + 1) * 24)
+        .map(|e| {
+            let window = e.call.adaptive_throttle_window_s;
+            let buckets = policy::AdaptiveThrottle::buckets(window, scenario.horizon_s);
+            (buckets * policy::AdaptiveThrottle::BUCKET_BYTES) as u64
+        })
         .sum();
     users
         .saturating_mul(per_user)

@@ -96,18 +96,24 @@ pub struct AdaptiveThrottle {
 }
 
 impl AdaptiveThrottle {
-    /// A window of `window_s` seconds in a run of `horizon_s`: one bucket
-    /// a second, at most one for each second of the run (a longer window
-    /// holds the same seconds: the whole run), so that memory follows the
-    /// run and not the window.
+    /// A window of `window_s` seconds in a run of `horizon_s`.
     pub fn new(k: f64, window_s: f64, horizon_s: f64) -> AdaptiveThrottle {
-        let seconds = horizon_s.ceil() as usize + 1;
-        let len = (window_s.round() as usize).clamp(1, seconds);
         AdaptiveThrottle {
             k,
-            buckets: vec![(u64::MAX, 0, 0); len],
+            buckets: vec![(u64::MAX, 0, 0); Self::buckets(window_s, horizon_s)],
         }
     }
+
+    /// Its buckets: one a second of the window, at most one for each
+    /// second of the run (a longer window holds the same seconds: the whole
+    /// run), so that memory follows the run and not the window.
+    pub fn buckets(window_s: f64, horizon_s: f64) -> usize {
+        let seconds = horizon_s.ceil() as usize + 1;
+        (window_s.round() as usize).clamp(1, seconds)
+    }
+
+    /// Bytes a bucket takes.
+    pub const BUCKET_BYTES: usize = std::mem::size_of::<(u64, u64, u64)>();
 
     fn bucket(&mut self, now: Nanos) -> &mut (u64, u64, u64) {
         let sec = now / crate::time::NANOS_PER_SEC;
