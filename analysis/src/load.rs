@@ -463,6 +463,9 @@ pub const UNBOUNDED: &str = "unbounded";
 pub fn number(v: f64) -> String {
     if v.is_finite() && v == v.trunc() && v.abs() < 1e15 {
         format!("{}", v as i64)
+    } else if v != 0.0 && (v.abs() >= 1e15 || v.abs() < 1e-9) {
+        // Rust's plain form writes every digit (309 for 1e308).
+        format!("{v:e}")
     } else {
         format!("{v}")
     }
@@ -493,7 +496,29 @@ pub fn cannot_show_recovery(recovered: bool, censored_s: f64) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::trigger_key;
+    use super::{number, trigger_key};
+
+    /// Whole numbers without a point, others as short as exact, and the
+    /// extremes in exponent form, not hundreds of digits.
+    #[test]
+    fn numbers_read_as_written() {
+        let shown: Vec<String> = [200.0, 0.25, 1e-7, 1e308, 1e-320, -2.5e20, f64::INFINITY]
+            .into_iter()
+            .map(number)
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "200",
+                "0.25",
+                "0.0000001",
+                "1e308",
+                "1e-320",
+                "-2.5e20",
+                "inf"
+            ]
+        );
+    }
 
     #[test]
     fn every_kind_of_trigger_window_is_known_by_its_columns() {

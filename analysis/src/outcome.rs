@@ -54,8 +54,24 @@ pub enum OutcomeError {
     },
     #[error("the expression ends early: {expected}")]
     End { expected: &'static str },
-    #[error("`{0}` is not a metric of this scenario")]
-    UnknownMetric(String),
+    /// Every name that is no metric, in order of first use.
+    #[error("{} not {} of this scenario", quoted(.0), if .0.len() == 1 { "a metric" } else { "metrics" })]
+    UnknownMetrics(Vec<String>),
+    #[error("{0} tokens, more than the {MAX_TOKENS} an outcome may have")]
+    TooLong(usize),
+}
+
+/// The most tokens an expression may have: far more than any outcome a
+/// person writes, few enough that its nesting cannot exhaust the stack.
+pub const MAX_TOKENS: usize = 1000;
+
+fn quoted(names: &[String]) -> String {
+    let all: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    match all.as_slice() {
+        [one] => format!("{one} is"),
+        [first @ .., last] => format!("{} and {last} are", first.join(", ")),
+        [] => unreachable!("an error names at least one metric"),
+    }
 }
 
 /// The default outcome: the run did not recover.
@@ -75,20 +91,27 @@ impl Outcome {
     /// name is refused with the closest known one).
     pub fn parse(text: &str, metrics: &[&str]) -> Result<Outcome, OutcomeError> {
         let tokens = tokenize(text)?;
+        if tokens.len() > MAX_TOKENS {
+            return Err(OutcomeError::TooLong(tokens.len()));
+        }
         let mut p = Parser {
             tokens: &tokens,
             next: 0,
             metrics,
+            unknown: Vec::new(),
         };
         let e = p.or()?;
-        match tokens.get(p.next) {
-            None => Ok(e),
-            Some((t, at)) => Err(OutcomeError::Unexpected {
+        if let Some((t, at)) = tokens.get(p.next) {
+            return Err(OutcomeError::Unexpected {
                 token: show(t),
                 at: *at,
                 expected: "expected `and`, `or` or the end",
-            }),
+            });
         }
+        if !p.unknown.is_empty() {
+            return Err(OutcomeError::UnknownMetrics(p.unknown));
+        }
+        Ok(e)
     }
 
     /// The metrics the expression reads, in order of first use.
@@ -248,6 +271,9 @@ struct Parser<'a> {
     tokens: &'a [(Token, usize)],
     next: usize,
     metrics: &'a [&'a str],
+    /// Names that are no metric, said together once the whole expression
+    /// is read.
+    unknown: Vec<String>,
 }
 
 impl Parser<'_> {
@@ -299,8 +325,8 @@ impl Parser<'_> {
                 }
             }
             Token::Word(w) if w != "and" && w != "or" => {
-                if !self.metrics.contains(&w.as_str()) {
-                    return Err(OutcomeError::UnknownMetric(w.clone()));
+                if !self.metrics.contains(&w.as_str()) && !self.unknown.contains(w) {
+                    self.unknown.push(w.clone());
                 }
                 let Some((Token::Op(op), _)) = self.tokens.get(self.next) else {
                     return Ok(Outcome::Compare {
@@ -418,6 +444,14 @@ mod tests {
         assert_eq!(
             msg("goodputt < 0.9"),
             "`goodputt` is not a metric of this scenario"
+        );
+        assert_eq!(
+            msg("goodputt < 0.9 or recoverd or goodputt > 2"),
+            "`goodputt` and `recoverd` are not metrics of this scenario"
+        );
+        assert_eq!(
+            msg(&format!("{}recovered", "not ".repeat(1000))),
+            "1001 tokens, more than the 1000 an outcome may have"
         );
         assert_eq!(
             msg("goodput < 0.9 and"),

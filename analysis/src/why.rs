@@ -356,6 +356,15 @@ pub fn flips(
         .collect()
 }
 
+/// "1 point", "3 points".
+fn points(n: usize) -> String {
+    if n == 1 {
+        "1 point".to_string()
+    } else {
+        format!("{n} points")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -770,7 +779,12 @@ pub mod section {
             .filter(|(_, (runs, rec, _))| 2 * rec <= *runs)
             .map(|(c, v)| (*c, v))
             .collect();
-        let note = (unobservable > 0).then(|| format!("{unobservable} run(s) are left out: their trigger ends less than the recovery window before their arrivals end, or no user arrives in a window after it, so whether they recover cannot be seen (lengthen `{}`, or add load).\n\n", sweep.manifest.report.duration_path()));
+        let runs_are = if unobservable == 1 {
+            "1 run is".to_string()
+        } else {
+            format!("{unobservable} runs are")
+        };
+        let note = (unobservable > 0).then(|| format!("{runs_are} left out: their trigger ends less than the recovery window before their arrivals end, or no user arrives in a window after it, so whether they recover cannot be seen (lengthen `{}`, or add load).\n\n", sweep.manifest.report.duration_path()));
         if stuck.is_empty() {
             return Ok(note);
         }
@@ -965,12 +979,13 @@ pub mod section {
             groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
             let total = self.point.len();
             let mut md = format!(
-                "{total} point(s) did not recover in at least half of their runs. Per point, the run with the median load among those showing the most common loop: the bottleneck after the trigger (the tier whose load came closest to, or furthest past, its capacity), what its arrivals were made of (first tries; retries, each counted for the caller that sent the nearest retry in its lineage, so a first try a middle tier sends for a client's retry is the client's; hedged copies; and, across those, requests for users who had already left), and the loop that kept it down (failing before the trigger: its users before the trigger already succeeded under the recovery threshold; retry amplification: at least 20% retries and the first tries alone would fit, sustained by the caller whose retries are the most; degraded capacity (checked before retry amplification): saturated, yet it finished under 70% of what its slots serve at low load; dead work: at least 20% of the arrivals for users already gone; overload: the first tries alone exceed capacity; not saturated: under 90% of capacity, with work waiting at the end of fewer than half of the seconds after the trigger). Users already gone are the end users; work finished after its direct caller stopped waiting is the caller's timeout, counted apart. The smallest change is the fewest levels of one axis away to a point where most runs recover. Table: `why_not_recovered.csv`.\n\n"
+                "{} did not recover in at least half of their runs. Per point, the run with the median load among those showing the most common loop: the bottleneck after the trigger (the tier whose load came closest to, or furthest past, its capacity), what its arrivals were made of (first tries; retries, each counted for the caller that sent the nearest retry in its lineage, so a first try a middle tier sends for a client's retry is the client's; hedged copies; and, across those, requests for users who had already left), and the loop that kept it down (failing before the trigger: its users before the trigger already succeeded under the recovery threshold; retry amplification: at least 20% retries and the first tries alone would fit, sustained by the caller whose retries are the most; degraded capacity (checked before retry amplification): saturated, yet it finished under 70% of what its slots serve at low load; dead work: at least 20% of the arrivals for users already gone; overload: the first tries alone exceed capacity; not saturated: under 90% of capacity, with work waiting at the end of fewer than half of the seconds after the trigger). Users already gone are the end users; work finished after its direct caller stopped waiting is the caller's timeout, counted apart. The smallest change is the fewest levels of one axis away to a point where most runs recover. Table: `why_not_recovered.csv`.\n\n",
+                points(total)
             );
             let mut shown = 0;
             for (s, lines) in groups {
                 let name = s.map_or("no diagnosis".to_string(), |s| s.to_string());
-                md += &format!("**{name}**: {} point(s)\n\n", lines.len());
+                md += &format!("**{name}**: {}\n\n", points(lines.len()));
                 for line in lines.into_iter().take(12usize.saturating_sub(shown)) {
                     md += line;
                     shown += 1;

@@ -722,7 +722,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Spike,
         "factor",
         Kind::Float,
-        "Arrival-rate multiplier inside the spike (2: twice the load).",
+        "Arrival-rate multiplier inside the spike (2: twice the load). A spike of length 0 multiplies nothing: a factor other than 1 is refused there (in a grid, only where the spike has length 0 at every point).",
     ).bounds(Bounds::POSITIVE),
     p(
         Scope::Tier,
@@ -1088,7 +1088,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Slow,
         "factor",
         Kind::Float,
-        "Service-time multiplier inside the window (ch37: 10, i.e. 20 ms -> 200 ms).",
+        "Service-time multiplier inside the window (ch37: 10, i.e. 20 ms -> 200 ms). A window of length 0 multiplies nothing: a factor other than 1 is refused there (in a grid, only where the window has length 0 at every point).",
     ).bounds(Bounds::POSITIVE),
     p(
         Scope::Slow,

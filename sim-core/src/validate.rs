@@ -1788,6 +1788,17 @@ pub const CALL_INERT: &[Inert<Call, CallSite>] = &[
         idle: |c, _, p| no_retries(c, p),
     },
     Inert {
+        keys: &["max_retries"],
+        acts: "retry_on names a class",
+        what: "the number of retries",
+        idle: |c, _, p| {
+            c.retry_on.is_empty().then(|| Idle {
+                state: format!("{p}.retry_on is empty (no failed attempt is retried)"),
+                fix: format!("name the classes to retry in {p}.retry_on"),
+            })
+        },
+    },
+    Inert {
         // Idle in part (its entries past the last attempt), refused as a
         // whole; in a grid that samples max_retries, only where no point
         // makes the attempts its entries number.
@@ -2222,14 +2233,37 @@ fn check_inert_all(s: &Scenario, errors: &mut Vec<ConfigError>) {
 
 /// A trigger window (slow, error or crash window, load spike, cache
 /// flush) that starts at or after the horizon holds no instant of the
-/// run: it is refused as any setting that cannot act, so that a grid
-/// refuses it only where it acts at none of its points.
+/// run, and a slow window's or spike's factor on a window of length 0
+/// multiplies nothing: both are refused as any setting that cannot act,
+/// so that a grid refuses them only where they act at none of its points
+/// (an axis of `duration_s` from 0).
 fn check_windows_in_run(s: &Scenario, errors: &mut Vec<ConfigError>) {
     let horizon = s.horizon_s;
     if !(horizon.is_finite() && horizon > 0.0) {
         return; // refused by its own check
     }
     for w in s.triggers() {
+        // A window of length 0 marks where recovery is measured from; a
+        // factor other than 1 multiplies nothing there. (A spike of
+        // closed-loop users is refused whole by their own check.)
+        let closed_spike = (s.groups()).any(|(g, c)| {
+            !c.closed.is_off() && (w.path.strip_prefix(g)).is_some_and(|r| r.starts_with(".spike"))
+        });
+        if let Some(factor) = w.factor
+            && w.duration_s == 0.0
+            && factor != 1.0
+            && factor.is_finite()
+            && factor > 0.0
+            && !closed_spike
+        {
+            errors.push(ConfigError::new(
+                format!("{}.factor", w.path),
+                format!(
+                    "{factor:?} has no effect: the window's length is 0 ({}.duration_s), so no instant falls inside it; give {}.duration_s > 0, or leave factor at its default (1.0)",
+                    w.path, w.path
+                ),
+            ));
+        }
         if w.duration_s > 0.0 && w.start_s.is_finite() && w.start_s >= horizon {
             let key = if w.path.ends_with(".cache") {
                 "flush_start_s"

@@ -284,7 +284,11 @@ fn a_groups_class_is_a_class_of_the_tiers() {
     // The batch group's own class, lowest in priority (after the client's
     // unnamed one), with a bulkhead of one slot at svc_b: at most one of its
     // requests in service there, so its users wait behind each other.
-    let mut s = ch37("naive", "fifo", &[("svc_b.slow.duration_s", "0")]);
+    let mut s = ch37(
+        "naive",
+        "fifo",
+        &[("svc_b.slow.duration_s", "0"), ("svc_b.slow.factor", "1")],
+    );
     let mut batch = s.client.clone();
     batch.rate_per_s = 50.0;
     batch.classes = vec![sim_core::scenario::RequestClass {

@@ -778,3 +778,59 @@ fn a_window_starting_at_or_after_the_horizon_is_refused() {
         Vec::<String>::new()
     );
 }
+
+/// A slow window's or load spike's factor multiplies nothing on a window
+/// of length 0 (such a window only marks where recovery is measured
+/// from): refused with its path, whether the window is a tier's or the
+/// client's, the first or a later one; a factor of 1 is accepted.
+#[test]
+fn a_factor_on_a_window_of_length_0_is_refused() {
+    let message = |path: &str, shown: &str| {
+        format!(
+            "{path}.factor: {shown} has no effect: the window's length is 0 ({path}.duration_s), so no instant falls inside it; give {path}.duration_s > 0, or leave factor at its default (1.0)"
+        )
+    };
+    assert_eq!(
+        refusals("", "client.spike.factor", "3"),
+        [message("client.spike", "3.0")]
+    );
+    assert_eq!(
+        refusals("svc_b.slow.duration_s=0", "svc_b.slow.factor", "5"),
+        [message("svc_b.slow", "5.0")]
+    );
+    assert_eq!(
+        refusals(
+            "svc_b.slow.1.start_s=40 svc_b.slow.1.duration_s=0",
+            "svc_b.slow.1.factor",
+            "0.5"
+        ),
+        [message("svc_b.slow.1", "0.5")]
+    );
+    assert_eq!(
+        refusals("svc_b.slow.duration_s=0", "svc_b.slow.factor", "1"),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        refusals("", "client.spike.start_s", "12"),
+        Vec::<String>::new()
+    );
+}
+
+/// With `retry_on` empty no failed attempt is retried, so the number of
+/// retries cannot act: refused at `max_retries` with the reason, and
+/// `retry_on = []` beside no retries is refused as a setting of retries.
+#[test]
+fn retries_with_nothing_to_retry_are_refused() {
+    assert_eq!(
+        refusals("svc_a.retry_on=[]", "svc_a.max_retries", "3"),
+        [
+            "svc_a.max_retries: 3 has no effect: max_retries is the number of retries, and svc_a.retry_on is empty (no failed attempt is retried); name the classes to retry in svc_a.retry_on, or leave max_retries at its default (0)"
+        ]
+    );
+    assert_eq!(
+        refusals("svc_a.max_retries=0", "svc_a.retry_on", "[]"),
+        [
+            "svc_a.retry_on: [] has no effect: retry_on is a setting of the caller's retries, and svc_a.max_retries is 0 (no retries); set svc_a.max_retries >= 1, or leave retry_on at its default (unset)"
+        ]
+    );
+}

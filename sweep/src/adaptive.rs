@@ -372,7 +372,8 @@ pub fn run(args: &RefineArgs, grid: &mut Grid) -> Result<ExitCode, RefineError> 
     }
     if failed_runs > 0 {
         eprintln!(
-            "error: {failed_runs} run(s) failed (their errors: `status` and `error` in {}/runs/*.parquet)",
+            "error: {} failed (their errors: `status` and `error` in {}/runs/*.parquet)",
+            crate::progress::counted(failed_runs, "run", "runs"),
             out.display()
         );
         return Ok(ExitCode::FAILURE);

@@ -82,6 +82,13 @@ pub fn expand(path: &str, t: &toml::Table) -> Result<Vec<Value>, String> {
                 Value::Integer(n) if *n >= 1 => *n as u64,
                 other => return Err(format!("`num` must be an integer >= 1, got {other}")),
             };
+            // numpy's linspace gives [start] here: a stop that is no
+            // level is a surprise in a grid, so it is said.
+            if num == 1 && start != stop {
+                return Err(format!(
+                    "num = 1 gives the start ({start}) alone: the stop ({stop}) would be no level; give num >= 2, or the level as a list"
+                ));
+            }
             if num > MAX_LEVELS {
                 return Err(format!("num = {num} is more than {MAX_LEVELS} levels"));
             }
@@ -274,6 +281,22 @@ mod tests {
         )
         .unwrap();
         assert_eq!(floats(&v), [1.0, 0.75, 0.5, 0.25, 0.0]);
+    }
+
+    /// One level from start to another stop leaves the stop out: refused
+    /// with the reason; from start to itself it is that level.
+    #[test]
+    fn one_level_between_two_ends_is_refused() {
+        assert_eq!(
+            expand("svc_a.timeout_s", &range("start = 0.5\nstop = 2\nnum = 1")),
+            Err("num = 1 gives the start (0.5) alone: the stop (2) would be no level; give num >= 2, or the level as a list".into())
+        );
+        let v = expand(
+            "svc_a.timeout_s",
+            &range("start = 0.5\nstop = 0.5\nnum = 1"),
+        )
+        .unwrap();
+        assert_eq!(floats(&v), [0.5]);
     }
 
     #[test]

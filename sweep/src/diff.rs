@@ -106,11 +106,18 @@ fn run(args: &DiffArgs) -> Result<ExitCode, DiffError> {
             users_b: users(&b.group),
         });
     }
-    check_same_points(args, &a, &b)?;
+    let left_out = check_same_points(args, &a, &b)?;
     let mut changed: Vec<[String; 3]> = Vec::new();
     let mut moved: Vec<Moved> = Vec::new();
     let mut undefined: Vec<[String; 3]> = Vec::new();
+    let mut paired = 0;
     for (levels, label) in &a.points {
+        // A point of the sweep that varies an axis the other fixes, at
+        // another level: left out, and said.
+        if !b.by_point.contains_key(levels) {
+            continue;
+        }
+        paired += 1;
         let runs: Vec<(&Run, &Run)> = a.by_point[levels]
             .iter()
             .filter_map(|seed| {
@@ -165,12 +172,16 @@ fn run(args: &DiffArgs) -> Result<ExitCode, DiffError> {
     }
     let mut md = report_markdown(
         args,
-        a.points.len(),
+        paired,
         &settings_changed(&a, &b),
         &changed,
         &moved,
         &undefined,
     );
+    if let Some(note) = left_out {
+        let at = md.find("\n\n").map_or(0, |i| i + 2);
+        md.insert_str(at, &format!("{note}\n\n"));
+    }
     if let Some(g) = &a.group {
         let at = md.find("\n\n").map_or(0, |i| i + 2);
         md.insert_str(
@@ -459,8 +470,12 @@ fn settings_changed(a: &Side, b: &Side) -> Vec<String> {
     changed
 }
 
-/// Both sweeps must hold the same points and runs (point and seed).
-fn check_same_points(args: &DiffArgs, a: &Side, b: &Side) -> Result<(), DiffError> {
+/// The sweeps must hold the same points and runs (point and seed), or
+/// one of them a part of the other's points, all paired: a sweep that
+/// fixes an axis of the other (`--set strategy=protected`) pairs with that
+/// level's points, and the other's points are left out, as the returned
+/// note says.
+fn check_same_points(args: &DiffArgs, a: &Side, b: &Side) -> Result<Option<String>, DiffError> {
     let only = |x: &Side, y: &Side| -> Vec<String> {
         (x.points.iter())
             .filter(|(levels, _)| !y.by_point.contains_key(levels))
@@ -468,18 +483,31 @@ fn check_same_points(args: &DiffArgs, a: &Side, b: &Side) -> Result<(), DiffErro
             .collect()
     };
     let (only_a, only_b) = (only(a, b), only(b, a));
-    let mut problems = Vec::new();
-    for (dir, points) in [(&args.a, &only_a), (&args.b, &only_b)] {
-        if let Some(first) = points.first() {
-            problems.push(format!(
-                "{} point(s) only in {} (e.g. {first})",
-                points.len(),
-                dir.display()
-            ));
-        }
+    let sides = [(&args.a, &only_a), (&args.b, &only_b)];
+    let shared = a.points.len() - only_a.len();
+    if shared == 0 || (!only_a.is_empty() && !only_b.is_empty()) {
+        let problems = (sides.iter())
+            .filter_map(|(dir, points)| {
+                let first = points.first()?;
+                Some(format!(
+                    "{} point{} only in {} (e.g. {first})",
+                    points.len(),
+                    if points.len() == 1 { "" } else { "s" },
+                    dir.display()
+                ))
+            })
+            .collect();
+        return Err(DiffError::Points {
+            a: args.a.clone(),
+            b: args.b.clone(),
+            problems,
+        });
     }
-    let unpaired = |x: &Side, y: &Side| x.runs.keys().any(|id| !y.runs.contains_key(id));
-    if problems.is_empty() && (unpaired(a, b) || unpaired(b, a)) {
+    // The runs of the points in both pair by seed.
+    let unpaired = |x: &Side, y: &Side| {
+        (x.runs.keys()).any(|id| y.by_point.contains_key(&id.0) && !y.runs.contains_key(id))
+    };
+    if unpaired(a, b) || unpaired(b, a) {
         return Err(DiffError::Seeds {
             a: args.a.clone(),
             b: args.b.clone(),
@@ -487,15 +515,18 @@ fn check_same_points(args: &DiffArgs, a: &Side, b: &Side) -> Result<(), DiffErro
             seeds_b: seed_list(b),
         });
     }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(DiffError::Points {
-            a: args.a.clone(),
-            b: args.b.clone(),
-            problems,
-        })
-    }
+    Ok(sides.iter().find(|(_, points)| !points.is_empty()).map(
+        |(dir, points)| {
+            format!(
+                "Compared: the {shared} points in both. {} more point{} of {} {} no counterpart in the other sweep, which holds fewer levels of its axes (e.g. {}): left out.",
+                points.len(),
+                if points.len() == 1 { "" } else { "s" },
+                dir.display(),
+                if points.len() == 1 { "has" } else { "have" },
+                points[0],
+            )
+        },
+    ))
 }
 
 /// The seeds of `side`'s runs, runs of consecutive seeds as ranges:

@@ -113,6 +113,16 @@ pub enum ShardError {
         set: &'static str,
         unset: &'static str,
     },
+    #[error(
+        "the array's task indexes are not evenly spaced (SLURM_ARRAY_TASK_ID {id}, MIN {min}, MAX {max}, STEP {step}, COUNT {count}), so task {id} is no shard of {count}; submit the array as --array=0-N (as `sweep slurm` writes it) or pass --shard I/N"
+    )]
+    UnevenSlurm {
+        id: u64,
+        min: u64,
+        max: String,
+        step: u64,
+        count: String,
+    },
 }
 
 /// The output directory's files: parts, manifests, their directories.

@@ -543,14 +543,30 @@ fn report_errors(
     if let Some(text) = &report.prim {
         let names: Vec<&str> = schema.iter().map(|s| s.name.as_str()).collect();
         if let Err(e) = analysis::outcome::Outcome::parse(text, &names) {
-            let hint = match &e {
-                analysis::outcome::OutcomeError::UnknownMetric(m) => {
-                    sim_core::params::closest(m, names.iter().copied())
-                        .map_or(String::new(), |k| format!("; did you mean `{k}`?"))
-                }
-                _ => String::new(),
+            let hints: Vec<String> = match &e {
+                analysis::outcome::OutcomeError::UnknownMetrics(unknown) => (unknown.iter())
+                    .filter_map(|m| {
+                        let k = sim_core::params::closest(m, names.iter().copied())?;
+                        Some(match unknown.len() {
+                            1 => format!("`{k}`"),
+                            _ => format!("`{k}` for `{m}`"),
+                        })
+                    })
+                    .collect(),
+                _ => Vec::new(),
             };
-            errors.push(invalid("report.prim", format!("`{text}`: {e}{hint}")));
+            let hint = if hints.is_empty() {
+                String::new()
+            } else {
+                format!("; did you mean {}?", hints.join(", "))
+            };
+            // A text too long to quote is named by its length.
+            let shown = if text.chars().count() > 200 {
+                format!("({} characters)", text.chars().count())
+            } else {
+                format!("`{text}`")
+            };
+            errors.push(invalid("report.prim", format!("{shown}: {e}{hint}")));
         }
     }
     errors
@@ -2326,6 +2342,22 @@ mod tests {
              [axes]\n\"svc_a.max_retries\" = [0, 3]\n",
         );
         assert_eq!(g.points(), 2);
+    }
+
+    /// A slow window's factor beside an axis of its length from 0 acts at
+    /// the points of a length above 0: accepted, from the file or `[set]`.
+    #[test]
+    fn a_window_factor_is_accepted_beside_its_length_swept_from_0() {
+        for set in ["", "\"svc_b.slow.factor\" = 5.0\n"] {
+            let g = grid(
+                "length.toml",
+                &format!(
+                    "name = \"unit\"\nscenario = \"ch37\"\nseeds = [1]\n\
+                     [set]\n{set}[axes]\n\"svc_b.slow.duration_s\" = [0.0, 20.0]\n"
+                ),
+            );
+            assert_eq!(g.points(), 2, "with `{set}`");
+        }
     }
 
     /// A key that acts at none of a grid's points is refused once, at its

@@ -34,8 +34,10 @@ pub fn merge(args: &MergeArgs) -> Result<ExitCode, Error> {
     let (m, shards, cleaned) = merge_into(&target, &args.dirs).map_err(Error::Merge)?;
     for (shard, n) in cleaned {
         eprintln!(
-            "removed {n} incomplete file(s) left by an interrupted run of shard {}/{}",
-            shard.index, shard.count
+            "removed {} left by an interrupted run of shard {}/{}",
+            crate::progress::counted(n as u64, "incomplete file", "incomplete files"),
+            shard.index,
+            shard.count
         );
     }
     if shards == 0 {
@@ -48,7 +50,8 @@ pub fn merge(args: &MergeArgs) -> Result<ExitCode, Error> {
         return Ok(status_of(m.failed));
     }
     println!(
-        "merged {shards} shard(s) of `{}`: {} runs ({} ok, {} failed) in {}",
+        "merged {} of `{}`: {} runs ({} ok, {} failed) in {}",
+        crate::progress::counted(shards, "shard", "shards"),
         m.grid_name,
         m.ok + m.failed,
         m.ok,
@@ -542,7 +545,42 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Error> {
         }
     };
     let (b, sb) = (in_order_of(b, &a), in_order_of(sb, &sa));
-    if a.equals_missing(&b) && sa.equals_missing(&sb) {
+    // Runs pair by their ids (a point's levels and a seed): a sweep of
+    // other points holds other runs, whose columns say nothing of each
+    // other's. Those in both are compared.
+    let ids = |df: &DataFrame| -> HashSet<String> {
+        (df.column("run_id").ok().and_then(|c| c.str().ok()))
+            .map(|c| c.iter().flatten().map(str::to_string).collect())
+            .unwrap_or_default()
+    };
+    let (ids_a, ids_b) = (ids(&a), ids(&b));
+    let unpaired = (
+        ids_a.difference(&ids_b).count(),
+        ids_b.difference(&ids_a).count(),
+    );
+    let in_both = |df: DataFrame| -> DataFrame {
+        let keep: BooleanChunked = match df.column("run_id").and_then(|c| c.str()) {
+            Ok(c) => (c.iter())
+                .map(|id| id.is_some_and(|id| ids_a.contains(id) && ids_b.contains(id)))
+                .collect(),
+            Err(_) => return df,
+        };
+        df.filter(&keep).unwrap_or(df)
+    };
+    // A run's place in its grid's enumeration differs between grids of
+    // other points or seeds: not compared then.
+    let (a, b, sa, sb) = if unpaired == (0, 0) {
+        (a, b, sa, sb)
+    } else {
+        let placed = |df: DataFrame| df.drop("run_index").unwrap_or(df);
+        (
+            placed(in_both(a)),
+            placed(in_both(b)),
+            in_both(sa),
+            in_both(sb),
+        )
+    };
+    if unpaired == (0, 0) && a.equals_missing(&b) && sa.equals_missing(&sb) {
         println!(
             "identical: {} runs, {} columns (timing columns ignored); series: {} rows, {} columns",
             a.height(),
@@ -552,18 +590,39 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Error> {
         );
         return Ok(ExitCode::SUCCESS);
     }
-    for (table, rows, a, b) in [("runs", "runs", &a, &b), ("series", "rows", &sa, &sb)] {
-        if a.equals_missing(b) {
-            continue;
+    if unpaired != (0, 0) {
+        println!(
+            "DIFFERENT runs: {} only in {}, {} only in {}, {} in both (a run id names a point's levels and a seed: these sweeps hold other points or seeds; `sweep diff` pairs two sweeps' points by their levels; the runs in both are compared without their run_index, their place in each grid)",
+            unpaired.0,
+            args.a.display(),
+            unpaired.1,
+            args.b.display(),
+            a.height()
+        );
+        if a.height() > 0 && a.equals_missing(&b) && sa.equals_missing(&sb) {
+            println!("  the {} runs in both are identical", a.height());
         }
-        println!("DIFFERENT {table}: {} vs {} {rows}", a.height(), b.height());
+    }
+    for (table, rows, a, b) in [("runs", "runs", &a, &b), ("series", "rows", &sa, &sb)] {
         let only = |x: &DataFrame, y: &DataFrame| -> Vec<String> {
             (x.get_column_names().iter())
                 .filter(|n| y.column(n.as_str()).is_err())
                 .map(|n| format!("`{n}`"))
                 .collect()
         };
-        for (dir, cols) in [(&args.a, only(a, b)), (&args.b, only(b, a))] {
+        let one_sided = [(&args.a, only(a, b)), (&args.b, only(b, a))];
+        if a.equals_missing(b) || (a.height() == 0 && one_sided.iter().all(|(_, c)| c.is_empty())) {
+            continue;
+        }
+        if unpaired == (0, 0) {
+            println!("DIFFERENT {table}: {} vs {} {rows}", a.height(), b.height());
+        } else if a.height() > 0 {
+            println!(
+                "DIFFERENT {table} of the runs in both ({} {rows}):",
+                a.height()
+            );
+        }
+        for (dir, cols) in one_sided {
             if !cols.is_empty() {
                 println!("  columns only in {}: {}", dir.display(), cols.join(", "));
             }

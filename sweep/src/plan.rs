@@ -53,7 +53,13 @@ pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
         let levels = |j: usize| {
             d.levels
                 .iter()
-                .map(|l| l[j].to_string())
+                .map(|l| match &l[j] {
+                    // TOML's plain form writes every digit (309 for 1e308).
+                    toml::Value::Float(x) if *x != 0.0 && (x.abs() >= 1e15 || x.abs() < 1e-9) => {
+                        format!("{x:e}")
+                    }
+                    v => v.to_string(),
+                })
                 .collect::<Vec<_>>()
                 .join(", ")
         };
@@ -80,12 +86,24 @@ pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
     let seeds: Vec<String> = grid.seeds.iter().take(10).map(u64::to_string).collect();
     let more = if grid.seeds.len() > 10 { ", ..." } else { "" };
     say!("  seeds {} ({}{more})", grid.seeds.len(), seeds.join(", "));
-    say!(
-        "{} x {} = {}",
-        counted(grid.points(), "point", "points"),
-        counted(grid.seeds.len() as u64, "seed", "seeds"),
-        counted(grid.runs(), "run", "runs")
-    );
+    // An adaptive design runs at most its budget of its candidates: the
+    // headline, the time and the output are the budget's.
+    let budget = adaptive_budget(&grid);
+    match budget {
+        Some(points) => say!(
+            "`sweep refine` runs at most {} x {} = {} (of {} candidate points): the time and output below are the most it runs",
+            counted(points, "point", "points"),
+            counted(grid.seeds.len() as u64, "seed", "seeds"),
+            counted(points * grid.seeds.len() as u64, "run", "runs"),
+            grid.points(),
+        ),
+        None => say!(
+            "{} x {} = {}",
+            counted(grid.points(), "point", "points"),
+            counted(grid.seeds.len() as u64, "seed", "seeds"),
+            counted(grid.runs(), "run", "runs")
+        ),
+    }
     if grid.points_checked == grid.points() {
         say!("checked: every value and every point");
     } else {
@@ -121,7 +139,12 @@ pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
     for i in &samples {
         say!("  #{i}: {}", describe(&grid.point(*i)[grid.fixed.len()..]));
     }
-    let est = estimate(&grid, jobs, args.calibrate)?;
+    let mut est = estimate(&grid, jobs, args.calibrate)?;
+    if let Some(points) = budget {
+        let share = points as f64 / grid.points().max(1) as f64;
+        est.wall_s = (est.wall_s.0 * share, est.wall_s.1 * share);
+        est.output_bytes = (est.output_bytes as f64 * share) as u64;
+    }
     // The calibration runs share the machine with whatever else runs now:
     // a sweep started when the load is different takes longer or shorter.
     let load_now = load_average();
@@ -202,6 +225,18 @@ const DESIGN_ROWS_SHOWN: usize = 5;
 /// The sampled design as `plan` shows it: method and options, its size
 /// (points per design, designs over the categories), its axes, and the
 /// first rows in SALib's order.
+/// The most points `sweep refine` runs of an adaptive design: its budget
+/// per design (at most its candidates) times the designs.
+fn adaptive_budget(grid: &Grid) -> Option<u64> {
+    let (Some(spec), Some(dim)) = (&grid.design, grid.dimensions.last()) else {
+        return None;
+    };
+    spec.boundary.as_ref()?;
+    let candidates = dim.levels.len() as u64;
+    let designs = grid.points() / candidates.max(1);
+    Some(spec.n.min(candidates) * designs)
+}
+
 fn design_lines(grid: &Grid) -> Vec<String> {
     let (Some(spec), Some(dim)) = (&grid.design, grid.dimensions.last()) else {
         return Vec::new();
@@ -222,7 +257,7 @@ fn design_lines(grid: &Grid) -> Vec<String> {
             spec.n, spec.levels
         ),
         "boundary" => format!(
-            "adaptive boundary search, run by `sweep refine`: at most n = {} points per design ({} runs), picked from {points} candidates (a scrambled Sobol' sequence); the points, runs and time counted here are the candidates'",
+            "adaptive boundary search, run by `sweep refine`: at most n = {} points per design ({} runs), picked from {points} candidates (a scrambled Sobol' sequence)",
             spec.n,
             spec.n * spec.replicates
         ),
@@ -242,7 +277,8 @@ fn design_lines(grid: &Grid) -> Vec<String> {
             spec.method, spec.seed
         ),
         format!(
-            "         {designs} design(s), one per combination of the categorical axes; {} per point",
+            "         {}, one per combination of the categorical axes; {} per point",
+            counted(designs, "design", "designs"),
             counted(spec.replicates, "replicate seed", "replicate seeds")
         ),
     ];

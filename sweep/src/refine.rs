@@ -461,7 +461,8 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
     let failed = stopped(Stop::Failed);
     if failed_runs > 0 {
         eprintln!(
-            "error: {failed_runs} run(s) failed (their errors: `status` and `error` in {}/runs/*.parquet){}",
+            "error: {} failed (their errors: `status` and `error` in {}/runs/*.parquet){}",
+            crate::progress::counted(failed_runs, "run", "runs"),
             out.display(),
             if failed > 0 {
                 format!(

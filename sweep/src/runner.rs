@@ -97,14 +97,42 @@ fn shard_from(args: &RunArgs) -> Result<Shard, ShardError> {
     const COUNT: &str = "SLURM_ARRAY_TASK_COUNT";
     match (std::env::var(ID), std::env::var(COUNT)) {
         (Ok(i), Ok(n)) => {
-            // Counted from the array's first index: `--array=1-4` numbers
-            // its tasks 1 to 4, shards 0 to 3.
-            let min = std::env::var("SLURM_ARRAY_TASK_MIN").ok();
-            let i = match (
-                i.trim().parse::<u64>(),
-                min.map(|m| m.trim().parse::<u64>()),
-            ) {
-                (Ok(i), Some(Ok(min))) if i >= min => (i - min).to_string(),
+            // Counted from the array's first index by its step: `--array=1-4`
+            // numbers its tasks 1 to 4, `--array=0-6:2` 0, 2, 4 and 6,
+            // shards 0 to 3 both. An array whose indexes are not evenly
+            // spaced (`--array=1,2,9`) maps to no shard split.
+            let number =
+                |key: &str| (std::env::var(key).ok()).and_then(|v| v.trim().parse::<u64>().ok());
+            let (min, max) = (
+                number("SLURM_ARRAY_TASK_MIN"),
+                number("SLURM_ARRAY_TASK_MAX"),
+            );
+            let step = number("SLURM_ARRAY_TASK_STEP")
+                .filter(|s| *s > 0)
+                .unwrap_or(1);
+            let (id, count) = (i.trim().parse::<u64>(), n.trim().parse::<u64>());
+            let i = match (id, min) {
+                (Ok(id), Some(min)) if id >= min => {
+                    let spaced = (id - min) % step == 0
+                        && match (max, &count) {
+                            (Some(max), Ok(count)) => {
+                                max >= min
+                                    && (max - min) % step == 0
+                                    && (max - min) / step + 1 == *count
+                            }
+                            _ => true,
+                        };
+                    if !spaced {
+                        return Err(ShardError::UnevenSlurm {
+                            id,
+                            min,
+                            max: max.map_or("unset".into(), |m| m.to_string()),
+                            step,
+                            count: n,
+                        });
+                    }
+                    ((id - min) / step).to_string()
+                }
                 _ => i,
             };
             parse_shard(&format!("{i}/{n}")).map_err(|e| ShardError::FromSlurm(Box::new(e)))
@@ -183,8 +211,8 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Error> {
         // them (and whether or not with --resume).
         if failed > 0 {
             eprintln!(
-                "{failed} of its {} run(s) failed (status = 'failed' in the runs table)",
-                ok + failed
+                "{failed} of its {} failed (status = 'failed' in the runs table)",
+                crate::progress::counted(ok + failed, "run", "runs")
             );
             return Ok(ExitCode::from(1));
         }
@@ -458,7 +486,10 @@ fn execute(
 ) -> Result<ExitCode, RunnerError> {
     let cleaned = store.clean_incomplete(shard)?;
     if cleaned > 0 && !args.quiet {
-        eprintln!("removed {cleaned} incomplete file(s) left by an interrupted run");
+        eprintln!(
+            "removed {} left by an interrupted run",
+            crate::progress::counted(cleaned as u64, "incomplete file", "incomplete files")
+        );
     }
     // A whole-grid run finishes what shards left, and redoes the runs of
     // a commit one of them cut short, as that shard's resume would: the
@@ -470,8 +501,10 @@ fn execute(
             let cleaned = store.clean_incomplete(other)?;
             if cleaned > 0 && !args.quiet {
                 eprintln!(
-                    "removed {cleaned} incomplete file(s) left by an interrupted run of shard {}/{}",
-                    other.index, other.count
+                    "removed {} left by an interrupted run of shard {}/{}",
+                    crate::progress::counted(cleaned as u64, "incomplete file", "incomplete files"),
+                    other.index,
+                    other.count
                 );
             }
             if store.index_path(other).exists() {
@@ -677,8 +710,8 @@ fn execute(
     if !failures.is_empty() {
         let earlier = failed.saturating_sub(failures.len() as u64);
         eprintln!(
-            "{} run(s) failed{}:",
-            failures.len(),
+            "{} failed{}:",
+            crate::progress::counted(failures.len() as u64, "run", "runs"),
             if earlier > 0 {
                 format!(" now ({earlier} more failed before this resume)")
             } else {

@@ -576,8 +576,12 @@ mod tests {
     fn a_run_without_a_trigger_is_said_to_have_none() {
         let mut s = sim_core::ch37();
         (s.client.duration_s, s.horizon_s) = (20.0, 25.0);
-        for key in ["svc_b.slow.start_s", "svc_b.slow.duration_s"] {
-            sim_core::params::set(&mut s, key, &toml::Value::Float(0.0)).unwrap();
+        for (key, v) in [
+            ("svc_b.slow.start_s", 0.0),
+            ("svc_b.slow.duration_s", 0.0),
+            ("svc_b.slow.factor", 1.0),
+        ] {
+            sim_core::params::set(&mut s, key, &toml::Value::Float(v)).unwrap();
         }
         let out = super::render(
             "ch37",

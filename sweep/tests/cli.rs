@@ -283,7 +283,7 @@ fn merge_decides_before_it_copies_and_keeps_a_whole_grid_manifest() {
     }
     let o = sweep(&["merge", &whole, "--no-report"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_says(&stdout(&o), &["merged 2 shard(s)"]);
+    assert_says(&stdout(&o), &["merged 2 shards"]);
 }
 
 /// A sweep run with --set and --axis flags and stopped: the report's
@@ -448,7 +448,7 @@ max_events = [500, 100000000]
         stderr(&o)
     );
     let err = stderr(&o);
-    assert!(err.contains("3 run(s) failed"), "{err}");
+    assert!(err.contains("3 runs failed"), "{err}");
     assert!(err.contains("event budget exceeded"), "{err}");
     assert!(err.contains("injected panic"), "{err}");
     let t = runs_table(&out)
@@ -987,6 +987,30 @@ fn shard_comes_from_slurm_environment() {
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(Path::new(&out).join("manifest-s3of4.json").exists());
+    // An array with a step (`--array=0-4:2`): task 2 is shard 1 of 3.
+    let out = dir.join("stepped").display().to_string();
+    let slurm = |id: &str, max: &str, step: &str, count: &str| {
+        Command::new(env!("CARGO_BIN_EXE_sweep"))
+            .args(["run", &grid, "--out", &out, "--no-report"])
+            .env("SLURM_ARRAY_TASK_ID", id)
+            .env("SLURM_ARRAY_TASK_COUNT", count)
+            .env("SLURM_ARRAY_TASK_MIN", "0")
+            .env("SLURM_ARRAY_TASK_MAX", max)
+            .env("SLURM_ARRAY_TASK_STEP", step)
+            .output()
+            .unwrap()
+    };
+    let o = slurm("2", "4", "2", "3");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(Path::new(&out).join("manifest-s1of3.json").exists());
+    assert!(!Path::new(&out).join("manifest-s2of3.json").exists());
+    // Indexes not evenly spaced (`--array=0,1,9`): refused, not guessed.
+    let o = slurm("9", "9", "1", "3");
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o).trim(),
+        "error: bad shard:\n  the array's task indexes are not evenly spaced (SLURM_ARRAY_TASK_ID 9, MIN 0, MAX 9, STEP 1, COUNT 3), so task 9 is no shard of 3; submit the array as --array=0-N (as `sweep slurm` writes it) or pass --shard I/N"
+    );
 }
 
 /// Ctrl-C, Slurm's and Kubernetes' SIGTERM and a closed terminal's SIGHUP
@@ -1179,10 +1203,19 @@ fn published_figures_are_checked_and_shown_beside_the_model() {
 fn report_prim_names_the_bad_metric_or_token() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
+    let deep = format!("{}recovered", "(".repeat(2000));
     for (prim, want) in [
         (
             "success_rate_after < 0.9 and recovery_ss > 5",
             "grid.toml: report.prim: `success_rate_after < 0.9 and recovery_ss > 5`: `recovery_ss` is not a metric of this scenario; did you mean `recovery_s`?",
+        ),
+        (
+            "gooput < 1 or svc_b_max_queu > 3",
+            "grid.toml: report.prim: `gooput < 1 or svc_b_max_queu > 3`: `gooput` and `svc_b_max_queu` are not metrics of this scenario; did you mean `goodput` for `gooput`, `svc_b_max_queue` for `svc_b_max_queu`?",
+        ),
+        (
+            deep.as_str(),
+            "grid.toml: report.prim: (2009 characters): 2001 tokens, more than the 1000 an outcome may have",
         ),
         (
             "success_rate_after < 0.9 and (recovered or goodput => 1)",

@@ -441,8 +441,27 @@ fn compare_reads_columns_by_name_and_names_those_one_side_lacks() {
     assert_says(
         &stdout(&o),
         &[
-            "DIFFERENT runs: 8 vs 8 runs",
+            &format!("DIFFERENT runs: 8 only in {a}, 8 only in {c}, 0 in both"),
             &format!("columns only in {c}: `svc_b.slots`"),
+        ],
+    );
+    assert!(!stdout(&o).contains("differs"), "{}", stdout(&o));
+    // Runs pair by id: a sweep of one more seed shares the other's runs,
+    // which are identical; a column of its own runs is not told as a
+    // difference.
+    let (seeds, fewer) = (
+        grid.replace("count = 1 }", "count = 2 }"),
+        run("fewer", &grid),
+    );
+    assert_ne!(seeds, grid, "the grid names its seeds");
+    let d = run("d", &seeds);
+    let o = sweep(&["compare", &fewer, &d]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert_says(
+        &stdout(&o),
+        &[
+            &format!("DIFFERENT runs: 0 only in {fewer}, 8 only in {d}, 8 in both"),
+            "the 8 runs in both are identical",
         ],
     );
 }
@@ -606,20 +625,50 @@ fn diff_names_changed_outcomes_and_metrics_moved_beyond_noise() {
             "8 points; ",
         ],
     );
-    // Other points are refused, saying which: a sweep fixing an axis of
-    // the other holds the points of that level only.
+    // A sweep fixing an axis of the other pairs with that level's points,
+    // in either order; the other points are left out, and said.
     let naive_only = run_with("strategy=naive", "c");
-    let o = sweep(&["diff", &da, &naive_only]);
+    for (x, y) in [(&da, &naive_only), (&naive_only, &da)] {
+        let o = sweep(&["diff", x, y]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert_says(
+            &stdout(&o),
+            &[
+                &format!(
+                    "Compared: the 4 points in both. 4 more points of {da} have no counterpart in the other sweep, which holds fewer levels of its axes (e.g. "
+                ),
+                "strategy=protected",
+                "): left out.",
+                "4 points; 0 changed outcome",
+            ],
+        );
+    }
+    // Points on both sides without a counterpart are refused, saying which:
+    // a grid with another level of an axis.
+    let other = tmp.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    let other_levels = small_grid(3).replace(r#"[16, "unbounded"]"#, "[16, 8]");
+    assert_ne!(other_levels, small_grid(3), "the grid has that axis");
+    let eight = tmp.path().join("eight").display().to_string();
+    assert_ok(&sweep(&[
+        "run",
+        &write_grid(&other, &other_levels),
+        "--out",
+        &eight,
+        "--no-report",
+        "-q",
+    ]));
+    let o = sweep(&["diff", &da, &eight]);
     assert_fails(
         &o,
         &[
             "do not hold the same points",
-            "4 point(s) only in",
-            "strategy=protected",
+            &format!("4 points only in {da} (e.g. "),
+            "svc_b.queue_cap=unbounded",
+            &format!("4 points only in {eight} (e.g. "),
+            "svc_b.queue_cap=8",
         ],
     );
-    let only_c = format!("only in {naive_only}");
-    assert!(!stderr(&o).contains(&only_c), "{}", stderr(&o));
     // The same points with other seeds: said so, with the seeds.
     let two = tmp.path().join("two");
     std::fs::create_dir(&two).unwrap();
@@ -986,7 +1035,10 @@ strategy = ["naive"]
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert_says(
         &stderr(&o),
-        &["run(s) failed", "1 of 1 slices stopped without a boundary"],
+        &[
+            "failed (their errors",
+            "1 of 1 slices stopped without a boundary",
+        ],
     );
     let table = std::fs::read_to_string(out.join("analysis/boundary.md")).unwrap();
     assert_says(

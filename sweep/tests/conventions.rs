@@ -166,7 +166,7 @@ fn quiet_runs_say_only_the_results_and_json_summarises_run_and_plan() {
     assert_says(
         &stderr(&o),
         &[
-            "1 run(s) failed:",
+            "1 run failed:",
             r#"  run 3 (point 3: client.duration_s=4 horizon_s=5 svc_b.slow.start_s=1 strategy="naive" svc_b.queue_cap="unbounded" svc_a.attempt_timeout_s=0.5 svc_a.max_retries=1, seed 1): panicked: injected panic (test) (at sweep/src/runner.rs:"#,
         ],
     );
@@ -199,7 +199,7 @@ fn quiet_runs_say_only_the_results_and_json_summarises_run_and_plan() {
     // failed run, so the status is 1 as it was, with or without --resume.
     let o = sweep(&["run", &grid, "--out", &out, "--json"]);
     assert_eq!(o.status.code(), Some(1));
-    assert_says(&stderr(&o), &["1 of its 8 run(s) failed"]);
+    assert_says(&stderr(&o), &["1 of its 8 runs failed"]);
     let resumed = sweep(&["run", &grid, "--out", &out, "--resume", "--quiet"]);
     assert_eq!(resumed.status.code(), Some(1), "{}", stderr(&resumed));
     let again: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();

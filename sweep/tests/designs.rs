@@ -99,7 +99,7 @@ fn plan_shows_the_design_and_runs_one_design_per_category() {
         &stdout(&o),
         &[
             "design sobol (seed 1, k = 3 sampled axes): Saltelli on a scrambled Sobol' sequence, N = 4 x (2k + 2) = 32 points",
-            "2 design(s), one per combination of the categorical axes",
+            "2 designs, one per combination of the categorical axes",
             "client.rate_per_s in [50, 400] (log)",
             "svc_b.queue_cap in [4, 64] (integer)",
             "first sample points",
@@ -411,6 +411,14 @@ batch = 4
 fn a_boundary_search_is_the_same_with_any_jobs_and_after_an_interruption() {
     let dir = tempfile::tempdir().unwrap();
     let grid = write_grid(dir.path(), BOUNDARY);
+    // `plan` counts what `refine` runs at most: the budget, not the
+    // candidates.
+    let o = sweep(&["plan", &grid, "--calibrate", "1"]);
+    assert_ok(&o);
+    assert_says(
+        &format!("{}{}", stdout(&o), stderr(&o)),
+        &["`sweep refine` runs at most 24 points x 2 seeds = 48 runs (of "],
+    );
     let out = |name: &str| dir.path().join(name).display().to_string();
     for (name, jobs) in [("j1", "1"), ("j2", "2")] {
         let o = sweep(&[
@@ -523,7 +531,7 @@ fn a_boundary_search_with_failed_runs_fails_and_judges_no_category_it_cannot() {
     let o = sweep(&["refine", &grid, "--out", &out.display().to_string()]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("16 run(s) failed (their errors: `status` and `error` in"),
+        stderr(&o).contains("16 runs failed (their errors: `status` and `error` in"),
         "{}",
         stderr(&o)
     );

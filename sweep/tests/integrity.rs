@@ -664,7 +664,7 @@ fn a_merge_removes_what_another_split_s_cut_short_commit_left() {
     assert_ok(&merge);
     assert_says(
         &stderr(&merge),
-        &["removed 1 incomplete file(s) left by an interrupted run of shard 0/2"],
+        &["removed 1 incomplete file left by an interrupted run of shard 0/2"],
     );
     assert_eq!((rows(&out, "runs"), rows(&out, "series")), (16, 16 * 5));
     let merged: serde_json::Value =
@@ -687,7 +687,7 @@ fn a_whole_grid_run_removes_what_a_shard_s_cut_short_commit_left() {
     for (step, said) in [
         (
             "series-renamed:2",
-            "removed 1 incomplete file(s) left by an interrupted run of shard 1/2",
+            "removed 1 incomplete file left by an interrupted run of shard 1/2",
         ),
         ("runs-renamed:2", "shard 1/2: "),
     ] {
