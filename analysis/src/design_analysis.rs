@@ -577,6 +577,33 @@ fn classify(
 /// how the share recovered changes along the most influential. Without a
 /// trigger, the same for the grid's first `[report]` metric (or goodput),
 /// without the share recovered.
+/// Whether the parameters interact, from their first-order indices: said
+/// when the sum of S1 stays below 70% over its interval (its terms'
+/// intervals added, as they are not independent), and said unresolved
+/// when only its estimate does. The bool: resolved.
+fn interaction(s1: &[f64], s1_conf: &[f64]) -> Option<(String, bool)> {
+    let first: f64 = s1.iter().sum();
+    let conf: f64 = s1_conf.iter().sum();
+    if first + conf < 0.7 {
+        Some((
+            format!(
+                " The parameters interact: alone they explain {:.0}% of the variance (the sum of S1), together the rest.",
+                100.0 * first.max(0.0)
+            ),
+            true,
+        ))
+    } else if first < 0.7 {
+        Some((
+            format!(
+                " Whether the parameters interact is not resolved: the sum of S1, the share of the variance they explain alone, is {first:.2} ± {conf:.2}."
+            ),
+            false,
+        ))
+    } else {
+        None
+    }
+}
+
 pub fn in_short(
     sweep: &Sweep,
     design: &SampleDesign,
@@ -700,14 +727,11 @@ pub fn in_short(
             ));
         }
         out.push('.');
-        if let Indices::Sobol(s) = indices {
-            let first: f64 = s.s1.iter().sum();
-            if first < 0.7 {
-                out.push_str(&format!(
-                    " The parameters interact: alone they explain {:.0}% of the variance (the sum of S1), together the rest.",
-                    100.0 * first.max(0.0)
-                ));
-            }
+        if let Indices::Sobol(s) = indices
+            && let Some((sentence, resolved)) = interaction(&s.s1, &s.s1_conf)
+        {
+            out.push_str(&sentence);
+            unresolved |= !resolved;
         }
         if let Some(t) = &tips
             && let Some(at) = t.steepest()
@@ -749,7 +773,26 @@ pub fn in_short(
 
 #[cfg(test)]
 mod tests {
-    use super::{TRIALS_FOR_NEVER_SEEN, classify};
+    use super::{TRIALS_FOR_NEVER_SEEN, classify, interaction};
+
+    /// An interaction is claimed only when the sum of S1 is below 70% at
+    /// the top of its interval; S1 of ±0.92 with intervals of 2.44 (a
+    /// design of 3 usable points) is unresolved.
+    #[test]
+    fn an_interaction_is_claimed_only_when_resolved() {
+        let said = |s1: &[f64], conf: &[f64]| {
+            interaction(s1, conf).map(|(t, r)| (t.trim().to_string(), r))
+        };
+        assert_eq!(
+            said(&[0.2, 0.1], &[0.05, 0.05]),
+            Some(("The parameters interact: alone they explain 30% of the variance (the sum of S1), together the rest.".to_string(), true))
+        );
+        assert_eq!(
+            said(&[0.92, -0.92], &[2.44, 2.44]),
+            Some(("Whether the parameters interact is not resolved: the sum of S1, the share of the variance they explain alone, is 0.00 ± 4.88.".to_string(), false))
+        );
+        assert_eq!(said(&[0.5, 0.4], &[0.1, 0.1]), None);
+    }
 
     #[test]
     fn a_parameter_matters_only_when_its_whole_interval_is_above_small() {

@@ -2773,7 +2773,7 @@ fn discovery(sweep: &Sweep, dir: &Path, plot_dir: &Path) -> Result<String, Repor
                 "restricted".into(),
                 t.boxes
                     .iter()
-                    .map(|b| b.restricted.len() as u64)
+                    .map(|b| b.restricted.len() as i64)
                     .collect::<Vec<_>>(),
             ),
             Column::new(

@@ -280,10 +280,12 @@ pub fn run(args: &RefineArgs, grid: &mut Grid) -> Result<ExitCode, RefineError> 
     manifest.earlier_versions = reused_versions(&store, args)?;
     manifest.status = "running".to_string();
     store.write_manifest(&manifest)?;
-    let metadata = layout.metadata(&[(
+    let mut metadata = crate::runner::part_metadata(grid, &manifest, Shard::WHOLE);
+    metadata.push((
         "sweep.refine".to_string(),
         format!("boundary search, threshold {}", rules.threshold),
-    )]);
+    ));
+    let metadata = layout.metadata(&metadata);
     silence_panics();
     crate::signals::install();
 

@@ -101,7 +101,7 @@ pub fn params(args: &ParamsArgs) -> Result<ExitCode, Error> {
             )
         } else {
             crate::table::terminal_wrapping(
-                &["path", "type", "default", "range", "what it does"],
+                &["path", "type", "default", "accepted", "what it does"],
                 &rows,
                 &[1],
             )

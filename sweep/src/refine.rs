@@ -105,6 +105,18 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
     };
     // The flags' own values, said with the grid's problems if it has any.
     let mut flag_problems: Vec<GridError> = Vec::new();
+    // A path that is no number is told whatever the grid's problems.
+    let numeric =
+        |path: &str| param_of(path).is_none_or(|p| matches!(p.kind, Kind::Float | Kind::Int));
+    if let Some(axis) = &args.axis
+        && !numeric(axis)
+    {
+        flag_problems.push(GridError::Flag {
+            flag: "--axis",
+            arg: format!("`{axis}`"),
+            reason: "not numeric, so there is no value between two levels to try".into(),
+        });
+    }
     if let Some(t) = args.threshold
         && !(t > 0.0 && t < 1.0)
     {
@@ -178,9 +190,8 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
             "--axis `{axis_path}`: not a (non-zipped) axis of {}",
             args.grid.display()
         )),
-        (Some(_), _) if !matches!(kind, Some(Kind::Float | Kind::Int)) => errors.push(format!(
-            "--axis `{axis_path}`: not numeric, so there is no value between two levels to try"
-        )),
+        // Told with the flags' problems.
+        (Some(_), _) if !matches!(kind, Some(Kind::Float | Kind::Int)) => {}
         (Some(d), _) => {
             levels = (grid.dimensions[d].levels.iter())
                 .filter_map(|l| l[0].as_float().or(l[0].as_integer().map(|i| i as f64)))
@@ -275,10 +286,12 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
     manifest.fingerprint = fingerprint;
     manifest.status = "running".to_string();
     store.write_manifest(&manifest)?;
-    let metadata = layout.metadata(&[(
+    let mut metadata = crate::runner::part_metadata(&grid, &manifest, Shard::WHOLE);
+    metadata.push((
         "sweep.refine".to_string(),
         format!("{axis_path} threshold {threshold} precision {precision}"),
-    )]);
+    ));
+    let metadata = layout.metadata(&metadata);
     silence_panics();
     crate::signals::install();
 

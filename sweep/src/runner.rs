@@ -85,6 +85,35 @@ thread_local! {
     static SCRATCH: RefCell<sim_core::Scratch> = RefCell::new(sim_core::Scratch::default());
 }
 
+/// What every part of a sweep, a refinement or a boundary search says of
+/// itself in its Parquet metadata (beside its columns' descriptions).
+pub fn part_metadata(grid: &Grid, manifest: &Manifest, shard: Shard) -> Vec<(String, String)> {
+    vec![
+        ("sweep.grid_name".to_string(), grid.name.clone()),
+        ("sweep.grid_sha256".to_string(), grid.sha256.clone()),
+        (
+            "sweep.fingerprint".to_string(),
+            manifest.fingerprint.clone(),
+        ),
+        ("sweep.tool".to_string(), manifest.tool.clone()),
+        ("sweep.git_commit".to_string(), manifest.git_commit.clone()),
+        (
+            "sweep.shard".to_string(),
+            format!("{}/{}", shard.index, shard.count),
+        ),
+        // The bucket edges of the runs' latency histograms, for readers.
+        (
+            "sweep.latency_edges_s".to_string(),
+            serde_json::to_string(
+                &sim_core::result::LATENCY_EDGES_NS
+                    .map(|e| e as f64 / 1e9)
+                    .to_vec(),
+            )
+            .expect("floats serialize"),
+        ),
+    ]
+}
+
 pub fn default_out(grid: &Grid) -> PathBuf {
     Path::new("out").join(&grid.name)
 }
@@ -543,27 +572,7 @@ fn execute(
     // Checked by `prepare_dir`.
     manifest.earlier_versions = earlier_versions(store, shard, true, "")?;
     store.write_manifest(&manifest)?;
-    let metadata = vec![
-        ("sweep.grid_name".to_string(), grid.name.clone()),
-        ("sweep.grid_sha256".to_string(), grid.sha256.clone()),
-        ("sweep.fingerprint".to_string(), grid.fingerprint()),
-        ("sweep.tool".to_string(), manifest.tool.clone()),
-        ("sweep.git_commit".to_string(), manifest.git_commit.clone()),
-        (
-            "sweep.shard".to_string(),
-            format!("{}/{}", shard.index, shard.count),
-        ),
-        // The bucket edges of the runs' latency histograms, for readers.
-        (
-            "sweep.latency_edges_s".to_string(),
-            serde_json::to_string(
-                &sim_core::result::LATENCY_EDGES_NS
-                    .map(|e| e as f64 / 1e9)
-                    .to_vec(),
-            )
-            .expect("floats serialize"),
-        ),
-    ];
+    let metadata = part_metadata(grid, &manifest, shard);
     let layout = Layout::new(
         grid.point_columns(),
         &*grid

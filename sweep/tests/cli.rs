@@ -3229,3 +3229,23 @@ fn a_report_killed_at_any_moment_leaves_a_whole_page() {
     assert!(!out.join("analysis/.report-in-progress").exists());
     assert!(whole(&std::fs::read_to_string(&index).unwrap()));
 }
+
+/// Levels at the ends of a float's range are shown by `plan` in exponent
+/// form, as written, not as hundreds of digits (the report's labels:
+/// `analysis::load`'s `numbers_read_as_written`).
+#[test]
+fn extreme_levels_are_shown_in_exponent_form() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let text = small_grid(1).replace(
+        "[axes]\n",
+        "[axes]\n\"svc_a.backoff_base_s\" = [1e308, 1e-320, 0.05]\n",
+    );
+    assert_ne!(text, small_grid(1));
+    let grid = write_grid(dir, &text);
+    let o = sweep(&["plan", &grid, "--calibrate", "1"]);
+    assert_says(
+        &stdout(&o),
+        &["svc_a.backoff_base_s (3 levels): 1e308, 1e-320, 0.05"],
+    );
+}

@@ -199,6 +199,24 @@ strategy = ["naive", "protected"]
             "--precision 0: must be a positive number, the bracket's width at which the bisection stops",
         ],
     );
+    // Nor a non-numeric axis.
+    let o = sweep(&[
+        "refine",
+        &grid,
+        "--set",
+        "nope=1",
+        "--axis",
+        "strategy",
+        "--precision",
+        "0.1",
+    ]);
+    assert_fails(
+        &o,
+        &[
+            "--set nope=1",
+            "--axis `strategy`: not numeric, so there is no value between two levels to try",
+        ],
+    );
     // `--set` replaces the strategy axis: every slice is `protected`.
     let o = refine("strategy=protected");
     assert_ok(&o);
@@ -214,6 +232,65 @@ strategy = ["naive", "protected"]
         table[1].matches('|').count(),
         "{md}"
     );
+}
+
+/// A refinement's and a boundary search's runs parts say of themselves
+/// what a sweep's do (the histograms' edges, the grid, the tool), and
+/// what refined them.
+#[test]
+fn refined_parts_carry_a_sweeps_metadata() {
+    use polars::prelude::*;
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(
+        tmp.path(),
+        "name = \"meta\"\nscenario = \"ch37\"\nseeds = [1]\n[set]\n\
+         \"client.duration_s\" = 4\nhorizon_s = 5\n\"svc_b.slow.start_s\" = 1\n\
+         [axes]\n\"svc_b.slow.duration_s\" = [0.5, 2.0]\n",
+    );
+    let out = tmp.path().join("o");
+    assert_ok(&sweep(&[
+        "refine",
+        &grid,
+        "--axis",
+        "svc_b.slow.duration_s",
+        "--precision",
+        "1",
+        "--out",
+        &out.display().to_string(),
+        "--no-report",
+    ]));
+    let parts: Vec<_> = std::fs::read_dir(out.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
+        .collect();
+    assert!(!parts.is_empty());
+    for part in parts {
+        let mut reader = ParquetReader::new(std::fs::File::open(&part).unwrap());
+        let keys: Vec<String> = (reader.get_metadata().unwrap().key_value_metadata())
+            .clone()
+            .unwrap()
+            .iter()
+            .map(|k| k.key.clone())
+            .collect();
+        for key in [
+            "sweep.columns",
+            "sweep.latency_edges_s",
+            "sweep.grid_name",
+            "sweep.grid_sha256",
+            "sweep.fingerprint",
+            "sweep.tool",
+            "sweep.git_commit",
+            "sweep.shard",
+            "sweep.refine",
+        ] {
+            assert!(
+                keys.iter().any(|k| k == key),
+                "{key} in {}: {keys:?}",
+                part.display()
+            );
+        }
+    }
 }
 
 /// Every column of both tables is described, with its unit, in each part's
