@@ -215,6 +215,10 @@ pub struct Manifest {
     pub grid_text: String,
     pub scenario: String,
     pub scenario_id: String,
+    /// The scenario file's text (empty for a built-in scenario, and in
+    /// manifests written before it), so that an edit can be told by key.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub scenario_text: String,
     /// Grid and scenario content; a directory is resumed only by the same.
     pub fingerprint: String,
     pub shard: Shard,

@@ -444,6 +444,9 @@ pub struct Grid {
     /// Identifies the base scenario's content: the built-in name, or the
     /// file's SHA-256.
     pub scenario_id: String,
+    /// The scenario file's text (empty for a built-in), kept in the
+    /// manifest so that an edit of it can be told key by key.
+    pub scenario_text: String,
     pub base: Scenario,
     pub seeds: Vec<u64>,
     pub fixed: Vec<(String, Value)>,
@@ -1086,20 +1089,26 @@ impl Grid {
         }
 
         // A scenario path is relative to the grid file.
-        let (base, scenario_ref, scenario_id) = if let Some(s) = raw.scenario.as_deref()
+        let (base, scenario_ref, scenario_id, scenario_text) = if let Some(s) =
+            raw.scenario.as_deref()
             && sim_core::builtin(s).is_some()
         {
-            (sim_core::builtin(s), s.to_string(), s.to_string())
+            (
+                sim_core::builtin(s),
+                s.to_string(),
+                s.to_string(),
+                String::new(),
+            )
         } else if let Some(scenario) = &raw.scenario {
             let p = path.parent().unwrap_or(Path::new(".")).join(scenario);
             match sim_core::read_input(&p) {
                 Ok(t) => match load_scenario_file(&t, &p) {
-                    Ok((s, id)) => (Some(s), p.display().to_string(), id),
+                    Ok((s, id)) => (Some(s), p.display().to_string(), id, t),
                     Err(problems) => {
                         for problem in problems {
                             err("scenario", problem);
                         }
-                        (None, String::new(), String::new())
+                        (None, String::new(), String::new(), String::new())
                     }
                 },
                 Err(e) => {
@@ -1112,11 +1121,11 @@ impl Grid {
                             p.display()
                         ),
                     );
-                    (None, String::new(), String::new())
+                    (None, String::new(), String::new(), String::new())
                 }
             }
         } else {
-            (None, String::new(), String::new())
+            (None, String::new(), String::new(), String::new())
         };
 
         let mut fixed = Vec::new();
@@ -1575,6 +1584,7 @@ impl Grid {
             text,
             scenario_ref,
             scenario_id,
+            scenario_text,
             base,
             seeds,
             fixed,
@@ -1967,6 +1977,7 @@ impl Grid {
             dimensions: self.dimensions.iter().map(|d| d.paths.clone()).collect(),
             fixed: self.fixed.iter().map(|(k, _)| k.clone()).collect(),
             scenario_id: &self.scenario_id,
+            scenario_text: &self.scenario_text,
             scenario: &self.scenario_ref,
         };
         written.changes_since(m)
@@ -2049,6 +2060,7 @@ struct GridWritten<'a> {
     dimensions: Vec<Vec<String>>,
     fixed: Vec<String>,
     scenario_id: &'a str,
+    scenario_text: &'a str,
     /// How the scenario is named, for the message.
     scenario: &'a str,
 }
@@ -2099,7 +2111,36 @@ impl GridWritten<'_> {
             ));
         }
         if m.scenario_id != *self.scenario_id {
-            changes.push(format!("the scenario {} changed", self.scenario));
+            // Told key by key where the manifest keeps the text that wrote
+            // it (manifests written before it do not).
+            let tables = |text: &str| {
+                let mut out = std::collections::BTreeMap::new();
+                if let Ok(t) = text.parse::<toml::Table>() {
+                    flatten_tables(&Value::Table(t), &mut out);
+                }
+                out
+            };
+            let (before, after) = (tables(&m.scenario_text), tables(self.scenario_text));
+            let keys: Vec<String> = (before.keys().chain(after.keys()))
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .filter_map(|k| match (before.get(k), after.get(k)) {
+                    (Some(a), Some(b)) if a != b => Some(format!("{k}: {a} -> {b}")),
+                    (Some(a), None) => Some(format!("{k} = {a} removed")),
+                    (None, Some(b)) => Some(format!("{k} = {b} added")),
+                    _ => None,
+                })
+                .collect();
+            changes.push(if m.scenario_text.is_empty() || self.scenario_text.is_empty() {
+                format!("the scenario {} changed", self.scenario)
+            } else if keys.is_empty() {
+                format!(
+                    "the scenario {} changed in its comments or layout only, but a scenario file's id is the hash of its text, and it names every run: put its text back",
+                    self.scenario
+                )
+            } else {
+                format!("the scenario {} changed: {}", self.scenario, keys.join(", "))
+            });
         }
         Some(changes)
     }
@@ -2118,6 +2159,7 @@ pub fn changes_between(
         dimensions: b.dimension_paths(),
         fixed: b.fixed.clone(),
         scenario_id: &b.scenario_id,
+        scenario_text: &b.scenario_text,
         scenario: &b.scenario,
     }
     .changes_since(a)
@@ -2164,7 +2206,29 @@ fn load_scenario_file(text: &str, path: &Path) -> Result<(Scenario, String), Vec
 /// The leaves of a TOML table by dotted key (`axes."svc_b.queue_cap"`);
 /// arrays are leaves.
 fn flatten(prefix: &str, v: &Value, out: &mut std::collections::BTreeMap<String, Value>) {
+    flatten_in(prefix, v, false, out);
+}
+
+/// As [`flatten`], and an array of tables (a scenario's `[[tiers]]`) by
+/// its items' keys, `tiers[2].service.mean_s`.
+fn flatten_tables(v: &Value, out: &mut std::collections::BTreeMap<String, Value>) {
+    flatten_in("", v, true, out);
+}
+
+fn flatten_in(
+    prefix: &str,
+    v: &Value,
+    tables_in_arrays: bool,
+    out: &mut std::collections::BTreeMap<String, Value>,
+) {
     match v {
+        Value::Array(items)
+            if tables_in_arrays && !items.is_empty() && items.iter().all(Value::is_table) =>
+        {
+            for (i, item) in items.iter().enumerate() {
+                flatten_in(&format!("{prefix}[{i}]"), item, true, out);
+            }
+        }
         Value::Table(t) => {
             for (k, v) in t {
                 let key = if k.contains('.') {
@@ -2177,7 +2241,7 @@ fn flatten(prefix: &str, v: &Value, out: &mut std::collections::BTreeMap<String,
                 } else {
                     format!("{prefix}.{key}")
                 };
-                flatten(&key, v, out);
+                flatten_in(&key, v, tables_in_arrays, out);
             }
         }
         leaf => {

@@ -683,16 +683,22 @@ fn execute(
 
     let ran = progress.done();
     let simulation_share = sim_ms / 1000.0 / (wall * jobs as f64).max(1e-9);
-    note(format!(
-        "{ran} runs in {} ({:.1} runs/s on {jobs} threads; simulation {:.0}% of worker time; peak RSS {})",
-        human_duration(wall),
-        ran as f64 / wall.max(1e-9),
-        100.0 * simulation_share,
-        peak_rss().map_or("unknown".to_string(), |kb| format!(
-            "{:.0} MB",
-            kb as f64 / 1024.0
-        ))
-    ));
+    // A resume of complete results runs nothing: no rate to tell.
+    if todo.is_empty() {
+        note("nothing left to run: every planned run is written, its part verified".to_string());
+    } else {
+        note(format!(
+            "{} in {} ({:.1} runs/s on {jobs} threads; simulation {:.0}% of worker time; peak RSS {})",
+            counted(ran, "run", "runs"),
+            human_duration(wall),
+            ran as f64 / wall.max(1e-9),
+            100.0 * simulation_share,
+            peak_rss().map_or("unknown".to_string(), |kb| format!(
+                "{:.0} MB",
+                kb as f64 / 1024.0
+            ))
+        ));
+    }
     failures.sort();
     let mut summary = Summary::new(grid, store, shard, "complete");
     summary.planned = planned.len() as u64;
@@ -1050,6 +1056,7 @@ pub fn new_manifest(grid: &Grid, shard: Shard, threads: usize, planned: u64) -> 
         grid_text: grid.text.clone(),
         scenario: grid.scenario_ref.clone(),
         scenario_id: grid.scenario_id.clone(),
+        scenario_text: grid.scenario_text.clone(),
         fingerprint: grid.fingerprint(),
         shard,
         host: hostname(),

@@ -421,6 +421,17 @@ fn kill_9_then_resume_gives_the_uninterrupted_table() {
         serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["status"], "complete");
     assert_eq!(manifest["ok"], 1200);
+    // A resume of complete results runs nothing, and says so.
+    let again = run_grid(&grid, &out.display().to_string(), &["--resume"]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert_says(
+        &stderr(&again),
+        &[
+            "1200 already done, 0 to run",
+            "nothing left to run: every planned run is written, its part verified",
+        ],
+    );
+    assert!(!stderr(&again).contains("runs/s"), "{}", stderr(&again));
 }
 
 #[test]
@@ -2508,6 +2519,50 @@ fn an_edited_grid_is_refused_with_what_changed() {
             "seeds.count: 1 -> 2",
         ],
     );
+}
+
+/// An edited scenario file is told key by key, from the text the
+/// manifest keeps; one edited in its comments only is said to be, with
+/// why it still counts (its id, the hash of its text, names every run).
+#[test]
+fn an_edited_scenario_file_is_refused_with_what_changed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let original = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../grids/scenarios/three-hop.toml"),
+    )
+    .unwrap();
+    std::fs::write(dir.join("sc.toml"), &original).unwrap();
+    let grid = write_grid(
+        dir,
+        "name = \"sc\"\nscenario = \"sc.toml\"\nseeds = [1]\n[set]\nhorizon_s = 5\n\
+         \"client.duration_s\" = 4\n[axes]\n\"client.rate_per_s\" = [50, 100]\n",
+    );
+    let out = dir.join("o").display().to_string();
+    assert!(run_grid(&grid, &out, &[]).status.success());
+    let resumed = |scenario: &str| {
+        std::fs::write(dir.join("sc.toml"), scenario).unwrap();
+        let o = run_grid(&grid, &out, &["--resume"]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        stderr(&o)
+    };
+    let sc = dir.join("sc.toml").display().to_string();
+    assert_says(
+        &resumed(&format!("# a note\n{original}")),
+        &[&format!(
+            "the grid changed since: the scenario {sc} changed in its comments or layout only, but a scenario file's id is the hash of its text, and it names every run: put its text back"
+        )],
+    );
+    let slower = original.replacen("slow_p = 0.1", "slow_p = 0.2", 1);
+    assert_ne!(slower, original, "the file has a slow mixture");
+    assert_says(
+        &resumed(&slower),
+        &[&format!(
+            "the grid changed since: the scenario {sc} changed: tiers[2].service.slow_p: 0.1 -> 0.2;"
+        )],
+    );
+    std::fs::write(dir.join("sc.toml"), &original).unwrap();
+    assert!(run_grid(&grid, &out, &["--resume"]).status.success());
 }
 
 #[test]
