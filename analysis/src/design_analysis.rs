@@ -423,11 +423,20 @@ impl Tipping<'_> {
     }
 }
 
-/// The bins of `recovered` along the parameter with the largest total
-/// index (or mu_star) of `d`: where it tips.
+/// The bins of `recovered` along the most surely influential parameter
+/// of `d` (the highest lower end of its total index's, or mu_star's, 95%
+/// interval: of two alike, not the one its design could not resolve):
+/// where it tips.
 fn tipping<'a>(sweep: &Sweep, design: &'a SampleDesign, d: &DesignIndices) -> Option<Tipping<'a>> {
     const BINS: usize = 5;
-    let j = most_influential(d.result.as_ref().ok()?).first().copied()?;
+    let (key, conf): (&[f64], &[f64]) = match d.result.as_ref().ok()? {
+        Indices::Sobol(s) => (&s.st, &s.st_conf),
+        Indices::Morris(m) => (&m.mu_star, &m.mu_star_conf),
+    };
+    let lower = |j: usize| key[j] - if conf[j].is_finite() { conf[j] } else { 0.0 };
+    let j = (0..key.len())
+        .rev()
+        .max_by(|a, b| lower(*a).total_cmp(&lower(*b)))?;
     let a = &design.axes[j];
     let x = sweep.metric(&a.path)?;
     let y = sweep.metric("recovered")?;
@@ -498,7 +507,7 @@ fn tipping_markdown(t: &Tipping) -> String {
         })
         .collect();
     format!(
-        "Where it tips: the share of runs that recovered along `{}`, the most influential parameter here (all other parameters as sampled): {}.\n\n",
+        "Where it tips: the share of runs that recovered along `{}`, the most surely influential parameter here (the highest lower end of its 95% interval; all other parameters as sampled): {}.\n\n",
         t.axis.path,
         cells.join("; ")
     )

@@ -128,7 +128,7 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
     let mut plot_notes = Vec::new();
     let mut plot_files = Vec::new();
     if sampled {
-        plot_notes.push(SAMPLED_NOTE.to_string());
+        plot_notes.push(sampled_note(sweep));
     } else {
         heatmap(sweep, &plot_dir, &mut plot_files, &mut plot_notes)?;
         recovery_plot(sweep, &plot_dir, &mut plot_files, &mut plot_notes)?;
@@ -917,13 +917,18 @@ fn choose_slices(
             &mut chosen,
         );
     }
-    // Tipping steps: slices differing by adjacent levels of one axis.
+    // Tipping steps: slices differing by adjacent levels of one numeric
+    // axis (the levels of strings, zip groups and caps with `unbounded`
+    // have no order, so no two of them are a step).
     let mut steps: Vec<(f64, usize, usize, usize)> = Vec::new(); // (change, a, b, line)
     for a in 0..total {
         for b in a + 1..total {
             let (ka, kb) = (&all[a].0, &all[b].0);
             let diff: Vec<_> = ka.iter().zip(kb).filter(|(x, y)| x != y).collect();
-            if diff.len() != 1 || diff[0].0.1.abs_diff(diff[0].1.1) != 1 {
+            if diff.len() != 1
+                || diff[0].0.1.abs_diff(diff[0].1.1) != 1
+                || sweep.dims[diff[0].0.0].values.is_none()
+            {
                 continue;
             }
             for l in 0..lines {
@@ -1195,7 +1200,9 @@ fn time_plots(
                     })
                 })
                 .collect();
-            if bands.is_empty() {
+            // A slice whose runs have no adaptive limit draws no flat 0.
+            let idle = |b: &Band| b.points.iter().all(|p| p.q75 == 0.0 && p.q25 == 0.0);
+            if bands.is_empty() || (col.ends_with("_limit") && bands.iter().all(idle)) {
                 continue;
             }
             let (title, y_label, y_range, stem) = if col == "success_rate" {
@@ -1986,7 +1993,25 @@ pub(crate) fn collapsed(summary: &str, body: &str) -> String {
 /// The page, in reading order: what happened (in short, the map, recovery,
 /// What the page shows of a sampled design's grid, in place of the
 /// factorial sections it leaves out.
-const SAMPLED_NOTE: &str = "This grid samples its continuous parameters (`[sample]`): each combination of the categorical axes is one point here, its runs the whole design, so the tables' rates and means are over the sampled region and the time plots' bands are the median and interquartile range over the design's runs (different parameter values, not seeds of one point). What depends on each parameter is in *Why: the sampled design*; the factorial map, the recovery-against-an-axis plot, the factorial sensitivity indices and the main effects are left out: over thousands of distinct sample points they would be one level per point.";
+/// The note that opens a sampled design's plots: what the page shows in
+/// place of the factorial sections, by the design's method.
+fn sampled_note(sweep: &Sweep) -> String {
+    let method = sweep.manifest.design.as_ref().map(|d| d.method.as_str());
+    let why = match method {
+        Some("sobol" | "morris") => {
+            "What depends on each parameter is in *Why: the sampled design*"
+        }
+        Some("boundary") => {
+            "Where the outcome tips over the parameters is in *Where it tips: the adaptive boundary*"
+        }
+        _ => {
+            "Where the outcome tips over the parameters is in *Where it tips: scenario discovery (PRIM)*"
+        }
+    };
+    format!(
+        "This grid samples its continuous parameters (`[sample]`): each combination of the categorical axes is one point here, its runs the whole design, so the tables' rates and means are over the sampled region and the time plots' bands are the median and interquartile range over the design's runs (different parameter values, not seeds of one point). {why}; the factorial map, the recovery-against-an-axis plot, the factorial sensitivity indices and the main effects are left out: over thousands of distinct sample points they would be one level per point."
+    )
+}
 
 /// A sampled design's Sobol or Morris indices: the lines that lead "In
 /// short", and the section "Why: the sampled design".
@@ -2182,10 +2207,14 @@ fn index_markdown(
             md.push_str("\n![Boundary](plots/boundary.svg)\n");
         }
     }
+    // A sampled design without indices (a boundary search, a Latin
+    // hypercube) has no factorial indices either: its parameters are read
+    // by the boundary or by scenario discovery.
+    let sampled = sweep.manifest.design.is_some();
     if let Some(d) = design {
         md.push_str("\n## Why: the sampled design\n\n");
         md.push_str(&d.body);
-    } else {
+    } else if !sampled {
         // The seeds behind the indices, as the jackknife counted them.
         let seeds = (sens.iter().filter_map(|s| s.result.as_ref().ok()))
             .map(|s| s.seeds)
@@ -2193,14 +2222,7 @@ fn index_markdown(
             .unwrap_or(0);
         why_sensitivity(&mut md, trigger, seeds, plot_files, sens_md);
     }
-    tables_markdown(
-        &mut md,
-        sweep,
-        summary,
-        headline,
-        effects_md,
-        design.is_none(),
-    )?;
+    tables_markdown(&mut md, sweep, summary, headline, effects_md, !sampled)?;
     Ok(md)
 }
 
@@ -2241,7 +2263,16 @@ fn tables_markdown(
     let trigger = sweep.has_trigger();
     md.push_str("\n## Tables\n\n### Per point\n\n");
     if !factorial {
-        md.push_str("One row per combination of the categorical axes, over its whole sampled design (every parameter value as drawn): P(not recovered) and the means are over the sampled region, with intervals over its runs. Each run's own values are in `runs/*.parquet`; the table with std, min and max in `summary.csv` / `summary.parquet`.\n\n");
+        let boundary = sweep
+            .manifest
+            .design
+            .as_ref()
+            .is_some_and(|d| d.method == "boundary");
+        md.push_str(if boundary {
+            "One row per combination of the categorical axes, over the points its boundary search ran: the search puts them where P(not recovered) is closest to its threshold, so these rates and means describe the points searched, not the region (the share of the region at or above the threshold is in *Where it tips: the adaptive boundary*). Each run's own values are in `runs/*.parquet`; the table with std, min and max in `summary.csv` / `summary.parquet`.\n\n"
+        } else {
+            "One row per combination of the categorical axes, over its whole sampled design (every parameter value as drawn): P(not recovered) and the means are over the sampled region, with intervals over its runs. Each run's own values are in `runs/*.parquet`; the table with std, min and max in `summary.csv` / `summary.parquet`.\n\n"
+        });
         md.push_str(headline);
         return Ok(());
     }
@@ -2563,13 +2594,25 @@ fn html(md: &str, plot_dirs: &[PathBuf], plot_files: &[String]) -> String {
         let Some(len) = body[start..].find("/>") else {
             continue;
         };
+        // The image's alt text (escaped by push_html) names the plot to a
+        // screen reader; a block of its own, not inside the paragraph that
+        // held the image.
+        let tag = &body[start..start + len];
+        let alt = (tag
+            .split_once("alt=\"")
+            .and_then(|(_, rest)| rest.split_once('"')))
+        .map_or(String::new(), |(alt, _)| alt.to_string());
+        let (mut from, mut to) = (start, start + len + 2);
+        if body[..from].ends_with("<p>") && body[to..].starts_with("</p>") {
+            (from, to) = (from - 3, to + 4);
+        }
         let svg = (plot_dirs.iter())
             .find_map(|d| std::fs::read_to_string(d.join(format!("{stem}.svg"))).ok())
             .unwrap_or_default();
         let svg = svg.find("<svg").map_or("", |i| &svg[i..]);
         body.replace_range(
-            start..start + len + 2,
-            &format!("<div class=\"plot\">{svg}</div>"),
+            from..to,
+            &format!("<div class=\"plot\" role=\"img\" aria-label=\"{alt}\">{svg}</div>"),
         );
     }
     let body = body
@@ -2654,7 +2697,7 @@ impl OutcomeWords {
                 column: s("never recover"),
                 verdict: s("with a recovery verdict"),
                 custom: None,
-                skipped: s("failed runs"),
+                skipped: s("runs without a verdict"),
             },
             Some(t) => OutcomeWords {
                 holds: format!("`{t}`"),
@@ -2940,7 +2983,7 @@ fn discovery(sweep: &Sweep, dir: &Path, plot_dir: &Path) -> Result<String, Repor
         t.runs,
         say.verdict,
         if skipped > 0 {
-            // "failed runs" / "runs where ...": one is a run.
+            // "runs without ..." / "runs where ...": one is a run.
             let what = match skipped {
                 1 => say.skipped.replacen("runs", "run", 1),
                 _ => say.skipped.clone(),

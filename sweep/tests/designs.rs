@@ -473,6 +473,21 @@ fn a_boundary_search_is_the_same_with_any_jobs_and_after_an_interruption() {
         md.contains("## Where it tips: the adaptive boundary"),
         "{md}"
     );
+    // No factorial section speaks for a search's crowded points, and the
+    // sampled note points to the boundary's section, which exists.
+    for factorial in [
+        "## Why: sensitivity",
+        "### Main effects",
+        "### Ranking",
+        "Why: the sampled design",
+    ] {
+        assert!(!md.contains(factorial), "{factorial} in:\n{md}");
+    }
+    assert!(
+        md.contains("is in *Where it tips: the adaptive boundary*"),
+        "{md}"
+    );
+    assert!(md.contains("the search puts them where P(not recovered) is closest to its threshold"));
     assert!(
         dir.path()
             .join("j1/analysis/plots/boundary_contour.png")

@@ -50,7 +50,20 @@ fn zip_labels_are_text_in_the_html_report() {
     let md = std::fs::read_to_string(out.join("analysis/index.md")).unwrap();
     let plots = md.matches("](plots/").count();
     assert!(plots > 0);
-    assert_eq!(html.matches("<div class=\"plot\"><svg").count(), plots);
+    // Each as a block named by its alt text, outside any paragraph.
+    let inlined: Vec<&str> = (html.match_indices("<div class=\"plot\" role=\"img\" aria-label=\""))
+        .map(|(i, _)| &html[i..])
+        .collect();
+    assert_eq!(inlined.len(), plots);
+    for div in inlined {
+        let open = &div[..div.find('>').unwrap()];
+        assert!(div[open.len() + 1..].starts_with("<svg"), "{open}");
+        assert!(
+            !open.ends_with("aria-label=\"\""),
+            "a plot without its name: {open}"
+        );
+    }
+    assert!(!html.contains("<p><div class=\"plot\""));
     assert!(!html.contains("<img src=\"plots/"));
 }
 
