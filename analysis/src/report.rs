@@ -3869,6 +3869,16 @@ mod tests {
             ),
             "{section}"
         );
+        // A count, Int64 as every count of the tables (`restricted - 1`
+        // of an unsigned 0 would wrap).
+        let path = tmp.path().join("analysis/prim_trajectory.parquet");
+        let trajectory = ParquetReader::new(std::fs::File::open(&path).unwrap())
+            .finish()
+            .unwrap();
+        assert_eq!(
+            trajectory.column("restricted").unwrap().dtype(),
+            &DataType::Int64
+        );
     }
 
     /// "In short" names the fastest point "every seed" only when each of its
