@@ -2344,11 +2344,11 @@ fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, Repo
                 sweep.describe_cell(c)
             }
         };
-        let never: Vec<String> = cells
-            .iter()
+        let never_cells: Vec<usize> = (cells.iter())
             .filter(|(_, (n, t, _))| n == t)
-            .map(|(c, _)| describe(*c))
+            .map(|(c, _)| *c)
             .collect();
+        let never: Vec<String> = never_cells.iter().map(|c| describe(*c)).collect();
         // Points none of whose runs has a verdict (all failed, or none
         // can show recovery) are neither recovered nor not.
         let mut unjudged: Vec<usize> = (all_runs.keys())
@@ -2385,7 +2385,31 @@ fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, Repo
                 never.len(),
                 cells.len()
             ));
-            let shown: Vec<String> = never.iter().take(8).map(|d| format!("`{d}`")).collect();
+            // Eight of them: first one of each level of the first axis that
+            // has any (a strategy's lone point is not hidden behind
+            // another's many), then the rest in grid order.
+            let mut picked: Vec<usize> = Vec::new();
+            if !sweep.dims.is_empty() {
+                let mut levels = Vec::new();
+                for c in &never_cells {
+                    let level = sweep.design.positions(*c)[0];
+                    if !levels.contains(&level) {
+                        levels.push(level);
+                        picked.push(*c);
+                    }
+                }
+            }
+            for c in &never_cells {
+                if !picked.contains(c) {
+                    picked.push(*c);
+                }
+            }
+            picked.truncate(8);
+            picked.sort_unstable();
+            let shown: Vec<String> = picked
+                .iter()
+                .map(|c| format!("`{}`", describe(*c)))
+                .collect();
             let partly = (cells.iter())
                 .filter(|(c, (n, t, _))| n == t && *t < all_runs[c])
                 .count();
@@ -3837,6 +3861,39 @@ mod tests {
         assert!(shares.contains("| 1 | 0% | 50% |"), "{shares}");
         assert!(shares.contains("| 2 | 0% | 100% |"), "{shares}");
         assert!(!shares.contains("never"), "{shares}");
+    }
+
+    /// "Never recovered" shows eight of its points: one of each level of
+    /// the first axis first, so that b's lone point is not hidden behind
+    /// a's ten.
+    #[test]
+    fn never_recovered_shows_a_point_of_each_strategy() {
+        let levels: Vec<f64> = (1..=10).map(f64::from).collect();
+        let tmp = write_sweep(
+            "x",
+            &levels,
+            &[
+                ("window_start_s", &|_, _| 10.0),
+                ("window_end_s", &|_, _| 12.0),
+                ("recovered", &|s, l| if s == 1 && l < 9 { 1.0 } else { 0.0 }),
+                ("recovery_censored_s", &|_, _| 5.0),
+            ],
+            "{}",
+        );
+        let report = write(tmp.path()).unwrap();
+        let md = std::fs::read_to_string(&report.index_md).unwrap();
+        let line = (md.lines())
+            .find(|l| l.starts_with("- **Never recovered**"))
+            .expect(&md);
+        assert!(
+            line.starts_with("- **Never recovered** (no seed): 11 of 20 points: "),
+            "{line}"
+        );
+        assert!(line.contains("`strategy=b x=10`"), "{line}");
+        assert!(
+            line.contains("`strategy=a x=1`") && line.contains(" and 3 more"),
+            "{line}"
+        );
     }
 
     /// `[report] prim` names the outcome PRIM looks for: here the runs of
