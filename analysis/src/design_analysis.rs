@@ -579,13 +579,6 @@ fn classify(
     ]
 }
 
-/// "In short" of a sampled design, one line per design: how often it
-/// recovered over the sampled region, which parameters it depends on (an
-/// index whose 95% interval stays above [`SMALL`]), which barely move it
-/// (the interval stays below), which the design is too small to tell, and
-/// how the share recovered changes along the most influential. Without a
-/// trigger, the same for the grid's first `[report]` metric (or goodput),
-/// without the share recovered.
 /// Whether the parameters interact, from their first-order indices: said
 /// when the sum of S1 stays below 70% over its interval (its terms'
 /// intervals added, as they are not independent), and said unresolved
@@ -613,6 +606,13 @@ fn interaction(s1: &[f64], s1_conf: &[f64]) -> Option<(String, bool)> {
     }
 }
 
+/// "In short" of a sampled design, one line per design: how often it
+/// recovered over the sampled region, which parameters it depends on (an
+/// index whose 95% interval stays above [`SMALL`]), which barely move it
+/// (the interval stays below), which the design is too small to tell, and
+/// how the share recovered changes along the most influential. Without a
+/// trigger, the same for the grid's first `[report]` metric (or goodput),
+/// without the share recovered.
 pub fn in_short(
     sweep: &Sweep,
     design: &SampleDesign,

@@ -463,12 +463,15 @@ pub const UNBOUNDED: &str = "unbounded";
 pub fn number(v: f64) -> String {
     if v.is_finite() && v == v.trunc() && v.abs() < 1e15 {
         format!("{}", v as i64)
-    } else if v != 0.0 && (v.abs() >= 1e15 || v.abs() < 1e-9) {
-        // Rust's plain form writes every digit (309 for 1e308).
-        format!("{v:e}")
     } else {
-        format!("{v}")
+        exponent_form(v).unwrap_or_else(|| format!("{v}"))
     }
+}
+
+/// An extreme number in exponent form (`1e308`, `1e-320`), where the
+/// plain form writes every digit (309 for 1e308); `None` for the others.
+pub fn exponent_form(v: f64) -> Option<String> {
+    (v != 0.0 && (v.abs() >= 1e15 || v.abs() < 1e-9)).then(|| format!("{v:e}"))
 }
 
 /// A level's label: the value as written, `unbounded` for a null cap.

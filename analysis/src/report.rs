@@ -1990,11 +1990,8 @@ pub(crate) fn collapsed(summary: &str, body: &str) -> String {
     format!("\n<details><summary>{summary}</summary>\n\n{body}\n</details>\n\n")
 }
 
-/// The page, in reading order: what happened (in short, the map, recovery,
-/// What the page shows of a sampled design's grid, in place of the
-/// factorial sections it leaves out.
 /// The note that opens a sampled design's plots: what the page shows in
-/// place of the factorial sections, by the design's method.
+/// place of the factorial sections it leaves out, by the design's method.
 fn sampled_note(sweep: &Sweep) -> String {
     let method = sweep.manifest.design.as_ref().map(|d| d.method.as_str());
     let why = match method {
@@ -2344,11 +2341,10 @@ fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, Repo
                 sweep.describe_cell(c)
             }
         };
-        let never_cells: Vec<usize> = (cells.iter())
+        let never: Vec<usize> = (cells.iter())
             .filter(|(_, (n, t, _))| n == t)
             .map(|(c, _)| *c)
             .collect();
-        let never: Vec<String> = never_cells.iter().map(|c| describe(*c)).collect();
         // Points none of whose runs has a verdict (all failed, or none
         // can show recovery) are neither recovered nor not.
         let mut unjudged: Vec<usize> = (all_runs.keys())
@@ -2391,7 +2387,7 @@ fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, Repo
             let mut picked: Vec<usize> = Vec::new();
             if !sweep.dims.is_empty() {
                 let mut levels = Vec::new();
-                for c in &never_cells {
+                for c in &never {
                     let level = sweep.design.positions(*c)[0];
                     if !levels.contains(&level) {
                         levels.push(level);
@@ -2399,7 +2395,7 @@ fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, Repo
                     }
                 }
             }
-            for c in &never_cells {
+            for c in &never {
                 if !picked.contains(c) {
                     picked.push(*c);
                 }

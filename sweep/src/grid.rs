@@ -2072,26 +2072,7 @@ impl GridWritten<'_> {
         if m.grid_name != self.name {
             return None;
         }
-        let flat = |text: &str| {
-            let mut out = std::collections::BTreeMap::new();
-            if let Ok(t) = text.parse::<toml::Table>() {
-                flatten("", &Value::Table(t), &mut out);
-            }
-            out
-        };
-        let (before, after) = (flat(&m.grid_text), flat(self.text));
-        let mut changes: Vec<String> = before
-            .keys()
-            .chain(after.keys())
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .filter_map(|k| match (before.get(k), after.get(k)) {
-                (Some(a), Some(b)) if !same_setting(k, a, b) => Some(format!("{k}: {a} -> {b}")),
-                (Some(a), None) => Some(format!("{k} = {a} removed")),
-                (None, Some(b)) => Some(format!("{k} = {b} added")),
-                _ => None,
-            })
-            .collect();
+        let mut changes = key_changes(&m.grid_text, self.text, false, same_setting);
         // The same keys and values in another order: the dimensions' order
         // numbers the points and runs, and the fixed keys' order is the
         // runs table's columns'; any other order is layout.
@@ -2113,24 +2094,7 @@ impl GridWritten<'_> {
         if m.scenario_id != *self.scenario_id {
             // Told key by key where the manifest keeps the text that wrote
             // it (manifests written before it do not).
-            let tables = |text: &str| {
-                let mut out = std::collections::BTreeMap::new();
-                if let Ok(t) = text.parse::<toml::Table>() {
-                    flatten_tables(&Value::Table(t), &mut out);
-                }
-                out
-            };
-            let (before, after) = (tables(&m.scenario_text), tables(self.scenario_text));
-            let keys: Vec<String> = (before.keys().chain(after.keys()))
-                .collect::<std::collections::BTreeSet<_>>()
-                .into_iter()
-                .filter_map(|k| match (before.get(k), after.get(k)) {
-                    (Some(a), Some(b)) if a != b => Some(format!("{k}: {a} -> {b}")),
-                    (Some(a), None) => Some(format!("{k} = {a} removed")),
-                    (None, Some(b)) => Some(format!("{k} = {b} added")),
-                    _ => None,
-                })
-                .collect();
+            let keys = key_changes(&m.scenario_text, self.scenario_text, true, |_, a, b| a == b);
             changes.push(if m.scenario_text.is_empty() || self.scenario_text.is_empty() {
                 format!("the scenario {} changed", self.scenario)
             } else if keys.is_empty() {
@@ -2203,19 +2167,39 @@ fn load_scenario_file(text: &str, path: &Path) -> Result<(Scenario, String), Vec
     Ok((s, id))
 }
 
+/// The keys whose values differ between two TOML texts (`same` says
+/// which values are one setting), as `key: a -> b`, `key = a removed` and
+/// `key = b added`, by [`flatten`]'s keys.
+fn key_changes(
+    before: &str,
+    after: &str,
+    tables_in_arrays: bool,
+    same: impl Fn(&str, &Value, &Value) -> bool,
+) -> Vec<String> {
+    let flat = |text: &str| {
+        let mut out = std::collections::BTreeMap::new();
+        if let Ok(t) = text.parse::<toml::Table>() {
+            flatten("", &Value::Table(t), tables_in_arrays, &mut out);
+        }
+        out
+    };
+    let (before, after) = (flat(before), flat(after));
+    (before.keys().chain(after.keys()))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .filter_map(|k| match (before.get(k), after.get(k)) {
+            (Some(a), Some(b)) if !same(k, a, b) => Some(format!("{k}: {a} -> {b}")),
+            (Some(a), None) => Some(format!("{k} = {a} removed")),
+            (None, Some(b)) => Some(format!("{k} = {b} added")),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The leaves of a TOML table by dotted key (`axes."svc_b.queue_cap"`);
-/// arrays are leaves.
-fn flatten(prefix: &str, v: &Value, out: &mut std::collections::BTreeMap<String, Value>) {
-    flatten_in(prefix, v, false, out);
-}
-
-/// As [`flatten`], and an array of tables (a scenario's `[[tiers]]`) by
-/// its items' keys, `tiers[2].service.mean_s`.
-fn flatten_tables(v: &Value, out: &mut std::collections::BTreeMap<String, Value>) {
-    flatten_in("", v, true, out);
-}
-
-fn flatten_in(
+/// arrays are leaves, except, with `tables_in_arrays`, an array of tables
+/// (a scenario's `[[tiers]]`), by its items' keys: `tiers[2].service.mean_s`.
+fn flatten(
     prefix: &str,
     v: &Value,
     tables_in_arrays: bool,
@@ -2226,7 +2210,7 @@ fn flatten_in(
             if tables_in_arrays && !items.is_empty() && items.iter().all(Value::is_table) =>
         {
             for (i, item) in items.iter().enumerate() {
-                flatten_in(&format!("{prefix}[{i}]"), item, true, out);
+                flatten(&format!("{prefix}[{i}]"), item, true, out);
             }
         }
         Value::Table(t) => {
@@ -2241,7 +2225,7 @@ fn flatten_in(
                 } else {
                     format!("{prefix}.{key}")
                 };
-                flatten_in(&key, v, tables_in_arrays, out);
+                flatten(&key, v, tables_in_arrays, out);
             }
         }
         leaf => {

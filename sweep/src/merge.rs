@@ -558,10 +558,11 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Error> {
         ids_a.difference(&ids_b).count(),
         ids_b.difference(&ids_a).count(),
     );
+    let both: HashSet<&str> = ids_a.intersection(&ids_b).map(String::as_str).collect();
     let in_both = |df: DataFrame| -> DataFrame {
         let keep: BooleanChunked = match df.column("run_id").and_then(|c| c.str()) {
             Ok(c) => (c.iter())
-                .map(|id| id.is_some_and(|id| ids_a.contains(id) && ids_b.contains(id)))
+                .map(|id| id.is_some_and(|id| both.contains(id)))
                 .collect(),
             Err(_) => return df,
         };

@@ -55,8 +55,8 @@ pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
                 .iter()
                 .map(|l| match &l[j] {
                     // TOML's plain form writes every digit (309 for 1e308).
-                    toml::Value::Float(x) if *x != 0.0 && (x.abs() >= 1e15 || x.abs() < 1e-9) => {
-                        format!("{x:e}")
+                    toml::Value::Float(x) => {
+                        analysis::load::exponent_form(*x).unwrap_or_else(|| l[j].to_string())
                     }
                     v => v.to_string(),
                 })
@@ -109,7 +109,7 @@ pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
     } else {
         // An adaptive design's candidates are run by `refine`, a round's
         // worth at a time.
-        let runner = match grid.design.as_ref().is_some_and(|d| d.boundary.is_some()) {
+        let runner = match budget.is_some() {
             true => "`sweep refine` validates each round's points before it runs them",
             false => "`sweep run` validates every point before it starts",
         };
@@ -168,10 +168,9 @@ pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
         "expected output: about {} on disk (runs and series parts, from the calibration runs written to Parquet in memory)",
         crate::runner::human_bytes(est.output_bytes),
     );
-    let adaptive = grid.design.as_ref().is_some_and(|d| d.boundary.is_some());
     say!(
         "nothing was written; run it with: sweep {} {}{}",
-        if adaptive { "refine" } else { "run" },
+        if budget.is_some() { "refine" } else { "run" },
         crate::slurm::shell_quote(&grid.path.display().to_string()),
         args.overrides.as_args()
     );
@@ -222,9 +221,6 @@ pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
 /// How many sample points a design shows in `plan`.
 const DESIGN_ROWS_SHOWN: usize = 5;
 
-/// The sampled design as `plan` shows it: method and options, its size
-/// (points per design, designs over the categories), its axes, and the
-/// first rows in SALib's order.
 /// The most points `sweep refine` runs of an adaptive design: its budget
 /// per design (at most its candidates) times the designs.
 fn adaptive_budget(grid: &Grid) -> Option<u64> {
@@ -237,6 +233,9 @@ fn adaptive_budget(grid: &Grid) -> Option<u64> {
     Some(spec.n.min(candidates) * designs)
 }
 
+/// The sampled design as `plan` shows it: method and options, its size
+/// (points per design, designs over the categories), its axes, and the
+/// first rows in SALib's order.
 fn design_lines(grid: &Grid) -> Vec<String> {
     let (Some(spec), Some(dim)) = (&grid.design, grid.dimensions.last()) else {
         return Vec::new();

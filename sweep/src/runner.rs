@@ -241,7 +241,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Error> {
         if failed > 0 {
             eprintln!(
                 "{failed} of its {} failed (status = 'failed' in the runs table)",
-                crate::progress::counted(ok + failed, "run", "runs")
+                counted(ok + failed, "run", "runs")
             );
             return Ok(ExitCode::from(1));
         }
@@ -517,7 +517,7 @@ fn execute(
     if cleaned > 0 && !args.quiet {
         eprintln!(
             "removed {} left by an interrupted run",
-            crate::progress::counted(cleaned as u64, "incomplete file", "incomplete files")
+            counted(cleaned as u64, "incomplete file", "incomplete files")
         );
     }
     // A whole-grid run finishes what shards left, and redoes the runs of
@@ -531,7 +531,7 @@ fn execute(
             if cleaned > 0 && !args.quiet {
                 eprintln!(
                     "removed {} left by an interrupted run of shard {}/{}",
-                    crate::progress::counted(cleaned as u64, "incomplete file", "incomplete files"),
+                    counted(cleaned as u64, "incomplete file", "incomplete files"),
                     other.index,
                     other.count
                 );
@@ -726,7 +726,7 @@ fn execute(
         let earlier = failed.saturating_sub(failures.len() as u64);
         eprintln!(
             "{} failed{}:",
-            crate::progress::counted(failures.len() as u64, "run", "runs"),
+            counted(failures.len() as u64, "run", "runs"),
             if earlier > 0 {
                 format!(" now ({earlier} more failed before this resume)")
             } else {
