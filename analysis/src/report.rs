@@ -182,15 +182,17 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
         design.as_ref(),
     )?;
     let md = match crate::why::section::write(sweep, &dir)? {
-        // In "What happened", before the first "Why".
-        Some(why) => match md.find("\n## Why:") {
-            Some(at) => format!(
+        // At the end of "What happened": before the section after it (a
+        // "Why", or the tables of a design that has none).
+        Some(why) => {
+            let after = md.find("\n## What happened").map_or(0, |at| at + 1);
+            let at = md[after..].find("\n## ").map_or(md.len(), |i| after + i);
+            format!(
                 "{}\n### Why it did not recover\n\n{why}{}",
                 &md[..at],
                 &md[at..]
-            ),
-            None => md + &why,
-        },
+            )
+        }
         None => md,
     };
     let boundary = crate::boundary_section::section(&full, &dir, &plot_dir)?;

@@ -496,6 +496,39 @@ fn a_boundary_search_is_the_same_with_any_jobs_and_after_an_interruption() {
     assert!(dir.path().join("j1/analysis/boundary_contour.csv").exists());
 }
 
+/// A boundary search that mostly does not recover says why at the end of
+/// "What happened", as a factorial grid does, though it has no "Why"
+/// section to stand before: not after the per-point table.
+#[test]
+fn a_boundary_search_says_why_it_did_not_recover_in_what_happened() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = BOUNDARY
+        .replace(
+            "\"svc_b.slow.duration_s\" = { min = 0.2, max = 6 }",
+            "\"svc_b.slow.duration_s\" = { min = 2, max = 6 }",
+        )
+        .replace(
+            "\"client.rate_per_s\" = { min = 50, max = 400 }",
+            "\"client.rate_per_s\" = { min = 300, max = 400 }",
+        );
+    assert_ne!(text, BOUNDARY);
+    let grid = write_grid(dir.path(), &text);
+    let out = dir.path().join("o");
+    assert_ok(&sweep(&[
+        "refine",
+        &grid,
+        "--out",
+        &out.display().to_string(),
+    ]));
+    let md = std::fs::read_to_string(out.join("analysis/index.md")).unwrap();
+    let at = |heading: &str| {
+        md.find(heading)
+            .unwrap_or_else(|| panic!("{heading}:\n{md}"))
+    };
+    assert!(at("## What happened") < at("### Why it did not recover"));
+    assert!(at("### Why it did not recover") < at("## Where it tips"));
+}
+
 /// The points, runs with a verdict and runs left out of the table's `all` row.
 fn boundary_counts(table: &str) -> (u64, u64, u64) {
     let row = (table.lines())
