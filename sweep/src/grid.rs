@@ -442,11 +442,14 @@ pub struct Grid {
     /// The built-in name, or the scenario file's path as resolved.
     pub scenario_ref: String,
     /// Identifies the base scenario's content: the built-in name, or the
-    /// file's SHA-256.
+    /// file's SHA-256 (with the load profile it reads from a CSV file).
     pub scenario_id: String,
     /// The scenario file's text (empty for a built-in), kept in the
     /// manifest so that an edit of it can be told key by key.
     pub scenario_text: String,
+    /// The load profiles the scenario file reads from CSV files, as they
+    /// enter its id (empty when it reads none).
+    scenario_profiles: String,
     pub base: Scenario,
     pub seeds: Vec<u64>,
     pub fixed: Vec<(String, Value)>,
@@ -1089,26 +1092,31 @@ impl Grid {
         }
 
         // A scenario path is relative to the grid file.
-        let (base, scenario_ref, scenario_id, scenario_text) = if let Some(s) =
+        let (base, scenario_ref, scenario_id, scenario_text, scenario_profiles) = if let Some(s) =
             raw.scenario.as_deref()
             && sim_core::builtin(s).is_some()
         {
+            let none = String::new;
             (
                 sim_core::builtin(s),
                 s.to_string(),
                 s.to_string(),
-                String::new(),
+                none(),
+                none(),
             )
         } else if let Some(scenario) = &raw.scenario {
             let p = path.parent().unwrap_or(Path::new(".")).join(scenario);
             match sim_core::read_input(&p) {
                 Ok(t) => match load_scenario_file(&t, &p) {
-                    Ok((s, id)) => (Some(s), p.display().to_string(), id, t),
+                    Ok((s, profiles)) => {
+                        let id = scenario_file_id(&t, &profiles);
+                        (Some(s), p.display().to_string(), id, t, profiles)
+                    }
                     Err(problems) => {
                         for problem in problems {
                             err("scenario", problem);
                         }
-                        (None, String::new(), String::new(), String::new())
+                        Default::default()
                     }
                 },
                 Err(e) => {
@@ -1121,11 +1129,11 @@ impl Grid {
                             p.display()
                         ),
                     );
-                    (None, String::new(), String::new(), String::new())
+                    Default::default()
                 }
             }
         } else {
-            (None, String::new(), String::new(), String::new())
+            Default::default()
         };
 
         let mut fixed = Vec::new();
@@ -1585,6 +1593,7 @@ impl Grid {
             scenario_ref,
             scenario_id,
             scenario_text,
+            scenario_profiles,
             base,
             seeds,
             fixed,
@@ -1978,23 +1987,28 @@ impl Grid {
             fixed: self.fixed.iter().map(|(k, _)| k.clone()).collect(),
             scenario_id: &self.scenario_id,
             scenario_text: &self.scenario_text,
+            scenario_profiles: Some(&self.scenario_profiles),
             scenario: &self.scenario_ref,
         };
         written.changes_since(m)
     }
 
-    /// Carries on as the text that wrote a directory's results when that
-    /// grid is this one in another layout (comments and spacing aside, the
-    /// same keys and values in the same order: no change, yet another
-    /// text), so that its fingerprint, and every shard's and refinement's
-    /// built on it, stays theirs. `manifests` are the directory's.
+    /// Carries on as the texts that wrote a directory's results when that
+    /// grid, and its scenario file, are these in another layout (comments
+    /// and spacing aside, the same keys and values in the same order: no
+    /// change, yet another text), so that its fingerprint and run ids, and
+    /// every shard's and refinement's built on them, stay theirs.
+    /// `manifests` are the directory's.
     pub fn keep_layout_of(&mut self, manifests: &[(PathBuf, analysis::manifest::Manifest)]) {
         let relaid = manifests.iter().find(|(_, m)| {
-            m.grid_text != self.text && self.changes_since(m).is_some_and(|c| c.is_empty())
+            (m.grid_text != self.text || m.scenario_id != self.scenario_id)
+                && self.changes_since(m).is_some_and(|c| c.is_empty())
         });
         if let Some((_, m)) = relaid {
             self.text = m.grid_text.clone();
             self.sha256 = sha256_hex(self.text.as_bytes());
+            self.scenario_id = m.scenario_id.clone();
+            self.scenario_text = m.scenario_text.clone();
         }
     }
 
@@ -2061,11 +2075,47 @@ struct GridWritten<'a> {
     fixed: Vec<String>,
     scenario_id: &'a str,
     scenario_text: &'a str,
+    /// The load profiles the scenario reads from CSV files, when known
+    /// (a grid's; a manifest does not keep them).
+    scenario_profiles: Option<&'a str>,
     /// How the scenario is named, for the message.
     scenario: &'a str,
 }
 
 impl GridWritten<'_> {
+    /// How the scenario file changed since it wrote `m`, whose id differs
+    /// from this one's; `None` when it is the same file in another layout
+    /// (its comments and spacing aside, the same keys and values): the
+    /// sweep then carries on under the id its results were written with.
+    fn scenario_change(&self, m: &analysis::manifest::Manifest) -> Option<String> {
+        let scenario = self.scenario;
+        // Told key by key where the manifest keeps the text that wrote it
+        // (manifests written before it do not).
+        if m.scenario_text.is_empty() || self.scenario_text.is_empty() {
+            return Some(format!("the scenario {scenario} changed"));
+        }
+        let keys = key_changes(&m.scenario_text, self.scenario_text, true, |_, a, b| a == b);
+        if !keys.is_empty() {
+            return Some(format!(
+                "the scenario {scenario} changed: {}",
+                keys.join(", ")
+            ));
+        }
+        let profile = "the load profile it reads from a CSV file";
+        if m.scenario_text == self.scenario_text {
+            return Some(format!("the scenario {scenario} changed in {profile}"));
+        }
+        match self.scenario_profiles {
+            Some(p) if scenario_file_id(&m.scenario_text, p) == m.scenario_id => None,
+            Some(_) => Some(format!(
+                "the scenario {scenario} changed in {profile} (and in its comments or layout)"
+            )),
+            None => Some(format!(
+                "the scenario {scenario} has the same keys and values in another layout, but another id (the hash of its text and of {profile}, if any), which names every run"
+            )),
+        }
+    }
+
     /// What differs from the grid that wrote `m`, in the grid's own keys;
     /// `None` for another grid (another name).
     fn changes_since(&self, m: &analysis::manifest::Manifest) -> Option<Vec<String>> {
@@ -2091,20 +2141,10 @@ impl GridWritten<'_> {
                 fixed.join(", ")
             ));
         }
-        if m.scenario_id != *self.scenario_id {
-            // Told key by key where the manifest keeps the text that wrote
-            // it (manifests written before it do not).
-            let keys = key_changes(&m.scenario_text, self.scenario_text, true, |_, a, b| a == b);
-            changes.push(if m.scenario_text.is_empty() || self.scenario_text.is_empty() {
-                format!("the scenario {} changed", self.scenario)
-            } else if keys.is_empty() {
-                format!(
-                    "the scenario {} changed in its comments or layout only, but a scenario file's id is the hash of its text, and it names every run: put its text back",
-                    self.scenario
-                )
-            } else {
-                format!("the scenario {} changed: {}", self.scenario, keys.join(", "))
-            });
+        if m.scenario_id != *self.scenario_id
+            && let Some(change) = self.scenario_change(m)
+        {
+            changes.push(change);
         }
         Some(changes)
     }
@@ -2124,6 +2164,7 @@ pub fn changes_between(
         fixed: b.fixed.clone(),
         scenario_id: &b.scenario_id,
         scenario_text: &b.scenario_text,
+        scenario_profiles: None,
         scenario: &b.scenario,
     }
     .changes_since(a)
@@ -2148,23 +2189,35 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 /// A scenario file and its identity: the SHA-256 of its text, and of the
 /// load profile it reads from a CSV file (so that editing the CSV is a
 /// change of scenario too).
+/// The scenario file at `path`, whose text is `text`, with the load
+/// profiles it reads from CSV files, as they enter its id (empty when it
+/// reads none).
 fn load_scenario_file(text: &str, path: &Path) -> Result<(Scenario, String), Vec<String>> {
     let mut s = Scenario::from_toml(text, &path.display().to_string())?;
     let reads_csv = s.groups().any(|(_, c)| c.profile_csv.is_some());
     let dir = path.parent().unwrap_or(Path::new("."));
     sim_core::read_profile_csv(&mut s, dir)
         .map_err(|errors| errors.iter().map(ToString::to_string).collect::<Vec<_>>())?;
-    let id = if reads_csv {
+    let profiles = if reads_csv {
         // The client's profile alone as before groups, so that ids stay.
-        let profile: String = (s.groups())
+        (s.groups())
             .map(|(_, c)| serde_json::to_string(&c.profile).expect("points serialize"))
             .collect::<Vec<_>>()
-            .join("\n");
-        sha256_hex(format!("{text}\n{profile}").as_bytes())
+            .join("\n")
     } else {
-        sha256_hex(text.as_bytes())
+        String::new()
     };
-    Ok((s, id))
+    Ok((s, profiles))
+}
+
+/// A scenario file's id: the SHA-256 of its text, and of the load
+/// profiles it reads from CSV files if any.
+fn scenario_file_id(text: &str, profiles: &str) -> String {
+    if profiles.is_empty() {
+        sha256_hex(text.as_bytes())
+    } else {
+        sha256_hex(format!("{text}\n{profiles}").as_bytes())
+    }
 }
 
 /// The keys whose values differ between two TOML texts (`same` says

@@ -2523,8 +2523,8 @@ fn an_edited_grid_is_refused_with_what_changed() {
 }
 
 /// An edited scenario file is told key by key, from the text the
-/// manifest keeps; one edited in its comments only is said to be, with
-/// why it still counts (its id, the hash of its text, names every run).
+/// manifest keeps; one edited in its comments only is the same scenario,
+/// resumed under the id its results were written with.
 #[test]
 fn an_edited_scenario_file_is_refused_with_what_changed() {
     let tmp = tempfile::tempdir().unwrap();
@@ -2540,30 +2540,60 @@ fn an_edited_scenario_file_is_refused_with_what_changed() {
          \"client.duration_s\" = 4\n[axes]\n\"client.rate_per_s\" = [50, 100]\n",
     );
     let out = dir.join("o").display().to_string();
-    assert!(run_grid(&grid, &out, &[]).status.success());
+    // One shard of two, then the whole grid after the edit.
+    let o = run_grid(&grid, &out, &["--shard", "0/2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
     let resumed = |scenario: &str| {
         std::fs::write(dir.join("sc.toml"), scenario).unwrap();
-        let o = run_grid(&grid, &out, &["--resume"]);
-        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-        stderr(&o)
+        run_grid(&grid, &out, &["--resume"])
     };
     let sc = dir.join("sc.toml").display().to_string();
-    assert_says(
-        &resumed(&format!("# a note\n{original}")),
-        &[&format!(
-            "the grid changed since: the scenario {sc} changed in its comments or layout only, but a scenario file's id is the hash of its text, and it names every run: put its text back"
-        )],
-    );
     let slower = original.replacen("slow_p = 0.1", "slow_p = 0.2", 1);
     assert_ne!(slower, original, "the file has a slow mixture");
+    let o = resumed(&slower);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert_says(
-        &resumed(&slower),
+        &stderr(&o),
         &[&format!(
             "the grid changed since: the scenario {sc} changed: tiers[2].service.slow_p: 0.1 -> 0.2;"
         )],
     );
+    // Comments and layout only: the other shard's points run under the
+    // first's ids.
+    let relaid = format!("# a note\n{}", original.replace(" = ", "="));
+    let o = resumed(&relaid);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let fresh = dir.join("fresh").display().to_string();
     std::fs::write(dir.join("sc.toml"), &original).unwrap();
-    assert!(run_grid(&grid, &out, &["--resume"]).status.success());
+    assert!(run_grid(&grid, &fresh, &[]).status.success());
+    assert_same_runs(Path::new(&out), Path::new(&fresh));
+}
+
+/// A scenario whose text is the same but whose CSV load profile changed
+/// is another scenario, and says where it changed.
+#[test]
+fn a_changed_csv_profile_is_told() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    csv_profile_scenario(dir, "time_s,rate_per_s\n0,20\n30,60\n");
+    let grid = write_grid(
+        dir,
+        "name = \"q\"\nscenario = \"queue.toml\"\nseeds = [1]\n[set]\nhorizon_s = 35\n\
+         [axes]\n\"server.slots\" = [1, 2]\n",
+    );
+    let out = dir.join("o").display().to_string();
+    let o = run_grid(&grid, &out, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::write(dir.join("load.csv"), "time_s,rate_per_s\n0,20\n30,70\n").unwrap();
+    let o = run_grid(&grid, &out, &["--resume"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let sc = dir.join("queue.toml").display().to_string();
+    assert_says(
+        &stderr(&o),
+        &[&format!(
+            "the grid changed since: the scenario {sc} changed in the load profile it reads from a CSV file"
+        )],
+    );
 }
 
 #[test]
