@@ -85,7 +85,7 @@ pub fn params(args: &ParamsArgs) -> Result<ExitCode, Error> {
         for path in here {
             let param = sim_core::params::param_of(path);
             let kind = param.map(|d| d.kind.describe()).unwrap_or_default();
-            let doc = param.map_or("", |d| first_sentence(d.doc));
+            let doc = param.map_or("", |d| line_doc(d.kind, d.doc));
             let default = default_of(&json, path);
             let range = param.map(|d| d.range()).unwrap_or_default();
             rows.push(vec![path.clone(), kind, default, range, doc.to_string()]);
@@ -172,6 +172,17 @@ fn show(v: &Json) -> String {
         Json::String(s) => format!("\"{s}\""),
         Json::Array(a) if a.is_empty() => "-".to_string(),
         other => other.to_string(),
+    }
+}
+
+/// The doc in a line: a choice's whole (its first sentence often says
+/// what one name means, the next ones the others), else its first
+/// sentence.
+fn line_doc(kind: sim_core::params::Kind, doc: &str) -> &str {
+    use sim_core::params::Kind;
+    match kind {
+        Kind::Choice(_) | Kind::Choices(_) => doc.trim(),
+        _ => first_sentence(doc),
     }
 }
 

@@ -800,8 +800,8 @@ fn diff_counts_a_run_that_fails_in_b() {
     assert_says(&stdout(&o), &["1 changed outcome", ", 1 failed"]);
 }
 
-/// `sweep params`: a table with a head, and the values each path accepts
-/// from the catalogue's bounds.
+/// `sweep params`: a table with a head, the values each path accepts
+/// from the catalogue's bounds, and each doc in a line.
 #[test]
 fn params_shows_the_values_each_path_accepts() {
     let o = sweep(&["params"]);
@@ -820,6 +820,11 @@ fn params_shows_the_values_each_path_accepts() {
     assert!(line("recovery.threshold").contains("(0, 1]"));
     assert!(line("dispatch").contains("fifo / reply_first"));
     assert!(line("dispatch").contains("a name of the type"));
+    // A choice's line explains each of its names, not only the first.
+    assert!(line("dispatch").contains("reply_first: a finishing non-leaf server"));
+    assert!(line("svc_a.cancel").contains("hedge_losers: the other copy"));
+    // Any other path's, its first sentence.
+    assert!(line("client.deadline_s").ends_with("from its arrival (0: none, the default)."));
 }
 
 /// `sweep params <text>`: each path containing the text in full, with
