@@ -589,8 +589,10 @@ impl Model {
                     let outlier = c.outlier_ejection.then(|| OutlierRule {
                         consecutive: c.outlier_consecutive,
                         base: secs_to_nanos(c.outlier_base_ejection_s),
+                        max: secs_to_nanos(c.outlier_max_ejection()),
                         max_percent: c.outlier_max_ejection_percent,
                         interval: secs_to_nanos(c.outlier_interval_s).max(1),
+                        panic_percent: c.outlier_panic_threshold_percent,
                     });
                     LoadBalancer::new(c.balancer, replicas.len(), outlier)
                 }),

@@ -876,12 +876,17 @@ impl Backoff {
 pub struct OutlierRule {
     /// Failed attempts in a row that eject a replica.
     pub consecutive: u32,
-    /// Ejection time per time ejected.
+    /// Ejection time per unit of the replica's multiplier.
     pub base: Nanos,
-    /// Most replicas ejected at once, in percent (one always may be).
+    /// The longest ejection (`max_ejection_time`).
+    pub max: Nanos,
+    /// Most replicas ejected at once, the new one included, in percent.
     pub max_percent: f64,
-    /// Ejected replicas return at a tick of this interval.
+    /// Ejected replicas return at a tick of this interval; each tick a
+    /// replica spends back after its first lowers its multiplier.
     pub interval: Nanos,
+    /// Below this percentage of replicas not ejected, all are chosen from.
+    pub panic_percent: f64,
 }
 
 /// One caller's client-side load balancing over the replicas of the tier
@@ -896,10 +901,12 @@ pub struct LoadBalancer {
     /// ties), or the pinned replica (pin until error).
     cursor: usize,
     outlier: Option<OutlierRule>,
-    /// Per replica: failed attempts in a row, times ejected, and the end of
-    /// its ejection (in the past when it is not ejected).
+    /// Per replica: failed attempts in a row, times ejected, its ejection
+    /// multiplier as of its last ejection, and the end of its ejection (in
+    /// the past when it is not ejected).
     failures: Vec<u32>,
     ejections: Vec<u32>,
+    multiplier: Vec<u32>,
     ejected_until: Vec<Nanos>,
     /// Replica-nanoseconds of the ejections so far, to their ends.
     ejected_ns: u128,
@@ -916,6 +923,7 @@ impl LoadBalancer {
             outlier,
             failures: vec![0; replicas],
             ejections: vec![0; replicas],
+            multiplier: vec![0; replicas],
             ejected_until: vec![0; replicas],
             ejected_ns: 0,
             candidates: Vec::with_capacity(replicas),
@@ -936,8 +944,9 @@ impl LoadBalancer {
     }
 
     /// The replica for a request sent at `now`, other than `avoid` when
-    /// another may be chosen. Ejected replicas are skipped, unless every
-    /// one is (then all may be chosen: Envoy's panic mode).
+    /// another may be chosen. Ejected replicas are skipped, unless fewer
+    /// than the panic threshold's share are not (then all may be chosen:
+    /// Envoy's panic mode).
     pub fn pick(&mut self, now: Nanos, avoid: Option<usize>, rng: &mut Stream) -> usize {
         self.pick_among(now, avoid, &[], rng)
     }
@@ -954,11 +963,16 @@ impl LoadBalancer {
     ) -> usize {
         let n = self.outstanding.len();
         let ok = |r: usize| allowed.is_empty() || allowed[r];
+        let panic = self.outlier.as_ref().is_some_and(|rule| {
+            let healthy = (0..n).filter(|&r| !self.is_ejected(r, now)).count();
+            100.0 * healthy as f64 / (n as f64) < rule.panic_percent
+        });
         let mut c = std::mem::take(&mut self.candidates);
+        let out = |r: usize| !panic && self.is_ejected(r, now);
         c.clear();
-        c.extend((0..n).filter(|&r| ok(r) && !self.is_ejected(r, now) && Some(r) != avoid));
+        c.extend((0..n).filter(|&r| ok(r) && !out(r) && Some(r) != avoid));
         if c.is_empty() {
-            c.extend((0..n).filter(|&r| ok(r) && !self.is_ejected(r, now)));
+            c.extend((0..n).filter(|&r| ok(r) && !out(r)));
         }
         if c.is_empty() {
             c.extend((0..n).filter(|&r| ok(r)));
@@ -1009,7 +1023,7 @@ impl LoadBalancer {
 
     /// An attempt to `replica` ended at `now`, `failed` or not. Returns the
     /// end of the ejection it causes, if it causes one: at the first
-    /// interval tick at or after `now + base x times ejected`.
+    /// interval tick at or after `now + base x multiplier` (at most `max`).
     pub fn record(&mut self, replica: usize, failed: bool, now: Nanos) -> Option<Nanos> {
         if !failed {
             self.failures[replica] = 0;
@@ -1019,21 +1033,50 @@ impl LoadBalancer {
             self.cursor = (replica + 1) % self.outstanding.len();
         }
         let rule = self.outlier.as_ref()?;
-        self.failures[replica] += 1;
-        if self.failures[replica] < rule.consecutive || self.is_ejected(replica, now) {
+        // Envoy counts on while a replica is ejected, but fires only on
+        // reaching the count and starts it again when the replica returns:
+        // failures while it is out change nothing.
+        if self.is_ejected(replica, now) {
             return None;
         }
+        self.failures[replica] += 1;
+        if self.failures[replica] < rule.consecutive {
+            return None;
+        }
+        // Started again whether or not it is ejected: a refused ejection
+        // takes another run of failures to be tried again.
+        self.failures[replica] = 0;
         let n = self.outstanding.len();
         let ejected = (0..n).filter(|&r| self.is_ejected(r, now)).count();
-        // Envoy: a host is ejected if none is, or while the ejected share
-        // is below the maximum.
-        if ejected > 0 && ejected as f64 * 100.0 >= rule.max_percent * n as f64 {
+        let share = 100.0 * (ejected + 1) as f64 / n as f64;
+        if share > rule.max_percent {
             return None;
         }
-        self.failures[replica] = 0;
+        // The multiplier went down by one at each tick after the first
+        // that the replica spent back (ticks at the instant of this
+        // failure come first), and goes up by one while base x it is
+        // under max + base.
+        let mut multiplier = self.multiplier[replica];
+        if self.ejections[replica] > 0 {
+            let back = self.ejected_until[replica];
+            let ticks = (now - back) / rule.interval;
+            multiplier = multiplier.saturating_sub(u32::try_from(ticks).unwrap_or(u32::MAX));
+        }
+        if u128::from(multiplier) * u128::from(rule.base)
+            < u128::from(rule.max) + u128::from(rule.base)
+        {
+            multiplier += 1;
+        }
+        self.multiplier[replica] = multiplier;
         self.ejections[replica] += 1;
-        let back = now.saturating_add(rule.base.saturating_mul(self.ejections[replica] as Nanos));
-        let until = back.div_ceil(rule.interval).saturating_mul(rule.interval);
+        let time = rule
+            .base
+            .saturating_mul(Nanos::from(multiplier))
+            .min(rule.max);
+        let until = now
+            .saturating_add(time)
+            .div_ceil(rule.interval)
+            .saturating_mul(rule.interval);
         self.ejected_until[replica] = until;
         self.ejected_ns += (until - now) as u128;
         Some(until)
@@ -1124,16 +1167,23 @@ mod tests {
         OutlierRule {
             consecutive: 3,
             base: 30 * SEC,
+            max: 300 * SEC,
             max_percent,
             interval: 10 * SEC,
+            panic_percent: 50.0,
         }
     }
 
     const SEC: Nanos = 1_000_000_000;
 
+    /// Three failures in a row at `at`: the end of the ejection they cause.
+    fn fail(lb: &mut LoadBalancer, r: usize, at: Nanos) -> Option<Nanos> {
+        (0..3).filter_map(|_| lb.record(r, true, at)).last()
+    }
+
     #[test]
-    fn ejection_follows_consecutive_failures_and_lasts_base_times_ejections() {
-        let mut lb = LoadBalancer::new(Balancer::RoundRobin, 4, Some(outlier(10.0)));
+    fn ejection_follows_consecutive_failures_and_lasts_base_times_its_multiplier() {
+        let mut lb = LoadBalancer::new(Balancer::RoundRobin, 4, Some(outlier(25.0)));
         let mut rng = Stream::new(1, "test");
         assert_eq!(lb.record(1, true, SEC), None);
         assert_eq!(lb.record(1, false, SEC), None, "an ok resets the count");
@@ -1144,34 +1194,86 @@ mod tests {
         assert!(lb.is_ejected(1, 39 * SEC) && !lb.is_ejected(1, 40 * SEC));
         let picks: Vec<usize> = (0..6).map(|_| lb.pick(20 * SEC, None, &mut rng)).collect();
         assert!(!picks.contains(&1), "no traffic while ejected: {picks:?}");
-        // The second ejection lasts twice as long: 41 + 60 = 101 -> 110 s.
-        for _ in 0..2 {
-            lb.record(1, true, 41 * SEC);
+        // Failures while it is out change nothing, and its count starts
+        // again when it returns.
+        assert_eq!(fail(&mut lb, 1, 30 * SEC), None);
+        assert_eq!(lb.record(1, true, 40 * SEC), None);
+        assert_eq!(lb.record(1, true, 40 * SEC), None);
+        // Back at 40 s, ejected again at 49 s (no tick since its return):
+        // multiplier 2, 49 + 60 = 109 -> 110 s.
+        assert_eq!(lb.record(1, true, 49 * SEC), Some(110 * SEC));
+        // Back at 110 s; the ticks at 120, 130 and 140 s lower the
+        // multiplier by two (the first one after its return does not):
+        // 0, then 1 at this ejection: 140 + 30 -> 170 s.
+        assert_eq!(fail(&mut lb, 1, 140 * SEC), Some(170 * SEC));
+        // Without ticks between, the multiplier climbs while 30 s x it is
+        // under max + base (90 s), to 3, and the ejection stays at max.
+        let mut lb = LoadBalancer::new(
+            Balancer::RoundRobin,
+            4,
+            Some(OutlierRule {
+                max: 60 * SEC,
+                ..outlier(25.0)
+            }),
+        );
+        let mut at = 0;
+        let mut lengths = Vec::new();
+        for _ in 0..5 {
+            let until = fail(&mut lb, 1, at).expect("ejected");
+            lengths.push((until - at) / SEC);
+            at = until;
         }
-        assert_eq!(lb.record(1, true, 41 * SEC), Some(110 * SEC));
+        assert_eq!(lengths, [30, 60, 60, 60, 60]);
+        assert_eq!(lb.multiplier[1], 3);
     }
 
     #[test]
-    fn at_most_the_max_share_is_ejected_but_always_one() {
-        // 10% of 4 replicas is less than one: the first is ejected anyway,
-        // the second is not.
+    fn at_most_the_max_share_is_ejected_the_new_one_included() {
+        // 10% of 4 replicas: one would be 25%, so none is ejected.
         let mut lb = LoadBalancer::new(Balancer::RoundRobin, 4, Some(outlier(10.0)));
-        let fail =
-            |lb: &mut LoadBalancer, r: usize| (0..3).filter_map(|_| lb.record(r, true, 0)).last();
-        assert!(fail(&mut lb, 0).is_some());
-        assert!(fail(&mut lb, 1).is_none(), "25% already ejected");
-        assert!(!lb.is_ejected(1, 0));
+        assert_eq!(fail(&mut lb, 0, 0), None);
+        // 25%: one, not a second (50%).
+        let mut lb = LoadBalancer::new(Balancer::RoundRobin, 4, Some(outlier(25.0)));
+        assert!(fail(&mut lb, 0, 0).is_some());
+        assert_eq!(fail(&mut lb, 1, 0), None, "25% already ejected");
         // 50% of 4: two may be ejected, not three.
         let mut lb = LoadBalancer::new(Balancer::RoundRobin, 4, Some(outlier(50.0)));
-        assert!(fail(&mut lb, 0).is_some());
-        assert!(fail(&mut lb, 1).is_some());
-        assert!(fail(&mut lb, 2).is_none());
-        // Every replica ejected (100%): all are used again (panic mode).
-        let mut lb = LoadBalancer::new(Balancer::RoundRobin, 2, Some(outlier(100.0)));
-        assert!(fail(&mut lb, 0).is_some() && fail(&mut lb, 1).is_some());
+        assert!(fail(&mut lb, 0, 0).is_some());
+        assert!(fail(&mut lb, 1, 0).is_some());
+        assert_eq!(fail(&mut lb, 2, 0), None);
+        assert!(!lb.is_ejected(2, 0));
+        // A refused ejection starts the count again: two more failures do
+        // not try again, the third does (and is refused again).
+        assert_eq!(lb.record(2, true, 0), None);
+        assert_eq!(lb.record(2, true, 0), None);
+        assert_eq!(lb.failures[2], 2);
+        assert_eq!(lb.record(2, true, 0), None);
+        assert_eq!(lb.failures[2], 0);
+    }
+
+    #[test]
+    fn below_the_panic_threshold_every_replica_is_chosen() {
         let mut rng = Stream::new(1, "test");
-        assert_eq!(lb.pick(0, None, &mut rng), 0);
-        assert_eq!(lb.pick(0, None, &mut rng), 1);
+        // Two of four ejected: half are not, which is not below 50%.
+        let mut lb = LoadBalancer::new(Balancer::RoundRobin, 4, Some(outlier(75.0)));
+        assert!(fail(&mut lb, 0, 0).is_some() && fail(&mut lb, 1, 0).is_some());
+        let picks: Vec<usize> = (0..4).map(|_| lb.pick(0, None, &mut rng)).collect();
+        assert_eq!(picks, [2, 3, 2, 3]);
+        // Three of four: a quarter are not, and every replica is chosen.
+        assert!(fail(&mut lb, 2, 0).is_some());
+        let picks: Vec<usize> = (0..4).map(|_| lb.pick(0, None, &mut rng)).collect();
+        assert_eq!(picks, [0, 1, 2, 3]);
+        // A threshold of 0: never, while one is left.
+        let rule = OutlierRule {
+            panic_percent: 0.0,
+            ..outlier(75.0)
+        };
+        let mut lb = LoadBalancer::new(Balancer::RoundRobin, 4, Some(rule));
+        for r in 0..3 {
+            assert!(fail(&mut lb, r, 0).is_some());
+        }
+        let picks: Vec<usize> = (0..3).map(|_| lb.pick(0, None, &mut rng)).collect();
+        assert_eq!(picks, [3, 3, 3]);
     }
 
     #[test]

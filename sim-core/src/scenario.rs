@@ -958,20 +958,26 @@ pub struct Call {
     pub retry_other_replica: bool,
     /// Outlier ejection (Envoy's consecutive failures): a replica that fails
     /// `outlier_consecutive` attempts in a row gets no traffic from this
-    /// caller for `outlier_base_ejection_s` x the times it was ejected,
-    /// returned at the next `outlier_interval_s` tick after that, with at
-    /// most `outlier_max_ejection_percent` of the replicas ejected at once
-    /// (but one always may be).
+    /// caller for `outlier_base_ejection_s` x its ejection multiplier (at
+    /// most `outlier_max_ejection_s`), returned at the next
+    /// `outlier_interval_s` tick after that, if the replicas ejected with
+    /// it are at most `outlier_max_ejection_percent` of them; below
+    /// `outlier_panic_threshold_percent` of them not ejected, all are used.
     #[serde(default)]
     pub outlier_ejection: bool,
     #[serde(default = "default_outlier_consecutive")]
     pub outlier_consecutive: u32,
     #[serde(default = "default_outlier_base_ejection")]
     pub outlier_base_ejection_s: f64,
+    /// `None`: Envoy's default, 300 s or the base ejection time if longer.
+    #[serde(default)]
+    pub outlier_max_ejection_s: Option<f64>,
     #[serde(default = "default_outlier_max_percent")]
     pub outlier_max_ejection_percent: f64,
     #[serde(default = "default_outlier_interval")]
     pub outlier_interval_s: f64,
+    #[serde(default = "default_outlier_panic_threshold")]
+    pub outlier_panic_threshold_percent: f64,
 }
 
 fn default_outlier_consecutive() -> u32 {
@@ -985,6 +991,9 @@ fn default_outlier_max_percent() -> f64 {
 }
 fn default_outlier_interval() -> f64 {
     10.0
+}
+fn default_outlier_panic_threshold() -> f64 {
+    50.0
 }
 
 /// What one circuit breaker of a caller covers.
@@ -1234,6 +1243,12 @@ impl Call {
         );
         let call: Call = toml::from_str(&text).expect("a call's defaults deserialize");
         Call { backoff, ..call }
+    }
+
+    /// The longest ejection, in seconds: as set, or Envoy's default (300 s,
+    /// or the base ejection time if that is longer).
+    pub fn outlier_max_ejection(&self) -> f64 {
+        (self.outlier_max_ejection_s).unwrap_or(self.outlier_base_ejection_s.max(300.0))
     }
 }
 

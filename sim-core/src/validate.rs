@@ -1183,6 +1183,21 @@ fn check_call(name: &str, c: &Call, errors: &mut Vec<ConfigError>) {
         "outlier_interval_s",
         "must be > 0",
     );
+    check(
+        (0.0..=100.0).contains(&c.outlier_panic_threshold_percent),
+        "outlier_panic_threshold_percent",
+        "must be a percentage in [0, 100]",
+    );
+    if let Some(max) = c.outlier_max_ejection_s {
+        check(
+            non_negative(max) && max >= c.outlier_base_ejection_s,
+            "outlier_max_ejection_s",
+            &format!(
+                "must be >= outlier_base_ejection_s ({}): the longest ejection cannot be shorter than the first",
+                c.outlier_base_ejection_s
+            ),
+        );
+    }
 }
 
 /// The deadline parameters ([`DEADLINE_PARAMS`]) have nothing to act on at
@@ -1908,8 +1923,10 @@ pub const CALL_INERT: &[Inert<Call, CallSite>] = &[
         keys: &[
             "outlier_consecutive",
             "outlier_base_ejection_s",
+            "outlier_max_ejection_s",
             "outlier_max_ejection_percent",
             "outlier_interval_s",
+            "outlier_panic_threshold_percent",
         ],
         acts: "outlier_ejection = true",
         what: "a setting of outlier ejection",
@@ -1927,6 +1944,61 @@ pub const CALL_INERT: &[Inert<Call, CallSite>] = &[
         acts: "the called tier has replicas > 1",
         what: "a choice between the called tier's replicas",
         idle: |_, site, p| one_replica(site, p),
+    },
+    Inert {
+        // After the replicas' rule: with one replica, none is ejected.
+        keys: &["outlier_ejection"],
+        acts: "100 / the called tier's replicas <= outlier_max_ejection_percent",
+        what: "the ejection of a replica",
+        idle: |c, site, p| {
+            let share = 100.0 / site.to_replicas as f64;
+            (share > c.outlier_max_ejection_percent).then(|| Idle {
+                state: format!(
+                    "one of {}'s {} replicas is {}% of them, more than {p}.outlier_max_ejection_percent = {}, so none can be ejected (Envoy's rule)",
+                    site.to,
+                    site.to_replicas,
+                    (share * 100.0).round() / 100.0,
+                    c.outlier_max_ejection_percent,
+                ),
+                // Rounded up: the value shown must let one be ejected.
+                fix: format!(
+                    "set {p}.outlier_max_ejection_percent >= {} (one replica: Envoy's always_eject_one_host)",
+                    (share * 100.0).ceil() / 100.0
+                ),
+            })
+        },
+    },
+    Inert {
+        keys: &["outlier_panic_threshold_percent"],
+        acts: "some share of the replicas not ejected that outlier_max_ejection_percent allows is below it and not below 50, or the reverse",
+        what: "the balancer's panic threshold",
+        idle: |c, site, p| {
+            let n = site.to_replicas;
+            // Envoy's rule: k ejected at once while 100 k / n <= max.
+            let most = (0..=n)
+                .filter(|k| 100.0 * *k as f64 / n as f64 <= c.outlier_max_ejection_percent)
+                .max()
+                .unwrap_or(0);
+            let shares: Vec<f64> = (0..=most)
+                .map(|k| 100.0 * (n - k) as f64 / n as f64)
+                .collect();
+            let (v, default) = (c.outlier_panic_threshold_percent, 50.0);
+            let same = shares.iter().all(|h| (*h < v) == (*h < default));
+            same.then(|| Idle {
+                state: format!(
+                    "at most {most} of {}'s {n} replicas can be ejected at once ({p}.outlier_max_ejection_percent = {}), so the share not ejected is {}%, each below {v}% exactly where it is below the default 50%",
+                    site.to,
+                    c.outlier_max_ejection_percent,
+                    (shares.iter())
+                        .map(|h| format!("{}", (h * 100.0).round() / 100.0))
+                        .collect::<Vec<_>>()
+                        .join("%, "),
+                ),
+                fix: format!(
+                    "choose a threshold some of those shares are below and not below 50, or raise {p}.outlier_max_ejection_percent"
+                ),
+            })
+        },
     },
     Inert {
         // After the replicas' rule: with one replica there is no other.

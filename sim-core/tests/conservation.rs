@@ -612,6 +612,7 @@ fn counts_add_up_with_a_breaker_per_replica() {
                 ("svc_a.hedge_delay_s", "0.1"),
                 ("svc_a.cancel", "hedge_losers"),
                 ("svc_a.outlier_ejection", "true"),
+                ("svc_a.outlier_max_ejection_percent", "25"),
                 ("svc_a.max_in_flight", "6"),
                 ("svc_a.bulkhead_scope", "replica"),
             ],

@@ -210,33 +210,45 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ),
     (
         "ch37",
-        "svc_b.replicas=4 svc_b.slow.replicas=[1] svc_b.slow.factor=50",
+        "svc_b.replicas=10 svc_b.slow.replicas=[1] svc_b.slow.factor=50",
         "svc_a.outlier_ejection",
         "true",
     ),
     (
         "ch37",
-        "svc_b.replicas=4 svc_b.slow.replicas=[1] svc_a.outlier_ejection=true",
+        "svc_b.replicas=4 svc_b.slow.replicas=[1] svc_a.outlier_ejection=true svc_a.outlier_max_ejection_percent=25",
         "svc_a.outlier_consecutive",
         "2",
     ),
     (
         "ch37",
-        "svc_b.replicas=4 svc_b.slow.replicas=[1] svc_b.slow.factor=50 svc_a.outlier_ejection=true svc_a.outlier_interval_s=1",
+        "svc_b.replicas=4 svc_b.slow.replicas=[1] svc_b.slow.factor=50 svc_a.outlier_ejection=true svc_a.outlier_max_ejection_percent=25 svc_a.outlier_interval_s=1",
         "svc_a.outlier_base_ejection_s",
         "1",
     ),
     (
         "ch37",
-        "svc_b.replicas=4 svc_b.slow.replicas=[1,2] svc_b.slow.factor=50 svc_a.outlier_ejection=true",
+        "svc_b.replicas=4 svc_b.slow.replicas=[1] svc_b.slow.factor=50 svc_a.outlier_ejection=true svc_a.outlier_max_ejection_percent=25 svc_a.outlier_interval_s=1 svc_a.outlier_base_ejection_s=0.5",
+        "svc_a.outlier_max_ejection_s",
+        "0.5",
+    ),
+    (
+        "ch37",
+        "svc_b.replicas=4 svc_b.slow.replicas=[1,2] svc_b.slow.factor=50 svc_a.outlier_ejection=true svc_a.outlier_max_ejection_percent=25",
         "svc_a.outlier_max_ejection_percent",
         "50",
     ),
     (
         "ch37",
-        "svc_b.replicas=4 svc_b.slow.replicas=[1] svc_b.slow.factor=50 svc_a.outlier_ejection=true svc_a.outlier_base_ejection_s=1",
+        "svc_b.replicas=4 svc_b.slow.replicas=[1] svc_b.slow.factor=50 svc_a.outlier_ejection=true svc_a.outlier_max_ejection_percent=25 svc_a.outlier_base_ejection_s=1",
         "svc_a.outlier_interval_s",
         "1",
+    ),
+    (
+        "ch37",
+        "svc_b.replicas=4 svc_b.slow.replicas=[1,2] svc_b.slow.factor=50 svc_a.outlier_ejection=true svc_a.outlier_max_ejection_percent=75",
+        "svc_a.outlier_panic_threshold_percent",
+        "60",
     ),
     ("fan-out.toml", "", "page.fanout.recs.required", "true"),
     (
@@ -764,6 +776,10 @@ const EDGE_REFUSED: &[(&str, &str)] = &[
     (
         "client.closed.users",
         "users x (1 + duration_s / think mean) is at most 20000000",
+    ),
+    (
+        "svc_a.outlier_max_ejection_s",
+        "must be >= outlier_base_ejection_s",
     ),
 ];
 
