@@ -169,7 +169,7 @@ pub enum StoreError {
         dir.display()
     )]
     NoIndex { dir: PathBuf },
-    /// A file in `runs/` that no index lists.
+    /// A Parquet file in `runs/` or `series/` that no index lists.
     #[error(
         "{}: not a part this sweep committed (no parts-*.json lists it): a copy or a file from elsewhere? Move it out of the directory (it would count its runs twice)",
         path.display()
@@ -307,14 +307,15 @@ pub enum DirError {
     #[error(transparent)]
     Lock(#[from] crate::lock::LockError),
     #[error(
-        "{} holds results of an earlier version of grid `{name}`, and the grid changed since: {}; {}choose another --out, or --force to delete them",
+        "{} holds results of an earlier version of grid `{name}`, and the grid changed since: {}; {}choose another --out, or {}",
         dir.display(),
         changes.join("; "),
         match flags.as_deref() {
             Some("") => "they were made without --set or --axis: to resume them, give none; else ".to_string(),
             Some(flags) => format!("they were made with the flags{flags}: to resume them, give the same; else "),
             None => String::new(),
-        }
+        },
+        if *shard { "put the grid back to run this shard beside the others (or delete the directory first)" } else { "--force to delete them" }
     )]
     Edited {
         dir: PathBuf,
@@ -323,6 +324,8 @@ pub enum DirError {
         /// The flags the results were made with, when this command's
         /// differ.
         flags: Option<String>,
+        /// A shard of the grid writes: `--force` would delete only its own.
+        shard: bool,
     },
     #[error(
         "{} holds results written by {recorded}; this is {now}. Results of two versions would mix: {start_over}, or --allow-version-change to continue (each part records the version that wrote it)",

@@ -399,14 +399,13 @@ fn prepare_dir(
         .filter(|(_, m)| m.fingerprint != grid.fingerprint())
         .find_map(|(_, m)| Some((grid.changes_since(m)?, m.flags.clone())));
     let given = args.overrides.as_args();
-    if let Some((changes, flags)) = edited.filter(|(c, _)| !c.is_empty())
-        && shard == Shard::WHOLE
-    {
+    if let Some((changes, flags)) = edited.filter(|(c, _)| !c.is_empty()) {
         return Err(DirError::Edited {
             dir: dir(),
             name: grid.name.clone(),
             changes,
             flags: flags.filter(|f| *f != given),
+            shard: shard != Shard::WHOLE,
         });
     }
     store.refuse_foreign(&grid.fingerprint(), "grid", fix, &|_| Vec::new())?;

@@ -327,11 +327,13 @@ impl Store {
     /// Removes what an interrupted writer of `shard` left half done (other
     /// shards may be writing into the same directory); returns how many files.
     pub fn clean_incomplete(&self, shard: Shard) -> Result<usize, StoreError> {
-        let prefix = part_prefix(shard);
+        // Exactly the names this shard's writer gives its parts: a user's
+        // `part-s0of2-000000-copy.parquet` is not one, and stays.
         let own = |p: &PathBuf| {
             p.file_name()
                 .and_then(|n| n.to_str())
-                .is_some_and(|n| committed_name(n).starts_with(&prefix))
+                .and_then(|n| parse_part_name(committed_name(n)))
+                .is_some_and(|(s, _)| s == shard)
         };
         let mut removed = 0;
         for dir in [runs_dir(&self.root), series_dir(&self.root)] {
@@ -403,15 +405,10 @@ impl Store {
 
     /// The runs parts written by `shard`.
     pub fn own_parts(&self, shard: Shard) -> Result<Vec<PathBuf>, StoreError> {
-        let prefix = part_prefix(shard);
         Ok(self
             .runs_parts()?
             .into_iter()
-            .filter(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with(&prefix))
-            })
+            .filter(|p| parse_part_name(&file_name(p)).is_some_and(|(s, _)| s == shard))
             .collect())
     }
 
@@ -923,6 +920,34 @@ impl Store {
                 return Err(StoreError::NotCommitted { path });
             }
             parts.push(path);
+        }
+        // A series file no index lists would be read with the rest of
+        // `series/` (its rows counted twice): refused as in `runs/`, but
+        // for the series part of the runs part a writer is committing
+        // now, or was when it stopped (written first, then the runs part).
+        let committing = |s: Shard| match check {
+            Check::Own(own) => Ok(s != own),
+            Check::All => crate::lock::is_being_written(&self.root, s),
+        };
+        for path in list_in(&series, ".parquet")? {
+            let name = file_name(&path);
+            let numbered = parse_part_name(&name);
+            if (shard.is_some() && numbered.map(|(s, _)| s) != shard) || index.contains_key(&name) {
+                continue;
+            }
+            if let Some((s, k)) = numbered {
+                if committing(s)? {
+                    continue;
+                }
+                let last = (index.keys().filter_map(|n| parse_part_name(n)))
+                    .filter(|(t, _)| *t == s)
+                    .map(|(_, l)| l)
+                    .max();
+                if k == number_after(last) {
+                    return Err(StoreError::Interrupted { path, shard: s });
+                }
+            }
+            return Err(StoreError::NotCommitted { path });
         }
         // Listed parts whose files are gone.
         for (name, (index_file, _)) in &index {

@@ -2520,6 +2520,25 @@ fn an_edited_grid_is_refused_with_what_changed() {
             "seeds.count: 1 -> 2",
         ],
     );
+    // A shard of the edited grid beside another shard's results (a grid
+    // edited between two submissions of an array) is told the same way.
+    let sharded = dir.join("s").display().to_string();
+    let grid = write_grid(dir, &small_grid(1));
+    assert!(
+        run_grid(&grid, &sharded, &["--shard", "0/2"])
+            .status
+            .success()
+    );
+    let grid = write_grid(dir, &small_grid(2));
+    let o = run_grid(&grid, &sharded, &["--shard", "1/2"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_says(
+        &stderr(&o),
+        &[
+            "holds results of an earlier version of grid `small`, and the grid changed since: seeds.count: 1 -> 2; ",
+            "choose another --out, or put the grid back to run this shard beside the others (or delete the directory first)",
+        ],
+    );
 }
 
 /// An edited scenario file is told key by key, from the text the

@@ -100,6 +100,36 @@ fn a_copy_of_a_part_is_refused_everywhere() {
     assert_ok(&report(&bad));
 }
 
+/// A Parquet file in `series/` that no index lists (a backup, a user's
+/// file named like a part) would be read with the series and count its
+/// rows twice: every command refuses it, and none deletes it, not even a
+/// resume or a merge that clears what an interrupted writer left.
+#[test]
+fn a_stray_series_file_is_refused_everywhere_and_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (grid, good, bad) = two_sweeps(tmp.path(), 2);
+    let first = parts(&bad, "series")[0].clone();
+    for name in [
+        "backup.parquet",
+        "part-s0of1-000000-copy.parquet",
+        "part-s0of1-notes.parquet",
+    ] {
+        let stray = bad.join("series").join(name);
+        std::fs::copy(&first, &stray).unwrap();
+        assert_fails(
+            &compare(&good, &bad),
+            &[name, "not a part this sweep committed"],
+        );
+        assert_fails(&report(&bad), &[name, "Move it out"]);
+        assert_fails(&run(&grid, &bad, &["--resume"]), &[name]);
+        assert_fails(&sweep(&["merge", &s(&bad), "--no-report"]), &[name]);
+        assert!(stray.exists(), "{name} was deleted");
+        std::fs::remove_file(&stray).unwrap();
+    }
+    assert_ok(&compare(&good, &bad));
+    assert_ok(&report(&bad));
+}
+
 /// A copy of a part numbered as a part file of the sweep, but not the
 /// next one its index would list, is no crash's leftover: a resume
 /// refuses it and keeps it, as every other command does, instead of
