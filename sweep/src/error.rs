@@ -589,6 +589,8 @@ pub enum SlurmError {
         tasks - runs
     )]
     TooManyTasks { tasks: u64, runs: u64 },
+    #[error("--sbatch-arg `{value}`: {reason}")]
+    SbatchArg { value: String, reason: String },
     #[error("{}: {source}", path.display())]
     Write {
         path: PathBuf,

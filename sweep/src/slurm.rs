@@ -21,7 +21,7 @@ pub struct SlurmArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// CPUs per task (each task uses them all).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub cpus_per_task: Option<u32>,
     /// Extra `#SBATCH` option, e.g. --sbatch-arg=--partition=long (repeatable).
     #[arg(long = "sbatch-arg", value_name = "OPTION", allow_hyphen_values = true)]
@@ -45,6 +45,9 @@ fn parse_tasks(text: &str) -> Result<u64, String> {
 }
 
 pub fn slurm(args: &SlurmArgs) -> Result<ExitCode, Error> {
+    for a in &args.sbatch_args {
+        refuse_sbatch_arg(a)?;
+    }
     let mut grid = Grid::load_overridden(&args.grid, None, &args.overrides)?;
     grid.refuse_adaptive()?;
     if args.tasks > grid.runs() {
@@ -183,6 +186,43 @@ pub fn slurm(args: &SlurmArgs) -> Result<ExitCode, Error> {
     }
     println!("{}", path.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// An `#SBATCH` option the script may carry: an option, and none of the
+/// ones the script sets itself (sbatch takes the last of two, so another
+/// `--array` would run shards the tasks' `--shard` does not know).
+fn refuse_sbatch_arg(a: &str) -> Result<(), SlurmError> {
+    let refuse = |reason: String| {
+        Err(SlurmError::SbatchArg {
+            value: a.to_string(),
+            reason,
+        })
+    };
+    if !a.starts_with('-') {
+        return refuse(format!(
+            "not an option (an #SBATCH line holds one, such as --partition=long); did you mean --sbatch-arg=--{a}?"
+        ));
+    }
+    let name = a.split(['=', ' ']).next().unwrap_or(a);
+    let own = [
+        (
+            "--array",
+            "-a",
+            "the array is one task per shard: give --tasks",
+        ),
+        (
+            "--output",
+            "-o",
+            "the tasks' logs go to the slurm/ folder of --out",
+        ),
+        ("--cpus-per-task", "-c", "give --cpus-per-task"),
+    ];
+    for (long, short, fix) in own {
+        if name == long || name == short || (name.starts_with(short) && !name.starts_with("--")) {
+            return refuse(format!("the script sets {long} itself: {fix}"));
+        }
+    }
+    Ok(())
 }
 
 /// A value for a shell command line, quoted by `shlex` when it needs it.

@@ -971,6 +971,29 @@ fn slurm_script_runs_each_task_as_a_shard() {
         script.contains("--shard \"${SLURM_ARRAY_TASK_ID}/4\" --resume --no-report"),
         "{script}"
     );
+    // Options the script sets itself, and what is no option, are refused
+    // before anything is written; so are 0 CPUs a task.
+    for (arg, says) in [
+        (
+            "--sbatch-arg=--array=0-9",
+            "--sbatch-arg `--array=0-9`: the script sets --array itself: the array is one task per shard: give --tasks",
+        ),
+        (
+            "--sbatch-arg=-o log.txt",
+            "--sbatch-arg `-o log.txt`: the script sets --output itself: the tasks' logs go to the slurm/ folder of --out",
+        ),
+        (
+            "--sbatch-arg=partition=long",
+            "--sbatch-arg `partition=long`: not an option (an #SBATCH line holds one, such as --partition=long); did you mean --sbatch-arg=--partition=long?",
+        ),
+        ("--cpus-per-task=0", "'--cpus-per-task <CPUS_PER_TASK>'"),
+    ] {
+        let other = dir.join("other").display().to_string();
+        let o = sweep(&["slurm", &grid, "--tasks", "4", "--out", &other, arg]);
+        assert_eq!(o.status.code(), Some(2), "{arg}");
+        assert_says(&stderr(&o), &[says]);
+        assert!(!Path::new(&other).exists(), "{arg}");
+    }
 }
 
 #[test]
