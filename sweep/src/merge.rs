@@ -218,6 +218,7 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
     // A part there that no index lists, the target's or a source's
     // (one a crash left before indexing it), is refused as a resume or a
     // report refuses it.
+    store.refuse_missing_parts()?;
     let indexed = store.indexed_parts()?;
     if let Some(path) = parts.iter().find(|p| {
         let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");

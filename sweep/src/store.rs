@@ -834,6 +834,37 @@ impl Store {
         Ok(self.all_indexes()?.into_keys().collect())
     }
 
+    /// Refuses a part an index lists whose runs or series file is gone,
+    /// naming it and its index.
+    pub fn refuse_missing_parts(&self) -> Result<(), StoreError> {
+        self.refuse_missing(&self.all_indexes()?, None)
+    }
+
+    /// [`Store::refuse_missing_parts`] for `index`, of `shard`'s parts or
+    /// of every shard's.
+    fn refuse_missing(
+        &self,
+        index: &HashMap<String, (PathBuf, PartEntry)>,
+        shard: Option<Shard>,
+    ) -> Result<(), StoreError> {
+        for (name, (index_file, _)) in index {
+            let of = parse_part_name(name).map(|(s, _)| s);
+            if shard.is_some() && of != shard {
+                continue;
+            }
+            for dir in [runs_dir(&self.root), series_dir(&self.root)] {
+                let p = dir.join(name);
+                if !p.exists() {
+                    return Err(StoreError::MissingPart {
+                        path: p,
+                        index: index_file.clone(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Every index in the directory: part name -> (index file, entry).
     fn all_indexes(&self) -> Result<HashMap<String, (PathBuf, PartEntry)>, StoreError> {
         let mut out = HashMap::new();
@@ -875,7 +906,6 @@ impl Store {
         // listed by the time its index is read.
         let on_disk = self.runs_parts()?;
         let mut index = self.all_indexes()?;
-        let runs = runs_dir(&self.root);
         let series = series_dir(&self.root);
         let mut parts = Vec::new();
         for path in on_disk {
@@ -949,22 +979,7 @@ impl Store {
             }
             return Err(StoreError::NotCommitted { path });
         }
-        // Listed parts whose files are gone.
-        for (name, (index_file, _)) in &index {
-            let of = parse_part_name(name).map(|(s, _)| s);
-            if shard.is_some() && of != shard {
-                continue;
-            }
-            for dir in [&runs, &series] {
-                let p = dir.join(name);
-                if !p.exists() {
-                    return Err(StoreError::MissingPart {
-                        path: p,
-                        index: index_file.clone(),
-                    });
-                }
-            }
-        }
+        self.refuse_missing(&index, shard)?;
         use rayon::prelude::*;
         parts.par_iter().try_for_each(|path| {
             let name = file_name(path);

@@ -371,6 +371,29 @@ fn a_merge_stopped_midway_is_named_and_finished_by_running_it_again() {
     assert_ok(&compare(&good, &into));
 }
 
+/// A runs part its index lists, deleted from the shards' shared
+/// directory, is named by a merge with its shard's index, as by every
+/// other command, not counted as runs missing.
+#[test]
+fn a_merge_names_a_missing_part() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid_as(tmp.path(), "grid.toml", &small_grid(2));
+    let out = tmp.path().join("o");
+    for k in ["0/2", "1/2"] {
+        assert_ok(&run_shard(&grid, &s(&out), k, &["--batch-runs", "4"]));
+    }
+    let gone = out.join("runs/part-s1of2-000000.parquet");
+    std::fs::remove_file(&gone).unwrap();
+    assert_fails(
+        &sweep(&["merge", &s(&out), "--no-report"]),
+        &[&format!(
+            "{} is listed in {} but missing",
+            s(&gone),
+            s(&out.join("parts-s1of2.json"))
+        )],
+    );
+}
+
 #[test]
 fn merge_checks_before_it_writes() {
     let tmp = tempfile::tempdir().unwrap();
