@@ -335,9 +335,22 @@ impl Caller {
         let Some(t) = &mut self.adaptive else {
             return false;
         };
-        // Requests include the ones rejected locally (the SRE book's rule).
+        // The probability from the requests before this one (as gRPC's
+        // implementation does): counting it first made the first request
+        // after a quiet window a coin toss, (1 - 0) / (1 + 1). Requests
+        // include the ones rejected locally (the SRE book's rule).
+        let p = t.reject_probability(now);
         t.record_request(now);
-        self.adaptive_rng.uniform() < t.reject_probability(now)
+        self.adaptive_rng.uniform() < p
+    }
+
+    /// A retry decided by [`Caller::retry_decision`] is not sent: refused
+    /// when its backoff ended, or its job is gone.
+    #[inline]
+    pub fn retry_unsent(&mut self) {
+        if let Some(b) = &mut self.retry_budget {
+            b.unsent();
+        }
     }
 
     /// Attempt number `attempt` (1 for the first) leaves.
@@ -348,7 +361,7 @@ impl Caller {
         self.in_flight += 1;
         self.stats.retries_sent += retry as u64;
         if let Some(b) = &mut self.retry_budget {
-            b.sent(retry);
+            b.sent();
         }
     }
 
@@ -363,14 +376,16 @@ impl Caller {
     }
 
     /// May a hedged copy leave now, within the budget (a fraction of calls),
-    /// and, with breakers or bulkheads per replica, to a replica that may
-    /// take it (the first copy's, if no other)?
+    /// while retry throttling lets retries through (gRFC A6: throttling
+    /// applies to hedged RPCs too), and, with breakers or bulkheads per
+    /// replica, to a replica that may take it (the first copy's, if no
+    /// other)?
     #[inline]
     pub fn hedge(&mut self, call: &CallModel, now: Nanos) -> bool {
         let no_room = self.replicas.as_ref().is_some_and(|r| {
             (!r.breakers.is_empty() || r.limit != u32::MAX)
                 && !(0..r.balancer.replicas()).any(|x| r.usable(x, now))
-        });
+        }) || self.throttle.as_ref().is_some_and(|t| !t.retry_allowed());
         let stats = &mut self.stats;
         if no_room || (stats.hedges_sent + 1) as f64 > call.hedge_budget * stats.calls as f64 {
             stats.hedges_refused += 1;
@@ -431,9 +446,12 @@ impl Caller {
     /// The job stopped waiting for its attempt (it was cancelled itself):
     /// the attempt ends without an outcome the policies would learn from.
     #[inline]
-    pub fn on_cancelled(&mut self, slot: u32, sent_at: Nanos) {
+    pub fn on_cancelled(&mut self, slot: u32, sent_at: Nanos, retry: bool) {
         self.in_flight -= 1;
         self.stats.calls_cancelled += 1;
+        if let Some(b) = &mut self.retry_budget {
+            b.ended(retry);
+        }
         // A probe never answered must not hold the breaker half open.
         if let Some(b) = &mut self.breaker {
             b.forget_pass(b.pass_of(sent_at));
@@ -598,6 +616,9 @@ impl Caller {
             {
                 GiveUp::InsufficientDeadline
             } else {
+                if let Some(b) = &mut self.retry_budget {
+                    b.scheduled();
+                }
                 return RetryDecision::RetryAfter(delay);
             }
         };
@@ -728,7 +749,7 @@ mod tests {
         assert_eq!(caller.admit(&c, later, NEVER, 1), Ok(()));
         caller.on_sent(1);
         assert_eq!(caller.admit(&c, later, NEVER, 1), Err(Refusal::BreakerOpen));
-        caller.on_cancelled(0, later);
+        caller.on_cancelled(0, later, false);
         assert_eq!(caller.admit(&c, later, NEVER, 1), Ok(()));
     }
 
@@ -752,7 +773,7 @@ mod tests {
             if answers {
                 caller.on_ended(&c, later + MS, 0, false, Outcome::Ok);
             } else {
-                caller.on_cancelled(0, 0);
+                caller.on_cancelled(0, 0, false);
             }
             let half_open = BreakerState::HalfOpen {
                 sent: 1,
@@ -777,7 +798,7 @@ mod tests {
         assert!(refused.unwrap_err().is_failed_attempt());
         caller.on_ended(&c, 5 * MS, 0, false, Outcome::Timeout);
         assert_eq!(caller.admit(&c, 5 * MS, NEVER, 1), Ok(()));
-        caller.on_cancelled(0, 0);
+        caller.on_cancelled(0, 0, false);
         let s = &caller.stats;
         assert_eq!((s.calls, s.retries_sent, s.calls_timeout), (2, 1, 1));
         assert_eq!((s.bulkhead_rejected, s.calls_cancelled), (1, 1));
@@ -924,7 +945,7 @@ mod tests {
             };
             assert_eq!(breaker(&caller), half_open);
             match end {
-                "cancelled" => caller.on_cancelled(0, 0),
+                "cancelled" => caller.on_cancelled(0, 0, false),
                 "hedge answers" => {
                     assert_eq!(caller.pick_replica(&c, later, 0, 1, 1), 1);
                     caller.on_ended(&c, later + MS, 0, false, Outcome::Ok);
@@ -980,6 +1001,35 @@ mod tests {
             caller.breaker.as_ref().unwrap().state(),
             BreakerState::Closed
         );
+    }
+
+    /// Envoy's retry budget counts a retry from the decision, through its
+    /// backoff, until its attempt ends or it is not sent after all; an
+    /// attempt cancelled ends too.
+    #[test]
+    fn a_retry_counts_in_the_budget_through_its_backoff() {
+        let mut c = call();
+        c.retry_budget = Some(crate::policy::RetryBudget::new(20.0, 1));
+        let mut caller = Caller::new(&c, 1);
+        let retry = |caller: &mut Caller| caller.retry_decision(&c, 0, 1, NEVER, Outcome::Error, 0);
+        // Two failures at once: the floor (1) holds one retry, in backoff.
+        assert_eq!(retry(&mut caller), RetryDecision::RetryAfter(10 * MS));
+        assert_eq!(
+            retry(&mut caller),
+            RetryDecision::GiveUp(GiveUp::RetryBudget)
+        );
+        // Its backoff over, it is refused at admission: the place is free.
+        caller.retry_unsent();
+        assert_eq!(retry(&mut caller), RetryDecision::RetryAfter(10 * MS));
+        // Sent, it holds the place until it ends, cancelled or answered.
+        caller.on_sent(2);
+        assert_eq!(
+            retry(&mut caller),
+            RetryDecision::GiveUp(GiveUp::RetryBudget)
+        );
+        caller.on_cancelled(0, 0, true);
+        assert_eq!(retry(&mut caller), RetryDecision::RetryAfter(10 * MS));
+        assert_eq!(caller.stats.retry_budget_exhausted, 2);
     }
 
     #[test]
@@ -1113,6 +1163,20 @@ mod tests {
         assert!(caller.hedge(&c, 0));
         let s = &caller.stats;
         assert_eq!((s.calls, s.hedges_sent, s.hedges_refused), (3, 1, 1));
+        // Retry throttling that stops retries stops hedges too (gRFC A6):
+        // 10 tokens, 5 failures leave 5, not above half.
+        c.throttle = Some(crate::policy::RetryThrottle::new(10.0, 0.1));
+        let mut caller = Caller::new(&c, 1);
+        for _ in 0..5 {
+            caller.on_sent(1);
+        }
+        assert!(caller.hedge(&c, 0));
+        for _ in 0..5 {
+            caller.on_ended(&c, 0, 0, false, Outcome::Error);
+        }
+        caller.on_sent(1);
+        assert!(!caller.hedge(&c, 0));
+        assert_eq!(caller.stats.hedges_refused, 1);
     }
 
     #[test]

@@ -62,8 +62,9 @@ enum Action {
     LoopUserSends(u16, u32),
     /// Attempt `1` of job `0` reaches its end.
     AttemptTimeout(JobRef, u32),
-    /// The backoff before a retry is over.
-    Retry(JobRef),
+    /// The backoff before a retry of job `0`, a caller through edge `1`,
+    /// is over.
+    Retry(JobRef, u16),
     /// Attempt `1` of job `0` has had no answer for the hedging delay.
     Hedge(JobRef, u32),
     /// A server job's own work is done.
@@ -462,10 +463,13 @@ impl Sim<'_> {
                         self.attempt_ended(job, Outcome::Timeout, NO_REPLICA);
                     }
                 }
-                Action::Retry(job) => {
-                    // A fan-out branch in backoff may have been cancelled.
+                Action::Retry(job, edge) => {
+                    // A fan-out branch in backoff may have been cancelled
+                    // (its retry counts in the budget until now).
                     if self.jobs.get(job).is_some() {
                         self.start_attempt(job)
+                    } else {
+                        self.callers[edge as usize].retry_unsent();
                     }
                 }
                 Action::Hedge(job, attempt) => self.hedge(job, attempt),
@@ -844,6 +848,9 @@ impl Sim<'_> {
         let call = &m.callers[edge];
         let now = self.now;
         if let Err(refusal) = self.callers[edge].admit(call, now, deadline, attempts + 1) {
+            if attempts >= 1 {
+                self.callers[edge].retry_unsent();
+            }
             if refusal.is_failed_attempt() {
                 // A local, fast rejection, counted apart from downstream failures.
                 self.jobs.get_mut(job).attempts += 1;
@@ -1398,9 +1405,9 @@ impl Sim<'_> {
         }
         j.set_waiting(false);
         let edge = j.edge as usize;
-        let sent_at = j.attempt_started;
+        let (sent_at, retry) = (j.attempt_started, j.attempts > 1);
         self.cancel_timer(job);
-        self.callers[edge].on_cancelled(job.idx, sent_at);
+        self.callers[edge].on_cancelled(job.idx, sent_at, retry);
         if self.m.callers[edge].cancel == CancelMode::Always {
             self.cancel_copies(job);
         }
@@ -1490,7 +1497,7 @@ impl Sim<'_> {
         );
         match decision {
             RetryDecision::RetryAfter(delay) => {
-                self.schedule(self.now + delay, Action::Retry(job));
+                self.schedule(self.now + delay, Action::Retry(job, edge as u16));
                 self.trace(job, Step::Backoff);
             }
             RetryDecision::GiveUp(why) => {

@@ -482,7 +482,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Call,
         "retry_throttle",
         Kind::Bool,
-        "gRFC A6 retry throttling: a token bucket per caller; failures take 1 token, successes add throttle_token_ratio; no retry while tokens <= max/2.",
+        "gRFC A6 retry throttling: a token bucket per caller; failures take 1 token, successes add throttle_token_ratio; no retry, and no hedged copy (hedges_refused), while tokens <= max/2.",
     ),
     p(
         Scope::Call,
@@ -512,7 +512,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Call,
         "retry_budget",
         Kind::Bool,
-        "Envoy retry budget: a retry is sent only while the caller's retries in flight are fewer than max(retry_budget_min_concurrency, retry_budget_percent % of its attempts in flight); retries waiting in backoff do not count, as in Envoy (refusals: retry_budget_exhausted).",
+        "Envoy retry budget: a failed attempt is retried only while the caller's active retries are fewer than max(retry_budget_min_concurrency, retry_budget_percent % of its attempts in flight); as in Envoy, a retry is active from the decision to retry, through its backoff, until its attempt ends (refusals: retry_budget_exhausted).",
     ),
     p(
         Scope::Call,
@@ -530,7 +530,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Call,
         "adaptive_throttle",
         Kind::Bool,
-        "Adaptive client throttling (SRE book, Handling Overload): reject an attempt locally with probability max(0, (requests - K x accepts) / (requests + 1)) over a sliding window; accepts are answers other than overload (timeouts, full queues and expired drops are not accepts). Counted as rejected_locally.",
+        "Adaptive client throttling (SRE book, Handling Overload): reject an attempt locally with probability max(0, (requests - K x accepts) / (requests + 1)) over a sliding window, from the requests before it (as gRPC's implementation); accepts are answers other than overload (timeouts, full queues and expired drops are not accepts). Counted as rejected_locally.",
     ),
     p(
         Scope::Call,
@@ -668,7 +668,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Call,
         "breaker_slow_call_s",
         Kind::Float,
-        "Circuit breaker: a call slower than this is slow.",
+        "Circuit breaker: a call slower than this is slow (Resilience4j: strictly longer).",
     ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Call,

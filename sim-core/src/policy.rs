@@ -45,17 +45,19 @@ impl RetryThrottle {
     }
 }
 
-/// Envoy's retry budget: retries in flight stay below a share of all
-/// attempts in flight, with a floor. Like Envoy, only retries in flight
-/// count, not those waiting in backoff, so a burst of failures can schedule
-/// more retries than the budget and overshoot it when they are sent.
+/// Envoy's retry budget: active retries stay below a share of all
+/// attempts in flight, with a floor. As in Envoy (`retries().inc()` before
+/// the backoff timer), a retry is active from the decision to retry until
+/// its attempt ends: a burst of failures cannot schedule more retries than
+/// the budget while they wait out their backoff.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RetryBudget {
     percent: f64,
     min_concurrency: u64,
     /// Attempts of this caller in flight (first attempts and retries).
     active: u64,
-    /// Retries of this caller in flight.
+    /// Retries of this caller decided and not yet ended: in backoff or
+    /// in flight.
     active_retries: u64,
 }
 
@@ -69,11 +71,22 @@ impl RetryBudget {
         }
     }
 
-    pub fn sent(&mut self, retry: bool) {
-        self.active += 1;
-        self.active_retries += retry as u64;
+    /// A retry is decided: it counts from now, through its backoff.
+    pub fn scheduled(&mut self) {
+        self.active_retries += 1;
     }
 
+    /// A retry decided is not sent after all (refused when its backoff
+    /// ended, or its job is gone).
+    pub fn unsent(&mut self) {
+        self.active_retries -= 1;
+    }
+
+    pub fn sent(&mut self) {
+        self.active += 1;
+    }
+
+    /// An attempt sent ended (answered, timed out or cancelled).
     pub fn ended(&mut self, retry: bool) {
         self.active -= 1;
         self.active_retries -= retry as u64;
@@ -288,7 +301,7 @@ impl CircuitBreaker {
     /// Records the outcome of a call that was allowed and took `duration`.
     /// `jitter` is a uniform draw in [0, 1) for the next open time.
     pub fn record(&mut self, now: Nanos, failed: bool, duration: Nanos, jitter: f64) {
-        let slow = duration >= self.cfg.slow_call;
+        let slow = duration > self.cfg.slow_call;
         match &mut self.state {
             BreakerState::Closed => {
                 self.outcomes.push_back((now, failed, slow));
@@ -1330,20 +1343,32 @@ mod tests {
     #[test]
     fn retry_budget_follows_envoy_rule() {
         let mut b = RetryBudget::new(20.0, 3);
-        // The floor: 3 retries in flight are allowed whatever the load.
+        // A retry counts from its decision, through its backoff: three
+        // decided at once fill the floor before any is sent.
         for _ in 0..3 {
             assert!(b.retry_allowed());
-            b.sent(true);
+            b.scheduled();
+        }
+        assert!(!b.retry_allowed(), "3 retries in backoff, floor 3");
+        for _ in 0..3 {
+            b.sent();
         }
         assert!(!b.retry_allowed(), "3 of 3 in flight are retries");
         // With 20 first attempts in flight too: 20% of 23 = 4 (floor).
         for _ in 0..20 {
-            b.sent(false);
+            b.sent();
         }
         assert!(b.retry_allowed());
-        b.sent(true);
-        assert!(!b.retry_allowed(), "4 retries of 24 in flight");
-        // Attempts ending free the budget again.
+        b.scheduled();
+        assert!(
+            !b.retry_allowed(),
+            "4 retries of 23 in flight, one in backoff"
+        );
+        // One not sent after all frees its place, as an attempt ending does.
+        b.unsent();
+        assert!(b.retry_allowed());
+        b.scheduled();
+        b.sent();
         b.ended(true);
         assert!(b.retry_allowed());
         for _ in 0..20 {
@@ -1351,7 +1376,7 @@ mod tests {
         }
         assert!(!b.retry_allowed(), "3 retries in flight, floor 3");
         let mut none = RetryBudget::new(0.0, 0);
-        none.sent(false);
+        none.sent();
         assert!(!none.retry_allowed());
     }
 
@@ -1538,11 +1563,16 @@ mod tests {
         b.record(3 * s, false, 0, 0.0);
         b.record(3 * s, false, 0, 0.0);
         assert_eq!(b.state(), BreakerState::Closed);
-        // Slow calls trip it too.
+        // Slow calls trip it too; a call of exactly the threshold is not
+        // slow (Resilience4j: strictly longer).
         let mut slow = b.clone();
         slow.cfg.slow_call_rate = 0.75;
         for _ in 0..4 {
-            slow.record(4 * s, false, 2 * s, 0.0);
+            slow.record(4 * s, false, s, 0.0);
+        }
+        assert_eq!(slow.state(), BreakerState::Closed);
+        for _ in 0..4 {
+            slow.record(4 * s, false, s + 1, 0.0);
         }
         assert!(matches!(slow.state(), BreakerState::Open { .. }));
     }
