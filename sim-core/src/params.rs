@@ -854,7 +854,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Tier,
         "limit_algorithm",
         Kind::Choice(LimitAlgorithm::VARIANTS),
-        "Adaptive limit's rule. aimd: as above. gradient (Netflix concurrency-limits' Gradient2): every limit_interval_s with at least limit_min_samples completions, gradient = clamp(limit_tolerance x long-term mean latency / the window's mean latency, 0.5, 1); new = limit x gradient + 4 (a queue allowance), smoothed by limit_smoothing, within limit_min..slots, unless fewer than half the limit were in service. The long-term latency is an average over limit_long_window completions that decays quickly after a rise. Errors and limit_breaches, limit_latency_s, limit_decrease, limit_increase play no part.",
+        "Adaptive limit's rule. aimd: as above. gradient (Netflix concurrency-limits' Gradient2 behind its WindowedLimit): a window closes at the first completion limit_interval_s after the last one closed, and is dropped with fewer than limit_min_samples completions; its mean latency (start of service to reply, as Netflix measures from the permit) is one sample: gradient = clamp(limit_tolerance x long-term latency / the window's, 0.5, 1); new = limit x gradient + 4 (a queue allowance), smoothed by limit_smoothing, within limit_min..slots, unless the most in service at a completion of the window is under half the limit (Netflix: at each request's start). The long-term latency is the mean of the first 10 windows, then an exponential average over limit_long_window windows, cut by 5% whenever it is over twice the window's. It starts at slots (Netflix: at its initial limit, 20). Errors and limit_breaches, limit_latency_s, limit_decrease, limit_increase play no part.",
     ),
     p(
         Scope::Tier,
@@ -872,7 +872,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Tier,
         "limit_long_window",
         Kind::Int,
-        "Gradient limit: completions the long-term latency averages over.",
+        "Gradient limit: windows the long-term latency averages over (each has weight 2 / (n + 1) after the first 10; Netflix's longWindow, default 600).",
     ).bounds(Bounds::at_least(1.0)),
     p(
         Scope::Tier,

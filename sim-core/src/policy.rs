@@ -463,8 +463,10 @@ impl AimdLimit {
     }
 }
 
-/// A gradient concurrency limit in the manner of Netflix
-/// concurrency-limits' `Gradient2Limit`, updated per window of completions.
+/// A gradient concurrency limit: Netflix concurrency-limits'
+/// `Gradient2Limit` behind a `WindowedLimit`. Each window of
+/// `interval` is one sample, its mean latency; a window with fewer than
+/// `min_samples` completions is dropped.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GradientLimit {
     /// The limit as a real number; the usable limit is its floor.
@@ -474,20 +476,27 @@ pub struct GradientLimit {
     max: u32,
     tolerance: f64,
     smoothing: f64,
-    /// Weight of one completion in the long-term average.
+    /// Weight of one window in the long-term average (`2 / (n + 1)`).
     alpha: f64,
     min_samples: u32,
     interval: Nanos,
     samples: u32,
     latency_sum: u128,
+    /// The most requests in service at a completion of the window.
+    most_in_flight: u32,
     last_adjust: Nanos,
-    /// Long-term mean latency (ns); `None` until the first window.
-    long: Option<f64>,
+    /// Long-term mean latency (ns), and the windows it has seen while it
+    /// is a plain mean (`ExpAvgMeasurement`'s warm-up).
+    long: f64,
+    long_windows: u32,
     pub lowest: u32,
 }
 
 /// Gradient2's allowance for queueing on top of the scaled limit.
 const GRADIENT_QUEUE: f64 = 4.0;
+/// Windows the long-term latency is a plain mean of before it becomes an
+/// exponential average (`ExpAvgMeasurement`'s warm-up window).
+const GRADIENT_WARMUP: u32 = 10;
 
 impl GradientLimit {
     pub fn new(
@@ -511,39 +520,50 @@ impl GradientLimit {
             interval,
             samples: 0,
             latency_sum: 0,
+            most_in_flight: 0,
             last_adjust: 0,
-            long: None,
+            long: 0.0,
+            long_windows: 0,
             lowest: max,
         }
     }
 
-    /// A request finished after `latency`, with `in_flight` requests in
-    /// service when it did.
+    /// A request finished after `latency` (from the start of its service),
+    /// with `in_flight` requests in service when it did.
     pub fn record(&mut self, now: Nanos, latency: Nanos, in_flight: u32) {
         self.samples += 1;
         self.latency_sum += latency as u128;
-        if self.samples < self.min_samples || now.saturating_sub(self.last_adjust) < self.interval {
+        self.most_in_flight = self.most_in_flight.max(in_flight);
+        if now.saturating_sub(self.last_adjust) < self.interval {
             return;
         }
-        let short = self.latency_sum as f64 / self.samples as f64;
-        // The window's mean counts as that many completions of the average.
-        let weight = 1.0 - libm::pow(1.0 - self.alpha, self.samples as f64);
-        let mut long = self.long.map_or(short, |l| l + (short - l) * weight);
-        // After a long overload, forget the slow past faster than the
-        // average would (Gradient2's rule).
-        if long > 2.0 * short {
-            long *= 0.95;
-        }
-        self.long = Some(long);
+        let (samples, sum, in_flight) = (self.samples, self.latency_sum, self.most_in_flight);
         self.samples = 0;
         self.latency_sum = 0;
+        self.most_in_flight = 0;
         self.last_adjust = now;
+        // A sparse window is dropped, not carried on (`WindowedLimit`).
+        if samples < self.min_samples {
+            return;
+        }
+        let short = sum as f64 / samples as f64;
+        self.long = if self.long_windows < GRADIENT_WARMUP {
+            self.long_windows += 1;
+            self.long + (short - self.long) / self.long_windows as f64
+        } else {
+            self.long * (1.0 - self.alpha) + short * self.alpha
+        };
+        // After a long overload, forget the slow past faster than the
+        // average would (Gradient2's rule).
+        if self.long > 2.0 * short {
+            self.long *= 0.95;
+        }
         // A tier using less than half its limit says nothing about it.
         if (in_flight as f64) < self.estimate / 2.0 {
             return;
         }
         let gradient = if short > 0.0 {
-            (self.tolerance * long / short).clamp(0.5, 1.0)
+            (self.tolerance * self.long / short).clamp(0.5, 1.0)
         } else {
             1.0
         };
@@ -578,12 +598,16 @@ impl ConcurrencyLimit {
         }
     }
 
-    /// A request finished after `latency`, `ok` or not, with `in_flight`
-    /// requests in service.
-    pub fn record(&mut self, now: Nanos, latency: Nanos, ok: bool, in_flight: u32) {
+    /// A request that arrived at `arrived` and took its slot at `started`
+    /// finished at `now`, `ok` or not, with `in_flight` requests in
+    /// service. AIMD's latency is from its arrival (the source text's
+    /// rule); the gradient's from its start, as Netflix's limiter measures
+    /// from the permit's acquisition, so that the queue its own limit
+    /// makes does not read as a slower service.
+    pub fn record(&mut self, now: Nanos, arrived: Nanos, started: Nanos, ok: bool, in_flight: u32) {
         match self {
-            ConcurrencyLimit::Aimd(l) => l.record(now, latency, ok),
-            ConcurrencyLimit::Gradient(l) => l.record(now, latency, in_flight),
+            ConcurrencyLimit::Aimd(l) => l.record(now, now - arrived, ok),
+            ConcurrencyLimit::Gradient(l) => l.record(now, now - started, in_flight),
         }
     }
 }
@@ -1658,32 +1682,50 @@ mod tests {
     #[test]
     fn gradient_limit_follows_the_latency_ratio() {
         let ms = 1_000_000;
-        // 2..100, tolerance 1.5, no smoothing, windows of 10 completions.
-        let mut l = GradientLimit::new(2, 100, 1.5, 1.0, 600, 10, 0);
-        let window = |l: &mut GradientLimit, t: Nanos, latency: Nanos, in_flight: u32| {
-            for _ in 0..10 {
-                l.record(t, latency, in_flight);
+        // 2..100, tolerance 1.5, no smoothing, windows of 1 ms that count
+        // with at least 10 completions.
+        let mut l = GradientLimit::new(2, 100, 1.5, 1.0, 600, 10, ms);
+        // Window `k` (ms): `n` completions, the last one closing it.
+        let window = |l: &mut GradientLimit, k: Nanos, n: u32, latency: Nanos, in_flight: u32| {
+            for _ in 1..n {
+                l.record(k * ms - ms / 2, latency, in_flight);
             }
+            l.record(k * ms, latency, in_flight);
         };
-        // The first window sets the long-term latency: gradient 1, the
-        // limit stays at its maximum.
-        window(&mut l, ms, 10 * ms, 100);
-        assert_eq!(l.limit, 100);
-        // Five times slower: 1.5 x ~11 ms / 50 ms is under 0.5, so the
+        // Ten windows set the long-term latency, a plain mean while it
+        // warms up: gradient 1, the limit stays at its maximum.
+        for k in 1..=10 {
+            window(&mut l, k, 10, 10 * ms, 100);
+        }
+        assert_eq!((l.limit, l.long), (100, 10.0 * ms as f64));
+        // Five times slower: 1.5 x ~10 ms / 50 ms is under 0.5, so the
         // gradient is 0.5: 100 x 0.5 + 4 = 54, then 31, then 19.
-        window(&mut l, 2 * ms, 50 * ms, 100);
+        window(&mut l, 11, 10, 50 * ms, 100);
         assert_eq!(l.limit, 54);
-        window(&mut l, 3 * ms, 50 * ms, 100);
+        // One window is one sample of the long-term average: it moved by
+        // 2 / 601 of the step, not by ten completions' worth.
+        let moved = (l.long - 10.0 * ms as f64) / (40.0 * ms as f64);
+        assert!((moved - 2.0 / 601.0).abs() < 1e-9, "{moved}");
+        window(&mut l, 12, 10, 50 * ms, 100);
         assert_eq!(l.limit, 31);
-        window(&mut l, 4 * ms, 50 * ms, 100);
+        // A window short of 10 completions is dropped, whatever it saw,
+        // and the next one starts empty.
+        let before = l.clone();
+        window(&mut l, 13, 9, 5000 * ms, 100);
+        assert_eq!((l.limit, l.long), (before.limit, before.long));
+        window(&mut l, 14, 10, 50 * ms, 100);
         assert_eq!(l.limit, 19);
-        // A tier using less than half its limit leaves it alone.
-        window(&mut l, 5 * ms, 50 * ms, 5);
+        // A tier using less than half its limit leaves it alone: the most
+        // in service at a completion of the window counts.
+        window(&mut l, 15, 10, 50 * ms, 5);
         assert_eq!(l.limit, 19);
+        l.record(16 * ms - ms / 2, 50 * ms, 12);
+        window(&mut l, 16, 9, 50 * ms, 5);
+        assert!(l.limit < 19, "{}", l.limit);
         // The long-term average catches up with the new latency; the
         // gradient returns to 1 and the limit grows by 4 per window.
-        for t in 6..2000 {
-            window(&mut l, t * ms, 50 * ms, 100);
+        for k in 17..3000 {
+            window(&mut l, k, 10, 50 * ms, 100);
         }
         assert_eq!(l.limit, 100);
         // On the way down it nears 8, the fixed point of x = x / 2 + 4,

@@ -546,7 +546,7 @@ impl Server {
         self.busy_ns += (now - j.started) as u128;
         if let Some(l) = &mut self.limit {
             let before = l.limit();
-            l.record(now, now - j.arrived, ok, self.busy + 1);
+            l.record(now, j.arrived, j.started, ok, self.busy + 1);
             if l.limit() != before {
                 self.limit_changes.push((now, l.limit()));
             }
