@@ -427,6 +427,9 @@ pub fn simulate(
         }
     }
     sim.run_until_horizon()?;
+    if sim.tracer.is_some() {
+        sim.trace_at_horizon();
+    }
     let steps = sim.tracer.take().map_or_else(Vec::new, |t| t.steps);
     Ok((sim.into_result(scratch), steps))
 }
@@ -520,6 +523,27 @@ impl Sim<'_> {
     fn trace(&mut self, job: JobRef, step: Step) {
         if self.tracer.is_some() {
             self.record_step(job, step);
+        }
+    }
+
+    /// The traced user's requests still at a tier when the run ends,
+    /// queued or in service, in the order of their records.
+    fn trace_at_horizon(&mut self) {
+        let user = self.tracer.as_ref().map_or(u32::MAX, |t| t.user);
+        let pending: Vec<(JobRef, bool)> = (self.jobs.slots.iter().enumerate())
+            .filter(|(_, j)| {
+                j.live() && j.user == user && matches!(j.kind, JobKind::Request { .. })
+            })
+            .map(|(idx, j)| {
+                let job = JobRef {
+                    idx: idx as u32,
+                    generation: j.generation,
+                };
+                (job, j.started != NEVER)
+            })
+            .collect();
+        for (job, in_service) in pending {
+            self.trace(job, Step::AtHorizon(in_service));
         }
     }
 
@@ -1077,6 +1101,7 @@ impl Sim<'_> {
         };
         let j = self.jobs.get_live(job);
         let (caller, attempt) = (j.caller, u32::from(j.caller_attempt));
+        self.trace(job, Step::Down(refuse_after.is_some()));
         self.jobs.release(job);
         self.arrive_down(s, caller, attempt, refuse_after);
         true
@@ -1096,7 +1121,10 @@ impl Sim<'_> {
         match srv.leave_bucket(now, shared) {
             Ok(at) if at > now => self.schedule(at, Action::LeftBucket(job)),
             Ok(_) => self.admit(s, job, self.second()),
-            Err(_) => self.reject(s, job),
+            Err(why) => {
+                self.trace(job, Step::Rejected(why));
+                self.reject(s, job)
+            }
         }
     }
 
@@ -1124,10 +1152,14 @@ impl Sim<'_> {
             false => None,
         };
         match srv.admit(model, now, sec, class, key, reply_first, shared) {
-            Err(_) => self.reject(s, job),
+            Err(why) => {
+                self.trace(job, Step::Rejected(why));
+                self.reject(s, job)
+            }
             Ok(Admission::Start) if cancelled => {
                 // Nobody waits for it: no reply.
                 srv.count_drop(Dropped::Cancelled);
+                self.trace(job, Step::Dropped(Dropped::Cancelled));
                 self.jobs.release(job);
             }
             Ok(Admission::Start) => self.start_job(s, job),
@@ -1186,11 +1218,13 @@ impl Sim<'_> {
             let j = *self.jobs.get_mut(job);
             let class = self.user_class[j.user as usize] as usize;
             self.servers[s].lose_in_service(class, j.started, self.now);
+            self.trace(job, Step::LostInCrash);
             self.stop_waiting(job);
             self.cancel_branches(job);
             self.jobs.release(job);
         }
         for job in queued {
+            self.trace(job, Step::LostInCrash);
             self.jobs.release(job);
         }
     }
@@ -1615,6 +1649,7 @@ impl Sim<'_> {
                 self.start_job(s, job);
                 continue;
             };
+            self.trace(job, Step::Dropped(why));
             let j = *self.jobs.get_mut(job);
             self.jobs.release(job);
             if let Some(outcome) = why.answer(model.reject_outcome) {

@@ -26,6 +26,15 @@ pub enum Rejection {
 }
 
 impl Rejection {
+    /// As a trace names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rejection::Shed => "rejected: shed",
+            Rejection::RateLimited => "rejected: rate_limited",
+            Rejection::QueueFull => "rejected: queue_full",
+        }
+    }
+
     #[inline]
     fn counter(self, stats: &mut TierStats) -> &mut u64 {
         match self {
@@ -48,6 +57,15 @@ pub enum Dropped {
 }
 
 impl Dropped {
+    /// As a trace names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dropped::Cancelled => "dropped: cancelled",
+            Dropped::Expired => "dropped: expired",
+            Dropped::CoDel => "dropped: codel",
+        }
+    }
+
     #[inline]
     fn counter(self, stats: &mut TierStats) -> &mut u64 {
         match self {

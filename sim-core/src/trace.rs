@@ -5,6 +5,7 @@
 
 use crate::caller::{GiveUp, Outcome, Refusal};
 use crate::job::JobKind;
+use crate::server::{Dropped, Rejection};
 use serde::Serialize;
 
 /// One step of the traced request.
@@ -33,6 +34,16 @@ pub struct TraceStep {
     ///   after a required one failed, the losing copy of a hedge, or, with
     ///   `cancel = "always"`, a request whose attempt ended or whose caller
     ///   was cancelled);
+    /// - `rejected: queue_full`, `rejected: shed`, `rejected: rate_limited`:
+    ///   the tier turns the request away on arrival;
+    /// - `dropped: expired`, `dropped: codel`, `dropped: cancelled`: the
+    ///   tier drops the queued request when it would start;
+    /// - `refused: down`, `lost: down`: it reaches a tier instance that is
+    ///   down (refusing connections, or a black hole); `lost: crash`: the
+    ///   instance crashed with it queued or in service;
+    /// - `queued at the horizon` (or on its way, or in a rate limiter's
+    ///   bucket), `in service at the horizon`: the run ended with the
+    ///   request still at the tier;
     /// - `reply ok`, `reply error`: a tier answers its caller;
     /// - `branch ok`, `branch failed`: a fan-out branch ends;
     /// - `user ok`, `user failed`: the user request ends.
@@ -64,6 +75,17 @@ pub(crate) enum Step {
     GaveUp(GiveUp),
     Cancelled,
     Abandoned,
+    /// A tier turns the request away on arrival.
+    Rejected(Rejection),
+    /// A tier drops the queued request when it would start.
+    Dropped(Dropped),
+    /// The request reaches a tier instance that is down: refused, or lost
+    /// in its black hole (`false`).
+    Down(bool),
+    /// The tier instance crashed with the request queued or in service.
+    LostInCrash,
+    /// The run ended with the request queued (`false`) or in service.
+    AtHorizon(bool),
     /// A job has its final answer, `ok` or not.
     Answered(JobKind, bool),
 }
@@ -79,6 +101,13 @@ impl Step {
             Step::GaveUp(why) => why.name(),
             Step::Cancelled => "cancelled",
             Step::Abandoned => "abandoned",
+            Step::Rejected(why) => why.name(),
+            Step::Dropped(why) => why.name(),
+            Step::Down(true) => "refused: down",
+            Step::Down(false) => "lost: down",
+            Step::LostInCrash => "lost: crash",
+            Step::AtHorizon(false) => "queued at the horizon",
+            Step::AtHorizon(true) => "in service at the horizon",
             Step::Answered(JobKind::User, true) => "user ok",
             Step::Answered(JobKind::User, false) => "user failed",
             Step::Answered(JobKind::Branch, true) => "branch ok",
@@ -119,6 +148,17 @@ mod tests {
             Step::Refused(Refusal::ThrottledLocally),
             Step::Abandoned,
             Step::Cancelled,
+            Step::Rejected(Rejection::QueueFull),
+            Step::Rejected(Rejection::Shed),
+            Step::Rejected(Rejection::RateLimited),
+            Step::Dropped(Dropped::Expired),
+            Step::Dropped(Dropped::CoDel),
+            Step::Dropped(Dropped::Cancelled),
+            Step::Down(true),
+            Step::Down(false),
+            Step::LostInCrash,
+            Step::AtHorizon(false),
+            Step::AtHorizon(true),
             Step::Answered(JobKind::Request { server: 0 }, true),
             Step::Answered(JobKind::Request { server: 0 }, false),
             Step::Answered(JobKind::Branch, true),
@@ -152,6 +192,17 @@ mod tests {
                 "throttled_locally",
                 "abandoned",
                 "cancelled",
+                "rejected: queue_full",
+                "rejected: shed",
+                "rejected: rate_limited",
+                "dropped: expired",
+                "dropped: codel",
+                "dropped: cancelled",
+                "refused: down",
+                "lost: down",
+                "lost: crash",
+                "queued at the horizon",
+                "in service at the horizon",
                 "reply ok",
                 "reply error",
                 "branch ok",

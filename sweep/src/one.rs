@@ -369,7 +369,31 @@ fn render_trace(strategy: &str, seed: u64, user: u32, steps: &[sim_core::TraceSt
     }
     let ended = steps.iter().find(|s| s.event.starts_with("user "));
     let last = steps.last().expect("not empty");
+    let at_horizon = |state: &str| {
+        let n = (steps.iter())
+            .filter(|s| s.event == format!("{state} at the horizon"))
+            .count();
+        (n > 0).then(|| crate::progress::counted(n as u64, "request", "requests") + " " + state)
+    };
+    let pending: Vec<String> = ["queued", "in service"]
+        .into_iter()
+        .filter_map(at_horizon)
+        .collect();
     match ended {
+        Some(end) if !pending.is_empty() => writeln!(
+            out,
+            "\nThe user request ended at t = {:.3} s; work for it was still pending when the run ended at t = {:.3} s ({}): an overrun of at least {:.3} s.\n",
+            end.t_s,
+            last.t_s,
+            pending.join(", "),
+            last.t_s - end.t_s
+        ),
+        None if !pending.is_empty() => writeln!(
+            out,
+            "\nThe user request had not ended at the horizon (t = {:.3} s), with {} for it.\n",
+            last.t_s,
+            pending.join(", ")
+        ),
         Some(end) if last.t_s > end.t_s => writeln!(
             out,
             "\nThe user request ended at t = {:.3} s; work for it went on until t = {:.3} s: an overrun of {:.3} s.\n",

@@ -1543,6 +1543,41 @@ fn one_reports_every_bad_set_at_once_naming_the_flag() {
     );
 }
 
+/// What a tier does to a traced request is in its trace (a drop, a
+/// rejection), and requests still there when the run ends are counted,
+/// not said to be nothing.
+#[test]
+fn a_trace_shows_the_tiers_drops_and_what_the_horizon_cut() {
+    let queue = Path::new(env!("CARGO_MANIFEST_DIR")).join("../grids/scenarios/single-queue.toml");
+    let o = sweep(&[
+        "one",
+        "--scenario",
+        &queue.display().to_string(),
+        "--set",
+        "client.propagate_deadline=true",
+        "--set",
+        "server.drop_expired=true",
+        "--trace",
+        "1910",
+    ]);
+    assert_ok(&o);
+    let out = stdout(&o);
+    let drop = out.lines().find(|l| l.contains("dropped: expired"));
+    assert!(drop.is_some_and(|l| l.contains("server")), "{out}");
+    // ch37's naive gateway still holds three requests of user 12033 when
+    // the run ends, 36.8 s after it failed.
+    let o = sweep(&["one", "--trace", "12033"]);
+    assert_ok(&o);
+    let out = stdout(&o);
+    assert_eq!(out.matches("queued at the horizon").count(), 3, "{out}");
+    assert!(
+        out.contains(
+            "The user request ended at t = 3.100 s; work for it was still pending when the run ended at t = 39.946 s (3 requests queued): an overrun of at least 36.846 s."
+        ),
+        "{out}"
+    );
+}
+
 #[test]
 fn one_traces_a_user_request_and_reports_the_overrun() {
     let scenario = concat!(
