@@ -1504,6 +1504,17 @@ pub fn preset_errors(scenario: &Scenario) -> Vec<ConfigError> {
 /// deserializes it back; returns the others' problems. The valid ones are
 /// written all the same, so that a caller reporting every problem checks
 /// the scenario they give (a caller that fails on any drops it).
+/// Whether `path` names a parameter of `scenario`, whatever its value:
+/// not a misspelt path, a tier it lacks or a window beyond the next.
+pub fn exists(scenario: &Scenario, path: &str) -> bool {
+    if path == "strategy" {
+        return true;
+    }
+    let tree = Table::try_from(scenario).expect("a scenario always serializes");
+    let segs: Vec<&str> = path.split('.').collect();
+    matches!(locate(scenario, &tree, &segs), Ok(Some(_)))
+}
+
 fn write_all(
     scenario: &mut Scenario,
     overrides: &[(&str, &Value)],

@@ -1619,18 +1619,26 @@ impl Grid {
             // points left without the levels refused above: points of the
             // grid as they are when its shape, its fixed values, its design
             // and some level of every axis stand (else a refused value's
-            // default would speak for it); a spread of them, so that a
-            // large grid fails at once.
+            // default would speak for it; a path the scenario does not
+            // have, misspelt, has none); a spread of them, so that a large
+            // grid fails at once.
+            let base = &grid.base;
+            let missing = |d: &Dimension| d.paths.iter().any(|p| !params::exists(base, p));
             let whole = shape_errors == 0
-                && fixed_taken.iter().all(|t| *t)
+                && (fixed_taken.iter().zip(&grid.fixed))
+                    .all(|(taken, (k, _))| *taken || !params::exists(base, k))
                 && design_taken
-                && levels_taken.iter().all(|t| t.contains(&true));
+                && (levels_taken.iter().zip(&grid.dimensions))
+                    .all(|(t, d)| t.contains(&true) || missing(d));
             if whole {
+                grid.fixed.retain(|(k, _)| params::exists(base, k));
                 for (d, taken) in grid.dimensions.iter_mut().zip(&levels_taken) {
                     let mut taken = taken.iter();
                     d.levels
                         .retain(|_| *taken.next().expect("a flag per level"));
                 }
+                // An axis of a path the scenario lacks is no axis of it.
+                grid.dimensions.retain(|d| !d.levels.is_empty());
                 const SPREAD: u64 = 1000;
                 let spread = Some(sample.unwrap_or(SPREAD).min(SPREAD));
                 if let Err(more) =

@@ -660,6 +660,32 @@ metric = 3
             ),
         ]
     );
+    // A misspelt path, in [set] or as an axis, has no value of the
+    // scenario's to speak for it: the points are checked without it, and
+    // their problems told with it.
+    for (set, axis) in [
+        ("\"svc_b.queue_capp\" = 10\n", ""),
+        ("", "\"svc_b.queue_capp\" = [10, 20]\n"),
+    ] {
+        let text = format!(
+            "name = \"bad\"\nscenario = \"ch37\"\nseeds = [1]\n[set]\nhorizon_s = 35\n{set}[axes]\n{axis}\"client.duration_s\" = [30, 40]\n"
+        );
+        let grid = write_grid(dir, &text);
+        let table = if set.is_empty() { "axes" } else { "set" };
+        let values = if set.is_empty() { "10 and 20" } else { "10" };
+        assert_eq!(
+            stderr(&sweep(&["plan", &grid])).lines().collect::<Vec<_>>(),
+            [
+                "error: invalid grid:".to_string(),
+                format!(
+                    "  {f}: {table}.\"svc_b.queue_capp\" = {values}: unknown parameter; did you mean `svc_b.queue_cap`?"
+                ),
+                format!(
+                    "  {f}: at client.duration_s=40: horizon_s = 35: the horizon (35.0 s) ends before the arrivals do (client.duration_s = 40.0 s): raise horizon_s or shorten client.duration_s"
+                ),
+            ]
+        );
+    }
     // A rule between fields at one point of a valid grid: the point, and
     // the value as the grid gives it.
     let grid = horizon_35("");
