@@ -367,13 +367,25 @@ fn metrics_markdown(sweep: &Sweep, design: &SampleDesign, all: &[&DesignIndices]
                 md.push_str(
                     "| parameter | S1 | S1_conf | ST | ST_conf |\n|---|---:|---:|---:|---:|\n",
                 );
-                for j in order {
+                for j in &order {
+                    let j = *j;
                     md.push_str(&format!(
                         "| `{}` | {:.3} | {:.3} | {:.3} | {:.3} |\n",
                         names[j], s.s1[j], s.s1_conf[j], s.st[j], s.st_conf[j]
                     ));
                 }
                 md.push('\n');
+                let quoted: Vec<String> = (order.iter())
+                    .filter(|j| unresolved_sobol(s.s1_conf[**j], s.st[**j], s.st_conf[**j]))
+                    .map(|j| format!("`{}`", names[*j]))
+                    .collect();
+                if !quoted.is_empty() {
+                    md.push_str(&format!(
+                        "Not resolved at N = {}: {} (an ST above 1, which no share of the variance can be, or an interval wider than ±{UNRESOLVED_CONF}): these figures are the estimators' noise more than the parameters' effect; a larger `[sample] n` narrows them as 1/sqrt(N).\n\n",
+                        design.n,
+                        quoted.join(", ")
+                    ));
+                }
             }
             Ok(Indices::Morris(m)) => {
                 let mut order: Vec<usize> = (0..names.len()).collect();
@@ -395,6 +407,17 @@ fn metrics_markdown(sweep: &Sweep, design: &SampleDesign, all: &[&DesignIndices]
         }
     }
     md
+}
+
+/// A Sobol interval half-width beyond which an index says little: the
+/// indices are shares of the variance, in [0, 1].
+const UNRESOLVED_CONF: f64 = 0.5;
+
+/// Whether a parameter's Sobol indices are too noisy to read: an ST above
+/// 1 (Jansen's estimator can pass it; no share of the variance can) or an
+/// interval wider than [`UNRESOLVED_CONF`].
+fn unresolved_sobol(s1_conf: f64, st: f64, st_conf: f64) -> bool {
+    st > 1.0 || s1_conf > UNRESOLVED_CONF || st_conf > UNRESOLVED_CONF
 }
 
 /// The share of recovered runs in equal bins of one parameter's range
@@ -782,7 +805,18 @@ pub fn in_short(
 
 #[cfg(test)]
 mod tests {
-    use super::{TRIALS_FOR_NEVER_SEEN, classify, interaction};
+    use super::{TRIALS_FOR_NEVER_SEEN, classify, interaction, unresolved_sobol};
+
+    /// ST 1.05 ± 0.50 and 1.05 ± 1.25 (a short design) are noise; 0.6 ±
+    /// 0.1 is read as it is.
+    #[test]
+    fn noisy_sobol_indices_are_said_to_be_unresolved() {
+        assert!(unresolved_sobol(0.1, 1.05, 0.5));
+        assert!(unresolved_sobol(0.1, 0.4, 1.25));
+        assert!(unresolved_sobol(0.9, 0.4, 0.1));
+        assert!(!unresolved_sobol(0.1, 0.6, 0.1));
+        assert!(!unresolved_sobol(0.5, 1.0, 0.5));
+    }
 
     /// An interaction is claimed only when the sum of S1 is below 70% at
     /// the top of its interval; S1 of ±0.92 with intervals of 2.44 (a
