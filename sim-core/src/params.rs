@@ -590,7 +590,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Call,
         "balancer",
         Kind::Choice(Balancer::VARIANTS),
-        "Load balancing over the called tier's replicas, by this caller alone (its own requests in flight, cursor and draws, as a client library keeps them; callers never see each other's): round_robin (each in turn), random, least_outstanding (fewest of this caller's requests in flight; ties in turn), p2c (two distinct replicas drawn at random from the caller's own stream, the one with fewer in flight), pin_until_error (the same replica until an attempt to it fails, then the next). Ejected replicas are skipped; if every replica is ejected, all are used (Envoy's panic mode). Refused with one replica (no choice to make).",
+        "Load balancing over the called tier's replicas, by this caller alone (its own requests in flight, cursor and draws, as a client library keeps them; callers never see each other's): round_robin (each in turn), random, least_outstanding (fewest of this caller's requests in flight; ties in turn), p2c (two distinct replicas drawn at random from the caller's own stream, the one with fewer in flight), pin_until_error (the same replica until an attempt to it fails, then the next). Ejected replicas are skipped, unless fewer than outlier_panic_threshold_percent of them are not ejected (then all may be chosen: Envoy's panic mode). Refused with one replica (no choice to make).",
     ),
     p(
         Scope::Call,
@@ -638,7 +638,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Call,
         "outlier_panic_threshold_percent",
         Kind::Float,
-        "Outlier ejection: when fewer than this percentage of the replicas are not ejected, the balancer ignores ejection and chooses among them all (Envoy's healthy_panic_threshold, default 50; 0: never).",
+        "Outlier ejection: when fewer than this percentage of the replicas are not ejected, the balancer ignores ejection and chooses among them all (Envoy's healthy_panic_threshold, default 50; 0: only when every replica is ejected, as there is no other to choose).",
     ).bounds(Bounds::PERCENT),
     p(
         Scope::Branch,
@@ -914,7 +914,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Tier,
         "limit_interval_s",
         Kind::Float,
-        "Adaptive limit: length of a window: it closes at the first completion this long after the previous one closed (with AIMD, changes are at most this often unless limit_hold_s is longer).",
+        "Adaptive limit: length of a window: it closes at the first completion this long after the previous one closed (with AIMD, changes are at most this often unless limit_hold_s is longer). With the gradient rule a window short of limit_min_samples is dropped, so an interval in which the tier completes fewer leaves the limit where it is; 0 is refused there unless limit_min_samples = 1.",
     ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Tier,

@@ -872,9 +872,10 @@ pub struct Call {
     /// attempt timeout still fit before `deadline - margin`.
     #[serde(default)]
     pub budget_admission: bool,
-    /// Envoy-style retry budget: retries in flight may not exceed
-    /// `retry_budget_percent` of this caller's attempts in flight, nor fall
-    /// below `retry_budget_min_concurrency`.
+    /// Envoy-style retry budget: a retry is decided only while this
+    /// caller's active retries (from the decision, through the backoff,
+    /// until the attempt ends) are fewer than `retry_budget_percent` of its
+    /// attempts in flight, or than `retry_budget_min_concurrency`.
     #[serde(default)]
     pub retry_budget: bool,
     #[serde(default = "default_budget_percent")]

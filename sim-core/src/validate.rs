@@ -247,6 +247,17 @@ fn checked(s: &Scenario, refuse_inert: bool) -> Result<(), Vec<ConfigError>> {
             "must be >= 1",
         );
         check(
+            !(t.adaptive_limit
+                && t.limit_algorithm == LimitAlgorithm::Gradient
+                && t.limit_interval_s == 0.0
+                && t.limit_min_samples > 1),
+            path("limit_interval_s"),
+            &format!(
+                "0 with the gradient rule makes each completion a window of its own, short of limit_min_samples ({}), and a short window is dropped: the limit would never move; give a window (Netflix's are at least 0.1 s), or limit_min_samples = 1",
+                t.limit_min_samples
+            ),
+        );
+        check(
             t.limit_breaches >= 1,
             path("limit_breaches"),
             "must be >= 1",

@@ -1083,3 +1083,23 @@ fn a_scenario_file_s_refused_value_is_told() {
         "{said:?}"
     );
 }
+
+/// A gradient limit whose every window would be one completion, short of
+/// limit_min_samples and so dropped, would never move: refused, with the
+/// fix; one sample a window is a window.
+#[test]
+fn a_gradient_limit_that_could_never_move_is_refused() {
+    let gradient = [
+        ("svc_b.adaptive_limit", "true"),
+        ("svc_b.limit_algorithm", "gradient"),
+        ("svc_b.limit_interval_s", "0"),
+    ];
+    assert_eq!(
+        errors(&gradient),
+        [
+            "svc_b.limit_interval_s: 0 with the gradient rule makes each completion a window of its own, short of limit_min_samples (10), and a short window is dropped: the limit would never move; give a window (Netflix's are at least 0.1 s), or limit_min_samples = 1"
+        ]
+    );
+    let one = [&gradient[..], &[("svc_b.limit_min_samples", "1")]].concat();
+    assert_eq!(errors(&one), Vec::<String>::new());
+}

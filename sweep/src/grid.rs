@@ -1623,7 +1623,9 @@ impl Grid {
             // have, misspelt, has none); a spread of them, so that a large
             // grid fails at once.
             let base = &grid.base;
-            let missing = |d: &Dimension| d.paths.iter().any(|p| !params::exists(base, p));
+            // Every path of it: a zip group's other paths have levels of
+            // their own, refused or not.
+            let missing = |d: &Dimension| d.paths.iter().all(|p| !params::exists(base, p));
             let whole = shape_errors == 0
                 && (fixed_taken.iter().zip(&grid.fixed))
                     .all(|(taken, (k, _))| *taken || !params::exists(base, k))

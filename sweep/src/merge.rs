@@ -130,7 +130,7 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
                 if dir_keys.iter().any(|k| *k != target_key) {
                     return Err(MergeError::NotShards { manifest: path });
                 }
-                let runs = store.committed_runs(None, Check::All)?.runs;
+                let runs = store.committed_runs(None, Check::Alone)?.runs;
                 if runs.len() as u64 != m.ok + m.failed {
                     return Err(MergeError::Count {
                         written: runs.len(),
@@ -281,7 +281,7 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
     }
     // Again as written: verified against the indexes copied.
     check_runs(
-        &store.committed_runs(None, Check::All)?.runs,
+        &store.committed_runs(None, Check::Alone)?.runs,
         planned,
         false,
     )?;
@@ -403,7 +403,7 @@ fn plan_copies(target: &Path, dirs: &[PathBuf]) -> Result<(Copies, HashSet<Strin
     let mut source_parts: HashSet<String> = HashSet::new();
     for dir in dirs.iter().filter(|d| d.as_path() != target) {
         let source = Store::new(dir);
-        for part in source.committed_parts(None, Check::All)? {
+        for part in source.committed_parts(None, Check::Alone)? {
             let name = part.file_name().expect("a file");
             source_parts.insert(name.to_string_lossy().into_owned());
             for sub in ["series", "runs"] {

@@ -218,7 +218,10 @@ fn refuse_sbatch_arg(a: &str) -> Result<(), SlurmError> {
         ("--cpus-per-task", "-c", "give --cpus-per-task"),
     ];
     for (long, short, fix) in own {
-        if name == long || name == short || (name.starts_with(short) && !name.starts_with("--")) {
+        // sbatch takes a long option's unambiguous prefix (`--arr`) too.
+        let long_form = name.len() > 2 && long.starts_with(name);
+        let short_form = name.starts_with(short) && !name.starts_with("--");
+        if long_form || short_form {
             return refuse(format!("the script sets {long} itself: {fix}"));
         }
     }

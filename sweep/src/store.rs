@@ -342,6 +342,18 @@ impl Store {
                 removed += 1;
             }
         }
+        // The series part of the runs part its writer was committing when
+        // it stopped (written first): numbered next after every part its
+        // index lists. Any other series file without its runs part (a
+        // copy, a file from elsewhere) is not this writer's to delete:
+        // `committed_parts` refuses it, naming it.
+        if !self.index_path(shard).exists() {
+            return Ok(removed);
+        }
+        let last = (self.read_index(shard)?.parts.iter())
+            .filter_map(|e| parse_part_name(&e.name).map(|(_, k)| k))
+            .max();
+        let next = number_after(last);
         let committed: HashSet<_> = self
             .runs_parts()?
             .into_iter()
@@ -351,7 +363,8 @@ impl Store {
             .into_iter()
             .filter(own)
         {
-            if !p.file_name().is_some_and(|n| committed.contains(n)) {
+            let numbered_next = parse_part_name(&file_name(&p)).is_some_and(|(_, k)| k == next);
+            if numbered_next && !p.file_name().is_some_and(|n| committed.contains(n)) {
                 remove(&p)?;
                 removed += 1;
             }
@@ -793,6 +806,10 @@ pub enum Check {
     /// Parts of other shards not (yet) listed are being written by them
     /// right now (a shared directory): skipped, not counted.
     Own(Shard),
+    /// The caller holds the directory exclusively (a merge): no writer is
+    /// committing anything, so every file no index lists is refused (its
+    /// own shard lock would read as a writer's).
+    Alone,
 }
 
 impl Store {
@@ -958,6 +975,7 @@ impl Store {
         let committing = |s: Shard| match check {
             Check::Own(own) => Ok(s != own),
             Check::All => crate::lock::is_being_written(&self.root, s),
+            Check::Alone => Ok(false),
         };
         for path in list_in(&series, ".parquet")? {
             let name = file_name(&path);

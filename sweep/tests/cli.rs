@@ -1005,6 +1005,10 @@ fn slurm_script_runs_each_task_as_a_shard() {
             "--sbatch-arg `--array=0-9`: the script sets --array itself: the array is one task per shard: give --tasks",
         ),
         (
+            "--sbatch-arg=--arr=0-99",
+            "--sbatch-arg `--arr=0-99`: the script sets --array itself: the array is one task per shard: give --tasks",
+        ),
+        (
             "--sbatch-arg=-o log.txt",
             "--sbatch-arg `-o log.txt`: the script sets --output itself: the tasks' logs go to the slurm/ folder of --out",
         ),

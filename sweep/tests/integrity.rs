@@ -113,6 +113,9 @@ fn a_stray_series_file_is_refused_everywhere_and_kept() {
         "backup.parquet",
         "part-s0of1-000000-copy.parquet",
         "part-s0of1-notes.parquet",
+        // Named as a part of the shard, but not the one its writer was
+        // committing (the next after every part its index lists).
+        "part-s0of1-000007.parquet",
     ] {
         let stray = bad.join("series").join(name);
         std::fs::copy(&first, &stray).unwrap();
@@ -154,6 +157,12 @@ fn a_numbered_copy_of_a_part_is_kept_and_refused_by_a_resume() {
     assert!(copy.exists());
     assert_fails(
         &compare(&good, &bad),
+        &["part-s0of1-000009.parquet: not a part this sweep committed"],
+    );
+    // A merge holds the directory, its own shard's lock with it: that lock
+    // is not a writer committing the copy.
+    assert_fails(
+        &sweep(&["merge", &s(&bad), "--no-report"]),
         &["part-s0of1-000009.parquet: not a part this sweep committed"],
     );
     std::fs::remove_file(&copy).unwrap();
