@@ -566,7 +566,14 @@ impl Sim<'_> {
             at_s: nanos_to_secs(self.now),
             t_s: nanos_to_secs(self.now - tracer.arrived),
             who: who.to_string(),
-            attempt: u32::from(j.attempts),
+            // What a tier does to a request belongs to the attempt of its
+            // caller that the request serves; a caller's own steps, to its
+            // own attempt.
+            attempt: if step.at_tier() && matches!(j.kind, JobKind::Request { .. }) {
+                u32::from(j.caller_attempt)
+            } else {
+                u32::from(j.attempts)
+            },
             event: step.name().to_string(),
             remaining_s: (j.deadline != NEVER)
                 .then(|| (j.deadline as f64 - self.now as f64) / NANOS_PER_SEC as f64),

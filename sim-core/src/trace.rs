@@ -17,7 +17,12 @@ pub struct TraceStep {
     pub t_s: f64,
     /// Who acted: `client` or the tier whose job this is.
     pub who: String,
-    /// The caller's attempt number the step belongs to (0 before the first).
+    /// The attempt the step belongs to: a caller's own steps (`send`,
+    /// `hedge`, how an attempt ended, `backoff`, `stop: ...`), its own
+    /// attempt (0 before the first); what a tier does to a request
+    /// (`rejected: ...`, `dropped: ...`, `abandoned`, `cancelled`, `lost:
+    /// ...`, `reply ...`, at the horizon), the attempt of the request's
+    /// caller that it serves.
     pub attempt: u32,
     /// What happened:
     /// - `send`, `hedge`: an attempt (or its hedged copy) leaves;
@@ -91,6 +96,22 @@ pub(crate) enum Step {
 }
 
 impl Step {
+    /// Whether it is something done to a request at its tier, not a
+    /// caller's own step.
+    pub fn at_tier(self) -> bool {
+        matches!(
+            self,
+            Step::Rejected(_)
+                | Step::Dropped(_)
+                | Step::Down(_)
+                | Step::LostInCrash
+                | Step::AtHorizon(_)
+                | Step::Abandoned
+                | Step::Cancelled
+                | Step::Answered(JobKind::Request { .. }, _)
+        )
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Step::Send => "send",
