@@ -29,6 +29,9 @@ pub struct DesignIndices {
     pub blocks_dropped: usize,
     /// Runs without a value (failed or undefined metric).
     pub runs_dropped: usize,
+    /// Per axis, the lowest and highest value among the base points or
+    /// trajectories analysed (NaN when none is).
+    pub kept_range: Vec<(f64, f64)>,
     /// Seed noise as a share of the run-to-run variance (replicates > 1).
     pub noise_share: Option<f64>,
     /// Whether the values analysed differ at all: every index is 0 also
@@ -124,12 +127,22 @@ pub fn analyze(sweep: &Sweep, metrics: &[String]) -> Option<Vec<DesignIndices>> 
                     .map(Indices::Morris)
                     .map_err(|e| e.to_string())
             };
+            let kept_range = (0..k)
+                .map(|j| {
+                    let values = (complete.iter())
+                        .flat_map(|b| (0..block).map(move |i| b * block + i))
+                        .map(|p| x[p][j])
+                        .filter(|v| !v.is_nan());
+                    values.fold((f64::NAN, f64::NAN), |(lo, hi), v| (lo.min(v), hi.max(v)))
+                })
+                .collect();
             out.push(DesignIndices {
                 category,
                 metric: metric.clone(),
                 blocks_used: complete.len(),
                 blocks_dropped: design.n as usize - complete.len(),
                 runs_dropped,
+                kept_range,
                 noise_share: noise_share(&per_point),
                 varies: y.iter().any(|v| *v != y[0]),
                 result,
@@ -359,6 +372,9 @@ fn metrics_markdown(sweep: &Sweep, design: &SampleDesign, all: &[&DesignIndices]
             ));
         }
         md.push_str(".\n\n");
+        if let Some(note) = narrowed(design, d) {
+            md.push_str(&note);
+        }
         match &d.result {
             Err(e) => md.push_str(&format!("No indices: {e}.\n\n")),
             Ok(Indices::Sobol(s)) => {
@@ -407,6 +423,39 @@ fn metrics_markdown(sweep: &Sweep, design: &SampleDesign, all: &[&DesignIndices]
         }
     }
     md
+}
+
+/// When the base points or trajectories dropped took part of a sampled
+/// range with them: the axes whose analysed values span less than 90% of
+/// it, as a sentence (the indices then describe that part only).
+fn narrowed(design: &SampleDesign, d: &DesignIndices) -> Option<String> {
+    if d.blocks_dropped == 0 || d.blocks_used == 0 {
+        return None;
+    }
+    let number = crate::prim::short;
+    let spans: Vec<String> = (design.axes.iter().zip(&d.kept_range))
+        .filter(|(a, (lo, hi))| {
+            let scale = |v: f64| if a.log { v.ln() } else { v };
+            let whole = scale(a.max) - scale(a.min);
+            whole > 0.0 && (scale(*hi) - scale(*lo)) < 0.9 * whole
+        })
+        .map(|(a, (lo, hi))| {
+            format!(
+                "`{}` {} to {} of the {} to {} sampled",
+                a.path,
+                number(*lo),
+                number(*hi),
+                number(a.min),
+                number(a.max)
+            )
+        })
+        .collect();
+    (!spans.is_empty()).then(|| {
+        format!(
+            "The points dropped took part of the sampled region with them: the ones analysed span {}. The indices describe that part.\n\n",
+            spans.join(", ")
+        )
+    })
 }
 
 /// A Sobol interval half-width beyond which an index says little: the
@@ -805,7 +854,56 @@ pub fn in_short(
 
 #[cfg(test)]
 mod tests {
-    use super::{TRIALS_FOR_NEVER_SEEN, classify, interaction, unresolved_sobol};
+    use super::{TRIALS_FOR_NEVER_SEEN, classify, interaction, narrowed, unresolved_sobol};
+
+    /// Base points dropped that took the long windows with them narrow
+    /// the region the indices describe, and the report says so; a log
+    /// axis is judged on its log scale; nothing dropped, nothing said.
+    #[test]
+    fn a_sampled_range_cut_by_the_points_dropped_is_said() {
+        use crate::manifest::{SampleDesign, SampledAxis};
+        let axis = |path: &str, min: f64, max: f64, log: bool| SampledAxis {
+            path: path.to_string(),
+            min,
+            max,
+            log,
+            integer: false,
+        };
+        let design = SampleDesign {
+            method: "sobol".to_string(),
+            n: 16,
+            axes: vec![
+                axis("svc_b.slow.duration_s", 2.0, 30.0, false),
+                axis("svc_b.slow.factor", 2.0, 20.0, true),
+            ],
+            ..SampleDesign::default()
+        };
+        let indices = |dropped: usize, kept_range: Vec<(f64, f64)>| super::DesignIndices {
+            category: String::new(),
+            metric: "recovered".to_string(),
+            blocks_used: 16 - dropped,
+            blocks_dropped: dropped,
+            runs_dropped: 4 * dropped,
+            kept_range,
+            noise_share: None,
+            varies: true,
+            result: Err(String::new()),
+        };
+        // 2.5 to 21.9 of 2 to 30 is 69% of the range; 2.2 to 19 of a log
+        // range from 2 to 20 is 93% of it.
+        let cut = vec![(2.5, 21.9), (2.2, 19.0)];
+        assert_eq!(
+            narrowed(&design, &indices(4, cut.clone())).as_deref(),
+            Some(
+                "The points dropped took part of the sampled region with them: the ones analysed span `svc_b.slow.duration_s` 2.5 to 21.9 of the 2 to 30 sampled. The indices describe that part.\n\n"
+            )
+        );
+        assert_eq!(narrowed(&design, &indices(0, cut)), None);
+        assert_eq!(
+            narrowed(&design, &indices(4, vec![(2.1, 29.5), (2.0, 20.0)])),
+            None
+        );
+    }
 
     /// ST 1.05 ± 0.50 and 1.05 ± 1.25 (a short design) are noise; 0.6 ±
     /// 0.1 is read as it is.
