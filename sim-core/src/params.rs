@@ -458,7 +458,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Call,
         "backoff_jitter",
         Kind::Float,
-        "Jitter of each wait before a retry, in [0, 1]: the backoff (or an honoured Retry-After) times a uniform draw in [1 - j, 1 + j] (0.2: +-20%; 0: none, the default).",
+        "Jitter of each wait before a retry, in [0, 1]: the backoff (or an honoured Retry-After) times a uniform draw in [1 - j, 1 + j] (0.2: +-20%; 0: none, the default); on a full_jitter backoff it can pass backoff_cap_s by up to j.",
     ).bounds(Bounds::SHARE),
     p(
         Scope::Call,
@@ -542,7 +542,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Call,
         "honor_retry_after",
         Kind::Bool,
-        "Before retrying a rejected attempt, wait at least the rejection's Retry-After (the backoff if longer).",
+        "Before retrying a rejected attempt, wait at least the rejection's Retry-After (the backoff if longer); backoff_jitter then spreads that wait too, by up to its share either way.",
     ),
     p(
         Scope::Call,
@@ -650,20 +650,20 @@ pub const PARAMS: &[Param] = &[
         Scope::Call,
         "breaker_min_samples",
         Kind::Int,
-        "Circuit breaker: outcomes needed before it may open.",
+        "Circuit breaker: outcomes needed before it may open (with the count-based window, at most breaker_window).",
     ).bounds(Bounds::at_least(1.0)),
     p(
         Scope::Call,
         "breaker_failure_rate",
         Kind::Float,
-        "Circuit breaker: failure rate that opens it (and that half-open probes must stay below).",
-    ).bounds(Bounds::SHARE),
+        "Circuit breaker: failure rate that opens it (and that half-open probes must stay below); above 0, as in Resilience4j (at 0 it would open on success alone).",
+    ).bounds(Bounds::SHARE.above_min()),
     p(
         Scope::Call,
         "breaker_slow_call_rate",
         Kind::Float,
-        "Circuit breaker: share of slow calls that opens it (1: off unless every call is slow).",
-    ).bounds(Bounds::SHARE),
+        "Circuit breaker: share of slow calls that opens it (1: off unless every call is slow); above 0, as in Resilience4j.",
+    ).bounds(Bounds::SHARE.above_min()),
     p(
         Scope::Call,
         "breaker_slow_call_s",
@@ -824,7 +824,7 @@ pub const PARAMS: &[Param] = &[
         Scope::TierClass,
         "shed_queue",
         Kind::Cap,
-        "Load shedding of a request class: while the queue holds at least this many requests, arriving requests of that class are rejected (<tier>_shed); unbounded: never.",
+        "Load shedding of a request class: while the queue holds at least this many requests, arriving requests of that class that would wait are rejected (<tier>_shed; one a free slot takes at once is not); unbounded: never.",
     ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::TierClass,
@@ -974,7 +974,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Tier,
         "codel",
         Kind::Bool,
-        "CoDel at dequeue: once requests have waited longer than codel_target_s for a whole codel_interval_s, drop them at an increasing rate (interval / sqrt(count)) until the wait falls below target; drops are answered as overload (codel_dropped).",
+        "CoDel at dequeue: once requests have waited longer than codel_target_s for a whole codel_interval_s, drop them at an increasing rate (interval / sqrt(count)) until the wait falls below target; drops are answered as overload (codel_dropped). It reads the wait of the request dequeued, the oldest under fifo (RFC 8289's queue), so it is refused with lifo and adaptive_lifo, which dequeue the newest.",
     ),
     p(
         Scope::Tier,

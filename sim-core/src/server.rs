@@ -386,7 +386,9 @@ impl Server {
                 || (self.queue)
                     .none_startable_at_or_above(class, |c| busy[c] < model.class_slots[c]));
         let queued = self.queue.len();
-        let rejection = if model.shed_queue[class].is_some_and(|q| queued >= q) {
+        // Shedding, like a full queue, turns away only a request that would
+        // wait: one a free slot takes at once is never shed.
+        let rejection = if !can_start && model.shed_queue[class].is_some_and(|q| queued >= q) {
             Some(Rejection::Shed)
         } else if !can_start && model.queue_cap.is_some_and(|cap| queued >= cap as usize) {
             Some(Rejection::QueueFull)

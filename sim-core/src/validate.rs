@@ -293,6 +293,34 @@ fn checked(s: &Scenario, refuse_inert: bool) -> Result<(), Vec<ConfigError>> {
             path("rate_limit_burst"),
             "a leaky bucket holds whole requests: give a whole number",
         );
+        // A window admits whole requests: `rate x window` of them.
+        let per_window = t.rate_limit_per_s * t.rate_limit_window_s;
+        check(
+            !(t.rate_limit_per_s > 0.0
+                && t.rate_limit_window_s >= 1e-9
+                && matches!(
+                    t.rate_limit_kind,
+                    crate::scenario::RateLimitKind::FixedWindow
+                        | crate::scenario::RateLimitKind::SlidingWindow
+                )
+                && (per_window < 1.0 - 1e-9 || (per_window - per_window.round()).abs() > 1e-9)),
+            path("rate_limit_window_s"),
+            &format!(
+                "a window admits whole requests, rate_limit_per_s x rate_limit_window_s of them, and {} x {} = {} is not a whole number of at least 1: give a rate and a window whose product is",
+                t.rate_limit_per_s,
+                t.rate_limit_window_s,
+                (per_window * 1e6).round() / 1e6
+            ),
+        );
+        check(
+            !(t.codel
+                && matches!(
+                    t.queue_order,
+                    crate::scenario::QueueOrder::Lifo | crate::scenario::QueueOrder::AdaptiveLifo
+                )),
+            path("codel"),
+            "CoDel reads the wait of the request dequeued, which lifo and adaptive_lifo take from the newest end: it would never see the standing queue (RFC 8289 assumes a FIFO queue); use queue_order = \"fifo\" with it",
+        );
         check(
             t.rate_limit_window_s.is_finite() && t.rate_limit_window_s >= 1e-9,
             path("rate_limit_window_s"),
@@ -1109,20 +1137,22 @@ fn check_call(name: &str, c: &Call, errors: &mut Vec<ConfigError>) {
         "hedge_budget_percent",
         "must be a percentage in [0, 100]",
     );
+    // A time-based window holds however many outcomes its seconds see.
     check(
-        c.breaker_min_samples >= 1 && c.breaker_min_samples <= c.breaker_window,
+        c.breaker_min_samples >= 1
+            && (c.breaker_window_s > 0.0 || c.breaker_min_samples <= c.breaker_window),
         "breaker_min_samples",
         "must be between 1 and breaker_window",
     );
     check(
-        (0.0..=1.0).contains(&c.breaker_failure_rate),
+        c.breaker_failure_rate > 0.0 && c.breaker_failure_rate <= 1.0,
         "breaker_failure_rate",
-        "must be in [0, 1]",
+        "must be in (0, 1]: at 0 the breaker would open on successes alone",
     );
     check(
-        (0.0..=1.0).contains(&c.breaker_slow_call_rate),
+        c.breaker_slow_call_rate > 0.0 && c.breaker_slow_call_rate <= 1.0,
         "breaker_slow_call_rate",
-        "must be in [0, 1]",
+        "must be in (0, 1]: at 0 the breaker would open on fast calls alone",
     );
     check(
         non_negative(c.breaker_slow_call_s),

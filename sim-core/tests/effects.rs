@@ -781,6 +781,10 @@ const EDGE_REFUSED: &[(&str, &str)] = &[
         "svc_a.outlier_max_ejection_s",
         "must be >= outlier_base_ejection_s",
     ),
+    (
+        "svc_b.rate_limit_window_s",
+        "a window admits whole requests: rate_limit_per_s x rate_limit_window_s at least 1",
+    ),
 ];
 
 /// The bounds `sweep params` shows are the ones validation enforces: in

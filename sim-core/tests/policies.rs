@@ -1832,3 +1832,25 @@ fn a_cache_refills_only_from_the_answers_of_its_tier() {
     assert_eq!(capped.tiers[1].cache_fills, 2000);
     assert!(capped.recovery_s.is_some());
 }
+
+/// Shedding turns away only a request that would wait: with
+/// `shed_queue.replay = 0` an idle tier still serves replay requests a
+/// free slot takes at once (they were all shed, 0% success).
+#[test]
+fn shedding_spares_a_request_a_free_slot_takes_at_once() {
+    let s = common::scenario(
+        "ch37-classes.toml",
+        &[
+            ("svc_b.slow.duration_s", "0"),
+            ("client.rate_per_s", "50"),
+            ("svc_b.shed_queue.replay", "0"),
+        ],
+    );
+    let r = common::run(&s, 1);
+    match r.metric("class_replay_success_rate") {
+        Some(sim_core::Value::MaybeReal(Some(x)) | sim_core::Value::Real(x)) => {
+            assert!(x > 0.99, "replay success {x}")
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -868,20 +868,83 @@ fn a_leaky_bucket_holds_whole_requests() {
 fn a_rate_limit_window_shorter_than_the_clock_step_is_refused() {
     // 1e-10 s rounds to 0 ns, a window holding no instant (it divided by
     // zero); 1 ns is the shortest.
-    let window = |w: &str| {
+    let window = |rate: &str, w: &str| {
         errors(&[
-            ("svc_b.rate_limit_per_s", "50"),
+            ("svc_b.rate_limit_per_s", rate),
             ("svc_b.rate_limit_kind", "sliding_window"),
             ("svc_b.rate_limit_window_s", w),
         ])
     };
     assert_eq!(
-        window("1e-10"),
+        window("50", "1e-10"),
         [
             "svc_b.rate_limit_window_s: must be at least 1e-9 (1 ns): the clock counts whole nanoseconds, and a shorter window would be none"
         ]
     );
-    assert!(window("1e-9").is_empty());
+    assert!(window("1e9", "1e-9").is_empty());
+}
+
+/// A fixed or sliding window admits whole requests, rate x window of them:
+/// 15/s in windows of 0.1 s would admit 2 a window, 20/s, where it was
+/// rounded.
+#[test]
+fn a_rate_limit_window_holds_a_whole_number_of_requests() {
+    for kind in ["fixed_window", "sliding_window"] {
+        let window = |rate: &str, w: &str| {
+            errors(&[
+                ("svc_b.rate_limit_per_s", rate),
+                ("svc_b.rate_limit_kind", kind),
+                ("svc_b.rate_limit_window_s", w),
+            ])
+        };
+        assert_eq!(
+            window("15", "0.1"),
+            [
+                "svc_b.rate_limit_window_s: a window admits whole requests, rate_limit_per_s x rate_limit_window_s of them, and 15 x 0.1 = 1.5 is not a whole number of at least 1: give a rate and a window whose product is"
+            ]
+        );
+        assert_eq!(window("5", "0.1").len(), 1, "0.5 a window");
+        assert!(window("20", "0.1").is_empty());
+        assert!(window("300", "0.1").is_empty());
+    }
+}
+
+/// CoDel reads the wait of the request it dequeues: under LIFO the
+/// newest, so it would never see the standing queue.
+#[test]
+fn codel_is_refused_with_a_lifo_queue() {
+    for order in ["lifo", "adaptive_lifo"] {
+        assert_eq!(
+            errors(&[("svc_b.codel", "true"), ("svc_b.queue_order", order)]),
+            [
+                "svc_b.codel: CoDel reads the wait of the request dequeued, which lifo and adaptive_lifo take from the newest end: it would never see the standing queue (RFC 8289 assumes a FIFO queue); use queue_order = \"fifo\" with it"
+            ]
+        );
+    }
+}
+
+/// Breaker thresholds of 0 would open it on successes alone (Resilience4j
+/// refuses them); a time-based window's minimum is not bounded by the
+/// count-based window it does not use.
+#[test]
+fn breaker_thresholds_are_above_0_and_a_time_window_takes_any_minimum() {
+    assert_eq!(
+        errors(&[
+            ("svc_a.breaker", "true"),
+            ("svc_a.breaker_failure_rate", "0")
+        ]),
+        [
+            "svc_a.breaker_failure_rate: must be in (0, 1]: at 0 the breaker would open on successes alone"
+        ]
+    );
+    assert_eq!(
+        errors(&[
+            ("svc_a.breaker", "true"),
+            ("svc_a.breaker_window_s", "10"),
+            ("svc_a.breaker_min_samples", "500"),
+        ]),
+        Vec::<String>::new()
+    );
 }
 
 #[test]
