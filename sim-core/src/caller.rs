@@ -779,6 +779,7 @@ mod tests {
                 sent: 1,
                 done: 0,
                 failed: 0,
+                slow: 0,
             };
             assert_eq!(caller.breaker.as_ref().unwrap().state(), half_open);
             let refused = caller.admit(&c, later + MS, NEVER, 1);
@@ -942,6 +943,7 @@ mod tests {
                 sent: 1,
                 done: 0,
                 failed: 0,
+                slow: 0,
             };
             assert_eq!(breaker(&caller), half_open);
             match end {

@@ -554,7 +554,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Call,
         "breaker",
         Kind::Bool,
-        "Circuit breaker on this caller's calls: CLOSED -> OPEN when, with at least breaker_min_samples of the last breaker_window outcomes, the failure rate or the slow-call rate reaches its threshold; OPEN rejects locally and fast (breaker_rejected, apart from downstream failures) for breaker_open_s (+ uniform jitter); then HALF_OPEN lets breaker_half_open_probes calls through and closes if their failure rate is below breaker_failure_rate, else re-opens.",
+        "Circuit breaker on this caller's calls: CLOSED -> OPEN when, with at least breaker_min_samples of the last breaker_window outcomes, the failure rate or the slow-call rate reaches its threshold; OPEN rejects locally and fast (breaker_rejected, apart from downstream failures) for breaker_open_s (+ uniform jitter); then HALF_OPEN lets breaker_half_open_probes calls through and, once min(breaker_min_samples, breaker_half_open_probes) of them have ended, re-opens if their failure rate or slow-call rate reaches its threshold, else closes (Resilience4j's rule).",
     ),
     p(
         Scope::Call,
@@ -656,7 +656,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Call,
         "breaker_failure_rate",
         Kind::Float,
-        "Circuit breaker: failure rate that opens it (and that half-open probes must stay below); above 0, as in Resilience4j (at 0 it would open on success alone).",
+        "Circuit breaker: failure rate that opens it (and that half-open probes must stay below, as their slow-call rate must stay below breaker_slow_call_rate); above 0, as in Resilience4j (at 0 it would open on success alone).",
     ).bounds(Bounds::SHARE.above_min()),
     p(
         Scope::Call,

@@ -199,8 +199,15 @@ pub enum Pass {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BreakerState {
     Closed,
-    Open { until: Nanos },
-    HalfOpen { sent: u32, done: u32, failed: u32 },
+    Open {
+        until: Nanos,
+    },
+    HalfOpen {
+        sent: u32,
+        done: u32,
+        failed: u32,
+        slow: u32,
+    },
 }
 
 impl CircuitBreaker {
@@ -227,6 +234,7 @@ impl CircuitBreaker {
                 sent: 0,
                 done: 0,
                 failed: 0,
+                slow: 0,
             };
             self.half_open_since = now;
         }
@@ -324,17 +332,27 @@ impl CircuitBreaker {
                     }
                 }
             }
+            // Resilience4j: once min(min_samples, probes) probes have
+            // ended, either rate at its threshold opens it again, else it
+            // closes.
             BreakerState::HalfOpen {
-                done, failed: f, ..
+                done,
+                failed: f,
+                slow: s,
+                ..
             } => {
                 *done += 1;
                 *f += failed as u32;
-                if *done == self.cfg.probes {
-                    if (*f as f64) < self.cfg.failure_rate * self.cfg.probes as f64 {
+                *s += slow as u32;
+                if *done as usize == self.cfg.min_samples.min(self.cfg.probes as usize) {
+                    let n = *done as f64;
+                    if (*f as f64) >= self.cfg.failure_rate * n
+                        || (*s as f64) >= self.cfg.slow_call_rate * n
+                    {
+                        self.trip(now, jitter);
+                    } else {
                         self.state = BreakerState::Closed;
                         self.outcomes.clear();
-                    } else {
-                        self.trip(now, jitter);
                     }
                 }
             }
@@ -1601,6 +1619,43 @@ mod tests {
         assert!(matches!(slow.state(), BreakerState::Open { .. }));
     }
 
+    /// Half open, as Resilience4j: slow probes re-open it too, and the
+    /// decision comes once min(min_samples, probes) probes have ended.
+    #[test]
+    fn half_open_probes_decide_on_both_rates_after_the_minimum() {
+        let s = crate::time::NANOS_PER_SEC;
+        let cfg = BreakerConfig {
+            window: 4,
+            window_time: 0,
+            min_samples: 2,
+            failure_rate: 0.5,
+            slow_call_rate: 0.5,
+            slow_call: s,
+            open: s,
+            open_jitter: 0,
+            probes: 5,
+        };
+        let half_open = |cfg: BreakerConfig| {
+            let mut b = CircuitBreaker::new(cfg);
+            b.record(0, true, 0, 0.0);
+            b.record(0, true, 0, 0.0);
+            assert!(matches!(b.state(), BreakerState::Open { .. }));
+            assert!(b.allow(s));
+            b
+        };
+        // Two probes of five, both fast and ok: closed at the second.
+        let mut b = half_open(cfg.clone());
+        b.record(s, false, 0, 0.0);
+        assert!(matches!(b.state(), BreakerState::HalfOpen { .. }));
+        b.record(s, false, 0, 0.0);
+        assert_eq!(b.state(), BreakerState::Closed);
+        // Ok but slow: open again.
+        let mut b = half_open(cfg);
+        b.record(s, false, 2 * s, 0.0);
+        b.record(s, false, 2 * s, 0.0);
+        assert!(matches!(b.state(), BreakerState::Open { .. }));
+    }
+
     #[test]
     fn a_call_passed_before_the_breaker_opened_is_none_of_its_probes() {
         let s = crate::time::NANOS_PER_SEC;
@@ -1626,6 +1681,7 @@ mod tests {
             sent: 1,
             done: 0,
             failed: 0,
+            slow: 0,
         };
         // The old call ends without an outcome, or with one: the probe is
         // still the one out, and no second one passes.
