@@ -350,10 +350,8 @@ impl Store {
         if !self.index_path(shard).exists() {
             return Ok(removed);
         }
-        let last = (self.read_index(shard)?.parts.iter())
-            .filter_map(|e| parse_part_name(&e.name).map(|(_, k)| k))
-            .max();
-        let next = number_after(last);
+        let index = self.read_index(shard)?;
+        let next = next_unlisted(index.parts.iter().map(|e| e.name.as_str()), shard);
         let committed: HashSet<_> = self
             .runs_parts()?
             .into_iter()
@@ -737,6 +735,26 @@ fn number_after(last: Option<u64>) -> u64 {
     last.map_or(0, |l| l + 1)
 }
 
+/// The number of the part `shard`'s writer commits after the parts of it
+/// `names` lists: the only part of the shard a crash can leave unlisted.
+fn next_unlisted<'a>(names: impl IntoIterator<Item = &'a str>, shard: Shard) -> u64 {
+    let numbers = names.into_iter().filter_map(parse_part_name);
+    number_after(numbers.filter(|(s, _)| *s == shard).map(|(_, k)| k).max())
+}
+
+/// Why a part file no index lists is refused: the part its writer was
+/// committing when it stopped (numbered next after its shard's listed
+/// parts; `drop_uncommitted` removes it on a resume), or one this sweep
+/// never committed.
+fn unlisted_part(path: PathBuf, index: &HashMap<String, (PathBuf, PartEntry)>) -> StoreError {
+    match parse_part_name(&file_name(&path)) {
+        Some((s, k)) if k == next_unlisted(index.keys().map(String::as_str), s) => {
+            StoreError::Interrupted { path, shard: s }
+        }
+        _ => StoreError::NotCommitted { path },
+    }
+}
+
 /// `parts-s<I>of<N>.json`: the index of the parts `shard` committed.
 pub fn index_name(shard: Shard) -> String {
     format!("parts-{}.json", tag(shard))
@@ -927,8 +945,7 @@ impl Store {
         let mut parts = Vec::new();
         for path in on_disk {
             let name = file_name(&path);
-            let numbered = parse_part_name(&name);
-            let of = numbered.map(|(s, _)| s);
+            let of = parse_part_name(&name).map(|(s, _)| s);
             if shard.is_some() && of != shard {
                 continue;
             }
@@ -952,19 +969,7 @@ impl Store {
                         dir: self.root.clone(),
                     });
                 }
-                // Numbered next after every part its shard committed: the
-                // one its writer was committing when it stopped
-                // (`drop_uncommitted` removes it on a resume).
-                if let Some((s, k)) = numbered {
-                    let last = (index.keys().filter_map(|n| parse_part_name(n)))
-                        .filter(|(t, _)| *t == s)
-                        .map(|(_, l)| l)
-                        .max();
-                    if k == number_after(last) {
-                        return Err(StoreError::Interrupted { path, shard: s });
-                    }
-                }
-                return Err(StoreError::NotCommitted { path });
+                return Err(unlisted_part(path, &index));
             }
             parts.push(path);
         }
@@ -979,23 +984,16 @@ impl Store {
         };
         for path in list_in(&series, ".parquet")? {
             let name = file_name(&path);
-            let numbered = parse_part_name(&name);
-            if (shard.is_some() && numbered.map(|(s, _)| s) != shard) || index.contains_key(&name) {
+            let of = parse_part_name(&name).map(|(s, _)| s);
+            if (shard.is_some() && of != shard) || index.contains_key(&name) {
                 continue;
             }
-            if let Some((s, k)) = numbered {
-                if committing(s)? {
-                    continue;
-                }
-                let last = (index.keys().filter_map(|n| parse_part_name(n)))
-                    .filter(|(t, _)| *t == s)
-                    .map(|(_, l)| l)
-                    .max();
-                if k == number_after(last) {
-                    return Err(StoreError::Interrupted { path, shard: s });
-                }
+            if let Some(s) = of
+                && committing(s)?
+            {
+                continue;
             }
-            return Err(StoreError::NotCommitted { path });
+            return Err(unlisted_part(path, &index));
         }
         self.refuse_missing(&index, shard)?;
         use rayon::prelude::*;
@@ -1036,18 +1034,13 @@ impl Store {
         }
         let mut index = self.read_index(shard)?;
         let mut notes = Vec::new();
-        let last = index
-            .parts
-            .iter()
-            .filter_map(|e| parse_part_name(&e.name).map(|(_, k)| k))
-            .max();
         let runs = runs_dir(&self.root);
         let series = series_dir(&self.root);
         // Only one part is ever between its rename and the index update:
         // the one numbered next after every listed part (`next_part`). Any
         // other unlisted part (a backup copy, a copy from elsewhere) is
         // not a crash's leftover: `committed_parts` refuses it, naming it.
-        let next = number_after(last);
+        let next = next_unlisted(index.parts.iter().map(|e| e.name.as_str()), shard);
         let unlisted: Vec<PathBuf> = self
             .own_parts(shard)?
             .into_iter()

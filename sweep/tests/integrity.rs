@@ -79,6 +79,18 @@ fn two_sweeps(dir: &Path, seeds: u32) -> (String, PathBuf, PathBuf) {
     (grid, good, bad)
 }
 
+/// Compare, report, resume and merge of `bad` each refuse the file
+/// `name`, naming it.
+fn assert_refused_everywhere(grid: &str, good: &Path, bad: &Path, name: &str) {
+    assert_fails(
+        &compare(good, bad),
+        &[name, "not a part this sweep committed"],
+    );
+    assert_fails(&report(bad), &[name, "Move it out"]);
+    assert_fails(&run(grid, bad, &["--resume"]), &[name]);
+    assert_fails(&sweep(&["merge", &s(bad), "--no-report"]), &[name]);
+}
+
 #[test]
 fn a_copy_of_a_part_is_refused_everywhere() {
     let tmp = tempfile::tempdir().unwrap();
@@ -86,14 +98,7 @@ fn a_copy_of_a_part_is_refused_everywhere() {
     let first = parts(&bad, "runs")[0].clone();
     let copy = bad.join("runs").join("part-s0of1-000000 (copy).parquet");
     std::fs::copy(&first, &copy).unwrap();
-    let name = "part-s0of1-000000 (copy).parquet";
-    assert_fails(
-        &compare(&good, &bad),
-        &[name, "not a part this sweep committed"],
-    );
-    assert_fails(&report(&bad), &[name, "Move it out"]);
-    assert_fails(&run(&grid, &bad, &["--resume"]), &[name]);
-    assert_fails(&sweep(&["merge", &s(&bad), "--no-report"]), &[name]);
+    assert_refused_everywhere(&grid, &good, &bad, "part-s0of1-000000 (copy).parquet");
     // Moved out, everything agrees again.
     std::fs::remove_file(&copy).unwrap();
     assert_ok(&compare(&good, &bad));
@@ -119,13 +124,7 @@ fn a_stray_series_file_is_refused_everywhere_and_kept() {
     ] {
         let stray = bad.join("series").join(name);
         std::fs::copy(&first, &stray).unwrap();
-        assert_fails(
-            &compare(&good, &bad),
-            &[name, "not a part this sweep committed"],
-        );
-        assert_fails(&report(&bad), &[name, "Move it out"]);
-        assert_fails(&run(&grid, &bad, &["--resume"]), &[name]);
-        assert_fails(&sweep(&["merge", &s(&bad), "--no-report"]), &[name]);
+        assert_refused_everywhere(&grid, &good, &bad, name);
         assert!(stray.exists(), "{name} was deleted");
         std::fs::remove_file(&stray).unwrap();
     }
