@@ -505,11 +505,7 @@ fn tipping<'a>(sweep: &Sweep, design: &'a SampleDesign, d: &DesignIndices) -> Op
         Indices::Sobol(s) => (&s.st, &s.st_conf),
         Indices::Morris(m) => (&m.mu_star, &m.mu_star_conf),
     };
-    let lower = |j: usize| key[j] - if conf[j].is_finite() { conf[j] } else { 0.0 };
-    let j = (0..key.len())
-        .rev()
-        .max_by(|a, b| lower(*a).total_cmp(&lower(*b)))?;
-    let a = &design.axes[j];
+    let a = &design.axes[most_surely_influential(key, conf)?];
     let x = sweep.metric(&a.path)?;
     let y = sweep.metric("recovered")?;
     let cats = sweep.dims.len().saturating_sub(1);
@@ -549,6 +545,18 @@ fn tipping<'a>(sweep: &Sweep, design: &'a SampleDesign, d: &DesignIndices) -> Op
             .map(|i| (edge(i), edge(i + 1), ok[i], n[i]))
             .collect(),
     })
+}
+
+/// The parameter with the highest lower end of its index's 95% interval,
+/// among those seen to move the metric at all (an index of 0 ± 0, whose
+/// lower end beats every interval that straddles 0, moves nothing); of
+/// two alike, the first.
+fn most_surely_influential(key: &[f64], conf: &[f64]) -> Option<usize> {
+    let lower = |j: usize| key[j] - if conf[j].is_finite() { conf[j] } else { 0.0 };
+    (0..key.len())
+        .rev()
+        .filter(|j| key[*j] > 0.0)
+        .max_by(|a, b| lower(*a).total_cmp(&lower(*b)))
 }
 
 /// The parameters' positions, most influential first (by ST, or mu_star).
@@ -854,7 +862,26 @@ pub fn in_short(
 
 #[cfg(test)]
 mod tests {
-    use super::{TRIALS_FOR_NEVER_SEEN, classify, interaction, narrowed, unresolved_sobol};
+    use super::{
+        TRIALS_FOR_NEVER_SEEN, classify, interaction, most_surely_influential, narrowed,
+        unresolved_sobol,
+    };
+
+    /// The tipping bins go along the parameter whose interval stands
+    /// highest, never one seen to move nothing (0 ± 0 has the highest
+    /// lower end of intervals that all straddle 0).
+    #[test]
+    fn tipping_follows_the_most_surely_influential_parameter() {
+        assert_eq!(
+            most_surely_influential(&[1.05, 1.05], &[1.25, 0.50]),
+            Some(1)
+        );
+        assert_eq!(
+            most_surely_influential(&[0.343, 0.686, 0.0], &[0.480, 0.773, 0.0]),
+            Some(1)
+        );
+        assert_eq!(most_surely_influential(&[0.0, 0.0], &[0.0, 0.0]), None);
+    }
 
     /// Base points dropped that took the long windows with them narrow
     /// the region the indices describe, and the report says so; a log
