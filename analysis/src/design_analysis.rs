@@ -548,14 +548,15 @@ fn tipping<'a>(sweep: &Sweep, design: &'a SampleDesign, d: &DesignIndices) -> Op
 }
 
 /// The parameter with the highest lower end of its index's 95% interval,
-/// among those seen to move the metric at all (an index of 0 ± 0, whose
-/// lower end beats every interval that straddles 0, moves nothing); of
-/// two alike, the first.
+/// among those seen to move the metric at all when some are (an index of
+/// 0 ± 0, whose lower end beats every interval that straddles 0, moves
+/// nothing); of two alike, the first.
 fn most_surely_influential(key: &[f64], conf: &[f64]) -> Option<usize> {
     let lower = |j: usize| key[j] - if conf[j].is_finite() { conf[j] } else { 0.0 };
+    let moves = |j: &usize| key[*j] > 0.0 || key.iter().all(|k| *k <= 0.0);
     (0..key.len())
         .rev()
-        .filter(|j| key[*j] > 0.0)
+        .filter(moves)
         .max_by(|a, b| lower(*a).total_cmp(&lower(*b)))
 }
 
@@ -880,7 +881,9 @@ mod tests {
             most_surely_influential(&[0.343, 0.686, 0.0], &[0.480, 0.773, 0.0]),
             Some(1)
         );
-        assert_eq!(most_surely_influential(&[0.0, 0.0], &[0.0, 0.0]), None);
+        // None moves it: the bins still go along one (their totals are
+        // the share recovered), the first.
+        assert_eq!(most_surely_influential(&[0.0, 0.0], &[0.0, 0.0]), Some(0));
     }
 
     /// Base points dropped that took the long windows with them narrow
