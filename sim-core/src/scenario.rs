@@ -5,6 +5,7 @@
 //! integer nanoseconds once, in [`crate::model`].
 
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use strum::VariantNames;
 
@@ -1258,10 +1259,13 @@ impl Scenario {
     /// errors. Every key the scenario cannot take (an unknown key, a value
     /// of the wrong type or outside its field's range, an unknown name, a
     /// missing key) is said at once, each with its line: serde stops at the
-    /// first, so the offending key (or, for a missing key, its table) is
-    /// taken out of the parsed document and the rest read again. A key
-    /// found missing only because it was taken out is not said. A syntax
-    /// error is said alone: nothing after it is reliable.
+    /// first, so the offending key is taken out of the parsed document, or
+    /// a missing key given a stand-in value its field takes (a number, a
+    /// listed variant, a string, an empty table...), and the rest read
+    /// again. A key found missing only because it was taken out, or inside
+    /// a stand-in table, is not said; when no stand-in fits, its table is
+    /// taken out. A syntax error is said alone: nothing after it is
+    /// reliable.
     pub fn from_toml(text: &str, origin: &str) -> Result<Scenario, Vec<String>> {
         let said = |mut e: toml::de::Error| {
             let hint = unknown_key_hint(e.message());
@@ -1290,6 +1294,9 @@ impl Scenario {
         let mut problems = Vec::new();
         // The keys taken out, by the span of the table they were in.
         let mut taken: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+        // The stand-ins put for missing keys, each spanned past the end of
+        // the text, so that an error of one is told from the file's.
+        let mut stand_ins: Vec<StandIn> = Vec::new();
         loop {
             let e = match Scenario::deserialize(toml::de::Deserializer::from(root.clone())) {
                 Ok(scenario) if problems.is_empty() => {
@@ -1302,15 +1309,63 @@ impl Scenario {
                 Ok(_) => return Err(problems),
                 Err(e) => e,
             };
-            let span = e.span();
-            let ours = e.message().starts_with("missing field")
-                && taken.iter().any(|(table, key)| {
-                    Some(table) == span.as_ref() && e.message().contains(&format!("`{key}`"))
-                });
+            let Some(span) = e.span() else {
+                problems.push(said(e));
+                return Err(problems);
+            };
+            let missing = missing_field(e.message());
+            if let Some(i) = stand_ins.iter().position(|s| s.span == span) {
+                // A stand-in table misses a key too: a stand-in, unsaid.
+                if let Some(key) = missing {
+                    let put = StandIn::put(&mut root, &span, key, text.len() + 1 + stand_ins.len());
+                    stand_ins.extend(put);
+                    continue;
+                }
+                // The field refused its stand-in: the next kind of value,
+                // or, when none fits, the table of the file it stands in
+                // is taken out, as if the stand-ins had never been.
+                stand_ins[i].tries += 1;
+                if stand_ins[i].tries < STAND_INS
+                    && let Some(value) = stand_in_value(e.message())
+                    && let Some(t) = table_at(&mut root, &stand_ins[i].table)
+                {
+                    let s = &stand_ins[i];
+                    t.insert(s.key(), toml::Spanned::new(s.span.clone(), value));
+                    continue;
+                }
+                let mut out = i;
+                while let Some(up) = stand_ins
+                    .iter()
+                    .position(|s| s.span == stand_ins[out].table)
+                {
+                    out = up;
+                }
+                let table = stand_ins[out].table.clone();
+                match take_at(&mut root, &table) {
+                    Some(key) => taken.extend(key),
+                    None => return Err(problems),
+                }
+                continue;
+            }
+            let ours = missing.as_ref().is_some_and(|missing| {
+                taken
+                    .iter()
+                    .any(|(table, key)| *table == span && key == missing)
+            });
             if !ours {
                 problems.push(said(e));
             }
-            match span.as_ref().and_then(|at| take_at(&mut root, at)) {
+            // A missing key gets a stand-in, so that the rest of its table
+            // (its other missing keys among them) is read.
+            if !ours
+                && let Some(key) = missing
+                && let Some(put) =
+                    StandIn::put(&mut root, &span, key, text.len() + 1 + stand_ins.len())
+            {
+                stand_ins.push(put);
+                continue;
+            }
+            match take_at(&mut root, &span) {
                 Some(key) => taken.extend(key),
                 None => return Err(problems),
             }
@@ -1494,6 +1549,126 @@ fn unknown_key_hint(message: &str) -> String {
     let given = quoted.next().unwrap_or_default();
     crate::params::closest(given, quoted)
         .map_or(String::new(), |k| format!("\ndid you mean `{k}`?"))
+}
+
+/// The key serde's "missing field `slots`" names.
+fn missing_field(message: &str) -> Option<String> {
+    let rest = message.strip_prefix("missing field `")?;
+    rest.split('`').next().map(str::to_string)
+}
+
+/// How many values a stand-in for a missing key is given before its table
+/// is taken out instead.
+const STAND_INS: usize = 4;
+
+/// A value put for a missing key of a scenario file, so that the rest of
+/// the file is read and every missing key is said at once.
+struct StandIn {
+    /// Its own span, past the end of the text: its key's and its value's.
+    span: std::ops::Range<usize>,
+    /// The span of the table it is in.
+    table: std::ops::Range<usize>,
+    key: String,
+    /// The values it has been given.
+    tries: usize,
+}
+
+impl StandIn {
+    /// Puts a stand-in for `key` in the table spanned `table`, spanned at
+    /// `at` (past the text); its first value is the number 1, which any
+    /// numeric field takes. None if no table has that span.
+    fn put(
+        root: &mut toml::Spanned<toml::de::DeTable<'_>>,
+        table: &std::ops::Range<usize>,
+        key: String,
+        at: usize,
+    ) -> Option<StandIn> {
+        let t = table_at(root, table)?;
+        // A number is made only by parsing one.
+        let one = toml::de::DeTable::parse("one = 1").expect("TOML");
+        let (_, one) = one.into_inner().into_iter().next().expect("a value");
+        let s = StandIn {
+            span: at..at,
+            table: table.clone(),
+            key,
+            tries: 0,
+        };
+        t.insert(s.key(), toml::Spanned::new(s.span.clone(), one.into_inner()));
+        Some(s)
+    }
+
+    fn key(&self) -> toml::Spanned<Cow<'static, str>> {
+        toml::Spanned::new(self.span.clone(), Cow::Owned(self.key.clone()))
+    }
+}
+
+/// The next value for a stand-in whose field refused the last with
+/// `message`: a variant the message lists, a boolean, an empty table or
+/// list, or a string; none for a value the field refuses for its range.
+fn stand_in_value(message: &str) -> Option<toml::de::DeValue<'static>> {
+    use toml::de::{DeArray, DeTable, DeValue};
+    let variant = (message.split_once("expected one of `"))
+        .or_else(|| message.split_once("expected `"))
+        .and_then(|(_, listed)| listed.split('`').next());
+    if let Some(first) = variant {
+        return Some(DeValue::String(Cow::Owned(first.to_string())));
+    }
+    if message.ends_with("expected a boolean") {
+        return Some(DeValue::Boolean(true));
+    }
+    if message.contains("expected struct") || message.ends_with("expected a map") {
+        return Some(DeValue::Table(DeTable::new()));
+    }
+    if message.ends_with("expected a sequence") {
+        return Some(DeValue::Array(DeArray::new()));
+    }
+    let a_name =
+        message == "wanted string or table" || message.starts_with("invalid type: integer");
+    a_name.then(|| DeValue::String(Cow::Borrowed("")))
+}
+
+/// The deepest table of `root` spanned `span` (`root` itself, a table under
+/// it, or an item of a list of tables): a table made implicit by a
+/// `[client.call]` header has that header's span, as a list of tables has
+/// its first table's.
+fn table_at<'a, 'i>(
+    root: &'a mut toml::Spanned<toml::de::DeTable<'i>>,
+    span: &std::ops::Range<usize>,
+) -> Option<&'a mut toml::de::DeTable<'i>> {
+    use toml::de::{DeTable, DeValue};
+    fn holds(value: &toml::Spanned<DeValue<'_>>, at: &std::ops::Range<usize>) -> bool {
+        match value.get_ref() {
+            DeValue::Table(t) => &value.span() == at || t.iter().any(|(_, v)| holds(v, at)),
+            DeValue::Array(items) => items.iter().any(|v| holds(v, at)),
+            _ => false,
+        }
+    }
+    fn within<'a, 'i>(
+        table: &'a mut DeTable<'i>,
+        at: &std::ops::Range<usize>,
+    ) -> Option<&'a mut DeTable<'i>> {
+        table.iter_mut().find_map(|(_, v)| in_value(v, at))
+    }
+    fn in_value<'a, 'i>(
+        value: &'a mut toml::Spanned<DeValue<'i>>,
+        at: &std::ops::Range<usize>,
+    ) -> Option<&'a mut DeTable<'i>> {
+        let here = &value.span() == at;
+        match value.get_mut() {
+            DeValue::Table(t) => match here && !t.iter().any(|(_, v)| holds(v, at)) {
+                true => Some(t),
+                false => within(t, at),
+            },
+            DeValue::Array(items) => items.as_mut().iter_mut().find_map(|v| in_value(v, at)),
+            _ => None,
+        }
+    }
+    let here = &root.span() == span;
+    let root = root.get_mut();
+    match here && !root.iter().any(|(_, v)| holds(v, span)) {
+        true => Some(root),
+        false => within(root, span),
+    }
 }
 
 /// Takes out of `root` the deepest entry that holds `at` (an error's

@@ -192,11 +192,14 @@ fn event_budget_stops_a_run_with_an_error() {
 #[test]
 fn bad_scenario_files_are_named() {
     let e = sim_core::Scenario::from_toml("name = \"x\"\nhorizon = 3\n", "my.toml").unwrap_err();
-    assert_eq!(e.len(), 2, "{e:?}");
+    assert_eq!(e.len(), 4, "{e:?}");
     assert!(e[0].starts_with("my.toml: "), "{e:?}");
     assert!(e[0].contains("unknown field `horizon`"), "{e:?}");
     assert!(e[0].ends_with("did you mean `horizon_s`?"), "{e:?}");
+    // Each key missing is said, the tables among them once each.
     assert!(e[1].ends_with("missing field `horizon_s`"), "{e:?}");
+    assert!(e[2].ends_with("missing field `client`"), "{e:?}");
+    assert!(e[3].ends_with("missing field `tiers`"), "{e:?}");
     let missing = sim_core::resolve("no/such/file.toml", &[]).unwrap_err();
     assert!(missing[0].to_string().starts_with(
         "scenario: `no/such/file.toml` is neither a built-in scenario (ch37) nor a readable file"
@@ -205,6 +208,64 @@ fn bad_scenario_files_are_named() {
 
 /// Every key a scenario file cannot take is said in one reading, with its
 /// line; a key missing only because a bad one was set aside is not.
+/// Each problem of a scenario file as its place ("line 4, column 1") and
+/// its last line (what is wrong).
+fn where_and_what(problems: &[String]) -> Vec<(&str, &str)> {
+    (problems.iter())
+        .map(|p| {
+            let line = p.lines().next().unwrap();
+            let line = line.split(" at ").nth(1).unwrap_or(line);
+            (line, p.lines().last().unwrap())
+        })
+        .collect()
+}
+
+/// Every key missing from one table is said in one reading, whatever its
+/// type (a number, a name, a choice), in a table under a header, an
+/// implicit one, an item of a list of tables and an inline table; a table
+/// missing altogether is said once, not its keys.
+#[test]
+fn every_missing_key_of_a_table_is_said_at_once() {
+    let text = r#"name = "x"
+client.rate_per_s = 50.0
+
+[client.call]
+max_retries = 0
+
+[[tiers]]
+service = { dist = "constant", mean_s = 0.02 }
+slow = [{ start_s = 1.0 }]
+
+[[tiers]]
+name = "b"
+slots = 3
+"#;
+    let problems = sim_core::Scenario::from_toml(text, "my.toml").unwrap_err();
+    assert_eq!(
+        where_and_what(&problems),
+        [
+            ("line 4, column 1", "missing field `attempt_timeout_s`"),
+            ("line 4, column 1", "missing field `backoff`"),
+            ("line 4, column 1", "missing field `backoff_base_s`"),
+            ("line 2, column 1", "missing field `duration_s`"),
+            ("line 9, column 9", "missing field `duration_s`"),
+            ("line 9, column 9", "missing field `factor`"),
+            ("line 7, column 1", "missing field `name`"),
+            ("line 7, column 1", "missing field `slots`"),
+            ("line 1, column 1", "missing field `horizon_s`"),
+        ],
+        "{problems:#?}"
+    );
+    // A missing table is one problem: its keys are not said.
+    let no_call = "name = \"x\"\nhorizon_s = 9\n[client]\nduration_s = 5\n[[tiers]]\nname = \"a\"\nslots = 1\n";
+    let problems = sim_core::Scenario::from_toml(no_call, "my.toml").unwrap_err();
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert!(
+        problems[0].ends_with("missing field `call`"),
+        "{problems:#?}"
+    );
+}
+
 #[test]
 fn every_bad_key_of_a_scenario_file_is_said_at_once() {
     let text = r#"name = "x"
@@ -227,16 +288,8 @@ slots = 5000000000
 service = { dist = "weibull", mean_s = 0.02 }
 "#;
     let problems = sim_core::Scenario::from_toml(text, "my.toml").unwrap_err();
-    let said: Vec<(&str, &str)> = problems
-        .iter()
-        .map(|p| {
-            let line = p.lines().next().unwrap();
-            let line = line.split(" at ").nth(1).unwrap_or(line);
-            (line, p.lines().last().unwrap())
-        })
-        .collect();
     assert_eq!(
-        said,
+        where_and_what(&problems),
         [
             (
                 "line 2, column 13",
