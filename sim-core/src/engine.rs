@@ -405,11 +405,7 @@ pub fn simulate(
             .map(|g| g.queue.clone().map(|q| Backlog::new(q, secs)))
             .collect(),
         queues: m.groups.iter().any(|g| g.queue.is_some()),
-        tracer: trace_user.map(|user| Tracer {
-            user,
-            arrived: 0,
-            steps: Vec::new(),
-        }),
+        tracer: trace_user.map(Tracer::new),
     };
     for (s, server) in m.servers.iter().enumerate() {
         for (k, c) in server.crashes.iter().enumerate() {
@@ -562,10 +558,14 @@ impl Sim<'_> {
             JobKind::Branch => &self.m.callers[j.edge as usize].name,
             JobKind::Request { server } => &self.m.servers[server as usize].name,
         };
+        let number = tracer.number(job);
+        let serves = (j.kind != JobKind::User).then(|| tracer.number(j.caller));
         tracer.steps.push(TraceStep {
             at_s: nanos_to_secs(self.now),
             t_s: nanos_to_secs(self.now - tracer.arrived),
             who: who.to_string(),
+            job: number,
+            serves,
             // What a tier does to a request belongs to the attempt of its
             // caller that the request serves; a caller's own steps, to its
             // own attempt.
@@ -1170,7 +1170,10 @@ impl Sim<'_> {
                 self.jobs.release(job);
             }
             Ok(Admission::Start) => self.start_job(s, job),
-            Ok(Admission::Queue) => srv.enqueue(job, class, now),
+            Ok(Admission::Queue) => {
+                srv.enqueue(job, class, now);
+                self.trace(job, Step::Queued);
+            }
         }
     }
 
@@ -1653,6 +1656,7 @@ impl Sim<'_> {
         while let Some((job, dropped)) = self.servers[s].next_to_start(model, self.now, &self.jobs)
         {
             let Some(why) = dropped else {
+                self.trace(job, Step::Started);
                 self.start_job(s, job);
                 continue;
             };

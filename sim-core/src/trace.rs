@@ -4,7 +4,7 @@
 //! (the budget-admission experiment prints one); sweeps do not trace.
 
 use crate::caller::{GiveUp, Outcome, Refusal};
-use crate::job::JobKind;
+use crate::job::{JobKind, JobRef};
 use crate::server::{Dropped, Rejection};
 use serde::Serialize;
 
@@ -17,6 +17,15 @@ pub struct TraceStep {
     pub t_s: f64,
     /// Who acted: `client` or the tier whose job this is.
     pub who: String,
+    /// The job that acted, numbered in the order the trace meets them: 0 is
+    /// the user request itself; each request a tier handles for it (every
+    /// attempt, retry and hedged copy) and each fan-out branch is a job of
+    /// its own.
+    pub job: u32,
+    /// The job whose attempt this one serves (the caller that sent the
+    /// request, or the parent of a fan-out branch); none for the user
+    /// request.
+    pub serves: Option<u32>,
     /// The attempt the step belongs to: a caller's own steps (`send`,
     /// `hedge`, how an attempt ended, `backoff`, `stop: ...`), its own
     /// attempt (0 before the first); what a tier does to a request
@@ -39,6 +48,9 @@ pub struct TraceStep {
     ///   after a required one failed, the losing copy of a hedge, or, with
     ///   `cancel = "always"`, a request whose attempt ended or whose caller
     ///   was cancelled);
+    /// - `queued`: the request waits at its tier (no slot is free to it);
+    ///   `start`: it takes a slot after waiting (a request that starts on
+    ///   arrival has neither);
     /// - `rejected: queue_full`, `rejected: shed`, `rejected: rate_limited`:
     ///   the tier turns the request away on arrival;
     /// - `dropped: expired`, `dropped: codel`, `dropped: cancelled`: the
@@ -64,6 +76,30 @@ pub(crate) struct Tracer {
     /// When the traced request arrived.
     pub arrived: crate::time::Nanos,
     pub steps: Vec<TraceStep>,
+    /// The jobs met so far, in order: a job's number is its place here.
+    jobs: Vec<JobRef>,
+}
+
+impl Tracer {
+    pub fn new(user: u32) -> Tracer {
+        Tracer {
+            user,
+            arrived: 0,
+            steps: Vec::new(),
+            jobs: Vec::new(),
+        }
+    }
+
+    /// `job`'s number in the trace, the next one if it is met first. (A
+    /// reference carries its slot's generation: a slot used again is
+    /// another job.)
+    pub fn number(&mut self, job: JobRef) -> u32 {
+        let at = self.jobs.iter().position(|j| *j == job);
+        at.unwrap_or_else(|| {
+            self.jobs.push(job);
+            self.jobs.len() - 1
+        }) as u32
+    }
 }
 
 /// A step the engine records, named once here: the `event` of a
@@ -80,6 +116,10 @@ pub(crate) enum Step {
     GaveUp(GiveUp),
     Cancelled,
     Abandoned,
+    /// The request waits at its tier.
+    Queued,
+    /// The request takes a slot after waiting.
+    Started,
     /// A tier turns the request away on arrival.
     Rejected(Rejection),
     /// A tier drops the queued request when it would start.
@@ -101,7 +141,9 @@ impl Step {
     pub fn at_tier(self) -> bool {
         matches!(
             self,
-            Step::Rejected(_)
+            Step::Queued
+                | Step::Started
+                | Step::Rejected(_)
                 | Step::Dropped(_)
                 | Step::Down(_)
                 | Step::LostInCrash
@@ -122,6 +164,8 @@ impl Step {
             Step::GaveUp(why) => why.name(),
             Step::Cancelled => "cancelled",
             Step::Abandoned => "abandoned",
+            Step::Queued => "queued",
+            Step::Started => "start",
             Step::Rejected(why) => why.name(),
             Step::Dropped(why) => why.name(),
             Step::Down(true) => "refused: down",
@@ -169,6 +213,8 @@ mod tests {
             Step::Refused(Refusal::ThrottledLocally),
             Step::Abandoned,
             Step::Cancelled,
+            Step::Queued,
+            Step::Started,
             Step::Rejected(Rejection::QueueFull),
             Step::Rejected(Rejection::Shed),
             Step::Rejected(Rejection::RateLimited),
@@ -213,6 +259,8 @@ mod tests {
                 "throttled_locally",
                 "abandoned",
                 "cancelled",
+                "queued",
+                "start",
                 "rejected: queue_full",
                 "rejected: shed",
                 "rejected: rate_limited",

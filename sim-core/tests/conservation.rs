@@ -1057,6 +1057,7 @@ fn random_valid_scenarios_conserve_and_repeat() {
                         sim_core::trace(&valid, seed, user).expect("the same run");
                     assert_eq!(traced, r, "{label}: traced (user {user})");
                     assert!(!steps.is_empty(), "{label}: no steps for user {user}");
+                    check_lineage(&steps, &format!("{label}, user {user}"));
                 }
             }
             Err(sim_core::RunError::EventBudget { .. }) => budget += 1,
@@ -1069,4 +1070,52 @@ fn random_valid_scenarios_conserve_and_repeat() {
         "{budget} of {wanted} runs hit the event budget"
     );
     eprintln!("{ran} random scenarios ran ({tried} drawn, {budget} over the event budget)");
+}
+
+/// A trace's lineage: job 0 is the user request and serves nobody; each
+/// request's steps at its tier serve an attempt its caller sent (or
+/// hedged) before; a request that queued either starts, is dropped, is
+/// lost in a crash or is still queued at the horizon, once, and starts
+/// only after it queued.
+fn check_lineage(steps: &[sim_core::TraceStep], label: &str) {
+    assert_eq!((steps[0].job, steps[0].serves), (0, None), "{label}");
+    let sent = |caller: u32, attempt: u32, upto: usize| {
+        steps[..upto].iter().any(|s| {
+            s.job == caller && s.attempt == attempt && (s.event == "send" || s.event == "hedge")
+        })
+    };
+    let at_tier = [
+        "queued",
+        "start",
+        "reply ok",
+        "reply error",
+        "rejected: ",
+        "dropped: ",
+    ];
+    for (i, s) in steps.iter().enumerate() {
+        assert_eq!(s.serves.is_none(), s.job == 0, "{label}: {s:?}");
+        if at_tier.iter().any(|e| s.event.starts_with(e)) {
+            let caller = s.serves.expect("a request serves its caller");
+            assert!(
+                sent(caller, s.attempt, i),
+                "{label}: {s:?} serves nothing sent"
+            );
+        }
+    }
+    let ends = ["start", "dropped: ", "lost: crash", "queued at the horizon"];
+    for (i, s) in steps
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.event == "queued")
+    {
+        let later = steps[i + 1..].iter().filter(|x| x.job == s.job);
+        let ended = later.filter(|x| ends.iter().any(|e| x.event.starts_with(e)));
+        assert_eq!(ended.count(), 1, "{label}: {s:?} ends once");
+    }
+    for (i, s) in steps.iter().enumerate().filter(|(_, s)| s.event == "start") {
+        let queued = steps[..i]
+            .iter()
+            .any(|x| x.job == s.job && x.event == "queued");
+        assert!(queued, "{label}: {s:?} starts without waiting");
+    }
 }

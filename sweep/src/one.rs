@@ -348,22 +348,29 @@ fn render_trace(strategy: &str, seed: u64, user: u32, steps: &[sim_core::TraceSt
     let arrived = first.at_s - first.t_s;
     writeln!(
         out,
-        "{strategy}, seed {seed}: user request {user}, arrived at {arrived:.3} s; t_s counts from its arrival\n"
+        "{strategy}, seed {seed}: user request {user}, arrived at {arrived:.3} s; t_s counts from its arrival; job #0 is the user request, and a job `serves` an attempt of the job it names\n"
     )
     .unwrap();
     let who_width = steps.iter().map(|s| s.who.len()).max().unwrap_or(3).max(3);
     writeln!(
         out,
-        "{:>8}  {:<who_width$}  {:>7}  {:<28}  {:>11}",
-        "t_s", "who", "attempt", "event", "remaining_s"
+        "{:>8}  {:<who_width$}  {:>4}  {:>6}  {:>7}  {:<28}  {:>11}",
+        "t_s", "who", "job", "serves", "attempt", "event", "remaining_s"
     )
     .unwrap();
     for s in steps {
         let remaining = s.remaining_s.map_or("-".to_string(), |r| format!("{r:.3}"));
+        let serves = s.serves.map_or("-".to_string(), |j| format!("#{j}"));
         writeln!(
             out,
-            "{:>8.3}  {:<who_width$}  {:>7}  {:<28}  {:>11}",
-            s.t_s, s.who, s.attempt, s.event, remaining
+            "{:>8.3}  {:<who_width$}  {:>4}  {:>6}  {:>7}  {:<28}  {:>11}",
+            s.t_s,
+            s.who,
+            format!("#{}", s.job),
+            serves,
+            s.attempt,
+            s.event,
+            remaining
         )
         .unwrap();
     }

@@ -1593,10 +1593,14 @@ fn a_trace_shows_the_tiers_drops_and_what_the_horizon_cut() {
     assert_ok(&o);
     let out = stdout(&o);
     // At the server, for the client's first attempt (a tier's step is
-    // numbered by the attempt its request serves).
-    let drop = out.lines().find(|l| l.contains("dropped: expired"));
-    let fields: Vec<&str> = drop.map_or(vec![], |l| l.split_whitespace().collect());
-    assert_eq!(fields.get(1..3), Some(&["server", "1"][..]), "{out}");
+    // numbered by the attempt its request serves), after the request
+    // waited there.
+    for event in [" queued ", "dropped: expired"] {
+        let step = out.lines().find(|l| l.contains(event));
+        let fields: Vec<&str> = step.map_or(vec![], |l| l.split_whitespace().collect());
+        let expected = ["server", "#1", "#0", "1"];
+        assert_eq!(fields.get(1..5), Some(&expected[..]), "{out}");
+    }
     // ch37's naive gateway still holds three requests of user 12033 when
     // the run ends, 36.8 s after it failed.
     let o = sweep(&["one", "--trace", "12033"]);
