@@ -63,6 +63,10 @@ impl Pauses {
             return;
         }
         let length = self.rule.pause + times(self.rule.per_queued, queued as u64);
+        // No pause (a pause of 0 s and an empty queue): nothing to count.
+        if length == 0 {
+            return;
+        }
         self.until = now + length;
         self.longest = self.longest.max(length);
         let total = self.total();
@@ -130,6 +134,18 @@ mod tests {
         assert_eq!(p.work_begins(1200 * MS), 1200 * MS);
         p.tick(2000 * MS, 0);
         assert_eq!((p.count(), p.total(), p.longest()), (2, 300 * MS, 200 * MS));
+    }
+
+    /// A tick that would pause for 0 s (no base, an empty queue) is no
+    /// pause: it was counted, and lowered the mean pause.
+    #[test]
+    fn a_pause_of_nothing_is_not_counted() {
+        let mut p = pauses(0.0, 0.01);
+        p.tick(1000 * MS, 0);
+        assert_eq!((p.count(), p.total()), (0, 0));
+        p.tick(2000 * MS, 3);
+        assert_eq!((p.count(), p.total(), p.longest()), (1, 30 * MS, 30 * MS));
+        assert_eq!(p.frozen_since(0, 2100 * MS), (30 * MS, 1));
     }
 
     /// A term per queued request of 10^300 s is the longest duration, not

@@ -416,7 +416,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Class,
         "share",
         Kind::Float,
-        "Request classes are declared in the scenario (`[[client.classes]]` with `name` and `share`), in priority order: at every tier a freed slot takes the oldest request of the highest class waiting. Each user is drawn into a class by the shares, relative weights (they need not sum to 1). Metrics: class_<class>_users, class_<class>_success_rate (a class several groups name is one class: all its users); with several client groups, also each group's own, group_<g>_class_<class>_users and group_<g>_class_<class>_success_rate.",
+        "Request classes are declared in the scenario (`[[client.classes]]` with `name` and `share`), in priority order: at every tier a freed slot takes the oldest request of the highest class waiting. Across client groups the classes rank in the order the groups are read (client first, then the others by name; a group that declares none is one class of its own at its place), and groups that share classes must list them in the same order. Each user is drawn into a class by the shares, relative weights (they need not sum to 1). Metrics: class_<class>_users, class_<class>_success_rate (a class several groups name is one class: all its users); with several client groups, also each group's own, group_<g>_class_<class>_users and group_<g>_class_<class>_success_rate.",
     ).bounds(Bounds::POSITIVE),
     p(
         Scope::Call,
@@ -848,7 +848,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Tier,
         "adaptive_limit",
         Kind::Bool,
-        "Adaptive concurrency limit between limit_min and slots, moved by the rule of limit_algorithm (aimd by default, or gradient). AIMD: every limit_interval_s with at least limit_min_samples completions, a window whose mean latency (arrival to reply) exceeds limit_latency_s or that had an error is a breach; after limit_breaches breaching windows in a row the limit is multiplied by limit_decrease, after a clean window it grows by limit_increase plus limit_increase_percent of it; changes at least limit_hold_s apart; a window short of limit_min_samples waits for them or is skipped (limit_sparse). Series <tier>_limit: the limit at the end of each second. With replicas, each replica has its own limit (`<tier>.limit_scope` is refused with the reason).",
+        "Adaptive concurrency limit between limit_min and slots, moved by the rule of limit_algorithm (aimd by default, or gradient). AIMD: every limit_interval_s with at least limit_min_samples completions, a window whose mean latency (arrival to reply: the queue included, the source text's rule) exceeds limit_latency_s or that had an error is a breach; after limit_breaches breaching windows in a row the limit is multiplied by limit_decrease, after a clean window it grows by limit_increase plus limit_increase_percent of it, whatever the demand; changes at least limit_hold_s apart (the first at any time); a window short of limit_min_samples waits for them or is skipped (limit_sparse). Series <tier>_limit: the limit at the end of each second. With replicas, each replica has its own limit (`<tier>.limit_scope` is refused with the reason).",
     ),
     p(
         Scope::Tier,
@@ -885,7 +885,7 @@ pub const PARAMS: &[Param] = &[
         "limit_latency_s",
         Kind::Float,
         "Adaptive limit: mean latency above which a window is a breach.",
-    ).bounds(Bounds::NON_NEGATIVE),
+    ).bounds(Bounds::POSITIVE),
     p(
         Scope::Tier,
         "limit_decrease",
@@ -944,7 +944,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Tier,
         "rate_limit_burst",
         Kind::Float,
-        "Token-bucket size: how many requests may pass at once after a quiet spell (the bucket starts full). Leaky bucket: how many requests may wait their turn (a whole number).",
+        "Token-bucket size: how many requests may pass at once after a quiet spell (the bucket starts full). At the default of 1 the bucket is a pacer: of Poisson arrivals at rate a it admits r x a / (r + a), half at a = r, a third lost at half the rate; give the burst you mean (Guava's default is one second of the rate). Leaky bucket: how many requests may wait their turn (a whole number).",
     ).bounds(Bounds::at_least(1.0)),
     p(
         Scope::Tier,

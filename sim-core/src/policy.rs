@@ -408,7 +408,9 @@ pub struct AimdLimit {
     errors: u32,
     breaches: u32,
     last_adjust: Nanos,
-    last_change: Nanos,
+    /// When the limit last changed (none yet: the first change may come
+    /// at any time, not only `hold` into the run).
+    last_change: Option<Nanos>,
     /// The lowest limit reached.
     pub lowest: u32,
 }
@@ -425,7 +427,7 @@ impl AimdLimit {
             errors: 0,
             breaches: 0,
             last_adjust: 0,
-            last_change: 0,
+            last_change: None,
         }
     }
 
@@ -450,7 +452,7 @@ impl AimdLimit {
         let breached =
             self.errors > 0 || self.latency_sum > r.latency as u128 * self.samples as u128;
         // Changes at least `hold` apart: a breach streak waits for it.
-        let may_change = now.saturating_sub(self.last_change) >= r.hold;
+        let may_change = (self.last_change).is_none_or(|at| now.saturating_sub(at) >= r.hold);
         let before = self.estimate;
         if breached {
             self.breaches += 1;
@@ -466,7 +468,7 @@ impl AimdLimit {
             }
         }
         if self.estimate != before {
-            self.last_change = now;
+            self.last_change = Some(now);
             self.limit = self.estimate as u32;
             self.lowest = self.lowest.min(self.limit);
         }
@@ -1891,6 +1893,17 @@ mod tests {
             bare.record(t * s, s / 10, true);
         }
         assert_eq!(t - 400, 421);
+        // The hold runs from the last change, not from the run's start:
+        // the first change may come in the first seconds.
+        let mut early = AimdLimit::new(AimdRule {
+            min_samples: 1,
+            breaches: 1,
+            ..rule.clone()
+        });
+        early.record(s, 2 * s, true);
+        assert_eq!(early.limit, 304, "the first breach, at 1 s");
+        early.record(2 * s, 2 * s, true);
+        assert_eq!(early.limit, 304, "the next only 5 s after it");
         // Without skipping, a sparse window stays open until it has its
         // samples: 20 slow completions make one breach.
         let mut waiting = AimdLimit::new(AimdRule {

@@ -997,7 +997,7 @@ impl RunResult {
         put(
             "closed_throughput_per_s".into(),
             MaybeReal(closed.throughput_per_s()),
-            "closed loop (every closed client group's users together): throughput X = users / (R + Z)",
+            "closed loop (every closed client group's users together): throughput X = users / (R + Z), over the requests that ended (a user stuck at the horizon adds nothing)",
             "per s",
         );
         for (i, g) in self.groups.iter().enumerate() {
@@ -1281,7 +1281,11 @@ impl RunResult {
                     t.errors_injected,
                     "error replies of requests that failed fast in an error window",
                 ),
-                ("gc_pauses", t.gc_pauses, "GC-like pauses begun"),
+                (
+                    "gc_pauses",
+                    t.gc_pauses,
+                    "GC-like pauses begun (a tick that pauses 0 s is none)",
+                ),
                 (
                     "cache_hits",
                     t.cache_hits,

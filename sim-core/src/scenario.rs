@@ -1593,7 +1593,10 @@ impl StandIn {
             key,
             tries: 0,
         };
-        t.insert(s.key(), toml::Spanned::new(s.span.clone(), one.into_inner()));
+        t.insert(
+            s.key(),
+            toml::Spanned::new(s.span.clone(), one.into_inner()),
+        );
         Some(s)
     }
 

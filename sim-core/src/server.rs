@@ -564,7 +564,10 @@ impl Server {
         self.busy -= 1;
         self.busy_by_class[class] -= 1;
         self.busy_ns += (now - j.started) as u128;
-        if let Some(l) = &mut self.limit {
+        // Abandoned work is not a completion: the limit learns nothing from
+        // it (a cancelled hedge's loser counted as an error, and brought
+        // AIMD down to its floor without one real failure).
+        if let Some(l) = self.limit.as_mut().filter(|_| !j.abandoned()) {
             let before = l.limit();
             l.record(now, j.arrived, j.started, ok, self.busy + 1);
             if l.limit() != before {

@@ -117,6 +117,7 @@ fn checked(s: &Scenario, refuse_inert: bool) -> Result<(), Vec<ConfigError>> {
     for (g, c) in s.groups() {
         check_group(s, g, c, &mut check);
     }
+    check_class_order(s, &mut check);
     check(
         !positive(s.horizon_s) || s.horizon_s <= MAX_HORIZON_S,
         "horizon_s".into(),
@@ -232,9 +233,9 @@ fn checked(s: &Scenario, refuse_inert: bool) -> Result<(), Vec<ConfigError>> {
             "must be in (0, 1)",
         );
         check(
-            non_negative(t.limit_latency_s),
+            positive(t.limit_latency_s),
             path("limit_latency_s"),
-            "must be >= 0",
+            "must be > 0 (at 0 every window would breach, and the limit fall to limit_min)",
         );
         check(
             non_negative(t.limit_interval_s),
@@ -689,6 +690,38 @@ fn check_group(
 /// A message queue: on a further group with open arrivals only (the
 /// producers), a positive redelivery delay, and no knob of it without
 /// consumers.
+/// A class several groups name is one class with one rank at every
+/// tier: the groups must list the classes they share in the same order.
+/// Classes rank in the order the groups are read (`client` first, then the
+/// others by name), so a later group that lists them the other way round
+/// would be silently overruled.
+fn check_class_order(s: &Scenario, check: &mut impl FnMut(bool, String, &str)) {
+    let mut ranked: Vec<(&str, &str)> = Vec::new(); // (class, the group that ranked it)
+    for (g, c) in s.groups() {
+        for (i, class) in c.classes.iter().enumerate() {
+            let rank = |name: &str| ranked.iter().position(|(k, _)| *k == name);
+            let above = (c.classes[i + 1..].iter())
+                .filter_map(|later| rank(&later.name).map(|r| (r, later.name.as_str())))
+                .find(|(r, _)| rank(&class.name).is_some_and(|mine| *r < mine));
+            if let Some((r, later)) = above {
+                let by = ranked[r].1;
+                check(
+                    false,
+                    format!("{g}.classes.{}", class.name),
+                    &format!(
+                        "listed above `{later}`, which `{by}.classes` ranks above it: a class has one rank at every tier, so groups list the classes they share in the same order"
+                    ),
+                );
+            }
+        }
+        for class in &c.classes {
+            if !ranked.iter().any(|(k, _)| *k == class.name) {
+                ranked.push((class.name.as_str(), g));
+            }
+        }
+    }
+}
+
 fn check_queue(g: &str, c: &crate::scenario::Client, check: &mut impl FnMut(bool, String, &str)) {
     let q = &c.queue;
     let path = |k: &str| format!("{g}.queue.{k}");

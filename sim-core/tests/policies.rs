@@ -1854,3 +1854,28 @@ fn shedding_spares_a_request_a_free_slot_takes_at_once() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Abandoned work is not a completion: the losing copy of a hedge,
+/// cancelled in service, teaches the adaptive limit nothing (it counted
+/// as an error, and brought AIMD to its floor without one failure).
+#[test]
+fn cancelled_work_does_not_move_the_adaptive_limit() {
+    let a = "max_retries = 0\nhedge_delay_s = 0.03\nhedge_budget_percent = 100\ncancel = \"hedge_losers\"";
+    let s = chain_with(
+        a,
+        0.05,
+        &[
+            ("b.slots", "64"),
+            ("b.adaptive_limit", "true"),
+            ("b.limit_min", "4"),
+            ("b.limit_latency_s", "0.5"),
+            ("b.limit_min_samples", "5"),
+            ("b.limit_interval_s", "0.1"),
+        ],
+    );
+    let r = run(&s);
+    assert!(common::count(&r, "b_abandoned") > 100, "{r:?}");
+    assert_eq!(r.success_rate(), Some(1.0));
+    let b = &r.tiers[1];
+    assert_eq!((b.limit_lowest, b.limit_at_end), (64, 64));
+}

@@ -1219,3 +1219,40 @@ fn a_gradient_limit_that_could_never_move_is_refused() {
     let one = [&gradient[..], &[("svc_b.limit_min_samples", "1")]].concat();
     assert_eq!(errors(&one), Vec::<String>::new());
 }
+
+/// A class several client groups name has one rank at every tier: two
+/// groups that list their shared classes in opposite orders are refused
+/// (the later group's order was silently overruled), and the same order
+/// is accepted.
+#[test]
+fn groups_list_their_shared_classes_in_one_order() {
+    let mut s = sim_core::ch37();
+    common::with_classes(&mut s, &[("online", 3.0), ("replay", 1.0)]);
+    let mut batch = s.client.clone();
+    batch.classes.reverse();
+    s.clients.insert("batch".to_string(), batch.clone());
+    assert_eq!(
+        problems(&s),
+        [
+            "batch.classes.replay: listed above `online`, which `client.classes` ranks above it: a class has one rank at every tier, so groups list the classes they share in the same order"
+        ]
+    );
+    batch.classes.reverse();
+    s.clients.insert("batch".to_string(), batch);
+    assert!(problems(&s).is_empty(), "{:?}", problems(&s));
+}
+
+/// At a latency target of 0 every window of the AIMD limit would breach:
+/// refused, with the reason.
+#[test]
+fn an_aimd_latency_target_of_zero_is_refused() {
+    let mut s = sim_core::ch37();
+    s.tiers[2].adaptive_limit = true;
+    s.tiers[2].limit_latency_s = 0.0;
+    assert_eq!(
+        problems(&s),
+        [
+            "svc_b.limit_latency_s: must be > 0 (at 0 every window would breach, and the limit fall to limit_min)"
+        ]
+    );
+}
