@@ -351,7 +351,11 @@ pub const RUN_BYTES_PER_JOB: u64 = 256;
 /// - with `series_bin_s` under 1 s, each tier instance's two counts a bin
 ///   (16 B; 3 tiers of 10^6 s in 0.01 s bins: 4.8 GB, measured 4.7 GB);
 /// - an adaptive throttle's one bucket a second of its window, at most
-///   the run's (24 B a second).
+///   the run's (24 B a second);
+/// - a limit per tenant key: a limiter slot per key (every group's
+///   tenants, one key for a group without) for each replica, or one set
+///   for the tier with `rate_limit_scope = "service"`, held twice (the
+///   model's and the run's): 100,000 tenants at 64 replicas came to 614 MB.
 ///
 /// A message queue's redeliveries are not counted: each holds a user's
 /// state like a first delivery, but how many there are depends on the
@@ -387,17 +391,46 @@ pub fn estimated_peak_bytes(scenario: &Scenario) -> u64 {
             (buckets * policy::AdaptiveThrottle::BUCKET_BYTES) as u64
         })
         .sum();
+    let keys: u64 = (scenario.groups())
+        .map(|(_, c)| u64::from(c.tenants.max(1)))
+        .sum();
+    let keyed_sets: u64 = (scenario.tiers.iter())
+        .filter(|t| t.rate_limit_per_s > 0.0 && t.rate_limit_key == scenario::RateLimitKey::Tenant)
+        .map(|t| match t.rate_limit_scope {
+            scenario::LimitScope::Replica => u64::from(t.replicas),
+            scenario::LimitScope::Service => 1,
+        })
+        .sum();
+    let slot = std::mem::size_of::<Option<policy::RateLimiter>>() as u64;
+    let tenant_limits = keyed_sets.saturating_mul(keys).saturating_mul(slot * 2);
     users
         .saturating_mul(per_user)
         .saturating_add(jobs.saturating_mul(RUN_BYTES_PER_JOB))
         .saturating_add(series)
         .saturating_add(bins)
         .saturating_add(throttles)
+        .saturating_add(tenant_limits)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Limits per tenant key hold a limiter slot per key and replica: the
+    /// estimate counts them (100,000 tenants at 64 replicas were "about
+    /// 14 KB" and took 614 MB).
+    #[test]
+    fn the_estimate_counts_the_limits_per_tenant_key() {
+        let mut s = ch37();
+        s.client.tenants = 100_000;
+        let without = estimated_peak_bytes(&s);
+        s.tiers[0].replicas = 64;
+        s.tiers[0].rate_limit_per_s = 100.0;
+        s.tiers[0].rate_limit_key = scenario::RateLimitKey::Tenant;
+        let slot = std::mem::size_of::<Option<policy::RateLimiter>>() as u64;
+        assert_eq!(estimated_peak_bytes(&s) - without, 64 * 100_000 * slot * 2);
+        assert!(estimated_peak_bytes(&s) > 500_000_000);
+    }
 
     /// A run of a validated scenario is the run [`run`] gives, in fresh
     /// memory or in an earlier run's.
