@@ -1088,15 +1088,24 @@ impl Sim<'_> {
     }
 
     /// A request that waited its turn in its server's leaky bucket leaves
-    /// it, to be admitted unless the server went down meanwhile.
+    /// it, to be admitted unless the server went down meanwhile, or (with
+    /// drop-expired: waiting in the bucket is queueing) its deadline
+    /// passed while it waited.
     #[inline(never)]
     fn out_of_bucket(&mut self, job: JobRef) {
         let s = self.jobs.get_live(job).server();
         self.servers[s].left_bucket();
         let crashes = self.servers[s].has.crashes;
-        if !(crashes && self.refused_while_down(s, job)) {
-            self.admit(s, job, self.second());
+        if crashes && self.refused_while_down(s, job) {
+            return;
         }
+        if self.m.servers[s].drop_expired && self.now >= self.jobs.get_live(job).deadline {
+            let sec = self.second();
+            self.servers[s].expired_in_bucket(sec);
+            self.drop_queued(s, job, Dropped::Expired);
+            return;
+        }
+        self.admit(s, job, self.second());
     }
 
     /// Request `job` reaches server `s`, which has crash windows: if it is
@@ -1660,14 +1669,20 @@ impl Sim<'_> {
                 self.start_job(s, job);
                 continue;
             };
-            self.trace(job, Step::Dropped(why));
-            let j = *self.jobs.get_mut(job);
-            self.jobs.release(job);
-            if let Some(outcome) = why.answer(model.reject_outcome) {
-                self.answer(s, j.caller, u32::from(j.caller_attempt), outcome);
-            }
+            self.drop_queued(s, job, why);
         }
         self.servers[s].filling = false;
+    }
+
+    /// Server `s` drops request `job`, which waited (counted by the
+    /// caller of this): its caller is answered as the reason says.
+    fn drop_queued(&mut self, s: usize, job: JobRef, why: Dropped) {
+        self.trace(job, Step::Dropped(why));
+        let j = *self.jobs.get_mut(job);
+        self.jobs.release(job);
+        if let Some(outcome) = why.answer(self.m.servers[s].reject_outcome) {
+            self.answer(s, j.caller, u32::from(j.caller_attempt), outcome);
+        }
     }
 
     /// The run's result; its memory goes back to `scratch`.

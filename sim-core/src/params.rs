@@ -758,7 +758,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Tier,
         "drop_expired",
         Kind::Bool,
-        "Answer a dequeued request whose deadline has passed with an error instead of serving it.",
+        "Answer a dequeued request whose deadline has passed with an error instead of serving it (also one leaving a leaky bucket: waiting there is queueing).",
     ),
     p(
         Scope::Tier,

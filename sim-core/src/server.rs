@@ -445,6 +445,15 @@ impl Server {
         self.in_bucket -= 1;
     }
 
+    /// A request leaves the leaky bucket, in second `sec`, past its
+    /// deadline: admitted (waiting there is queueing), then dropped as
+    /// expired, as a queued one would be.
+    pub fn expired_in_bucket(&mut self, sec: usize) {
+        self.stats.admitted += 1;
+        self.seconds[sec].admitted += 1;
+        self.count_drop(Dropped::Expired);
+    }
+
     /// An admitted request of `class` waits.
     #[inline]
     pub fn enqueue(&mut self, job: JobRef, class: usize, now: Nanos) {

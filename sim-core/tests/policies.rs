@@ -1879,3 +1879,23 @@ fn cancelled_work_does_not_move_the_adaptive_limit() {
     let b = &r.tiers[1];
     assert_eq!((b.limit_lowest, b.limit_at_end), (64, 64));
 }
+
+/// Waiting in a leaky bucket is queueing: with drop-expired, a request
+/// whose deadline passed while it waited is dropped as it leaves, not
+/// started for nobody (all of them were, late).
+#[test]
+fn a_request_expired_in_a_leaky_bucket_is_dropped() {
+    let sets = [
+        ("a.rate_limit_kind", "\"leaky_bucket\""),
+        ("a.rate_limit_per_s", "5"),
+        ("a.rate_limit_burst", "100"),
+        ("a.drop_expired", "true"),
+    ];
+    let r = run(&chain_with("max_retries = 0", 0.01, &sets));
+    let (dropped, late) = (
+        common::count(&r, "a_dropped_expired"),
+        common::count(&r, "a_late"),
+    );
+    assert!(dropped > 100, "{dropped} dropped");
+    assert_eq!(late, 0);
+}
