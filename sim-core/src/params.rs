@@ -404,7 +404,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Client,
         "tenants",
         Kind::Int,
-        "Tenant keys: each user carries one of this many tenants, drawn from a Zipf distribution (tenant k, from 1, with probability proportional to 1 / k^tenant_zipf_s; its own random stream, so no other draw moves); 0 (the default) or 1: one key for the whole group. At most 100000. For per-key rate limits (<tier>.rate_limit_key = tenant). Metrics: tenant_top_users, tenant_top_success_rate (the most frequent tenant, k = 1), tenant_rest_users, tenant_rest_success_rate (all the others); with several client groups, also each group's own (group_<g>_tenant_top_users, ...).",
+        "Tenant keys: each user carries one of this many tenants, drawn from a Zipf distribution (tenant k, from 1, with probability proportional to 1 / k^tenant_zipf_s; its own random stream, so no other draw moves); a user is one request: a closed-loop user's next request, or a message's redelivery, draws its key afresh. 0 (the default) or 1: one key for the whole group. At most 100000. For per-key rate limits (<tier>.rate_limit_key = tenant). Metrics: tenant_top_users, tenant_top_success_rate (the most frequent tenant, k = 1), tenant_rest_users, tenant_rest_success_rate (all the others); with several client groups, also each group's own (group_<g>_tenant_top_users, ...).",
     ).bounds(Bounds::between(0.0, validate::MAX_TENANTS as f64)),
     p(
         Scope::Client,
