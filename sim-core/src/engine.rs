@@ -558,8 +558,10 @@ impl Sim<'_> {
             JobKind::Branch => &self.m.callers[j.edge as usize].name,
             JobKind::Request { server } => &self.m.servers[server as usize].name,
         };
-        let number = tracer.number(job);
+        // The job it serves first: a fan-out parent met only through its
+        // branches is numbered before them.
         let serves = (j.kind != JobKind::User).then(|| tracer.number(j.caller));
+        let number = tracer.number(job);
         tracer.steps.push(TraceStep {
             at_s: nanos_to_secs(self.now),
             t_s: nanos_to_secs(self.now - tracer.arrived),
@@ -1076,7 +1078,7 @@ impl Sim<'_> {
             return;
         }
         self.jobs.get_mut(job).arrived = self.now;
-        self.admit(s, job, sec);
+        self.admit(s, job, sec, false);
     }
 
     /// A request arrives at server `s` in a run whose series have
@@ -1105,7 +1107,7 @@ impl Sim<'_> {
             self.drop_queued(s, job, Dropped::Expired);
             return;
         }
-        self.admit(s, job, self.second());
+        self.admit(s, job, self.second(), true);
     }
 
     /// Request `job` reaches server `s`, which has crash windows: if it is
@@ -1135,8 +1137,11 @@ impl Sim<'_> {
         let tier = self.m.servers[s].tier;
         let shared = (self.tier_rate_limits[tier].as_mut()).filter(|_| srv.has.shared_rate_limit);
         match srv.leave_bucket(now, shared) {
-            Ok(at) if at > now => self.schedule(at, Action::LeftBucket(job)),
-            Ok(_) => self.admit(s, job, self.second()),
+            Ok(at) if at > now => {
+                self.trace(job, Step::Queued);
+                self.schedule(at, Action::LeftBucket(job))
+            }
+            Ok(_) => self.admit(s, job, self.second(), false),
             Err(why) => {
                 self.trace(job, Step::Rejected(why));
                 self.reject(s, job)
@@ -1145,11 +1150,12 @@ impl Sim<'_> {
     }
 
     /// Admission of request `job` at server `s` in second `sec`: it
-    /// starts, queues, or is rejected. (The request is passed by reference,
+    /// starts, queues, or is rejected; `waited`: it has already waited (in
+    /// a leaky bucket), which its trace told. (The request is passed by reference,
     /// its fields read where used: a copy of the whole record, passed on to
     /// the functions not inlined, was 64 bytes moved on every arrival.)
     #[inline(always)]
-    fn admit(&mut self, s: usize, job: JobRef, sec: usize) {
+    fn admit(&mut self, s: usize, job: JobRef, sec: usize, waited: bool) {
         let m = self.m;
         let model = &m.servers[s];
         let now = self.now;
@@ -1178,10 +1184,17 @@ impl Sim<'_> {
                 self.trace(job, Step::Dropped(Dropped::Cancelled));
                 self.jobs.release(job);
             }
-            Ok(Admission::Start) => self.start_job(s, job),
+            Ok(Admission::Start) => {
+                if waited {
+                    self.trace(job, Step::Started);
+                }
+                self.start_job(s, job)
+            }
             Ok(Admission::Queue) => {
                 srv.enqueue(job, class, now);
-                self.trace(job, Step::Queued);
+                if !waited {
+                    self.trace(job, Step::Queued);
+                }
             }
         }
     }

@@ -1263,9 +1263,9 @@ impl Scenario {
     /// a missing key given a stand-in value its field takes (a number, a
     /// listed variant, a string, an empty table...), and the rest read
     /// again. A key found missing only because it was taken out, or inside
-    /// a stand-in table, is not said; when no stand-in fits, its table is
-    /// taken out. A syntax error is said alone: nothing after it is
-    /// reliable.
+    /// a stand-in table, gets a stand-in unsaid; when no stand-in fits, its
+    /// table is taken out. A syntax error is said alone: nothing after it
+    /// is reliable.
     pub fn from_toml(text: &str, origin: &str) -> Result<Scenario, Vec<String>> {
         let said = |mut e: toml::de::Error| {
             let hint = unknown_key_hint(e.message());
@@ -1356,9 +1356,10 @@ impl Scenario {
                 problems.push(said(e));
             }
             // A missing key gets a stand-in, so that the rest of its table
-            // (its other missing keys among them) is read.
-            if !ours
-                && let Some(key) = missing
+            // (its other missing keys among them) is read; so does a key
+            // taken out, unsaid: taking its table out instead hid the
+            // table's own missing keys.
+            if let Some(key) = missing
                 && let Some(put) =
                     StandIn::put(&mut root, &span, key, text.len() + 1 + stand_ins.len())
             {

@@ -523,6 +523,17 @@ fn counts_add_up_with_a_leaky_bucket() {
         assert!(b.bucket_waited > 0 && b.rate_limited > 0, "{scope}");
         assert!(b.in_bucket_at_end > 0, "{scope}");
         check(&s, &r, &format!("leaky bucket, {scope}"));
+        // A wait in the bucket is in the trace as queueing.
+        let valid = sim_core::ValidScenario::new(s.clone()).expect("valid");
+        let mut waited = 0;
+        for user in (r.users as u32 - 3000..r.users as u32).step_by(100) {
+            let (_, steps) = sim_core::trace(&valid, 4, user).expect("the same run");
+            check_lineage(&steps, &format!("leaky bucket, {scope}, user {user}"));
+            waited += steps
+                .iter()
+                .any(|x| x.who == "svc_b" && x.event == "queued") as u32;
+        }
+        assert!(waited > 0, "{scope}: no traced request waited");
     }
 }
 
@@ -1094,6 +1105,8 @@ fn check_lineage(steps: &[sim_core::TraceStep], label: &str) {
     ];
     for (i, s) in steps.iter().enumerate() {
         assert_eq!(s.serves.is_none(), s.job == 0, "{label}: {s:?}");
+        // A job is numbered after the one it serves.
+        assert!(s.serves.is_none_or(|c| c < s.job), "{label}: {s:?}");
         if at_tier.iter().any(|e| s.event.starts_with(e)) {
             let caller = s.serves.expect("a request serves its caller");
             assert!(
@@ -1112,10 +1125,20 @@ fn check_lineage(steps: &[sim_core::TraceStep], label: &str) {
         let ended = later.filter(|x| ends.iter().any(|e| x.event.starts_with(e)));
         assert_eq!(ended.count(), 1, "{label}: {s:?} ends once");
     }
-    for (i, s) in steps.iter().enumerate().filter(|(_, s)| s.event == "start") {
-        let queued = steps[..i]
-            .iter()
-            .any(|x| x.job == s.job && x.event == "queued");
-        assert!(queued, "{label}: {s:?} starts without waiting");
+    // What only a request that waited can meet (a leaky bucket's wait is
+    // one): a start, a drop when it would start, the horizon in a queue.
+    let after_waiting = [
+        "start",
+        "dropped: expired",
+        "dropped: codel",
+        "queued at the horizon",
+    ];
+    for (i, s) in steps.iter().enumerate() {
+        if after_waiting.contains(&s.event.as_str()) {
+            let queued = steps[..i]
+                .iter()
+                .any(|x| x.job == s.job && x.event == "queued");
+            assert!(queued, "{label}: {s:?} without waiting");
+        }
     }
 }

@@ -256,6 +256,34 @@ slots = 3
         ],
         "{problems:#?}"
     );
+    // A bad key set aside does not hide its table's missing keys, nor a
+    // bad top-level key the missing tables.
+    let bad_and_missing = "name = \"x\"\nhorizon_s = 10.0\n[client]\nduration_s = 5\n[client.call]\nattempt_timeout_s = 1.0\nmax_retries = -1\nbackoff_base_s = 0.05\n[[tiers]]\nname = \"a\"\nslots = 1\n";
+    let problems = sim_core::Scenario::from_toml(bad_and_missing, "my.toml").unwrap_err();
+    assert_eq!(
+        where_and_what(&problems),
+        [
+            (
+                "line 7, column 15",
+                "invalid value: integer `-1`, expected a whole number from 0 to 4294967295"
+            ),
+            ("line 5, column 1", "missing field `backoff`"),
+        ],
+        "{problems:#?}"
+    );
+    let problems =
+        sim_core::Scenario::from_toml("name = 3\nhorizon_s = \"x\"\n", "my.toml").unwrap_err();
+    let what: Vec<&str> = where_and_what(&problems).iter().map(|(_, w)| *w).collect();
+    assert_eq!(
+        what,
+        [
+            "invalid type: integer `3`, expected a string",
+            "invalid type: string \"x\", expected a number",
+            "missing field `client`",
+            "missing field `tiers`",
+        ],
+        "{problems:#?}"
+    );
     // A missing table is one problem: its keys are not said.
     let no_call = "name = \"x\"\nhorizon_s = 9\n[client]\nduration_s = 5\n[[tiers]]\nname = \"a\"\nslots = 1\n";
     let problems = sim_core::Scenario::from_toml(no_call, "my.toml").unwrap_err();
