@@ -1258,7 +1258,8 @@ impl Scenario {
     /// Parses a scenario from TOML text; `origin` names the source in
     /// errors. Every key the scenario cannot take (an unknown key, a value
     /// of the wrong type or outside its field's range, an unknown name, a
-    /// missing key) is said at once, each with its line: serde stops at the
+    /// missing key) is said at once, each with its line, in the file's
+    /// order: serde stops at the
     /// first, so the offending key is taken out of the parsed document, or
     /// a missing key given a stand-in value its field takes (a number, a
     /// listed variant, a string, an empty table...), and the rest read
@@ -1291,7 +1292,9 @@ impl Scenario {
                 "{origin}: this is a grid file, not a scenario (it has no [[tiers]] and names its scenario, `{scenario}`): run the grid with `sweep run {origin}`, or give its scenario"
             )]);
         }
-        let mut problems = Vec::new();
+        // Each problem with where it is, to be said in the file's order.
+        let mut problems: Vec<(usize, String)> = Vec::new();
+        let document = root.span();
         // The keys taken out, by the span of the table they were in.
         let mut taken: Vec<(std::ops::Range<usize>, String)> = Vec::new();
         // The stand-ins put for missing keys, each spanned past the end of
@@ -1306,12 +1309,12 @@ impl Scenario {
                         false => Err(presets.iter().map(|e| format!("{origin}: {e}")).collect()),
                     };
                 }
-                Ok(_) => return Err(problems),
+                Ok(_) => return Err(in_file_order(problems)),
                 Err(e) => e,
             };
             let Some(span) = e.span() else {
-                problems.push(said(e));
-                return Err(problems);
+                problems.push((usize::MAX, said(e)));
+                return Err(in_file_order(problems));
             };
             let missing = missing_field(e.message());
             if let Some(i) = stand_ins.iter().position(|s| s.span == span) {
@@ -1343,7 +1346,7 @@ impl Scenario {
                 let table = stand_ins[out].table.clone();
                 match take_at(&mut root, &table) {
                     Some(key) => taken.extend(key),
-                    None => return Err(problems),
+                    None => return Err(in_file_order(problems)),
                 }
                 continue;
             }
@@ -1353,7 +1356,13 @@ impl Scenario {
                     .any(|(table, key)| *table == span && key == missing)
             });
             if !ours {
-                problems.push(said(e));
+                // The document's own missing keys have no place: last.
+                let at = if span == document {
+                    usize::MAX
+                } else {
+                    span.start
+                };
+                problems.push((at, said(e)));
             }
             // A missing key gets a stand-in, so that the rest of its table
             // (its other missing keys among them) is read; so does a key
@@ -1368,7 +1377,7 @@ impl Scenario {
             }
             match take_at(&mut root, &span) {
                 Some(key) => taken.extend(key),
-                None => return Err(problems),
+                None => return Err(in_file_order(problems)),
             }
         }
     }
@@ -1550,6 +1559,13 @@ fn unknown_key_hint(message: &str) -> String {
     let given = quoted.next().unwrap_or_default();
     crate::params::closest(given, quoted)
         .map_or(String::new(), |k| format!("\ndid you mean `{k}`?"))
+}
+
+/// The problems of a scenario file in the order of their places in it
+/// (found in the order of the structs' fields).
+fn in_file_order(mut problems: Vec<(usize, String)>) -> Vec<String> {
+    problems.sort_by_key(|(at, _)| *at);
+    problems.into_iter().map(|(_, p)| p).collect()
 }
 
 /// The key serde's "missing field `slots`" names.

@@ -220,7 +220,8 @@ fn where_and_what(problems: &[String]) -> Vec<(&str, &str)> {
         .collect()
 }
 
-/// Every key missing from one table is said in one reading, whatever its
+/// Every key missing from one table is said in one reading, in the file's
+/// order, whatever its
 /// type (a number, a name, a choice), in a table under a header, an
 /// implicit one, an item of a list of tables and an inline table; a table
 /// missing altogether is said once, not its keys.
@@ -244,14 +245,15 @@ slots = 3
     assert_eq!(
         where_and_what(&problems),
         [
+            ("line 2, column 1", "missing field `duration_s`"),
             ("line 4, column 1", "missing field `attempt_timeout_s`"),
             ("line 4, column 1", "missing field `backoff`"),
             ("line 4, column 1", "missing field `backoff_base_s`"),
-            ("line 2, column 1", "missing field `duration_s`"),
-            ("line 9, column 9", "missing field `duration_s`"),
-            ("line 9, column 9", "missing field `factor`"),
             ("line 7, column 1", "missing field `name`"),
             ("line 7, column 1", "missing field `slots`"),
+            ("line 9, column 9", "missing field `duration_s`"),
+            ("line 9, column 9", "missing field `factor`"),
+            // The document's own, which have no line of their own, last.
             ("line 1, column 1", "missing field `horizon_s`"),
         ],
         "{problems:#?}"
@@ -263,11 +265,11 @@ slots = 3
     assert_eq!(
         where_and_what(&problems),
         [
+            ("line 5, column 1", "missing field `backoff`"),
             (
                 "line 7, column 15",
                 "invalid value: integer `-1`, expected a whole number from 0 to 4294967295"
             ),
-            ("line 5, column 1", "missing field `backoff`"),
         ],
         "{problems:#?}"
     );
@@ -332,6 +334,7 @@ service = { dist = "weibull", mean_s = 0.02 }
                 "line 14, column 24",
                 "unknown variant `bogus`, expected one of `timeout`, `overload`, `error`, `expired`, `refused`"
             ),
+            ("line 16, column 1", "missing field `name`"),
             (
                 "line 17, column 9",
                 "invalid value: integer `5000000000`, expected a whole number from 0 to 4294967295"
@@ -340,7 +343,6 @@ service = { dist = "weibull", mean_s = 0.02 }
                 "line 18, column 20",
                 "unknown variant `weibull`, expected one of `exponential`, `constant`, `lognormal`"
             ),
-            ("line 16, column 1", "missing field `name`"),
         ],
         "{problems:#?}"
     );
