@@ -709,7 +709,9 @@ pub fn in_short(
             .join(", ")
     };
     let mut out = String::new();
-    let mut unresolved = false;
+    // Whether some parameter is not resolved, or never seen to move a
+    // metric by too few trials: each has its own advice.
+    let (mut unresolved, mut unseen_any) = (false, false);
     for d in all.iter().filter(|d| d.metric == metric) {
         let who = if d.category.is_empty() {
             "Over the sampled region".to_string()
@@ -780,9 +782,20 @@ pub fn in_short(
         if matter.is_empty() {
             out.push_str(&format!("No parameter clearly moves {what}"));
         } else {
-            let listed: Vec<String> = matter
-                .iter()
-                .map(|j| format!("`{}` ({name} {:.2} ± {:.2})", names[*j], key[*j], conf[*j]))
+            // An interval of no width from few trials that all agreed is
+            // no certainty.
+            let interval = |j: usize| match conf[j] == 0.0 && d.blocks_used < TRIALS_FOR_NEVER_SEEN
+            {
+                true => format!(
+                    "{name} {:.2}, alike in all {} {}: too few for an interval",
+                    key[j],
+                    d.blocks_used,
+                    trials_name(indices)
+                ),
+                false => format!("{name} {:.2} ± {:.2}", key[j], conf[j]),
+            };
+            let listed: Vec<String> = (matter.iter())
+                .map(|j| format!("`{}` ({})", names[*j], interval(*j)))
                 .collect();
             out.push_str(&format!(
                 "{} depends most on {}",
@@ -805,7 +818,7 @@ pub fn in_short(
                 quoted(&unsure)
             ));
         }
-        unresolved |= !unseen.is_empty();
+        unseen_any |= !unseen.is_empty();
         if !unseen.is_empty() {
             out.push_str(&format!(
                 "; {}: never seen to move it, but {} {} are too few to say {} barely {} (about {TRIALS_FOR_NEVER_SEEN} would)",
@@ -844,15 +857,20 @@ pub fn in_short(
         }
         out.push('\n');
     }
+    let enough = TRIALS_FOR_NEVER_SEEN.next_power_of_two();
     if unresolved {
         out.push_str(&format!(
             "- A parameter not resolved needs more sample points: intervals narrow as 1/sqrt(N), so `sample.n` = {} would halve them{}.\n",
             4 * design.n,
-            if (4 * design.n as usize) < TRIALS_FOR_NEVER_SEEN {
-                format!(", and {} would tell a parameter never seen to move the metric from one that barely does", TRIALS_FOR_NEVER_SEEN.next_power_of_two())
+            if unseen_any && (4 * design.n as usize) < TRIALS_FOR_NEVER_SEEN {
+                format!(", and {enough} would tell a parameter never seen to move the metric from one that barely does")
             } else {
                 String::new()
             }
+        ));
+    } else if unseen_any {
+        out.push_str(&format!(
+            "- A parameter never seen to move a metric needs more sample points to be told from one that barely does: `sample.n` = {enough} would.\n"
         ));
     }
     if !out.is_empty() {

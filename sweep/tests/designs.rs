@@ -464,7 +464,7 @@ fn a_boundary_search_is_the_same_with_any_jobs_and_after_an_interruption() {
     }
     // The report answers with the boundary, first in "In short".
     let md = std::fs::read_to_string(dir.path().join("j1/analysis/index.md")).unwrap();
-    let short = &md[md.find("## In short").unwrap()..md.find("## What happened").unwrap()];
+    let short = in_short(&md);
     assert!(
         short.starts_with("## In short\n\n- **all**: P(not recovered) "),
         "{short}"
@@ -530,6 +530,11 @@ fn a_boundary_search_says_why_it_did_not_recover_in_what_happened() {
 }
 
 /// The points, runs with a verdict and runs left out of the table's `all` row.
+/// The "In short" section of a report.
+fn in_short(md: &str) -> &str {
+    &md[md.find("## In short").unwrap()..md.find("## What happened").unwrap()]
+}
+
 fn boundary_counts(table: &str) -> (u64, u64, u64) {
     let row = (table.lines())
         .find(|l| l.starts_with("| all |"))
@@ -749,4 +754,47 @@ fn a_sobol_design_says_what_it_spends_for_nothing() {
     let o = sweep(&["run", &one, "--out", &out, "--no-report"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_says(&stderr(&o), &notes);
+}
+
+/// A Morris design whose usable trajectories all agree: the effect they
+/// show is no certainty, and the advice after it is the one for the
+/// parameters never seen to move the metric (none is "not resolved").
+#[test]
+fn a_morris_design_says_what_too_few_trajectories_cannot_tell() {
+    let dir = tempfile::tempdir().unwrap();
+    let grid = write_grid_as(
+        dir.path(),
+        "m.toml",
+        r#"name = "morris-few"
+scenario = "ch37"
+[set]
+"client.duration_s" = 12
+horizon_s = 14
+"svc_b.slow.start_s" = 2
+[axes]
+strategy = ["naive"]
+"svc_b.slow.duration_s" = { min = 1, max = 8 }
+"client.rate_per_s" = { min = 150, max = 400 }
+"svc_a.max_retries" = { min = 0, max = 3, integer = true }
+[sample]
+method = "morris"
+n = 20
+levels = 4
+seed = 3
+"#,
+    );
+    let out = dir.path().join("o");
+    let o = sweep(&["run", &grid, "--out", &out.display().to_string(), "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = std::fs::read_to_string(out.join("analysis/index.md")).unwrap();
+    let short = in_short(&md);
+    assert!(
+        short.contains("depends most on `svc_b.slow.duration_s` (mu_star 1.50, alike in all 8 trajectories: too few for an interval)"),
+        "{short}"
+    );
+    assert!(
+        short.contains("- A parameter never seen to move a metric needs more sample points to be told from one that barely does: `sample.n` = 64 would."),
+        "{short}"
+    );
+    assert!(!short.contains("not resolved"), "{short}");
 }
