@@ -470,11 +470,15 @@ fn unresolved_sobol(s1_conf: f64, st: f64, st_conf: f64) -> bool {
 }
 
 /// The share of recovered runs in equal bins of one parameter's range
-/// (equal in log for a log axis), the other parameters as sampled.
+/// (equal in log for a log axis), or at each level of a Morris design's
+/// grid (fifths of its range left bins empty between its levels), the
+/// other parameters as sampled.
 struct Tipping<'a> {
     axis: &'a SampledAxis,
-    /// (lower edge, upper edge, recovered runs, runs) per bin.
+    /// (lower edge, upper edge, recovered runs, runs) per bin; a level's
+    /// two edges are the level.
     bins: Vec<(f64, f64, u64, u64)>,
+    levels: bool,
 }
 
 impl Tipping<'_> {
@@ -484,14 +488,30 @@ impl Tipping<'_> {
         (n > 0).then(|| ok as f64 / n as f64)
     }
 
-    /// The edge between the adjacent bins whose shares differ most, when
-    /// they differ at all.
-    fn steepest(&self) -> Option<f64> {
-        (1..self.bins.len())
-            .filter_map(|i| Some((self.bins[i].0, (self.share(i - 1)? - self.share(i)?).abs())))
+    /// Where the shares of two adjacent bins differ most, when they differ
+    /// at all: the edge between them, or the two levels.
+    fn steepest(&self) -> Option<String> {
+        let i = (1..self.bins.len())
+            .filter_map(|i| Some((i, (self.share(i - 1)? - self.share(i)?).abs())))
             .filter(|(_, step)| *step > 0.0)
-            .max_by(|x, y| x.1.total_cmp(&y.1))
-            .map(|(edge, _)| edge)
+            .max_by(|x, y| x.1.total_cmp(&y.1))?
+            .0;
+        Some(match self.levels {
+            true => format!(
+                "between {} and {}",
+                edge_text(self.bins[i - 1].0),
+                edge_text(self.bins[i].0)
+            ),
+            false => format!("at {}", edge_text(self.bins[i].0)),
+        })
+    }
+
+    /// How the bins cut the range, for a sentence.
+    fn cut(&self) -> String {
+        match self.levels {
+            true => format!("at its {} levels", self.bins.len()),
+            false => "in fifths of its range".to_string(),
+        }
     }
 }
 
@@ -500,7 +520,8 @@ impl Tipping<'_> {
 /// interval: of two alike, not the one its design could not resolve):
 /// where it tips.
 fn tipping<'a>(sweep: &Sweep, design: &'a SampleDesign, d: &DesignIndices) -> Option<Tipping<'a>> {
-    const BINS: usize = 5;
+    let levels = design.method == "morris" && design.levels >= 2;
+    let bins = if levels { design.levels as usize } else { 5 };
     let (key, conf): (&[f64], &[f64]) = match d.result.as_ref().ok()? {
         Indices::Sobol(s) => (&s.st, &s.st_conf),
         Indices::Morris(m) => (&m.mu_star, &m.mu_star_conf),
@@ -518,9 +539,12 @@ fn tipping<'a>(sweep: &Sweep, design: &'a SampleDesign, d: &DesignIndices) -> Op
         } else {
             (v - a.min) / (a.max - a.min)
         };
-        ((u * BINS as f64) as usize).min(BINS - 1)
+        match levels {
+            true => ((u * (bins - 1) as f64).round() as usize).min(bins - 1),
+            false => ((u * bins as f64) as usize).min(bins - 1),
+        }
     };
-    let (mut ok, mut n) = ([0u64; BINS], [0u64; BINS]);
+    let (mut ok, mut n) = (vec![0u64; bins], vec![0u64; bins]);
     for r in 0..y.len() {
         if !sweep.ok()[r] || label(r) != d.category {
             continue;
@@ -532,7 +556,10 @@ fn tipping<'a>(sweep: &Sweep, design: &'a SampleDesign, d: &DesignIndices) -> Op
         }
     }
     let edge = |i: usize| {
-        let u = i as f64 / BINS as f64;
+        let u = match levels {
+            true => i as f64 / (bins - 1) as f64,
+            false => i as f64 / bins as f64,
+        };
         if a.log {
             (a.min.ln() + u * (a.max.ln() - a.min.ln())).exp()
         } else {
@@ -541,9 +568,13 @@ fn tipping<'a>(sweep: &Sweep, design: &'a SampleDesign, d: &DesignIndices) -> Op
     };
     Some(Tipping {
         axis: a,
-        bins: (0..BINS)
-            .map(|i| (edge(i), edge(i + 1), ok[i], n[i]))
+        bins: (0..bins)
+            .map(|i| match levels {
+                true => (edge(i), edge(i), ok[i], n[i]),
+                false => (edge(i), edge(i + 1), ok[i], n[i]),
+            })
             .collect(),
+        levels,
     })
 }
 
@@ -584,7 +615,10 @@ fn tipping_markdown(t: &Tipping) -> String {
             let share = t
                 .share(i)
                 .map_or("-".to_string(), |s| format!("{:.0}%", 100.0 * s));
-            format!("[{}, {}): {share} of {n}", edge_text(lo), edge_text(hi))
+            match t.levels {
+                true => format!("{}: {share} of {n}", edge_text(lo)),
+                false => format!("[{}, {}): {share} of {n}", edge_text(lo), edge_text(hi)),
+            }
         })
         .collect();
     format!(
@@ -846,13 +880,14 @@ pub fn in_short(
                 })
                 .collect();
             out.push_str(&format!(
-                " From `{}` = {} to {}{}, in fifths of its range, the share recovered goes {}; the steepest step is at {}.",
+                " From `{}` = {} to {}{}, {}, the share recovered goes {}; the steepest step is {}.",
                 t.axis.path,
                 edge_text(t.axis.min),
                 edge_text(t.axis.max),
                 if t.axis.log { " (log scale)" } else { "" },
+                t.cut(),
                 shares.join(" → "),
-                edge_text(at)
+                at
             ));
         }
         out.push('\n');

@@ -757,8 +757,9 @@ fn a_sobol_design_says_what_it_spends_for_nothing() {
 }
 
 /// A Morris design whose usable trajectories all agree: the effect they
-/// show is no certainty, and the advice after it is the one for the
-/// parameters never seen to move the metric (none is "not resolved").
+/// show is no certainty, the advice after it is the one for the
+/// parameters never seen to move the metric (none is "not resolved"), and
+/// where it tips is told at the grid's levels.
 #[test]
 fn a_morris_design_says_what_too_few_trajectories_cannot_tell() {
     let dir = tempfile::tempdir().unwrap();
@@ -797,4 +798,10 @@ seed = 3
         "{short}"
     );
     assert!(!short.contains("not resolved"), "{short}");
+    // Where it tips: at the grid's levels, not in fifths of the range,
+    // which left a fifth between two levels empty.
+    assert!(
+        short.contains("From `svc_b.slow.duration_s` = 1 to 8, at its 4 levels, the share recovered goes 100% → 19% → 0% → -; the steepest step is between 1 and 3.333."),
+        "{short}"
+    );
 }
