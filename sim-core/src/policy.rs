@@ -965,6 +965,8 @@ pub struct LoadBalancer {
     ejections: Vec<u32>,
     multiplier: Vec<u32>,
     ejected_until: Vec<Nanos>,
+    /// The latest of the ejections' ends: from then on none is ejected.
+    ejections_end: Nanos,
     /// Replica-nanoseconds of the ejections so far, to their ends.
     ejected_ns: u128,
     /// Scratch space for the replicas a pick may choose, reused.
@@ -982,6 +984,7 @@ impl LoadBalancer {
             ejections: vec![0; replicas],
             multiplier: vec![0; replicas],
             ejected_until: vec![0; replicas],
+            ejections_end: 0,
             ejected_ns: 0,
             candidates: Vec::with_capacity(replicas),
         }
@@ -1012,6 +1015,66 @@ impl LoadBalancer {
     /// replica whose own circuit breaker is open is never chosen, ejected
     /// or not; empty: all are allowed). At least one must be allowed.
     pub fn pick_among(
+        &mut self,
+        now: Nanos,
+        avoid: Option<usize>,
+        allowed: &[bool],
+        rng: &mut Stream,
+    ) -> usize {
+        let all_allowed = allowed.iter().all(|&a| a);
+        let chosen = if all_allowed && now >= self.ejections_end {
+            self.pick_from_all(avoid, rng)
+        } else {
+            self.pick_from_candidates(now, avoid, allowed, rng)
+        };
+        self.cursor = match self.rule {
+            // The pin stays where it is until an error moves it.
+            Balancer::PinUntilError => chosen,
+            _ => (chosen + 1) % self.outstanding.len(),
+        };
+        chosen
+    }
+
+    /// The pick when every replica may be chosen but `avoid`: the same
+    /// choice and draws as [`Self::pick_from_candidates`] would make from
+    /// the list of them, without building it (a pick per request, over
+    /// every replica).
+    fn pick_from_all(&self, avoid: Option<usize>, rng: &mut Stream) -> usize {
+        let n = self.outstanding.len();
+        // With one replica, avoiding it would leave none: it is chosen.
+        let skip = avoid.filter(|_| n > 1);
+        let len = n - usize::from(skip.is_some());
+        // The `i`-th candidate in replica order.
+        let at = |i: usize| i + usize::from(skip.is_some_and(|x| i >= x));
+        let in_turn = |r: usize| (r + n - self.cursor) % n;
+        match self.rule {
+            Balancer::RoundRobin | Balancer::PinUntilError => match skip {
+                Some(x) if x == self.cursor => (x + 1) % n,
+                _ => self.cursor,
+            },
+            Balancer::Random => at(rng.below_or_eq(len as u64 - 1) as usize),
+            Balancer::LeastOutstanding => (0..n)
+                .filter(|&r| Some(r) != skip)
+                .min_by_key(|&r| (self.outstanding[r], in_turn(r)))
+                .expect("a replica"),
+            Balancer::P2c if len == 1 => at(0),
+            Balancer::P2c => {
+                let a = rng.below_or_eq(len as u64 - 1) as usize;
+                let mut b = rng.below_or_eq(len as u64 - 2) as usize;
+                b += (b >= a) as usize;
+                let (a, b) = (at(a), at(b));
+                if self.outstanding[b] < self.outstanding[a] {
+                    b
+                } else {
+                    a
+                }
+            }
+        }
+    }
+
+    /// The pick among the replicas `allowed` lets through that are not
+    /// ejected (unless in panic mode), other than `avoid` if possible.
+    fn pick_from_candidates(
         &mut self,
         now: Nanos,
         avoid: Option<usize>,
@@ -1057,11 +1120,6 @@ impl LoadBalancer {
                     a
                 }
             }
-        };
-        self.cursor = match self.rule {
-            // The pin stays where it is until an error moves it.
-            Balancer::PinUntilError => chosen,
-            _ => (chosen + 1) % n,
         };
         self.candidates = c;
         chosen
@@ -1135,6 +1193,7 @@ impl LoadBalancer {
             .div_ceil(rule.interval)
             .saturating_mul(rule.interval);
         self.ejected_until[replica] = until;
+        self.ejections_end = self.ejections_end.max(until);
         self.ejected_ns += (until - now) as u128;
         Some(until)
     }
@@ -1202,6 +1261,38 @@ mod tests {
             picks.contains(&0) && picks.contains(&1),
             "1 wins its pair with 2"
         );
+    }
+
+    /// The pick over every replica, without a list of candidates, makes
+    /// the list's choice with the same draws, whatever the rule, the
+    /// replica avoided, the loads and the cursor.
+    #[test]
+    fn a_pick_over_every_replica_is_the_pick_from_their_list() {
+        let rules = [
+            Balancer::RoundRobin,
+            Balancer::Random,
+            Balancer::LeastOutstanding,
+            Balancer::P2c,
+            Balancer::PinUntilError,
+        ];
+        let mut setup = Stream::new(7, "setup");
+        for rule in rules {
+            for n in 1..=6 {
+                let (mut lb, _) = balancer(rule, n);
+                for case in 0..200 {
+                    for r in 0..n {
+                        lb.outstanding[r] = setup.below_or_eq(3) as u32;
+                    }
+                    lb.cursor = setup.below_or_eq(n as u64 - 1) as usize;
+                    let avoid = (case % 3 > 0).then(|| setup.below_or_eq(n as u64 - 1) as usize);
+                    let (mut fast, mut listed) = (Stream::new(case, "p"), Stream::new(case, "p"));
+                    let picked = lb.pick_from_all(avoid, &mut fast);
+                    let from_list = lb.pick_from_candidates(0, avoid, &[], &mut listed);
+                    assert_eq!(picked, from_list, "{rule:?}, {n} replicas, avoid {avoid:?}");
+                    assert_eq!(fast.uniform(), listed.uniform(), "the same draws");
+                }
+            }
+        }
     }
 
     #[test]
