@@ -7,7 +7,7 @@ use crate::job::BySlot;
 use crate::model::CallModel;
 use crate::policy::{AdaptiveThrottle, CircuitBreaker, LoadBalancer, RetryBudget, RetryThrottle};
 use crate::random::Stream;
-use crate::result::{CallerStats, nearest_rank};
+use crate::result::{CallerStats, nearest_rank_of_sorted};
 use crate::scenario::CancelMode;
 use crate::time::{NEVER, Nanos, round_nanos};
 use std::collections::VecDeque;
@@ -219,7 +219,8 @@ pub struct Caller {
     /// hedging delay they give (0 until there are enough).
     recent: VecDeque<Nanos>,
     hedge_after: Nanos,
-    /// Scratch space to sort `recent` in, reused.
+    /// The same latencies in ascending order (kept so at each success:
+    /// sorting the window each time was most of a hedging run's time).
     sorted: Vec<Nanos>,
     /// Draws of local rejections (adaptive throttling).
     adaptive_rng: Stream,
@@ -630,13 +631,15 @@ impl Caller {
     /// delay to the `quantile` of the recent ones (nearest rank).
     fn learn_latency(&mut self, latency: Nanos, quantile: f64) {
         if self.recent.len() == HEDGE_SAMPLES {
-            self.recent.pop_front();
+            let oldest = self.recent.pop_front().expect("a full window");
+            let at = self.sorted.partition_point(|&v| v < oldest);
+            self.sorted.remove(at);
         }
         self.recent.push_back(latency);
+        let at = self.sorted.partition_point(|&v| v < latency);
+        self.sorted.insert(at, latency);
         if self.recent.len() >= HEDGE_MIN_SAMPLES {
-            self.sorted.clear();
-            self.sorted.extend(&self.recent);
-            self.hedge_after = nearest_rank(&mut self.sorted, quantile).unwrap_or(0).max(1);
+            self.hedge_after = nearest_rank_of_sorted(&self.sorted, quantile).max(1);
         }
     }
 }

@@ -1713,9 +1713,19 @@ pub fn nearest_rank(values: &mut [u64], p: f64) -> Option<u64> {
     if values.is_empty() {
         return None;
     }
-    let rank = ((p * values.len() as f64).ceil() as usize).clamp(1, values.len());
-    let (_, v, _) = values.select_nth_unstable(rank - 1);
+    let (_, v, _) = values.select_nth_unstable(rank(values.len(), p) - 1);
     Some(*v)
+}
+
+/// Nearest-rank percentile (`p` in (0, 1]) of values in ascending order,
+/// at least one.
+pub fn nearest_rank_of_sorted(sorted: &[u64], p: f64) -> u64 {
+    sorted[rank(sorted.len(), p) - 1]
+}
+
+/// The nearest rank (1-based) of percentile `p` among `n > 0` values.
+fn rank(n: usize, p: f64) -> usize {
+    ((p * n as f64).ceil() as usize).clamp(1, n)
 }
 
 #[cfg(test)]
@@ -1745,7 +1755,7 @@ mod tests {
         assert_eq!(r.censor_s(&arrivals), 0.0);
     }
 
-    use super::{LATENCY_EDGES_NS, LatencyHistogram, nearest_rank};
+    use super::{LATENCY_EDGES_NS, LatencyHistogram, nearest_rank, nearest_rank_of_sorted};
 
     #[test]
     fn latency_edges_are_the_r10_steps_from_100_us_to_1000_s() {
@@ -1778,5 +1788,8 @@ mod tests {
         let mut v: Vec<u64> = (1..=100).rev().collect();
         assert_eq!(nearest_rank(&mut v, 0.99), Some(99));
         assert_eq!(nearest_rank(&mut v, 1.0), Some(100));
+        v.sort_unstable();
+        assert_eq!(nearest_rank_of_sorted(&v, 0.99), 99);
+        assert_eq!(nearest_rank_of_sorted(&[10, 20, 30, 40], 0.5), 20);
     }
 }
