@@ -464,9 +464,10 @@ impl Caller {
     }
 
     /// The replica that copy `copy` (0, or 1 for a hedge) of attempt
-    /// `attempt` of the job in slot `slot` goes to, at `now`: a retry or a
-    /// hedge avoids the replica of the first copy before it, when the call
-    /// says so and another may be chosen. Only for a caller with replicas.
+    /// `attempt` of the job in slot `slot` goes to, at `now`: a hedge
+    /// avoids its attempt's first copy's replica, a retry every replica of
+    /// the attempt before it, when the call says so and another may be
+    /// chosen. Only for a caller with replicas.
     pub fn pick_replica(
         &mut self,
         call: &CallModel,
@@ -476,10 +477,13 @@ impl Caller {
         copy: usize,
     ) -> usize {
         let r = self.replicas.as_mut().expect("a caller with replicas");
-        let before = r.sent.get(slot)[0];
+        // A hedge's: its attempt's first copy; a retry's: the copies of
+        // the attempt before it (gRPC passes the balancer every replica
+        // tried so far).
+        let before = r.sent.get(slot).map(usize::from);
+        let tried = before.iter().take_while(|x| **x != usize::from(NO_REPLICA));
         let again = copy == 1 || attempt > 1;
-        let avoid =
-            (call.retry_other_replica && again && before != NO_REPLICA).then_some(before as usize);
+        let avoid = &before[..tried.count() * usize::from(call.retry_other_replica && again)];
         let replica = if r.breakers.is_empty() && r.limit == u32::MAX {
             r.balancer.pick(now, avoid, &mut r.rng)
         } else {
@@ -856,6 +860,28 @@ mod tests {
         caller.on_ended(c, now + MS, now, false, outcome);
         caller.on_replica_answer(now + MS, now, slot, r as u8, outcome);
         Ok(r)
+    }
+
+    /// A hedge avoids its first copy's replica; the retry after a hedged
+    /// attempt avoids both copies' replicas (with 3 at random, the third).
+    #[test]
+    fn a_retry_after_a_hedged_attempt_avoids_both_its_replicas() {
+        let mut c = call();
+        c.balancer = Some(crate::policy::LoadBalancer::new(
+            crate::scenario::Balancer::Random,
+            3,
+            None,
+        ));
+        c.replicas = vec![1, 2, 3];
+        for seed in 0..50 {
+            let mut caller = Caller::new(&c, seed);
+            let first = caller.pick_replica(&c, 0, 0, 1, 0);
+            let hedge = caller.pick_replica(&c, 0, 0, 1, 1);
+            assert_ne!(hedge, first, "seed {seed}");
+            caller.on_replica_answer(MS, 0, 0, hedge as u8, Outcome::Error);
+            let retry = caller.pick_replica(&c, 2 * MS, 0, 2, 0);
+            assert_eq!(retry, 3 - first - hedge, "seed {seed}");
+        }
     }
 
     #[test]

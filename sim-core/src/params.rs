@@ -590,13 +590,13 @@ pub const PARAMS: &[Param] = &[
         Scope::Call,
         "balancer",
         Kind::Choice(Balancer::VARIANTS),
-        "Load balancing over the called tier's replicas, by this caller alone (its own requests in flight, cursor and draws, as a client library keeps them; callers never see each other's): round_robin (each in turn), random, least_outstanding (fewest of this caller's requests in flight; ties in turn), p2c (two distinct replicas drawn at random from the caller's own stream, the one with fewer in flight), pin_until_error (the same replica until an attempt to it fails, then the next). Ejected replicas are skipped, unless fewer than outlier_panic_threshold_percent of them are not ejected (then all may be chosen: Envoy's panic mode). Refused with one replica (no choice to make).",
+        "Load balancing over the called tier's replicas, by this caller alone (its own requests in flight, cursor and draws, as a client library keeps them; callers never see each other's): round_robin (each in turn), random, least_outstanding (fewest of this caller's requests in flight; ties in turn), p2c (two distinct replicas drawn at random from the caller's own stream, the one with fewer in flight), pin_until_error (the same replica until an attempt to it fails, then the next; a hedged copy sent elsewhere leaves the pin). Ejected replicas are skipped, unless fewer than outlier_panic_threshold_percent of them are not ejected (then all may be chosen: Envoy's panic mode). Refused with one replica (no choice to make).",
     ),
     p(
         Scope::Call,
         "retry_other_replica",
         Kind::Bool,
-        "A retry, and a hedged copy, goes to another replica than the attempt before it when another is available (default true).",
+        "A hedged copy goes to another replica than its attempt's first copy, and a retry to another than every copy of the attempt before it (as gRPC passes the balancer the replicas already tried), when another is available (default true).",
     ),
     p(
         Scope::Call,

@@ -1003,11 +1003,11 @@ impl LoadBalancer {
         now < self.ejected_until[replica]
     }
 
-    /// The replica for a request sent at `now`, other than `avoid` when
-    /// another may be chosen. Ejected replicas are skipped, unless fewer
-    /// than the panic threshold's share are not (then all may be chosen:
-    /// Envoy's panic mode).
-    pub fn pick(&mut self, now: Nanos, avoid: Option<usize>, rng: &mut Stream) -> usize {
+    /// The replica for a request sent at `now`, other than those in
+    /// `avoid` when another may be chosen. Ejected replicas are skipped,
+    /// unless fewer than the panic threshold's share are not (then all may
+    /// be chosen: Envoy's panic mode).
+    pub fn pick(&mut self, now: Nanos, avoid: &[usize], rng: &mut Stream) -> usize {
         self.pick_among(now, avoid, &[], rng)
     }
 
@@ -1017,18 +1017,20 @@ impl LoadBalancer {
     pub fn pick_among(
         &mut self,
         now: Nanos,
-        avoid: Option<usize>,
+        avoid: &[usize],
         allowed: &[bool],
         rng: &mut Stream,
     ) -> usize {
         let all_allowed = allowed.iter().all(|&a| a);
-        let chosen = if all_allowed && now >= self.ejections_end {
-            self.pick_from_all(avoid, rng)
+        let chosen = if all_allowed && now >= self.ejections_end && avoid.len() < 2 {
+            self.pick_from_all(avoid.first().copied(), rng)
         } else {
             self.pick_from_candidates(now, avoid, allowed, rng)
         };
         self.cursor = match self.rule {
-            // The pin stays where it is until an error moves it.
+            // The pin stays where it is until an error moves it (or it
+            // cannot be chosen): a hedge sent elsewhere leaves it.
+            Balancer::PinUntilError if avoid.contains(&self.cursor) => self.cursor,
             Balancer::PinUntilError => chosen,
             _ => (chosen + 1) % self.outstanding.len(),
         };
@@ -1073,11 +1075,12 @@ impl LoadBalancer {
     }
 
     /// The pick among the replicas `allowed` lets through that are not
-    /// ejected (unless in panic mode), other than `avoid` if possible.
+    /// ejected (unless in panic mode), other than those in `avoid` if
+    /// possible.
     fn pick_from_candidates(
         &mut self,
         now: Nanos,
-        avoid: Option<usize>,
+        avoid: &[usize],
         allowed: &[bool],
         rng: &mut Stream,
     ) -> usize {
@@ -1090,7 +1093,7 @@ impl LoadBalancer {
         let mut c = std::mem::take(&mut self.candidates);
         let out = |r: usize| !panic && self.is_ejected(r, now);
         c.clear();
-        c.extend((0..n).filter(|&r| ok(r) && !out(r) && Some(r) != avoid));
+        c.extend((0..n).filter(|&r| ok(r) && !out(r) && !avoid.contains(&r)));
         if c.is_empty() {
             c.extend((0..n).filter(|&r| ok(r) && !out(r)));
         }
@@ -1219,10 +1222,12 @@ mod tests {
     #[test]
     fn round_robin_cycles_and_skips_what_it_must_avoid() {
         let (mut lb, mut rng) = balancer(Balancer::RoundRobin, 3);
-        let picks: Vec<usize> = (0..6).map(|_| lb.pick(0, None, &mut rng)).collect();
+        let picks: Vec<usize> = (0..6).map(|_| lb.pick(0, &[], &mut rng)).collect();
         assert_eq!(picks, [0, 1, 2, 0, 1, 2]);
-        assert_eq!(lb.pick(0, Some(0), &mut rng), 1, "0 is avoided");
-        assert_eq!(lb.pick(0, Some(2), &mut rng), 0, "2 is avoided");
+        assert_eq!(lb.pick(0, &[0], &mut rng), 1, "0 is avoided");
+        assert_eq!(lb.pick(0, &[2], &mut rng), 0, "2 is avoided");
+        assert_eq!(lb.pick(0, &[1, 2], &mut rng), 0, "1 and 2 are avoided");
+        assert_eq!(lb.pick(0, &[0, 1, 2], &mut rng), 1, "none is left: in turn");
     }
 
     #[test]
@@ -1232,14 +1237,14 @@ mod tests {
             (0..n).for_each(|_| lb.sent(r));
         }
         for _ in 0..20 {
-            let r = lb.pick(0, None, &mut rng);
+            let r = lb.pick(0, &[], &mut rng);
             let least = (0..4).map(|x| lb.outstanding(x)).min().unwrap();
             assert_eq!(lb.outstanding(r), least, "picked {r}");
             lb.sent(r);
         }
         // Ties go in turn, not always to the lowest index.
         let (mut lb, mut rng) = balancer(Balancer::LeastOutstanding, 3);
-        let picks: Vec<usize> = (0..3).map(|_| lb.pick(0, None, &mut rng)).collect();
+        let picks: Vec<usize> = (0..3).map(|_| lb.pick(0, &[], &mut rng)).collect();
         assert_eq!(picks, [0, 1, 2]);
     }
 
@@ -1249,13 +1254,13 @@ mod tests {
         (0..5).for_each(|_| lb.sent(0));
         // With two replicas both are drawn: always the idle one.
         for _ in 0..50 {
-            assert_eq!(lb.pick(0, None, &mut rng), 1);
+            assert_eq!(lb.pick(0, &[], &mut rng), 1);
         }
         // With three, the busiest can never win a pair.
         let (mut lb, mut rng) = balancer(Balancer::P2c, 3);
         (0..5).for_each(|_| lb.sent(2));
         lb.sent(1);
-        let picks: Vec<usize> = (0..200).map(|_| lb.pick(0, None, &mut rng)).collect();
+        let picks: Vec<usize> = (0..200).map(|_| lb.pick(0, &[], &mut rng)).collect();
         assert!(!picks.contains(&2));
         assert!(
             picks.contains(&0) && picks.contains(&1),
@@ -1287,7 +1292,8 @@ mod tests {
                     let avoid = (case % 3 > 0).then(|| setup.below_or_eq(n as u64 - 1) as usize);
                     let (mut fast, mut listed) = (Stream::new(case, "p"), Stream::new(case, "p"));
                     let picked = lb.pick_from_all(avoid, &mut fast);
-                    let from_list = lb.pick_from_candidates(0, avoid, &[], &mut listed);
+                    let avoided: Vec<usize> = avoid.into_iter().collect();
+                    let from_list = lb.pick_from_candidates(0, &avoided, &[], &mut listed);
                     assert_eq!(picked, from_list, "{rule:?}, {n} replicas, avoid {avoid:?}");
                     assert_eq!(fast.uniform(), listed.uniform(), "the same draws");
                 }
@@ -1298,17 +1304,20 @@ mod tests {
     #[test]
     fn pin_until_error_moves_on_an_error_only() {
         let (mut lb, mut rng) = balancer(Balancer::PinUntilError, 3);
-        assert!((0..5).all(|_| lb.pick(0, None, &mut rng) == 0));
+        assert!((0..5).all(|_| lb.pick(0, &[], &mut rng) == 0));
         lb.record(0, false, 0);
-        assert_eq!(lb.pick(0, None, &mut rng), 0, "a success keeps the pin");
+        assert_eq!(lb.pick(0, &[], &mut rng), 0, "a success keeps the pin");
         lb.record(0, true, 0);
-        assert!((0..5).all(|_| lb.pick(0, None, &mut rng) == 1));
+        assert!((0..5).all(|_| lb.pick(0, &[], &mut rng) == 1));
         lb.record(0, true, 0);
         assert_eq!(
-            lb.pick(0, None, &mut rng),
+            lb.pick(0, &[], &mut rng),
             1,
             "an old replica's error does not move it"
         );
+        // A hedge (or a retry) sent elsewhere leaves the pin.
+        assert_eq!(lb.pick(0, &[1], &mut rng), 2);
+        assert_eq!(lb.pick(0, &[], &mut rng), 1, "still pinned");
     }
 
     fn outlier(max_percent: f64) -> OutlierRule {
@@ -1340,7 +1349,7 @@ mod tests {
         // Third in a row at 5 s: back at 35 s, the next 10 s tick is 40 s.
         assert_eq!(lb.record(1, true, 5 * SEC), Some(40 * SEC));
         assert!(lb.is_ejected(1, 39 * SEC) && !lb.is_ejected(1, 40 * SEC));
-        let picks: Vec<usize> = (0..6).map(|_| lb.pick(20 * SEC, None, &mut rng)).collect();
+        let picks: Vec<usize> = (0..6).map(|_| lb.pick(20 * SEC, &[], &mut rng)).collect();
         assert!(!picks.contains(&1), "no traffic while ejected: {picks:?}");
         // Failures while it is out change nothing, and its count starts
         // again when it returns.
@@ -1405,11 +1414,11 @@ mod tests {
         // Two of four ejected: half are not, which is not below 50%.
         let mut lb = LoadBalancer::new(Balancer::RoundRobin, 4, Some(outlier(75.0)));
         assert!(fail(&mut lb, 0, 0).is_some() && fail(&mut lb, 1, 0).is_some());
-        let picks: Vec<usize> = (0..4).map(|_| lb.pick(0, None, &mut rng)).collect();
+        let picks: Vec<usize> = (0..4).map(|_| lb.pick(0, &[], &mut rng)).collect();
         assert_eq!(picks, [2, 3, 2, 3]);
         // Three of four: a quarter are not, and every replica is chosen.
         assert!(fail(&mut lb, 2, 0).is_some());
-        let picks: Vec<usize> = (0..4).map(|_| lb.pick(0, None, &mut rng)).collect();
+        let picks: Vec<usize> = (0..4).map(|_| lb.pick(0, &[], &mut rng)).collect();
         assert_eq!(picks, [0, 1, 2, 3]);
         // A threshold of 0: never, while one is left.
         let rule = OutlierRule {
@@ -1420,7 +1429,7 @@ mod tests {
         for r in 0..3 {
             assert!(fail(&mut lb, r, 0).is_some());
         }
-        let picks: Vec<usize> = (0..3).map(|_| lb.pick(0, None, &mut rng)).collect();
+        let picks: Vec<usize> = (0..3).map(|_| lb.pick(0, &[], &mut rng)).collect();
         assert_eq!(picks, [3, 3, 3]);
     }
 

@@ -954,8 +954,9 @@ pub struct Call {
     /// replica there is no choice to make).
     #[serde(default)]
     pub balancer: Balancer,
-    /// A retry (and a hedged copy) goes to another replica than the
-    /// attempt before it, when another may be chosen.
+    /// A hedged copy goes to another replica than its attempt's first
+    /// copy, a retry to another than every copy of the attempt before it,
+    /// when another may be chosen.
     #[serde(default = "yes")]
     pub retry_other_replica: bool,
     /// Outlier ejection (Envoy's consecutive failures): a replica that fails

@@ -821,10 +821,12 @@ fn counts_add_up_with_replicas_and_ejection() {
                     "{label}: svc_a ejects the slow replica"
                 );
             }
-            assert!(
-                r.tiers[2].replicas.iter().all(|x| x.arrivals > 0),
-                "{label}"
-            );
+            // A pin moves only when its replica fails an attempt (a hedge
+            // goes elsewhere and leaves it), which it may never do.
+            let arrivals: Vec<u64> = r.tiers[2].replicas.iter().map(|x| x.arrivals).collect();
+            if balancer != "pin_until_error" {
+                assert!(arrivals.iter().all(|&a| a > 0), "{label}: {arrivals:?}");
+            }
         }
     }
 }
