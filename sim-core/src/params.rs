@@ -698,7 +698,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Call,
         "hedge_delay_s",
         Kind::Float,
-        "Hedged requests: when an attempt has no answer after this delay, send a second copy to the same tier; the first answer wins and the other copy's work is wasted (0: no hedging). The R1 bound doubles.",
+        "Hedged requests: when an attempt has no answer after this delay, send a second copy to the same tier; the first answer wins, a failure included (a copy that fails fast ends the attempt, which then retries or gives up; gRPC's hedging would wait for the other copy on a non-fatal status), and the other copy's work is wasted (0: no hedging). The R1 bound doubles.",
     ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Call,
@@ -1118,7 +1118,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Errors,
         "duration_s",
         Kind::Float,
-        "Length of an error window (for errors all the time, from 0 to the horizon); must be > 0 when p is.",
+        "Length of an error window; must be > 0 when p is. A window is a trigger, and the run's trigger span runs from the first trigger's start to the last one's end: errors all the run long (from 0 to the horizon) leave no phase before or after it, so no recovery to judge.",
     ).bounds(Bounds::POSITIVE),
     p(
         Scope::Errors,
@@ -1136,7 +1136,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Crash,
         "start_s",
         Kind::Float,
-        "Start of a crash window: the replicas named go down; the requests they had queued or in service are lost (never answered, so their callers wait for their timeouts; <tier>_lost_queued_in_crash, <tier>_lost_in_crash, and the calls those requests had in flight downstream are cancelled); while down, arrivals are refused or vanish (mode); at the end they restart with empty queues. `<tier>.crash.<key>` is the first window; `<tier>.crash.<n>.<key>` window n, created when n is the next index. Windows of one tier may not overlap. A trigger, like a slow window.",
+        "Start of a crash window: the replicas named go down; the requests they had queued or in service are lost (never answered, so their callers wait for their timeouts; <tier>_lost_queued_in_crash, <tier>_lost_in_crash, and the calls those requests had in flight downstream are no longer waited for, <caller>_calls_cancelled: the callee cancels them only with <tier>.cancel = \"always\", else their work goes on for nobody); while down, arrivals are refused or vanish (mode); at the end they restart with empty queues. `<tier>.crash.<key>` is the first window; `<tier>.crash.<n>.<key>` window n, created when n is the next index. Windows that take down the same replica may not overlap (windows of different replicas may: staggered restarts). A trigger, like a slow window.",
     ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Crash,

@@ -491,8 +491,9 @@ pub struct CallerStats {
     pub calls_error: u64,
     /// Attempts still waiting at the horizon.
     pub calls_pending: u64,
-    /// Fan-out: attempts the caller stopped waiting for because a required
-    /// branch had already failed.
+    /// Attempts the caller stopped waiting for because its own job was
+    /// cancelled or lost (a fan-out branch after a required one failed, a
+    /// request lost in a crash, a cancellation from above).
     pub calls_cancelled: u64,
     pub retries_sent: u64,
     /// Retries refused by the retry throttle.
@@ -1437,7 +1438,7 @@ impl RunResult {
                 (
                     "calls",
                     c.calls,
-                    "attempts sent on this edge: first tries, retries and hedges",
+                    "attempts sent on this edge: first tries, retries and hedged copies; a hedged attempt ends once, so calls - hedges_sent = the calls_* outcomes summed",
                 ),
                 ("calls_ok", c.calls_ok, "attempts answered successfully"),
                 ("calls_timeout", c.calls_timeout, "attempts that timed out"),
@@ -1469,7 +1470,7 @@ impl RunResult {
                 (
                     "calls_cancelled",
                     c.calls_cancelled,
-                    "attempts no longer waited for after a required branch failed",
+                    "attempts no longer waited for because their own job was cancelled or lost: a fan-out branch after a required one failed, a request lost in a crash, a caller cancelled from above",
                 ),
                 ("retries_sent", c.retries_sent, "retries sent"),
                 (

@@ -456,12 +456,18 @@ fn checked(s: &Scenario, refuse_inert: bool) -> Result<(), Vec<ConfigError>> {
             );
             check_replicas(t, &w.replicas, path("replicas"), &mut check);
             let end = w.start_s + w.duration_s;
+            // Windows of different replicas may overlap (staggered restarts).
+            let shared = |o: &crate::scenario::CrashWindow| {
+                w.replicas.is_empty()
+                    || o.replicas.is_empty()
+                    || w.replicas.iter().any(|r| o.replicas.contains(r))
+            };
             for (j, o) in t.crash.iter().enumerate().skip(i + 1) {
                 check(
-                    end <= o.start_s || o.start_s + o.duration_s <= w.start_s,
+                    end <= o.start_s || o.start_s + o.duration_s <= w.start_s || !shared(o),
                     path("start_s"),
                     &format!(
-                        "overlaps crash window {j} of `{}`: a tier's crash windows may not overlap",
+                        "overlaps crash window {j} of `{}`, which takes down a replica it does too: a replica's crash windows may not overlap",
                         t.name
                     ),
                 );
@@ -1994,6 +2000,20 @@ pub const CALL_INERT: &[Inert<Call, CallSite>] = &[
         },
     },
     Inert {
+        keys: &["hedge_delay_s"],
+        acts: "hedge_quantile > 0, or hedge_delay_s under the longest attempt timeout",
+        what: "the delay before a hedged copy",
+        idle: |c, _, p| {
+            let longest = (c.attempt_timeouts_s.iter()).fold(c.attempt_timeout_s, |a, &b| a.max(b));
+            (c.hedge_quantile == 0.0 && c.hedge_delay_s >= longest).then(|| Idle {
+                state: format!(
+                    "every attempt of {p} times out within {longest} s, before a copy would be sent"
+                ),
+                fix: format!("set {p}.hedge_delay_s below {longest} or {p}.hedge_quantile > 0"),
+            })
+        },
+    },
+    Inert {
         keys: &[
             "outlier_consecutive",
             "outlier_base_ejection_s",
@@ -2407,6 +2427,24 @@ fn check_windows_in_run(s: &Scenario, errors: &mut Vec<ConfigError>) {
                 format!(
                     "{factor:?} has no effect: the window's length is 0 ({}.duration_s), so no instant falls inside it; give {}.duration_s > 0, or leave factor at its default (1.0)",
                     w.path, w.path
+                ),
+            ));
+        }
+        // A spike multiplies arrivals, which end with the group's duration.
+        let open_group = (s.groups()).find(|(g, c)| {
+            c.closed.is_off() && (w.path.strip_prefix(g)).is_some_and(|r| r.starts_with(".spike"))
+        });
+        if let Some((g, c)) = open_group
+            && w.duration_s > 0.0
+            && w.start_s.is_finite()
+            && w.start_s < horizon
+            && w.start_s >= c.duration_s
+        {
+            errors.push(ConfigError::new(
+                format!("{}.start_s", w.path),
+                format!(
+                    "{:?} has no effect: {g}'s arrivals end at {} s ({g}.duration_s), so the spike multiplies none; start it before then or raise {g}.duration_s",
+                    w.start_s, c.duration_s
                 ),
             ));
         }

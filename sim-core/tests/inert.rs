@@ -511,6 +511,12 @@ const REFUSED: &[(&str, &str, &str, &str)] = &[
         r#"5.0 has no effect: hedge_budget_percent is the hedging budget, and svc_a does not hedge (hedge_delay_s and hedge_quantile are 0); set svc_a.hedge_delay_s > 0 or svc_a.hedge_quantile > 0, or leave hedge_budget_percent at its default (10.0)"#,
     ),
     (
+        "svc_a.attempt_timeouts_s=[0.2,0.5] svc_a.max_retries=1",
+        "svc_a.hedge_delay_s",
+        "1",
+        r#"1.0 has no effect: hedge_delay_s is the delay before a hedged copy, and every attempt of svc_a times out within 1 s, before a copy would be sent; set svc_a.hedge_delay_s below 1 or svc_a.hedge_quantile > 0, or leave hedge_delay_s at its default (0.0)"#,
+    ),
+    (
         "",
         "svc_a.outlier_consecutive",
         "3",

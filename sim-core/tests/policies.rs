@@ -1253,12 +1253,14 @@ fn cancellation_travels_down_through_callers_that_cancel_always() {
     let r = three_hop(&always[..2]);
     assert_eq!(r.tiers[0].late + r.tiers[1].late, 0);
     assert!(r.tiers[2].late > 50, "{}", r.tiers[2].late);
-    // Hedge losers only: timeouts cancel nothing. (A hedge due after the
-    // 1 s timeout is never sent: the attempts are the same as without.)
+    // Hedge losers only: timeouts cancel nothing. (With a budget of 0 no
+    // hedge is sent: the attempts are the same as without.)
     let r = three_hop(&[
         ("client.cancel", "hedge_losers"),
-        ("client.hedge_delay_s", "2"),
+        ("client.hedge_delay_s", "0.5"),
+        ("client.hedge_budget_percent", "0"),
     ]);
+    assert_eq!(r.callers[0].hedges_sent, 0);
     assert_eq!(r.tiers[0].late, never.tiers[0].late);
 }
 

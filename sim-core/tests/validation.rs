@@ -1286,3 +1286,44 @@ fn an_aimd_latency_target_of_zero_is_refused() {
         ]
     );
 }
+
+/// Staggered restarts: crash windows of different replicas may overlap;
+/// two that take one replica down twice at once may not.
+#[test]
+fn crash_windows_overlap_only_on_different_replicas() {
+    let windows = |second: &str| {
+        errors(&[
+            ("svc_b.replicas", "3"),
+            ("svc_b.crash.start_s", "12"),
+            ("svc_b.crash.duration_s", "4"),
+            ("svc_b.crash.replicas", "[2]"),
+            ("svc_b.crash.1.start_s", "13"),
+            ("svc_b.crash.1.duration_s", "4"),
+            ("svc_b.crash.1.replicas", second),
+        ])
+    };
+    assert_eq!(windows("[1]"), Vec::<String>::new());
+    let refused = "svc_b.crash.start_s: overlaps crash window 1 of `svc_b`, which takes down a replica it does too: a replica's crash windows may not overlap";
+    assert_eq!(windows("[1, 2]"), [refused]);
+    assert_eq!(windows("[]"), [refused], "every replica, 2 included");
+}
+
+/// A load spike multiplies arrivals: one that starts after the group's
+/// arrivals end changes nothing, and would still be the trigger.
+#[test]
+fn a_spike_after_the_arrivals_end_is_refused() {
+    let spike = |start: &str| {
+        errors(&[
+            ("client.spike.start_s", start),
+            ("client.spike.duration_s", "3"),
+            ("client.spike.factor", "2"),
+        ])
+    };
+    assert_eq!(spike("57"), Vec::<String>::new());
+    assert_eq!(
+        spike("60"),
+        [
+            "client.spike.start_s: 60.0 has no effect: client's arrivals end at 60 s (client.duration_s), so the spike multiplies none; start it before then or raise client.duration_s"
+        ]
+    );
+}
