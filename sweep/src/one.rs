@@ -171,7 +171,8 @@ pub fn run_one(args: &OneArgs) -> Result<ExitCode, Error> {
                     "--preset",
                     "`all`: this scenario defines no presets",
                 ));
-                Vec::new()
+                // Resolved without one, so that its other problems are said too.
+                vec![None]
             }
             Err(e) => return Err(config("cannot load the scenario")(e)),
         }

@@ -168,6 +168,19 @@ pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
         "expected output: about {} on disk (runs and series parts, from the calibration runs written to Parquet in memory)",
         crate::runner::human_bytes(est.output_bytes),
     );
+    // A failed run takes no time worth scaling: the estimate is of the rest.
+    if let Some(first) = &est.first_failure {
+        let which = if est.failed == est.calibration_runs {
+            "every calibration run failed, so the times above say nothing"
+        } else {
+            "they are left out of the times above"
+        };
+        say!(
+            "failed: {} of the {} calibration runs ({which}; `sweep run` records such runs as failed); the first, {first}",
+            est.failed,
+            est.calibration_runs,
+        );
+    }
     say!(
         "nothing was written; run it with: sweep {} {}{}",
         if budget.is_some() { "refine" } else { "run" },
@@ -205,6 +218,8 @@ pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
                 "wall_s_high": est.wall_s.1,
                 "threads": jobs,
                 "calibration_runs": est.calibration_runs,
+                "calibration_runs_failed": est.failed,
+                "first_failure": est.first_failure,
                 "ms_per_1000_users": [est.ms_per_kuser.0, est.ms_per_kuser.1],
                 "output_bytes": est.output_bytes,
                 "load_average": load_now,
@@ -323,6 +338,10 @@ struct Estimate {
     /// The range of the cost per 1000 expected users used for it.
     ms_per_kuser: (f64, f64),
     calibration_runs: u64,
+    /// The calibration runs that failed (left out of the times), and the
+    /// first one's point and error.
+    failed: u64,
+    first_failure: Option<String>,
     /// Parquet bytes of both tables, parts' overhead included.
     output_bytes: u64,
 }
@@ -431,10 +450,19 @@ fn estimate(grid: &Grid, jobs: usize, calibrate: u64) -> Result<Estimate, Error>
         .max(wall_s.1 / 5.0)
         .ceil()
         .max(1.0);
+    let failures: Vec<String> = (runs.iter().zip(&outcomes))
+        .filter_map(|((p, seed), o)| {
+            let e = o.result.as_ref().err()?;
+            Some(format!("point #{p} seed {seed}: {e}"))
+        })
+        .collect();
+    let failed = failures.len() as u64;
     Ok(Estimate {
         wall_s,
         ms_per_kuser: (lo, hi),
         calibration_runs: m as u64,
+        failed,
+        first_failure: failures.into_iter().next(),
         output_bytes: (per_run * grid.runs() as f64 + overhead * parts) as u64,
     })
 }

@@ -293,7 +293,11 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
     ));
     let metadata = layout.metadata(&metadata);
     silence_panics();
-    crate::signals::install();
+    let quoted_root = crate::slurm::shell_quote(&store.root.display().to_string());
+    crate::signals::install(
+        (manifest.resume_command(&quoted_root))
+            .expect("a refinement's manifest says how to resume it"),
+    );
 
     // A run's index is its place in the order an uninterrupted refinement
     // asks for runs (steps in order, each step's values and seeds in

@@ -604,7 +604,10 @@ fn execute(
     for line in grid.design.iter().flat_map(crate::design::notes) {
         note(line);
     }
-    crate::signals::install();
+    let quoted_root = crate::slurm::shell_quote(&store.root.display().to_string());
+    crate::signals::install(
+        (manifest.resume_command(&quoted_root)).expect("a run's manifest says how to resume it"),
+    );
     silence_panics();
 
     let started = Instant::now();

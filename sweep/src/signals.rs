@@ -7,12 +7,19 @@
 //! second signal exits at once; what was written is still complete.
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 static RECEIVED: AtomicI32 = AtomicI32::new(0);
 
-/// Starts listening (once per process: tests run several sweeps in one).
-pub fn install() {
+/// The command that finishes the sweep in progress, said when a second
+/// signal stops it at once.
+static RESUME: Mutex<String> = Mutex::new(String::new());
+
+/// Starts listening (once per process: tests run several sweeps in one);
+/// `resume` is the command that finishes the sweep now starting.
+pub fn install(resume: String) {
+    *RESUME.lock().unwrap_or_else(|e| e.into_inner()) = resume;
     static INSTALLED: AtomicBool = AtomicBool::new(false);
     if INSTALLED.swap(true, Ordering::SeqCst) {
         return;
@@ -31,8 +38,9 @@ pub fn install() {
                     name(signal)
                 );
             } else {
+                let resume = RESUME.lock().unwrap_or_else(|e| e.into_inner()).clone();
                 eprintln!(
-                    "\n{} again: stopping at once; every part written is kept (its manifest still says running): the same command with --resume finishes the sweep",
+                    "\n{} again: stopping at once; every part written is kept (its manifest still says running); finish the sweep with:\n  {resume}",
                     name(signal)
                 );
                 std::process::exit(128 + signal);

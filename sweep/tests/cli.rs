@@ -286,6 +286,42 @@ fn merge_decides_before_it_copies_and_keeps_a_whole_grid_manifest() {
     assert_says(&stdout(&o), &["merged 2 shards"]);
 }
 
+/// A second Ctrl-C stops at once and says the exact command that
+/// finishes the sweep (`sweep refine` takes no --resume: each command its own).
+#[test]
+fn a_second_interrupt_says_the_command_that_finishes_the_sweep() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let grid = write_grid(dir, &small_grid(40));
+    let out = dir.join("stopped");
+    let mut child = spawn_until_parts(&grid, &out, 1, std::process::Stdio::piped());
+    // The second once the first is taken (two pending signals are one).
+    use std::io::BufRead;
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    interrupt(&child);
+    let mut said = String::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        said += &format!("{line}\n");
+        if line.contains("send it again to stop at once") {
+            break;
+        }
+    }
+    interrupt(&child);
+    for line in lines {
+        said += &format!("{}\n", line.unwrap());
+    }
+    assert_eq!(child.wait().unwrap().code(), Some(130), "{said}");
+    let here = std::path::absolute(&out).unwrap();
+    assert_says(
+        &said,
+        &[&format!(
+            "again: stopping at once; every part written is kept (its manifest still says running); finish the sweep with:\n  sweep run {grid} --out {} --resume",
+            here.display()
+        )],
+    );
+}
+
 /// A sweep run with --set and --axis flags and stopped: the report's
 /// resume command carries them, and it resumes; the same command without
 /// them is refused with the flags the results were made with.
@@ -1493,6 +1529,26 @@ fn one_reports_every_bad_set_at_once_naming_the_flag() {
     assert_fails(
         &sweep(&["one", "--preset", "nope", "--preset", "all"]),
         &["--preset: `all` runs every preset of the scenario: give it alone, not with `nope`"],
+    );
+    // A scenario without presets: `all` is refused beside the other problems.
+    let three_hop = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../grids/scenarios/three-hop.toml"
+    );
+    assert_fails(
+        &sweep(&[
+            "one",
+            "--scenario",
+            three_hop,
+            "--preset",
+            "all",
+            "--set",
+            "nosuch=1",
+        ]),
+        &[
+            "--preset: `all`: this scenario defines no presets",
+            "--set nosuch=1: unknown parameter",
+        ],
     );
     // A run that fails does not hide the others.
     let o = sweep(&["one", "--preset", "all", "--set", "max_events=200000"]);

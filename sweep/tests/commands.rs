@@ -894,6 +894,26 @@ fn params_lists_each_client_group_with_its_values() {
     assert!(header("[client]") < header("[batch]") && header("[batch]") < header("[gateway]"));
 }
 
+/// A calibration run that fails is said, not timed: with an event budget
+/// no run can meet, every one fails and the estimate says nothing.
+#[test]
+fn plan_says_which_calibration_runs_failed() {
+    let text = "name = \"budget\"\nscenario = \"ch37\"\nseeds = [1, 2]\n[set]\nmax_events = 100\n";
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(tmp.path(), text);
+    let o = sweep(&["plan", &grid]);
+    assert_ok(&o);
+    assert_says(
+        &stdout(&o),
+        &[
+            "failed: 2 of the 2 calibration runs (every calibration run failed, so the times above say nothing; `sweep run` records such runs as failed); the first, point #0 seed 1: event budget",
+        ],
+    );
+    let o = sweep(&["plan", &grid, "--json"]);
+    let plan: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(plan["estimate"]["calibration_runs_failed"], 2);
+}
+
 /// `plan` says what `run` will write: its size on disk within a factor of
 /// two of what `run` then writes, and a time range low <= high; for a
 /// grid of one point too (calibrated on two seeds of it: one run alone
