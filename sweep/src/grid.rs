@@ -1817,6 +1817,13 @@ impl Grid {
             .chain(acting_nowhere.into_iter().map(|(i, c)| (i, c, false)));
         let mut errors: Vec<GridError> = Vec::new();
         let mut seen: Vec<sim_core::ConfigError> = Vec::new();
+        // A problem the scenario file has on its own, at a path the grid
+        // does not set, is the file's to fix: said at the file.
+        let scenario_file = sim_core::builtin(&self.scenario_ref).is_none();
+        let of_the_file = match self.scenario(&[]) {
+            Err(own) if scenario_file => own,
+            _ => Vec::new(),
+        };
         for (i, cause, with_value) in problems {
             if !seen.contains(&cause) {
                 seen.push(cause.clone());
@@ -1837,10 +1844,17 @@ impl Grid {
                         None => cause.path.clone(),
                     },
                 };
+                let files = given.is_none() && with_value && of_the_file.contains(&cause);
                 errors.push(GridError::Point {
-                    file: file.to_path_buf(),
-                    index: (points == Points::AsGiven).then_some(i),
-                    point: describe(&overrides[self.fixed.len()..]),
+                    file: match files {
+                        true => PathBuf::from(&self.scenario_ref),
+                        false => file.to_path_buf(),
+                    },
+                    index: (points == Points::AsGiven && !files).then_some(i),
+                    point: match files {
+                        true => String::new(),
+                        false => describe(&overrides[self.fixed.len()..]),
+                    },
                     setting,
                     cause,
                 });

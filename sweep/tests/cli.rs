@@ -777,6 +777,38 @@ fn a_bad_scenario_file_is_said_whole_beside_the_grid_s_problems() {
     );
 }
 
+/// A bad value of the scenario file that the grid does not set is said at
+/// the file, not at the grid and one of its points; one the grid sets, at
+/// the grid.
+#[test]
+fn a_scenario_file_s_own_bad_value_is_said_at_the_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let scenario = std::fs::read_to_string("../grids/scenarios/three-hop.toml").unwrap();
+    write_grid_as(
+        dir,
+        "s.toml",
+        &scenario.replacen("slots = 1000", "slots = 0", 1),
+    );
+    let grid = write_grid(
+        dir,
+        "name = \"g\"\nscenario = \"s.toml\"\nseeds = [1]\n[axes]\n\"client.max_retries\" = [1, 2]\n\"c.slots\" = [0, 4]\n",
+    );
+    let o = sweep(&["plan", &grid]);
+    assert_eq!(o.status.code(), Some(2));
+    let (f, s) = (dir.join("grid.toml"), dir.join("s.toml"));
+    assert_says(
+        &stderr(&o),
+        &[
+            &format!(
+                "  {}: a.slots: must be >= 1: a tier without slots can never serve, and its queue would only fill (the scenario has 0)\n",
+                s.display()
+            ),
+            &format!("  {}: axes.\"c.slots\" = 0: must be >= 1", f.display()),
+        ],
+    );
+}
+
 #[test]
 fn an_output_directory_of_another_grid_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
