@@ -471,14 +471,27 @@ fn unresolved_sobol(s1_conf: f64, st: f64, st_conf: f64) -> bool {
 
 /// The share of recovered runs in equal bins of one parameter's range
 /// (equal in log for a log axis), or at each level of a Morris design's
-/// grid (fifths of its range left bins empty between its levels), the
-/// other parameters as sampled.
+/// grid (fifths of its range left bins empty between its levels), or, for
+/// an integer axis, in groups of its consecutive integers (an edge of
+/// 12.8 splits no integer), the other parameters as sampled.
 struct Tipping<'a> {
     axis: &'a SampledAxis,
     /// (lower edge, upper edge, recovered runs, runs) per bin; a level's
-    /// two edges are the level.
+    /// two edges are the level; an integer group's, its lowest and
+    /// highest integer.
     bins: Vec<(f64, f64, u64, u64)>,
-    levels: bool,
+    cut: Cut,
+}
+
+/// How a [`Tipping`]'s bins cut the axis.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Cut {
+    /// Fifths of a continuous range, `[lo, hi)`.
+    Fifths,
+    /// The levels of a Morris grid.
+    Levels,
+    /// Groups of consecutive integers, `lo` to `hi` both included.
+    Integers,
 }
 
 impl Tipping<'_> {
@@ -489,30 +502,90 @@ impl Tipping<'_> {
     }
 
     /// Where the shares of two adjacent bins differ most, when they differ
-    /// at all: the edge between them, or the two levels.
+    /// at all: the edge between them, the two levels, or the two integers
+    /// either side of it.
     fn steepest(&self) -> Option<String> {
         let i = (1..self.bins.len())
             .filter_map(|i| Some((i, (self.share(i - 1)? - self.share(i)?).abs())))
             .filter(|(_, step)| *step > 0.0)
             .max_by(|x, y| x.1.total_cmp(&y.1))?
             .0;
-        Some(match self.levels {
-            true => format!(
+        Some(match self.cut {
+            Cut::Levels => format!(
                 "between {} and {}",
                 edge_text(self.bins[i - 1].0),
                 edge_text(self.bins[i].0)
             ),
-            false => format!("at {}", edge_text(self.bins[i].0)),
+            Cut::Integers => format!(
+                "between {} and {}",
+                edge_text(self.bins[i - 1].1),
+                edge_text(self.bins[i].0)
+            ),
+            Cut::Fifths => format!("at {}", edge_text(self.bins[i].0)),
         })
     }
 
     /// How the bins cut the range, for a sentence.
     fn cut(&self) -> String {
-        match self.levels {
-            true => format!("at its {} levels", self.bins.len()),
-            false => "in fifths of its range".to_string(),
+        match self.cut {
+            Cut::Levels => format!("at its {} levels", self.bins.len()),
+            Cut::Fifths => "in fifths of its range".to_string(),
+            Cut::Integers if self.bins.iter().all(|b| b.0 == b.1) => {
+                format!("at each of its {} values", self.bins.len())
+            }
+            Cut::Integers => {
+                let groups: Vec<String> = (self.bins.iter())
+                    .map(|b| integers_text(b.0, b.1))
+                    .collect();
+                format!("over {}", groups.join(", "))
+            }
         }
     }
+}
+
+/// An integer group as a person reads it: `8–12`, or `8`.
+fn integers_text(lo: f64, hi: f64) -> String {
+    match lo == hi {
+        true => edge_text(lo),
+        false => format!("{}–{}", edge_text(lo), edge_text(hi)),
+    }
+}
+
+/// The integers of an integer axis in at most `bins` groups, each its
+/// lowest and highest integer: one per integer when there are no more;
+/// else as equal in count as they divide (every integer is equally likely
+/// in a Sobol design), or, on a log axis, the integers between the edges
+/// of the range's fifths in log, leaving out a fifth with none.
+fn integer_bins(a: &SampledAxis, bins: usize) -> Vec<(f64, f64)> {
+    let m = (a.max - a.min).round() as usize + 1;
+    if m <= bins {
+        return (0..m)
+            .map(|i| (a.min + i as f64, a.min + i as f64))
+            .collect();
+    }
+    if !a.log {
+        return (0..bins)
+            .map(|i| {
+                let lo = a.min + (i * m / bins) as f64;
+                (lo, a.min + ((i + 1) * m / bins) as f64 - 1.0)
+            })
+            .collect();
+    }
+    // The first integer at or above the i-th edge (a hair of rounding
+    // below an integer edge is that integer).
+    let first = |i: usize| match i {
+        0 => a.min,
+        i if i == bins => a.max + 1.0,
+        _ => {
+            let u = i as f64 / bins as f64;
+            let edge = (a.min.ln() + u * (a.max.ln() - a.min.ln())).exp();
+            (edge - 1e-9).ceil()
+        }
+    };
+    (0..bins)
+        .map(|i| (first(i), first(i + 1) - 1.0))
+        .filter(|(lo, hi)| lo <= hi)
+        .collect()
 }
 
 /// The bins of `recovered` along the most surely influential parameter
@@ -520,13 +593,18 @@ impl Tipping<'_> {
 /// interval: of two alike, not the one its design could not resolve):
 /// where it tips.
 fn tipping<'a>(sweep: &Sweep, design: &'a SampleDesign, d: &DesignIndices) -> Option<Tipping<'a>> {
-    let levels = design.method == "morris" && design.levels >= 2;
-    let bins = if levels { design.levels as usize } else { 5 };
     let (key, conf): (&[f64], &[f64]) = match d.result.as_ref().ok()? {
         Indices::Sobol(s) => (&s.st, &s.st_conf),
         Indices::Morris(m) => (&m.mu_star, &m.mu_star_conf),
     };
     let a = &design.axes[most_surely_influential(key, conf)?];
+    let cut = match (design.method == "morris" && design.levels >= 2, a.integer) {
+        (true, _) => Cut::Levels,
+        (false, true) => Cut::Integers,
+        (false, false) => Cut::Fifths,
+    };
+    let edges = bin_edges(a, cut, design.levels as usize);
+    let bins = edges.len();
     let x = sweep.metric(&a.path)?;
     let y = sweep.metric("recovered")?;
     let cats = sweep.dims.len().saturating_sub(1);
@@ -539,9 +617,12 @@ fn tipping<'a>(sweep: &Sweep, design: &'a SampleDesign, d: &DesignIndices) -> Op
         } else {
             (v - a.min) / (a.max - a.min)
         };
-        match levels {
-            true => ((u * (bins - 1) as f64).round() as usize).min(bins - 1),
-            false => ((u * bins as f64) as usize).min(bins - 1),
+        match cut {
+            Cut::Levels => ((u * (bins - 1) as f64).round() as usize).min(bins - 1),
+            Cut::Fifths => ((u * bins as f64) as usize).min(bins - 1),
+            Cut::Integers => (edges.iter())
+                .position(|(_, hi)| v.round() <= *hi)
+                .unwrap_or(bins - 1),
         }
     };
     let (mut ok, mut n) = (vec![0u64; bins], vec![0u64; bins]);
@@ -555,27 +636,37 @@ fn tipping<'a>(sweep: &Sweep, design: &'a SampleDesign, d: &DesignIndices) -> Op
             ok[b] += u64::from(yv > 0.5);
         }
     }
-    let edge = |i: usize| {
-        let u = match levels {
-            true => i as f64 / (bins - 1) as f64,
-            false => i as f64 / bins as f64,
-        };
-        if a.log {
+    Some(Tipping {
+        axis: a,
+        bins: (edges.iter().enumerate())
+            .map(|(i, (lo, hi))| (*lo, *hi, ok[i], n[i]))
+            .collect(),
+        cut,
+    })
+}
+
+/// The (lower, upper) edges of the tipping bins of axis `a`: the fifths
+/// of its range, the `levels` of a Morris grid (an integer axis's rounded,
+/// as its sampler rounds them), or its integers' groups.
+fn bin_edges(a: &SampledAxis, cut: Cut, levels: usize) -> Vec<(f64, f64)> {
+    let at = |u: f64| {
+        let v = if a.log {
             (a.min.ln() + u * (a.max.ln() - a.min.ln())).exp()
         } else {
             a.min + u * (a.max - a.min)
-        }
+        };
+        if a.integer { v.round() } else { v }
     };
-    Some(Tipping {
-        axis: a,
-        bins: (0..bins)
-            .map(|i| match levels {
-                true => (edge(i), edge(i), ok[i], n[i]),
-                false => (edge(i), edge(i + 1), ok[i], n[i]),
-            })
+    match cut {
+        Cut::Levels => (0..levels)
+            .map(|i| at(i as f64 / (levels - 1) as f64))
+            .map(|v| (v, v))
             .collect(),
-        levels,
-    })
+        Cut::Fifths => (0..5)
+            .map(|i| (at(i as f64 / 5.0), at((i + 1) as f64 / 5.0)))
+            .collect(),
+        Cut::Integers => integer_bins(a, 5),
+    }
 }
 
 /// The parameter with the highest lower end of its index's 95% interval,
@@ -615,9 +706,10 @@ fn tipping_markdown(t: &Tipping) -> String {
             let share = t
                 .share(i)
                 .map_or("-".to_string(), |s| format!("{:.0}%", 100.0 * s));
-            match t.levels {
-                true => format!("{}: {share} of {n}", edge_text(lo)),
-                false => format!("[{}, {}): {share} of {n}", edge_text(lo), edge_text(hi)),
+            match t.cut {
+                Cut::Levels => format!("{}: {share} of {n}", edge_text(lo)),
+                Cut::Integers => format!("{}: {share} of {n}", integers_text(lo, hi)),
+                Cut::Fifths => format!("[{}, {}): {share} of {n}", edge_text(lo), edge_text(hi)),
             }
         })
         .collect();
@@ -670,27 +762,33 @@ fn capitalized(text: &str) -> String {
     out
 }
 
-/// The parameters of `order` whose index interval (`key` ± `conf`) lies
+/// The parameters of `order` whose indices are too noisy to read
+/// (`noisy`: the design section's "Not resolved", [`unresolved_sobol`]),
+/// and of the others those whose index interval (`key` ± `conf`) lies
 /// above `small` (they matter), at or below it (they barely move the
 /// metric), across it (unresolved), and those never seen to move it by
 /// fewer than [`TRIALS_FOR_NEVER_SEEN`] trials (an interval of no width
-/// from no change is not evidence), each in `order`.
+/// from no change is not evidence), each in `order`: `[matter, barely,
+/// straddle, never seen, noisy]`.
 fn classify(
     order: &[usize],
     key: &[f64],
     conf: &[f64],
     small: f64,
     trials: usize,
-) -> [Vec<usize>; 4] {
+    noisy: &dyn Fn(usize) -> bool,
+) -> [Vec<usize>; 5] {
     let pick = |f: &dyn Fn(usize) -> bool| order.iter().copied().filter(|j| f(*j)).collect();
-    let above = |j: usize| key[j] - conf[j] > small;
-    let never_seen = |j: usize| key[j] == 0.0 && conf[j] == 0.0 && trials < TRIALS_FOR_NEVER_SEEN;
-    let below = |j: usize| key[j] + conf[j] <= small && !never_seen(j);
+    let above = |j: usize| !noisy(j) && key[j] - conf[j] > small;
+    let never_seen =
+        |j: usize| !noisy(j) && key[j] == 0.0 && conf[j] == 0.0 && trials < TRIALS_FOR_NEVER_SEEN;
+    let below = |j: usize| !noisy(j) && key[j] + conf[j] <= small && !never_seen(j);
     [
         pick(&above),
         pick(&below),
-        pick(&|j| !above(j) && !below(j) && !never_seen(j)),
+        pick(&|j| !noisy(j) && !above(j) && !below(j) && !never_seen(j)),
         pick(&never_seen),
+        pick(noisy),
     ]
 }
 
@@ -812,7 +910,13 @@ pub fn in_short(
             unresolved = true;
             continue;
         }
-        let [matter, barely, unsure, unseen] = classify(&order, key, conf, small, d.blocks_used);
+        // The design section's "Not resolved": never a driver here either.
+        let noisy = |j: usize| match indices {
+            Indices::Sobol(s) => unresolved_sobol(s.s1_conf[j], s.st[j], s.st_conf[j]),
+            Indices::Morris(_) => false,
+        };
+        let [matter, barely, unsure, unseen, noisy] =
+            classify(&order, key, conf, small, d.blocks_used, &noisy);
         if matter.is_empty() {
             out.push_str(&format!("No parameter clearly moves {what}"));
         } else {
@@ -837,13 +941,20 @@ pub fn in_short(
                 listed.join(", ")
             ));
         }
-        unresolved |= !unsure.is_empty();
+        unresolved |= !unsure.is_empty() || !noisy.is_empty();
         if !barely.is_empty() {
             out.push_str(&format!(
                 "; {} barely {} it in {} ranges",
                 quoted(&barely),
                 if barely.len() == 1 { "moves" } else { "move" },
                 if barely.len() == 1 { "its" } else { "their" },
+            ));
+        }
+        if !noisy.is_empty() {
+            out.push_str(&format!(
+                "; {}: not resolved at N = {} (an ST above 1 or an interval wider than ±{UNRESOLVED_CONF})",
+                quoted(&noisy),
+                design.n
             ));
         }
         if !unsure.is_empty() {
@@ -917,9 +1028,10 @@ pub fn in_short(
 #[cfg(test)]
 mod tests {
     use super::{
-        TRIALS_FOR_NEVER_SEEN, classify, interaction, most_surely_influential, narrowed,
-        unresolved_sobol,
+        Cut, TRIALS_FOR_NEVER_SEEN, Tipping, bin_edges, classify, integer_bins, interaction,
+        most_surely_influential, narrowed, tipping_markdown, unresolved_sobol,
     };
+    use crate::manifest::SampledAxis;
 
     /// The tipping bins go along the parameter whose interval stands
     /// highest, never one seen to move nothing (0 ± 0 has the highest
@@ -1026,7 +1138,8 @@ mod tests {
         let key = [0.5, 0.02, 0.1, 0.06, 0.0];
         let conf = [0.2, 0.01, 0.2, 0.02, 0.0];
         let order = [0, 3, 2, 1, 4];
-        let [matter, barely, unsure, unseen] = classify(&order, &key, &conf, 0.05, 8);
+        let none = |_: usize| false;
+        let [matter, barely, unsure, unseen, _] = classify(&order, &key, &conf, 0.05, 8, &none);
         assert_eq!(matter, [0]);
         assert_eq!(barely, [1]);
         assert_eq!(unsure, [3, 2]);
@@ -1036,7 +1149,111 @@ mod tests {
             "8 base points without a change are no evidence"
         );
         // Enough trials without a change: it barely moves the metric.
-        let [_, barely, _, unseen] = classify(&order, &key, &conf, 0.05, TRIALS_FOR_NEVER_SEEN);
+        let [_, barely, _, unseen, _] =
+            classify(&order, &key, &conf, 0.05, TRIALS_FOR_NEVER_SEEN, &none);
         assert_eq!((barely, unseen), (vec![1, 4], vec![]));
+    }
+
+    /// ch37-sobol, strategy=deadline, N = 64: `svc_b.slots` has ST 0.717
+    /// ± 0.379 (its interval above 0.05) but S1 ± 0.595, which the design
+    /// section calls not resolved; "In short" must not call it the main
+    /// driver. Each parameter is in exactly one class.
+    #[test]
+    fn a_parameter_the_table_calls_unresolved_is_no_driver() {
+        let s1_conf = [0.595, 0.067, 0.047, 0.0];
+        let st = [0.717, 0.598, 0.239, 0.0];
+        let st_conf = [0.379, 0.596, 0.352, 0.0];
+        let noisy = |j: usize| unresolved_sobol(s1_conf[j], st[j], st_conf[j]);
+        let order = [0, 1, 2, 3];
+        let [matter, barely, unsure, unseen, noisy] =
+            classify(&order, &st, &st_conf, 0.05, 64, &noisy);
+        assert_eq!(matter, Vec::<usize>::new());
+        assert_eq!(noisy, [0, 1]);
+        assert_eq!(unsure, [2]);
+        assert_eq!(barely, [3]);
+        assert_eq!(unseen, Vec::<usize>::new());
+    }
+
+    fn int_axis(min: f64, max: f64, log: bool) -> SampledAxis {
+        SampledAxis {
+            path: "svc_b.slots".to_string(),
+            min,
+            max,
+            log,
+            integer: true,
+        }
+    }
+
+    /// An integer axis is cut between integers: 8 to 32 in five groups of
+    /// five (not at 12.8, 17.6, ...); no more integers than bins, one bin
+    /// each; on a log axis, no group without an integer.
+    #[test]
+    fn an_integer_axis_is_binned_by_its_integers() {
+        assert_eq!(
+            integer_bins(&int_axis(8.0, 32.0, false), 5),
+            [
+                (8.0, 12.0),
+                (13.0, 17.0),
+                (18.0, 22.0),
+                (23.0, 27.0),
+                (28.0, 32.0)
+            ]
+        );
+        assert_eq!(
+            integer_bins(&int_axis(1.0, 3.0, false), 5),
+            [(1.0, 1.0), (2.0, 2.0), (3.0, 3.0)]
+        );
+        assert_eq!(
+            integer_bins(&int_axis(1.0, 7.0, false), 5),
+            [(1.0, 1.0), (2.0, 2.0), (3.0, 4.0), (5.0, 5.0), (6.0, 7.0)]
+        );
+        // Log fifths of 1 to 6: edges 1.43, 2.05, 2.93, 4.19; the third
+        // fifth holds no integer.
+        assert_eq!(
+            integer_bins(&int_axis(1.0, 6.0, true), 5),
+            [(1.0, 1.0), (2.0, 2.0), (3.0, 4.0), (5.0, 6.0)]
+        );
+        // A Morris grid's levels of an integer axis are the integers its
+        // sampler rounds them to.
+        assert_eq!(
+            bin_edges(&int_axis(1.0, 6.0, false), Cut::Levels, 4),
+            [(1.0, 1.0), (3.0, 3.0), (4.0, 4.0), (6.0, 6.0)]
+        );
+    }
+
+    /// The steepest step of an integer axis is said between two integers,
+    /// and its groups are named; a continuous axis keeps its edge.
+    #[test]
+    fn an_integer_threshold_is_said_at_integers() {
+        let axis = int_axis(8.0, 32.0, false);
+        let counts = [(78, 100), (90, 100), (100, 100), (100, 100), (100, 100)];
+        let bins = |edges: Vec<(f64, f64)>| -> Vec<(f64, f64, u64, u64)> {
+            (edges.iter().zip(counts))
+                .map(|((lo, hi), (ok, n))| (*lo, *hi, ok, n))
+                .collect()
+        };
+        let t = Tipping {
+            axis: &axis,
+            bins: bins(integer_bins(&axis, 5)),
+            cut: Cut::Integers,
+        };
+        assert_eq!(t.steepest().as_deref(), Some("between 12 and 13"));
+        assert_eq!(t.cut(), "over 8–12, 13–17, 18–22, 23–27, 28–32");
+        assert!(
+            tipping_markdown(&t).contains("8–12: 78% of 100; 13–17: 90% of 100;"),
+            "{}",
+            tipping_markdown(&t)
+        );
+        let float = SampledAxis {
+            integer: false,
+            ..axis.clone()
+        };
+        let t = Tipping {
+            axis: &float,
+            bins: bins(bin_edges(&float, Cut::Fifths, 0)),
+            cut: Cut::Fifths,
+        };
+        assert_eq!(t.steepest().as_deref(), Some("at 12.8"));
+        assert_eq!(t.cut(), "in fifths of its range");
     }
 }

@@ -134,6 +134,8 @@ impl Sweep {
                 // trigger already (the why-not-recovered diagnosis).
                 || n == "success_rate_before"
                 || n == "recovery.threshold"
+                // Whether the trigger cost any users at all ("In short").
+                || n == "users_failed"
                 // Whether a tier's adaptive limit acts (its plot over time).
                 || (n.strip_suffix("_limit_lowest")).is_some_and(|t| tiers.iter().any(|x| x == t))
         };

@@ -136,8 +136,15 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
     time_plots(sweep, &plot_dir, &mut plot_files, &mut plot_notes)?;
     load_plots(sweep, &plot_dir, &mut plot_files)?;
     latency_plots(sweep, &plot_dir, &mut plot_files)?;
+    // A metric the same in every run has indices of 0 and no interval: an
+    // empty panel. It is left out, and named under the figure.
+    let constant: Vec<&str> = (sens.iter())
+        .filter(|m| m.result.is_ok() && same_in_every_run(sweep, &m.metric))
+        .map(|m| m.metric.as_str())
+        .collect();
     let bars: Vec<IndexBars> = sens
         .iter()
+        .filter(|m| !constant.contains(&m.metric.as_str()))
         .filter_map(|m| {
             let s = m.result.as_ref().ok()?;
             Some(IndexBars {
@@ -150,10 +157,15 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
             })
         })
         .collect();
+    let constant_note = constant_metrics_note(&constant);
     if bars.is_empty() {
-        if !sampled {
+        if !sampled && constant.is_empty() {
             plot_notes
                 .push("No sensitivity bar chart: no metric has indices (the reasons are in the sensitivity tables below).".to_string());
+        } else if !sampled {
+            plot_notes.push(format!(
+                "No sensitivity bar chart: no metric has indices that vary. {constant_note}"
+            ));
         }
     } else {
         plots::sensitivity_bars(
@@ -164,7 +176,7 @@ pub fn write(out_dir: &Path) -> Result<Report, ReportError> {
         plot_files.push(PlotFile {
             title: "Sensitivity indices".to_string(),
             stem: "sensitivity".to_string(),
-            caption: String::new(),
+            caption: constant_note,
             group: Group::Sensitivity,
         });
     }
@@ -714,15 +726,24 @@ fn sentence(reason: &str) -> String {
 }
 
 /// The legend's names of dimension `d`'s lines: a number with its axis
-/// (`client.max_retries=2`, not `2`); a strategy, a zip group's level or
-/// any other word by itself.
+/// (`client.max_retries=2`, not `2`), and so `unbounded` beside numbers
+/// (`svc_b.max_in_flight=unbounded`: a null cap of a numeric axis); a
+/// strategy, a zip group's level or any other word by itself.
 fn line_labels_of(sweep: &Sweep, d: usize) -> Vec<String> {
-    let dim = &sweep.dims[d];
-    match dim.values {
-        Some(_) => (dim.labels.iter())
+    line_labels(&sweep.dims[d])
+}
+
+/// [`line_labels_of`] of one dimension.
+fn line_labels(dim: &crate::load::Dim) -> Vec<String> {
+    let numeric = dim.values.is_some()
+        || (dim.paths.len() == 1
+            && (dim.labels.iter())
+                .all(|l| l == crate::load::UNBOUNDED || l.parse::<f64>().is_ok()));
+    match numeric {
+        true => (dim.labels.iter())
             .map(|l| format!("{}={l}", dim.name))
             .collect(),
-        None => dim.labels.clone(),
+        false => dim.labels.clone(),
     }
 }
 
@@ -977,23 +998,67 @@ fn choose_slices(
             );
         }
     }
+    let no_step = drawn.is_empty();
     for i in 0..total {
-        add(i, "next in grid order".to_string(), &mut chosen);
+        add(i, NEXT_IN_GRID_ORDER.to_string(), &mut chosen);
     }
     chosen.sort();
+    let reasons: Vec<&str> = chosen.iter().map(|(_, r)| r.as_str()).collect();
     let note = format!(
-        "Time plots are drawn for {} of {total} combinations of the other axes, chosen for what they show ({}the worst, the mildest, both sides of the steepest tipping steps of P(not recovered)); each plot says why it is here.{note_unknown}",
+        "Time plots are drawn for {} of {total} combinations of the other axes: {}; each plot says why it is here.{note_unknown}",
         chosen.len(),
-        if sweep.manifest.report.slices.is_empty() {
-            ""
-        } else {
-            "those named in `[report] slices`, "
-        },
+        why_chosen(&reasons, no_step)
     );
     (
         chosen.into_iter().map(|(i, r)| slice(i, r)).collect(),
         Some(note),
     )
+}
+
+/// The reason of a slice chosen for no other: the first left in grid
+/// order.
+const NEXT_IN_GRID_ORDER: &str = "next in grid order";
+
+/// What the chosen slices are, from their reasons, counted: those named in
+/// `[report] slices`, the worst, the mildest, the sides of tipping steps,
+/// and those next in grid order (with why none is a tipping step, when
+/// `no_step`: no two slices one level apart on a numeric axis differ in
+/// P(not recovered)).
+fn why_chosen(reasons: &[&str], no_step: bool) -> String {
+    let count = |prefix: &str| reasons.iter().filter(|r| r.starts_with(prefix)).count();
+    let mut parts: Vec<String> = Vec::new();
+    let named = count("named in [report]");
+    if named > 0 {
+        parts.push(format!("{named} named in `[report] slices`"));
+    }
+    match (count("the worst") > 0, count("the mildest") > 0) {
+        (true, true) => parts.push("the worst and the mildest by P(not recovered)".to_string()),
+        (true, false) => parts.push("the worst by P(not recovered)".to_string()),
+        (false, true) => parts.push("the mildest by P(not recovered)".to_string()),
+        (false, false) => {}
+    }
+    let tipping = count("tipping");
+    if tipping > 0 {
+        parts.push(format!(
+            "{tipping} on the sides of the steepest tipping steps of P(not recovered)"
+        ));
+    }
+    let next = count(NEXT_IN_GRID_ORDER);
+    if next > 0 {
+        parts.push(format!(
+            "{next} next in grid order{}",
+            if no_step {
+                " (no two combinations one level apart on a numeric axis differ in P(not recovered): no tipping step to show)"
+            } else {
+                ""
+            }
+        ));
+    }
+    match parts.len() {
+        0 => String::new(),
+        1 => parts.remove(0),
+        n => format!("{}, then {}", parts[..n - 1].join(", "), parts[n - 1]),
+    }
 }
 
 fn slicing(sweep: &Sweep) -> Slicing {
@@ -1974,6 +2039,35 @@ fn plot_md(p: &PlotFile) -> String {
     md
 }
 
+/// Whether `metric` took one value in every ok run that has it (and some
+/// run has it): its sensitivity indices are all 0, its panel empty.
+fn same_in_every_run(sweep: &Sweep, metric: &str) -> bool {
+    let Some(values) = sweep.metric(metric) else {
+        return false;
+    };
+    let mut seen = (values.iter().zip(sweep.ok()))
+        .filter(|(_, ok)| **ok)
+        .filter_map(|(v, _)| *v);
+    seen.next()
+        .is_some_and(|first| seen.all(|v| v == first || (v.is_nan() && first.is_nan())))
+}
+
+/// The sentence under the sensitivity figure naming the metrics left out
+/// of it for being the same in every run; empty for none.
+fn constant_metrics_note(constant: &[&str]) -> String {
+    match constant {
+        [] => String::new(),
+        [one] => format!("Not drawn: `{one}`, the same in every run (no index to show)."),
+        many => format!(
+            "Not drawn: {}, each the same in every run (no index to show).",
+            many.iter()
+                .map(|m| format!("`{m}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
 /// A table collapsed under `summary` (it is wide or long; the page stays
 /// readable and the table is one click away).
 /// The report's own raw HTML, which [`html`] keeps: the lines of
@@ -2307,6 +2401,56 @@ fn tables_markdown(
 /// The first line of "In short" for a grid without a trigger.
 const NO_TRIGGER: &str = "- **No slow window or load spike** in this grid: there is nothing to recover from, so recovery (P(not recovered), recovery time, success after) is not reported; the headline shows the grid's `[report] metrics`.\n";
 
+/// When the trigger cost no point any users: every run with a verdict
+/// recovered at once (0 s) and kept its success rate during the trigger
+/// at or above its recovery threshold. Then recovery cannot tell the
+/// points apart, and "In short" says so in place of a verdict: that no
+/// user failed at all, or, when some did, the lowest success rate during
+/// the trigger against the threshold. `None` otherwise, or with no run
+/// judged.
+fn no_users_lost(sweep: &Sweep, rec: &[Option<f64>], time: &[Option<f64>]) -> Option<String> {
+    let during = sweep.metric("success_rate_during")?;
+    let failed = sweep.metric("users_failed");
+    let thresholds = sweep.metric("recovery.threshold");
+    let threshold = |run: usize| {
+        (thresholds.as_ref())
+            .and_then(|t| t[run])
+            .or(sweep.manifest.recovery_threshold)
+            .unwrap_or(0.99)
+    };
+    let judged: Vec<usize> = (0..rec.len()).filter(|r| rec[*r].is_some()).collect();
+    let unharmed = |r: &usize| {
+        rec[*r] == Some(1.0)
+            && time[*r] == Some(0.0)
+            && during[*r].is_some_and(|d| d >= threshold(*r))
+    };
+    if judged.is_empty() || !judged.iter().all(unharmed) {
+        return None;
+    }
+    let instead = "every run counts as recovered at 0 s, so recovery cannot tell the points apart; look at latency (`success_latency_p99_s`) and the other metrics below instead";
+    let none_failed = (failed.as_ref()).is_some_and(|f| judged.iter().all(|r| f[*r] == Some(0.0)));
+    if none_failed {
+        return Some(format!(
+            "- **No point lost users to the trigger**: no user failed in any of the {} runs (success rate 1 during the trigger in every one): {instead}.\n",
+            judged.len()
+        ));
+    }
+    let lowest = (judged.iter())
+        .filter_map(|r| during[*r])
+        .fold(f64::INFINITY, f64::min);
+    let first = threshold(judged[0]);
+    let against = match judged.iter().all(|r| threshold(*r) == first) {
+        true => format!("the recovery threshold, {}", crate::load::number(first)),
+        false => "each run's recovery threshold".to_string(),
+    };
+    // Floored, so that a rate just under 1 is not printed as 1.
+    let shown = (lowest * 1000.0 + 1e-9).floor() / 1000.0;
+    Some(format!(
+        "- **No point fell below the recovery threshold during the trigger**: some users failed, but the success rate during the trigger was at least {shown:.3} in every one of the {} runs, at or above {against}: {instead}.\n",
+        judged.len()
+    ))
+}
+
 /// Which points never recover, the fastest to recover, and the most
 /// influential axis for each metric, in sentences.
 fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, ReportError> {
@@ -2370,7 +2514,14 @@ fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, Repo
                 },
             ));
         }
-        if never.is_empty() && unjudged.is_empty() {
+        let unharmed = unjudged
+            .is_empty()
+            .then(|| no_users_lost(sweep, &rec, &time))
+            .flatten();
+        if let Some(line) = &unharmed {
+            // Every point "recovered" at once: no verdict to rank by.
+            out.push_str(line);
+        } else if never.is_empty() && unjudged.is_empty() {
             out.push_str("- Every point recovered in at least one seed.\n");
         } else if never.is_empty() {
             // With no point judged, there is no other point to speak of.
@@ -2435,7 +2586,7 @@ fn plain_words(sweep: &Sweep, sens: &[MetricSensitivity]) -> Result<String, Repo
         // Every point at the fastest time: a tie is said, not broken by order.
         let tied: Vec<&(usize, f64, usize)> =
             (recovering.iter()).filter(|r| Some(r.1) == best).collect();
-        if let Some(&&(c, t, judged)) = tied.first() {
+        if let Some(&&(c, t, judged)) = tied.first().filter(|_| unharmed.is_none()) {
             let runs = all_runs[&c];
             let which = if tied.len() == 1 && judged == runs {
                 "every seed".to_string()
@@ -3066,6 +3217,35 @@ mod tests {
     use super::*;
     use crate::plots::{Band, BandPoint};
 
+    /// shared-db: `svc_b.max_in_flight` = unbounded, 8 is one numeric
+    /// axis with a null cap (its `values` are `None`); its lines are
+    /// named with the axis, as without `unbounded`; a word axis is not.
+    #[test]
+    fn a_numeric_axis_with_unbounded_names_its_lines() {
+        let dim = |name: &str, labels: &[&str], values: Option<Vec<f64>>| crate::load::Dim {
+            name: name.to_string(),
+            paths: vec![name.to_string()],
+            labels: labels.iter().map(|l| l.to_string()).collect(),
+            values,
+        };
+        assert_eq!(
+            line_labels(&dim("svc_b.max_in_flight", &["unbounded", "8"], None)),
+            ["svc_b.max_in_flight=unbounded", "svc_b.max_in_flight=8"]
+        );
+        assert_eq!(
+            line_labels(&dim(
+                "svc_b.max_in_flight",
+                &["4", "8"],
+                Some(vec![4.0, 8.0])
+            )),
+            ["svc_b.max_in_flight=4", "svc_b.max_in_flight=8"]
+        );
+        assert_eq!(
+            line_labels(&dim("strategy", &["naive", "deadline"], None)),
+            ["naive", "deadline"]
+        );
+    }
+
     /// A column's value for (strategy, level).
     type Value = dyn Fn(usize, usize) -> f64;
 
@@ -3627,7 +3807,41 @@ mod tests {
             reasons[4],
             "the worst: P(not recovered) 0.50 on average over the lines, success after the trigger 91.0%"
         );
-        assert!(note.unwrap().contains("5 of 10"));
+        assert_eq!(
+            note.unwrap(),
+            "Time plots are drawn for 5 of 10 combinations of the other axes: 1 named in `[report] slices`, the worst and the mildest by P(not recovered), then 2 on the sides of the steepest tipping steps of P(not recovered); each plot says why it is here."
+        );
+    }
+
+    /// As in ch37-protections, no tipping step (here every point
+    /// recovers), so all but the worst and the mildest are next in grid
+    /// order, and the note says that, not "chosen for what they show".
+    #[test]
+    fn the_time_plot_note_says_which_were_next_in_grid_order() {
+        let levels: Vec<f64> = (1..=10).map(f64::from).collect();
+        let tmp = write_sweep(
+            "x",
+            &levels,
+            &[
+                ("window_start_s", &|_, _| 10.0),
+                ("window_end_s", &|_, _| 12.0),
+                ("recovered", &|_, _| 1.0),
+                ("recovery_censored_s", &|_, _| 3.0),
+                ("success_rate_after", &|_, l| 1.0 - l as f64 / 100.0),
+            ],
+            "{}",
+        );
+        let sweep = Sweep::load(tmp.path()).unwrap();
+        let line = sweep.dim_of("x").map(|_| 0);
+        let (slices, note) = choose_slices(&sweep, line, 5);
+        let next = (slices.iter())
+            .filter(|s| s.reason == NEXT_IN_GRID_ORDER)
+            .count();
+        assert_eq!(next, 3, "{slices:?}");
+        assert_eq!(
+            note.unwrap(),
+            "Time plots are drawn for 5 of 10 combinations of the other axes: the worst and the mildest by P(not recovered), then 3 next in grid order (no two combinations one level apart on a numeric axis differ in P(not recovered): no tipping step to show); each plot says why it is here."
+        );
     }
 
     /// The runs of [`runs_without_a_verdict_are_neither_counted_nor_called_recovered`]
@@ -3669,6 +3883,32 @@ mod tests {
             md.contains("with the seeds' noise removed: at most 0.0% of the variance of a metric listed here"),
             "{md}"
         );
+    }
+
+    /// bad-replica: a metric the same in every run has an empty panel; it
+    /// is left out of the figure and named under it.
+    #[test]
+    fn a_metric_the_same_in_every_run_is_named_not_drawn() {
+        let tmp = write_sweep(
+            "x",
+            &[1.0, 1.0, 2.0, 2.0],
+            &[
+                ("goodput", &|s, _| s as f64),
+                ("wasted_share", &|_, _| 0.25),
+            ],
+            "{}",
+        );
+        let report = write(tmp.path()).unwrap();
+        let md = std::fs::read_to_string(&report.index_md).unwrap();
+        assert!(
+            md.contains("![Sensitivity indices](plots/sensitivity.svg)\n\n*Not drawn: `wasted_share`, `svc_max_queue`, each the same in every run (no index to show).*"),
+            "{md}"
+        );
+        let svg =
+            std::fs::read_to_string(tmp.path().join("analysis/plots/sensitivity.svg")).unwrap();
+        let panel = |m: &str| svg.contains(&format!("\n{m}\n</text>"));
+        assert!(panel("goodput"), "{svg}");
+        assert!(!panel("wasted_share") && !panel("svc_max_queue"));
     }
 
     /// Two axes that move a metric as much (a pure interaction) are both
@@ -3972,6 +4212,60 @@ mod tests {
                 && fastest.contains("1.100 s on average"),
             "{short}"
         );
+    }
+
+    /// "In short" of a sweep whose every run recovered at once: the
+    /// success rate during the trigger and the users failed per run.
+    fn in_short_unharmed(during: &Value, failed: &Value) -> String {
+        let tmp = write_sweep(
+            "x",
+            &[1.0, 2.0],
+            &[
+                ("window_start_s", &|_, _| 10.0),
+                ("window_end_s", &|_, _| 12.0),
+                ("recovered", &|_, _| 1.0),
+                ("recovery_censored_s", &|_, _| 0.0),
+                ("success_rate_during", during),
+                ("users_failed", failed),
+            ],
+            "{}",
+        );
+        let report = write(tmp.path()).unwrap();
+        let md = std::fs::read_to_string(&report.index_md).unwrap();
+        md[md.find("## In short").unwrap()..md.find("## What happened").unwrap()].to_string()
+    }
+
+    /// bad-replica: no user failed in any run. "In short" says so, not
+    /// that every point recovered, nor which was fastest (all at 0 s).
+    #[test]
+    fn in_short_says_when_no_point_lost_users_to_the_trigger() {
+        let short = in_short_unharmed(&|_, _| 1.0, &|_, _| 0.0);
+        assert!(
+            short.contains("- **No point lost users to the trigger**: no user failed in any of the 4 runs (success rate 1 during the trigger in every one): every run counts as recovered at 0 s, so recovery cannot tell the points apart; look at latency (`success_latency_p99_s`) and the other metrics below instead.\n"),
+            "{short}"
+        );
+        assert!(!short.contains("Every point recovered"), "{short}");
+        assert!(!short.contains("Fastest to recover"), "{short}");
+        // Some users failed, none below the threshold (0.99 by default).
+        let short = in_short_unharmed(&|s, l| [1.0, 1.0, 1.0, 0.9951][s * 2 + l], &|s, l| {
+            [0.0, 0.0, 0.0, 3.0][s * 2 + l]
+        });
+        assert!(
+            short.contains("- **No point fell below the recovery threshold during the trigger**: some users failed, but the success rate during the trigger was at least 0.995 in every one of the 4 runs, at or above the recovery threshold, 0.99: every run counts"),
+            "{short}"
+        );
+        assert!(!short.contains("Fastest to recover"), "{short}");
+        // One run below the threshold during the trigger: a recovery
+        // verdict as before.
+        let short = in_short_unharmed(&|s, l| [1.0, 1.0, 1.0, 0.5][s * 2 + l], &|s, l| {
+            [0.0, 0.0, 0.0, 30.0][s * 2 + l]
+        });
+        assert!(!short.contains("No point"), "{short}");
+        assert!(
+            short.contains("- Every point recovered in at least one seed.\n"),
+            "{short}"
+        );
+        assert!(short.contains("**Fastest to recover**"), "{short}");
     }
 
     /// Points tied for the fastest recovery are named together, not the

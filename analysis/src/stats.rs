@@ -198,12 +198,18 @@ pub fn ci95(xs: &[f64], support: Support) -> Option<Ci95> {
                 unseen_high: None,
             });
         }
+        // Of n distinct values, a resample repeats one n times with
+        // probability n^(1 - n): 11% at 3, 1.6% at 4. Below
+        // BOOTSTRAP_T_SEEDS the seeds are too few whatever their values;
+        // from it on, ties are what leaves the resamples without spread.
+        let why = if n < BOOTSTRAP_T_SEEDS {
+            format!("too few seeds for bootstrap-t: {n}, it needs {BOOTSTRAP_T_SEEDS} or more")
+        } else {
+            "too few distinct values for bootstrap-t".to_string()
+        };
         return Some(Ci95 {
             bounds: mean_ci95(xs).map(|b| support.clip(b)),
-            method: format!(
-                "{} (too few distinct values for bootstrap-t)",
-                Support::NonNegative.method()
-            ),
+            method: format!("{} ({why})", Support::NonNegative.method()),
             unseen_high: None,
         });
     }
@@ -227,6 +233,11 @@ pub fn t_interval(estimate: f64, se: f64, df: usize, support: Support) -> Option
 /// Resamples behind a bootstrap-t interval: with 999, the 2.5% and 97.5%
 /// points are exactly the 25th and 975th of the sorted values.
 pub const BOOTSTRAP_T_RESAMPLES: usize = 999;
+
+/// The fewest values [`bootstrap_t95`] can give an interval from when they
+/// are all distinct: below it, more than 2.5% of its resamples repeat one
+/// value (n^(1 - n) of them: 11% at 3 values, 1.6% at 4).
+pub const BOOTSTRAP_T_SEEDS: usize = 4;
 
 /// The studentized-bootstrap (bootstrap-t) 95% interval of the mean of `xs`:
 /// `[m − t*₀.₉₇₅ · se, m − t*₀.₀₂₅ · se]`, `t*` the distribution of
@@ -508,6 +519,15 @@ mod tests {
             c.method,
             "t, clipped at 0 (too few distinct values for bootstrap-t)"
         );
+        // Three seeds, all distinct: the seeds are too few, not their
+        // values; four distinct are enough.
+        let c = ci95(&[0.30, 0.31, 0.29], Support::Time).unwrap();
+        assert_eq!(
+            c.method,
+            "t, clipped at 0 (too few seeds for bootstrap-t: 3, it needs 4 or more)"
+        );
+        assert!(bootstrap_t95(&[0.30, 0.31, 0.29]).is_none());
+        assert!(bootstrap_t95(&[0.30, 0.31, 0.29, 0.32]).is_some());
         assert_eq!(
             Support::of_metric("recovery_censored_s", false),
             Support::Time

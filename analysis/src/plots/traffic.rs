@@ -250,7 +250,8 @@ type Curves = Vec<Option<Vec<(f64, f64)>>>;
 /// The distribution of finished users' latencies per line, in two panels
 /// (successes, failures), each curve the share of its users finished within
 /// x (log scale); every line has its own colour, dash and markers, and the
-/// legend says when two lines are the same. Written to `stem.svg` and
+/// legend says when a line is the same as another or lies on top of it
+/// ([`cdf_labels`]). Written to `stem.svg` and
 /// `stem.png`. Errors: no line with a finished user.
 pub fn latency_cdfs(
     stem: &Path,
@@ -275,22 +276,67 @@ pub fn latency_cdfs(
         return Err(bad_input(title, "no finished user".to_string()));
     };
     let range = (lo / 1.5, (hi * 1.5).max(lo * 10.0));
-    // A line identical to an earlier one (the same users at the same
-    // latencies) would hide it: the legend says so.
-    let labels: Vec<String> = (lines.iter().enumerate())
-        .map(|(i, l)| {
-            match lines[..i]
-                .iter()
-                .find(|e| e.ok == l.ok && e.failed == l.failed)
-            {
-                Some(e) => format!("{} (= {})", l.label, e.label),
-                None => l.label.clone(),
-            }
-        })
-        .collect();
+    let labels = cdf_labels(lines);
     render_both!(stem, SIZE, |root| draw_cdfs(
         &root, title, &labels, &panels, range
     ))
+}
+
+/// The legend's name of each line of [`latency_cdfs`]: its label, and
+/// what it would hide or be hidden by: `b (= a)` for the same users at the
+/// same latencies as an earlier line; else `b (on top of a)` when its
+/// curves lie on an earlier line's in both panels (shares within 1% of
+/// the y axis at every edge, as the success-rate bands are judged;
+/// `b (on top of a in successes)` when only in one, naming the panel).
+pub fn cdf_labels(lines: &[CdfLine]) -> Vec<String> {
+    // The share at or below each edge (and the last bucket's), or None
+    // without a user.
+    let shares = |counts: &[u64]| -> Option<Vec<f64>> {
+        let total: u64 = counts.iter().sum();
+        (total > 0).then(|| {
+            (counts.iter())
+                .scan(0u64, |below, c| {
+                    *below += c;
+                    Some(*below as f64 / total as f64)
+                })
+                .collect()
+        })
+    };
+    let curves: Vec<[Option<Vec<f64>>; 2]> = (lines.iter())
+        .map(|l| [shares(&l.ok), shares(&l.failed)])
+        .collect();
+    let on_top = |a: &Option<Vec<f64>>, b: &Option<Vec<f64>>| match (a, b) {
+        (Some(a), Some(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 0.01)
+        }
+        _ => false,
+    };
+    // In a panel: the same curve, or no curve in either.
+    let alike =
+        |a: &Option<Vec<f64>>, b: &Option<Vec<f64>>| on_top(a, b) || (a.is_none() && b.is_none());
+    (lines.iter().enumerate())
+        .map(|(i, l)| {
+            if let Some(e) = (lines[..i].iter()).find(|e| e.ok == l.ok && e.failed == l.failed) {
+                return format!("{} (= {})", l.label, e.label);
+            }
+            let c = &curves[i];
+            if let Some(j) =
+                (0..i).find(|&j| alike(&c[0], &curves[j][0]) && alike(&c[1], &curves[j][1]))
+            {
+                return format!("{} (on top of {})", l.label, lines[j].label);
+            }
+            let panels: Vec<String> = (["successes", "failures"].iter().enumerate())
+                .filter_map(|(p, name)| {
+                    let j = (0..i).find(|&j| on_top(&c[p], &curves[j][p]))?;
+                    Some(format!("{} in {name}", lines[j].label))
+                })
+                .collect();
+            match panels.is_empty() {
+                true => l.label.clone(),
+                false => format!("{} (on top of {})", l.label, panels.join(", ")),
+            }
+        })
+        .collect()
 }
 
 fn draw_cdfs<DB: DrawingBackend>(
@@ -395,6 +441,40 @@ mod tests {
         assert_eq!(
             cdf(&edges, &[1, 0, 0, 0, 1]),
             Some(vec![(0.001, 0.5), (0.01, 0.5), (0.1, 0.5), (1.0, 0.5)])
+        );
+    }
+
+    /// Lines whose curves lie on an earlier line's are said to, in both
+    /// panels or in the one where they do; the same users, `=`; lines
+    /// apart, nothing.
+    #[test]
+    fn a_latency_curve_on_top_of_another_is_said() {
+        let line = |label: &str, ok: &[u64], failed: &[u64]| CdfLine {
+            label: label.to_string(),
+            ok: ok.to_vec(),
+            failed: failed.to_vec(),
+        };
+        let lines = [
+            line("a", &[0, 10, 0, 0], &[0, 0, 4, 0]),
+            // Twice a's users at the same latencies: the same curves.
+            line("b", &[0, 20, 0, 0], &[0, 0, 8, 0]),
+            line("c", &[0, 10, 0, 0], &[0, 0, 4, 0]),
+            // Successes as a's, failures later.
+            line("d", &[0, 5, 0, 0], &[0, 0, 0, 3]),
+            line("e", &[0, 3, 7, 0], &[0, 0, 0, 0]),
+            // Successes as e's within 1%, failures as d's.
+            line("f", &[0, 301, 699, 0], &[0, 0, 0, 1]),
+        ];
+        assert_eq!(
+            cdf_labels(&lines),
+            [
+                "a",
+                "b (on top of a)",
+                "c (= a)",
+                "d (on top of a in successes)",
+                "e",
+                "f (on top of e in successes, d in failures)"
+            ]
         );
     }
 
