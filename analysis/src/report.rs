@@ -609,14 +609,17 @@ fn effects_markdown(sweep: &Sweep, effects: &[Effect]) -> String {
     let strategy = sweep.strategy_dim();
     let mut md = String::new();
     let trigger = sweep.has_trigger();
-    for metric in [
+    // The main metrics, then the grid's `[report] metrics`: what it is about.
+    let main = [
         "recovered",
         "recovery_censored_s",
         "success_rate_after",
         "goodput",
-    ]
-    .into_iter()
-    .filter(|m| trigger || !about_recovery(m))
+    ];
+    let chosen = (sweep.report_metrics.iter()).filter(|m| !main.contains(&m.as_str()));
+    for metric in (main.into_iter().chain(chosen.map(String::as_str)))
+        .filter(|m| trigger || !about_recovery(m))
+        .filter(|m| effects.iter().any(|e| e.metric == *m))
     {
         for (d, dim) in sweep.dims.iter().enumerate() {
             if Some(d) == strategy && sweep.dims.len() > 1 {

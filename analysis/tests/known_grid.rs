@@ -294,3 +294,22 @@ fn a_level_over_fewer_points_or_runs_says_so() {
         "| x | a |\n|---|---|\n| 1 | 0.500 |\n| 2 | 0.500 (1 of 2 points) |\n| 3 | 0.500 (3 of 4 runs) |\n"
     );
 }
+
+/// The grid's `[report] metrics` get their main-effect tables after the
+/// main metrics: they are what the grid is about.
+#[test]
+fn the_report_metrics_have_main_effect_tables() {
+    let tmp = write_sweep();
+    let dir = tmp.path();
+    let manifest = std::fs::read_to_string(dir.join("manifest.json")).unwrap();
+    let with = manifest.replacen('{', r#"{"report": {"metrics": ["svc_max_queue"]}, "#, 1);
+    std::fs::write(dir.join("manifest.json"), with).unwrap();
+    let report = analysis::write_report(dir).unwrap();
+    let md = std::fs::read_to_string(&report.index_md).unwrap();
+    let heading = "#### `x` x strategy: mean `svc_max_queue`";
+    let (main, chosen) = (
+        md.find("#### `x` x strategy: mean `success_rate_after`"),
+        md.find(heading),
+    );
+    assert!(main.is_some() && chosen > main, "{md}");
+}
