@@ -534,6 +534,42 @@ fn shown(sweep: &Sweep, table: &DataFrame, cols: &[String]) -> Result<DataFrame,
         out.replace(name, Column::new(name.into(), text))
             .map_err(err())?;
     }
+    // A mean over fewer than the point's ok runs says over how many.
+    let (Ok(runs), Ok(failed)) = (table.column("runs"), table.column("failed")) else {
+        return Ok(out);
+    };
+    let int = |c: &Column, i: usize| c.get(i).ok().and_then(|v| v.extract::<i64>());
+    for name in cols.iter().filter_map(|c| c.strip_suffix("_mean")) {
+        let (Ok(mean), Ok(count)) = (
+            out.column(&format!("{name}_mean")),
+            table.column(&format!("{name}_count")),
+        ) else {
+            continue;
+        };
+        let partial = |i: usize| {
+            let ok = int(runs, i)? - int(failed, i)?;
+            int(count, i).filter(|k| *k < ok).map(|k| (k, ok))
+        };
+        if !(0..out.height()).any(|i| partial(i).is_some()) {
+            continue;
+        }
+        let text: Vec<String> = (0..out.height())
+            .map(|i| {
+                match (
+                    mean.get(i).ok().and_then(|v| v.extract::<f64>()),
+                    partial(i),
+                ) {
+                    (None, _) => "-".to_string(),
+                    (Some(x), _) if x.is_nan() => "-".to_string(),
+                    (Some(x), Some((k, ok))) => format!("{x:.3} ({k} of {ok} runs)"),
+                    (Some(x), None) => format!("{x:.3}"),
+                }
+            })
+            .collect();
+        let column = format!("{name}_mean");
+        out.replace(&column, Column::new(column.as_str().into(), text))
+            .map_err(err())?;
+    }
     Ok(out)
 }
 

@@ -90,8 +90,8 @@ fn rows_by_cell(sweep: &Sweep) -> Vec<Vec<usize>> {
 /// seed differed), and per
 /// metric mean, std, a 95% interval of the mean by the metric's support
 /// (`{m}_ci_method` names it: Wilson for yes/no, the t-interval clipped to
-/// [0, 1] or at 0 otherwise, none when no seed differed), min and max over
-/// the point's ok runs; and `recovery_s_mean`, the mean recovery time as
+/// [0, 1] or at 0 otherwise, none when no seed differed), min, max and
+/// count (the runs with a value) over the point's ok runs; and `recovery_s_mean`, the mean recovery time as
 /// text ([`recovery_text`]: `never`, `>= X (k of n censored)` or the mean),
 /// as the report's tables show it.
 pub fn summary(sweep: &Sweep, metrics: &[String]) -> Result<DataFrame, ReportError> {
@@ -239,6 +239,12 @@ pub fn summary(sweep: &Sweep, metrics: &[String]) -> Result<DataFrame, ReportErr
         }
         cols.push(stat("min", &|v| v.iter().copied().reduce(f64::min)));
         cols.push(stat("max", &|v| v.iter().copied().reduce(f64::max)));
+        // The runs behind the mean: a metric undefined in some runs (a
+        // failed-latency median where no user failed) is a mean of fewer.
+        cols.push(Column::new(
+            format!("{m}_count").into(),
+            per_cell.iter().map(|v| v.len() as i64).collect::<Vec<_>>(),
+        ));
     }
     debug_assert!(cols.iter().all(|c| c.len() == n));
     for c in cols {

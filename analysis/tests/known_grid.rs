@@ -313,3 +313,48 @@ fn the_report_metrics_have_main_effect_tables() {
     );
     assert!(main.is_some() && chosen > main, "{md}");
 }
+
+/// A metric undefined in some runs: the summary counts the runs behind
+/// each mean, and the per-point table says a mean over fewer than the
+/// point's runs.
+#[test]
+fn a_mean_over_some_of_the_runs_says_how_many() {
+    let tmp = write_sweep();
+    let dir = tmp.path();
+    let part = dir.join("runs/part-s0of1-000000.parquet");
+    let mut runs = ParquetReader::new(std::fs::File::open(&part).unwrap())
+        .finish()
+        .unwrap();
+    // success_rate_after of a/x=1's second seed unknown.
+    let after = [
+        Some(0.9),
+        None,
+        Some(0.5),
+        Some(0.7),
+        Some(0.2),
+        Some(0.4),
+        Some(0.0),
+        Some(0.0),
+    ];
+    runs.replace(
+        "success_rate_after",
+        Column::new("success_rate_after".into(), after.to_vec()),
+    )
+    .unwrap();
+    ParquetWriter::new(std::fs::File::create(&part).unwrap())
+        .finish(&mut runs)
+        .unwrap();
+    let sweep = Sweep::load(dir).unwrap();
+    let s = tables::summary(&sweep, &tables::main_metrics(&sweep)).unwrap();
+    let count: Vec<Option<i64>> = s
+        .column("success_rate_after_count")
+        .unwrap()
+        .i64()
+        .unwrap()
+        .iter()
+        .collect();
+    assert_eq!(count, [Some(1), Some(2), Some(2), Some(2)]);
+    let report = analysis::write_report(dir).unwrap();
+    let md = std::fs::read_to_string(&report.index_md).unwrap();
+    assert!(md.contains("| 0.900 (1 of 2 runs) |"), "{md}");
+}
