@@ -1479,7 +1479,7 @@ pub(crate) fn run_rows(sweep: &Sweep) -> Result<HashMap<String, usize>, ReportEr
 /// The tier of a slice whose load came closest to, or furthest past, its
 /// capacity: the largest median arrivals / capacity of any second and line.
 /// `values` holds, per tier, its arrivals and capacity (two columns each).
-fn bottleneck(values: &SliceSeries, tiers: usize, slice: usize) -> Option<usize> {
+fn bottleneck(values: &SliceSeries, tiers: usize, slice: usize) -> Option<(usize, f64)> {
     (0..tiers)
         .filter_map(|t| {
             let (arrivals, capacity) = (&values[3 * t], &values[3 * t + 2]);
@@ -1493,7 +1493,23 @@ fn bottleneck(values: &SliceSeries, tiers: usize, slice: usize) -> Option<usize>
             peak.is_finite().then_some((t, peak))
         })
         .max_by(|a, b| a.1.total_cmp(&b.1))
-        .map(|(t, _)| t)
+}
+
+/// What the load at a slice's bottleneck came to: at its `peak`, the most
+/// any second's median arrivals were of its capacity.
+fn load_verdict(tier: &str, peak: f64) -> String {
+    let peak_text = format!("{peak:.2}x");
+    match peak {
+        p if p >= 1.0 => {
+            format!("{tier} is this slice's bottleneck: its load reached {peak_text} its capacity.")
+        }
+        p if p >= 0.9 => format!(
+            "{tier} is this slice's bottleneck: its load came to {peak_text} its capacity, near it."
+        ),
+        _ => format!(
+            "No tier came near its capacity: {tier}, the closest, at most {peak_text} of it."
+        ),
+    }
 }
 
 /// Offered load against capacity at each drawn slice's bottleneck: first
@@ -1516,11 +1532,12 @@ fn load_plots(
         .line_dim
         .map_or(vec!["all".to_string()], |d| line_labels_of(sweep, d));
     for (slice_idx, slice) in s.slices.iter().enumerate() {
-        let Some(t) = bottleneck(&values, sweep.tiers.len(), slice_idx) else {
+        let Some((t, peak)) = bottleneck(&values, sweep.tiers.len(), slice_idx) else {
             continue;
         };
         let tier = &sweep.tiers[t];
         let panels = load_panels(&values, t, slice_idx, &line_labels);
+        let retried = (panels.iter()).any(|p| p.points.iter().any(|x| x.retries > 0.0));
         if panels.is_empty() {
             continue;
         }
@@ -1538,8 +1555,14 @@ fn load_plots(
             title: format!("{title}, {name}"),
             stem,
             caption: format!(
-                "{}{tier} is this slice's bottleneck: its load came closest to, or furthest past, its capacity. Requests arriving per second (medians over the slice's runs), first tries and retries stacked; where retries fill the gap above capacity, the retry storm sustains the overload.{}",
+                "{}{} Requests arriving per second (medians over the slice's runs), first tries and retries stacked{}{}",
                 sentence(&slice.reason),
+                load_verdict(tier, peak),
+                match (retried, peak >= 0.9) {
+                    (true, true) => "; where retries fill the gap above capacity, the retry storm sustains the overload.",
+                    (true, false) => ".",
+                    (false, _) => "; no retry reached it.",
+                },
                 s.trigger_note(slice_idx)
             ),
             group: Group::Load,
@@ -3633,7 +3656,15 @@ mod tests {
         }
         values[4].insert(key(0, 0), vec![100.0, 90.0, 110.0]);
         values[4].insert(key(0, 1), vec![200.0, 200.0, 250.0]);
-        assert_eq!(bottleneck(&values, 2, 0), Some(1));
+        assert_eq!(bottleneck(&values, 2, 0), Some((1, 1.5)));
+        assert_eq!(
+            load_verdict("b", 1.5),
+            "b is this slice's bottleneck: its load reached 1.50x its capacity."
+        );
+        assert_eq!(
+            load_verdict("api", 0.0625),
+            "No tier came near its capacity: api, the closest, at most 0.06x of it."
+        );
         assert_eq!(bottleneck(&values, 2, 1), None, "no such slice");
         let panels = load_panels(&values, 1, 0, &["naive".to_string()]);
         assert_eq!(panels.len(), 1);
