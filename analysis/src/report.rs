@@ -2897,6 +2897,10 @@ fn prim_params(sweep: &Sweep, rows: &[usize]) -> Vec<crate::prim::Param> {
     params
 }
 
+/// Below this a PRIM limit's quasi-p-value says it matters (the EMA
+/// Workbench's customary threshold).
+const QUASI_P_MATTERS: f64 = 0.05;
+
 /// A quasi-p-value as a person reads it.
 fn p_value(p: Option<f64>) -> String {
     match p {
@@ -3175,6 +3179,34 @@ fn discovery(sweep: &Sweep, dir: &Path, plot_dir: &Path) -> Result<String, Repor
             100.0 * b.density,
             say.in_box
         ));
+        // A limit whose every side has a quasi-p-value above 0.05 is part
+        // of the box, but would not hold the density up on its own.
+        let weak: Vec<String> = (b.restricted.iter())
+            .filter_map(|r| {
+                let sides: Vec<f64> = r.quasi_p.iter().flatten().copied().collect();
+                let least = sides.iter().copied().reduce(f64::min)?;
+                (least >= QUASI_P_MATTERS).then(|| {
+                    format!(
+                        "`{}` (quasi-p {})",
+                        t.columns[r.column].name,
+                        p_value(Some(least))
+                    )
+                })
+            })
+            .collect();
+        if !weak.is_empty() {
+            md.push_str(&format!(
+                "{} (a quasi-p-value of {QUASI_P_MATTERS} or more: without it the box would be about as dense).\n\n",
+                match weak.split_last() {
+                    Some((last, [])) => format!("Its limit on {last} matters little"),
+                    Some((last, rest)) => format!(
+                        "Its limits on {} and {last} each matter little",
+                        rest.join(", ")
+                    ),
+                    None => String::new(),
+                }
+            ));
+        }
         md.push_str("| parameter | box | quasi-p, lower limit | quasi-p, upper limit |\n|---|---|---|---|\n");
         for r in &b.restricted {
             md.push_str(&format!(

@@ -254,6 +254,10 @@ fn the_whole_report_is_written() {
         md.contains("| `strategy` | `strategy` = b | 0.153 | - |"),
         "{md}"
     );
+    assert!(
+        md.contains("Its limit on `strategy` (quasi-p 0.153) matters little (a quasi-p-value of 0.05 or more: without it the box would be about as dense)."),
+        "{md}"
+    );
     let html = std::fs::read_to_string(&report.index_html).unwrap();
     assert!(html.contains("<svg") && html.contains("<table>"));
     for f in [
