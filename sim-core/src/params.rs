@@ -698,7 +698,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Call,
         "hedge_delay_s",
         Kind::Float,
-        "Hedged requests: when an attempt has no answer after this delay, send a second copy to the same tier; the first answer wins, a failure included (a copy that fails fast ends the attempt, which then retries or gives up; gRPC's hedging would wait for the other copy on a non-fatal status), and the other copy's work is wasted (0: no hedging). The R1 bound doubles.",
+        "Hedged requests: when an attempt has no answer after this delay, send a second copy to the same tier; the first answer wins, a failure included (a copy that fails fast ends the attempt, which then retries or gives up: gRPC's rule with its default policy, where every status but OK is fatal; a policy listing non-fatal codes, on which gRPC waits for the other copy, is not modelled), and the other copy's work is wasted (0: no hedging). The R1 bound doubles.",
     ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Call,
