@@ -168,6 +168,10 @@ pub struct CircuitBreaker {
     state: BreakerState,
     /// The outcomes in the window: (when, failed, slow).
     outcomes: std::collections::VecDeque<(Nanos, bool, bool)>,
+    /// How many of them failed, and how many were slow (kept as the
+    /// window slides: a time-based window holds thousands).
+    failures: usize,
+    slows: usize,
     /// When it last went half open: a call sent since, while it is still
     /// half open, is one of its probes.
     half_open_since: Nanos,
@@ -216,6 +220,8 @@ impl CircuitBreaker {
             cfg,
             state: BreakerState::Closed,
             outcomes: std::collections::VecDeque::new(),
+            failures: 0,
+            slows: 0,
             half_open_since: 0,
         }
     }
@@ -313,18 +319,20 @@ impl CircuitBreaker {
         match &mut self.state {
             BreakerState::Closed => {
                 self.outcomes.push_back((now, failed, slow));
-                if self.cfg.window_time > 0 {
-                    let since = now.saturating_sub(self.cfg.window_time);
-                    while self.outcomes.front().is_some_and(|o| o.0 <= since) {
-                        self.outcomes.pop_front();
-                    }
-                } else if self.outcomes.len() > self.cfg.window {
-                    self.outcomes.pop_front();
+                self.failures += usize::from(failed);
+                self.slows += usize::from(slow);
+                let since = now.saturating_sub(self.cfg.window_time);
+                while match self.cfg.window_time {
+                    0 => self.outcomes.len() > self.cfg.window,
+                    _ => self.outcomes.front().is_some_and(|o| o.0 <= since),
+                } {
+                    let (_, failed, slow) = self.outcomes.pop_front().expect("a full window");
+                    self.failures -= usize::from(failed);
+                    self.slows -= usize::from(slow);
                 }
                 let n = self.outcomes.len();
                 if n >= self.cfg.min_samples {
-                    let failures = self.outcomes.iter().filter(|o| o.1).count() as f64;
-                    let slows = self.outcomes.iter().filter(|o| o.2).count() as f64;
+                    let (failures, slows) = (self.failures as f64, self.slows as f64);
                     if failures >= self.cfg.failure_rate * n as f64
                         || slows >= self.cfg.slow_call_rate * n as f64
                     {
@@ -353,6 +361,7 @@ impl CircuitBreaker {
                     } else {
                         self.state = BreakerState::Closed;
                         self.outcomes.clear();
+                        (self.failures, self.slows) = (0, 0);
                     }
                 }
             }
@@ -1803,6 +1812,42 @@ mod tests {
         assert!(matches!(b.state(), BreakerState::Open { .. }));
     }
 
+    /// The window's failure and slow counts, kept as it slides, are the
+    /// counts of the outcomes it holds, after every outcome of a long
+    /// random run through every state, for both kinds of window.
+    #[test]
+    fn a_breaker_window_keeps_its_counts() {
+        let ms = 1_000_000;
+        let mut draws = Stream::new(3, "breaker");
+        for window_time in [0, 500 * ms] {
+            let mut b = CircuitBreaker::new(BreakerConfig {
+                window: 20,
+                window_time,
+                min_samples: 10,
+                failure_rate: 0.5,
+                slow_call_rate: 0.8,
+                slow_call: 50 * ms,
+                open: 100 * ms,
+                open_jitter: 0,
+                probes: 3,
+            });
+            let (mut now, mut opened) = (0, 0);
+            for _ in 0..20_000 {
+                now += draws.below_or_eq(20 * ms);
+                if b.allow(now) {
+                    let failed = draws.uniform() < 0.4;
+                    b.record(now, failed, draws.below_or_eq(100 * ms), 0.0);
+                }
+                opened += u32::from(matches!(b.state(), BreakerState::Open { .. }));
+                let count = |f: fn(&(Nanos, bool, bool)) -> bool| {
+                    b.outcomes.iter().filter(|o| f(o)).count()
+                };
+                assert_eq!((b.failures, b.slows), (count(|o| o.1), count(|o| o.2)));
+            }
+            assert!(opened > 0, "the run opens it");
+        }
+    }
+
     #[test]
     fn time_based_breaker_window_forgets_old_outcomes() {
         let s = crate::time::NANOS_PER_SEC;
@@ -1831,6 +1876,7 @@ mod tests {
         count.cfg.window_time = 0;
         count.state = BreakerState::Closed;
         count.outcomes.clear();
+        (count.failures, count.slows) = (0, 0);
         for t in 0..4 {
             count.record(t, true, 0, 0.0);
         }
