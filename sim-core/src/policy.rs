@@ -106,6 +106,12 @@ pub struct AdaptiveThrottle {
     k: f64,
     /// `(second, requests, accepts)`, indexed by `second % len`.
     buckets: Vec<(u64, u64, u64)>,
+    /// The latest second seen, and the requests and accepts of the window
+    /// that ends in it (kept as it slides: a call reads them, not every
+    /// bucket).
+    second: u64,
+    requests: u64,
+    accepts: u64,
 }
 
 impl AdaptiveThrottle {
@@ -114,6 +120,9 @@ impl AdaptiveThrottle {
         AdaptiveThrottle {
             k,
             buckets: vec![(u64::MAX, 0, 0); Self::buckets(window_s, horizon_s)],
+            second: 0,
+            requests: 0,
+            accepts: 0,
         }
     }
 
@@ -128,9 +137,25 @@ impl AdaptiveThrottle {
     /// Bytes a bucket takes.
     pub const BUCKET_BYTES: usize = std::mem::size_of::<(u64, u64, u64)>();
 
+    /// Slides the window to end in the second of `now` (never earlier than
+    /// the latest), and returns that second's bucket.
     fn bucket(&mut self, now: Nanos) -> &mut (u64, u64, u64) {
         let sec = now / crate::time::NANOS_PER_SEC;
+        debug_assert!(sec >= self.second, "time runs forward");
         let len = self.buckets.len() as u64;
+        // Each second entered takes the place of one that leaves the window.
+        let from = self.second.max(sec.saturating_sub(len)) + 1;
+        for entered in from..=sec {
+            let b = &mut self.buckets[(entered % len) as usize];
+            if b.0 != u64::MAX && b.0 + len > self.second {
+                self.requests -= b.1;
+                self.accepts -= b.2;
+            }
+            *b = (entered, 0, 0);
+        }
+        if sec > self.second {
+            self.second = sec;
+        }
         let b = &mut self.buckets[(sec % len) as usize];
         if b.0 != sec {
             *b = (sec, 0, 0);
@@ -140,23 +165,20 @@ impl AdaptiveThrottle {
 
     pub fn record_request(&mut self, now: Nanos) {
         self.bucket(now).1 += 1;
+        self.requests += 1;
     }
 
     pub fn record_accept(&mut self, now: Nanos) {
         self.bucket(now).2 += 1;
+        self.accepts += 1;
     }
 
     /// max(0, (requests - K accepts) / (requests + 1)) over the window
     /// ending in the second of `now`.
-    pub fn reject_probability(&self, now: Nanos) -> f64 {
-        let sec = now / crate::time::NANOS_PER_SEC;
-        let len = self.buckets.len() as u64;
-        let (requests, accepts) = self
-            .buckets
-            .iter()
-            .filter(|b| b.0 <= sec && b.0 + len > sec)
-            .fold((0, 0), |(r, a), b| (r + b.1, a + b.2));
-        ((requests as f64 - self.k * accepts as f64) / (requests as f64 + 1.0)).max(0.0)
+    pub fn reject_probability(&mut self, now: Nanos) -> f64 {
+        self.bucket(now);
+        let (requests, accepts) = (self.requests as f64, self.accepts as f64);
+        ((requests - self.k * accepts) / (requests + 1.0)).max(0.0)
     }
 }
 
@@ -1558,6 +1580,41 @@ mod tests {
         assert_eq!(t.reject_probability(3 * s), 0.0);
         assert!((t.reject_probability(4 * s) - 4.0 / 5.0).abs() < 1e-12);
         assert_eq!(t.reject_probability(7 * s), 0.0);
+    }
+
+    /// The window's totals, kept as it slides, are the sums over the
+    /// buckets of its seconds, through gaps shorter and longer than it.
+    #[test]
+    fn an_adaptive_throttle_keeps_its_window_totals() {
+        let s = crate::time::NANOS_PER_SEC;
+        let mut draws = Stream::new(5, "throttle");
+        for window_s in [1.0, 3.0, 10.0] {
+            let mut t = AdaptiveThrottle::new(2.0, window_s, 1000.0);
+            let mut now = 0;
+            for _ in 0..5_000 {
+                let gap = if draws.uniform() < 0.05 {
+                    15 * s
+                } else {
+                    s / 3
+                };
+                now += draws.below_or_eq(gap);
+                match draws.below_or_eq(2) {
+                    0 => t.record_request(now),
+                    1 => t.record_accept(now),
+                    _ => {
+                        t.reject_probability(now);
+                    }
+                }
+                let (sec, len) = (now / s, t.buckets.len() as u64);
+                let in_window = (t.buckets.iter()).filter(|b| b.0 <= sec && b.0 + len > sec);
+                let sums = in_window.fold((0, 0), |(r, a), b| (r + b.1, a + b.2));
+                assert_eq!(
+                    (t.requests, t.accepts),
+                    sums,
+                    "window {window_s} s at {now}"
+                );
+            }
+        }
     }
 
     #[test]
