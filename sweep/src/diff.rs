@@ -11,6 +11,11 @@
 //! at 5%); with one seed there is no noise estimate and any difference
 //! counts. A point changed outcome when it went between recovered (every
 //! seed), not recovered (none) and mixed.
+//!
+//! A sweep not complete (interrupted, or still being written: fewer runs
+//! than its manifest plans) is compared by the runs it holds, as its report
+//! is, and the diff says so first, with the command that runs the rest:
+//! the points and seeds it lacks are not yet run, not levels it leaves out.
 
 use crate::error::{DiffError, Error};
 use crate::store::Store;
@@ -27,8 +32,12 @@ pub struct DiffArgs {
     pub a: PathBuf,
     /// The output directory to compare with it: the same points (axes and
     /// levels) and seeds; the fixed settings and the scenario may differ.
+    /// A sweep not complete (interrupted, or still running) is compared by
+    /// the runs it holds, as its report is, and said so with the command
+    /// that runs the rest.
     pub b: PathBuf,
-    /// The Markdown report [default: DIR_B/analysis/diff.md].
+    /// The Markdown report [default: DIR_B/analysis/diff.md, never written
+    /// through a symbolic link].
     #[arg(long)]
     pub report: Option<PathBuf>,
 }
@@ -54,6 +63,18 @@ struct Side {
     /// its content's id), and each fixed setting's path and value.
     scenario: (String, String),
     fixed: Vec<(String, String)>,
+    /// Where the sweep is not complete: what it holds and how to finish it.
+    partial: Option<Partial>,
+}
+
+/// A sweep with fewer runs than its manifest plans, as its report says it.
+struct Partial {
+    /// `37 of the 120 planned runs` ([`analysis::report::partial_runs`]).
+    held: String,
+    /// Its manifest's status (`interrupted`, `running`).
+    status: String,
+    /// The command that runs the rest.
+    resume: String,
 }
 
 /// A point's values at the paths that pair the points, in their order:
@@ -87,6 +108,17 @@ fn run(args: &DiffArgs) -> Result<ExitCode, DiffError> {
     let metrics = compared_metrics(&args.a)?;
     let mut a = read(&args.a, &metrics)?;
     let mut b = read(&args.b, &metrics)?;
+    // The report goes into B's `analysis/`, as B's own report does: never
+    // through a link (refused before anything is compared).
+    let report = match &args.report {
+        Some(path) => path.clone(),
+        None => {
+            Store::new(&args.b).refuse_linked_dirs()?;
+            let path = args.b.join("analysis").join("diff.md");
+            crate::store::refuse_link(&path).map_err(write_error)?;
+            path
+        }
+    };
     // Over both sweeps' axes: a path one sweep varies and the other fixes
     // pairs the fixed sweep's points with those of its value.
     let mut paths = a.axes.clone();
@@ -106,7 +138,7 @@ fn run(args: &DiffArgs) -> Result<ExitCode, DiffError> {
             users_b: users(&b.group),
         });
     }
-    let left_out = check_same_points(args, &a, &b)?;
+    let notes = check_same_points(args, &a, &b)?;
     let mut changed: Vec<[String; 3]> = Vec::new();
     let mut moved: Vec<Moved> = Vec::new();
     let mut undefined: Vec<[String; 3]> = Vec::new();
@@ -117,7 +149,6 @@ fn run(args: &DiffArgs) -> Result<ExitCode, DiffError> {
         if !b.by_point.contains_key(levels) {
             continue;
         }
-        paired += 1;
         let runs: Vec<(&Run, &Run)> = a.by_point[levels]
             .iter()
             .filter_map(|seed| {
@@ -125,6 +156,11 @@ fn run(args: &DiffArgs) -> Result<ExitCode, DiffError> {
                 Some((&a.runs[&key], b.runs.get(&key)?))
             })
             .collect();
+        // An incomplete sweep may hold none of the other's seeds there yet.
+        if runs.is_empty() {
+            continue;
+        }
+        paired += 1;
         let oa = outcome_text(&runs.iter().map(|(ra, _)| ra.outcome()).collect::<Vec<_>>());
         let ob = outcome_text(&runs.iter().map(|(_, rb)| rb.outcome()).collect::<Vec<_>>());
         if oa != ob {
@@ -178,7 +214,7 @@ fn run(args: &DiffArgs) -> Result<ExitCode, DiffError> {
         &moved,
         &undefined,
     );
-    if let Some(note) = left_out {
+    for note in notes.iter().rev() {
         let at = md.find("\n\n").map_or(0, |i| i + 2);
         md.insert_str(at, &format!("{note}\n\n"));
     }
@@ -189,20 +225,22 @@ fn run(args: &DiffArgs) -> Result<ExitCode, DiffError> {
             &format!("Users: client group `{g}`'s (`[report] group`): the outcome and the user-level metrics are its own users'.\n\n"),
         );
     }
-    let path = args
-        .report
-        .clone()
-        .unwrap_or_else(|| args.b.join("analysis").join("diff.md"));
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|source| DiffError::Write {
+    let path = report;
+    if args.report.is_some() {
+        // A path the user named, wherever it is.
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|source| DiffError::Write {
+                path: path.clone(),
+                source,
+            })?;
+        }
+        std::fs::write(&path, &md).map_err(|source| DiffError::Write {
             path: path.clone(),
             source,
         })?;
+    } else {
+        crate::store::write_inside(&path, md.as_bytes()).map_err(write_error)?;
     }
-    std::fs::write(&path, &md).map_err(|source| DiffError::Write {
-        path: path.clone(),
-        source,
-    })?;
     print!("{}", crate::table::terminal_from_markdown(&md));
     println!("report: {}", path.display());
     Ok(
@@ -272,6 +310,15 @@ fn moved_beyond_noise(pairs: &[(f64, f64)], support: analysis::stats::Support) -
     })
 }
 
+/// The report's file could not be written: the file (or its temporary
+/// twin) and why.
+fn write_error(e: analysis::IoError) -> DiffError {
+    DiffError::Write {
+        path: e.path,
+        source: e.source,
+    }
+}
+
 /// The report's metrics (as `analysis` chooses them for DIR_A) that are
 /// numbers; `recovered` is the outcome, compared on its own.
 fn compared_metrics(dir: &Path) -> Result<Vec<String>, DiffError> {
@@ -304,7 +351,23 @@ fn read(dir: &Path, metrics: &[String]) -> Result<Side, DiffError> {
     let df = df
         .sort(["run_index"], SortMultipleOptions::default())
         .map_err(table)?;
-    let manifest = load(dir)?.manifest;
+    let sweep = load(dir)?;
+    let partial = analysis::report::partial_runs(&sweep).map(|held| {
+        let m = &sweep.manifest;
+        let quoted = crate::slurm::shell_quote(&dir.display().to_string());
+        Partial {
+            held,
+            status: m.status.clone(),
+            resume: m.resume_command(&quoted).unwrap_or_else(|| {
+                format!(
+                    "sweep run {}{} --out {quoted} --resume",
+                    crate::slurm::shell_quote(&m.grid_file),
+                    m.flags.as_deref().unwrap_or_default(),
+                )
+            }),
+        }
+    });
+    let manifest = sweep.manifest;
     let text = |name: &str| -> Result<Vec<Option<String>>, DiffError> {
         let c = df.column(name).map_err(table)?;
         Ok((0..c.len())
@@ -374,6 +437,7 @@ fn read(dir: &Path, metrics: &[String]) -> Result<Side, DiffError> {
         fixed: (fixed.iter())
             .map(|(f, v)| (f.clone(), shown(v.first().cloned().flatten())))
             .collect(),
+        partial,
     };
     for i in 0..df.height() {
         let (Some(point), Some(seed)) = (&points[i], seeds[i]) else {
@@ -473,9 +537,10 @@ fn settings_changed(a: &Side, b: &Side) -> Vec<String> {
 /// The sweeps must hold the same points and runs (point and seed), or
 /// one of them a part of the other's points, all paired: a sweep that
 /// fixes an axis of the other (`--set strategy=protected`) pairs with that
-/// level's points, and the other's points are left out, as the returned
-/// note says.
-fn check_same_points(args: &DiffArgs, a: &Side, b: &Side) -> Result<Option<String>, DiffError> {
+/// level's points, and the other's points are left out. A sweep not
+/// complete lacks points and seeds it has not run yet: the runs both hold
+/// are compared. The notes returned say what was left out, and why.
+fn check_same_points(args: &DiffArgs, a: &Side, b: &Side) -> Result<Vec<String>, DiffError> {
     let only = |x: &Side, y: &Side| -> Vec<String> {
         (x.points.iter())
             .filter(|(levels, _)| !y.by_point.contains_key(levels))
@@ -483,11 +548,15 @@ fn check_same_points(args: &DiffArgs, a: &Side, b: &Side) -> Result<Option<Strin
             .collect()
     };
     let (only_a, only_b) = (only(a, b), only(b, a));
-    let sides = [(&args.a, &only_a), (&args.b, &only_b)];
+    let sides = [(&args.a, &only_a, b), (&args.b, &only_b, a)];
     let shared = a.points.len() - only_a.len();
-    if shared == 0 || (!only_a.is_empty() && !only_b.is_empty()) {
+    // Points that a complete sweep lacks are levels it does not hold; an
+    // incomplete one may not have run them yet.
+    let unexplained =
+        |points: &[String], lacking: &Side| !points.is_empty() && lacking.partial.is_none();
+    if shared == 0 || (unexplained(&only_a, b) && unexplained(&only_b, a)) {
         let problems = (sides.iter())
-            .filter_map(|(dir, points)| {
+            .filter_map(|(dir, points, _)| {
                 let first = points.first()?;
                 Some(format!(
                     "{} point{} only in {} (e.g. {first})",
@@ -503,36 +572,84 @@ fn check_same_points(args: &DiffArgs, a: &Side, b: &Side) -> Result<Option<Strin
             problems,
         });
     }
-    // The runs of the points in both pair by seed.
-    let unpaired = |x: &Side, y: &Side| {
-        (x.runs.keys()).any(|id| y.by_point.contains_key(&id.0) && !y.runs.contains_key(id))
-    };
-    if unpaired(a, b) || unpaired(b, a) {
-        return Err(DiffError::Seeds {
-            a: args.a.clone(),
-            b: args.b.clone(),
-            seeds_a: seed_list(a),
-            seeds_b: seed_list(b),
-        });
+    // The runs of the points in both pair by seed, but for those a sweep
+    // not complete has not run yet.
+    for (x, y) in [(a, b), (b, a)] {
+        if y.partial.is_some() {
+            continue;
+        }
+        if let Some((levels, label)) = first_unpaired(x, y) {
+            // Each sweep's seeds; where both hold every seed at some point
+            // (their lists would read the same), those of the point where
+            // they differ.
+            let all = |side: &Side| {
+                seed_list(
+                    &(side.runs.keys())
+                        .map(|(_, seed)| *seed)
+                        .collect::<Vec<_>>(),
+                )
+            };
+            let at = |side: &Side| seed_list(&side.by_point[levels]);
+            let (seeds_a, seeds_b) = match (all(a), all(b)) {
+                (sa, sb) if sa != sb => (sa, sb),
+                _ => (format!("{} at {label}", at(a)), at(b)),
+            };
+            return Err(DiffError::Seeds {
+                a: args.a.clone(),
+                b: args.b.clone(),
+                seeds_a,
+                seeds_b,
+            });
+        }
     }
-    Ok(sides.iter().find(|(_, points)| !points.is_empty()).map(
-        |(dir, points)| {
-            format!(
-                "Compared: the {shared} points in both. {} more point{} of {} {} no counterpart in the other sweep, which holds fewer levels of its axes (e.g. {}): left out.",
-                points.len(),
-                if points.len() == 1 { "" } else { "s" },
-                dir.display(),
-                if points.len() == 1 { "has" } else { "have" },
-                points[0],
-            )
-        },
-    ))
+    let mut notes = Vec::new();
+    for (dir, side, other, other_dir) in [(&args.a, a, b, &args.b), (&args.b, b, a, &args.a)] {
+        let Some(p) = &side.partial else { continue };
+        let pairs = (side.runs.keys())
+            .filter(|k| other.runs.contains_key(*k))
+            .count();
+        let left_out = other.runs.len() - pairs;
+        notes.push(format!(
+            "{} is incomplete: {} (its manifest says {}). Compared: the {} both sweeps hold; {} of {} that it does not hold yet {} left out. `{}` runs the rest.",
+            dir.display(),
+            p.held,
+            p.status,
+            crate::progress::counted(pairs as u64, "run", "runs"),
+            crate::progress::counted(left_out as u64, "run", "runs"),
+            other_dir.display(),
+            if left_out == 1 { "is" } else { "are" },
+            p.resume,
+        ));
+    }
+    if let Some((dir, points, _)) =
+        (sides.iter()).find(|(_, points, lacking)| unexplained(points, lacking))
+    {
+        notes.push(format!(
+            "Compared: the {shared} points in both. {} more point{} of {} {} no counterpart in the other sweep, which holds fewer levels of its axes (e.g. {}): left out.",
+            points.len(),
+            if points.len() == 1 { "" } else { "s" },
+            dir.display(),
+            if points.len() == 1 { "has" } else { "have" },
+            points[0],
+        ));
+    }
+    Ok(notes)
 }
 
-/// The seeds of `side`'s runs, runs of consecutive seeds as ranges:
-/// `1-3, 7` (the first 10 ranges, then how many more).
-fn seed_list(side: &Side) -> String {
-    let mut seeds: Vec<u64> = side.runs.keys().map(|(_, seed)| *seed).collect();
+/// The first point of `x` that `y` holds without a run of each of its
+/// seeds there.
+fn first_unpaired<'a>(x: &'a Side, y: &Side) -> Option<&'a (Levels, String)> {
+    x.points.iter().find(|(levels, _)| {
+        y.by_point.contains_key(levels)
+            && (x.by_point[levels].iter())
+                .any(|seed| !y.runs.contains_key(&(levels.clone(), *seed)))
+    })
+}
+
+/// `seeds` (a point's), runs of consecutive seeds as ranges: `1-3, 7`
+/// (the first 10 ranges, then how many more).
+fn seed_list(seeds: &[u64]) -> String {
+    let mut seeds = seeds.to_vec();
     seeds.sort_unstable();
     seeds.dedup();
     let mut ranges: Vec<(u64, u64)> = Vec::new();
@@ -670,6 +787,7 @@ mod tests {
             group: None,
             scenario: (name.to_string(), id.to_string()),
             fixed: Vec::new(),
+            partial: None,
         }
     }
 

@@ -15,6 +15,11 @@
 //! `analysis/` is written, waiting for its holder: a report asked for
 //! while a sweep runs (its runs so far) and the sweep's own at its end
 //! take turns instead of mixing their files.
+//!
+//! A lock file is never opened through a symbolic link (a holder writes
+//! its name into the file: through a link, into a file elsewhere), and
+//! only a writer creates one: a look at a lock, or a merge's lock on a
+//! source directory, uses the file if it is there and makes none.
 
 use crate::store::Shard;
 use analysis::IoError;
@@ -37,6 +42,13 @@ pub enum LockError {
         dir.display()
     )]
     Held { dir: PathBuf, holder: String },
+    /// A source of a merge that had no lock file (so none was held) got
+    /// one while the merge copied from it: a writer started there.
+    #[error(
+        "{} is being written by a sweep that started while the merge copied its files (the directory had no .sweep.lock for the merge to hold, and a merge creates no file in a source): the merge stopped before its manifest; once that sweep has finished, run the merge again",
+        dir.display()
+    )]
+    StartedDuringMerge { dir: PathBuf },
     #[error(transparent)]
     Io(#[from] IoError),
 }
@@ -55,10 +67,11 @@ impl Lock {
             dir: root.to_path_buf(),
             holder,
         };
-        let dir = dir_lock(root, whole_dir)?;
-        let own = match take(root, &shard_lock(shard), true)? {
+        let dir = dir_lock(root, whole_dir, Create::Yes)?.expect("a lock file is created");
+        let own = match take(root, &shard_lock(shard), true, Create::Yes)? {
             Taken::Locked(own) => own,
             Taken::Busy(holder) => return Err(held(holder)),
+            Taken::Absent => unreachable!("a writer creates its lock file"),
         };
         // Shards of another split own other runs' indexes: beside them
         // this one would write runs they are writing. Each writer checks
@@ -71,7 +84,7 @@ impl Lock {
                     continue;
                 };
                 if other.count != shard.count
-                    && let Taken::Busy(holder) = take(root, name, false)?
+                    && let Taken::Busy(holder) = take(root, name, false, Create::No)?
                 {
                     return Err(held(format!(
                         "shard {}/{} of a split into {}, not {}: {holder}",
@@ -87,12 +100,16 @@ impl Lock {
 
     /// The lock of a reader that must see no writer in `root` while it
     /// reads (a merge, its source directories): `.sweep.lock` exclusive,
-    /// which every writer holds at least shared. `None` where this user
-    /// cannot open the lock file for writing (a read-only copy of results):
-    /// no writer of this user can run there either.
+    /// which every writer holds at least shared. The reader creates no
+    /// file there (a source is outside the merge's output directory):
+    /// `None` where there is no lock file (no writer is running: every
+    /// writer creates it before it looks at the directory; see
+    /// [`has_dir_lock`] to tell one that starts later), and where this
+    /// user cannot open it for writing (a read-only copy of results: no
+    /// writer of this user can run there either).
     pub fn reader(root: &Path) -> Result<Option<Lock>, LockError> {
-        match dir_lock(root, true) {
-            Ok(file) => Ok(Some(Lock { _files: vec![file] })),
+        match dir_lock(root, true, Create::No) {
+            Ok(file) => Ok(file.map(|file| Lock { _files: vec![file] })),
             Err(LockError::Io(e))
                 if matches!(
                     e.source.kind(),
@@ -109,12 +126,7 @@ impl Lock {
     /// any) is done: reports take a second or two.
     pub fn report(root: &Path) -> Result<Lock, IoError> {
         let path = root.join(REPORT_LOCK);
-        let file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(IoError::at(&path))?;
+        let file = open_lock(&path, Create::Yes)?.expect("a lock file is created");
         file.lock().map_err(IoError::at(&path))?;
         Ok(Lock { _files: vec![file] })
     }
@@ -129,7 +141,7 @@ pub fn writers(root: &Path) -> Result<Vec<String>, LockError> {
         let Some(shard) = shard_of_lock(name) else {
             continue;
         };
-        if let Taken::Busy(holder) = take(root, name, false)? {
+        if let Taken::Busy(holder) = take(root, name, false, Create::No)? {
             holders.push(if shard == Shard::WHOLE {
                 holder
             } else {
@@ -144,14 +156,26 @@ pub fn writers(root: &Path) -> Result<Vec<String>, LockError> {
 pub fn is_being_written(root: &Path, shard: Shard) -> Result<bool, IoError> {
     let name = shard_lock(shard);
     // No lock file, no writer ever: none is made for a look.
-    Ok(root.join(&name).exists() && matches!(take(root, &name, false)?, Taken::Busy(_)))
+    Ok(matches!(
+        take(root, &name, false, Create::No)?,
+        Taken::Busy(_)
+    ))
+}
+
+/// Whether `root` has a `.sweep.lock` (a link counts: it is refused when
+/// opened). A reader that found none ([`Lock::reader`]) sees by it
+/// whether a writer started there since.
+pub fn has_dir_lock(root: &Path) -> bool {
+    std::fs::symlink_metadata(root.join(DIR_LOCK)).is_ok()
 }
 
 /// `root`'s `.sweep.lock`, shared (a shard's writer) or exclusive (one that
-/// must have the directory to itself); refused naming who holds it.
-fn dir_lock(root: &Path, exclusive: bool) -> Result<File, LockError> {
-    let holder = match take(root, DIR_LOCK, exclusive)? {
-        Taken::Locked(f) => return Ok(f),
+/// must have the directory to itself); refused naming who holds it. `None`
+/// where there is none and `create` is `No`.
+fn dir_lock(root: &Path, exclusive: bool, create: Create) -> Result<Option<File>, LockError> {
+    let holder = match take(root, DIR_LOCK, exclusive, create)? {
+        Taken::Locked(f) => return Ok(Some(f)),
+        Taken::Absent => return Ok(None),
         // Shards hold it shared: they are the writers to name.
         Taken::Busy(_) if exclusive => shard_holders(root)?,
         Taken::Busy(holder) => holder,
@@ -181,20 +205,44 @@ enum Taken {
     Locked(File),
     /// Someone holds it; what the last exclusive holder wrote into it.
     Busy(String),
+    /// No such lock file, and none was to be created: nobody holds it.
+    Absent,
+}
+
+/// Whether a lock file missing is created: only by a writer (a look or a
+/// reader makes no file).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Create {
+    Yes,
+    No,
+}
+
+/// Opens the lock file `path` for reading and writing, never through a
+/// symbolic link (refused, naming it and its target); `None` where it is
+/// missing and `create` is `No`.
+fn open_lock(path: &Path, create: Create) -> Result<Option<File>, IoError> {
+    crate::store::refuse_link(path)?;
+    let mut options = OpenOptions::new();
+    options
+        .read(true)
+        .write(true)
+        .create(create == Create::Yes)
+        .truncate(false);
+    match crate::store::no_follow(&mut options).open(path) {
+        Ok(file) => Ok(Some(file)),
+        Err(e) if create == Create::No && e.kind() == ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(crate::store::open_error(path, e)),
+    }
 }
 
 /// Locks `root/name` (exclusive or shared) without waiting; an exclusive
 /// holder writes who it is into the file, for the next one's error.
-fn take(root: &Path, name: &str, exclusive: bool) -> Result<Taken, IoError> {
+fn take(root: &Path, name: &str, exclusive: bool, create: Create) -> Result<Taken, IoError> {
     let path = root.join(name);
     let io = |e| IoError::at(&path)(e);
-    let mut file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .map_err(&io)?;
+    let Some(mut file) = open_lock(&path, create)? else {
+        return Ok(Taken::Absent);
+    };
     let taken = if exclusive {
         try_lock_past_probes(&file)
     } else {

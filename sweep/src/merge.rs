@@ -102,12 +102,20 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
     };
     // No writer in a source either while it is read (a shard of another
     // split, or a run with `--force`, would change what is copied); only
-    // a sweep's directory is locked (another is refused below).
+    // a sweep's directory is locked (another is refused below). A source
+    // is not the merge's output: no lock file is made there. One without
+    // any has no writer now (a writer makes it first), and is looked at
+    // again once its files are copied, for one that started since.
     let mut locked = HashSet::from([target_key.as_path()]);
     let mut _source_locks = Vec::new();
+    let mut watched = Vec::new();
     for (dir, dir_key) in dirs.iter().zip(&dir_keys) {
         if locked.insert(dir_key.as_path()) && !Store::new(dir).manifests()?.is_empty() {
-            _source_locks.push(Lock::reader(dir)?);
+            match Lock::reader(dir)? {
+                Some(lock) => _source_locks.push(lock),
+                None if !crate::lock::has_dir_lock(dir) => watched.push(dir),
+                None => {}
+            }
         }
     }
     let (copies, source_parts) = plan_copies(target, dirs)?;
@@ -264,6 +272,14 @@ fn merge_into(target: &Path, dirs: &[PathBuf]) -> Result<Merged, MergeError> {
     store.begin_merge(&command)?;
     for (src, dst) in &copies {
         copy_atomic(src, dst)?;
+    }
+    // A writer that started in a source without a lock file while it was
+    // copied: what was copied may be of its runs half done. The merge
+    // stops before its manifest (so the target says to run it again).
+    for dir in watched {
+        if crate::lock::has_dir_lock(dir) {
+            return Err(crate::lock::LockError::StartedDuringMerge { dir: dir.clone() }.into());
+        }
     }
     // What any shard's interrupted commit left (a series part whose runs
     // part was never renamed), once every committed part is there: beside

@@ -155,13 +155,14 @@ pub fn slurm(args: &SlurmArgs) -> Result<ExitCode, Error> {
         overrides = args.overrides.as_args(),
         out = sh(&out_s),
     ));
+    // Inside --out only: a `slurm/` that is a link was refused with the
+    // directory (`refuse_not_ours`), and the script is never written
+    // through one.
     let path = dir.join("sweep.sbatch");
-    std::fs::create_dir_all(&dir)
-        .and_then(|_| std::fs::write(&path, &script))
-        .map_err(|source| SlurmError::Write {
-            path: path.clone(),
-            source,
-        })?;
+    crate::store::write_inside(&path, script.as_bytes()).map_err(|e| SlurmError::Write {
+        path: e.path,
+        source: e.source,
+    })?;
     eprintln!(
         "{} runs in {n} tasks; merge when done: sweep merge {}",
         grid.runs(),

@@ -429,15 +429,9 @@ impl Store {
     /// only once it is empty, so that whatever a user put there stays.
     pub fn remove_all_written(&self) -> Result<(), StoreError> {
         // A Parquet file beside the parts that is none of them would be
-        // refused after the run (its runs counted twice): refused before
-        // anything is deleted.
-        for dir in [runs_dir(&self.root), series_dir(&self.root)] {
-            if let Some(path) = (list_in(&dir, ".parquet")?.into_iter())
-                .find(|p| !is_part(p.file_name().and_then(|n| n.to_str()).unwrap_or("")))
-            {
-                return Err(StoreError::NotCommitted { path });
-            }
-        }
+        // refused after the run (its runs counted twice), and is not ours
+        // to delete: refused before anything is deleted.
+        self.refuse_unrecorded_parts(None)?;
         // The report's files are those its list names (`.report-files`),
         // not every table or page a user may keep there.
         analysis::report::remove_report(&self.root.join("analysis"))?;
@@ -514,8 +508,81 @@ impl Store {
         Ok(())
     }
 
-    /// Deletes `shard`'s parts (runs and series) and manifest.
+    /// Refuses, naming it, a Parquet file in `runs/` or `series/` (of
+    /// `shard`'s part names, or any) that the directory's records do not
+    /// say this tool wrote, before `--force` deletes anything: a file named
+    /// like a part is not ours by its name alone (a copy from elsewhere
+    /// would be deleted), as `--resume` and every reader refuse it
+    /// ([`Store::committed_parts`]). Ours are:
+    /// - the parts a shard's index lists, and the one part a writer of the
+    ///   shard can have left unlisted (numbered next after them: a crash
+    ///   between its rename and the index, which a resume removes too);
+    /// - of a shard without a readable index (written by an older version,
+    ///   its index damaged, or a merge stopped before it copied it), a part
+    ///   whose own Parquet metadata says this tool wrote it as that shard's,
+    ///   of a sweep whose manifest is here, or of the merge stopped here.
+    ///
+    /// Temporary files (`.part-*.parquet.tmp`) have names only this tool
+    /// writes.
+    fn refuse_unrecorded_parts(&self, shard: Option<Shard>) -> Result<(), StoreError> {
+        let fingerprints: Vec<String> = (self.manifests()?.into_iter())
+            .map(|(_, m)| m.fingerprint)
+            .collect();
+        let merging = self.root.join(MERGING).exists();
+        // Each shard's index, read once: `None` where it has no readable one.
+        let mut indexes: HashMap<(u64, u64), Option<PartsIndex>> = HashMap::new();
+        for dir in [runs_dir(&self.root), series_dir(&self.root)] {
+            for path in list_in(&dir, ".parquet")? {
+                let name = file_name(&path);
+                let parsed = parse_part_name(&name);
+                if shard.is_some() && parsed.map(|(s, _)| s) != shard {
+                    continue;
+                }
+                let ours = match parsed {
+                    None => false,
+                    Some((s, k)) => {
+                        let index = match indexes.entry((s.index, s.count)) {
+                            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                            std::collections::hash_map::Entry::Vacant(e) => {
+                                e.insert(self.readable_index(s)?)
+                            }
+                        };
+                        match index {
+                            Some(index) => {
+                                let names = index.parts.iter().map(|e| e.name.as_str());
+                                index.parts.iter().any(|e| e.name == name)
+                                    || k == next_unlisted(names, s)
+                            }
+                            None => stamped_as_ours(&path, s, &fingerprints, merging),
+                        }
+                    }
+                };
+                if !ours {
+                    return Err(StoreError::NotCommitted { path });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `shard`'s index, `None` where it has none or one that does not read
+    /// (damaged or edited).
+    fn readable_index(&self, shard: Shard) -> Result<Option<PartsIndex>, StoreError> {
+        if !self.index_path(shard).exists() {
+            return Ok(None);
+        }
+        match self.read_index(shard) {
+            Ok(index) => Ok(Some(index)),
+            Err(StoreError::Index { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Deletes `shard`'s parts (runs and series) and manifest; refused
+    /// before anything is deleted where a file named as its part is none
+    /// of them ([`Store::refuse_unrecorded_parts`]).
     pub fn remove_own(&self, shard: Shard) -> Result<(), StoreError> {
+        self.refuse_unrecorded_parts(Some(shard))?;
         for p in self.own_parts(shard)? {
             let series = series_dir(&self.root).join(p.file_name().expect("a file"));
             if series.exists() {
@@ -692,7 +759,7 @@ fn write_parquet(
         path: path.to_path_buf(),
         source,
     })?;
-    let mut file = File::create(&tmp).map_err(io)?;
+    let mut file = create_tmp(&tmp).map_err(|e| StoreError::Io(open_error(&tmp, e)))?;
     file.write_all(&bytes).map_err(io)?;
     crate::crash::point(&format!("{what}-written"));
     file.sync_all().map_err(io)?;
@@ -719,7 +786,7 @@ pub fn encode(df: &mut DataFrame, metadata: &[(String, String)]) -> PolarsResult
 /// points of the tests.
 fn write_atomic(path: &Path, bytes: &[u8], what: &str) -> std::io::Result<()> {
     let tmp = tmp_path(path);
-    let mut f = File::create(&tmp)?;
+    let mut f = create_tmp(&tmp)?;
     f.write_all(bytes)?;
     crate::crash::point(&format!("{what}-written"));
     f.sync_all()?;
@@ -727,6 +794,93 @@ fn write_atomic(path: &Path, bytes: &[u8], what: &str) -> std::io::Result<()> {
     fs::rename(tmp, path)?;
     crate::crash::point(&format!("{what}-renamed"));
     Ok(())
+}
+
+/// Whether the part file `path`, named as `shard`'s, says in its own
+/// Parquet metadata that this tool wrote it as that shard's part, of a
+/// sweep whose fingerprint is one of `fingerprints` (the directory's
+/// manifests), or of any sweep where a merge stopped copying (`merging`:
+/// its manifests may not be copied yet). A file that does not read as a
+/// part is not.
+fn stamped_as_ours(path: &Path, shard: Shard, fingerprints: &[String], merging: bool) -> bool {
+    let key = |k: &str| analysis::part::metadata(path, k).ok().flatten();
+    let by_tool = key("sweep.tool").is_some_and(|t| t.starts_with("sweep "));
+    let as_shard = key("sweep.shard") == Some(format!("{}/{}", shard.index, shard.count));
+    let of_sweep = merging || key("sweep.fingerprint").is_some_and(|f| fingerprints.contains(&f));
+    by_tool && as_shard && of_sweep
+}
+
+/// Creates (or truncates) the temporary file `tmp` of [`tmp_path`], never
+/// through a symbolic link: what is written there must land in the
+/// directory, not in a file a link of that name points to.
+fn create_tmp(tmp: &Path) -> std::io::Result<File> {
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    no_follow(&mut options).open(tmp)
+}
+
+/// `options` that refuse to open a symbolic link (the last component of
+/// the path) instead of following it: `O_NOFOLLOW`, which fails with
+/// `ELOOP` on a link ([`open_error`] says so).
+pub(crate) fn no_follow(options: &mut fs::OpenOptions) -> &mut fs::OpenOptions {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW);
+    }
+    options
+}
+
+/// The error of opening `path` with [`no_follow`]: a link (a race past
+/// [`refuse_link`]) said as one, naming its target.
+pub(crate) fn open_error(path: &Path, e: std::io::Error) -> IoError {
+    #[cfg(unix)]
+    if e.raw_os_error() == Some(libc::ELOOP)
+        && let Err(linked) = refuse_link(path)
+    {
+        return linked;
+    }
+    IoError::at(path)(e)
+}
+
+/// Refuses `path` when it is a symbolic link (to a file or not): a file of
+/// the tool's is written only inside its directory, never through a link.
+pub(crate) fn refuse_link(path: &Path) -> Result<(), IoError> {
+    if !fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Ok(());
+    }
+    let target = fs::read_link(path).map_err(IoError::at(path))?;
+    Err(IoError {
+        path: path.to_path_buf(),
+        source: std::io::Error::other(format!(
+            "is a symbolic link (to {}): a sweep writes only inside its output directory, never through a link; remove the link",
+            target.display()
+        )),
+    })
+}
+
+/// Writes `bytes` as the file `path` of an output directory (`diff.md`,
+/// `sweep.sbatch`) in one rename of a temporary file beside it, as the
+/// report's files are: `path` is refused if it is a symbolic link
+/// (through it, the file written would be another, elsewhere), as the
+/// folders of a sweep are ([`Store::refuse_linked_dirs`], which the caller
+/// checks first). The error names the file and why.
+pub(crate) fn write_inside(path: &Path, bytes: &[u8]) -> Result<(), IoError> {
+    refuse_link(path)?;
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        fs::create_dir_all(parent).map_err(IoError::at(parent))?;
+    }
+    let tmp = tmp_path(path);
+    refuse_link(&tmp)?;
+    let mut file = create_tmp(&tmp).map_err(|e| open_error(&tmp, e))?;
+    let written = (file.write_all(bytes).and_then(|()| file.sync_all()))
+        .map_err(IoError::at(&tmp))
+        .and_then(|()| fs::rename(&tmp, path).map_err(IoError::at(path)));
+    if written.is_err() {
+        // Its own temporary file: nothing of it stays.
+        let _ = fs::remove_file(&tmp);
+    }
+    written
 }
 
 /// The number of the part written after part `last` (0 after none): a

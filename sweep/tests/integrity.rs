@@ -856,3 +856,343 @@ fn the_report_counts_the_runs_present_not_the_manifest_s() {
         &md[..md.len().min(900)]
     );
 }
+
+/// Every file and folder under `dir`, hidden ones too, relative to it.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut all = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.symlink_metadata().unwrap().is_dir() {
+                dirs.push(p.clone());
+            }
+            all.push(p.strip_prefix(dir).unwrap().to_path_buf());
+        }
+    }
+    all.sort();
+    all
+}
+
+/// How a file of the sweep's that is a symbolic link is refused.
+fn refused_link(path: &Path, target: &Path) -> String {
+    format!(
+        "{}: is a symbolic link (to {}): a sweep writes only inside its output directory, never through a link; remove the link",
+        path.display(),
+        target.display()
+    )
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap()
+}
+
+/// A lock file is never opened through a symbolic link: its holder's name
+/// would be written into the link's target, outside the directory (a link
+/// to nothing would create its target).
+#[test]
+fn a_lock_file_that_is_a_symbolic_link_is_refused_and_its_target_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(tmp.path(), &small_grid(1));
+    let out = tmp.path().join("out");
+    assert_ok(&run(&grid, &out, &[]));
+    let target = tmp.path().join("precious.txt");
+    for name in [".sweep.lock", ".sweep-s0of1.lock", ".sweep-report.lock"] {
+        let lock = out.join(name);
+        let _ = std::fs::remove_file(&lock);
+        std::os::unix::fs::symlink(&target, &lock).unwrap();
+        for target_there in [true, false] {
+            if target_there {
+                std::fs::write(&target, "precious").unwrap();
+            } else {
+                std::fs::remove_file(&target).unwrap();
+            }
+            let o = if name == ".sweep-report.lock" {
+                report(&out)
+            } else {
+                run(&grid, &out, &["--resume"])
+            };
+            assert_eq!(o.status.code(), Some(2), "{name}: {}", stderr(&o));
+            assert_says(&stderr(&o), &[&refused_link(&lock, &target)]);
+            if target_there {
+                assert_eq!(read(&target), "precious", "{name}'s target was written");
+            } else {
+                assert!(!target.exists(), "{name}'s target was created");
+            }
+        }
+        std::fs::remove_file(&lock).unwrap();
+    }
+    // Without the links, the sweep and its report go on, their locks files.
+    assert_ok(&run(&grid, &out, &["--resume"]));
+    assert_ok(&report(&out));
+    for name in [".sweep.lock", ".sweep-s0of1.lock", ".sweep-report.lock"] {
+        assert!(out.join(name).symlink_metadata().unwrap().is_file());
+    }
+}
+
+/// A merge reads its sources (outside its output directory) and creates
+/// no file there: no lock file either (a source's own, where there is
+/// one, it uses).
+#[test]
+fn a_merge_creates_no_file_in_its_sources() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (grid, good, _) = two_sweeps(tmp.path(), 2);
+    let sources: Vec<PathBuf> = ["s0", "s1"].map(|d| tmp.path().join(d)).into();
+    for (k, dir) in sources.iter().enumerate() {
+        assert_ok(&run_shard(&grid, &s(dir), &format!("{k}/2"), &[]));
+    }
+    // Copied without their hidden files (or never run there): no lock file.
+    for dir in &sources {
+        for lock in [".sweep.lock", &format!(".sweep-s{}of2.lock", 0)] {
+            let _ = std::fs::remove_file(dir.join(lock));
+        }
+        let _ = std::fs::remove_file(dir.join(".sweep-s1of2.lock"));
+    }
+    // One source keeps its directory lock, which the merge may hold.
+    std::fs::write(sources[1].join(".sweep.lock"), "").unwrap();
+    let before: Vec<Vec<PathBuf>> = sources.iter().map(|d| files_under(d)).collect();
+    let into = tmp.path().join("into");
+    assert_ok(&sweep(&[
+        "merge",
+        &s(&sources[0]),
+        &s(&sources[1]),
+        "--into",
+        &s(&into),
+        "--no-report",
+    ]));
+    let after: Vec<Vec<PathBuf>> = sources.iter().map(|d| files_under(d)).collect();
+    assert_eq!(after, before, "the merge created files in its sources");
+    assert_ok(&compare(&good, &into));
+}
+
+/// `sweep diff` writes its report in B's `analysis/` as B's report is
+/// written there: never through a link (a linked `analysis/` or
+/// `diff.md` would put it outside B).
+#[test]
+fn diff_writes_its_report_in_b_never_through_a_link() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, a, b) = two_sweeps(tmp.path(), 2);
+    let diff = || sweep(&["diff", &s(&a), &s(&b)]);
+    let analysis = b.join("analysis");
+    let elsewhere = tmp.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &analysis).unwrap();
+    let o = diff();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_says(
+        &stderr(&o),
+        &[&format!(
+            "{} is a symbolic link (to {}): a sweep writes and deletes only inside its output directory, never through a link",
+            analysis.display(),
+            elsewhere.display()
+        )],
+    );
+    assert!(
+        files_under(&elsewhere).is_empty(),
+        "written through the link"
+    );
+    std::fs::remove_file(&analysis).unwrap();
+    std::fs::create_dir(&analysis).unwrap();
+    let md = analysis.join("diff.md");
+    let precious = tmp.path().join("precious.md");
+    std::fs::write(&precious, "precious").unwrap();
+    std::os::unix::fs::symlink(&precious, &md).unwrap();
+    let o = diff();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_says(
+        &stderr(&o),
+        &[&format!("cannot write {}", refused_link(&md, &precious))],
+    );
+    assert_eq!(read(&precious), "precious");
+    // Its own file, once the link is gone: written whole, nothing beside.
+    std::fs::remove_file(&md).unwrap();
+    assert_ok(&diff());
+    assert!(md.symlink_metadata().unwrap().is_file());
+    assert!(read(&md).starts_with(&format!("# {} against {}\n", b.display(), a.display())));
+    assert_eq!(files_under(&analysis), [PathBuf::from("diff.md")]);
+}
+
+/// `sweep slurm` writes its script into `--out`'s `slurm/` only, never
+/// through a link of the script's name.
+#[test]
+fn slurm_writes_its_script_never_through_a_link() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(tmp.path(), &small_grid(1));
+    let out = tmp.path().join("out");
+    let slurm = || sweep(&["slurm", &grid, "--tasks", "2", "--out", &s(&out)]);
+    assert_ok(&slurm());
+    let script = out.join("slurm/sweep.sbatch");
+    let precious = tmp.path().join("precious.sh");
+    std::fs::write(&precious, "precious").unwrap();
+    std::fs::remove_file(&script).unwrap();
+    std::os::unix::fs::symlink(&precious, &script).unwrap();
+    let o = slurm();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_says(&stderr(&o), &[&refused_link(&script, &precious)]);
+    assert_eq!(read(&precious), "precious");
+    std::fs::remove_file(&script).unwrap();
+    assert_ok(&slurm());
+    assert!(read(&script).starts_with("#!/bin/bash\n"));
+}
+
+/// `--force` deletes the files the sweep's records say it wrote, not a
+/// file by its name: a copy named as a part of the sweep, which a resume
+/// refuses as not committed, is refused the same, and nothing is deleted.
+/// What a crash left of the sweep's own, and parts whose index is gone
+/// but that say they are this sweep's, still go.
+#[test]
+fn force_deletes_only_the_parts_the_sweep_recorded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (grid, good, bad) = two_sweeps(tmp.path(), 2);
+    let refused = |stray: &Path| {
+        format!(
+            "{}: not a part this sweep committed (no parts-*.json lists it): a copy or a file from elsewhere? Move it out of the directory",
+            stray.display()
+        )
+    };
+    for sub in ["runs", "series"] {
+        let stray = bad.join(sub).join("part-s0of1-000007.parquet");
+        std::fs::copy(&parts(&good, sub)[0], &stray).unwrap();
+        let before = files_under(&bad);
+        for o in [
+            run(&grid, &bad, &["--resume"]),
+            run(&grid, &bad, &["--force"]),
+        ] {
+            assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+            assert_says(&stderr(&o), &[&refused(&stray)]);
+            assert_eq!(files_under(&bad), before, "a file was deleted");
+        }
+        std::fs::remove_file(&stray).unwrap();
+    }
+    // A shard's --force, of its own parts' names.
+    let shards = tmp.path().join("shards");
+    assert_ok(&run_shard(&grid, &s(&shards), "0/2", &[]));
+    let stray = shards.join("runs/part-s0of2-000007.parquet");
+    std::fs::copy(&parts(&good, "runs")[0], &stray).unwrap();
+    let o = run_shard(&grid, &s(&shards), "0/2", &["--force"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_says(&stderr(&o), &[&refused(&stray)]);
+    assert!(stray.exists());
+    // A crash between a part's rename and its index: that part is the
+    // sweep's own.
+    let crashed = tmp.path().join("crashed");
+    let o = run(&grid, &crashed, &["--inject-crash", "runs-renamed:2"]);
+    assert!(!o.status.success(), "the injected crash stops it");
+    assert_ok(&run(&grid, &crashed, &["--force"]));
+    assert_ok(&compare(&good, &crashed));
+    // Its index deleted or cut short ("run the grid again with --force"):
+    // the parts that say they are this sweep's shard's.
+    let index = bad.join("parts-s0of1.json");
+    std::fs::write(&index, &read(&index)[..10]).unwrap();
+    assert_ok(&run(&grid, &bad, &["--force"]));
+    std::fs::remove_file(&index).unwrap();
+    assert_ok(&run(&grid, &bad, &["--force"]));
+    assert_ok(&compare(&good, &bad));
+    // But not a part of another sweep, there in their place.
+    std::fs::remove_file(&index).unwrap();
+    let other = write_grid_as(tmp.path(), "other.toml", &small_grid(1));
+    let elsewhere = tmp.path().join("elsewhere");
+    assert_ok(&run(&other, &elsewhere, &[]));
+    let stray = bad.join("runs/part-s0of1-000009.parquet");
+    std::fs::copy(&parts(&elsewhere, "runs")[0], &stray).unwrap();
+    let o = run(&grid, &bad, &["--force"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_says(&stderr(&o), &[&refused(&stray)]);
+    assert!(stray.exists());
+}
+
+/// A sweep interrupted (here killed in its second part's commit) holds
+/// fewer runs than planned: `diff` compares the runs both hold, as the
+/// report of a partial sweep does, and says first that it is incomplete
+/// and how to finish it, not that it holds fewer levels or other seeds.
+#[test]
+fn diff_of_an_incomplete_sweep_compares_the_runs_it_holds_and_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (grid, full, _) = two_sweeps(tmp.path(), 2);
+    // 3 runs (a point and half of the next) and 4 (two whole points).
+    for (batch, held) in [("3", 3), ("4", 4)] {
+        let part = tmp.path().join(format!("part{batch}"));
+        let o = sweep(&[
+            "run",
+            &grid,
+            "--out",
+            &s(&part),
+            "--jobs",
+            "1",
+            "--batch-runs",
+            batch,
+            "--inject-crash",
+            "series-written:2",
+            "--no-report",
+        ]);
+        assert!(!o.status.success(), "the injected crash stops it");
+        let note = format!(
+            "{} is incomplete: {held} of the 16 planned runs (its manifest says running). Compared: the {held} runs both sweeps hold; {} runs of {} that it does not hold yet are left out. `sweep run {grid} --out {} --resume` runs the rest.",
+            part.display(),
+            16 - held,
+            full.display(),
+            part.display(),
+        );
+        for (a, b) in [(&full, &part), (&part, &full)] {
+            let o = sweep(&["diff", &s(a), &s(b)]);
+            assert_ok(&o);
+            let out = stdout(&o);
+            assert_says(&out, &[&note, "\n\n2 points; 0 changed outcome"]);
+            assert!(!out.contains("levels of its axes"), "{out}");
+            assert_says(&read(&b.join("analysis/diff.md")), &[&note]);
+        }
+    }
+}
+
+/// Two complete sweeps whose points hold other seeds: the seeds said are
+/// each sweep's, and where both lists read the same (every seed held at
+/// some point), those of the point where they differ, named.
+#[test]
+fn diff_names_the_seeds_that_differ_where_they_differ() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (grid, a, b) = two_sweeps(tmp.path(), 2);
+    let three = write_grid_as(tmp.path(), "three.toml", &small_grid(3));
+    let c = tmp.path().join("three");
+    assert_ok(&run(&three, &c, &[]));
+    let seeds = |x: &Path, y: &Path, sx: &str, sy: &str| {
+        format!(
+            "{x} and {y} hold the same points but not the same seeds (diff pairs the runs of a point by seed): {x} has seeds {sx}, {y} has {sy}; run both with the same seeds",
+            x = x.display(),
+            y = y.display()
+        )
+    };
+    assert_fails(
+        &sweep(&["diff", &s(&a), &s(&c)]),
+        &[&seeds(&a, &c, "1, 2", "1-3")],
+    );
+    // B without its first part (runs 0 to 2: the first point, and the
+    // second's first seed), its manifest planning what is left: complete.
+    std::fs::remove_dir_all(&b).unwrap();
+    assert_ok(&sweep(&[
+        "run",
+        &grid,
+        "--out",
+        &s(&b),
+        "--jobs",
+        "1",
+        "--batch-runs",
+        "3",
+        "--no-report",
+    ]));
+    let index_path = b.join("parts-s0of1.json");
+    let mut index: serde_json::Value = serde_json::from_str(&read(&index_path)).unwrap();
+    let first = index["parts"].as_array_mut().unwrap().remove(0);
+    std::fs::write(&index_path, index.to_string()).unwrap();
+    for sub in ["runs", "series"] {
+        std::fs::remove_file(b.join(sub).join(first["name"].as_str().unwrap())).unwrap();
+    }
+    let manifest_path = b.join("manifest.json");
+    let mut m: serde_json::Value = serde_json::from_str(&read(&manifest_path)).unwrap();
+    (m["planned"], m["ok"]) = (13.into(), 13.into());
+    std::fs::write(&manifest_path, m.to_string()).unwrap();
+    let point = "strategy=naive svc_b.queue_cap=16 svc_a.attempt_timeout_s=0.5 svc_a.max_retries=1";
+    assert_fails(
+        &sweep(&["diff", &s(&a), &s(&b)]),
+        &[&seeds(&a, &b, &format!("1, 2 at {point}"), "2")],
+    );
+}
