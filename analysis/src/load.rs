@@ -424,6 +424,20 @@ impl Sweep {
     pub fn ok(&self) -> &[bool] {
         &self.ok
     }
+
+    /// Each run's recovery threshold: the grid's, per point, or the
+    /// scenario's (0.99 where neither says, as in manifests before it).
+    pub fn recovery_thresholds(&self) -> Vec<f64> {
+        let per_point = self.metric("recovery.threshold");
+        (0..self.ok.len())
+            .map(|run| {
+                (per_point.as_ref())
+                    .and_then(|t| t[run])
+                    .or(self.manifest.recovery_threshold)
+                    .unwrap_or(0.99)
+            })
+            .collect()
+    }
 }
 
 /// A trigger's parameter column: `<tier>.slow[.<n>].<key>`,

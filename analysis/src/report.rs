@@ -2473,13 +2473,8 @@ const NO_TRIGGER: &str = "- **No slow window or load spike** in this grid: there
 fn no_users_lost(sweep: &Sweep, rec: &[Option<f64>], time: &[Option<f64>]) -> Option<String> {
     let during = sweep.metric("success_rate_during")?;
     let failed = sweep.metric("users_failed");
-    let thresholds = sweep.metric("recovery.threshold");
-    let threshold = |run: usize| {
-        (thresholds.as_ref())
-            .and_then(|t| t[run])
-            .or(sweep.manifest.recovery_threshold)
-            .unwrap_or(0.99)
-    };
+    let thresholds = sweep.recovery_thresholds();
+    let threshold = |run: usize| thresholds[run];
     let judged: Vec<usize> = (0..rec.len()).filter(|r| rec[*r].is_some()).collect();
     let unharmed = |r: &usize| {
         rec[*r] == Some(1.0)

@@ -809,13 +809,8 @@ pub mod section {
         // Each run's recovery threshold: the grid's per point, or the
         // scenario's.
         let before = sweep.metric("success_rate_before").unwrap_or_default();
-        let thresholds = sweep.metric("recovery.threshold");
-        let threshold = |run: usize| {
-            (thresholds.as_ref())
-                .and_then(|t| t[run])
-                .or(sweep.manifest.recovery_threshold)
-                .unwrap_or(0.99)
-        };
+        let thresholds = sweep.recovery_thresholds();
+        let threshold = |run: usize| thresholds[run];
         let mut table = Table::default();
         for (cell, (n, rec, not)) in &stuck {
             let diagnoses: Vec<Diagnosis> = (not.iter())
