@@ -12,8 +12,8 @@ use crate::policy::{
 };
 use crate::random::Stream;
 use crate::scenario::{
-    CancelMode, Client, Dispatch, Dist, LimitAlgorithm, LimitScope, LimitSparse, OutcomeClass,
-    RateLimitKey, RejectAs, Scenario, Service,
+    CancelMode, Client, Dispatch, Dist, LatencyFrom, LimitAlgorithm, LimitScope, LimitSparse,
+    OutcomeClass, RateLimitKey, RejectAs, Scenario, Service,
 };
 use crate::tenant::{KeyedLimits, Tenants};
 use crate::time::{NANOS_PER_SEC, NEVER, Nanos, nanos_to_secs, round_nanos, secs_to_nanos};
@@ -725,6 +725,7 @@ impl Model {
                             interval: secs_to_nanos(t.limit_interval_s),
                             hold: secs_to_nanos(t.limit_hold_s),
                             skip_sparse: t.limit_sparse == LimitSparse::Skip,
+                            from_start: t.limit_latency_from == LatencyFrom::Start,
                         })),
                         LimitAlgorithm::Gradient => ConcurrencyLimit::Gradient(GradientLimit::new(
                             t.limit_min,

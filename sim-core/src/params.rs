@@ -848,7 +848,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Tier,
         "adaptive_limit",
         Kind::Bool,
-        "Adaptive concurrency limit between limit_min and slots, moved by the rule of limit_algorithm (aimd by default, or gradient). AIMD: every limit_interval_s with at least limit_min_samples completions, a window whose mean latency (arrival to reply: the queue included, the source text's rule) exceeds limit_latency_s or that had an error is a breach; after limit_breaches breaching windows in a row the limit is multiplied by limit_decrease, after a clean window it grows by limit_increase plus limit_increase_percent of it, whatever the demand; changes at least limit_hold_s apart (the first at any time); a window short of limit_min_samples waits for them or is skipped (limit_sparse). Series <tier>_limit: the limit at the end of each second. With replicas, each replica has its own limit (`<tier>.limit_scope` is refused with the reason).",
+        "Adaptive concurrency limit between limit_min and slots, moved by the rule of limit_algorithm (aimd by default, or gradient). AIMD: every limit_interval_s with at least limit_min_samples completions, a window whose mean latency (arrival to reply: the queue included, the source text's rule; from the start of service with limit_latency_from = start) exceeds limit_latency_s or that had an error is a breach; after limit_breaches breaching windows in a row the limit is multiplied by limit_decrease, after a clean window it grows by limit_increase plus limit_increase_percent of it, whatever the demand; changes at least limit_hold_s apart (the first at any time); a window short of limit_min_samples waits for them or is skipped (limit_sparse). Series <tier>_limit: the limit at the end of each second. With replicas, each replica has its own limit (`<tier>.limit_scope` is refused with the reason).",
     ),
     p(
         Scope::Tier,
@@ -928,6 +928,12 @@ pub const PARAMS: &[Param] = &[
         Kind::Float,
         "AIMD limit: shortest time between two changes of the limit (0: none, the default). A breach streak that reaches limit_breaches within it waits for it: the decrease comes at the first breaching window after. AIMD only: refused with the gradient rule or without adaptive_limit.",
     ).bounds(Bounds::NON_NEGATIVE),
+    p(
+        Scope::Tier,
+        "limit_latency_from",
+        Kind::Choice(crate::scenario::LatencyFrom::VARIANTS),
+        "AIMD limit: where a request's latency starts for limit_latency_s: arrival (the default: the queue included, the source text's rule; with an unbounded queue the queue the limit itself makes reads as slow service and can hold it at limit_min) or start (the start of service, as Netflix's AIMDLimit measures from the permit). AIMD only: refused with the gradient rule or without adaptive_limit.",
+    ),
     p(
         Scope::Tier,
         "limit_sparse",

@@ -423,6 +423,9 @@ pub struct AimdRule {
     /// open until it has them; `true` discards it (no verdict) and ends a
     /// breach streak.
     pub skip_sparse: bool,
+    /// A request's latency runs from the start of its service, not from
+    /// its arrival.
+    pub from_start: bool,
 }
 
 /// An AIMD concurrency limit, adjusted on completions.
@@ -657,7 +660,10 @@ impl ConcurrencyLimit {
     /// makes does not read as a slower service.
     pub fn record(&mut self, now: Nanos, arrived: Nanos, started: Nanos, ok: bool, in_flight: u32) {
         match self {
-            ConcurrencyLimit::Aimd(l) => l.record(now, now - arrived, ok),
+            ConcurrencyLimit::Aimd(l) => {
+                let from = if l.rule.from_start { started } else { arrived };
+                l.record(now, now - from, ok)
+            }
             ConcurrencyLimit::Gradient(l) => l.record(now, now - started, in_flight),
         }
     }
@@ -2040,7 +2046,30 @@ mod tests {
             interval,
             hold: 0,
             skip_sparse: false,
+            from_start: false,
         }
+    }
+
+    /// AIMD's latency runs from arrival (the queue included) or from the
+    /// start of service (Netflix: from the permit): 50 ms of work after
+    /// 500 ms in the queue breaches a 100 ms target only from arrival.
+    #[test]
+    fn aimd_measures_latency_from_arrival_or_from_the_start_of_service() {
+        let ms = 1_000_000;
+        let limit_after = |from_start: bool| {
+            let mut l = ConcurrencyLimit::Aimd(AimdLimit::new(AimdRule {
+                breaches: 1,
+                from_start,
+                ..aimd(1000 * ms)
+            }));
+            for k in 1..=4 {
+                let now = (1000 + k * 300) * ms;
+                l.record(now, now - 550 * ms, now - 50 * ms, true, 1);
+            }
+            l.limit()
+        };
+        assert_eq!(limit_after(false), 50, "a breach: halved from 100");
+        assert_eq!(limit_after(true), 100, "clean: grows, at its maximum");
     }
 
     #[test]
@@ -2060,6 +2089,7 @@ mod tests {
             interval: s,
             hold: 5 * s,
             skip_sparse: true,
+            from_start: false,
         };
         // One slow completion a second: every window is sparse, skipped.
         let mut guarded = AimdLimit::new(rule.clone());

@@ -379,6 +379,9 @@ pub struct Tier {
     /// does when `limit_interval_s` has passed.
     #[serde(default)]
     pub limit_sparse: LimitSparse,
+    /// AIMD: where a request's latency starts, for the latency target.
+    #[serde(default)]
+    pub limit_latency_from: LatencyFrom,
     /// How the adaptive limit moves: AIMD on a latency target, or a
     /// gradient of long-term over short-term latency.
     #[serde(default)]
@@ -1037,6 +1040,18 @@ pub enum LimitSparse {
     Wait,
     /// It closes and gives no verdict (the minimum-sample guard).
     Skip,
+}
+
+/// Where the AIMD limit measures a request's latency from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, VariantNames)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum LatencyFrom {
+    /// Its arrival at the tier: the queue included (the source text's rule).
+    #[default]
+    Arrival,
+    /// The start of its service: as Netflix's AIMDLimit, from the permit.
+    Start,
 }
 
 /// What a tier's rate limit is counted by.

@@ -1522,6 +1522,7 @@ pub const TIER_INERT: &[Inert<Scenario, usize>] = &[
             "limit_increase_percent",
             "limit_hold_s",
             "limit_sparse",
+            "limit_latency_from",
         ],
         acts: "adaptive_limit = true, limit_algorithm = aimd",
         what: "a setting of the AIMD adaptive limit",

@@ -457,6 +457,12 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "svc_b.limit_sparse",
         "skip",
     ),
+    (
+        "ch37",
+        "svc_b.adaptive_limit=true",
+        "svc_b.limit_latency_from",
+        "start",
+    ),
     ("ch37", "", "svc_b.rate_limit_per_s", "300"),
     (
         "tenants.toml",
