@@ -590,7 +590,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Call,
         "balancer",
         Kind::Choice(Balancer::VARIANTS),
-        "Load balancing over the called tier's replicas, by this caller alone (its own requests in flight, cursor and draws, as a client library keeps them; callers never see each other's): round_robin (each in turn), random, least_outstanding (fewest of this caller's requests in flight; ties in turn), p2c (two distinct replicas drawn at random from the caller's own stream, the one with fewer in flight), pin_until_error (the same replica until an attempt to it fails, then the next; a hedged copy sent elsewhere leaves the pin). Ejected replicas are skipped, unless fewer than outlier_panic_threshold_percent of them are not ejected (then all may be chosen: Envoy's panic mode). Refused with one replica (no choice to make).",
+        "Load balancing over the called tier's replicas, by this caller alone (its own requests in flight, cursor and draws, as a client library keeps them; callers never see each other's): round_robin (each in turn), random, least_outstanding (fewest of this caller's requests in flight; ties in turn), p2c (two distinct replicas drawn at random from the caller's own stream, the one with fewer in flight), pin_until_error (the same replica until an attempt to it fails, then the next; a hedged copy or a retry sent elsewhere, by retry_other_replica, leaves the pin). Ejected replicas are skipped, unless fewer than outlier_panic_threshold_percent of them are not ejected (then all may be chosen: Envoy's panic mode). Refused with one replica (no choice to make).",
     ),
     p(
         Scope::Call,

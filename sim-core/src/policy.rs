@@ -1066,7 +1066,7 @@ impl LoadBalancer {
         };
         self.cursor = match self.rule {
             // The pin stays where it is until an error moves it (or it
-            // cannot be chosen): a hedge sent elsewhere leaves it.
+            // cannot be chosen): a hedge or a retry sent elsewhere leaves it.
             Balancer::PinUntilError if avoid.contains(&self.cursor) => self.cursor,
             Balancer::PinUntilError => chosen,
             _ => (chosen + 1) % self.outstanding.len(),

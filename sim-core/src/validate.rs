@@ -2005,7 +2005,14 @@ pub const CALL_INERT: &[Inert<Call, CallSite>] = &[
         acts: "hedge_quantile > 0, or hedge_delay_s under the longest attempt timeout",
         what: "the delay before a hedged copy",
         idle: |c, _, p| {
-            let longest = (c.attempt_timeouts_s.iter()).fold(c.attempt_timeout_s, |a, &b| a.max(b));
+            // Attempt k's timeout: the list's k-th, past its end the one for all.
+            let longest = (0..=c.max_retries as usize)
+                .map(|k| {
+                    (c.attempt_timeouts_s.get(k))
+                        .copied()
+                        .unwrap_or(c.attempt_timeout_s)
+                })
+                .fold(0.0, f64::max);
             (c.hedge_quantile == 0.0 && c.hedge_delay_s >= longest).then(|| Idle {
                 state: format!(
                     "every attempt of {p} times out within {longest} s, before a copy would be sent"

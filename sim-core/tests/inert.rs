@@ -513,8 +513,8 @@ const REFUSED: &[(&str, &str, &str, &str)] = &[
     (
         "svc_a.attempt_timeouts_s=[0.2,0.5] svc_a.max_retries=1",
         "svc_a.hedge_delay_s",
-        "1",
-        r#"1.0 has no effect: hedge_delay_s is the delay before a hedged copy, and every attempt of svc_a times out within 1 s, before a copy would be sent; set svc_a.hedge_delay_s below 1 or svc_a.hedge_quantile > 0, or leave hedge_delay_s at its default (0.0)"#,
+        "0.7",
+        r#"0.7 has no effect: hedge_delay_s is the delay before a hedged copy, and every attempt of svc_a times out within 0.5 s, before a copy would be sent; set svc_a.hedge_delay_s below 0.5 or svc_a.hedge_quantile > 0, or leave hedge_delay_s at its default (0.0)"#,
     ),
     (
         "",

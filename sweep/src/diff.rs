@@ -75,6 +75,8 @@ struct Partial {
     status: String,
     /// The command that runs the rest.
     resume: String,
+    /// The seeds its grid plans at every point (`None`: unreadable).
+    seeds: Option<Vec<u64>>,
 }
 
 /// A point's values at the paths that pair the points, in their order:
@@ -357,6 +359,7 @@ fn read(dir: &Path, metrics: &[String]) -> Result<Side, DiffError> {
         let quoted = crate::slurm::shell_quote(&dir.display().to_string());
         Partial {
             held,
+            seeds: crate::grid::planned_seeds(&m.grid_text),
             status: m.status.clone(),
             resume: m.resume_command(&quoted).unwrap_or_else(|| {
                 format!(
@@ -575,19 +578,28 @@ fn check_same_points(args: &DiffArgs, a: &Side, b: &Side) -> Result<Vec<String>,
     // The runs of the points in both pair by seed, but for those a sweep
     // not complete has not run yet.
     for (x, y) in [(a, b), (b, a)] {
-        if y.partial.is_some() {
-            continue;
-        }
-        if let Some((levels, label)) = first_unpaired(x, y) {
+        // A sweep not complete has not run every seed yet: its grid says
+        // which it will, and those are the ones to pair with.
+        let unpaired = match &y.partial {
+            None => first_unpaired(x, y),
+            Some(p) => p.seeds.as_ref().and_then(|planned| {
+                (x.points.iter()).find(|(levels, _)| {
+                    y.by_point.contains_key(levels)
+                        && x.by_point[levels].iter().any(|s| !planned.contains(s))
+                })
+            }),
+        };
+        if let Some((levels, label)) = unpaired {
             // Each sweep's seeds; where both hold every seed at some point
             // (their lists would read the same), those of the point where
             // they differ.
-            let all = |side: &Side| {
-                seed_list(
+            let all = |side: &Side| match side.partial.as_ref().and_then(|p| p.seeds.as_ref()) {
+                Some(planned) => format!("{} (its grid's plan)", seed_list(planned)),
+                None => seed_list(
                     &(side.runs.keys())
                         .map(|(_, seed)| *seed)
                         .collect::<Vec<_>>(),
-                )
+                ),
             };
             let at = |side: &Side| seed_list(&side.by_point[levels]);
             let (seeds_a, seeds_b) = match (all(a), all(b)) {

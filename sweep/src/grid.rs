@@ -352,6 +352,22 @@ enum Seeds {
     Range { first: u64, count: u64 },
 }
 
+/// The seeds a grid's text plans at every point: its `seeds`, or 1 to
+/// `sample.replicates` for a sampled design (`None` where the text says
+/// neither readably: a manifest written by another version).
+pub fn planned_seeds(text: &str) -> Option<Vec<u64>> {
+    let doc: toml::Table = text.parse().ok()?;
+    if let Some(replicates) =
+        (doc.get("sample").and_then(|s| s.get("replicates"))).and_then(Value::as_integer)
+    {
+        return Some((1..=u64::try_from(replicates).ok()?).collect());
+    }
+    match read_seeds(doc.get("seeds")?.clone(), &mut |_, _| {})? {
+        Seeds::List(list) => Some(list),
+        Seeds::Range { first, count } => Some((0..count).map(|i| first + i).collect()),
+    }
+}
+
 /// The grid's `seeds`, each wrong part named on its own (the element of a
 /// list, the key of a range), which an untagged serde enum cannot do.
 fn read_seeds(value: Value, invalid: &mut impl FnMut(&str, String)) -> Option<Seeds> {

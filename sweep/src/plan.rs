@@ -160,7 +160,8 @@ pub fn plan(args: &PlanArgs) -> Result<ExitCode, Error> {
         "estimated wall time: {} to {} on {jobs} threads (calibrated on {} runs here, the cheapest and dearest points by expected users and a spread between: {:.1} to {:.1} ms per 1000 users{load})",
         human_duration(est.wall_s.0),
         human_duration(est.wall_s.1),
-        est.calibration_runs,
+        // The runs timed: a failed one is said below, not counted here.
+        est.calibration_runs - est.failed,
         est.ms_per_kuser.0,
         est.ms_per_kuser.1,
     );

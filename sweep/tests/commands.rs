@@ -906,6 +906,7 @@ fn plan_says_which_calibration_runs_failed() {
     assert_says(
         &stdout(&o),
         &[
+            "(calibrated on 0 runs here,",
             "failed: 2 of the 2 calibration runs (every calibration run failed, so the times above say nothing; `sweep run` records such runs as failed); the first, point #0 seed 1: event budget",
         ],
     );

@@ -1144,6 +1144,39 @@ fn diff_of_an_incomplete_sweep_compares_the_runs_it_holds_and_says_so() {
     }
 }
 
+/// An incomplete sweep pairs by the seeds its grid plans, not the ones it
+/// has run so far: against a sweep of other seeds, or another incomplete
+/// one with no seed in common, it is refused as complete ones are.
+#[test]
+fn diff_of_an_incomplete_sweep_pairs_by_the_seeds_it_plans() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (grid, _, _) = two_sweeps(tmp.path(), 2);
+    let three = write_grid_as(tmp.path(), "three.toml", &small_grid(3));
+    let full3 = tmp.path().join("three");
+    assert_ok(&run(&three, &full3, &[]));
+    let part = tmp.path().join("part");
+    let o = sweep(&[
+        "run",
+        &grid,
+        "--out",
+        &s(&part),
+        "--jobs",
+        "1",
+        "--batch-runs",
+        "3",
+        "--inject-crash",
+        "series-written:2",
+        "--no-report",
+    ]);
+    assert!(!o.status.success(), "the injected crash stops it");
+    let refused = format!(
+        "{x} and {y} hold the same points but not the same seeds (diff pairs the runs of a point by seed): {x} has seeds 1-3, {y} has 1, 2 (its grid's plan); run both with the same seeds",
+        x = full3.display(),
+        y = part.display()
+    );
+    assert_fails(&sweep(&["diff", &s(&full3), &s(&part)]), &[&refused]);
+}
+
 /// Two complete sweeps whose points hold other seeds: the seeds said are
 /// each sweep's, and where both lists read the same (every seed held at
 /// some point), those of the point where they differ, named.
