@@ -1101,6 +1101,25 @@ fn force_deletes_only_the_parts_the_sweep_recorded() {
     assert!(stray.exists());
 }
 
+/// `grid` run into `out` and stopped by a crash after its second series
+/// part, `batch` runs a part: an incomplete sweep, its manifest running.
+fn interrupted(grid: &str, out: &Path, batch: &str) {
+    let o = sweep(&[
+        "run",
+        grid,
+        "--out",
+        &s(out),
+        "--jobs",
+        "1",
+        "--batch-runs",
+        batch,
+        "--inject-crash",
+        "series-written:2",
+        "--no-report",
+    ]);
+    assert!(!o.status.success(), "the injected crash stops it");
+}
+
 /// A sweep interrupted (here killed in its second part's commit) holds
 /// fewer runs than planned: `diff` compares the runs both hold, as the
 /// report of a partial sweep does, and says first that it is incomplete
@@ -1112,20 +1131,7 @@ fn diff_of_an_incomplete_sweep_compares_the_runs_it_holds_and_says_so() {
     // 3 runs (a point and half of the next) and 4 (two whole points).
     for (batch, held) in [("3", 3), ("4", 4)] {
         let part = tmp.path().join(format!("part{batch}"));
-        let o = sweep(&[
-            "run",
-            &grid,
-            "--out",
-            &s(&part),
-            "--jobs",
-            "1",
-            "--batch-runs",
-            batch,
-            "--inject-crash",
-            "series-written:2",
-            "--no-report",
-        ]);
-        assert!(!o.status.success(), "the injected crash stops it");
+        interrupted(&grid, &part, batch);
         let note = format!(
             "{} is incomplete: {held} of the 16 planned runs (its manifest says running). Compared: the {held} runs both sweeps hold; {} runs of {} that it does not hold yet are left out. `sweep run {grid} --out {} --resume` runs the rest.",
             part.display(),
@@ -1145,8 +1151,8 @@ fn diff_of_an_incomplete_sweep_compares_the_runs_it_holds_and_says_so() {
 }
 
 /// An incomplete sweep pairs by the seeds its grid plans, not the ones it
-/// has run so far: against a sweep of other seeds, or another incomplete
-/// one with no seed in common, it is refused as complete ones are.
+/// has run so far: against a sweep of other seeds it is refused as a
+/// complete one is.
 #[test]
 fn diff_of_an_incomplete_sweep_pairs_by_the_seeds_it_plans() {
     let tmp = tempfile::tempdir().unwrap();
@@ -1155,20 +1161,7 @@ fn diff_of_an_incomplete_sweep_pairs_by_the_seeds_it_plans() {
     let full3 = tmp.path().join("three");
     assert_ok(&run(&three, &full3, &[]));
     let part = tmp.path().join("part");
-    let o = sweep(&[
-        "run",
-        &grid,
-        "--out",
-        &s(&part),
-        "--jobs",
-        "1",
-        "--batch-runs",
-        "3",
-        "--inject-crash",
-        "series-written:2",
-        "--no-report",
-    ]);
-    assert!(!o.status.success(), "the injected crash stops it");
+    interrupted(&grid, &part, "3");
     let refused = format!(
         "{x} and {y} hold the same points but not the same seeds (diff pairs the runs of a point by seed): {x} has seeds 1-3, {y} has 1, 2 (its grid's plan); run both with the same seeds",
         x = full3.display(),
