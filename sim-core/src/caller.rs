@@ -481,9 +481,14 @@ impl Caller {
         // the attempt before it (gRPC passes the balancer every replica
         // tried so far).
         let before = r.sent.get(slot).map(usize::from);
-        let tried = before.iter().take_while(|x| **x != usize::from(NO_REPLICA));
+        let tried = (before.iter())
+            .take_while(|x| **x != usize::from(NO_REPLICA))
+            .count();
         let again = copy == 1 || attempt > 1;
-        let avoid = &before[..tried.count() * usize::from(call.retry_other_replica && again)];
+        let avoid = match call.retry_other_replica && again {
+            true => &before[..tried],
+            false => &[],
+        };
         let replica = if r.breakers.is_empty() && r.limit == u32::MAX {
             r.balancer.pick(now, avoid, &mut r.rng)
         } else {

@@ -2420,9 +2420,9 @@ fn check_windows_in_run(s: &Scenario, errors: &mut Vec<ConfigError>) {
         // A window of length 0 marks where recovery is measured from; a
         // factor other than 1 multiplies nothing there. (A spike of
         // closed-loop users is refused whole by their own check.)
-        let closed_spike = (s.groups()).any(|(g, c)| {
-            !c.closed.is_off() && (w.path.strip_prefix(g)).is_some_and(|r| r.starts_with(".spike"))
-        });
+        let spiked = (s.groups())
+            .find(|(g, _)| (w.path.strip_prefix(g)).is_some_and(|r| r.starts_with(".spike")));
+        let closed_spike = spiked.is_some_and(|(_, c)| !c.closed.is_off());
         if let Some(factor) = w.factor
             && w.duration_s == 0.0
             && factor != 1.0
@@ -2439,10 +2439,8 @@ fn check_windows_in_run(s: &Scenario, errors: &mut Vec<ConfigError>) {
             ));
         }
         // A spike multiplies arrivals, which end with the group's duration.
-        let open_group = (s.groups()).find(|(g, c)| {
-            c.closed.is_off() && (w.path.strip_prefix(g)).is_some_and(|r| r.starts_with(".spike"))
-        });
-        if let Some((g, c)) = open_group
+        if let Some((g, c)) = spiked
+            && !closed_spike
             && w.duration_s > 0.0
             && w.start_s.is_finite()
             && w.start_s < horizon
