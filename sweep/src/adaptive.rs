@@ -287,11 +287,7 @@ pub fn run(args: &RefineArgs, grid: &mut Grid) -> Result<ExitCode, RefineError> 
     ));
     let metadata = layout.metadata(&metadata);
     silence_panics();
-    let quoted_root = crate::slurm::shell_quote(&store.root.display().to_string());
-    crate::signals::install(
-        (manifest.resume_command(&quoted_root))
-            .expect("a refinement's manifest says how to resume it"),
-    );
+    crate::signals::install(crate::runner::resume_command(&manifest, &store.root));
 
     let seeds = grid.seeds.len() as u64;
     let candidates = pool.len() as u64;

@@ -356,18 +356,11 @@ fn read(dir: &Path, metrics: &[String]) -> Result<Side, DiffError> {
     let sweep = load(dir)?;
     let partial = analysis::report::partial_runs(&sweep).map(|held| {
         let m = &sweep.manifest;
-        let quoted = crate::slurm::shell_quote(&dir.display().to_string());
         Partial {
             held,
             seeds: crate::grid::planned_seeds(&m.grid_text),
             status: m.status.clone(),
-            resume: m.resume_command(&quoted).unwrap_or_else(|| {
-                format!(
-                    "sweep run {}{} --out {quoted} --resume",
-                    crate::slurm::shell_quote(&m.grid_file),
-                    m.flags.as_deref().unwrap_or_default(),
-                )
-            }),
+            resume: crate::runner::resume_command(m, dir),
         }
     });
     let manifest = sweep.manifest;

@@ -293,11 +293,7 @@ fn run(args: &RefineArgs) -> Result<ExitCode, RefineError> {
     ));
     let metadata = layout.metadata(&metadata);
     silence_panics();
-    let quoted_root = crate::slurm::shell_quote(&store.root.display().to_string());
-    crate::signals::install(
-        (manifest.resume_command(&quoted_root))
-            .expect("a refinement's manifest says how to resume it"),
-    );
+    crate::signals::install(crate::runner::resume_command(&manifest, &store.root));
 
     // A run's index is its place in the order an uninterrupted refinement
     // asks for runs (steps in order, each step's values and seeds in
@@ -553,12 +549,7 @@ pub(crate) fn stopped(
         "interrupted: {} runs are written. Resume with (the runs written are reused):",
         ok + failed
     );
-    let out = crate::slurm::shell_quote(&out.display().to_string());
-    let resume = manifest.resume_command(&out);
-    eprintln!(
-        "  {}",
-        resume.expect("a refinement's manifest says how to resume it")
-    );
+    eprintln!("  {}", crate::runner::resume_command(manifest, out));
     Ok(ExitCode::from(crate::signals::exit_code(signal)))
 }
 

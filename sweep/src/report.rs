@@ -93,14 +93,7 @@ pub fn report(args: &ReportArgs) -> Result<ExitCode, Error> {
             .find(|(_, m)| m.shard == analysis::manifest::Shard::WHOLE && m.status == "running")
     {
         // Nobody writes it, yet its manifest was never finished: killed.
-        let quoted = crate::slurm::shell_quote(&args.dir.display().to_string());
-        let resume = m.resume_command(&quoted).unwrap_or_else(|| {
-            format!(
-                "sweep run {}{} --out {quoted} --resume",
-                crate::slurm::shell_quote(&m.grid_file),
-                m.flags.as_deref().unwrap_or_default(),
-            )
-        });
+        let resume = crate::runner::resume_command(m, &args.dir);
         eprintln!(
             "note: the sweep in {} stopped without finishing (killed? its manifest still says running): this report holds the runs it wrote; `{resume}` runs the rest",
             args.dir.display(),

@@ -604,10 +604,7 @@ fn execute(
     for line in grid.design.iter().flat_map(crate::design::notes) {
         note(line);
     }
-    let quoted_root = crate::slurm::shell_quote(&store.root.display().to_string());
-    crate::signals::install(
-        (manifest.resume_command(&quoted_root)).expect("a run's manifest says how to resume it"),
-    );
+    crate::signals::install(resume_command(&manifest, &store.root));
     silence_panics();
 
     let started = Instant::now();
@@ -748,8 +745,7 @@ fn execute(
     let dir = store.root.display();
     // Commands to paste: every path quoted as a shell needs it.
     let quoted_dir = crate::slurm::shell_quote(&dir.to_string());
-    let resume =
-        (manifest.resume_command(&quoted_dir)).expect("a run's manifest says how to resume it");
+    let resume = resume_command(&manifest, &store.root);
     if let Some(signal) = interrupted {
         if args.json {
             summary.status = "interrupted";
@@ -1046,6 +1042,21 @@ pub fn silence_panics() {
             .map_or(String::new(), |l| format!(" (at {l})"));
         LAST_PANIC.with(|p| *p.borrow_mut() = format!("{message}{at}"))
     }));
+}
+
+/// The command that finishes the sweep `manifest` describes in `dir`, its
+/// paths quoted as a shell needs them: the one it recorded, or, for a
+/// manifest written before it recorded one, `sweep run` of its grid with
+/// its flags.
+pub fn resume_command(manifest: &Manifest, dir: &Path) -> String {
+    let quoted = crate::slurm::shell_quote(&dir.display().to_string());
+    manifest.resume_command(&quoted).unwrap_or_else(|| {
+        format!(
+            "sweep run {}{} --out {quoted} --resume",
+            crate::slurm::shell_quote(&manifest.grid_file),
+            manifest.flags.as_deref().unwrap_or_default(),
+        )
+    })
 }
 
 pub fn new_manifest(grid: &Grid, shard: Shard, threads: usize, planned: u64) -> Manifest {
