@@ -1095,7 +1095,12 @@ impl Sim<'_> {
     /// passed while it waited.
     #[inline(never)]
     fn out_of_bucket(&mut self, job: JobRef) {
-        let s = self.jobs.get_live(job).server();
+        // Lost with the bucket in a crash of its server.
+        let Some(j) = self.jobs.get(job) else {
+            return;
+        };
+        let s = j.server();
+        self.jobs.get_mut(job).set_in_bucket(false);
         self.servers[s].left_bucket();
         let crashes = self.servers[s].has.crashes;
         if crashes && self.refused_while_down(s, job) {
@@ -1138,6 +1143,7 @@ impl Sim<'_> {
         let shared = (self.tier_rate_limits[tier].as_mut()).filter(|_| srv.has.shared_rate_limit);
         match srv.leave_bucket(now, shared) {
             Ok(at) if at > now => {
+                self.jobs.get_mut(job).set_in_bucket(true);
                 self.trace(job, Step::Queued);
                 self.schedule(at, Action::LeftBucket(job))
             }
@@ -1230,22 +1236,37 @@ impl Sim<'_> {
     }
 
     /// Server instance `s` goes down (its crash window `k`): the requests
-    /// queued there and in service are lost without a reply (their callers
-    /// wait for their timeouts), and those in service stop waiting for
-    /// their own calls downstream.
+    /// queued there, waiting in its own leaky bucket and in service are
+    /// lost without a reply (their callers wait for their timeouts), and
+    /// those in service stop waiting for their own calls downstream.
     fn crash(&mut self, s: usize, k: usize) {
         let m = self.m;
         let refuse_after = m.servers[s].crashes[k].refuse_after;
-        let queued = self.servers[s].crash(self.now, refuse_after);
-        let in_service: Vec<JobRef> = (self.jobs.slots.iter().enumerate())
-            .filter(|(_, j)| {
-                j.live() && j.started != NEVER && j.kind == JobKind::Request { server: s as u8 }
-            })
-            .map(|(idx, j)| JobRef {
+        let mut queued = self.servers[s].crash(self.now, refuse_after);
+        let has = self.servers[s].has;
+        // A bucket the tier shares is not the instance's to lose.
+        let own_bucket = has.leaky_bucket && !has.shared_rate_limit;
+        let here = JobKind::Request { server: s as u8 };
+        let (mut in_service, mut in_bucket) = (Vec::new(), 0);
+        for (idx, j) in self.jobs.slots.iter().enumerate() {
+            if !j.live() || j.kind != here {
+                continue;
+            }
+            let job = JobRef {
                 idx: idx as u32,
                 generation: j.generation,
-            })
-            .collect();
+            };
+            if j.started != NEVER {
+                in_service.push(job);
+            } else if own_bucket && j.in_bucket() {
+                queued.push(job);
+                in_bucket += 1;
+            }
+        }
+        if own_bucket {
+            let sec = self.second();
+            self.servers[s].lose_bucket(in_bucket, sec);
+        }
         for job in in_service {
             let j = *self.jobs.get_mut(job);
             let class = self.user_class[j.user as usize] as usize;

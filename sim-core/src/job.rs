@@ -44,6 +44,9 @@ const ABANDONED: u8 = 4;
 /// Its caller cancelled it (the other hedged copy answered first): dropped
 /// when it would start.
 const CANCELLED: u8 = 8;
+/// It waits its turn in its server's own leaky bucket, which a crash of
+/// that server empties.
+const IN_BUCKET: u8 = 16;
 /// Why a request exists, for the per-second series that split a tier's
 /// arrivals by what sent them: what sent the nearest retry or hedged copy in
 /// its lineage (its own, or that of a request above it that it serves), as
@@ -201,6 +204,17 @@ impl Job {
     #[inline]
     pub fn set_cancelled(&mut self) {
         self.set(CANCELLED, true);
+    }
+
+    /// It waits its turn in its server's own leaky bucket.
+    #[inline]
+    pub fn in_bucket(&self) -> bool {
+        self.flags & IN_BUCKET != 0
+    }
+
+    #[inline]
+    pub fn set_in_bucket(&mut self, on: bool) {
+        self.set(IN_BUCKET, on);
     }
 
     /// The server handling this request. Only requests are at a server: the

@@ -1142,7 +1142,7 @@ pub const PARAMS: &[Param] = &[
         Scope::Crash,
         "start_s",
         Kind::Float,
-        "Start of a crash window: the replicas named go down; the requests they had queued or in service are lost (never answered, so their callers wait for their timeouts; <tier>_lost_queued_in_crash, <tier>_lost_in_crash, and the calls those requests had in flight downstream are no longer waited for, <caller>_calls_cancelled: the callee cancels them only with <tier>.cancel = \"always\", else their work goes on for nobody); while down, arrivals are refused or vanish (mode); at the end they restart with empty queues. `<tier>.crash.<key>` is the first window; `<tier>.crash.<n>.<key>` window n, created when n is the next index. Windows that take down the same replica may not overlap (windows of different replicas may: staggered restarts). A trigger, like a slow window.",
+        "Start of a crash window: the replicas named go down; the requests they had queued, waiting in their own leaky bucket or in service are lost (never answered, so their callers wait for their timeouts; <tier>_lost_queued_in_crash, <tier>_lost_in_crash, and the calls those requests had in flight downstream are no longer waited for, <caller>_calls_cancelled: the callee cancels them only with <tier>.cancel = \"always\", else their work goes on for nobody); while down, arrivals are refused or vanish (mode); at the end they restart with empty queues. `<tier>.crash.<key>` is the first window; `<tier>.crash.<n>.<key>` window n, created when n is the next index. Windows that take down the same replica may not overlap (windows of different replicas may: staggered restarts). A trigger, like a slow window.",
     ).bounds(Bounds::NON_NEGATIVE),
     p(
         Scope::Crash,

@@ -779,6 +779,11 @@ impl LeakyBucket {
         self.next = at + self.interval;
         Some(at)
     }
+
+    /// Nobody waits in it any more: the next request enters at once.
+    pub fn empty(&mut self) {
+        self.next = 0;
+    }
 }
 
 /// At most `limit` requests per window aligned on multiples of its length:

@@ -540,6 +540,20 @@ impl Server {
         lost
     }
 
+    /// The instance's own leaky bucket (none shared by the tier) is lost
+    /// in its crash in second `sec`, with the `n` requests waiting in it:
+    /// admitted (waiting there is queueing), then lost as queued ones are.
+    /// It restarts empty.
+    pub fn lose_bucket(&mut self, n: u64, sec: usize) {
+        if let Some(RateLimiter::Leaky(bucket)) = self.rate_limit.as_mut() {
+            bucket.empty();
+        }
+        self.in_bucket -= n;
+        self.stats.admitted += n;
+        self.seconds[sec].admitted += n;
+        self.stats.lost_queued_in_crash += n;
+    }
+
     /// A request of `class` in service since `started` is lost in a crash
     /// at `now`: its slot is free, its work counted as held until now.
     pub fn lose_in_service(&mut self, class: usize, started: Nanos, now: Nanos) {

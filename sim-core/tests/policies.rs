@@ -1780,6 +1780,45 @@ fn a_leaky_bucket_admits_one_request_per_interval() {
     assert_eq!(token.tiers[0].bucket_waited, 0);
 }
 
+/// A crash loses what waits in the replica's own leaky bucket, as it loses
+/// its queue: two replicas take 40 users a second each against buckets of
+/// 20 a second and 4 places, so 4 requests wait in front of replica 0 at
+/// every instant, and its crash at 10 s loses those 4; it restarts with an
+/// empty bucket. A bucket the whole service
+/// shares is not the replica's: its waiting requests leave on their turns
+/// and are refused while their replica is down.
+#[test]
+fn a_crash_empties_the_replicas_own_leaky_bucket() {
+    let run_with = |scope: &str, rate: &str| {
+        let s = common::scenario(
+            "single-queue.toml",
+            &[
+                ("server.replicas", "2"),
+                ("server.rate_limit_per_s", rate),
+                ("server.rate_limit_burst", "4"),
+                ("server.rate_limit_kind", "leaky_bucket"),
+                ("server.rate_limit_scope", scope),
+                ("server.crash.start_s", "10.001"),
+                ("server.crash.duration_s", "1"),
+                ("server.crash.replicas", "[0]"),
+            ],
+        );
+        common::run(&s, 1)
+    };
+    let own = run_with("replica", "20");
+    let down = &own.tiers[0].replicas[0];
+    assert_eq!(down.lost_queued_in_crash, 4);
+    assert_eq!(own.tiers[0].replicas[1].lost_queued_in_crash, 0);
+    assert_eq!(
+        down.arrivals,
+        down.admitted + down.rate_limited + down.refused_down + down.in_bucket_at_end
+    );
+    let shared = run_with("service", "40");
+    let kept = &shared.tiers[0].replicas[0];
+    assert_eq!(kept.lost_queued_in_crash, 0);
+    assert!(kept.refused_down > 0);
+}
+
 /// A look-aside cache answers its hit ratio of the lookups, so a cold one
 /// sends the tier 1 / (1 - h) times the load of a warm one: with h = 0.9
 /// and a database with room to spare, db's arrivals per second are 10 times
