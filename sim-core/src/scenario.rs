@@ -1308,6 +1308,32 @@ impl Scenario {
                 "{origin}: this is a grid file, not a scenario (it has no [[tiers]] and names its scenario, `{scenario}`): run the grid with `sweep run {origin}`, or give its scenario"
             )]);
         }
+        // A table written as a list of tables, or the other way round:
+        // read as it is written, each of its keys would be refused with a
+        // message about types that does not say the brackets are wrong.
+        let shapes: Vec<String> = (root.get_ref().iter())
+            .filter_map(|(key, value)| {
+                let line = text[..key.span().start.min(text.len())].matches('\n').count() + 1;
+                let name = key.get_ref();
+                let is_list = matches!(value.get_ref(), toml::de::DeValue::Array(_));
+                let is_table = matches!(value.get_ref(), toml::de::DeValue::Table(_));
+                let fix = match name.as_ref() {
+                    "client" if is_list => "the client is one table: write `[client]` (further client groups are `[clients.<name>]`)",
+                    "clients" | "recovery" | "presets" if is_list => {
+                        "it is one table: write it with single brackets"
+                    }
+                    "tiers" if is_table => {
+                        "the tiers are a list: write `[[tiers]]` before each tier"
+                    }
+                    _ => return None,
+                };
+                let written = if is_list { "a list of tables" } else { "one table" };
+                Some(format!("{origin} line {line}: `{name}` is written as {written}; {fix}"))
+            })
+            .collect();
+        if !shapes.is_empty() {
+            return Err(shapes);
+        }
         // Each problem with where it is, to be said in the file's order.
         let mut problems: Vec<(usize, String)> = Vec::new();
         let document = root.span();

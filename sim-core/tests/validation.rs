@@ -296,6 +296,21 @@ slots = 3
     );
 }
 
+/// A table written with double brackets, or the tiers with single ones,
+/// is said as that, at its line, not as the type errors of its keys.
+#[test]
+fn a_table_written_as_a_list_is_said_as_such() {
+    let text = "name = \"x\"\nhorizon_s = 9\n[[client]]\nduration_s = 5\n[client.call]\nattempt_timeout_s = 1.0\nbackoff = \"fixed\"\nbackoff_base_s = 0.0\n[tiers]\nname = \"a\"\nslots = 1\n";
+    let problems = sim_core::Scenario::from_toml(text, "my.toml").unwrap_err();
+    assert_eq!(
+        problems,
+        [
+            "my.toml line 3: `client` is written as a list of tables; the client is one table: write `[client]` (further client groups are `[clients.<name>]`)",
+            "my.toml line 9: `tiers` is written as one table; the tiers are a list: write `[[tiers]]` before each tier",
+        ]
+    );
+}
+
 #[test]
 fn every_bad_key_of_a_scenario_file_is_said_at_once() {
     let text = r#"name = "x"
