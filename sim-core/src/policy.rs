@@ -971,7 +971,7 @@ impl Backoff {
 }
 
 /// Outlier ejection's parameters (Envoy's consecutive failures rule).
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct OutlierRule {
     /// Failed attempts in a row that eject a replica.
     pub consecutive: u32,
@@ -1007,8 +1007,10 @@ pub struct LoadBalancer {
     ejections: Vec<u32>,
     multiplier: Vec<u32>,
     ejected_until: Vec<Nanos>,
-    /// The latest of the ejections' ends: from then on none is ejected.
-    ejections_end: Nanos,
+    /// The ends of the ejections not yet over, earliest first: the
+    /// replicas ejected now are counted without a look at each (a pick
+    /// while any is out counts them), and none is when it is empty.
+    returns: Vec<Nanos>,
     /// Replica-nanoseconds of the ejections so far, to their ends.
     ejected_ns: u128,
     /// Scratch space for the replicas a pick may choose, reused.
@@ -1026,7 +1028,7 @@ impl LoadBalancer {
             ejections: vec![0; replicas],
             multiplier: vec![0; replicas],
             ejected_until: vec![0; replicas],
-            ejections_end: 0,
+            returns: Vec::new(),
             ejected_ns: 0,
             candidates: Vec::with_capacity(replicas),
         }
@@ -1043,6 +1045,14 @@ impl LoadBalancer {
 
     pub fn is_ejected(&self, replica: usize, now: Nanos) -> bool {
         now < self.ejected_until[replica]
+    }
+
+    /// The number of replicas ejected at `now`, forgetting the ejections
+    /// over by then (time only moves forward).
+    fn ejected_now(&mut self, now: Nanos) -> usize {
+        let over = self.returns.partition_point(|&until| until <= now);
+        self.returns.drain(..over);
+        self.returns.len()
     }
 
     /// The replica for a request sent at `now`, other than those in
@@ -1064,7 +1074,7 @@ impl LoadBalancer {
         rng: &mut Stream,
     ) -> usize {
         let all_allowed = allowed.iter().all(|&a| a);
-        let chosen = if all_allowed && now >= self.ejections_end && avoid.len() < 2 {
+        let chosen = if all_allowed && avoid.len() < 2 && self.ejected_now(now) == 0 {
             self.pick_from_all(avoid.first().copied(), rng)
         } else {
             self.pick_from_candidates(now, avoid, allowed, rng)
@@ -1128,14 +1138,18 @@ impl LoadBalancer {
     ) -> usize {
         let n = self.outstanding.len();
         let ok = |r: usize| allowed.is_empty() || allowed[r];
-        let panic = self.outlier.as_ref().is_some_and(|rule| {
-            let healthy = (0..n).filter(|&r| !self.is_ejected(r, now)).count();
-            100.0 * healthy as f64 / (n as f64) < rule.panic_percent
-        });
+        let healthy = n - self.ejected_now(now);
+        let panic = (self.outlier.as_ref())
+            .is_some_and(|rule| 100.0 * healthy as f64 / (n as f64) < rule.panic_percent);
         let mut c = std::mem::take(&mut self.candidates);
         let out = |r: usize| !panic && self.is_ejected(r, now);
         c.clear();
-        c.extend((0..n).filter(|&r| ok(r) && !out(r) && !avoid.contains(&r)));
+        // A plain loop: as a filter, each test was a call per replica.
+        for r in 0..n {
+            if ok(r) && !out(r) && !avoid.contains(&r) {
+                c.push(r);
+            }
+        }
         if c.is_empty() {
             c.extend((0..n).filter(|&r| ok(r) && !out(r)));
         }
@@ -1145,10 +1159,11 @@ impl LoadBalancer {
         assert!(!c.is_empty(), "a pick with no replica allowed");
         // Candidates in turn from the cursor: round robin's order.
         let in_turn = |r: usize| (r + n - self.cursor) % n;
-        let first_in_turn = c.iter().copied().min_by_key(|r| in_turn(*r));
         let chosen = match self.rule {
             // Pin until error: the pin, or the next one after it.
-            Balancer::RoundRobin | Balancer::PinUntilError => first_in_turn.expect("a candidate"),
+            Balancer::RoundRobin | Balancer::PinUntilError => (c.iter().copied())
+                .min_by_key(|r| in_turn(*r))
+                .expect("a candidate"),
             Balancer::Random => c[rng.below_or_eq(c.len() as u64 - 1) as usize],
             Balancer::LeastOutstanding => (c.iter().copied())
                 .min_by_key(|r| (self.outstanding[*r], in_turn(*r)))
@@ -1192,7 +1207,7 @@ impl LoadBalancer {
         if self.rule == Balancer::PinUntilError && replica == self.cursor {
             self.cursor = (replica + 1) % self.outstanding.len();
         }
-        let rule = self.outlier.as_ref()?;
+        let rule = self.outlier?;
         // Envoy counts on while a replica is ejected, but fires only on
         // reaching the count and starts it again when the replica returns:
         // failures while it is out change nothing.
@@ -1207,7 +1222,7 @@ impl LoadBalancer {
         // takes another run of failures to be tried again.
         self.failures[replica] = 0;
         let n = self.outstanding.len();
-        let ejected = (0..n).filter(|&r| self.is_ejected(r, now)).count();
+        let ejected = self.ejected_now(now);
         let share = 100.0 * (ejected + 1) as f64 / n as f64;
         if share > rule.max_percent {
             return None;
@@ -1238,7 +1253,8 @@ impl LoadBalancer {
             .div_ceil(rule.interval)
             .saturating_mul(rule.interval);
         self.ejected_until[replica] = until;
-        self.ejections_end = self.ejections_end.max(until);
+        let at = self.returns.partition_point(|&end| end <= until);
+        self.returns.insert(at, until);
         self.ejected_ns += (until - now) as u128;
         Some(until)
     }
@@ -1473,6 +1489,25 @@ mod tests {
         }
         let picks: Vec<usize> = (0..3).map(|_| lb.pick(0, &[], &mut rng)).collect();
         assert_eq!(picks, [3, 3, 3]);
+    }
+
+    /// The count of the replicas ejected now, kept from the ejections'
+    /// ends, is the count of those whose ejection has not ended, at every
+    /// step of a random run of failures, successes and picks.
+    #[test]
+    fn the_ejected_count_kept_is_the_count_of_replicas_out() {
+        let mut steps = Stream::new(3, "steps");
+        let mut lb = LoadBalancer::new(Balancer::P2c, 8, Some(outlier(60.0)));
+        let mut now = 0;
+        for _ in 0..20_000 {
+            now += steps.below_or_eq(SEC / 2);
+            let r = steps.below_or_eq(7) as usize;
+            lb.record(r, steps.uniform() < 0.7, now);
+            lb.pick(now, &[], &mut steps);
+            let out = (0..8).filter(|&r| lb.is_ejected(r, now)).count();
+            assert_eq!(lb.ejected_now(now), out, "at {now}");
+        }
+        assert!(lb.ejections.iter().sum::<u32>() > 100);
     }
 
     #[test]
