@@ -1247,7 +1247,7 @@ impl Sim<'_> {
         // A bucket the tier shares is not the instance's to lose.
         let own_bucket = has.leaky_bucket && !has.shared_rate_limit;
         let here = JobKind::Request { server: s as u8 };
-        let (mut in_service, mut in_bucket) = (Vec::new(), 0);
+        let (mut in_service, mut bucket_entered) = (Vec::new(), Vec::new());
         for (idx, j) in self.jobs.slots.iter().enumerate() {
             if !j.live() || j.kind != here {
                 continue;
@@ -1260,12 +1260,11 @@ impl Sim<'_> {
                 in_service.push(job);
             } else if own_bucket && j.in_bucket() {
                 queued.push(job);
-                in_bucket += 1;
+                bucket_entered.push((j.arrived / NANOS_PER_SEC) as usize);
             }
         }
         if own_bucket {
-            let sec = self.second();
-            self.servers[s].lose_bucket(in_bucket, sec);
+            self.servers[s].lose_bucket(&bucket_entered);
         }
         for job in in_service {
             let j = *self.jobs.get_mut(job);
@@ -1871,16 +1870,17 @@ impl Sim<'_> {
             users_failed: users_failed + unfinished,
             users_unfinished: unfinished,
             classes,
-            tenants: (self.m.groups.iter())
-                .filter(|g| g.tenants.draws())
-                .flat_map(|g| {
-                    (0..g.tenants.count()).map(|rank| {
+            tenants: (self.m.groups.iter().enumerate())
+                .filter(|(_, g)| g.tenants.draws())
+                .flat_map(|(i, g)| {
+                    let (users, ok) = (&self.tenant_users, &self.tenant_ok);
+                    (0..g.tenants.count()).map(move |rank| {
                         let key = (g.tenants.offset + rank) as usize;
                         TenantStats {
-                            group: g.name.clone(),
+                            group: i as u16,
                             rank,
-                            users: self.tenant_users[key],
-                            users_ok: self.tenant_ok[key],
+                            users: users[key],
+                            users_ok: ok[key],
                         }
                     })
                 })

@@ -1311,26 +1311,7 @@ impl Scenario {
         // A table written as a list of tables, or the other way round:
         // read as it is written, each of its keys would be refused with a
         // message about types that does not say the brackets are wrong.
-        let shapes: Vec<String> = (root.get_ref().iter())
-            .filter_map(|(key, value)| {
-                let line = text[..key.span().start.min(text.len())].matches('\n').count() + 1;
-                let name = key.get_ref();
-                let is_list = matches!(value.get_ref(), toml::de::DeValue::Array(_));
-                let is_table = matches!(value.get_ref(), toml::de::DeValue::Table(_));
-                let fix = match name.as_ref() {
-                    "client" if is_list => "the client is one table: write `[client]` (further client groups are `[clients.<name>]`)",
-                    "clients" | "recovery" | "presets" if is_list => {
-                        "it is one table: write it with single brackets"
-                    }
-                    "tiers" if is_table => {
-                        "the tiers are a list: write `[[tiers]]` before each tier"
-                    }
-                    _ => return None,
-                };
-                let written = if is_list { "a list of tables" } else { "one table" };
-                Some(format!("{origin} line {line}: `{name}` is written as {written}; {fix}"))
-            })
-            .collect();
+        let shapes = table_shape_problems(root.get_ref(), text, origin);
         if !shapes.is_empty() {
             return Err(shapes);
         }
@@ -1566,6 +1547,86 @@ impl Scenario {
 
 /// serde's message with the kinds of value a scenario's user knows
 /// ("expected a whole number from 0 to 4294967295", not "expected u32").
+/// The tables of a scenario file written with double brackets (`[[client]]`,
+/// `[[client.call]]`, `[[clients.batch]]`, `[[tiers.call]]`), and the tiers
+/// written with single ones: one problem each, at its line, with the fix.
+fn table_shape_problems(root: &toml::de::DeTable, text: &str, origin: &str) -> Vec<String> {
+    use toml::de::DeValue;
+    const ONE_TABLE: &str = "it is one table: write it with single brackets";
+    // Each problem: where its key starts, its path, whether it is written
+    // as a list, and the fix.
+    let mut found: Vec<(usize, String, bool, &str)> = Vec::new();
+    // A table's `call`, which must be one table.
+    let call_of = |table: &toml::de::DeTable, at: &str, found: &mut Vec<_>| {
+        for (key, value) in table {
+            if key.get_ref() == "call" && matches!(value.get_ref(), DeValue::Array(_)) {
+                found.push((key.span().start, format!("{at}.call"), true, ONE_TABLE));
+            }
+        }
+    };
+    for (key, value) in root {
+        let (at, name) = (key.span().start, key.get_ref().to_string());
+        match (name.as_str(), value.get_ref()) {
+            ("client", DeValue::Array(_)) => found.push((
+                at,
+                name,
+                true,
+                "the client is one table: write `[client]` (further client groups are `[clients.<name>]`)",
+            )),
+            ("client", DeValue::Table(client)) => call_of(client, &name, &mut found),
+            ("clients" | "recovery" | "presets", DeValue::Array(_)) => {
+                found.push((at, name, true, ONE_TABLE))
+            }
+            ("clients", DeValue::Table(groups)) => {
+                for (group, value) in groups {
+                    let path = format!("clients.{}", group.get_ref());
+                    match value.get_ref() {
+                        DeValue::Array(_) => found.push((
+                            group.span().start,
+                            path,
+                            true,
+                            "a client group is one table: write `[clients.<name>]`",
+                        )),
+                        DeValue::Table(g) => call_of(g, &path, &mut found),
+                        _ => {}
+                    }
+                }
+            }
+            ("tiers", DeValue::Table(_)) => found.push((
+                at,
+                name,
+                false,
+                "the tiers are a list: write `[[tiers]]` before each tier",
+            )),
+            ("tiers", DeValue::Array(tiers)) => {
+                for tier in tiers {
+                    if let DeValue::Table(t) = tier.get_ref() {
+                        // Named as the parameters name it, by the tier's name.
+                        let named = (t.iter()).find(|(k, _)| k.get_ref() == "name");
+                        let at = match named.map(|(_, v)| v.get_ref()) {
+                            Some(DeValue::String(n)) => n.to_string(),
+                            _ => "tiers".to_string(),
+                        };
+                        call_of(t, &at, &mut found);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    (found.into_iter())
+        .map(|(at, path, list, fix)| {
+            let line = text[..at.min(text.len())].matches('\n').count() + 1;
+            let written = if list {
+                "a list of tables"
+            } else {
+                "one table"
+            };
+            format!("{origin} line {line}: `{path}` is written as {written}; {fix}")
+        })
+        .collect()
+}
+
 fn in_plain_words(message: &str) -> String {
     let (told, expected) = match message.rsplit_once(", expected ") {
         Some((told, expected)) => (told, Some(expected)),

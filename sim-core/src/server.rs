@@ -541,16 +541,20 @@ impl Server {
     }
 
     /// The instance's own leaky bucket (none shared by the tier) is lost
-    /// in its crash in second `sec`, with the `n` requests waiting in it:
-    /// admitted (waiting there is queueing), then lost as queued ones are.
-    /// It restarts empty.
-    pub fn lose_bucket(&mut self, n: u64, sec: usize) {
+    /// in its crash, with the requests waiting in it, which entered it in
+    /// the seconds `entered`: admitted then (waiting there is queueing; in
+    /// the second of the crash, the series would show a burst let in as
+    /// they are destroyed), and lost as queued ones are. It restarts empty.
+    pub fn lose_bucket(&mut self, entered: &[usize]) {
         if let Some(RateLimiter::Leaky(bucket)) = self.rate_limit.as_mut() {
             bucket.empty();
         }
+        let n = entered.len() as u64;
         self.in_bucket -= n;
         self.stats.admitted += n;
-        self.seconds[sec].admitted += n;
+        for &sec in entered {
+            self.seconds[sec].admitted += 1;
+        }
         self.stats.lost_queued_in_crash += n;
     }
 

@@ -27,6 +27,9 @@ pub const MAX_CONSUMERS: u32 = 1_000_000;
 /// Most tenants of one client group: each keeps a share in a table, and
 /// each keyed rate limit a limiter, for the whole run.
 pub const MAX_TENANTS: u32 = 100_000;
+/// The most request classes a scenario may have, over all its client
+/// groups: a user's class is a `u8`.
+pub const MAX_CLASSES: usize = 256;
 
 /// Most replicas of one tier, and server instances (replicas of every tier)
 /// in all: a request names its instance in one byte, so that a job stays
@@ -138,6 +141,34 @@ fn checked(s: &Scenario, refuse_inert: bool) -> Result<(), Vec<ConfigError>> {
         ),
     );
     let classes = crate::params::class_names(s);
+    // The groups that declare none are one class more, of their own.
+    let unnamed = s.groups().any(|(_, c)| c.classes.is_empty());
+    if classes.len() + usize::from(unnamed) > MAX_CLASSES {
+        // Said at the group whose classes pass the bound.
+        let mut seen: Vec<&str> = Vec::new();
+        let over = (s.groups()).find(|(_, c)| {
+            for class in &c.classes {
+                if !seen.contains(&class.name.as_str()) {
+                    seen.push(&class.name);
+                }
+            }
+            seen.len() + usize::from(unnamed) > MAX_CLASSES
+        });
+        let g = over.map_or("client", |(g, _)| g);
+        check(
+            false,
+            format!("{g}.classes"),
+            &format!(
+                "{} request classes across the client groups{}: at most {MAX_CLASSES} (a user's class is one byte of its record)",
+                classes.len() + usize::from(unnamed),
+                if unnamed {
+                    ", one of them the groups that declare none"
+                } else {
+                    ""
+                }
+            ),
+        );
+    }
     let known = if classes.is_empty() {
         "none declared; see [[client.classes]]".to_string()
     } else {

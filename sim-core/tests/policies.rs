@@ -1809,6 +1809,10 @@ fn a_crash_empties_the_replicas_own_leaky_bucket() {
     let down = &own.tiers[0].replicas[0];
     assert_eq!(down.lost_queued_in_crash, 4);
     assert_eq!(own.tiers[0].replicas[1].lost_queued_in_crash, 0);
+    // Counted admitted in the seconds they entered the bucket, not in the
+    // crash's (1 ms into second 10), as a burst let in as they were lost.
+    let admitted = &own.series.tiers[0].replicas[0].admitted;
+    assert!(admitted[10] <= 1, "{admitted:?}");
     assert_eq!(
         down.arrivals,
         down.admitted + down.rate_limited + down.refused_down + down.in_bucket_at_end

@@ -296,6 +296,35 @@ slots = 3
     );
 }
 
+/// A user's class is one byte: more than 256 classes over the client
+/// groups (a group that declares none is one) are refused, at the group
+/// whose classes pass the bound, not wrapped onto the first ones.
+#[test]
+fn more_than_256_request_classes_are_refused() {
+    let classes = |n: usize| {
+        (0..n)
+            .map(|i| sim_core::scenario::RequestClass {
+                name: format!("c{i}"),
+                share: 1.0,
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut s = sim_core::ch37();
+    s.client.classes = classes(256);
+    assert!(sim_core::ValidScenario::new(s.clone()).is_ok(), "256 fit");
+    s.client.classes = classes(257);
+    let Err(errors) = sim_core::ValidScenario::new(s) else {
+        panic!("257 classes accepted");
+    };
+    let said: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        said,
+        [
+            "client.classes: 257 request classes across the client groups: at most 256 (a user's class is one byte of its record)"
+        ]
+    );
+}
+
 /// A table written with double brackets, or the tiers with single ones,
 /// is said as that, at its line, not as the type errors of its keys.
 #[test]
@@ -307,6 +336,17 @@ fn a_table_written_as_a_list_is_said_as_such() {
         [
             "my.toml line 3: `client` is written as a list of tables; the client is one table: write `[client]` (further client groups are `[clients.<name>]`)",
             "my.toml line 9: `tiers` is written as one table; the tiers are a list: write `[[tiers]]` before each tier",
+        ]
+    );
+    // The same inside: a call, a client group.
+    let text = "name = \"x\"\nhorizon_s = 9\n[client]\nduration_s = 5\n[[client.call]]\nattempt_timeout_s = 1.0\n[[clients.batch]]\nduration_s = 5\n[[tiers]]\nname = \"a\"\nslots = 1\n[[tiers.call]]\nmax_retries = 1\n";
+    let problems = sim_core::Scenario::from_toml(text, "my.toml").unwrap_err();
+    assert_eq!(
+        problems,
+        [
+            "my.toml line 5: `client.call` is written as a list of tables; it is one table: write it with single brackets",
+            "my.toml line 7: `clients.batch` is written as a list of tables; a client group is one table: write `[clients.<name>]`",
+            "my.toml line 12: `a.call` is written as a list of tables; it is one table: write it with single brackets",
         ]
     );
 }
