@@ -1392,9 +1392,11 @@ struct TimeFigure {
     file: PlotFile,
 }
 
-/// Per series column, per `(slice, line, second)`, the values of the runs of
-/// the drawn slices (one a run).
-type SliceSeries = Vec<HashMap<(usize, usize, u32), Vec<f64>>>;
+/// One series column: per `(slice, line, second)`, the values of the runs
+/// of the drawn slices (one a run).
+type SliceColumn = HashMap<(usize, usize, u32), Vec<f64>>;
+/// Per series column, its [`SliceColumn`].
+type SliceSeries = Vec<SliceColumn>;
 
 /// Reads `cols` of the series parts for the runs of the drawn slices.
 fn slice_series(sweep: &Sweep, s: &Slicing, cols: &[String]) -> Result<SliceSeries, ReportError> {
@@ -1526,6 +1528,16 @@ fn load_plots(
     if !series_has(sweep, &cols)? {
         return Ok(());
     }
+    // What each tier let in, after the others (`bottleneck` reads the
+    // first three columns of each tier).
+    let admitted: Vec<String> = (sweep.tiers.iter())
+        .map(|t| format!("{t}_admitted"))
+        .collect();
+    let with_admitted = series_has(sweep, &admitted)?;
+    let cols = match with_admitted {
+        true => [cols, admitted].concat(),
+        false => cols,
+    };
     let s = slicing(sweep);
     let values = slice_series(sweep, &s, &cols)?;
     let line_labels: Vec<String> = s
@@ -1536,10 +1548,15 @@ fn load_plots(
             continue;
         };
         let tier = &sweep.tiers[t];
-        let panels = load_panels(&values, t, slice_idx, &line_labels);
+        let let_in = (values.get(3 * sweep.tiers.len() + t)).filter(|_| with_admitted);
+        let mut panels = load_panels(&values, t, slice_idx, &line_labels, let_in);
         let retried = (panels.iter()).any(|p| p.points.iter().any(|x| x.retries > 0.0));
         if panels.is_empty() {
             continue;
+        }
+        let turned_away = (panels.iter()).map(turned_away_share).fold(0.0, f64::max);
+        if turned_away < MIN_TURNED_AWAY {
+            (panels.iter_mut().flat_map(|p| &mut p.points)).for_each(|q| q.admitted = None);
         }
         let name = slice_name(sweep, &slice.key);
         let shades = s.shades(sweep, slice_idx);
@@ -1555,9 +1572,10 @@ fn load_plots(
             title: format!("{title}, {name}"),
             stem,
             caption: format!(
-                "{}{} Requests arriving per second (medians over the slice's runs), first tries and retries stacked{}{}",
+                "{}{}{} Requests arriving per second (medians over the slice's runs), first tries and retries stacked{}{}",
                 sentence(&slice.reason),
                 load_verdict(tier, peak),
+                turned_away_note(tier, turned_away, panels.len()),
                 match (retried, peak >= 0.9) {
                     (true, true) => "; where retries fill the gap above capacity, the retry storm sustains the overload.",
                     (true, false) => ".",
@@ -1661,6 +1679,7 @@ fn fine_load_plot(
                     first: median(&|r| r.0.get(b).copied().unwrap_or(0)) - retries,
                     retries,
                     capacity: (!capacity.is_empty()).then(|| quantile(&capacity, 0.5)),
+                    admitted: None,
                 });
             }
         }
@@ -1697,14 +1716,54 @@ fn fine_load_plot(
     Ok(())
 }
 
+/// The share of a tier's arrivals it turned away at admission below which
+/// the line of what it let in is not drawn (it would lie on the bars).
+const MIN_TURNED_AWAY: f64 = 0.01;
+
+/// The share of a panel's arrivals its tier did not let in (0 where what
+/// it let in is not known).
+fn turned_away_share(panel: &plots::LoadPanel) -> f64 {
+    let (mut arrived, mut let_in) = (0.0, 0.0);
+    for q in &panel.points {
+        let Some(a) = q.admitted else { continue };
+        arrived += q.first + q.retries;
+        let_in += a;
+    }
+    if arrived > 0.0 {
+        (1.0 - let_in / arrived).max(0.0)
+    } else {
+        0.0
+    }
+}
+
+/// What the load caption says of the arrivals the plotted tier turned away
+/// at admission (`share`, in the panel of the `panels` that turned away
+/// most), and where to read why.
+fn turned_away_note(tier: &str, share: f64, panels: usize) -> String {
+    if share < MIN_TURNED_AWAY {
+        return String::new();
+    }
+    format!(
+        " {tier} turned away {:.0}% of its arrivals{} (the solid line is what it let in); the runs' `{tier}_rejected_full` (a full queue or a concurrency limit), `{tier}_rate_limited`, `{tier}_shed` and `{tier}_refused_down` say why.",
+        100.0 * share,
+        if panels > 1 {
+            " in the panel that turned away most"
+        } else {
+            ""
+        },
+    )
+}
+
 /// The panels of one slice's offered-load plot at tier `t`: per line, per
 /// second, the medians over seeds of the retries and of the other arrivals
-/// (the first tries), and of the capacity. `values` as for [`bottleneck`].
+/// (the first tries), of the capacity and (with `let_in`, that column of
+/// `values`) of what the tier let in. `values` as for [`bottleneck`].
 fn load_panels(
     values: &SliceSeries,
     t: usize,
     slice: usize,
     labels: &[String],
+    let_in: Option<&SliceColumn>,
 ) -> Vec<plots::LoadPanel> {
     let [arrivals, retries, capacity] = [0, 1, 2].map(|k| &values[3 * t + k]);
     (labels.iter().enumerate())
@@ -1719,6 +1778,7 @@ fn load_panels(
                         first: quantile(a, 0.5) - r,
                         retries: r,
                         capacity: median(capacity),
+                        admitted: let_in.and_then(median),
                     }
                 })
                 .collect();
@@ -3693,14 +3753,32 @@ mod tests {
             "No tier came near its capacity: api, the closest, at most 0.06x of it."
         );
         assert_eq!(bottleneck(&values, 2, 1), None, "no such slice");
-        let panels = load_panels(&values, 1, 0, &["naive".to_string()]);
+        let panels = load_panels(&values, 1, 0, &["naive".to_string()], None);
         assert_eq!(panels.len(), 1);
         let p = &panels[0].points;
         assert_eq!(
-            (p[0].first, p[0].retries, p[0].capacity),
-            (200.0, 100.0, Some(200.0))
+            (p[0].first, p[0].retries, p[0].capacity, p[0].admitted),
+            (200.0, 100.0, Some(200.0), None)
         );
         assert_eq!((p[1].first, p[1].retries), (100.0, 200.0));
+        assert_eq!(turned_away_share(&panels[0]), 0.0, "not known");
+        // What tier 1 let in: 150 of the 300 in each second.
+        let mut let_in = HashMap::new();
+        for sec in 0..2u32 {
+            let_in.insert(key(0, sec), vec![140.0, 150.0, 160.0]);
+        }
+        let panels = load_panels(&values, 1, 0, &["naive".to_string()], Some(&let_in));
+        assert_eq!(panels[0].points[1].admitted, Some(150.0));
+        assert_eq!(turned_away_share(&panels[0]), 0.5);
+        assert_eq!(
+            turned_away_note("b", 0.5, 2),
+            " b turned away 50% of its arrivals in the panel that turned away most (the solid line is what it let in); the runs' `b_rejected_full` (a full queue or a concurrency limit), `b_rate_limited`, `b_shed` and `b_refused_down` say why."
+        );
+        assert_eq!(
+            turned_away_note("b", 0.5, 1),
+            " b turned away 50% of its arrivals (the solid line is what it let in); the runs' `b_rejected_full` (a full queue or a concurrency limit), `b_rate_limited`, `b_shed` and `b_refused_down` say why."
+        );
+        assert_eq!(turned_away_note("b", 0.005, 1), "");
     }
 
     /// A heading right after a collapsed block renders as a heading, not as

@@ -16,6 +16,10 @@ pub struct LoadPoint {
     pub retries: f64,
     /// What the tier can serve per second (`None`: no work of its own).
     pub capacity: Option<f64>,
+    /// Requests per second it let in (`None`: not drawn, as where it
+    /// turned next to none away): the gap down from the bars is what its
+    /// rate limit, full queue, shedding or a replica down turned away.
+    pub admitted: Option<f64>,
 }
 
 /// One panel of [`offered_load`]: a line of the report (a strategy).
@@ -31,8 +35,9 @@ pub struct LoadPanel {
 const LOAD_PANEL_H: u32 = 210;
 
 /// Requests arriving per second at one tier, first tries and retries
-/// stacked, against the tier's capacity (a dashed step line), one panel per
-/// line with a shared y axis; the triggers shaded. Written to `stem.svg`
+/// stacked, against the tier's capacity (a dashed step line) and what it
+/// let in (a solid one, where given), one panel per line with a shared y
+/// axis; the triggers shaded. Written to `stem.svg`
 /// and `stem.png`, 1000 px wide. Errors: no panel or no point.
 pub fn offered_load(
     stem: &Path,
@@ -50,22 +55,105 @@ pub fn offered_load(
     };
     let bin = panels.iter().map(|p| p.bin_s).fold(0.0, f64::max);
     let x_hi = seconds().fold(x_lo, f64::max) + bin;
-    let y_max = (panels.iter().flat_map(|p| &p.points))
-        .map(|q| (q.first + q.retries).max(q.capacity.unwrap_or(0.0)))
-        .fold(1.0, f64::max)
+    let points = || panels.iter().flat_map(|p| &p.points);
+    let load = (points())
+        .map(|q| (q.first + q.retries).max(q.admitted.unwrap_or(0.0)))
+        .fold(1.0, f64::max);
+    // A capacity far above the load would flatten the bars against the
+    // axis: the axis ends at the load and the capacities near it (in
+    // another panel, say), and the legend gives the lowest one above.
+    let capacities = || points().filter_map(|q| q.capacity);
+    let y_max = capacities()
+        .filter(|&c| c <= CAPACITY_ABOVE * load)
+        .fold(load, f64::max)
         * 1.08;
-    let size = (1000, 90 + LOAD_PANEL_H * panels.len() as u32);
+    let above = capacities().filter(|&c| c > y_max).reduce(f64::min);
+    let mut kinds: Vec<ShadeKind> = Vec::new();
+    for s in shades {
+        if !kinds.contains(&s.kind) {
+            kinds.push(s.kind);
+        }
+    }
+    let let_in = points().any(|q| q.admitted.is_some());
+    let rows = legend_rows(&legend_entries(above, let_in, &kinds));
+    let size = (
+        1000,
+        90 + LEGEND_ROW_H * (rows.len() as u32 - 1) + LOAD_PANEL_H * panels.len() as u32,
+    );
     render_both!(stem, size, |root| draw_load(
         &root,
         title,
         panels,
         shades,
-        (x_lo, x_hi, y_max)
+        (x_lo, x_hi, y_max),
+        &rows
     ))
+}
+
+/// How far above the highest load a capacity must be to be left above
+/// the y axis.
+const CAPACITY_ABOVE: f64 = 4.0;
+
+/// The legend's rows: each row below the first adds this to the figure.
+const LEGEND_ROW_H: u32 = 24;
+
+/// What a legend entry of [`offered_load`] shows beside its label.
+#[derive(Clone, Copy)]
+enum Mark {
+    Fill(RGBAColor),
+    Dashed,
+    Line,
+}
+
+/// The legend of [`offered_load`]: the stacked layers, the capacity (with
+/// `above`, the lowest capacity left above the axis), the line of what was
+/// let in (`let_in`) and the shaded triggers.
+fn legend_entries(above: Option<f64>, let_in: bool, kinds: &[ShadeKind]) -> Vec<(Mark, String)> {
+    let mut entries = vec![
+        (Mark::Fill(FIRST_COLOR.mix(0.55)), "first tries".to_string()),
+        (Mark::Fill(RETRY_COLOR.mix(0.75)), "retries".to_string()),
+    ];
+    entries.push(match above {
+        Some(c) => (
+            Mark::Dashed,
+            format!("capacity: slots / mean service time (from {c:.0}/s: above the axis)"),
+        ),
+        None => (
+            Mark::Dashed,
+            "capacity: slots / mean service time".to_string(),
+        ),
+    });
+    if let_in {
+        entries.push((Mark::Line, "let in".to_string()));
+    }
+    for kind in kinds {
+        entries.push((Mark::Fill(kind.color()), kind.label().to_string()));
+    }
+    entries
+}
+
+/// The legend's entries laid out in rows that fit the figure's width.
+fn legend_rows(entries: &[(Mark, String)]) -> Vec<Vec<(Mark, String, i32)>> {
+    let (first_x, right) = (90, 980);
+    let mut rows: Vec<Vec<(Mark, String, i32)>> = vec![Vec::new()];
+    let mut x = first_x;
+    for (mark, label) in entries {
+        let width = 40 + text_width(label, &text(15.0)) as i32;
+        if x + width > right && x > first_x {
+            rows.push(Vec::new());
+            x = first_x;
+        }
+        rows.last_mut()
+            .expect("a row")
+            .push((*mark, label.clone(), x));
+        x += width;
+    }
+    rows
 }
 
 const FIRST_COLOR: RGBColor = PALETTE[0];
 const RETRY_COLOR: RGBColor = PALETTE[3];
+const ADMITTED_COLOR: RGBColor = PALETTE[2];
 
 fn draw_load<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
@@ -73,51 +161,39 @@ fn draw_load<DB: DrawingBackend>(
     panels: &[LoadPanel],
     shades: &[Shade],
     (x_lo, x_hi, y_max): (f64, f64, f64),
+    legend_rows: &[Vec<(Mark, String, i32)>],
 ) -> Result<(), PlotError> {
     let body = titled(root, title)?;
-    let (legend, rest) = body.split_vertically(30);
-    let mut x = 90;
-    let mut kinds: Vec<ShadeKind> = Vec::new();
-    for s in shades {
-        if !kinds.contains(&s.kind) {
-            kinds.push(s.kind);
-        }
-    }
-    let entries = [
-        ("first tries", FIRST_COLOR.mix(0.55).filled()),
-        ("retries", RETRY_COLOR.mix(0.75).filled()),
-    ];
-    for (label, fill) in entries {
-        swatch(&legend, (x, 6), (24, 14), fill, None)?;
-        legend
-            .draw(&Text::new(label, (x + 30, 13), text(15.0).pos(left())))
-            .map_err(de)?;
-        x += 40 + text_width(label, &text(15.0)) as i32;
-    }
+    let height = 30 + LEGEND_ROW_H * (legend_rows.len() as u32 - 1);
+    let (legend, rest) = body.split_vertically(height);
     let dashed = BLACK.stroke_width(2);
-    legend
-        .draw(&DashedPathElement::new(
-            vec![(x, 13), (x + 24, 13)],
-            6,
-            4,
-            dashed,
-        ))
-        .map_err(de)?;
-    let capacity = "capacity: slots / mean service time";
-    legend
-        .draw(&Text::new(capacity, (x + 30, 13), text(15.0).pos(left())))
-        .map_err(de)?;
-    x += 40 + text_width(capacity, &text(15.0)) as i32;
-    for kind in kinds {
-        swatch(&legend, (x, 6), (24, 14), kind.color().filled(), None)?;
-        legend
-            .draw(&Text::new(
-                kind.label(),
-                (x + 30, 13),
-                text(15.0).pos(left()),
-            ))
-            .map_err(de)?;
-        x += 40 + text_width(kind.label(), &text(15.0)) as i32;
+    let admitted_line = ADMITTED_COLOR.stroke_width(3);
+    for (row, entries) in legend_rows.iter().enumerate() {
+        let y = 13 + LEGEND_ROW_H as i32 * row as i32;
+        for (mark, label, x) in entries {
+            let x = *x;
+            match mark {
+                Mark::Fill(color) => swatch(&legend, (x, y - 7), (24, 14), color.filled(), None)?,
+                Mark::Dashed => legend
+                    .draw(&DashedPathElement::new(
+                        vec![(x, y), (x + 24, y)],
+                        6,
+                        4,
+                        dashed,
+                    ))
+                    .map_err(de)?,
+                Mark::Line => legend
+                    .draw(&PathElement::new(vec![(x, y), (x + 24, y)], admitted_line))
+                    .map_err(de)?,
+            }
+            legend
+                .draw(&Text::new(
+                    label.as_str(),
+                    (x + 30, y),
+                    text(15.0).pos(left()),
+                ))
+                .map_err(de)?;
+        }
     }
     let areas = rest.split_evenly((panels.len(), 1));
     for (panel, area) in panels.iter().zip(&areas) {
@@ -187,16 +263,31 @@ fn draw_load<DB: DrawingBackend>(
         chart
             .draw_series(retries.into_iter().map(|poly| Polygon::new(poly, style.1)))
             .map_err(de)?;
-        for run in points.split(|p| p.capacity.is_none()) {
+        for run in points.split(|p| p.capacity.is_none_or(|c| c > y_max)) {
             let line: Vec<(f64, f64)> = (run.iter())
                 .flat_map(|p| {
-                    let c = p.capacity.unwrap_or(0.0).min(y_max);
+                    let c = p.capacity.unwrap_or(0.0);
                     [(p.second, c), (p.second + bin, c)]
                 })
                 .collect();
             if line.len() > 1 {
                 chart
                     .draw_series([DashedPathElement::new(line, 6, 4, dashed)])
+                    .map_err(de)?;
+            }
+        }
+        // Nothing arrived, nothing let in: no line along the axis.
+        let idle = |p: &LoadPoint| p.first + p.retries == 0.0 && p.admitted == Some(0.0);
+        for run in points.split(|p| p.admitted.is_none() || idle(p)) {
+            let line: Vec<(f64, f64)> = (run.iter())
+                .flat_map(|p| {
+                    let a = p.admitted.unwrap_or(0.0).min(y_max);
+                    [(p.second, a), (p.second + bin, a)]
+                })
+                .collect();
+            if line.len() > 1 {
+                chart
+                    .draw_series([PathElement::new(line, admitted_line)])
                     .map_err(de)?;
             }
         }
@@ -487,6 +578,7 @@ mod tests {
                 first: 100.0,
                 retries: if s > 5 { 50.0 } else { 0.0 },
                 capacity: (s > 0).then_some(120.0),
+                admitted: Some(if s > 5 { 120.0 } else { 100.0 }),
             })
             .collect();
         let panels = vec![LoadPanel {
