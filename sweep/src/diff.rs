@@ -241,7 +241,7 @@ fn run(args: &DiffArgs) -> Result<ExitCode, DiffError> {
             source,
         })?;
     } else {
-        crate::store::write_inside(&path, md.as_bytes()).map_err(write_error)?;
+        crate::store::write_inside(&path, md.as_bytes(), None).map_err(write_error)?;
     }
     print!("{}", crate::table::terminal_from_markdown(&md));
     println!("report: {}", path.display());

@@ -171,7 +171,7 @@ pub enum StoreError {
     NoIndex { dir: PathBuf },
     /// A Parquet file in `runs/` or `series/` that no index lists.
     #[error(
-        "{}: not a part this sweep committed (no parts-*.json lists it): a copy or a file from elsewhere? Move it out of the directory (it would count its runs twice)",
+        "{}: not a part this sweep committed (no parts-*.json lists it): a copy or a file from elsewhere? Move it out of the directory: a reader of runs/*.parquet would count its runs twice, and a sweep deletes only what it wrote, so report, --resume and --force stop while it is there",
         path.display()
     )]
     NotCommitted { path: PathBuf },
@@ -190,7 +190,7 @@ pub enum StoreError {
     /// A folder the sweep writes in is a symbolic link: writing or
     /// deleting through it would touch files outside the directory.
     #[error(
-        "{} is a symbolic link (to {}): a sweep writes and deletes only inside its output directory, never through a link; make it a plain directory, or give --out a directory on the other disk",
+        "{} is a symbolic link (to {}): a sweep writes and deletes only inside its output directory, never through a link; make it a plain directory, or move the whole output directory to the other disk",
         path.display(),
         target.display()
     )]

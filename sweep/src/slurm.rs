@@ -159,7 +159,7 @@ pub fn slurm(args: &SlurmArgs) -> Result<ExitCode, Error> {
     // directory (`refuse_not_ours`), and the script is never written
     // through one.
     let path = dir.join("sweep.sbatch");
-    crate::store::write_inside(&path, script.as_bytes()).map_err(|e| SlurmError::Write {
+    crate::store::write_inside(&path, script.as_bytes(), None).map_err(|e| SlurmError::Write {
         path: e.path,
         source: e.source,
     })?;

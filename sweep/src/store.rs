@@ -238,7 +238,7 @@ impl Store {
     pub fn begin_merge(&self, command: &str) -> Result<(), StoreError> {
         let path = self.root.join(MERGING);
         let text = serde_json::json!({ "command": command }).to_string() + "\n";
-        Ok(write_atomic(&path, text.as_bytes(), "merging").map_err(IoError::at(path))?)
+        Ok(write_inside(&path, text.as_bytes(), Some("merging"))?)
     }
 
     /// The merge into the directory has written its manifest.
@@ -279,7 +279,7 @@ impl Store {
     pub fn write_manifest(&self, m: &Manifest) -> Result<(), StoreError> {
         let text = serde_json::to_string_pretty(m).expect("a manifest serializes") + "\n";
         let path = self.manifest_path(m.shard);
-        Ok(write_atomic(&path, text.as_bytes(), "manifest").map_err(IoError::at(path))?)
+        Ok(write_inside(&path, text.as_bytes(), Some("manifest"))?)
     }
 
     /// Refuses `manifests` (the directory's) that are shards' alone: the
@@ -782,20 +782,6 @@ pub fn encode(df: &mut DataFrame, metadata: &[(String, String)]) -> PolarsResult
     Ok(bytes)
 }
 
-/// Writes a small JSON file atomically; `what` names it for the crash
-/// points of the tests.
-fn write_atomic(path: &Path, bytes: &[u8], what: &str) -> std::io::Result<()> {
-    let tmp = tmp_path(path);
-    let mut f = create_tmp(&tmp)?;
-    f.write_all(bytes)?;
-    crate::crash::point(&format!("{what}-written"));
-    f.sync_all()?;
-    crate::crash::point(&format!("{what}-synced"));
-    fs::rename(tmp, path)?;
-    crate::crash::point(&format!("{what}-renamed"));
-    Ok(())
-}
-
 /// Whether the part file `path`, named as `shard`'s, says in its own
 /// Parquet metadata that this tool wrote it as that shard's part, of a
 /// sweep whose fingerprint is one of `fingerprints` (the directory's
@@ -859,13 +845,24 @@ pub(crate) fn refuse_link(path: &Path) -> Result<(), IoError> {
     })
 }
 
-/// Writes `bytes` as the file `path` of an output directory (`diff.md`,
-/// `sweep.sbatch`) in one rename of a temporary file beside it, as the
-/// report's files are: `path` is refused if it is a symbolic link
+/// Writes `bytes` as the file `path` of an output directory (a manifest,
+/// an index, `diff.md`, `sweep.sbatch`) in one rename of a synced
+/// temporary file beside it, so that a reader finds the old file or the
+/// new, never part of one: `path` is refused if it is a symbolic link
 /// (through it, the file written would be another, elsewhere), as the
 /// folders of a sweep are ([`Store::refuse_linked_dirs`], which the caller
-/// checks first). The error names the file and why.
-pub(crate) fn write_inside(path: &Path, bytes: &[u8]) -> Result<(), IoError> {
+/// checks first). `crash_points` names the file for the tests that stop a
+/// sweep after each step. The error names the file and why.
+pub(crate) fn write_inside(
+    path: &Path,
+    bytes: &[u8],
+    crash_points: Option<&str>,
+) -> Result<(), IoError> {
+    let crash_point = |step: &str| {
+        if let Some(what) = crash_points {
+            crate::crash::point(&format!("{what}-{step}"));
+        }
+    };
     refuse_link(path)?;
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         fs::create_dir_all(parent).map_err(IoError::at(parent))?;
@@ -873,9 +870,13 @@ pub(crate) fn write_inside(path: &Path, bytes: &[u8]) -> Result<(), IoError> {
     let tmp = tmp_path(path);
     refuse_link(&tmp)?;
     let mut file = create_tmp(&tmp).map_err(|e| open_error(&tmp, e))?;
-    let written = (file.write_all(bytes).and_then(|()| file.sync_all()))
+    let written = (file.write_all(bytes))
+        .inspect(|()| crash_point("written"))
+        .and_then(|()| file.sync_all())
+        .inspect(|()| crash_point("synced"))
         .map_err(IoError::at(&tmp))
-        .and_then(|()| fs::rename(&tmp, path).map_err(IoError::at(path)));
+        .and_then(|()| fs::rename(&tmp, path).map_err(IoError::at(path)))
+        .inspect(|()| crash_point("renamed"));
     if written.is_err() {
         // Its own temporary file: nothing of it stays.
         let _ = fs::remove_file(&tmp);
@@ -1008,7 +1009,7 @@ impl Store {
     fn write_index(&self, index: &PartsIndex) -> Result<(), StoreError> {
         let text = serde_json::to_string_pretty(index).expect("an index serializes") + "\n";
         let path = self.index_path(index.shard);
-        Ok(write_atomic(&path, text.as_bytes(), "index").map_err(IoError::at(path))?)
+        Ok(write_inside(&path, text.as_bytes(), Some("index"))?)
     }
 
     /// Whether any shard wrote an index here.
