@@ -1100,17 +1100,29 @@ impl LoadBalancer {
         let len = n - usize::from(skip.is_some());
         // The `i`-th candidate in replica order.
         let at = |i: usize| i + usize::from(skip.is_some_and(|x| i >= x));
-        let in_turn = |r: usize| (r + n - self.cursor) % n;
         match self.rule {
             Balancer::RoundRobin | Balancer::PinUntilError => match skip {
                 Some(x) if x == self.cursor => (x + 1) % n,
                 _ => self.cursor,
             },
             Balancer::Random => at(rng.below_or_eq(len as u64 - 1) as usize),
-            Balancer::LeastOutstanding => (0..n)
-                .filter(|&r| Some(r) != skip)
-                .min_by_key(|&r| (self.outstanding[r], in_turn(r)))
-                .expect("a replica"),
+            // The first in turn of the fewest outstanding: replicas in
+            // turn from the cursor, a later one only if strictly fewer (no
+            // key computed per replica), and none can beat none at all.
+            Balancer::LeastOutstanding => {
+                let mut best: Option<(usize, u32)> = None;
+                for r in (self.cursor..n).chain(0..self.cursor) {
+                    let o = self.outstanding[r];
+                    if Some(r) == skip || best.is_some_and(|(_, b)| o >= b) {
+                        continue;
+                    }
+                    best = Some((r, o));
+                    if o == 0 {
+                        break;
+                    }
+                }
+                best.expect("a replica").0
+            }
             Balancer::P2c if len == 1 => at(0),
             Balancer::P2c => {
                 let a = rng.below_or_eq(len as u64 - 1) as usize;
