@@ -747,9 +747,14 @@ impl Sim<'_> {
         let group = &self.m.groups[g];
         let class = if group.class_cumulative.len() > 1 {
             let u = self.groups[g].classes.uniform();
-            let i = (group.class_cumulative.iter())
-                .position(|c| u < *c)
-                .unwrap_or(0);
+            // The first class whose cumulative share is above the draw:
+            // the shares only grow, so a binary search finds it.
+            let i = group.class_cumulative.partition_point(|c| *c <= u);
+            let i = if i < group.class_cumulative.len() {
+                i
+            } else {
+                0
+            };
             group.classes[i]
         } else {
             group.classes[0]
