@@ -44,8 +44,8 @@ const ABANDONED: u8 = 4;
 /// Its caller cancelled it (the other hedged copy answered first): dropped
 /// when it would start.
 const CANCELLED: u8 = 8;
-/// It waits its turn in its server's own leaky bucket, which a crash of
-/// that server empties.
+/// It waits its turn in a leaky bucket: its server's own (which a crash
+/// of that server empties) or one the tier shares.
 const IN_BUCKET: u8 = 16;
 /// Why a request exists, for the per-second series that split a tier's
 /// arrivals by what sent them: what sent the nearest retry or hedged copy in
@@ -206,7 +206,7 @@ impl Job {
         self.set(CANCELLED, true);
     }
 
-    /// It waits its turn in its server's own leaky bucket.
+    /// It waits its turn in a leaky bucket.
     #[inline]
     pub fn in_bucket(&self) -> bool {
         self.flags & IN_BUCKET != 0

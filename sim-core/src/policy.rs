@@ -1050,8 +1050,11 @@ impl LoadBalancer {
     /// The number of replicas ejected at `now`, forgetting the ejections
     /// over by then (time only moves forward).
     fn ejected_now(&mut self, now: Nanos) -> usize {
-        let over = self.returns.partition_point(|&until| until <= now);
-        self.returns.drain(..over);
+        // Most picks find none over (or none ejected at all): nothing to drop.
+        if self.returns.first().is_some_and(|&until| until <= now) {
+            let over = self.returns.partition_point(|&until| until <= now);
+            self.returns.drain(..over);
+        }
         self.returns.len()
     }
 

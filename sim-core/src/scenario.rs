@@ -1545,8 +1545,6 @@ impl Scenario {
     }
 }
 
-/// serde's message with the kinds of value a scenario's user knows
-/// ("expected a whole number from 0 to 4294967295", not "expected u32").
 /// The tables of a scenario file written with double brackets (`[[client]]`,
 /// `[[client.call]]`, `[[clients.batch]]`, `[[tiers.call]]`), and the tiers
 /// written with single ones: one problem each, at its line, with the fix.
@@ -1627,6 +1625,8 @@ fn table_shape_problems(root: &toml::de::DeTable, text: &str, origin: &str) -> V
         .collect()
 }
 
+/// serde's message with the kinds of value a scenario's user knows
+/// ("expected a whole number from 0 to 4294967295", not "expected u32").
 fn in_plain_words(message: &str) -> String {
     let (told, expected) = match message.rsplit_once(", expected ") {
         Some((told, expected)) => (told, Some(expected)),

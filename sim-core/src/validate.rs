@@ -143,24 +143,19 @@ fn checked(s: &Scenario, refuse_inert: bool) -> Result<(), Vec<ConfigError>> {
     let classes = crate::params::class_names(s);
     // The groups that declare none are one class more, of their own.
     let unnamed = s.groups().any(|(_, c)| c.classes.is_empty());
-    if classes.len() + usize::from(unnamed) > MAX_CLASSES {
-        // Said at the group whose classes pass the bound.
-        let mut seen: Vec<&str> = Vec::new();
-        let over = (s.groups()).find(|(_, c)| {
-            for class in &c.classes {
-                if !seen.contains(&class.name.as_str()) {
-                    seen.push(&class.name);
-                }
-            }
-            seen.len() + usize::from(unnamed) > MAX_CLASSES
-        });
-        let g = over.map_or("client", |(g, _)| g);
+    let count = classes.len() + usize::from(unnamed);
+    if count > MAX_CLASSES {
+        // Said at the group that declares the first class past the bound
+        // (`class_names` lists them in the groups' order).
+        let first_over = classes[MAX_CLASSES - usize::from(unnamed)];
+        let (g, _) = (s.groups())
+            .find(|(_, c)| c.classes.iter().any(|k| k.name == first_over))
+            .expect("a group declares it");
         check(
             false,
             format!("{g}.classes"),
             &format!(
-                "{} request classes across the client groups{}: at most {MAX_CLASSES} (a user's class is one byte of its record)",
-                classes.len() + usize::from(unnamed),
+                "{count} request classes across the client groups{}: at most {MAX_CLASSES} (a user's class is one byte of its record)",
                 if unnamed {
                     ", one of them the groups that declare none"
                 } else {

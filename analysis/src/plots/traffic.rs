@@ -113,16 +113,14 @@ fn legend_entries(above: Option<f64>, let_in: bool, kinds: &[ShadeKind]) -> Vec<
         (Mark::Fill(FIRST_COLOR.mix(0.55)), "first tries".to_string()),
         (Mark::Fill(RETRY_COLOR.mix(0.75)), "retries".to_string()),
     ];
-    entries.push(match above {
-        Some(c) => (
-            Mark::Dashed,
-            format!("capacity: slots / mean service time (from {c:.0}/s: above the axis)"),
-        ),
-        None => (
-            Mark::Dashed,
-            "capacity: slots / mean service time".to_string(),
-        ),
-    });
+    let capacity = "capacity: slots / mean service time";
+    entries.push((
+        Mark::Dashed,
+        match above {
+            Some(c) => format!("{capacity} (from {c:.0}/s: above the axis)"),
+            None => capacity.to_string(),
+        },
+    ));
     if let_in {
         entries.push((Mark::Line, "let in".to_string()));
     }
