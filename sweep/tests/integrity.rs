@@ -149,7 +149,7 @@ fn a_numbered_copy_of_a_part_is_kept_and_refused_by_a_resume() {
         &o,
         &[
             "part-s0of1-000009.parquet: not a part this sweep committed",
-            "Move it out",
+            "Move it out of the directory: a reader of runs/*.parquet would count its runs twice, and a sweep deletes only what it wrote, so report, --resume and --force stop while it is there",
         ],
     );
     assert!(!stderr(&o).contains("redone"), "{}", stderr(&o));
@@ -982,7 +982,7 @@ fn diff_writes_its_report_in_b_never_through_a_link() {
     assert_says(
         &stderr(&o),
         &[&format!(
-            "{} is a symbolic link (to {}): a sweep writes and deletes only inside its output directory, never through a link",
+            "{} is a symbolic link (to {}): a sweep writes and deletes only inside its output directory, never through a link; make it a plain directory, or move the whole output directory to the other disk",
             analysis.display(),
             elsewhere.display()
         )],
