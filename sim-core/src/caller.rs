@@ -5,7 +5,9 @@
 
 use crate::job::BySlot;
 use crate::model::CallModel;
-use crate::policy::{AdaptiveThrottle, CircuitBreaker, LoadBalancer, RetryBudget, RetryThrottle};
+use crate::policy::{
+    AdaptiveThrottle, BreakerState, CircuitBreaker, LoadBalancer, RetryBudget, RetryThrottle,
+};
 use crate::random::Stream;
 use crate::result::{CallerStats, nearest_rank_of_sorted};
 use crate::scenario::CancelMode;
@@ -245,6 +247,10 @@ struct Replicas {
     /// With `bulkhead_scope = "replica"`: this caller's requests in flight
     /// per replica at most (`u32::MAX`: no bulkhead per replica).
     limit: u32,
+    /// Breakers not closed, and replicas at their bulkhead's limit: while
+    /// both are 0 every replica is usable, and a pick asks none of them.
+    tripped: u32,
+    full: u32,
     allowed: Vec<bool>,
 }
 
@@ -271,6 +277,8 @@ impl Caller {
                     _ => Vec::new(),
                 },
                 limit: call.replica_max_in_flight,
+                tripped: 0,
+                full: 0,
                 allowed: Vec::new(),
             }),
             stats: CallerStats {
@@ -489,7 +497,9 @@ impl Caller {
             true => &before[..tried],
             false => &[],
         };
-        let replica = if r.breakers.is_empty() && r.limit == u32::MAX {
+        let replica = if r.tripped == 0 && r.full == 0 {
+            // A closed breaker's `allow` changes nothing: none is asked.
+            debug_assert!((0..r.balancer.replicas()).all(|x| r.usable(x, now)));
             r.balancer.pick(now, avoid, &mut r.rng)
         } else {
             r.allowed.clear();
@@ -506,6 +516,7 @@ impl Caller {
             replica
         };
         r.balancer.sent(replica);
+        r.full += u32::from(r.balancer.outstanding(replica) == r.limit);
         let sent = r.sent.get_mut(slot);
         if copy == 0 {
             *sent = [replica as u8, NO_REPLICA];
@@ -556,7 +567,11 @@ impl Caller {
             if by == NO_REPLICA || by == copies[0] {
                 let jitter = self.breaker_rng.uniform();
                 let b = &mut r.breakers[copies[0] as usize];
+                // Only an outcome opens or closes a breaker.
+                let was_closed = b.state() == BreakerState::Closed;
                 b.record_pass(b.pass_of(sent_at), now, failed, now - sent_at, jitter);
+                let closed = b.state() == BreakerState::Closed;
+                r.tripped = r.tripped + u32::from(was_closed) - u32::from(closed);
             } else {
                 r.forget(copies[0], sent_at);
             }
@@ -677,6 +692,7 @@ impl Replicas {
     fn release(&mut self, slot: u32) -> [u8; 2] {
         let copies = *self.sent.get(slot);
         for replica in copies.into_iter().filter(|x| *x != NO_REPLICA) {
+            self.full -= u32::from(self.balancer.outstanding(replica as usize) == self.limit);
             self.balancer.released(replica as usize);
         }
         copies
@@ -686,7 +702,7 @@ impl Replicas {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::{Backoff, BreakerState};
+    use crate::policy::Backoff;
 
     const MS: Nanos = 1_000_000;
 

@@ -334,10 +334,11 @@ pub struct ServerModel {
     pub per_inflight: Nanos,
     /// One-way latency of the hop into this server.
     pub latency: ServiceModel,
-    pub slow: Vec<(Nanos, Nanos, f64)>,
-    /// Error windows `(start, end, p)` of this instance, and how long a
-    /// request that fails fast holds its slot.
-    pub errors: Vec<(Nanos, Nanos, f64)>,
+    /// The product of the slow factors of this instance's windows, by time.
+    pub slow: Steps,
+    /// The chance that a request passes this instance's error windows, by
+    /// time, and how long a request that fails fast holds its slot.
+    pub passes: Steps,
     pub error_latency: Nanos,
     /// Crash windows of this instance, in time order (they do not overlap).
     pub crashes: Vec<Crash>,
@@ -516,19 +517,66 @@ impl ServerModel {
     /// The probability that a request starting at `now` fails fast:
     /// overlapping error windows fail independently.
     pub fn error_p(&self, now: Nanos) -> f64 {
-        let pass: f64 = (self.errors.iter())
-            .filter(|(start, end, _)| *start <= now && now < *end)
-            .map(|(_, _, p)| 1.0 - p)
-            .product();
-        1.0 - pass
+        1.0 - self.passes.at(now)
     }
 
     pub fn slow_factor(&self, now: Nanos) -> f64 {
-        self.slow
-            .iter()
-            .filter(|(start, end, _)| *start <= now && now < *end)
-            .map(|(_, _, f)| *f)
-            .product()
+        self.slow.at(now)
+    }
+}
+
+/// A product of windows' values as a step function of time, so that a
+/// lookup costs a binary search however many windows there are.
+#[derive(Clone, Debug, Default)]
+pub struct Steps {
+    /// The times the product changes, ascending, and its value from each.
+    edges: Vec<Nanos>,
+    values: Vec<f64>,
+}
+
+impl Steps {
+    /// The product over `windows` `(start, end, value)` of those holding
+    /// `[start, end)` a time, multiplied in list order from 1.0 (as
+    /// `Iterator::product` does) so that every value keeps its bits.
+    pub fn of(windows: &[(Nanos, Nanos, f64)]) -> Steps {
+        let mut edges: Vec<Nanos> = (windows.iter())
+            .filter(|(start, end, _)| start < end)
+            .flat_map(|&(start, end, _)| [start, end])
+            .collect();
+        edges.sort_unstable();
+        edges.dedup();
+        // Windows by start, and the ones open at an edge in list order.
+        let mut by_start: Vec<usize> = (0..windows.len()).collect();
+        by_start.sort_by_key(|&i| windows[i].0);
+        let mut next = 0;
+        let mut open: Vec<usize> = Vec::new();
+        let values = (edges.iter())
+            .map(|&edge| {
+                while next < by_start.len() && windows[by_start[next]].0 <= edge {
+                    let i = by_start[next];
+                    if let Err(at) = open.binary_search(&i) {
+                        open.insert(at, i);
+                    }
+                    next += 1;
+                }
+                open.retain(|&i| edge < windows[i].1);
+                open.iter().map(|&i| windows[i].2).product()
+            })
+            .collect();
+        Steps { edges, values }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.edges.is_empty()
+    }
+
+    /// The product at `now`: 1.0 outside every window.
+    #[inline]
+    pub fn at(&self, now: Nanos) -> f64 {
+        match self.edges.partition_point(|&edge| edge <= now) {
+            0 => 1.0,
+            i => self.values[i - 1],
+        }
     }
 }
 
@@ -759,7 +807,7 @@ impl Model {
                     per_inflight: secs_to_nanos(t.service.per_inflight_s),
                     latency: ServiceModel::new(&t.latency),
                     slow: slow_windows(t, 0),
-                    errors: error_windows(t, 0),
+                    passes: error_passes(t, 0),
                     crashes: crashes(t, 0),
                     gc: GcModel::of(&t.gc),
                     cache: CacheModel::of(&t.cache),
@@ -776,7 +824,7 @@ impl Model {
                 let mut replica = servers[t].clone();
                 replica.replica = k as u8;
                 replica.slow = slow_windows(tier, k);
-                replica.errors = error_windows(tier, k);
+                replica.passes = error_passes(tier, k);
                 replica.crashes = crashes(tier, k);
                 servers.push(replica);
             }
@@ -837,20 +885,20 @@ impl Model {
 }
 
 /// The slow windows of tier `t` that slow its replica `k` (those naming
-/// no replica slow every one), as `(start, end, factor)`.
-fn slow_windows(t: &crate::scenario::Tier, k: u32) -> Vec<(Nanos, Nanos, f64)> {
+/// no replica slow every one): the product of their factors.
+fn slow_windows(t: &crate::scenario::Tier, k: u32) -> Steps {
     let parts = t
         .slow
         .iter()
         .map(|w| (w.start_s, w.duration_s, w.factor, &w.replicas));
-    replica_windows(parts, k)
+    Steps::of(&replica_windows(parts, k))
 }
 
-/// The error windows of tier `t` that fail its replica `k`, as
-/// `(start, end, p)`.
-fn error_windows(t: &crate::scenario::Tier, k: u32) -> Vec<(Nanos, Nanos, f64)> {
-    let parts = (t.errors.iter()).map(|w| (w.start_s, w.duration_s, w.p, &w.replicas));
-    replica_windows(parts, k)
+/// The error windows of tier `t` that fail its replica `k`: the chance of
+/// passing them all, as independent failures.
+fn error_passes(t: &crate::scenario::Tier, k: u32) -> Steps {
+    let parts = (t.errors.iter()).map(|w| (w.start_s, w.duration_s, 1.0 - w.p, &w.replicas));
+    Steps::of(&replica_windows(parts, k))
 }
 
 /// A window in which a server instance is down.
@@ -992,6 +1040,37 @@ fn default_event_budget(expected_users: f64, arrival_bounds: u64) -> u64 {
 mod tests {
     use super::*;
     use crate::random::Stream;
+
+    /// The step function gives, bit for bit, the product over the windows
+    /// holding each time in list order, at and around every edge:
+    /// overlapping, nested, touching, empty and repeated windows.
+    #[test]
+    fn steps_are_the_product_of_the_windows_holding_a_time() {
+        let mut rng = Stream::new(7, "steps");
+        for case in 0..200 {
+            let windows: Vec<(Nanos, Nanos, f64)> = (0..rng.below_or_eq(12))
+                .map(|_| {
+                    let start = rng.below_or_eq(20) * 10;
+                    let end = start + rng.below_or_eq(5) * 10;
+                    (start, end, 0.3 + 2.0 * rng.uniform())
+                })
+                .collect();
+            let steps = Steps::of(&windows);
+            for now in 0..260 {
+                let product: f64 = (windows.iter())
+                    .filter(|(start, end, _)| *start <= now && now < *end)
+                    .map(|(_, _, x)| *x)
+                    .product();
+                assert_eq!(
+                    steps.at(now).to_bits(),
+                    product.to_bits(),
+                    "case {case} at {now}: {windows:?}"
+                );
+            }
+            let any_open = windows.iter().any(|(start, end, _)| start < end);
+            assert_eq!(steps.is_empty(), !any_open, "case {case}");
+        }
+    }
 
     /// A mixture whose fast part has mean 0 draws 0 for it whatever its
     /// shape: a lognormal of mean 0 drew e^(sigma z) nanoseconds (up to

@@ -206,7 +206,7 @@ impl Has {
     /// `cancels`: some caller of the run may cancel a request it sent.
     pub fn of(model: &ServerModel, shared_rate_limit: bool, cancels: bool) -> Has {
         Has {
-            errors: !model.errors.is_empty(),
+            errors: !model.passes.is_empty(),
             crashes: !model.crashes.is_empty(),
             slow: !model.slow.is_empty(),
             per_inflight: model.per_inflight > 0,

@@ -495,6 +495,53 @@ fn counts_add_up_with_gc_pauses() {
 }
 
 #[test]
+fn a_trace_follows_requests_through_a_crash_behind_a_leaky_bucket() {
+    // A replica crashes while requests wait in the buckets (a spike over
+    // their rate): one that waited in a shared bucket is refused by the
+    // replica that is down, and one that waited and started is lost in
+    // the crash. The users traced are ones these runs are known to reach.
+    let cases = [
+        ("service", [23677, 23733], ["queued", "refused: down"]),
+        ("replica", [23887, 23915], ["start", "lost: crash"]),
+    ];
+    for (scope, users, wanted) in cases {
+        let s = ch37(
+            "deadline",
+            "fifo",
+            &[
+                ("svc_b.replicas", "2"),
+                ("svc_b.rate_limit_per_s", "700"),
+                ("svc_b.rate_limit_burst", "30"),
+                ("svc_b.rate_limit_kind", "leaky_bucket"),
+                ("svc_b.rate_limit_scope", scope),
+                ("svc_b.crash.start_s", "58.5"),
+                ("svc_b.crash.duration_s", "1"),
+                ("svc_b.crash.replicas", "[1]"),
+                ("horizon_s", "60.5"),
+                ("client.duration_s", "60.5"),
+                ("client.spike.start_s", "58"),
+                ("client.spike.duration_s", "3"),
+                ("client.spike.factor", "4"),
+            ],
+        );
+        let valid = sim_core::ValidScenario::new(s).expect("valid");
+        for user in users {
+            let label = format!("crash behind a leaky bucket, {scope}, user {user}");
+            let (_, steps) = sim_core::trace(&valid, 4, user).expect("a run");
+            check_lineage(&steps, &label);
+            // The job's events, in order, that end a wait or a service.
+            let seen = (steps.iter()).any(|s| {
+                let mut job = (steps.iter())
+                    .filter(|x| x.job == s.job && x.who == "svc_b")
+                    .map(|x| x.event.as_str());
+                job.any(|e| e == wanted[0]) && job.any(|e| e == wanted[1])
+            });
+            assert!(seen, "{label}: no request met {wanted:?}");
+        }
+    }
+}
+
+#[test]
 fn counts_add_up_with_a_leaky_bucket() {
     // A bucket per replica and one shared, with a replica crashing while
     // requests wait in front of it, and requests still waiting at the
@@ -1088,9 +1135,8 @@ fn random_valid_scenarios_conserve_and_repeat() {
 
 /// A trace's lineage: job 0 is the user request and serves nobody; each
 /// request's steps at its tier serve an attempt its caller sent (or
-/// hedged) before; a request that queued either starts, is dropped, is
-/// lost in a crash or is still queued at the horizon, once, and starts
-/// only after it queued.
+/// hedged) before; a request that queued stops waiting once (a started
+/// one may still be lost in a crash), and starts only after it queued.
 fn check_lineage(steps: &[sim_core::TraceStep], label: &str) {
     assert_eq!((steps[0].job, steps[0].serves), (0, None), "{label}");
     let sent = |caller: u32, attempt: u32, upto: usize| {
@@ -1118,15 +1164,37 @@ fn check_lineage(steps: &[sim_core::TraceStep], label: &str) {
             );
         }
     }
-    let ends = ["start", "dropped: ", "lost: crash", "queued at the horizon"];
+    // A request that queued stops waiting once: it starts, is turned away
+    // (dropped, rejected, or refused or lost at an instance that is down),
+    // or is still queued at the horizon. Once started, only a crash may
+    // still lose it.
+    let wait_ends = [
+        "start",
+        "dropped: ",
+        "rejected: ",
+        "refused: down",
+        "lost: ",
+        "queued at the horizon",
+    ];
     for (i, s) in steps
         .iter()
         .enumerate()
         .filter(|(_, s)| s.event == "queued")
     {
-        let later = steps[i + 1..].iter().filter(|x| x.job == s.job);
-        let ended = later.filter(|x| ends.iter().any(|e| x.event.starts_with(e)));
-        assert_eq!(ended.count(), 1, "{label}: {s:?} ends once");
+        let mut ends = (steps[i + 1..].iter())
+            .filter(|x| x.job == s.job && wait_ends.iter().any(|e| x.event.starts_with(e)))
+            .map(|x| x.event.as_str());
+        let first = (ends.next()).unwrap_or_else(|| panic!("{label}: {s:?} never stops waiting"));
+        let then: Vec<&str> = ends.collect();
+        let may_follow: &[&str] = if first == "start" {
+            &["lost: crash"]
+        } else {
+            &[]
+        };
+        assert!(
+            then.len() <= 1 && then.iter().all(|e| may_follow.contains(e)),
+            "{label}: {s:?} stopped waiting by {first}, then {then:?}"
+        );
     }
     // What only a request that waited can meet (a leaky bucket's wait is
     // one): a start, a drop when it would start, the horizon in a queue.
