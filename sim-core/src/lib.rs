@@ -152,8 +152,16 @@ pub fn apply_validated(
         .map(|e| params::canonical(&e.path))
         .collect();
     // `inf` and `nan` are out of any bounds for another reason than the
-    // one validation gives.
-    for (path, value) in overrides {
+    // one validation gives. Only such a value is looked up: the lookup
+    // serializes the scenario, a cost per override and grid point.
+    let not_finite = |v: &toml::Value| match v {
+        toml::Value::Float(x) => !x.is_finite(),
+        toml::Value::Array(entries) => {
+            (entries.iter()).any(|e| e.as_float().is_some_and(|x| !x.is_finite()))
+        }
+        _ => false,
+    };
+    for (path, value) in overrides.iter().filter(|(_, value)| not_finite(value)) {
         if let Some(outside) = params::out_of_bounds(&scenario, path, value)
             && !outside.finite
             // Refused already for its type (`max_retries = inf`): once.

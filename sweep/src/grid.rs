@@ -486,9 +486,15 @@ pub struct Grid {
     /// neighbours (a point with more replicas has per-replica metrics, and
     /// its callers ejection counts, that the first point may not have).
     pub metrics: Vec<sim_core::Metric>,
+    /// The expected users of each point (at least 1; 1 for an invalid
+    /// one), when validation built every point; else empty.
+    pub point_users: Vec<f64>,
     /// Each thread's last point and its scenario, for
     /// [`Grid::with_scenario`].
     last_point: ThreadLocal<RefCell<Option<LastPoint>>>,
+    /// Each thread's base scenario with a strategy's preset applied, by
+    /// name (`None`: the preset is refused), for [`Grid::scenario`].
+    presets: ThreadLocal<RefCell<Vec<WithPreset>>>,
 }
 
 /// The report table's metric names (`metrics`, each reference's metric,
@@ -600,6 +606,8 @@ struct Checked {
     points: u64,
     largest_run: (u64, u64),
     metrics: Vec<sim_core::Metric>,
+    /// Every point's expected users, when every point was checked.
+    users: Vec<f64>,
 }
 
 /// Counts `(point, cause, points)` into `inert`, by the cause's path: the
@@ -752,6 +760,9 @@ fn unfit_label(label: &str, what: &str) -> Option<String> {
 
 /// A point's overrides and the scenario they give.
 type LastPoint = (Vec<(String, Value)>, ValidScenario);
+
+/// A preset's name and the base scenario with it applied (`None`: refused).
+type WithPreset = (String, Option<Scenario>);
 
 /// Whether two points' overrides are the same, floats bit for bit: `==`
 /// would take the levels `0.0` and `-0.0`, two points of a grid, for one.
@@ -1619,7 +1630,9 @@ impl Grid {
             points_checked: 0,
             largest_run: (0, 0),
             metrics: Vec::new(),
+            point_users: Vec::new(),
             last_point: ThreadLocal::new(),
+            presets: ThreadLocal::new(),
         };
         if !errors.is_empty() {
             // The points cannot be built: the base scenario's metrics.
@@ -1693,6 +1706,7 @@ impl Grid {
         }
         (grid.points_checked, grid.largest_run, grid.metrics) =
             (checked.points, checked.largest_run, checked.metrics);
+        grid.point_users = checked.users;
         Ok(grid)
     }
 
@@ -1735,6 +1749,7 @@ impl Grid {
             valid: u64,
             largest: (u64, u64),
             metrics: Vec<sim_core::Metric>,
+            users: Vec<f64>,
         }
         let mut chunks: Vec<Found> = (0..checked.div_ceil(CHUNK))
             .into_par_iter()
@@ -1744,10 +1759,15 @@ impl Grid {
                 let mut valid = 0;
                 let mut largest = (0, 0);
                 let mut metrics = Vec::new();
+                let mut users = Vec::new();
                 for j in c * CHUNK..((c + 1) * CHUNK).min(checked) {
                     let i = index(j);
                     let point = self.point(i);
-                    match self.scenario(&point) {
+                    let scenario = self.scenario(&point);
+                    users.push(
+                        (scenario.as_ref()).map_or(1.0, |s| sim_core::expected_users(s).max(1.0)),
+                    );
+                    match scenario {
                         Ok(s) => {
                             valid += 1;
                             merge_metrics(&mut metrics, sim_core::result::metric_schema(&s));
@@ -1776,6 +1796,7 @@ impl Grid {
                     valid,
                     largest,
                     metrics,
+                    users,
                 }
             })
             .collect();
@@ -1785,6 +1806,13 @@ impl Grid {
             .map(|f| f.largest)
             .fold((0, 0), |a, b| if b.1 > a.1 { b } else { a });
         let valid: u64 = chunks.iter().map(|f| f.valid).sum();
+        let users: Vec<f64> = match checked == n {
+            true => chunks
+                .iter_mut()
+                .flat_map(|f| std::mem::take(&mut f.users))
+                .collect(),
+            false => Vec::new(),
+        };
         let mut metrics = Vec::new();
         for f in &mut chunks {
             merge_metrics(&mut metrics, std::mem::take(&mut f.metrics));
@@ -1881,6 +1909,7 @@ impl Grid {
                 points: checked,
                 largest_run: largest,
                 metrics,
+                users,
             })
         } else {
             Err(GridErrors(errors))
@@ -1964,18 +1993,43 @@ impl Grid {
         &self,
         overrides: &[(String, Value)],
     ) -> Result<ValidScenario, Vec<ConfigError>> {
-        let mut s = self.base.clone();
-        if self.design.is_some() {
-            let params: Vec<(String, Value)> = overrides
-                .iter()
-                .filter(|(k, _)| k != SAMPLE_INDEX)
-                .cloned()
-                .collect();
-            sim_core::apply_all(&mut s, &params)?;
-        } else {
-            sim_core::apply_all(&mut s, overrides)?;
-        }
+        let params = (overrides.iter()).filter(|(k, _)| self.design.is_none() || k != SAMPLE_INDEX);
+        let (strategy, rest): (Vec<_>, Vec<_>) =
+            params.cloned().partition(|(k, _)| k == "strategy");
+        // A preset is applied as `apply_all` would, first; a point's
+        // strategy comes from the base with it already applied, which
+        // halves the cost of building a point (each a round trip through
+        // the scenario's serde tree).
+        let with_preset = match strategy.as_slice() {
+            [(_, Value::String(name))] => self.with_preset(name),
+            _ => None,
+        };
+        let s = match with_preset {
+            Some(mut s) => {
+                sim_core::apply_all(&mut s, &rest)?;
+                s
+            }
+            None => {
+                let mut s = self.base.clone();
+                sim_core::apply_all(&mut s, &[strategy, rest].concat())?;
+                s
+            }
+        };
         ValidScenario::point(s, overrides)
+    }
+
+    /// The base scenario with preset `name` applied, as this thread built
+    /// it first; `None` if the preset is refused.
+    fn with_preset(&self, name: &str) -> Option<Scenario> {
+        let mut presets = self.presets.get_or_default().borrow_mut();
+        if let Some((_, s)) = presets.iter().find(|(n, _)| n == name) {
+            return s.clone();
+        }
+        let mut s = self.base.clone();
+        let strategy = [("strategy".to_string(), Value::String(name.to_string()))];
+        let applied = sim_core::apply_all(&mut s, &strategy).ok().map(|()| s);
+        presets.push((name.to_string(), applied.clone()));
+        applied
     }
 
     /// Calls `f` with the scenario of a point: the one this thread built
@@ -2337,6 +2391,31 @@ mod tests {
         let path = dir.join(file);
         std::fs::write(&path, text).unwrap();
         Grid::load_overridden(&path, None, &Overrides::default()).unwrap()
+    }
+
+    /// A point built from the base with its strategy's preset already
+    /// applied is the point `apply_all` builds from the base, for every
+    /// preset and in any order of the points; and validation keeps each
+    /// point's expected users, for the progress' ETA.
+    #[test]
+    fn a_point_from_its_preset_is_the_point_built_from_the_base() {
+        let g = grid(
+            "presets.toml",
+            "name = \"unit\"\nscenario = \"ch37\"\nseeds = [1]\n\
+             [axes]\n\"svc_b.queue_cap\" = [16, 64]\n\
+             strategy = [\"naive\", \"protected\", \"deadline\"]\n\
+             \"client.rate_per_s\" = [200, 300]\n",
+        );
+        assert_eq!(g.point_users.len() as u64, g.points());
+        for p in [5, 0, 11, 3, 0, 7, 5] {
+            let point = g.point(p);
+            let mut s = g.base.clone();
+            sim_core::apply_all(&mut s, &point).unwrap();
+            let built = ValidScenario::point(s, &point).unwrap();
+            assert_eq!(*g.scenario(&point).unwrap(), *built, "point {p}");
+            let users = sim_core::expected_users(&built);
+            assert_eq!(g.point_users[p as usize], users, "point {p}");
+        }
     }
 
     /// The scenario kept from a thread's last point is that point's only:
