@@ -570,12 +570,15 @@ impl Steps {
         self.edges.is_empty()
     }
 
-    /// The product at `now`: 1.0 outside every window.
+    /// The product at `now`: 1.0 outside every window, so before the
+    /// first edge and from the last (an end), where most lookups fall.
     #[inline]
     pub fn at(&self, now: Nanos) -> f64 {
-        match self.edges.partition_point(|&edge| edge <= now) {
-            0 => 1.0,
-            i => self.values[i - 1],
+        match (self.edges.first(), self.edges.last()) {
+            (Some(&first), Some(&last)) if first <= now && now < last => {
+                self.values[self.edges.partition_point(|&edge| edge <= now) - 1]
+            }
+            _ => 1.0,
         }
     }
 }
