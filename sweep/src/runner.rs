@@ -608,7 +608,7 @@ fn execute(
     silence_panics();
 
     let started = Instant::now();
-    let cost = pool.install(|| run_costs(grid, &todo));
+    let cost = run_costs(grid, &todo);
     let mut progress = Progress::shown(todo.len() as u64, cost.values().sum(), !args.quiet);
     let mut failures: Vec<(u64, String)> = Vec::new();
     let mut batch: Vec<Outcome> = Vec::new();
@@ -965,26 +965,18 @@ fn execute_one(grid: &Grid, index: u64, inject_panic: bool) -> Outcome {
 }
 
 /// The expected cost of each run to do: the expected users of its point
-/// (at least one), for the progress' ETA: as validation found them, else
-/// from each point's scenario built once, on every worker (a design of
-/// many points, one seed each, builds one per run).
+/// (at least one), for the progress' ETA, as validation found them (a
+/// grid loaded to run has every point checked).
 fn run_costs(grid: &Grid, todo: &[u64]) -> std::collections::HashMap<u64, f64> {
+    assert_eq!(
+        grid.point_users.len() as u64,
+        grid.points(),
+        "validation built every point"
+    );
     let seeds = grid.seeds.len() as u64;
-    if !grid.point_users.is_empty() {
-        return (todo.iter())
-            .map(|&i| (i, grid.point_users[(i / seeds) as usize]))
-            .collect();
-    }
-    let mut points: Vec<u64> = todo.iter().map(|i| i / seeds).collect();
-    points.dedup();
-    let of_point: std::collections::HashMap<u64, f64> = (points.par_iter())
-        .map(|&p| {
-            let users = (grid.scenario(&grid.point(p)))
-                .map_or(1.0, |s| sim_core::expected_users(&s).max(1.0));
-            (p, users)
-        })
-        .collect();
-    todo.iter().map(|&i| (i, of_point[&(i / seeds)])).collect()
+    (todo.iter())
+        .map(|&i| (i, grid.point_users[(i / seeds) as usize]))
+        .collect()
 }
 
 /// One run of `point` with `seed`, isolated like [`execute_one`]'s: the
