@@ -494,6 +494,32 @@ fn counts_add_up_with_gc_pauses() {
     }
 }
 
+/// ch37 (`deadline`) with svc_b as 2 replicas behind a leaky bucket of
+/// 700/s (each replica's own, or one shared: `scope`), replica 1 crashing
+/// for 1 s at `crash_start_s`, and a spike over the buckets' rate from 58
+/// s, arrivals up to the horizon.
+fn leaky_bucket_with_a_crash(scope: &str, crash_start_s: &str) -> Scenario {
+    ch37(
+        "deadline",
+        "fifo",
+        &[
+            ("svc_b.replicas", "2"),
+            ("svc_b.rate_limit_per_s", "700"),
+            ("svc_b.rate_limit_burst", "30"),
+            ("svc_b.rate_limit_kind", "leaky_bucket"),
+            ("svc_b.rate_limit_scope", scope),
+            ("svc_b.crash.start_s", crash_start_s),
+            ("svc_b.crash.duration_s", "1"),
+            ("svc_b.crash.replicas", "[1]"),
+            ("horizon_s", "60.5"),
+            ("client.duration_s", "60.5"),
+            ("client.spike.start_s", "58"),
+            ("client.spike.duration_s", "3"),
+            ("client.spike.factor", "4"),
+        ],
+    )
+}
+
 #[test]
 fn a_trace_follows_requests_through_a_crash_behind_a_leaky_bucket() {
     // A replica crashes while requests wait in the buckets (a spike over
@@ -505,25 +531,7 @@ fn a_trace_follows_requests_through_a_crash_behind_a_leaky_bucket() {
         ("replica", [23887, 23915], ["start", "lost: crash"]),
     ];
     for (scope, users, wanted) in cases {
-        let s = ch37(
-            "deadline",
-            "fifo",
-            &[
-                ("svc_b.replicas", "2"),
-                ("svc_b.rate_limit_per_s", "700"),
-                ("svc_b.rate_limit_burst", "30"),
-                ("svc_b.rate_limit_kind", "leaky_bucket"),
-                ("svc_b.rate_limit_scope", scope),
-                ("svc_b.crash.start_s", "58.5"),
-                ("svc_b.crash.duration_s", "1"),
-                ("svc_b.crash.replicas", "[1]"),
-                ("horizon_s", "60.5"),
-                ("client.duration_s", "60.5"),
-                ("client.spike.start_s", "58"),
-                ("client.spike.duration_s", "3"),
-                ("client.spike.factor", "4"),
-            ],
-        );
+        let s = leaky_bucket_with_a_crash(scope, "58.5");
         let valid = sim_core::ValidScenario::new(s).expect("valid");
         for user in users {
             let label = format!("crash behind a leaky bucket, {scope}, user {user}");
@@ -547,25 +555,7 @@ fn counts_add_up_with_a_leaky_bucket() {
     // requests wait in front of it, and requests still waiting at the
     // horizon (arrivals up to it).
     for scope in ["replica", "service"] {
-        let s = ch37(
-            "deadline",
-            "fifo",
-            &[
-                ("svc_b.replicas", "2"),
-                ("svc_b.rate_limit_per_s", "700"),
-                ("svc_b.rate_limit_burst", "30"),
-                ("svc_b.rate_limit_kind", "leaky_bucket"),
-                ("svc_b.rate_limit_scope", scope),
-                ("svc_b.crash.start_s", "40"),
-                ("svc_b.crash.duration_s", "1"),
-                ("svc_b.crash.replicas", "[1]"),
-                ("horizon_s", "60.5"),
-                ("client.duration_s", "60.5"),
-                ("client.spike.start_s", "58"),
-                ("client.spike.duration_s", "3"),
-                ("client.spike.factor", "4"),
-            ],
-        );
+        let s = leaky_bucket_with_a_crash(scope, "40");
         let r = run(&s, 4);
         let b = &r.tiers[2];
         assert!(b.bucket_waited > 0 && b.rate_limited > 0, "{scope}");
