@@ -1285,18 +1285,22 @@ pub fn class_names(scenario: &Scenario) -> Vec<&str> {
 /// The catalogue entry of a concrete path, if the path is well-formed.
 pub fn param_of(path: &str) -> Option<&'static Param> {
     let segs: Vec<&str> = path.split('.').collect();
-    let key_after = |n: usize| segs[n..].join(".");
+    // The path past its owner, and past `<owner>.fanout.<to>`: built once,
+    // not once per catalogue line.
+    let key_after = |n: usize| (segs.len() > n).then(|| segs[n..].join("."));
+    let (after_owner, after_branch) = (key_after(1), key_after(3));
+    let is = |key: &Option<String>, p: &Param| key.as_deref() == Some(p.key);
     PARAMS.iter().find(|p| match p.scope {
         Scope::Top => p.key == path,
-        Scope::Client => segs.len() >= 2 && key_after(1) == p.key,
+        Scope::Client => is(&after_owner, p),
         Scope::Call => {
-            (segs.len() >= 2 && key_after(1) == p.key)
-                || (segs.len() >= 4 && segs[1] == "fanout" && key_after(3) == p.key)
+            is(&after_owner, p)
+                || (after_branch.is_some() && segs[1] == "fanout" && is(&after_branch, p))
         }
         Scope::Branch => segs.len() == 4 && segs[1] == "fanout" && segs[3] == p.key,
         Scope::Class => segs.len() == 4 && segs[1] == "classes" && segs[3] == p.key,
         Scope::TierClass => segs.len() == 3 && segs[1] == p.key,
-        Scope::Tier => segs.len() >= 2 && key_after(1) == p.key,
+        Scope::Tier => is(&after_owner, p),
         Scope::ClientFile => segs.len() == 2 && segs[1] == p.key,
         Scope::Slow | Scope::Errors | Scope::Crash | Scope::Spike | Scope::Profile => {
             let window = match p.scope {
@@ -1401,6 +1405,36 @@ pub fn apply_all(
         Ok(())
     } else {
         Err(errors)
+    }
+}
+
+/// A scenario kept with its serialized tree, to which many sets of
+/// overrides are applied (a design's points to one base): applying
+/// overrides is a round trip through that tree, and its first half, the
+/// serialization, is done once here rather than once per set.
+pub struct Serialized {
+    scenario: Scenario,
+    tree: Table,
+}
+
+impl Serialized {
+    pub fn new(scenario: Scenario) -> Serialized {
+        let tree = Table::try_from(&scenario).expect("a scenario always serializes");
+        Serialized { scenario, tree }
+    }
+
+    /// The scenario with `overrides` applied, as [`apply_all`] applies
+    /// them to a copy of it.
+    pub fn with(&self, overrides: &[(String, Value)]) -> Result<Scenario, Vec<ConfigError>> {
+        let mut scenario = self.scenario.clone();
+        if overrides.iter().any(|(k, _)| k == "strategy") {
+            apply_all(&mut scenario, overrides)?;
+            return Ok(scenario);
+        }
+        let overrides: Vec<(&str, &Value)> =
+            overrides.iter().map(|(k, v)| (k.as_str(), v)).collect();
+        write_all_into(&mut scenario, self.tree.clone(), &overrides)?;
+        Ok(scenario)
     }
 }
 
@@ -1525,7 +1559,16 @@ fn write_all(
     scenario: &mut Scenario,
     overrides: &[(&str, &Value)],
 ) -> Result<(), Vec<ConfigError>> {
-    let mut tree = Table::try_from(&*scenario).expect("a scenario always serializes");
+    let tree = Table::try_from(&*scenario).expect("a scenario always serializes");
+    write_all_into(scenario, tree, overrides)
+}
+
+/// [`write_all`] with `scenario` already serialized as `tree`.
+fn write_all_into(
+    scenario: &mut Scenario,
+    mut tree: Table,
+    overrides: &[(&str, &Value)],
+) -> Result<(), Vec<ConfigError>> {
     let mut errors = Vec::new();
     for (path, value) in overrides {
         if let Err(message) = write(scenario, &mut tree, path, value) {

@@ -5,6 +5,8 @@
 use crate::job::Origin;
 use crate::time::{NANOS_PER_SEC, Nanos, nanos_to_secs};
 use serde::Serialize;
+use std::fmt::{Arguments, Write as _};
+use std::hash::Hasher;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct RunResult {
@@ -155,7 +157,7 @@ pub struct QueueStats {
 fn queue_metrics(
     n: &str,
     queue: Option<&QueueStats>,
-    put: &mut impl FnMut(String, Value, &'static str, &'static str),
+    put: &mut impl FnMut(Arguments<'_>, Value, &'static str, &'static str),
 ) {
     use Value::{Count, MaybeFlag, MaybeReal};
     let none = QueueStats::default();
@@ -198,22 +200,22 @@ fn queue_metrics(
         ),
     ];
     for (key, value, doc) in counts {
-        put(format!("group_{n}_{key}"), Count(value), doc, "count");
+        put(format_args!("group_{n}_{key}"), Count(value), doc, "count");
     }
     put(
-        format!("group_{n}_drained"),
+        format_args!("group_{n}_drained"),
         MaybeFlag(queue.map(|q| q.drain_s.is_some())),
         "no message waited in its queue at some whole second from the trigger's end",
         "bool",
     );
     put(
-        format!("group_{n}_drain_s"),
+        format_args!("group_{n}_drain_s"),
         MaybeReal(q.drain_s),
         "time to drain: the first whole second from the trigger's end at which no message waited in its queue, minus the trigger's end (null: never by the horizon)",
         "s",
     );
     put(
-        format!("group_{n}_drain_censored_s"),
+        format_args!("group_{n}_drain_censored_s"),
         MaybeReal(queue.map(|q| q.drain_s.unwrap_or(q.drain_censor_s))),
         "group_<g>_drain_s, or one second past the last one observed when the queue never drained (a lower bound)",
         "s",
@@ -812,6 +814,58 @@ pub struct Metric {
     pub unit: &'static str,
 }
 
+/// The digest of a list of metric names in their order: two lists with
+/// the same digest are the same list (barring a 64-bit hash collision
+/// between lists of the same length). Never written anywhere: only
+/// compared within one process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct NamesDigest {
+    hash: u64,
+    names: usize,
+}
+
+impl NamesDigest {
+    pub fn of<'a>(names: impl IntoIterator<Item = &'a str>) -> NamesDigest {
+        let mut digest = Digest::default();
+        for name in names {
+            digest.name(format_args!("{name}"));
+        }
+        digest.finish()
+    }
+}
+
+/// Hashes names as they are formatted, piece by piece. FNV-1a reads one
+/// byte at a time, so that a name hashes the same in pieces or whole, and
+/// costs little on the short pieces names are made of.
+#[derive(Default)]
+struct Digest {
+    hash: fnv::FnvHasher,
+    names: usize,
+}
+
+impl Digest {
+    fn name(&mut self, name: Arguments<'_>) {
+        self.write_fmt(name).expect("hashing cannot fail");
+        // Not in any UTF-8 text: ends the name.
+        self.hash.write_u8(0xff);
+        self.names += 1;
+    }
+
+    fn finish(&self) -> NamesDigest {
+        NamesDigest {
+            hash: self.hash.finish(),
+            names: self.names,
+        }
+    }
+}
+
+impl std::fmt::Write for Digest {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.hash.write(s.as_bytes());
+        Ok(())
+    }
+}
+
 pub fn ratio(num: u64, den: u64) -> Option<f64> {
     (den > 0).then(|| num as f64 / den as f64)
 }
@@ -838,60 +892,92 @@ impl RunResult {
     /// All metrics, flat, in a stable order. Names: chain-level first, then
     /// `<tier>_<counter>` per tier and `<caller>_<counter>` per caller.
     pub fn metrics(&self) -> Vec<Metric> {
-        use Value::{Count, Flag, MaybeReal, Real};
         let mut out = Vec::new();
-        // Each metric with what it measures and its unit: the `runs`
-        // table's column descriptions come from here.
-        let mut put = |name: String, value: Value, doc: &'static str, unit: &'static str| {
+        self.each_metric(&mut |name, value, doc, unit| {
             out.push(Metric {
-                name,
+                name: name.to_string(),
                 value,
                 doc,
                 unit,
             })
-        };
+        });
+        out
+    }
+
+    /// The values of [`RunResult::metrics`] in their order, and the digest
+    /// of their names, without writing the names out: a run's hundreds of
+    /// names cost more to format than its values to compute, and a table
+    /// whose columns have the same digest takes the values as they are.
+    pub fn metric_values(&self) -> (Vec<Value>, NamesDigest) {
+        let (mut values, mut digest) = (Vec::new(), Digest::default());
+        self.each_metric(&mut |name, value, _, _| {
+            digest.name(name);
+            values.push(value);
+        });
+        (values, digest.finish())
+    }
+
+    /// Whether the metrics' names are surely distinct: each name's own
+    /// digest differs from the others'. `false` says only that two names
+    /// may be the same (or their digests collide); the names then tell.
+    pub fn names_surely_distinct(&self) -> bool {
+        let mut digests = Vec::new();
+        self.each_metric(&mut |name, _, _, _| {
+            let mut one = Digest::default();
+            one.name(name);
+            digests.push(one.finish().hash);
+        });
+        digests.sort_unstable();
+        digests.windows(2).all(|w| w[0] != w[1])
+    }
+
+    /// Each metric in the order of [`RunResult::metrics`], its name not
+    /// yet formatted, with what it measures and its unit: the `runs`
+    /// table's column descriptions come from here.
+    fn each_metric(&self, put: &mut impl FnMut(Arguments<'_>, Value, &'static str, &'static str)) {
+        use Value::{Count, Flag, MaybeReal, Real};
         const N: &str = "count";
         const S: &str = "s";
         const SHARE: &str = "share (0-1)";
         let [before, during, after] = self.phases;
         put(
-            "events".into(),
+            format_args!("events"),
             Count(self.events),
             "events taken from the event queue, each attempt timer whose attempt was answered first included (cancelled, it counts as the event it would have been)",
             N,
         );
         put(
-            "users".into(),
+            format_args!("users"),
             Count(self.users),
             "user requests that arrived",
             N,
         );
         put(
-            "users_ok".into(),
+            format_args!("users_ok"),
             Count(self.users_ok),
             "user requests that succeeded",
             N,
         );
         put(
-            "users_failed".into(),
+            format_args!("users_failed"),
             Count(self.users_failed),
             "user requests that failed (unfinished ones included)",
             N,
         );
         put(
-            "users_unfinished".into(),
+            format_args!("users_unfinished"),
             Count(self.users_unfinished),
             "user requests still in flight at the horizon",
             N,
         );
         put(
-            "success_rate".into(),
+            format_args!("success_rate"),
             MaybeReal(self.success_rate()),
             "users_ok / users (null without users)",
             SHARE,
         );
         let tenants = (!self.tenants.is_empty()).then(|| tenant_split(&self.tenants));
-        split_metrics("", &self.classes, tenants, &mut put);
+        split_metrics("", &self.classes, tenants, put);
         for (name, p, users, rate) in [
             (
                 "before",
@@ -912,95 +998,95 @@ impl RunResult {
                 "success rate of the users arriving after the trigger window",
             ),
         ] {
-            put(format!("users_{name}"), Count(p.users), users, N);
+            put(format_args!("users_{name}"), Count(p.users), users, N);
             put(
-                format!("success_rate_{name}"),
+                format_args!("success_rate_{name}"),
                 MaybeReal(p.success_rate()),
                 rate,
                 SHARE,
             );
         }
         put(
-            "window_start_s".into(),
+            format_args!("window_start_s"),
             Real(self.window_start_s),
             "start of the trigger window (slow window or spike)",
             S,
         );
         put(
-            "window_end_s".into(),
+            format_args!("window_end_s"),
             Real(self.window_end_s),
             "end of the trigger window",
             S,
         );
         put(
-            "recovered".into(),
+            format_args!("recovered"),
             Flag(self.recovery_s.is_some()),
             "the success rate came back after the trigger window",
             "bool",
         );
         put(
-            "recovery_s".into(),
+            format_args!("recovery_s"),
             MaybeReal(self.recovery_s),
             "time from the end of the trigger window to recovery (null: never)",
             S,
         );
         put(
-            "recovery_censored_s".into(),
+            format_args!("recovery_censored_s"),
             Real(self.recovery_s.unwrap_or(self.recovery_censor_s)),
             "recovery_s, or the smallest time this run could not observe when it did not recover (a lower bound)",
             S,
         );
         put(
-            "goodput".into(),
+            format_args!("goodput"),
             MaybeReal(self.goodput()),
             "successful users per completion at the last tier",
             "ratio",
         );
         put(
-            "wasted_share".into(),
+            format_args!("wasted_share"),
             MaybeReal(self.wasted_share()),
             "share of the last tier's completions nobody waited for",
             SHARE,
         );
         put(
-            "success_latency_median_s".into(),
+            format_args!("success_latency_median_s"),
             MaybeReal(self.success_latency_median_s),
             "median latency of the successful users",
             S,
         );
         put(
-            "success_latency_p99_s".into(),
+            format_args!("success_latency_p99_s"),
             MaybeReal(self.success_latency_p99_s),
             "99th percentile latency of the successful users",
             S,
         );
         put(
-            "failed_latency_median_s".into(),
+            format_args!("failed_latency_median_s"),
             MaybeReal(self.failed_latency_median_s),
             "median latency of the finished failed users",
             S,
         );
         let closed = self.closed.clone().unwrap_or_default();
         put(
-            "closed_cycles".into(),
+            format_args!("closed_cycles"),
             Count(closed.cycles),
             "closed-loop users' requests that ended (every closed client group's together)",
             N,
         );
         put(
-            "closed_response_mean_s".into(),
+            format_args!("closed_response_mean_s"),
             MaybeReal(closed.response_mean_s()),
             "closed loop (every closed client group's users together): mean response time R",
             S,
         );
         put(
-            "closed_think_mean_s".into(),
+            format_args!("closed_think_mean_s"),
             MaybeReal(closed.think_mean_s()),
             "closed loop (every closed client group's users together): mean think time Z",
             S,
         );
         put(
-            "closed_throughput_per_s".into(),
+            format_args!("closed_throughput_per_s"),
             MaybeReal(closed.throughput_per_s()),
             "closed loop (every closed client group's users together): throughput X = users / (R + Z), over the requests that ended (a user stuck at the horizon adds nothing)",
             "per s",
@@ -1008,31 +1094,31 @@ impl RunResult {
         for (i, g) in self.groups.iter().enumerate() {
             let n = &g.name;
             put(
-                format!("group_{n}_users"),
+                format_args!("group_{n}_users"),
                 Count(g.users),
                 "user requests of this client group",
                 N,
             );
             put(
-                format!("group_{n}_users_ok"),
+                format_args!("group_{n}_users_ok"),
                 Count(g.users_ok),
                 "user requests of this client group that succeeded",
                 N,
             );
             put(
-                format!("group_{n}_users_failed"),
+                format_args!("group_{n}_users_failed"),
                 Count(g.users_failed),
                 "user requests of this client group that failed (unfinished ones included)",
                 N,
             );
             put(
-                format!("group_{n}_users_unfinished"),
+                format_args!("group_{n}_users_unfinished"),
                 Count(g.users_unfinished),
                 "user requests of this client group still in flight at the horizon",
                 N,
             );
             put(
-                format!("group_{n}_success_rate"),
+                format_args!("group_{n}_success_rate"),
                 MaybeReal(ratio(g.users_ok, g.users)),
                 "success rate of this client group's users",
                 SHARE,
@@ -1058,13 +1144,13 @@ impl RunResult {
             .enumerate()
             {
                 put(
-                    format!("group_{n}_users_{name}"),
+                    format_args!("group_{n}_users_{name}"),
                     Count(g.phases[k].users),
                     users,
                     N,
                 );
                 put(
-                    format!("group_{n}_success_rate_{name}"),
+                    format_args!("group_{n}_success_rate_{name}"),
                     MaybeReal(g.phases[k].success_rate()),
                     rate,
                     SHARE,
@@ -1075,39 +1161,39 @@ impl RunResult {
             let from = self.tenants.partition_point(|t| t.group < group);
             let to = self.tenants.partition_point(|t| t.group <= group);
             let tenants = (from < to).then(|| tenant_split(&self.tenants[from..to]));
-            split_metrics(&format!("group_{n}_"), &g.classes, tenants, &mut put);
+            split_metrics(&format!("group_{n}_"), &g.classes, tenants, put);
             put(
-                format!("group_{n}_recovered"),
+                format_args!("group_{n}_recovered"),
                 Flag(g.recovery_s.is_some()),
                 "this client group's users' success rate came back after the trigger window",
                 "bool",
             );
             put(
-                format!("group_{n}_recovery_s"),
+                format_args!("group_{n}_recovery_s"),
                 MaybeReal(g.recovery_s),
                 "time from the end of the trigger window to this client group's recovery, from its own users (null: never)",
                 S,
             );
             put(
-                format!("group_{n}_recovery_censored_s"),
+                format_args!("group_{n}_recovery_censored_s"),
                 Real(g.recovery_s.unwrap_or(g.recovery_censor_s)),
                 "group_<g>_recovery_s, or the smallest time this run could not observe for the group when it did not recover (a lower bound)",
                 S,
             );
             put(
-                format!("group_{n}_success_latency_median_s"),
+                format_args!("group_{n}_success_latency_median_s"),
                 MaybeReal(g.success_latency_median_s),
                 "median latency of this client group's successful users",
                 S,
             );
             put(
-                format!("group_{n}_success_latency_p99_s"),
+                format_args!("group_{n}_success_latency_p99_s"),
                 MaybeReal(g.success_latency_p99_s),
                 "99th percentile latency of this client group's successful users",
                 S,
             );
             put(
-                format!("group_{n}_failed_latency_median_s"),
+                format_args!("group_{n}_failed_latency_median_s"),
                 MaybeReal(g.failed_latency_median_s),
                 "median latency of this client group's finished failed users",
                 S,
@@ -1116,13 +1202,13 @@ impl RunResult {
             // whether a point's group is closed.
             let c = g.closed.clone().unwrap_or_default();
             put(
-                format!("group_{n}_closed_response_mean_s"),
+                format_args!("group_{n}_closed_response_mean_s"),
                 MaybeReal(c.response_mean_s()),
                 "this group's closed loop: mean response time R",
                 S,
             );
             put(
-                format!("group_{n}_closed_throughput_per_s"),
+                format_args!("group_{n}_closed_throughput_per_s"),
                 MaybeReal(c.throughput_per_s()),
                 "this group's closed loop: throughput X = users / (R + Z)",
                 "per s",
@@ -1130,7 +1216,7 @@ impl RunResult {
             // Every further group's, so that the columns do not depend on
             // whether a point's group has consumers (`client` never has).
             if i > 0 {
-                queue_metrics(n, g.queue.as_ref(), &mut put);
+                queue_metrics(n, g.queue.as_ref(), put);
             }
         }
         let sum_t = |f: fn(&TierStats) -> u64| self.tiers.iter().map(f).sum::<u64>();
@@ -1188,30 +1274,30 @@ impl RunResult {
             ),
         ];
         for (name, n, doc) in totals {
-            put(name.into(), Count(n), doc, N);
+            put(format_args!("{name}"), Count(n), doc, N);
         }
         for t in &self.tiers {
             let n = &t.name;
             put(
-                format!("{n}_arrivals"),
+                format_args!("{n}_arrivals"),
                 Count(t.arrivals),
                 "requests received by the tier (fast-rejected included)",
                 N,
             );
             put(
-                format!("{n}_arrivals_per_user"),
+                format_args!("{n}_arrivals_per_user"),
                 MaybeReal(ratio(t.arrivals, self.users)),
                 "requests received by the tier per user request",
                 "ratio",
             );
             put(
-                format!("{n}_arrivals_during"),
+                format_args!("{n}_arrivals_during"),
                 Count(t.arrivals_during),
                 "requests received by the tier inside the trigger window",
                 N,
             );
             put(
-                format!("{n}_arrivals_per_user_during"),
+                format_args!("{n}_arrivals_per_user_during"),
                 MaybeReal(ratio(t.arrivals_during, during.users)),
                 "requests received by the tier in the window per user arriving in it",
                 "ratio",
@@ -1361,77 +1447,77 @@ impl RunResult {
                 ("busy_at_end", t.busy_at_end, "slots busy at the horizon"),
             ];
             for (suffix, c, doc) in counters {
-                put(format!("{n}_{suffix}"), Count(c), doc, N);
+                put(format_args!("{n}_{suffix}"), Count(c), doc, N);
             }
             put(
-                format!("{n}_max_queue"),
+                format_args!("{n}_max_queue"),
                 Count(t.max_queue),
                 "longest queue seen",
                 "requests",
             );
             put(
-                format!("{n}_busy_s"),
+                format_args!("{n}_busy_s"),
                 Real(t.busy_s),
                 "slot-seconds held",
                 "slot-s",
             );
             put(
-                format!("{n}_gc_paused_s"),
+                format_args!("{n}_gc_paused_s"),
                 Real(t.gc_paused_s),
                 "total length of the GC-like pauses begun (its replicas' summed)",
                 S,
             );
             put(
-                format!("{n}_gc_longest_pause_s"),
+                format_args!("{n}_gc_longest_pause_s"),
                 Real(t.gc_longest_pause_s),
                 "longest GC-like pause",
                 S,
             );
             put(
-                format!("{n}_mean_wait_s"),
+                format_args!("{n}_mean_wait_s"),
                 MaybeReal(t.started.gt(&0).then(|| t.wait_s / t.started as f64)),
                 "mean queueing time of the requests that started",
                 S,
             );
             put(
-                format!("{n}_mean_queue"),
+                format_args!("{n}_mean_queue"),
                 Real(t.queue_s / self.horizon_s),
                 "time-averaged queue length",
                 "requests",
             );
             put(
-                format!("{n}_max_arrivals_per_user"),
+                format_args!("{n}_max_arrivals_per_user"),
                 Count(t.max_arrivals_per_user),
                 "most requests received by the tier for one user request",
                 N,
             );
             put(
-                format!("{n}_arrival_bound_per_user"),
+                format_args!("{n}_arrival_bound_per_user"),
                 Count(t.arrival_bound_per_user),
                 "the bound of that number from the attempts allowed above",
                 N,
             );
             for (k, r) in t.replicas.iter().enumerate() {
                 put(
-                    format!("{n}_r{k}_arrivals"),
+                    format_args!("{n}_r{k}_arrivals"),
                     Count(r.arrivals),
                     "requests received by this replica",
                     N,
                 );
                 put(
-                    format!("{n}_r{k}_admitted"),
+                    format_args!("{n}_r{k}_admitted"),
                     Count(r.admitted),
                     "requests admitted by this replica",
                     N,
                 );
                 put(
-                    format!("{n}_r{k}_completed_ok"),
+                    format_args!("{n}_r{k}_completed_ok"),
                     Count(r.completed_ok),
                     "successful completions of this replica",
                     N,
                 );
                 put(
-                    format!("{n}_r{k}_max_queue"),
+                    format_args!("{n}_r{k}_max_queue"),
                     Count(r.max_queue),
                     "longest queue of this replica",
                     "requests",
@@ -1542,24 +1628,23 @@ impl RunResult {
                 ),
             ];
             for (suffix, v, doc) in counters {
-                put(format!("{n}_{suffix}"), Count(v), doc, N);
+                put(format_args!("{n}_{suffix}"), Count(v), doc, N);
             }
             if c.balanced {
                 put(
-                    format!("{n}_ejections"),
+                    format_args!("{n}_ejections"),
                     Count(c.ejections),
                     "outlier ejections of a replica",
                     N,
                 );
                 put(
-                    format!("{n}_ejected_s"),
+                    format_args!("{n}_ejected_s"),
                     Real(c.ejected_s),
                     "replica-seconds kept out by ejection",
                     "replica-s",
                 );
             }
         }
-        out
     }
 
     /// One metric by name.
@@ -1579,14 +1664,14 @@ fn split_metrics(
     prefix: &str,
     classes: &[ClassStats],
     tenants: Option<[TenantStats; 2]>,
-    put: &mut impl FnMut(String, Value, &'static str, &'static str),
+    put: &mut impl FnMut(Arguments<'_>, Value, &'static str, &'static str),
 ) {
     use Value::{Count, MaybeReal};
     let group = !prefix.is_empty();
     let doc = |run: &'static str, of_group: &'static str| if group { of_group } else { run };
     for c in classes {
         put(
-            format!("{prefix}class_{}_users", c.name),
+            format_args!("{prefix}class_{}_users", c.name),
             Count(c.users),
             doc(
                 "user requests of this class",
@@ -1595,7 +1680,7 @@ fn split_metrics(
             "count",
         );
         put(
-            format!("{prefix}class_{}_success_rate", c.name),
+            format_args!("{prefix}class_{}_success_rate", c.name),
             MaybeReal(ratio(c.users_ok, c.users)),
             doc(
                 "success rate of this class's users",
@@ -1635,13 +1720,13 @@ fn split_metrics(
     ];
     for (side, t, users, rate) in sides {
         put(
-            format!("{prefix}tenant_{side}_users"),
+            format_args!("{prefix}tenant_{side}_users"),
             Count(t.users),
             users,
             "count",
         );
         put(
-            format!("{prefix}tenant_{side}_success_rate"),
+            format_args!("{prefix}tenant_{side}_success_rate"),
             MaybeReal(ratio(t.users_ok, t.users)),
             rate,
             "share (0-1)",
@@ -1665,6 +1750,12 @@ fn tenant_split<'a>(tenants: impl IntoIterator<Item = &'a TenantStats>) -> [Tena
 /// The metrics a run of `scenario` reports, with zero values: their names
 /// and types, known before any run (a table's schema).
 pub fn metric_schema(scenario: &crate::Scenario) -> Vec<Metric> {
+    schema_result(scenario).metrics()
+}
+
+/// A result of a run of `scenario` that counted nothing: its metrics are
+/// every run's of the scenario, by name, type and order.
+pub fn schema_result(scenario: &crate::Scenario) -> RunResult {
     let tier = |t: &crate::scenario::Tier| {
         let one = TierStats {
             name: t.name.clone(),
@@ -1712,7 +1803,6 @@ pub fn metric_schema(scenario: &crate::Scenario) -> Vec<Metric> {
         },
         ..RunResult::default()
     }
-    .metrics()
 }
 
 /// Nearest-rank percentile (`p` in (0, 1]) of unsorted values; sorts them.
@@ -1737,6 +1827,48 @@ fn rank(n: usize, p: f64) -> usize {
 
 #[cfg(test)]
 mod tests {
+
+    /// The values without names are the metrics' values, and their digest
+    /// the digest of the names written out, with names formatted in pieces
+    /// (replicas, callers) and whole; another list has another digest.
+    #[test]
+    fn metric_values_are_the_metrics_and_their_digest_the_names() {
+        use super::NamesDigest;
+        let mut s = crate::builtin::builtin("ch37").expect("a built-in scenario");
+        let overrides = [
+            ("svc_b.replicas", 3),
+            ("horizon_s", 5),
+            ("client.duration_s", 5),
+            ("svc_b.slow.start_s", 1),
+        ];
+        for (path, value) in overrides {
+            crate::params::set(&mut s, path, &toml::Value::Integer(value)).expect("a parameter");
+        }
+        let r = crate::run(&s, 1).expect("a run");
+        let metrics = r.metrics();
+        assert!(metrics.iter().any(|m| m.name == "svc_b_r2_arrivals"));
+        let (values, digest) = r.metric_values();
+        let named: Vec<_> = metrics.iter().map(|m| m.value).collect();
+        assert_eq!(values, named);
+        assert_eq!(
+            digest,
+            NamesDigest::of(metrics.iter().map(|m| m.name.as_str()))
+        );
+        let fewer = NamesDigest::of(metrics[1..].iter().map(|m| m.name.as_str()));
+        assert_ne!(digest, fewer);
+        // The same names run together differently are another list.
+        let joined = [format!("{}{}", metrics[0].name, metrics[1].name)];
+        let rest = metrics[2..].iter().map(|m| m.name.as_str());
+        assert_ne!(
+            digest,
+            NamesDigest::of(joined.iter().map(String::as_str).chain(rest))
+        );
+        assert!(r.names_surely_distinct());
+        // Two tiers of one name write the same columns.
+        let mut twice = r.clone();
+        twice.tiers.push(twice.tiers[0].clone());
+        assert!(!twice.names_surely_distinct());
+    }
 
     /// No window after the trigger with a user: nothing to judge (0, no
     /// verdict), not "never recovered"; one user in one window is enough.

@@ -537,6 +537,10 @@ fn checked(s: &Scenario, refuse_inert: bool) -> Result<(), Vec<ConfigError>> {
 /// `a_r0_arrivals`, and so would a tier named `a_r0`). A clash is named at
 /// the tier, group or class whose name is the longest prefix of the column.
 fn check_metric_names(s: &Scenario, errors: &mut Vec<ConfigError>) {
+    // Most scenarios have no clash: told without writing the names out.
+    if crate::result::schema_result(s).names_surely_distinct() {
+        return;
+    }
     let mut seen = BTreeSet::new();
     let mut clashes: std::collections::BTreeMap<String, (String, usize)> = Default::default();
     for m in crate::result::metric_schema(s) {
@@ -2350,13 +2354,18 @@ fn check_inert<A, B>(
     // A key under several conditions is refused once, for the first unmet.
     let mut refused: Vec<&str> = Vec::new();
     for rule in rules {
+        // Most keys hold their default: decided before the rule is asked
+        // (its reason is written out) and before any path is built.
+        let set = |key: &str| at(given, key) != at(default, key);
+        if !rule.keys.iter().any(|k| set(k)) {
+            continue;
+        }
         let Some(why) = (rule.idle)(owner, context, p) else {
             continue;
         };
-        for key in rule.keys {
+        for key in rule.keys.iter().filter(|k| set(k)) {
             let value = at(given, key);
-            // Most keys hold their default: decided before any path is built.
-            if value == at(default, key) || refused.contains(key) {
+            if refused.contains(key) {
                 continue;
             }
             let path = format!("{p}.{key}");

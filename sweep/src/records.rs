@@ -60,6 +60,9 @@ pub struct Layout {
     /// Each metric's column, by name (for runs whose metrics are not the
     /// table's in its order).
     column_of: HashMap<String, usize>,
+    /// The digest of the metrics' names in their order: a run whose
+    /// metrics have it gives its values without its names.
+    digest: sim_core::result::NamesDigest,
     pub tiers: Vec<String>,
     /// Per tier: it has replicas at some point of the grid (several in the
     /// scenario, or `<tier>.replicas` set or swept), so the series carry
@@ -243,6 +246,7 @@ impl Layout {
             column_of: (metrics.iter().enumerate())
                 .map(|(k, m)| (m.name.clone(), k))
                 .collect(),
+            digest: sim_core::result::NamesDigest::of(metrics.iter().map(|m| m.name.as_str())),
             metrics,
             tiers: scenario.tiers.iter().map(|t| t.name.clone()).collect(),
             replicated,
@@ -460,7 +464,7 @@ impl Layout {
         let metrics: Vec<Option<Vec<Option<sim_core::Value>>>> = batch
             .iter()
             .map(|o| match &o.result {
-                Ok(r) => self.columns_of(&o.run_id, r.metrics()).map(Some),
+                Ok(r) => self.columns_of(&o.run_id, r).map(Some),
                 Err(_) => Ok(None),
             })
             .collect::<PolarsResult<_>>()?;
@@ -520,15 +524,14 @@ impl Layout {
     fn columns_of(
         &self,
         run_id: &str,
-        metrics: Vec<sim_core::Metric>,
+        run: &RunResult,
     ) -> PolarsResult<Vec<Option<sim_core::Value>>> {
-        let same = metrics.len() == self.metrics.len()
-            && (metrics.iter().zip(&self.metrics)).all(|(a, b)| a.name == b.name);
-        if same {
-            return Ok(metrics.into_iter().map(|m| Some(m.value)).collect());
+        let (same, digest) = run.metric_values();
+        if digest == self.digest {
+            return Ok(same.into_iter().map(Some).collect());
         }
         let mut values = vec![None; self.metrics.len()];
-        for m in metrics {
+        for m in run.metrics() {
             let Some(&k) = self.column_of.get(&m.name) else {
                 polars_bail!(ComputeError: "run {run_id}: metric `{}` has no column in the runs table (a point the grid did not check at load has metrics the checked ones lack)", m.name);
             };
