@@ -1284,13 +1284,49 @@ pub fn class_names(scenario: &Scenario) -> Vec<&str> {
 
 /// The catalogue entry of a concrete path, if the path is well-formed.
 pub fn param_of(path: &str) -> Option<&'static Param> {
+    params_of(path).next()
+}
+
+/// What the catalogue alone says is wrong with `value` at `path`, with no
+/// scenario to read (a grid whose scenario file does not load): a value
+/// of another type, or a number outside the parameter's bounds. Only a
+/// value every catalogue line of the path's shape refuses is refused, in
+/// the first one's words; a path of no line is not judged (it may name a
+/// tier the scenario lacks, which the scenario tells).
+pub fn catalogue_problem(path: &str, value: &Value) -> Option<String> {
+    let problem = |param: &Param| {
+        if let Err(e) = convert(param, value) {
+            return Some(e);
+        }
+        let bounds = param.bounds?;
+        let numbers = match (param.kind, value) {
+            (Kind::Floats, Value::Array(entries)) => entries.as_slice(),
+            (Kind::Float | Kind::Int | Kind::Cap, v) => std::slice::from_ref(v),
+            _ => &[],
+        };
+        let outside = numbers
+            .iter()
+            .filter_map(|v| float(v).ok())
+            .any(|x| !x.is_finite() || !bounds.contains(x));
+        outside.then(|| format!("must be {}, got {}", bounds.describe(), show(value)))
+    };
+    if path == "strategy" {
+        return None; // a preset of the scenario's
+    }
+    let problems: Option<Vec<String>> = params_of(path).map(problem).collect();
+    problems.and_then(|p| p.into_iter().next())
+}
+
+/// Every catalogue line a concrete path's shape matches (one, but for a
+/// key two scopes share).
+fn params_of(path: &str) -> impl Iterator<Item = &'static Param> {
     let segs: Vec<&str> = path.split('.').collect();
     // The path past its owner, and past `<owner>.fanout.<to>`: built once,
     // not once per catalogue line.
     let key_after = |n: usize| (segs.len() > n).then(|| segs[n..].join("."));
     let (after_owner, after_branch) = (key_after(1), key_after(3));
     let is = |key: &Option<String>, p: &Param| key.as_deref() == Some(p.key);
-    PARAMS.iter().find(|p| match p.scope {
+    PARAMS.iter().filter(move |p| match p.scope {
         Scope::Top => p.key == path,
         Scope::Client => is(&after_owner, p),
         Scope::Call => {

@@ -1478,9 +1478,6 @@ impl Grid {
             }
         }
         errors.append(&mut flag_range_errors);
-        let Some(base) = base else {
-            return Err(GridErrors(errors));
-        };
         // Every value of every path on its own: unknown paths and types.
         // The fixed overrides build on each other (a window or profile point
         // `n` needs the ones before it), and every level builds on them.
@@ -1490,25 +1487,37 @@ impl Grid {
         let mut probe_errors: Vec<GridError> = Vec::new();
         let mut with_set = base.clone();
         let mut last_refused = false;
-        let mut probe = |table: &'static str, path: &str, value: &Value, on: &mut Scenario| {
-            // A value outside its bounds is refused at every point: said
-            // here, beside the other values' problems, with validation's
-            // reason (not the field type's limits, nor a mechanism's being
-            // off).
-            let outside = params::out_of_bounds(on, path, value);
-            let refused = match (params::set(on, path, value), outside) {
-                (Err(cause), None) => Some(cause),
-                (Err(_), Some(outside)) => Some(ConfigError::new(path, outside.to_string())),
-                (Ok(()), None) => None,
-                (Ok(()), Some(outside)) => {
-                    let canonical = params::canonical(path);
-                    let errors = sim_core::validate_settings(on).err().unwrap_or_default();
-                    Some(
-                        (errors.into_iter())
-                            .find(|e| outside.finite && params::canonical(&e.path) == canonical)
-                            .unwrap_or_else(|| ConfigError::new(path, outside.to_string())),
-                    )
-                }
+        let mut probe = |table: &'static str,
+                         path: &str,
+                         value: &Value,
+                         on: &mut Option<Scenario>| {
+            let refused = match on {
+                // Without a scenario (its file did not load), what the
+                // catalogue alone tells, so that it is not told only once
+                // the file loads.
+                None => params::catalogue_problem(path, value).map(|m| ConfigError::new(path, m)),
+                // A value outside its bounds is refused at every point:
+                // said here, beside the other values' problems, with
+                // validation's reason (not the field type's limits, nor a
+                // mechanism's being off).
+                Some(on) => match (
+                    // Before the value is set: the path as it was.
+                    params::out_of_bounds(on, path, value),
+                    params::set(on, path, value),
+                ) {
+                    (None, Err(cause)) => Some(cause),
+                    (Some(outside), Err(_)) => Some(ConfigError::new(path, outside.to_string())),
+                    (None, Ok(())) => None,
+                    (Some(outside), Ok(())) => {
+                        let canonical = params::canonical(path);
+                        let errors = sim_core::validate_settings(on).err().unwrap_or_default();
+                        Some(
+                            (errors.into_iter())
+                                .find(|e| outside.finite && params::canonical(&e.path) == canonical)
+                                .unwrap_or_else(|| ConfigError::new(path, outside.to_string())),
+                        )
+                    }
+                },
             };
             let follows_refused = std::mem::replace(&mut last_refused, refused.is_some());
             let Some(cause) = refused else {
@@ -1613,6 +1622,9 @@ impl Grid {
             }
         }
         errors.extend(probe_errors);
+        let Some(base) = base else {
+            return Err(GridErrors(errors));
+        };
         let mut grid = Grid {
             name,
             path: path.to_path_buf(),

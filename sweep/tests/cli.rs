@@ -759,13 +759,19 @@ fn a_bad_scenario_file_is_said_whole_beside_the_grid_s_problems() {
         .replacen("rate_per_s = 50.0", "rate_per_s = \"fast\"", 1)
         .replacen("slots = 1000", "slots = 1000\nqueue_cpa = 5", 1);
     write_grid_as(dir, "s.toml", &bad);
-    let grid = write_grid(dir, "name = \"g\"\nscenario = \"s.toml\"\nseeds = [1, 1]\n");
+    // The grid's values that the catalogue alone can judge are judged too;
+    // the others wait for the scenario (a tier it may lack).
+    let grid = write_grid(
+        dir,
+        "name = \"g\"\nscenario = \"s.toml\"\nseeds = [1, 1]\n[set]\n\"a.attempt_timeout_s\" = -1\n\"client.rate_per_s\" = 20\n\"b.queue_cap\" = \"unbounded\"\n[axes]\n\"b.slots\" = [0, 4]\n\"client.rate_per_s\" = [\"x\"]\n",
+    );
     let o = sweep(&["plan", &grid]);
     assert_eq!(o.status.code(), Some(2));
     let (f, s) = (dir.join("grid.toml"), dir.join("s.toml"));
     let (f, s) = (f.display(), s.display());
+    let err = stderr(&o);
     assert_says(
-        &stderr(&o),
+        &err,
         &[
             &format!("  {f}: scenario: {s}: TOML parse error at line 9, column 14"),
             "invalid type: string \"fast\", expected a number",
@@ -773,8 +779,15 @@ fn a_bad_scenario_file_is_said_whole_beside_the_grid_s_problems() {
             "unknown field `queue_cpa`, expected one of `name`, `slots`,",
             "did you mean `queue_cap`?",
             &format!("  {f}: seeds: seed 1 appears twice"),
+            &format!("  {f}: set.\"a.attempt_timeout_s\" = -1: must be > 0, got -1"),
+            &format!("  {f}: axes.\"b.slots\" = 0: must be >= 1, got 0"),
+            &format!(
+                "  {f}: axes.\"client.rate_per_s\" = \"x\": expected a number, got string \"x\""
+            ),
         ],
     );
+    assert_eq!(err.matches(&format!("  {f}: set.")).count(), 1, "{err}");
+    assert_eq!(err.matches(&format!("  {f}: axes.")).count(), 2, "{err}");
 }
 
 /// A bad value of the scenario file that the grid does not set is said at
