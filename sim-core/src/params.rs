@@ -1455,7 +1455,10 @@ pub struct Serialized {
 
 impl Serialized {
     pub fn new(scenario: Scenario) -> Serialized {
-        let tree = Table::try_from(&scenario).expect("a scenario always serializes");
+        let mut tree = Table::try_from(&scenario).expect("a scenario always serializes");
+        // No override writes a preset: they are copied, not written out
+        // and read back with every set of overrides.
+        tree.remove("presets");
         Serialized { scenario, tree }
     }
 
@@ -1470,6 +1473,7 @@ impl Serialized {
         let overrides: Vec<(&str, &Value)> =
             overrides.iter().map(|(k, v)| (k.as_str(), v)).collect();
         write_all_into(&mut scenario, self.tree.clone(), &overrides)?;
+        scenario.presets.clone_from(&self.scenario.presets);
         Ok(scenario)
     }
 }
