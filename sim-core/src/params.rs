@@ -1304,14 +1304,20 @@ pub fn catalogue_problem(path: &str, value: &Value) -> Option<String> {
             (Kind::Float | Kind::Int | Kind::Cap, v) => std::slice::from_ref(v),
             _ => &[],
         };
-        let outside = numbers
-            .iter()
-            .filter_map(|v| float(v).ok())
+        let outside = (numbers.iter().filter_map(|v| float(v).ok()))
             .any(|x| !x.is_finite() || !bounds.contains(x));
-        outside.then(|| format!("must be {}, got {}", bounds.describe(), show(value)))
+        // Without the value, which its key shows: the same problem at
+        // consecutive levels of an axis is then said once.
+        let every = if param.kind == Kind::Floats {
+            "every entry "
+        } else {
+            ""
+        };
+        outside.then(|| format!("{every}must be {}", bounds.describe()))
     };
     if path == "strategy" {
-        return None; // a preset of the scenario's
+        // A preset of the scenario's, named.
+        return text(value).err();
     }
     let problems: Option<Vec<String>> = params_of(path).map(problem).collect();
     problems.and_then(|p| p.into_iter().next())

@@ -763,7 +763,7 @@ fn a_bad_scenario_file_is_said_whole_beside_the_grid_s_problems() {
     // the others wait for the scenario (a tier it may lack).
     let grid = write_grid(
         dir,
-        "name = \"g\"\nscenario = \"s.toml\"\nseeds = [1, 1]\n[set]\n\"a.attempt_timeout_s\" = -1\n\"client.rate_per_s\" = 20\n\"b.queue_cap\" = \"unbounded\"\n[axes]\n\"b.slots\" = [0, 4]\n\"client.rate_per_s\" = [\"x\"]\n",
+        "name = \"g\"\nscenario = \"s.toml\"\nseeds = [1, 1]\n[set]\n\"a.attempt_timeout_s\" = -1\n\"client.duration_s\" = 20\n\"b.queue_cap\" = \"unbounded\"\n\"client.attempt_timeouts_s\" = [0.5, 0]\n[axes]\n\"b.slots\" = [0, 4]\n\"c.attempt_timeout_s\" = [0, -1, 1]\n\"client.rate_per_s\" = [\"x\"]\nstrategy = [5]\n",
     );
     let o = sweep(&["plan", &grid]);
     assert_eq!(o.status.code(), Some(2));
@@ -779,15 +779,21 @@ fn a_bad_scenario_file_is_said_whole_beside_the_grid_s_problems() {
             "unknown field `queue_cpa`, expected one of `name`, `slots`,",
             "did you mean `queue_cap`?",
             &format!("  {f}: seeds: seed 1 appears twice"),
-            &format!("  {f}: set.\"a.attempt_timeout_s\" = -1: must be > 0, got -1"),
-            &format!("  {f}: axes.\"b.slots\" = 0: must be >= 1, got 0"),
+            &format!("  {f}: set.\"a.attempt_timeout_s\" = -1: must be > 0"),
+            &format!(
+                "  {f}: set.\"client.attempt_timeouts_s\" = [0.5, 0]: every entry must be > 0"
+            ),
+            &format!("  {f}: axes.\"b.slots\" = 0: must be >= 1"),
+            // The same problem at consecutive levels, said once.
+            &format!("  {f}: axes.\"c.attempt_timeout_s\" = 0 and -1: must be > 0"),
             &format!(
                 "  {f}: axes.\"client.rate_per_s\" = \"x\": expected a number, got string \"x\""
             ),
+            &format!("  {f}: axes.\"strategy\" = 5: expected a string, got integer 5"),
         ],
     );
-    assert_eq!(err.matches(&format!("  {f}: set.")).count(), 1, "{err}");
-    assert_eq!(err.matches(&format!("  {f}: axes.")).count(), 2, "{err}");
+    assert_eq!(err.matches(&format!("  {f}: set.")).count(), 2, "{err}");
+    assert_eq!(err.matches(&format!("  {f}: axes.")).count(), 4, "{err}");
 }
 
 /// A bad value of the scenario file that the grid does not set is said at
