@@ -1319,7 +1319,21 @@ pub fn catalogue_problem(path: &str, value: &Value) -> Option<String> {
         // A preset of the scenario's, named.
         return text(value).err();
     }
-    let problems: Option<Vec<String>> = params_of(path).map(problem).collect();
+    // `client` is the client group's, never a tier's name: its paths are
+    // of the client's scopes only (`client.slots` is no parameter).
+    let client_side = |p: &&Param| {
+        !path.starts_with("client.")
+            || matches!(
+                p.scope,
+                Scope::Client
+                    | Scope::Call
+                    | Scope::ClientFile
+                    | Scope::Class
+                    | Scope::Spike
+                    | Scope::Profile
+            )
+    };
+    let problems: Option<Vec<String>> = params_of(path).filter(client_side).map(problem).collect();
     problems.and_then(|p| p.into_iter().next())
 }
 

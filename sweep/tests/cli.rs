@@ -760,10 +760,11 @@ fn a_bad_scenario_file_is_said_whole_beside_the_grid_s_problems() {
         .replacen("slots = 1000", "slots = 1000\nqueue_cpa = 5", 1);
     write_grid_as(dir, "s.toml", &bad);
     // The grid's values that the catalogue alone can judge are judged too;
-    // the others wait for the scenario (a tier it may lack).
+    // the others wait for the scenario (a tier it may lack; `client.slots`,
+    // a tier's key on the client, is no parameter at all).
     let grid = write_grid(
         dir,
-        "name = \"g\"\nscenario = \"s.toml\"\nseeds = [1, 1]\n[set]\n\"a.attempt_timeout_s\" = -1\n\"client.duration_s\" = 20\n\"b.queue_cap\" = \"unbounded\"\n\"client.attempt_timeouts_s\" = [0.5, 0]\n[axes]\n\"b.slots\" = [0, 4]\n\"c.attempt_timeout_s\" = [0, -1, 1]\n\"client.rate_per_s\" = [\"x\"]\nstrategy = [5]\n",
+        "name = \"g\"\nscenario = \"s.toml\"\nseeds = [1, 1]\n[set]\n\"a.attempt_timeout_s\" = -1\n\"client.duration_s\" = 20\n\"client.slots\" = 0\n\"b.queue_cap\" = \"unbounded\"\n\"client.attempt_timeouts_s\" = [0.5, 0]\n[axes]\n\"b.slots\" = [0, 4]\n\"c.attempt_timeout_s\" = [0, -1, 1]\n\"client.rate_per_s\" = [\"x\"]\nstrategy = [5]\n",
     );
     let o = sweep(&["plan", &grid]);
     assert_eq!(o.status.code(), Some(2));
