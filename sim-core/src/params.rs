@@ -1298,14 +1298,7 @@ pub fn catalogue_problem(path: &str, value: &Value) -> Option<String> {
         if let Err(e) = convert(param, value) {
             return Some(e);
         }
-        let bounds = param.bounds?;
-        let numbers = match (param.kind, value) {
-            (Kind::Floats, Value::Array(entries)) => entries.as_slice(),
-            (Kind::Float | Kind::Int | Kind::Cap, v) => std::slice::from_ref(v),
-            _ => &[],
-        };
-        let outside = (numbers.iter().filter_map(|v| float(v).ok()))
-            .any(|x| !x.is_finite() || !bounds.contains(x));
+        let outside = outside_bounds(param, value)?;
         // Without the value, which its key shows: the same problem at
         // consecutive levels of an axis is then said once.
         let every = if param.kind == Kind::Floats {
@@ -1313,7 +1306,7 @@ pub fn catalogue_problem(path: &str, value: &Value) -> Option<String> {
         } else {
             ""
         };
-        outside.then(|| format!("{every}must be {}", bounds.describe()))
+        Some(format!("{every}must be {}", outside.bounds.describe()))
     };
     if path == "strategy" {
         // A preset of the scenario's, named.
@@ -1536,6 +1529,12 @@ pub fn out_of_bounds(scenario: &Scenario, path: &str, value: &Value) -> Option<O
     let tree = Table::try_from(scenario).expect("a scenario always serializes");
     let segs: Vec<&str> = path.split('.').collect();
     let (_, param) = locate(scenario, &tree, &segs).ok()??;
+    outside_bounds(param, value)
+}
+
+/// Whether `value` lies outside `param`'s bounds: a number, or a list
+/// entry, outside them, or a float that is not finite.
+fn outside_bounds(param: &Param, value: &Value) -> Option<OutOfBounds> {
     let bounds = param.bounds?;
     let numbers = match (param.kind, value) {
         (Kind::Floats, Value::Array(entries)) => entries.as_slice(),
