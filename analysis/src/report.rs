@@ -1543,8 +1543,15 @@ fn load_plots(
     let line_labels: Vec<String> = s
         .line_dim
         .map_or(vec!["all".to_string()], |d| line_labels_of(sweep, d));
+    let bottlenecks: Vec<Option<(usize, f64)>> = (0..s.slices.len())
+        .map(|slice| bottleneck(&values, sweep.tiers.len(), slice))
+        .collect();
+    let drawn: Vec<Option<&str>> = (bottlenecks.iter())
+        .map(|b| b.map(|(t, _)| sweep.tiers[t].as_str()))
+        .collect();
+    let causes = turned_away_causes(sweep, &s, &drawn)?;
     for (slice_idx, slice) in s.slices.iter().enumerate() {
-        let Some((t, peak)) = bottleneck(&values, sweep.tiers.len(), slice_idx) else {
+        let Some((t, peak)) = bottlenecks[slice_idx] else {
             continue;
         };
         let tier = &sweep.tiers[t];
@@ -1575,7 +1582,12 @@ fn load_plots(
                 "{}{}{} Requests arriving per second (medians over the slice's runs), first tries and retries stacked{}{}",
                 sentence(&slice.reason),
                 load_verdict(tier, peak),
-                turned_away_note(tier, turned_away, panels.len()),
+                turned_away_note(
+                    tier,
+                    turned_away,
+                    panels.len(),
+                    &causes[slice_idx]
+                ),
                 match (retried, peak >= 0.9) {
                     (true, true) => "; where retries fill the gap above capacity, the retry storm sustains the overload.",
                     (true, false) => ".",
@@ -1736,15 +1748,117 @@ fn turned_away_share(panel: &plots::LoadPanel) -> f64 {
     }
 }
 
+/// Why a tier turns an arrival away at admission: the suffix of its
+/// runs column, and the words for it.
+const TURNED_AWAY_CAUSES: [(&str, &str); 5] = [
+    ("rejected_full", "for a full queue or a concurrency limit"),
+    ("rate_limited", "by its rate limit"),
+    ("shed", "shed by their class's shedding length"),
+    ("refused_down", "refused while it was down"),
+    ("black_holed", "lost in a black hole while it was down"),
+];
+
+/// Arrivals a tier turned away, and why: per cause of
+/// [`TURNED_AWAY_CAUSES`] that did, the count, its words and its runs
+/// column, most first.
+type Causes = Vec<(f64, &'static str, String)>;
+
+/// Over the runs of each drawn slice, why its drawn tier (`drawn[slice]`,
+/// if any) turned arrivals away ([`Causes`]). Read from the runs parts:
+/// the report keeps in memory only the columns it uses throughout, so
+/// that a million runs stay small.
+fn turned_away_causes(
+    sweep: &Sweep,
+    s: &Slicing,
+    drawn: &[Option<&str>],
+) -> Result<Vec<Causes>, ReportError> {
+    if drawn.iter().all(Option::is_none) {
+        return Ok(vec![Vec::new(); drawn.len()]);
+    }
+    let runs_dir = sweep.dir.join("runs");
+    let rows = run_rows(sweep)?;
+    let mut counts = vec![[0.0; TURNED_AWAY_CAUSES.len()]; drawn.len()];
+    for path in part::list(&runs_dir, ".parquet").map_err(IoError::at(&runs_dir))? {
+        let present = part::column_names(&path)?;
+        let column = |tier: &str, k: usize| format!("{tier}_{}", TURNED_AWAY_CAUSES[k].0);
+        let mut wanted = vec!["run_id".to_string()];
+        for tier in drawn.iter().flatten() {
+            for k in 0..TURNED_AWAY_CAUSES.len() {
+                let c = column(tier, k);
+                if present.contains(&c) && !wanted.contains(&c) {
+                    wanted.push(c);
+                }
+            }
+        }
+        let wanted: Vec<&str> = wanted.iter().map(String::as_str).collect();
+        let part = Part::read(&path, Some(&wanted))?;
+        let slice_of: Vec<Option<usize>> = (part.str("run_id")?.iter())
+            .map(|id| Some(s.of_run.get(rows.get(id?)?)?.0))
+            .collect();
+        for (slice, tier) in drawn.iter().enumerate() {
+            let Some(tier) = tier else { continue };
+            for (k, count) in counts[slice].iter_mut().enumerate() {
+                let c = column(tier, k);
+                if !wanted.contains(&c.as_str()) {
+                    continue;
+                }
+                *count += (part.f64(&c)?.iter().zip(&slice_of))
+                    .filter(|(_, at)| **at == Some(slice))
+                    .filter_map(|(v, _)| v)
+                    .sum::<f64>();
+            }
+        }
+    }
+    Ok((drawn.iter().zip(counts))
+        .map(|(tier, counts)| {
+            let mut causes: Causes = (TURNED_AWAY_CAUSES.iter().zip(counts))
+                .filter(|(_, n)| *n > 0.0)
+                .map(|((suffix, words), n)| (n, *words, format!("{}_{suffix}", tier.unwrap_or(""))))
+                .collect();
+            causes.sort_by(|a, b| b.0.total_cmp(&a.0));
+            causes
+        })
+        .collect())
+}
+
 /// What the load caption says of the arrivals the plotted tier turned away
 /// at admission (`share`, in the panel of the `panels` that turned away
-/// most), and where to read why.
-fn turned_away_note(tier: &str, share: f64, panels: usize) -> String {
+/// most), and why (`causes`, from [`turned_away_causes`]: where the runs
+/// table has none, the columns to read).
+fn turned_away_note(
+    tier: &str,
+    share: f64,
+    panels: usize,
+    causes: &[(f64, &'static str, String)],
+) -> String {
     if share < MIN_TURNED_AWAY {
         return String::new();
     }
+    let total: f64 = causes.iter().map(|c| c.0).sum();
+    let why = match causes {
+        [] => format!(
+            "; the runs' `{tier}_rejected_full` (a full queue or a concurrency limit), `{tier}_rate_limited`, `{tier}_shed` and `{tier}_refused_down` say why"
+        ),
+        [(_, words, column)] => {
+            format!(": over the slice's runs, all of them {words} (`{column}`)")
+        }
+        _ => {
+            let parts: Vec<String> = (causes.iter())
+                .map(|(n, words, column)| {
+                    let pct = 100.0 * n / total;
+                    let pct = if pct < 0.5 {
+                        "under 1".to_string()
+                    } else {
+                        format!("{pct:.0}")
+                    };
+                    format!("{pct}% {words} (`{column}`)")
+                })
+                .collect();
+            format!(": over the slice's runs, {}", parts.join(", "))
+        }
+    };
     format!(
-        " {tier} turned away {:.0}% of its arrivals{} (the solid line is what it let in); the runs' `{tier}_rejected_full` (a full queue or a concurrency limit), `{tier}_rate_limited`, `{tier}_shed` and `{tier}_refused_down` say why.",
+        " {tier} turned away {:.0}% of its arrivals{} (the solid line is what it let in){why}.",
         100.0 * share,
         if panels > 1 {
             " in the panel that turned away most"
@@ -3771,14 +3885,21 @@ mod tests {
         assert_eq!(panels[0].points[1].admitted, Some(150.0));
         assert_eq!(turned_away_share(&panels[0]), 0.5);
         assert_eq!(
-            turned_away_note("b", 0.5, 2),
+            turned_away_note("b", 0.5, 2, &[]),
             " b turned away 50% of its arrivals in the panel that turned away most (the solid line is what it let in); the runs' `b_rejected_full` (a full queue or a concurrency limit), `b_rate_limited`, `b_shed` and `b_refused_down` say why."
         );
+        let full = (30.0, TURNED_AWAY_CAUSES[0].1, "b_rejected_full".to_string());
         assert_eq!(
-            turned_away_note("b", 0.5, 1),
-            " b turned away 50% of its arrivals (the solid line is what it let in); the runs' `b_rejected_full` (a full queue or a concurrency limit), `b_rate_limited`, `b_shed` and `b_refused_down` say why."
+            turned_away_note("b", 0.5, 1, std::slice::from_ref(&full)),
+            " b turned away 50% of its arrivals (the solid line is what it let in): over the slice's runs, all of them for a full queue or a concurrency limit (`b_rejected_full`)."
         );
-        assert_eq!(turned_away_note("b", 0.005, 1), "");
+        let limited = (10.0, TURNED_AWAY_CAUSES[1].1, "b_rate_limited".to_string());
+        let down = (0.1, TURNED_AWAY_CAUSES[3].1, "b_refused_down".to_string());
+        assert_eq!(
+            turned_away_note("b", 0.5, 1, &[full, limited, down]),
+            " b turned away 50% of its arrivals (the solid line is what it let in): over the slice's runs, 75% for a full queue or a concurrency limit (`b_rejected_full`), 25% by its rate limit (`b_rate_limited`), under 1% refused while it was down (`b_refused_down`)."
+        );
+        assert_eq!(turned_away_note("b", 0.005, 1, &[]), "");
     }
 
     /// A heading right after a collapsed block renders as a heading, not as

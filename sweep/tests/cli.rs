@@ -3557,3 +3557,59 @@ fn extreme_levels_are_shown_in_exponent_form() {
         &["svc_a.backoff_base_s (3 levels): 1e308, 1e-320, 0.05"],
     );
 }
+
+/// The offered-load caption names why the drawn tier turned arrivals
+/// away, each cause's share as the runs table counts it over the slice.
+#[test]
+fn the_load_caption_names_why_the_tier_turned_arrivals_away() {
+    let tmp = tempfile::tempdir().unwrap();
+    let grid = write_grid(
+        tmp.path(),
+        r#"name = "causes"
+scenario = "ch37"
+seeds = [1, 2]
+[set]
+strategy = "protected"
+"client.duration_s" = 8
+horizon_s = 10
+"svc_b.slow.start_s" = 2
+"svc_b.slow.duration_s" = 3
+"svc_b.rate_limit_per_s" = 300
+[axes]
+"svc_b.queue_cap" = [4, 16]
+"#,
+    );
+    let out = tmp.path().join("out");
+    let md = run_for_report(&grid, &out);
+    let runs = runs_table(&out);
+    let total = |c: &str| -> f64 {
+        let v = runs.column(c).unwrap().cast(&DataType::Float64).unwrap();
+        v.f64().unwrap().into_no_null_iter().sum()
+    };
+    let (full, limited) = (total("svc_b_rejected_full"), total("svc_b_rate_limited"));
+    assert!(
+        full > 0.0 && limited > 0.0,
+        "both causes: {full}, {limited}"
+    );
+    assert_eq!(total("svc_b_shed") + total("svc_b_refused_down"), 0.0);
+    let pct = |n: f64| format!("{:.0}%", 100.0 * n / (full + limited));
+    let (first, second) = match full >= limited {
+        true => (
+            format!(
+                "{} for a full queue or a concurrency limit (`svc_b_rejected_full`)",
+                pct(full)
+            ),
+            format!("{} by its rate limit (`svc_b_rate_limited`)", pct(limited)),
+        ),
+        false => (
+            format!("{} by its rate limit (`svc_b_rate_limited`)", pct(limited)),
+            format!(
+                "{} for a full queue or a concurrency limit (`svc_b_rejected_full`)",
+                pct(full)
+            ),
+        ),
+    };
+    let expected =
+        format!("(the solid line is what it let in): over the slice's runs, {first}, {second}.");
+    assert!(md.contains(&expected), "no `{expected}` in:\n{md}");
+}
