@@ -1,17 +1,18 @@
 //! ch37 (client -> gateway -> svc_a -> svc_b, the four presets) as a
 //! minimal Rust event loop beside the engine: `ch37_heapq.py` line for line,
-//! with the project's draws (`sim_core::random::Stream`: ChaCha8 and libm)
-//! and a slab of jobs whose slots are reused. It keeps no statistics but the
-//! events, users and successes, and cancels no timer (a stale one is popped
-//! and passed over), as the Python loop does: the floor of the main job, as
-//! the binary-heap loop is the M/M/1's. The counts agree with the engine's
-//! statistically, not exactly (other streams, no per-second series).
+//! with the engine's draws (`sim_core::random::Stream`, the streams named as
+//! the engine names them) and a slab of jobs whose slots are reused. It keeps
+//! no statistics but the events, users and successes, and cancels no timer
+//! (a stale one is popped and passed over), as the Python loop does: the
+//! floor of the main job, as the binary-heap loop is the M/M/1's. It takes
+//! the engine's sample path: every run's events and users served ok are the
+//! engine's, which the program checks (it exits 1 if they differ).
 //!
 //!     env -u CARGO_TARGET_DIR cargo run --release --bin ch37_loop -- --rounds 5 --reps 10
 //!
-//! Rounds alternate the engine and the loop (A B, A B, ...); each figure is
-//! the median over the rounds of the CPU time of `--reps` runs (seeds 1 to
-//! reps), per run.
+//! Rounds alternate the engine and the loops (A B C, A B C, ...); each
+//! figure is the median over the rounds of the CPU time of `--reps` runs
+//! (seeds 1 to reps), per run.
 
 use sim_core::random::Stream;
 use std::cmp::Reverse;
@@ -57,6 +58,8 @@ const NO_REF: Ref = Ref {
 /// gRPC retry throttle (milli-tokens, as the engine keeps them).
 struct Caller {
     to: usize,
+    /// Its backoff draws, the stream the engine names for this caller.
+    rng: Stream,
     timeout: u64,
     max_attempts: u16,
     jitter: bool,
@@ -72,6 +75,8 @@ struct Caller {
 impl Caller {
     #[allow(clippy::too_many_arguments)]
     fn new(
+        seed: u64,
+        name: &str,
         to: usize,
         timeout_s: f64,
         retries: u16,
@@ -82,6 +87,7 @@ impl Caller {
     ) -> Caller {
         Caller {
             to,
+            rng: Stream::new(seed, &format!("backoff.{name}")),
             timeout: (timeout_s * S as f64).round() as u64,
             max_attempts: retries + 1,
             jitter,
@@ -154,13 +160,15 @@ struct Event {
     outcome: Outcome,
 }
 
-fn ch37(preset: &str) -> (Vec<Caller>, Vec<Server>) {
+fn ch37(preset: &str, seed: u64) -> (Vec<Caller>, Vec<Server>) {
     let deadline = preset != "naive";
     let budget = matches!(preset, "deadline_budget" | "protected");
     let protected = preset == "protected";
     let callers = vec![
-        Caller::new(0, 1.0, 2, false, 0.05, deadline, false),
+        Caller::new(seed, "client", 0, 1.0, 2, false, 0.05, deadline, false),
         Caller::new(
+            seed,
+            "gateway",
             1,
             1.0,
             if budget { 0 } else { 3 },
@@ -170,6 +178,8 @@ fn ch37(preset: &str) -> (Vec<Caller>, Vec<Server>) {
             false,
         ),
         Caller::new(
+            seed,
+            "svc_a",
             2,
             if deadline { 0.3 } else { 1.0 },
             if budget { 2 } else { 3 },
@@ -192,7 +202,6 @@ struct Sim {
     servers: Vec<Server>,
     arrivals: Stream,
     service: Stream,
-    backoff: Stream,
     heap: BinaryHeap<Reverse<Event>>,
     /// With `Some`, attempt timeouts wait in a FIFO per call edge (pushed
     /// in time order; one cut short by a deadline goes to the heap), as the
@@ -215,14 +224,13 @@ struct Sim {
 
 impl Sim {
     fn new(preset: &str, seed: u64, lanes: bool) -> Sim {
-        let (callers, servers) = ch37(preset);
+        let (callers, servers) = ch37(preset, seed);
         let lanes = lanes.then(|| callers.iter().map(|_| VecDeque::new()).collect());
         Sim {
             callers,
             servers,
             arrivals: Stream::new(seed, "arrivals"),
-            service: Stream::new(seed, "service"),
-            backoff: Stream::new(seed, "backoff"),
+            service: Stream::new(seed, "service.svc_b"),
             heap: BinaryHeap::new(),
             lanes,
             jobs: Vec::new(),
@@ -486,7 +494,7 @@ impl Sim {
             false => call.base,
             true => {
                 let hi = (call.base << (attempts - 1)).min(call.cap);
-                self.backoff.below_or_eq(hi)
+                call.rng.below_or_eq(hi)
             }
         };
         self.schedule(now + wait, Kind::Retry, r, 0, Outcome::Ok);
@@ -594,6 +602,7 @@ fn main() -> ExitCode {
         "engine/loop",
         "/+lanes"
     );
+    let mut agree = true;
     // `--preset P` runs that preset only.
     let preset_only = (args.iter().position(|a| a == "--preset")).and_then(|i| args.get(i + 1));
     for preset in sim_core::CH37_STRATEGIES {
@@ -604,29 +613,36 @@ fn main() -> ExitCode {
         let scenario = sim_core::resolve("ch37", &strategy).expect("a preset of ch37");
         let mut scratch = sim_core::Scratch::default();
         let mut ms = [Vec::new(), Vec::new(), Vec::new()];
-        let mut events = [0; 3];
+        // Per seed, each one's events and users served ok: the same in all.
+        let mut outcomes: [Vec<(u64, u64)>; 3] = Default::default();
         for _ in 0..rounds {
             for (k, times) in ms.iter_mut().enumerate() {
                 if only.is_some_and(|o| o != k) {
                     times.push(f64::NAN);
                     continue;
                 }
+                outcomes[k].clear();
                 let t = cpu_seconds();
-                events[k] = 0;
                 for seed in 1..=reps {
-                    events[k] += if k == 0 {
+                    outcomes[k].push(if k == 0 {
                         let r = sim_core::run_validated(&scenario, seed, &mut scratch);
-                        r.expect("run").events
+                        let r = r.expect("run");
+                        (r.events, r.users_ok)
                     } else {
                         let mut sim = Sim::new(preset, seed, k == 2);
                         sim.run();
-                        std::hint::black_box((sim.users, sim.users_ok));
-                        sim.events
-                    };
+                        (sim.events, sim.users_ok)
+                    });
                 }
                 times.push((cpu_seconds() - t) * 1e3 / reps as f64);
             }
         }
+        let ran: Vec<&Vec<(u64, u64)>> = outcomes.iter().filter(|o| !o.is_empty()).collect();
+        if ran.windows(2).any(|w| w[0] != w[1]) {
+            eprintln!("ch37_loop: {preset}: the engine and the loops disagree: {outcomes:?}");
+            agree = false;
+        }
+        let events = outcomes.map(|o| o.iter().map(|(e, _)| e).sum::<u64>());
         let [e, l, ll] = ms.map(|mut m| median(&mut m));
         let cell = |ms: f64, ev: u64| format!("{ms:.2} ({:>7})", ev / reps);
         println!(
@@ -639,5 +655,9 @@ fn main() -> ExitCode {
             e / ll
         );
     }
-    ExitCode::SUCCESS
+    if agree {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }
