@@ -1780,29 +1780,32 @@ fn turned_away_causes(
     let mut counts = vec![[0.0; TURNED_AWAY_CAUSES.len()]; drawn.len()];
     for path in part::list(&runs_dir, ".parquet").map_err(IoError::at(&runs_dir))? {
         let present = part::column_names(&path)?;
-        let column = |tier: &str, k: usize| format!("{tier}_{}", TURNED_AWAY_CAUSES[k].0);
-        let mut wanted = vec!["run_id".to_string()];
-        for tier in drawn.iter().flatten() {
-            for k in 0..TURNED_AWAY_CAUSES.len() {
-                let c = column(tier, k);
-                if present.contains(&c) && !wanted.contains(&c) {
-                    wanted.push(c);
+        // Each cause column the part has, and the (slice, cause) counts it
+        // adds to: a tier drawn for several slices is read once.
+        let mut columns: Vec<(String, Vec<(usize, usize)>)> = Vec::new();
+        for (slice, tier) in drawn.iter().enumerate() {
+            let Some(tier) = tier else { continue };
+            for (k, (suffix, _)) in TURNED_AWAY_CAUSES.iter().enumerate() {
+                let c = format!("{tier}_{suffix}");
+                if !present.contains(&c) {
+                    continue;
+                }
+                match columns.iter_mut().find(|(name, _)| *name == c) {
+                    Some((_, cells)) => cells.push((slice, k)),
+                    None => columns.push((c, vec![(slice, k)])),
                 }
             }
         }
-        let wanted: Vec<&str> = wanted.iter().map(String::as_str).collect();
+        let mut wanted = vec!["run_id"];
+        wanted.extend(columns.iter().map(|(c, _)| c.as_str()));
         let part = Part::read(&path, Some(&wanted))?;
         let slice_of: Vec<Option<usize>> = (part.str("run_id")?.iter())
             .map(|id| Some(s.of_run.get(rows.get(id?)?)?.0))
             .collect();
-        for (slice, tier) in drawn.iter().enumerate() {
-            let Some(tier) = tier else { continue };
-            for (k, count) in counts[slice].iter_mut().enumerate() {
-                let c = column(tier, k);
-                if !wanted.contains(&c.as_str()) {
-                    continue;
-                }
-                *count += (part.f64(&c)?.iter().zip(&slice_of))
+        for (c, cells) in &columns {
+            let values = part.f64(c)?;
+            for &(slice, k) in cells {
+                counts[slice][k] += (values.iter().zip(&slice_of))
                     .filter(|(_, at)| **at == Some(slice))
                     .filter_map(|(v, _)| v)
                     .sum::<f64>();
