@@ -858,9 +858,14 @@ impl Sim<'_> {
     #[inline(always)]
     fn cancel_timer(&mut self, job: JobRef) {
         let j = self.jobs.get_mut(job);
-        let (ticket, edge) = (std::mem::replace(&mut j.timer, NO_TICKET), j.edge);
+        let (ticket, edge, cut) = (
+            std::mem::replace(&mut j.timer, NO_TICKET),
+            j.edge,
+            j.timer_cut(),
+        );
         if ticket != NO_TICKET {
             let lane = self.timeout_lane[edge as usize];
+            let lane = if cut { self.events.partner(lane) } else { lane };
             self.events.cancel(lane, ticket);
             self.cancelled += 1;
         }
@@ -912,8 +917,11 @@ impl Sim<'_> {
         // Scheduled before the request is sent, so that a reply at exactly
         // the attempt's end loses to the timeout: "ok" must come before it.
         let lane = self.timeout_lane[edge];
-        let ticket = (self.events).push_in_lane(lane, end, Action::AttemptTimeout(job, attempt));
-        self.jobs.get_mut(job).timer = ticket.unwrap_or(NO_TICKET);
+        let timer = (self.events).push_timer(lane, end, Action::AttemptTimeout(job, attempt));
+        let (ticket, cut) = timer.unwrap_or((NO_TICKET, false));
+        let jm = self.jobs.get_mut(job);
+        jm.timer = ticket;
+        jm.set_timer_cut(cut);
         let hedge_delay = self.callers[edge].hedge_delay(call);
         if hedge_delay > 0 && now + hedge_delay < end {
             self.schedule(now + hedge_delay, Action::Hedge(job, attempt));

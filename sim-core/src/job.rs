@@ -47,6 +47,9 @@ const CANCELLED: u8 = 8;
 /// It waits its turn in a leaky bucket: its server's own (which a crash
 /// of that server empties) or one the tier shares.
 const IN_BUCKET: u8 = 16;
+/// Its latest attempt's timer waits in its lane's partner (it was cut
+/// short by a deadline: `EventQueue::push_timer`).
+const TIMER_CUT: u8 = 32;
 /// Why a request exists, for the per-second series that split a tier's
 /// arrivals by what sent them: what sent the nearest retry or hedged copy in
 /// its lineage (its own, or that of a request above it that it serves), as
@@ -104,7 +107,8 @@ pub struct Job {
     pub started: Nanos,
     /// Attempts made so far as a caller.
     pub attempts: u16,
-    /// The ticket of its latest attempt's timer in its lane (`NO_TICKET`:
+    /// The ticket of its latest attempt's timer in its lane, or in the
+    /// lane's partner with `timer_cut` (`NO_TICKET`:
     /// none, or the timer went through the calendar, or past the horizon),
     /// here rather than in a vector by slot: the attempt's end reads the
     /// record anyway, and the vector's line was one more to load.
@@ -181,6 +185,17 @@ impl Job {
     #[inline]
     pub fn set_waiting(&mut self, on: bool) {
         self.set(WAITING, on);
+    }
+
+    /// Its latest attempt's timer waits in its lane's partner.
+    #[inline]
+    pub fn timer_cut(&self) -> bool {
+        self.flags & TIMER_CUT != 0
+    }
+
+    #[inline]
+    pub fn set_timer_cut(&mut self, on: bool) {
+        self.set(TIMER_CUT, on);
     }
 
     /// Its own work was abandoned (cooperative cancellation).
