@@ -58,15 +58,26 @@ impl<T> PartialEq for Entry<T> {
     }
 }
 impl<T> Eq for Entry<T> {}
+impl<T> Entry<T> {
+    /// `(time, insertion number)` as one number.
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        (u128::from(self.at) << 64) | u128::from(self.seq)
+    }
+}
 impl<T> PartialOrd for Entry<T> {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
+    }
+    #[inline(always)]
+    fn lt(&self, other: &Self) -> bool {
+        other.key() < self.key()
     }
 }
 impl<T> Ord for Entry<T> {
     /// Reversed, so that `BinaryHeap` pops the earliest, then first inserted.
     fn cmp(&self, other: &Self) -> Ordering {
-        (other.at, other.seq).cmp(&(self.at, self.seq))
+        other.key().cmp(&self.key())
     }
 }
 
