@@ -33,7 +33,7 @@ use crate::result::{
 use crate::scenario::{CancelMode, Dispatch};
 use crate::server::{Admission, Dropped, Has, Server, abandon_at};
 use crate::time::{NANOS_PER_SEC, NEVER, Nanos, nanos_to_secs, round_nanos, times};
-use crate::trace::{Step, TraceStep, Tracer};
+use crate::trace::{Pending, Step, TraceStep, Tracer};
 
 /// Why a run produced no result.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -522,11 +522,11 @@ impl Sim<'_> {
         }
     }
 
-    /// The traced user's requests still at a tier when the run ends,
-    /// queued or in service, in the order of their records.
+    /// The traced user's requests still on their way to a tier or at it
+    /// when the run ends, in the order of their records.
     fn trace_at_horizon(&mut self) {
         let user = self.tracer.as_ref().map_or(u32::MAX, |t| t.user);
-        let pending: Vec<(JobRef, bool)> = (self.jobs.slots.iter().enumerate())
+        let pending: Vec<(JobRef, Pending)> = (self.jobs.slots.iter().enumerate())
             .filter(|(_, j)| {
                 j.live() && j.user == user && matches!(j.kind, JobKind::Request { .. })
             })
@@ -535,11 +535,18 @@ impl Sim<'_> {
                     idx: idx as u32,
                     generation: j.generation,
                 };
-                (job, j.started != NEVER)
+                let state = if j.arrived == NEVER {
+                    Pending::InTransit
+                } else if j.started == NEVER {
+                    Pending::Queued
+                } else {
+                    Pending::InService
+                };
+                (job, state)
             })
             .collect();
-        for (job, in_service) in pending {
-            self.trace(job, Step::AtHorizon(in_service));
+        for (job, state) in pending {
+            self.trace(job, Step::AtHorizon(state));
         }
     }
 

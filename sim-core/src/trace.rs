@@ -58,9 +58,10 @@ pub struct TraceStep {
     /// - `refused: down`, `lost: down`: it reaches a tier instance that is
     ///   down (refusing connections, or a black hole); `lost: crash`: the
     ///   instance crashed with it queued or in service;
-    /// - `queued at the horizon` (or on its way, or in a rate limiter's
-    ///   bucket), `in service at the horizon`: the run ended with the
-    ///   request still at the tier;
+    /// - `in transit at the horizon`, `queued at the horizon` (or in a
+    ///   rate limiter's bucket), `in service at the horizon`: the run
+    ///   ended with the request still on its way to its tier (the hop's
+    ///   latency), or at it;
     /// - `reply ok`, `reply error`: a tier answers its caller;
     /// - `branch ok`, `branch failed`: a fan-out branch ends;
     /// - `user ok`, `user failed`: the user request ends.
@@ -102,6 +103,17 @@ impl Tracer {
     }
 }
 
+/// Where a request is when the run ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pending {
+    /// Sent, not yet arrived (the hop's latency).
+    InTransit,
+    /// Waiting at its tier (in its queue, or in a rate limiter's bucket).
+    Queued,
+    /// Holding a slot.
+    InService,
+}
+
 /// A step the engine records, named once here: the `event` of a
 /// [`TraceStep`].
 #[derive(Clone, Copy, Debug)]
@@ -129,8 +141,8 @@ pub(crate) enum Step {
     Down(bool),
     /// The tier instance crashed with the request queued or in service.
     LostInCrash,
-    /// The run ended with the request queued (`false`) or in service.
-    AtHorizon(bool),
+    /// The run ended with the request on its way, queued or in service.
+    AtHorizon(Pending),
     /// A job has its final answer, `ok` or not.
     Answered(JobKind, bool),
 }
@@ -171,8 +183,9 @@ impl Step {
             Step::Down(true) => "refused: down",
             Step::Down(false) => "lost: down",
             Step::LostInCrash => "lost: crash",
-            Step::AtHorizon(false) => "queued at the horizon",
-            Step::AtHorizon(true) => "in service at the horizon",
+            Step::AtHorizon(Pending::InTransit) => "in transit at the horizon",
+            Step::AtHorizon(Pending::Queued) => "queued at the horizon",
+            Step::AtHorizon(Pending::InService) => "in service at the horizon",
             Step::Answered(JobKind::User, true) => "user ok",
             Step::Answered(JobKind::User, false) => "user failed",
             Step::Answered(JobKind::Branch, true) => "branch ok",
@@ -224,8 +237,9 @@ mod tests {
             Step::Down(true),
             Step::Down(false),
             Step::LostInCrash,
-            Step::AtHorizon(false),
-            Step::AtHorizon(true),
+            Step::AtHorizon(Pending::InTransit),
+            Step::AtHorizon(Pending::Queued),
+            Step::AtHorizon(Pending::InService),
             Step::Answered(JobKind::Request { server: 0 }, true),
             Step::Answered(JobKind::Request { server: 0 }, false),
             Step::Answered(JobKind::Branch, true),
@@ -270,6 +284,7 @@ mod tests {
                 "refused: down",
                 "lost: down",
                 "lost: crash",
+                "in transit at the horizon",
                 "queued at the horizon",
                 "in service at the horizon",
                 "reply ok",

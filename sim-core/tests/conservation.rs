@@ -550,6 +550,38 @@ fn a_trace_follows_requests_through_a_crash_behind_a_leaky_bucket() {
 }
 
 #[test]
+fn a_trace_tells_a_request_in_transit_at_the_horizon_from_a_queued_one() {
+    // The published chain with a hop into b of 12 s: the run
+    // ends with requests still on their way to b, and with others queued
+    // at c (4 slots, each request 5 s). Every user's trace names where
+    // each of its requests was, and the names add up to the tiers' counts.
+    let s = scenario(
+        "published-two-hop.toml",
+        &[("b.latency.mean_s", "12.0"), ("c.slots", "4")],
+    );
+    let r = run(&s, 1);
+    check(&s, &r, "two hops, 12 s into b");
+    let at_end = |f: fn(&sim_core::result::TierStats) -> u64| r.tiers.iter().map(f).sum::<u64>();
+    let (in_transit, queued) = (at_end(|t| t.in_transit_at_end), at_end(|t| t.queued_at_end));
+    assert!(
+        in_transit > 0 && queued > 0,
+        "{in_transit} in transit, {queued} queued"
+    );
+    let mut steps_at_end = [0, 0];
+    for user in 0..r.users as u32 {
+        let (_, steps) = trace(&s, 1, user);
+        check_lineage(&steps, &format!("two hops, 12 s into b, user {user}"));
+        for (n, event) in steps_at_end
+            .iter_mut()
+            .zip(["in transit at the horizon", "queued at the horizon"])
+        {
+            *n += steps.iter().filter(|x| x.event == event).count() as u64;
+        }
+    }
+    assert_eq!(steps_at_end, [in_transit, queued]);
+}
+
+#[test]
 fn counts_add_up_with_a_leaky_bucket() {
     // A bucket per replica and one shared, with a replica crashing while
     // requests wait in front of it, and requests still waiting at the

@@ -383,7 +383,7 @@ fn render_trace(strategy: &str, seed: u64, user: u32, steps: &[sim_core::TraceSt
             .count();
         (n > 0).then(|| crate::progress::counted(n as u64, "request", "requests") + " " + state)
     };
-    let pending: Vec<String> = ["queued", "in service"]
+    let pending: Vec<String> = ["in transit", "queued", "in service"]
         .into_iter()
         .filter_map(at_horizon)
         .collect();
