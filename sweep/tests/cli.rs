@@ -1724,6 +1724,35 @@ fn a_trace_shows_the_tiers_drops_and_what_the_horizon_cut() {
 }
 
 #[test]
+fn one_traces_a_request_still_on_its_way_at_the_horizon() {
+    // A 12 s hop into b: the last user's request, sent 10.125 s before the
+    // run ends, is still crossing it; it never queued.
+    let scenario = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../grids/scenarios/published-two-hop.toml"
+    );
+    let o = sweep(&[
+        "one",
+        "--scenario",
+        scenario,
+        "--set",
+        "b.latency.mean_s=12",
+        "--trace",
+        "39",
+    ]);
+    assert_ok(&o);
+    let out = stdout(&o);
+    assert_eq!(out.matches("in transit at the horizon").count(), 1, "{out}");
+    assert!(!out.contains("queued"), "{out}");
+    assert!(
+        out.contains(
+            "The user request ended at t = 1.000 s; work for it was still pending when the run ended at t = 10.125 s (1 request in transit): an overrun of at least 9.125 s."
+        ),
+        "{out}"
+    );
+}
+
+#[test]
 fn one_traces_a_user_request_and_reports_the_overrun() {
     let scenario = concat!(
         env!("CARGO_MANIFEST_DIR"),
