@@ -22,7 +22,7 @@ use crate::backlog::{Backlog, Take};
 use crate::cache::FROM_CACHE;
 use crate::caller::{Caller, NO_REPLICA, Outcome, RetryDecision, attempt_end, cancels_copies};
 use crate::event_queue::EventQueue;
-use crate::job::{BySlot, Job, JobKind, JobRef, Jobs, NO_EDGE, NO_JOB, NO_TICKET, Origin};
+use crate::job::{BySlot, Job, JobKind, JobRef, Jobs, NO_EDGE, NO_JOB, NO_TICKET, Origin, Pending};
 use crate::model::{CallModel, Downstream, GroupModel, Model, RateProfile};
 use crate::policy::RateLimiter;
 use crate::random::Stream;
@@ -33,7 +33,7 @@ use crate::result::{
 use crate::scenario::{CancelMode, Dispatch};
 use crate::server::{Admission, Dropped, Has, Server, abandon_at};
 use crate::time::{NANOS_PER_SEC, NEVER, Nanos, nanos_to_secs, round_nanos, times};
-use crate::trace::{Pending, Step, TraceStep, Tracer};
+use crate::trace::{Step, TraceStep, Tracer};
 
 /// Why a run produced no result.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -535,14 +535,7 @@ impl Sim<'_> {
                     idx: idx as u32,
                     generation: j.generation,
                 };
-                let state = if j.arrived == NEVER {
-                    Pending::InTransit
-                } else if j.started == NEVER {
-                    Pending::Queued
-                } else {
-                    Pending::InService
-                };
-                (job, state)
+                (job, j.pending())
             })
             .collect();
         for (job, state) in pending {
@@ -1754,10 +1747,11 @@ impl Sim<'_> {
                 JobKind::Branch => {}
                 JobKind::Request { server } => {
                     let srv = &mut self.servers[server as usize];
-                    if j.arrived == NEVER {
-                        srv.stats.in_transit_at_end += 1;
-                    } else if j.started != NEVER {
-                        srv.busy_ns += (self.now - j.started) as u128;
+                    match j.pending() {
+                        Pending::InTransit => srv.stats.in_transit_at_end += 1,
+                        // Counted from its queue.
+                        Pending::Queued => {}
+                        Pending::InService => srv.busy_ns += (self.now - j.started) as u128,
                     }
                 }
             }

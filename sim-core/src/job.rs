@@ -22,6 +22,18 @@ pub const NO_TICKET: Ticket = Ticket::MAX;
 /// branches call).
 pub const NO_EDGE: u16 = u16::MAX;
 
+/// Where a request is when the run ends: what the trace says of it and
+/// how the tier's counts take it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pending {
+    /// Sent, not yet arrived (the hop's latency).
+    InTransit,
+    /// Waiting at its tier (in its queue, or in a rate limiter's bucket).
+    Queued,
+    /// Holding a slot.
+    InService,
+}
+
 /// What a job is, which says where its final answer goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum JobKind {
@@ -185,6 +197,17 @@ impl Job {
     #[inline]
     pub fn set_waiting(&mut self, on: bool) {
         self.set(WAITING, on);
+    }
+
+    /// Where this request is when the run ends.
+    pub fn pending(&self) -> Pending {
+        if self.arrived == NEVER {
+            Pending::InTransit
+        } else if self.started == NEVER {
+            Pending::Queued
+        } else {
+            Pending::InService
+        }
     }
 
     /// Its latest attempt's timer waits in its lane's partner.

@@ -4,7 +4,7 @@
 //! (the budget-admission experiment prints one); sweeps do not trace.
 
 use crate::caller::{GiveUp, Outcome, Refusal};
-use crate::job::{JobKind, JobRef};
+use crate::job::{JobKind, JobRef, Pending};
 use crate::server::{Dropped, Rejection};
 use serde::Serialize;
 
@@ -101,17 +101,6 @@ impl Tracer {
             self.jobs.len() - 1
         }) as u32
     }
-}
-
-/// Where a request is when the run ends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Pending {
-    /// Sent, not yet arrived (the hop's latency).
-    InTransit,
-    /// Waiting at its tier (in its queue, or in a rate limiter's bucket).
-    Queued,
-    /// Holding a slot.
-    InService,
 }
 
 /// A step the engine records, named once here: the `event` of a
